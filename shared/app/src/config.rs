@@ -1,0 +1,106 @@
+//! Operator configuration: secrets and variables from the host's
+//! environment (wrangler vars/secrets, Spin variables), never from a
+//! repository, a request or KV.
+
+use std::collections::BTreeMap;
+
+/// Every variable the app reads. Hosts look up exactly these (Spin
+/// variables are the lowercase form of each name).
+pub const KNOWN_VARIABLES: &[&str] = &[
+    "GITHUB_WEBHOOK_SECRET",
+    "GITHUB_APP_ID",
+    "GITHUB_APP_PRIVATE_KEY",
+    "GITHUB_TOKEN",
+    "GITHUB_API_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "OPENAI_COMPATIBLE_API_KEY",
+    "AGENT_ZERO_MODEL_BASE_URL",
+    "AGENT_ZERO_MODEL_FALLBACK_PROVIDER",
+    "AGENT_ZERO_MODEL_FALLBACK_MODEL",
+    "AGENT_ZERO_CONTROL_PLANE_TOKENS",
+    "AGENT_ZERO_CONTROL_PLANE_REPOSITORIES",
+    "AGENT_ZERO_CONTROL_PLANE_MODES",
+    "AGENT_ZERO_CONTROL_PLANE_ORIGINS",
+    "AGENT_ZERO_SANDBOX_PROVIDER",
+    "AGENT_ZERO_SANDBOX_URL",
+    "AGENT_ZERO_SANDBOX_TOKEN",
+];
+
+/// The variables whose values are credentials: never rendered, logged or
+/// stored.
+pub const SECRET_VARIABLES: &[&str] = &[
+    "GITHUB_WEBHOOK_SECRET",
+    "GITHUB_APP_PRIVATE_KEY",
+    "GITHUB_TOKEN",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "OPENAI_COMPATIBLE_API_KEY",
+    "AGENT_ZERO_CONTROL_PLANE_TOKENS",
+    "AGENT_ZERO_SANDBOX_TOKEN",
+];
+
+/// Operator configuration for one invocation. Empty values count as unset.
+#[derive(Clone, Default)]
+pub struct Config {
+    values: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Config {
+    // Names only: a `{:?}` must never print a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config").field("set", &self.values.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+impl Config {
+    /// Builds a configuration by asking `lookup` for every known variable.
+    pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
+        let values = KNOWN_VARIABLES
+            .iter()
+            .filter_map(|name| lookup(name).filter(|v| !v.trim().is_empty()).map(|v| ((*name).to_owned(), v)))
+            .collect();
+        Self { values }
+    }
+
+    /// Builds a configuration from explicit pairs (tests).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let pairs: BTreeMap<&str, &str> = pairs.into_iter().collect();
+        Self::from_lookup(|name| pairs.get(name).map(|v| (*v).to_owned()))
+    }
+
+    /// The value of a variable, when set and non-empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+
+    /// Whether a variable is set.
+    pub fn is_set(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
+    /// Values of every configured secret, for scrubbing text before it is
+    /// stored or rendered.
+    pub fn secret_values(&self) -> Vec<&str> {
+        SECRET_VARIABLES.iter().filter_map(|name| self.get(name)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_empty_variables_are_ignored() {
+        let c = Config::from_pairs([("GITHUB_TOKEN", "t0k"), ("GITHUB_APP_ID", " "), ("PATH", "/bin")]);
+        assert_eq!(c.get("GITHUB_TOKEN"), Some("t0k"));
+        assert!(!c.is_set("GITHUB_APP_ID"));
+        assert!(!c.is_set("PATH"));
+        assert!(!format!("{c:?}").contains("t0k"));
+        assert_eq!(c.secret_values(), ["t0k"]);
+    }
+}

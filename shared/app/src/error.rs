@@ -1,0 +1,89 @@
+//! The one error shape every route answers with:
+//! `{"error": {"code", "message", "field"?}}`, mapped to a status here only.
+
+use http::StatusCode;
+use serde_json::json;
+
+/// Stable, machine-readable error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No route matches the path.
+    NotFound,
+    /// The path exists but not with this method.
+    MethodNotAllowed,
+    /// The request body or a parameter is invalid.
+    InvalidRequest,
+    /// Operator configuration needed by this route is missing.
+    NotConfigured,
+    /// The key-value store failed.
+    StorageUnavailable,
+}
+
+impl ErrorCode {
+    /// The wire name of the code.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::InvalidRequest => "invalid_request",
+            Self::NotConfigured => "not_configured",
+            Self::StorageUnavailable => "storage_unavailable",
+        }
+    }
+
+    /// The HTTP status of the code.
+    pub const fn status(self) -> StatusCode {
+        match self {
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::InvalidRequest => StatusCode::BAD_REQUEST,
+            Self::NotConfigured | Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+/// An error answer: a code, a sentence for humans, and the field (JSON
+/// path, header or variable name) it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub field: Option<String>,
+    /// Extra headers (`Allow` on 405).
+    pub headers: Vec<(http::HeaderName, String)>,
+}
+
+impl ApiError {
+    /// An error without a field.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), field: None, headers: Vec::new() }
+    }
+
+    /// Names the field the error is about.
+    #[must_use]
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// The JSON body of this error.
+    pub fn body(&self) -> serde_json::Value {
+        let mut error = json!({ "code": self.code.as_str(), "message": self.message });
+        if let Some(field) = &self.field {
+            error["field"] = json!(field);
+        }
+        json!({ "error": error })
+    }
+
+    /// The response for this error.
+    pub fn into_response(self) -> http::Response<Vec<u8>> {
+        let mut response = crate::json_response(self.code.status(), &self.body());
+        for (name, value) in self.headers {
+            if let Ok(value) = http::HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
+    }
+}

@@ -1,0 +1,79 @@
+//! The HTTP application of Agent Zero Edge.
+//!
+//! `http::Request<Vec<u8>>` in, `http::Response<Vec<u8>>` out. Sans-IO: the
+//! host passes the clock, a request id and its ports ([`Host`]); everything
+//! that leaves the process goes through those ports. Both host crates
+//! (`functions/cloudflare`, `functions/spin`) only convert their own request
+//! type and call [`handle`].
+
+#![forbid(unsafe_code)]
+#![allow(async_fn_in_trait)]
+
+mod config;
+mod error;
+mod router;
+mod routes;
+
+pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
+pub use error::{ApiError, ErrorCode};
+pub use router::{Matched, ROUTES, Route, RouteId, resolve};
+
+use agent_zero_ports::{HttpClient, KeyValue};
+
+/// Name and version reported by health and by every report.
+pub const PRODUCT: &str = "agent-zero-edge";
+/// The crate version, which is the product version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a host provides to one invocation.
+pub trait Host {
+    /// The key-value store bound to the app (`KV` on Cloudflare, the
+    /// `default` store on Spin).
+    type Kv: KeyValue;
+    /// Outbound HTTP.
+    type Http: HttpClient;
+
+    /// Short host name for health and evidence: `cloudflare`, `spin`, `test`.
+    fn name(&self) -> &'static str;
+    /// The key-value port. A missing binding still returns a store whose
+    /// operations fail with `KvError::Unavailable`, so health can say so.
+    fn kv(&self) -> &Self::Kv;
+    /// The outbound HTTP port.
+    fn http(&self) -> &Self::Http;
+}
+
+/// Values the host supplies for one invocation: the core has no clock and no
+/// randomness of its own.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// Milliseconds since the Unix epoch.
+    pub now_ms: u64,
+    /// A unique id for this invocation (hex), from the host's randomness.
+    pub request_id: String,
+}
+
+/// Handles one request.
+pub async fn handle<H: Host>(
+    host: &H,
+    config: &Config,
+    invocation: &Invocation,
+    request: http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
+    let context = routes::Context { host, config, invocation };
+    match router::resolve(request.method(), request.uri().path()) {
+        Ok(route) => routes::dispatch(&context, route, request).await,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// Builds a JSON response.
+pub(crate) fn json_response(status: http::StatusCode, body: &serde_json::Value) -> http::Response<Vec<u8>> {
+    let mut response = http::Response::new(serde_json::to_vec(body).unwrap_or_default());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    response
+}

@@ -1,0 +1,91 @@
+//! The route table: one place lists every path and its methods, so 404, 405
+//! with `Allow`, and the OpenAPI document all derive from it.
+
+use http::Method;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Which handler a route reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RouteId {
+    Health,
+}
+
+/// One path pattern (`{name}` matches one segment) and its methods.
+#[derive(Debug)]
+pub struct Route {
+    pub pattern: &'static str,
+    pub methods: &'static [(Method, RouteId)],
+}
+
+/// Every route the app serves.
+pub static ROUTES: &[Route] = &[Route { pattern: "/api/v1/health", methods: &[(Method::GET, RouteId::Health)] }];
+
+/// A matched route and its path parameters, in pattern order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matched {
+    pub id: RouteId,
+    pub params: Vec<String>,
+}
+
+/// Finds the handler for `method` and `path`: 404 when no pattern matches,
+/// 405 with `Allow` when the pattern matches but the method does not.
+pub fn resolve(method: &Method, path: &str) -> Result<Matched, ApiError> {
+    for route in ROUTES {
+        let Some(params) = match_pattern(route.pattern, path) else { continue };
+        let head_as_get = *method == Method::HEAD;
+        if let Some((_, id)) =
+            route.methods.iter().find(|(m, _)| m == method || (head_as_get && *m == Method::GET))
+        {
+            return Ok(Matched { id: *id, params });
+        }
+        let allow: Vec<&str> = route.methods.iter().map(|(m, _)| m.as_str()).collect();
+        let mut error = ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {}; allowed: {}", route.pattern, allow.join(", ")),
+        );
+        error.headers.push((http::header::ALLOW, allow.join(", ")));
+        return Err(error);
+    }
+    Err(ApiError::new(ErrorCode::NotFound, format!("no route for {path}")))
+}
+
+fn match_pattern(pattern: &str, path: &str) -> Option<Vec<String>> {
+    let mut params = Vec::new();
+    let mut pattern_segments = pattern.split('/');
+    let mut path_segments = path.split('/');
+    loop {
+        match (pattern_segments.next(), path_segments.next()) {
+            (None, None) => return Some(params),
+            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') && !s.is_empty() => {
+                params.push(s.to_owned());
+            }
+            (Some(p), Some(s)) if p == s => {}
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_literal_and_parameter_segments() {
+        assert_eq!(match_pattern("/a/{id}/b", "/a/42/b"), Some(vec!["42".to_owned()]));
+        assert_eq!(match_pattern("/a/{id}/b", "/a//b"), None);
+        assert_eq!(match_pattern("/a/{id}", "/a/1/2"), None);
+        assert_eq!(match_pattern("/a", "/a/"), None);
+    }
+
+    #[test]
+    fn not_found_and_method_not_allowed() {
+        assert_eq!(resolve(&Method::GET, "/api/v1/health").unwrap().id, RouteId::Health);
+        assert_eq!(resolve(&Method::HEAD, "/api/v1/health").unwrap().id, RouteId::Health);
+        let e = resolve(&Method::DELETE, "/api/v1/health").unwrap_err();
+        assert_eq!(e.code, ErrorCode::MethodNotAllowed);
+        assert_eq!(e.headers, vec![(http::header::ALLOW, "GET".to_owned())]);
+        assert_eq!(resolve(&Method::GET, "/nope").unwrap_err().code, ErrorCode::NotFound);
+    }
+}

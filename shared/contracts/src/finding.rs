@@ -1,0 +1,150 @@
+//! What a model may claim, what validation made of it, and what checks showed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ChangeRisk, Severity, Verdict};
+
+/// The part of a finding a model provider is allowed to author.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelFinding {
+    pub title: String,
+    pub explanation: String,
+    pub severity: Severity,
+    /// Self-reported confidence in `[0, 1]`; never proof on its own.
+    pub confidence: f64,
+    /// Whether the model could support the claim with repository evidence.
+    pub valid: bool,
+    /// Quoted repository text supporting the claim.
+    pub evidence: Vec<String>,
+    /// Repository-relative files the claim is about.
+    pub files: Vec<String>,
+    pub change_risk: ChangeRisk,
+}
+
+/// A model finding after the runtime validated it against the repository.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub id: String,
+    #[serde(flatten)]
+    pub claim: ModelFinding,
+    /// Decided by validation, never by the model or the reviewer.
+    pub verdict: Verdict,
+    /// Every reason the finding was not accepted; empty when accepted.
+    pub rejection_reasons: Vec<String>,
+}
+
+/// A full-content file replacement proposed by a model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProposedChange {
+    pub path: String,
+    pub content: String,
+    pub reason: String,
+}
+
+/// What a model returns for one understand/plan step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDecision {
+    pub finding: ModelFinding,
+    pub plan: Vec<String>,
+    #[serde(default)]
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    pub changes: Vec<ProposedChange>,
+}
+
+/// Captured evidence for one repository-native check invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckResult {
+    /// The argv, as run (never a shell string).
+    pub command: Vec<String>,
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration_ms: u64,
+    /// Bytes of output dropped at `runner.maxOutputBytes`, if any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated_bytes: u64,
+    /// True when the command was stopped at its timeout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl CheckResult {
+    /// Whether the check ran to completion and exited 0.
+    pub fn passed(&self) -> bool {
+        self.exit_code == 0 && !self.timed_out
+    }
+}
+
+/// True when at least one check ran and all of them passed.
+pub fn all_checks_passed(checks: &[CheckResult]) -> bool {
+    !checks.is_empty() && checks.iter().all(CheckResult::passed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(code: i32) -> CheckResult {
+        CheckResult {
+            command: vec!["cargo".into(), "test".into()],
+            exit_code: code,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration_ms: 5,
+            truncated_bytes: 0,
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn checks_pass_only_when_all_ran_and_passed() {
+        assert!(!all_checks_passed(&[]));
+        assert!(all_checks_passed(&[check(0), check(0)]));
+        assert!(!all_checks_passed(&[check(0), check(1)]));
+        let mut slow = check(0);
+        slow.timed_out = true;
+        assert!(!all_checks_passed(&[slow]));
+    }
+
+    #[test]
+    fn finding_flattens_claim_in_camel_case() {
+        let f = Finding {
+            id: "f1".into(),
+            claim: ModelFinding {
+                title: "t".into(),
+                explanation: "e".into(),
+                severity: Severity::High,
+                confidence: 0.9,
+                valid: true,
+                evidence: vec!["x".into()],
+                files: vec!["a.rs".into()],
+                change_risk: ChangeRisk::Mechanical,
+            },
+            verdict: Verdict::Accepted,
+            rejection_reasons: vec![],
+        };
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(v["changeRisk"], "mechanical");
+        assert_eq!(v["rejectionReasons"], serde_json::json!([]));
+        assert_eq!(serde_json::from_value::<Finding>(v).unwrap(), f);
+    }
+
+    #[test]
+    fn decisions_reject_unknown_fields() {
+        let err = serde_json::from_str::<ProposedChange>(
+            r#"{"path":"a","content":"b","reason":"c","mode":"x"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown field `mode`"), "{err}");
+    }
+}

@@ -1,0 +1,24 @@
+//! The outbound HTTP port: one request in, one response out.
+
+use thiserror::Error;
+
+/// Why an outbound request produced no response.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The host refused the destination (not in `allowed_outbound_hosts`).
+    #[error("outbound request to `{0}` is not allowed by the host")]
+    NotAllowed(String),
+    /// Connection, TLS or protocol failure.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// No response within the deadline.
+    #[error("timed out after {0} ms")]
+    Timeout(u64),
+}
+
+/// Sends requests through the host's outbound HTTP.
+pub trait HttpClient {
+    /// Sends `request` and returns the whole response.
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError>;
+}

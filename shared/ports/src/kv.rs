@@ -1,0 +1,64 @@
+//! The key-value port: narrow on purpose (get, put, delete, list by prefix).
+//!
+//! Cloudflare KV is eventually consistent and allows one write per second
+//! per key, so callers build records as write-once keys or single-writer
+//! keys, never counters or locks.
+
+use thiserror::Error;
+
+/// Longest key accepted by every backend (Fermyon Cloud allows 256 bytes,
+/// Cloudflare 512): keys are checked against the smaller one.
+pub const MAX_KEY_BYTES: usize = 256;
+
+/// One page of keys, in ascending byte order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyPage {
+    pub keys: Vec<String>,
+    /// Pass back to continue; `None` when the listing is complete.
+    pub cursor: Option<String>,
+}
+
+/// Why a key-value operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum KvError {
+    /// The store is not bound or not permitted for this component.
+    #[error("key-value store unavailable: {0}")]
+    Unavailable(String),
+    /// The key is empty or longer than [`MAX_KEY_BYTES`].
+    #[error("invalid key `{key}`: {reason}")]
+    InvalidKey { key: String, reason: &'static str },
+    /// The backend answered with an error.
+    #[error("key-value backend error: {0}")]
+    Backend(String),
+}
+
+/// A key-value store.
+pub trait KeyValue {
+    /// The value at `key`, if any.
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError>;
+    /// Writes `value` at `key`, replacing what was there.
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError>;
+    /// Removes `key`; removing a missing key is not an error.
+    async fn delete(&self, key: &str) -> Result<(), KvError>;
+    /// Up to `limit` keys starting with `prefix`, after `cursor`.
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError>;
+}
+
+/// Checks a key against the limits every backend shares.
+pub fn check_key(key: &str) -> Result<(), KvError> {
+    if key.is_empty() {
+        return Err(KvError::InvalidKey { key: String::new(), reason: "empty" });
+    }
+    if key.len() > MAX_KEY_BYTES {
+        let mut end = 64;
+        while !key.is_char_boundary(end) {
+            end -= 1;
+        }
+        return Err(KvError::InvalidKey {
+            key: format!("{}…", &key[..end]),
+            reason: "longer than 256 bytes",
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,17 @@
+//! Ports: the small async traits through which the core reaches the world.
+//!
+//! Each host crate implements them over its own SDK (Cloudflare KV, Spin
+//! key-value, `Fetch`, `spin_sdk::http::send`); tests use the in-memory
+//! implementations here. The traits have no `Send` bound: both guests are
+//! single-threaded.
+
+#![forbid(unsafe_code)]
+#![allow(async_fn_in_trait)]
+
+mod http_client;
+mod kv;
+mod memory;
+
+pub use http_client::{HttpClient, HttpError};
+pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
+pub use memory::{MemoryKv, MemoryKvFault, page_of};

@@ -1,0 +1,154 @@
+//! In-memory implementations for tests and the deterministic harness.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::kv::{KeyPage, KeyValue, KvError, check_key};
+
+/// Which operations an injected fault breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryKvFault {
+    /// Every operation fails, as with a missing binding.
+    All,
+    /// Writes and deletes fail; reads work.
+    Writes,
+}
+
+/// A key-value store in a `BTreeMap`, with optional fault injection.
+#[derive(Debug, Default)]
+pub struct MemoryKv {
+    entries: RefCell<BTreeMap<String, Vec<u8>>>,
+    fault: RefCell<Option<MemoryKvFault>>,
+    operations: RefCell<u64>,
+}
+
+impl MemoryKv {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes later operations fail (or stop failing with `None`).
+    pub fn set_fault(&self, fault: Option<MemoryKvFault>) {
+        *self.fault.borrow_mut() = fault;
+    }
+
+    /// Operations attempted so far (the cost model counts these).
+    pub fn operations(&self) -> u64 {
+        *self.operations.borrow()
+    }
+
+    /// A copy of every entry, for assertions over stored bytes.
+    pub fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        self.entries.borrow().clone()
+    }
+
+    fn enter(&self, write: bool) -> Result<(), KvError> {
+        *self.operations.borrow_mut() += 1;
+        match *self.fault.borrow() {
+            Some(MemoryKvFault::All) => Err(KvError::Unavailable("injected fault".into())),
+            Some(MemoryKvFault::Writes) if write => Err(KvError::Backend("injected write fault".into())),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl KeyValue for MemoryKv {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.enter(false)?;
+        check_key(key)?;
+        Ok(self.entries.borrow().get(key).cloned())
+    }
+
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        self.enter(true)?;
+        check_key(key)?;
+        self.entries.borrow_mut().insert(key.to_owned(), value.to_vec());
+        Ok(())
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.enter(true)?;
+        check_key(key)?;
+        self.entries.borrow_mut().remove(key);
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        self.enter(false)?;
+        Ok(page_of(self.entries.borrow().keys().map(String::as_str), prefix, cursor, limit))
+    }
+}
+
+/// Pages through sorted `keys`: those starting with `prefix`, strictly after
+/// `cursor` (the last key of the previous page), at most `limit` of them.
+/// Shared by backends that can only enumerate all keys (Spin).
+pub fn page_of<'a>(
+    keys: impl IntoIterator<Item = &'a str>,
+    prefix: &str,
+    cursor: Option<&str>,
+    limit: usize,
+) -> KeyPage {
+    let limit = limit.max(1);
+    let mut matching = keys
+        .into_iter()
+        .filter(|k| k.starts_with(prefix) && cursor.is_none_or(|c| *k > c));
+    let keys: Vec<String> = matching.by_ref().take(limit).map(str::to_owned).collect();
+    let more = matching.next().is_some();
+    let cursor = if more { keys.last().cloned() } else { None };
+    KeyPage { keys, cursor }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        // The in-memory store never suspends: one poll completes it.
+        let mut f = std::pin::pin!(f);
+        let waker = std::task::Waker::noop();
+        match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("memory kv suspended"),
+        }
+    }
+
+    #[test]
+    fn crud_and_paging() {
+        let kv = MemoryKv::new();
+        block_on(async {
+            for i in 0..5 {
+                kv.put(&format!("task/{i}"), b"x").await.unwrap();
+            }
+            kv.put("other", b"y").await.unwrap();
+            assert_eq!(kv.get("task/3").await.unwrap().as_deref(), Some(&b"x"[..]));
+            assert_eq!(kv.get("nope").await.unwrap(), None);
+            let p1 = kv.list("task/", None, 2).await.unwrap();
+            assert_eq!(p1.keys, ["task/0", "task/1"]);
+            let p2 = kv.list("task/", p1.cursor.as_deref(), 2).await.unwrap();
+            assert_eq!(p2.keys, ["task/2", "task/3"]);
+            let p3 = kv.list("task/", p2.cursor.as_deref(), 2).await.unwrap();
+            assert_eq!(p3.keys, ["task/4"]);
+            assert_eq!(p3.cursor, None);
+            kv.delete("task/4").await.unwrap();
+            kv.delete("task/4").await.unwrap();
+            assert_eq!(kv.get("task/4").await.unwrap(), None);
+        });
+    }
+
+    #[test]
+    fn keys_are_checked_and_faults_injected() {
+        let kv = MemoryKv::new();
+        block_on(async {
+            assert!(matches!(kv.put("", b"").await, Err(KvError::InvalidKey { .. })));
+            let long = "k".repeat(257);
+            assert!(matches!(kv.get(&long).await, Err(KvError::InvalidKey { .. })));
+            kv.set_fault(Some(MemoryKvFault::Writes));
+            assert!(kv.get("a").await.is_ok());
+            assert!(matches!(kv.put("a", b"").await, Err(KvError::Backend(_))));
+            kv.set_fault(Some(MemoryKvFault::All));
+            assert!(matches!(kv.get("a").await, Err(KvError::Unavailable(_))));
+        });
+        assert_eq!(kv.operations(), 5);
+    }
+}
