@@ -22,3 +22,15 @@ pub trait HttpClient {
     /// Sends `request` and returns the whole response.
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError>;
 }
+
+/// A deadline for one outbound request, carried in the request's
+/// extensions; host adapters enforce it and answer [`HttpError::Timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub u64);
+
+impl RequestTimeout {
+    /// The timeout a request carries, if any.
+    pub fn of<B>(request: &http::Request<B>) -> Option<u64> {
+        request.extensions().get::<Self>().map(|t| t.0)
+    }
+}

@@ -8,10 +8,12 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+mod clock;
 mod http_client;
 mod kv;
 mod memory;
 
-pub use http_client::{HttpClient, HttpError};
+pub use clock::{Clock, ManualClock};
+pub use http_client::{HttpClient, HttpError, RequestTimeout};
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
