@@ -1,0 +1,71 @@
+//! The outbound HTTP port over the Workers `fetch` API.
+
+use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+/// Outbound HTTP through `fetch`.
+pub(crate) struct FetchClient;
+
+impl HttpClient for FetchClient {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+        let timeout = RequestTimeout::of(&request);
+        let (parts, body) = request.into_parts();
+        let url = parts.uri.to_string();
+        let headers = Headers::new();
+        for (name, value) in &parts.headers {
+            let value = value.to_str().map_err(|_| HttpError::Transport(format!("header `{name}` is not text")))?;
+            headers.append(name.as_str(), value).map_err(|e| HttpError::Transport(e.to_string()))?;
+        }
+        let method = Method::from(parts.method.as_str().to_owned());
+        let mut init = RequestInit::new();
+        init.with_method(method).with_headers(headers);
+        if !body.is_empty() {
+            init.with_body(Some(worker::js_sys::Uint8Array::from(body.as_slice()).into()));
+        }
+        let request = Request::new_with_init(&url, &init).map_err(|e| HttpError::Transport(e.to_string()))?;
+
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let fetch = Fetch::Request(request);
+        let fetch = fetch.send_with_signal(&signal);
+        let mut response = match timeout {
+            Some(ms) => {
+                let delay = Delay::from(std::time::Duration::from_millis(ms));
+                futures_util_select(fetch, delay, ms, controller).await?
+            }
+            None => fetch.await.map_err(|e| HttpError::Transport(e.to_string()))?,
+        };
+
+        let mut builder = http::Response::builder().status(response.status_code());
+        for (name, value) in response.headers().entries() {
+            builder = builder.header(name, value);
+        }
+        let bytes = response.bytes().await.map_err(|e| HttpError::Transport(e.to_string()))?;
+        builder.body(bytes).map_err(|e| HttpError::Transport(e.to_string()))
+    }
+}
+
+/// Races the fetch against a timer; aborts the fetch when the timer wins.
+async fn futures_util_select(
+    fetch: impl std::future::Future<Output = worker::Result<worker::Response>>,
+    delay: Delay,
+    ms: u64,
+    controller: AbortController,
+) -> Result<worker::Response, HttpError> {
+    let mut fetch = std::pin::pin!(fetch);
+    let mut delay = std::pin::pin!(delay);
+    let mut controller = Some(controller);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(result) = fetch.as_mut().poll(cx) {
+            return std::task::Poll::Ready(result.map_err(|e| HttpError::Transport(e.to_string())));
+        }
+        if delay.as_mut().poll(cx).is_ready() {
+            if let Some(controller) = controller.take() {
+                controller.abort();
+            }
+            return std::task::Poll::Ready(Err(HttpError::Timeout(ms)));
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}

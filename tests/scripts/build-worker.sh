@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the Cloudflare worker (functions/cloudflare/build/) with worker-build,
+# offline: wasm-bindgen comes from WASM_BINDGEN_BIN (installed by
+# tests/scripts/install-tools.sh at the version in Cargo.lock); wasm-opt is
+# disabled in functions/cloudflare/Cargo.toml.
+set -euo pipefail
+# The test harness builds once and then starts `wrangler dev` many times.
+if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/cloudflare/build/index.js" ]; then
+  exit 0
+fi
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
+export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"
+cd "$root/functions/cloudflare"
+worker-build --release "$@" >&2
