@@ -1,0 +1,108 @@
+//! Check commands: argv arrays, run without a shell.
+
+use std::fmt;
+
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::PolicyError;
+
+/// Text that means something to a shell and nothing to `execve`: longest
+/// first, so `2>` is reported rather than `>`. The same set as the
+/// reference (`;&|<>`$(){}` and line breaks) plus NUL. Globs stay allowed:
+/// tools that take patterns expand them themselves.
+const SHELL_OPERATORS: &[&str] = &[
+    "&&", "||", ">>", "2>", "$(", "${", "|", ";", "&", ">", "<", "`", "$", "(", ")", "{", "}",
+    "\n", "\r", "\0",
+];
+
+/// One repository check as argv (`["cargo", "test", "--locked"]`). In YAML
+/// it is a list of strings, or (as in the reference) one string that is
+/// split on whitespace; quotes in the string form are refused because
+/// nothing would interpret them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckCommand {
+    pub argv: Vec<String>,
+}
+
+impl CheckCommand {
+    /// A check from its argv (not validated; [`crate::Policy::parse`] does that).
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self { argv: argv.into_iter().map(Into::into).collect() }
+    }
+
+    /// The program to run.
+    pub fn program(&self) -> Option<&str> {
+        self.argv.first().map(String::as_str)
+    }
+}
+
+impl fmt::Display for CheckCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.argv.join(" "))
+    }
+}
+
+/// Checks the `index`th command: a non-empty program, no shell operator in
+/// any argument. Errors name `checks[i]` or `checks[i][j]`.
+pub(crate) fn check_command(index: usize, command: &CheckCommand) -> Result<(), PolicyError> {
+    match command.program() {
+        None => return Err(PolicyError::EmptyCommand { field: format!("checks[{index}]") }),
+        Some(program) if program.trim().is_empty() => {
+            return Err(PolicyError::EmptyCommand { field: format!("checks[{index}][0]") });
+        }
+        Some(_) => {}
+    }
+    for (position, argument) in command.argv.iter().enumerate() {
+        if let Some(operator) = SHELL_OPERATORS.iter().find(|op| argument.contains(**op)) {
+            return Err(PolicyError::ShellOperator {
+                field: format!("checks[{index}][{position}]"),
+                operator: operator.escape_debug().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Serialize for CheckCommand {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.argv.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckCommand {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CommandVisitor)
+    }
+}
+
+struct CommandVisitor;
+
+impl<'de> Visitor<'de> for CommandVisitor {
+    type Value = CheckCommand;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a command as a list of arguments, or one string split on whitespace")
+    }
+
+    fn visit_str<E: de::Error>(self, line: &str) -> Result<Self::Value, E> {
+        if line.contains(['"', '\'']) {
+            return Err(E::custom(
+                "quotes are not interpreted in a one-string check; write it as a list of arguments",
+            ));
+        }
+        Ok(CheckCommand::new(line.split_whitespace()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut argv = Vec::new();
+        while let Some(argument) = seq.next_element::<String>()? {
+            argv.push(argument);
+        }
+        Ok(CheckCommand { argv })
+    }
+}

@@ -1,0 +1,251 @@
+//! Repository policy: the typed form of `.agent-zero.yml`.
+//!
+//! Field names and defaults follow the reference. A policy can only
+//! restrict what the operator allows: it never names an endpoint or a
+//! credential, and a webhook never raises the mode above it
+//! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs`, the check
+//! command type in `checks.rs`, the git branch prefix rule in `branch.rs`.
+
+mod branch;
+mod checks;
+mod error;
+mod parse;
+mod provider;
+
+use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
+use serde::{Deserialize, Serialize};
+
+pub use branch::check_branch_prefix;
+pub use checks::CheckCommand;
+pub use error::PolicyError;
+pub use parse::MAX_POLICY_BYTES;
+pub use provider::ModelProvider;
+
+/// The whole repository policy. `Policy::default()` is the policy of a
+/// repository without `.agent-zero.yml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct Policy {
+    /// Schema version; only `1` exists.
+    pub version: u32,
+    /// The most authority any run on this repository may have.
+    pub mode: RunMode,
+    /// Explicit check commands (argv). Empty: discover the repository's own
+    /// lint/typecheck/test/build.
+    pub checks: Vec<CheckCommand>,
+    pub proactive: ProactivePolicy,
+    pub issues: IssuePolicy,
+    pub autofix: AutofixPolicy,
+    pub validation: ValidationPolicy,
+    pub agent: AgentLimits,
+    pub permissions: Permissions,
+    pub runner: RunnerPolicy,
+    pub model: ModelPolicy,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            version: 1,
+            mode: RunMode::Observe,
+            checks: Vec::new(),
+            proactive: ProactivePolicy::default(),
+            issues: IssuePolicy::default(),
+            autofix: AutofixPolicy::default(),
+            validation: ValidationPolicy::default(),
+            agent: AgentLimits::default(),
+            permissions: Permissions::default(),
+            runner: RunnerPolicy::default(),
+            model: ModelPolicy::default(),
+        }
+    }
+}
+
+impl Policy {
+    /// The mode a run actually gets: what was requested (by a webhook, an
+    /// API call), never more than the policy allows. `None` asks for the
+    /// policy's own mode. Order: observe < suggest < fix < autonomous.
+    pub fn restrict_mode(&self, requested: Option<RunMode>) -> RunMode {
+        requested.map_or(self.mode, |mode| mode.min(self.mode))
+    }
+}
+
+/// Proactive review of pull request diffs (opt-in).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ProactivePolicy {
+    pub enabled: bool,
+}
+
+/// Issue-to-pull-request runs (opt-in, scoped by a label).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct IssuePolicy {
+    pub enabled: bool,
+    /// An issue must carry this label before it becomes a task.
+    pub require_label: String,
+    /// Prefix of the branch a verified issue task publishes on; a valid git
+    /// ref fragment (see [`check_branch_prefix`]).
+    pub branch_prefix: String,
+    /// Post the validation outcome as a comment on the issue.
+    pub validation_comment: bool,
+}
+
+impl Default for IssuePolicy {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            require_label: "agent-zero".into(),
+            branch_prefix: "agent-zero/".into(),
+            validation_comment: true,
+        }
+    }
+}
+
+/// When a validated change may be written without a human.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct AutofixPolicy {
+    pub enabled: bool,
+    /// Minimum model confidence, in `[0, 1]`.
+    pub min_confidence: f64,
+    /// Risk classes that may be written; `high-impact` is refused at parse
+    /// time and always ends at `needs-human`.
+    pub allowed_change_risks: Vec<ChangeRisk>,
+    /// Writes need a runner that reports `isolated: true`.
+    pub require_isolated: bool,
+}
+
+impl Default for AutofixPolicy {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            min_confidence: 0.85,
+            allowed_change_risks: vec![ChangeRisk::Mechanical],
+            require_isolated: true,
+        }
+    }
+}
+
+/// How a claim is checked against the repository.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ValidationPolicy {
+    /// Below this confidence a supported claim is `inconclusive`.
+    pub min_confidence: f64,
+    /// At least one non-blank evidence entry.
+    pub require_evidence: bool,
+    /// At least one cited file exists in the checkout.
+    pub require_known_files: bool,
+    /// Quoted evidence must appear in a cited file.
+    pub verify_quoted_evidence: bool,
+}
+
+impl Default for ValidationPolicy {
+    fn default() -> Self {
+        Self {
+            min_confidence: 0.6,
+            require_evidence: true,
+            require_known_files: true,
+            verify_quoted_evidence: true,
+        }
+    }
+}
+
+/// Bounds on one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct AgentLimits {
+    /// Execute/verify attempts, the first included (>= 1).
+    pub max_attempts: u32,
+    /// Wall-clock budget of the whole run, in milliseconds (>= 1).
+    pub timeout_ms: u64,
+    /// Most files one write may change (>= 1).
+    pub max_changed_files: u32,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        Self { max_attempts: 3, timeout_ms: 1_800_000, max_changed_files: 10 }
+    }
+}
+
+/// What commands in the sandbox may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct Permissions {
+    pub network: NetworkPolicy,
+}
+
+impl Default for Permissions {
+    fn default() -> Self {
+        Self { network: NetworkPolicy::Restricted }
+    }
+}
+
+/// Execution-boundary settings a repository may set. The reference's local
+/// container-runner fields (`isolation`, `engine`, `image`, `workdir`,
+/// `cpus`, `memory`, `network`) are rejected with a reason: at the edge the
+/// operator's hosted sandbox decides them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct RunnerPolicy {
+    /// Ceiling on captured output per command, in bytes (>= 1).
+    pub max_output_bytes: u64,
+}
+
+impl Default for RunnerPolicy {
+    fn default() -> Self {
+        Self { max_output_bytes: 200_000 }
+    }
+}
+
+/// Which model the repository asks for. Never an endpoint or a key: the
+/// operator's environment holds those (`model.baseUrl` is an error).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ModelPolicy {
+    pub provider: ModelProvider,
+    /// Non-blank model name. The reference defaults it from
+    /// `AGENT_ZERO_MODEL`; the core has no environment, so the default is
+    /// `gpt-5` and the host may override it.
+    pub name: String,
+    /// USD per million input tokens; cost is reported only when both are set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_cost_per_million_tokens: Option<f64>,
+    /// USD per million output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_cost_per_million_tokens: Option<f64>,
+}
+
+impl Default for ModelPolicy {
+    fn default() -> Self {
+        Self {
+            provider: ModelProvider::OpenAiCompatible,
+            name: "gpt-5".into(),
+            input_cost_per_million_tokens: None,
+            output_cost_per_million_tokens: None,
+        }
+    }
+}
+
+impl ModelPolicy {
+    /// Cost in USD of a call, when both prices are configured; never guessed.
+    pub fn cost_usd(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {
+        let input = self.input_cost_per_million_tokens?;
+        let output = self.output_cost_per_million_tokens?;
+        Some((input_tokens as f64 * input + output_tokens as f64 * output) / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

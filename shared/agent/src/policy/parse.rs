@@ -1,0 +1,140 @@
+//! `.agent-zero.yml` text to [`Policy`]: YAML, then shape, then ranges.
+
+use agent_zero_contracts::ChangeRisk;
+use serde_norway::Value;
+
+use super::checks::check_command;
+use super::{Policy, PolicyError, check_branch_prefix};
+
+/// Largest policy file read, in bytes. Real files are well under 4 KiB.
+pub const MAX_POLICY_BYTES: usize = 64 * 1024;
+
+/// GitHub's limit on a label name, in characters.
+const MAX_LABEL_CHARS: usize = 50;
+
+/// Keys the reference knows that a repository may not set at the edge.
+const FORBIDDEN: &[(&str, &str, &str)] = &[
+    ("model", "baseUrl", "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL"),
+    ("runner", "isolation", SANDBOX_OWNS),
+    ("runner", "engine", SANDBOX_OWNS),
+    ("runner", "image", SANDBOX_OWNS),
+    ("runner", "workdir", SANDBOX_OWNS),
+    ("runner", "cpus", SANDBOX_OWNS),
+    ("runner", "memory", SANDBOX_OWNS),
+    ("runner", "network", SANDBOX_OWNS),
+];
+
+const SANDBOX_OWNS: &str = "it configures the reference's local container runner; at the edge every \
+                            command runs in the operator's hosted sandbox, which decides it";
+
+impl Policy {
+    /// Parses `.agent-zero.yml` bytes; see [`Policy::parse`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PolicyError> {
+        if bytes.len() > MAX_POLICY_BYTES {
+            return Err(PolicyError::TooLarge { bytes: bytes.len(), max: MAX_POLICY_BYTES });
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| PolicyError::NotUtf8)?;
+        Self::parse(text)
+    }
+
+    /// Parses and validates `.agent-zero.yml`. An empty file (or one with
+    /// only comments) is the default policy; an absent file is the
+    /// caller's `Policy::default()`. Unknown keys, `model.baseUrl` and
+    /// out-of-range values are errors naming the field path.
+    pub fn parse(text: &str) -> Result<Self, PolicyError> {
+        if text.len() > MAX_POLICY_BYTES {
+            return Err(PolicyError::TooLarge { bytes: text.len(), max: MAX_POLICY_BYTES });
+        }
+        let document: Value = serde_norway::from_str(text).map_err(syntax)?;
+        match &document {
+            Value::Null => return Ok(Self::default()),
+            Value::Mapping(_) => {}
+            _ => {
+                return Err(PolicyError::Syntax {
+                    message: "the document must be a mapping of policy fields".into(),
+                });
+            }
+        }
+        for (section, key, reason) in FORBIDDEN {
+            if document.get(section).and_then(|s| s.get(key)).is_some() {
+                return Err(PolicyError::Forbidden {
+                    field: format!("{section}.{key}"),
+                    reason: (*reason).into(),
+                });
+            }
+        }
+        let policy: Self = serde_norway::from_str(text).map_err(syntax)?;
+        policy.check()?;
+        Ok(policy)
+    }
+
+    /// The range and shape rules serde cannot express.
+    fn check(&self) -> Result<(), PolicyError> {
+        if self.version != 1 {
+            return Err(PolicyError::invalid(
+                "version",
+                format!("unsupported version {}; only 1 exists", self.version),
+            ));
+        }
+        for (index, command) in self.checks.iter().enumerate() {
+            check_command(index, command)?;
+        }
+        let label = &self.issues.require_label;
+        if label.trim().is_empty() {
+            return Err(PolicyError::invalid("issues.requireLabel", "must be a non-empty label name"));
+        }
+        if label.chars().count() > MAX_LABEL_CHARS {
+            return Err(PolicyError::invalid(
+                "issues.requireLabel",
+                format!("must be at most {MAX_LABEL_CHARS} characters (GitHub's limit)"),
+            ));
+        }
+        check_branch_prefix(&self.issues.branch_prefix)
+            .map_err(|reason| PolicyError::invalid("issues.branchPrefix", reason))?;
+        ratio(self.autofix.min_confidence, "autofix.minConfidence")?;
+        if let Some(index) =
+            self.autofix.allowed_change_risks.iter().position(|r| *r == ChangeRisk::HighImpact)
+        {
+            return Err(PolicyError::invalid(
+                format!("autofix.allowedChangeRisks[{index}]"),
+                "high-impact changes always need a human and cannot be allowed",
+            ));
+        }
+        ratio(self.validation.min_confidence, "validation.minConfidence")?;
+        positive(self.agent.max_attempts.into(), "agent.maxAttempts")?;
+        positive(self.agent.timeout_ms, "agent.timeoutMs")?;
+        positive(self.agent.max_changed_files.into(), "agent.maxChangedFiles")?;
+        positive(self.runner.max_output_bytes, "runner.maxOutputBytes")?;
+        if self.model.name.trim().is_empty() {
+            return Err(PolicyError::invalid("model.name", "must be a non-empty string"));
+        }
+        price(self.model.input_cost_per_million_tokens, "model.inputCostPerMillionTokens")?;
+        price(self.model.output_cost_per_million_tokens, "model.outputCostPerMillionTokens")?;
+        Ok(())
+    }
+}
+
+fn syntax(error: serde_norway::Error) -> PolicyError {
+    PolicyError::Syntax { message: error.to_string() }
+}
+
+fn ratio(value: f64, field: &str) -> Result<(), PolicyError> {
+    if value.is_finite() && (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(PolicyError::invalid(field, format!("must be between 0 and 1, got {value}")))
+    }
+}
+
+fn positive(value: u64, field: &str) -> Result<(), PolicyError> {
+    if value >= 1 { Ok(()) } else { Err(PolicyError::invalid(field, "must be a positive integer")) }
+}
+
+fn price(value: Option<f64>, field: &str) -> Result<(), PolicyError> {
+    match value {
+        Some(v) if !v.is_finite() || v < 0.0 => {
+            Err(PolicyError::invalid(field, format!("must be a non-negative number, got {v}")))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,288 @@
+use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
+
+use super::*;
+
+fn err(yaml: &str) -> PolicyError {
+    Policy::parse(yaml).expect_err(yaml)
+}
+
+fn message(yaml: &str) -> String {
+    err(yaml).to_string()
+}
+
+#[test]
+fn empty_or_comment_only_is_the_default() {
+    for text in ["", "   \n", "# nothing here\n", "---\n"] {
+        assert_eq!(Policy::parse(text).unwrap(), Policy::default(), "{text:?}");
+    }
+    assert_eq!(Policy::from_bytes(b"").unwrap(), Policy::default());
+}
+
+#[test]
+fn defaults_match_the_reference() {
+    let p = Policy::default();
+    assert_eq!(p.version, 1);
+    assert_eq!(p.mode, RunMode::Observe);
+    assert!(p.checks.is_empty());
+    assert!(!p.proactive.enabled);
+    assert!(!p.issues.enabled);
+    assert_eq!(p.issues.require_label, "agent-zero");
+    assert_eq!(p.issues.branch_prefix, "agent-zero/");
+    assert!(p.issues.validation_comment);
+    assert!(!p.autofix.enabled);
+    assert_eq!(p.autofix.min_confidence, 0.85);
+    assert_eq!(p.autofix.allowed_change_risks, [ChangeRisk::Mechanical]);
+    assert!(p.autofix.require_isolated);
+    assert_eq!(p.validation.min_confidence, 0.6);
+    assert!(p.validation.require_evidence && p.validation.require_known_files);
+    assert!(p.validation.verify_quoted_evidence);
+    assert_eq!((p.agent.max_attempts, p.agent.timeout_ms, p.agent.max_changed_files), (3, 1_800_000, 10));
+    assert_eq!(p.permissions.network, NetworkPolicy::Restricted);
+    assert_eq!(p.runner.max_output_bytes, 200_000);
+    assert_eq!(p.model.provider, ModelProvider::OpenAiCompatible);
+    assert_eq!(p.model.name, "gpt-5");
+    assert_eq!(p.model.cost_usd(1, 1), None);
+}
+
+#[test]
+fn parses_every_field() {
+    let yaml = r#"
+version: 1
+mode: fix
+proactive: { enabled: true }
+issues:
+  enabled: true
+  requireLabel: bot-fix
+  branchPrefix: bots/zero/
+  validationComment: false
+checks:
+  - [cargo, test, --locked]
+  - pnpm run lint
+autofix:
+  enabled: true
+  minConfidence: 0.9
+  allowedChangeRisks: [mechanical, behavioral]
+  requireIsolated: false
+validation:
+  minConfidence: 0.7
+  requireEvidence: false
+  requireKnownFiles: false
+  verifyQuotedEvidence: false
+agent: { maxAttempts: 5, timeoutMs: 60000, maxChangedFiles: 3 }
+permissions: { network: none }
+runner: { maxOutputBytes: 1024 }
+model:
+  provider: anthropic
+  name: claude-sonnet-4-5
+  inputCostPerMillionTokens: 3
+  outputCostPerMillionTokens: 15.0
+"#;
+    let p = Policy::parse(yaml).unwrap();
+    assert_eq!(p.mode, RunMode::Fix);
+    assert!(p.proactive.enabled);
+    assert_eq!(p.issues.require_label, "bot-fix");
+    assert_eq!(p.issues.branch_prefix, "bots/zero/");
+    assert!(p.issues.enabled && !p.issues.validation_comment);
+    assert_eq!(p.checks, [CheckCommand::new(["cargo", "test", "--locked"]), CheckCommand::new(["pnpm", "run", "lint"])]);
+    assert!(p.autofix.enabled && !p.autofix.require_isolated);
+    assert_eq!(p.autofix.min_confidence, 0.9);
+    assert_eq!(p.autofix.allowed_change_risks, [ChangeRisk::Mechanical, ChangeRisk::Behavioral]);
+    assert_eq!(p.validation.min_confidence, 0.7);
+    assert!(!p.validation.require_evidence && !p.validation.require_known_files);
+    assert!(!p.validation.verify_quoted_evidence);
+    assert_eq!((p.agent.max_attempts, p.agent.timeout_ms, p.agent.max_changed_files), (5, 60_000, 3));
+    assert_eq!(p.permissions.network, NetworkPolicy::None);
+    assert_eq!(p.runner.max_output_bytes, 1024);
+    assert_eq!(p.model.provider, ModelProvider::Anthropic);
+    assert_eq!(p.model.name, "claude-sonnet-4-5");
+    assert_eq!(p.model.cost_usd(1_000_000, 2_000_000), Some(33.0));
+}
+
+#[test]
+fn partial_sections_keep_the_other_defaults() {
+    let p = Policy::parse("autofix:\n  enabled: true\nagent:\n  maxAttempts: 1\n").unwrap();
+    assert!(p.autofix.enabled);
+    assert_eq!(p.autofix.min_confidence, 0.85);
+    assert_eq!(p.agent.max_attempts, 1);
+    assert_eq!(p.agent.timeout_ms, 1_800_000);
+    assert_eq!(p.mode, RunMode::Observe);
+}
+
+#[test]
+fn unknown_keys_are_errors_with_their_path() {
+    assert!(message("colour: blue").contains("unknown field `colour`"));
+    let m = message("autofix:\n  enabled: true\n  yolo: true\n");
+    assert!(m.contains("autofix") && m.contains("unknown field `yolo`"), "{m}");
+    let m = message("model:\n  apiKey: sk-123\n");
+    assert!(m.contains("model") && m.contains("unknown field `apiKey`"), "{m}");
+    assert!(!m.contains("sk-123"), "a value must not be echoed: {m}");
+}
+
+#[test]
+fn wrong_types_name_the_field() {
+    let m = message("agent:\n  maxAttempts: many\n");
+    assert!(m.contains("agent.maxAttempts"), "{m}");
+    let m = message("mode: root\n");
+    assert!(m.contains("mode") && m.contains("root"), "{m}");
+    let m = message("checks:\n  - [cargo, [nested]]\n");
+    assert!(m.contains("checks[0]"), "{m}");
+    assert!(message("- a\n- b\n").contains("mapping"));
+    assert!(matches!(err("mode: [unclosed"), PolicyError::Syntax { .. }));
+}
+
+#[test]
+fn endpoints_and_sandbox_settings_are_forbidden() {
+    assert_eq!(
+        err("model:\n  name: x\n  baseUrl: https://evil.example\n"),
+        PolicyError::Forbidden {
+            field: "model.baseUrl".into(),
+            reason: "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL".into(),
+        }
+    );
+    assert!(message("model:\n  baseUrl: ~\n").starts_with("model.baseUrl is not allowed"));
+    for key in ["isolation: container", "image: alpine", "engine: docker", "workdir: /w", "network: host"] {
+        let field = format!("runner.{}", key.split(':').next().unwrap());
+        match err(&format!("runner:\n  {key}\n")) {
+            PolicyError::Forbidden { field: f, .. } => assert_eq!(f, field),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn version_must_be_one() {
+    assert_eq!(message("version: 2"), "version: unsupported version 2; only 1 exists");
+    assert!(message("version: 0").starts_with("version:"));
+}
+
+#[test]
+fn ratios_are_between_zero_and_one() {
+    assert_eq!(message("autofix:\n  minConfidence: 1.5\n"), "autofix.minConfidence: must be between 0 and 1, got 1.5");
+    assert!(message("autofix:\n  minConfidence: -0.1\n").starts_with("autofix.minConfidence:"));
+    assert!(message("autofix:\n  minConfidence: .nan\n").starts_with("autofix.minConfidence:"));
+    assert!(message("validation:\n  minConfidence: 2\n").starts_with("validation.minConfidence:"));
+    for ok in ["0", "1", "0.5"] {
+        assert!(Policy::parse(&format!("validation:\n  minConfidence: {ok}\n")).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn limits_are_positive() {
+    for field in ["maxAttempts", "timeoutMs", "maxChangedFiles"] {
+        let m = message(&format!("agent:\n  {field}: 0\n"));
+        assert_eq!(m, format!("agent.{field}: must be a positive integer"));
+    }
+    assert_eq!(message("runner:\n  maxOutputBytes: 0\n"), "runner.maxOutputBytes: must be a positive integer");
+    assert!(message("agent:\n  maxAttempts: -1\n").contains("agent.maxAttempts"));
+}
+
+#[test]
+fn high_impact_can_never_be_allowed() {
+    assert_eq!(
+        message("autofix:\n  allowedChangeRisks: [mechanical, high-impact]\n"),
+        "autofix.allowedChangeRisks[1]: high-impact changes always need a human and cannot be allowed"
+    );
+    assert!(message("autofix:\n  allowedChangeRisks: [reckless]\n").contains("autofix.allowedChangeRisks"));
+    assert!(Policy::parse("autofix:\n  allowedChangeRisks: []\n").unwrap().autofix.allowed_change_risks.is_empty());
+}
+
+#[test]
+fn issues_fields_are_checked() {
+    assert!(message("issues:\n  requireLabel: '  '\n").starts_with("issues.requireLabel:"));
+    let long = "x".repeat(51);
+    assert!(message(&format!("issues:\n  requireLabel: {long}\n")).contains("at most 50"));
+    for bad in ["'a..b/'", "'x.lock'", "'has space/'", "'a~b'", "''"] {
+        let m = message(&format!("issues:\n  branchPrefix: {bad}\n"));
+        assert!(m.starts_with("issues.branchPrefix:"), "{bad}: {m}");
+    }
+    let long = "a".repeat(101);
+    assert!(message(&format!("issues:\n  branchPrefix: {long}\n")).contains("at most 100"));
+}
+
+#[test]
+fn model_fields_are_checked() {
+    assert_eq!(message("model:\n  name: ' '\n"), "model.name: must be a non-empty string");
+    let m = message("model:\n  provider: claude-code\n");
+    assert!(m.contains("model.provider") && m.contains("subprocess"), "{m}");
+    let m = message("model:\n  provider: skynet\n");
+    assert!(m.contains("model.provider") && m.contains("openai-compatible"), "{m}");
+    assert!(message("model:\n  inputCostPerMillionTokens: -1\n").starts_with("model.inputCostPerMillionTokens:"));
+    assert!(message("model:\n  outputCostPerMillionTokens: .inf\n").starts_with("model.outputCostPerMillionTokens:"));
+    let priced_once = Policy::parse("model:\n  inputCostPerMillionTokens: 2\n").unwrap();
+    assert_eq!(priced_once.model.cost_usd(10, 10), None, "cost needs both prices");
+}
+
+#[test]
+fn checks_reject_shell_operators_with_the_argument_path() {
+    let cases = [
+        ("[[make, test], [sh, -c, 'a && b']]", "checks[1][2]", "&&"),
+        ("[[a, 'x || y']]", "checks[0][1]", "||"),
+        ("[[a, '|']]", "checks[0][1]", "|"),
+        ("[[a, 'b;c']]", "checks[0][1]", ";"),
+        ("[[echo, '$(id)']]", "checks[0][1]", "$("),
+        ("[[echo, '${HOME}']]", "checks[0][1]", "${"),
+        ("[[echo, '`id`']]", "checks[0][1]", "`"),
+        ("[[a, '>out']]", "checks[0][1]", ">"),
+        ("[[a, '<in']]", "checks[0][1]", "<"),
+        ("[[a, '>>log']]", "checks[0][1]", ">>"),
+        ("[[a, '2>err']]", "checks[0][1]", "2>"),
+        ("[[a, 'bg &']]", "checks[0][1]", "&"),
+        ("[[a, \"x\\ny\"]]", "checks[0][1]", "\\n"),
+        ("['pnpm lint && rm']", "checks[0][2]", "&&"),
+        ("[['a;b']]", "checks[0][0]", ";"),
+    ];
+    for (checks, field, operator) in cases {
+        let e = err(&format!("checks: {checks}\n"));
+        assert_eq!(
+            e,
+            PolicyError::ShellOperator { field: field.into(), operator: operator.into() },
+            "{checks}"
+        );
+        assert!(e.to_string().starts_with(field));
+    }
+    assert!(Policy::parse("checks: [[cargo, test, '--', 'tests::*']]\n").is_ok(), "globs stay allowed");
+}
+
+#[test]
+fn checks_reject_empty_commands_and_quoted_strings() {
+    assert_eq!(err("checks: [[]]\n"), PolicyError::EmptyCommand { field: "checks[0]".into() });
+    assert_eq!(err("checks: [[make], '   ']\n"), PolicyError::EmptyCommand { field: "checks[1]".into() });
+    assert_eq!(err("checks: [['', x]]\n"), PolicyError::EmptyCommand { field: "checks[0][0]".into() });
+    let m = message("checks:\n  - pytest -k \"a b\"\n");
+    assert!(m.contains("checks[0]") && m.contains("quotes"), "{m}");
+    assert!(message("checks: make test\n").contains("checks"), "checks must be a list");
+}
+
+#[test]
+fn oversized_and_non_utf8_files_are_refused() {
+    let big = format!("# {}\n", "x".repeat(MAX_POLICY_BYTES));
+    assert!(matches!(Policy::parse(&big), Err(PolicyError::TooLarge { .. })));
+    assert!(matches!(Policy::from_bytes(big.as_bytes()), Err(PolicyError::TooLarge { .. })));
+    assert_eq!(Policy::from_bytes(b"mode: \xff"), Err(PolicyError::NotUtf8));
+}
+
+#[test]
+fn webhooks_never_raise_the_mode() {
+    let mut policy = Policy::default();
+    for requested in RunMode::ALL {
+        assert_eq!(policy.restrict_mode(Some(*requested)), RunMode::Observe);
+    }
+    policy.mode = RunMode::Fix;
+    assert_eq!(policy.restrict_mode(None), RunMode::Fix);
+    assert_eq!(policy.restrict_mode(Some(RunMode::Autonomous)), RunMode::Fix);
+    assert_eq!(policy.restrict_mode(Some(RunMode::Suggest)), RunMode::Suggest);
+    policy.mode = RunMode::Autonomous;
+    for requested in RunMode::ALL {
+        assert_eq!(policy.restrict_mode(Some(*requested)), *requested);
+    }
+}
+
+#[test]
+fn round_trips_through_json_for_the_task_log() {
+    let p = Policy::parse("mode: suggest\nchecks: [[cargo, test]]\nmodel: { inputCostPerMillionTokens: 1 }\n").unwrap();
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["checks"], serde_json::json!([["cargo", "test"]]));
+    assert_eq!(json["autofix"]["minConfidence"], 0.85);
+    assert_eq!(json["model"]["provider"], "openai-compatible");
+    assert_eq!(serde_json::from_value::<Policy>(json).unwrap(), p);
+}

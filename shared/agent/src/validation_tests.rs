@@ -1,0 +1,211 @@
+use agent_zero_contracts::{ChangeRisk, ModelFinding, Severity, Verdict};
+
+use super::*;
+use crate::policy::ValidationPolicy;
+
+const LIB: &str = "pub fn parse(input: &str) -> Config {\n    let value = input.trim();\n    Config::from(value).unwrap()\n}\n";
+
+fn repo() -> RepositoryFacts {
+    RepositoryFacts::new(["src/lib.rs", "README.md", "src/main.rs"])
+        .with_content("src/lib.rs", LIB)
+        .with_content("README.md", "# Demo\n")
+}
+
+fn claim() -> ModelFinding {
+    ModelFinding {
+        title: "unwrap on user input".into(),
+        explanation: "parse panics on bad input".into(),
+        severity: Severity::High,
+        confidence: 0.9,
+        valid: true,
+        evidence: vec!["`Config::from(value).unwrap()` panics".into()],
+        files: vec!["src/lib.rs".into()],
+        change_risk: ChangeRisk::Mechanical,
+    }
+}
+
+fn policy() -> ValidationPolicy {
+    ValidationPolicy::default()
+}
+
+fn reasons(finding: &ModelFinding) -> Vec<RejectionReason> {
+    let a = assess(finding, &repo(), &policy());
+    a.reasons
+}
+
+#[test]
+fn a_supported_claim_is_accepted() {
+    let f = validate(&claim(), &repo(), &policy());
+    assert_eq!(f.verdict, Verdict::Accepted);
+    assert!(f.rejection_reasons.is_empty());
+    assert_eq!(f.claim, claim());
+    assert!(f.id.starts_with("finding-") && f.id.len() == 24, "{}", f.id);
+}
+
+#[test]
+fn model_saying_invalid_counts_against_it() {
+    let f = ModelFinding { valid: false, ..claim() };
+    assert_eq!(reasons(&f), [RejectionReason::ModelMarkedInvalid]);
+}
+
+#[test]
+fn confidence_must_be_a_ratio() {
+    for confidence in [f64::NAN, -0.1, 1.01, f64::INFINITY] {
+        let f = ModelFinding { confidence, ..claim() };
+        let a = assess(&f, &repo(), &policy());
+        assert_eq!(a.verdict, Verdict::Rejected, "{confidence}");
+        assert!(matches!(a.reasons[..], [RejectionReason::ConfidenceOutOfRange { .. }]));
+    }
+}
+
+#[test]
+fn no_evidence_is_rejected_unless_policy_waives_it() {
+    let f = ModelFinding { evidence: vec![" ".into(), String::new()], ..claim() };
+    assert_eq!(reasons(&f), [RejectionReason::NoEvidence]);
+    let lax = ValidationPolicy { require_evidence: false, ..policy() };
+    assert_eq!(assess(&f, &repo(), &lax).verdict, Verdict::Accepted);
+}
+
+#[test]
+fn files_must_exist_in_the_repository() {
+    let none = ModelFinding { files: vec![], ..claim() };
+    assert_eq!(reasons(&none), [RejectionReason::NoFileNamed]);
+    let ghost = ModelFinding { files: vec!["src/ghost.rs".into()], ..claim() };
+    assert_eq!(reasons(&ghost), [RejectionReason::NoKnownFile { missing: vec!["src/ghost.rs".into()] }]);
+    let mixed = ModelFinding { files: vec!["src/ghost.rs".into(), "./src/lib.rs".into()], ..claim() };
+    assert_eq!(assess(&mixed, &repo(), &policy()).verdict, Verdict::Accepted, "one known file suffices");
+    let lax = ValidationPolicy { require_known_files: false, ..policy() };
+    assert_eq!(assess(&ghost, &repo(), &lax).verdict, Verdict::Accepted);
+}
+
+#[test]
+fn paths_outside_the_checkout_are_named() {
+    let f = ModelFinding { files: vec!["../etc/passwd".into(), "/abs".into(), "src/lib.rs".into()], ..claim() };
+    assert_eq!(
+        reasons(&f),
+        [RejectionReason::PathsOutsideCheckout { paths: vec!["../etc/passwd".into(), "/abs".into()] }]
+    );
+    let only = ModelFinding { files: vec![".git/config".into()], ..claim() };
+    assert_eq!(
+        reasons(&only),
+        [
+            RejectionReason::PathsOutsideCheckout { paths: vec![".git/config".into()] },
+            RejectionReason::NoFileNamed,
+        ]
+    );
+}
+
+#[test]
+fn quotes_must_be_in_the_named_files() {
+    let invented = ModelFinding { evidence: vec!["`Config::from(value).expect(\"boom\")` panics".into()], ..claim() };
+    assert_eq!(
+        reasons(&invented),
+        [RejectionReason::QuotesNotFound { quotes: vec!["Config::from(value).expect(\"boom\")".into()] }]
+    );
+    // A real quote in a file the claim does not name does not count.
+    let elsewhere = ModelFinding { files: vec!["README.md".into()], ..claim() };
+    assert!(matches!(reasons(&elsewhere)[..], [RejectionReason::QuotesNotFound { .. }]));
+    // Every quote must be found, not just one.
+    let one_real = ModelFinding {
+        evidence: vec!["`let value = input.trim();` then `value.parse_or_die()` later".into()],
+        ..claim()
+    };
+    assert_eq!(reasons(&one_real), [RejectionReason::QuotesNotFound { quotes: vec!["value.parse_or_die()".into()] }]);
+    let lax = ValidationPolicy { verify_quoted_evidence: false, ..policy() };
+    assert_eq!(assess(&invented, &repo(), &lax).verdict, Verdict::Accepted);
+}
+
+#[test]
+fn quote_matching_tolerates_whitespace_only() {
+    let reflowed = ModelFinding {
+        evidence: vec!["```rust\npub fn parse(input: &str)   -> Config {\n  let value =\tinput.trim();\n```".into()],
+        ..claim()
+    };
+    assert_eq!(reasons(&reflowed), []);
+    let bare = ModelFinding { evidence: vec!["  let value = input.trim(); ".into()], ..claim() };
+    assert_eq!(reasons(&bare), [], "an entry without backticks is itself the quote");
+    let case = ModelFinding { evidence: vec!["LET VALUE = INPUT.TRIM();".into()], ..claim() };
+    assert!(matches!(reasons(&case)[..], [RejectionReason::QuotesNotFound { .. }]), "case matters");
+    let punct = ModelFinding { evidence: vec!["`let value = input.trim()`;".into(), "`input . trim()`".into()], ..claim() };
+    assert_eq!(
+        reasons(&punct),
+        [RejectionReason::QuotesNotFound { quotes: vec!["input . trim()".into()] }],
+        "whitespace is not inserted where there was none"
+    );
+    let short = ModelFinding { evidence: vec!["the `value` binding is unchecked: `input.trim()`".into()], ..claim() };
+    assert_eq!(reasons(&short), [], "spans under 8 characters are prose identifiers");
+}
+
+#[test]
+fn quotes_with_no_readable_file_are_unverifiable() {
+    let f = ModelFinding { files: vec!["src/main.rs".into()], ..claim() };
+    assert_eq!(
+        reasons(&f),
+        [RejectionReason::QuotesUnverifiable { quotes: vec!["Config::from(value).unwrap()".into()] }]
+    );
+}
+
+#[test]
+fn every_reason_is_collected_in_one_pass() {
+    let f = ModelFinding {
+        valid: false,
+        confidence: 7.0,
+        evidence: vec![],
+        files: vec!["../x".into(), "nope.rs".into()],
+        ..claim()
+    };
+    let found = validate(&f, &repo(), &policy());
+    assert_eq!(found.verdict, Verdict::Rejected);
+    assert_eq!(
+        found.rejection_reasons,
+        [
+            "The model could not support the claim with repository evidence.",
+            "Reported confidence 7 is outside 0 to 1.",
+            "No evidence was cited for the claim.",
+            "Cited paths are not inside the checkout: ../x.",
+            "None of the cited files exist in the checkout: nope.rs.",
+        ]
+    );
+    let quoted = ModelFinding { valid: false, evidence: vec!["`made up text here`".into()], ..claim() };
+    assert_eq!(
+        reasons(&quoted),
+        [
+            RejectionReason::ModelMarkedInvalid,
+            RejectionReason::QuotesNotFound { quotes: vec!["made up text here".into()] },
+        ]
+    );
+}
+
+#[test]
+fn supported_but_unsure_is_inconclusive() {
+    let f = ModelFinding { confidence: 0.4, ..claim() };
+    let found = validate(&f, &repo(), &policy());
+    assert_eq!(found.verdict, Verdict::Inconclusive);
+    assert_eq!(found.rejection_reasons, ["Confidence 0.40 is below the 0.60 required to act."]);
+    let at_threshold = ModelFinding { confidence: 0.6, ..claim() };
+    assert_eq!(assess(&at_threshold, &repo(), &policy()).verdict, Verdict::Accepted);
+    let rejected_and_unsure = ModelFinding { confidence: 0.1, files: vec![], ..claim() };
+    assert_eq!(
+        assess(&rejected_and_unsure, &repo(), &policy()).verdict,
+        Verdict::Rejected,
+        "rejection wins over inconclusive"
+    );
+}
+
+#[test]
+fn ids_are_stable_and_distinct() {
+    assert_eq!(finding_id(&claim()), finding_id(&claim()));
+    let other = ModelFinding { title: "other".into(), ..claim() };
+    assert_ne!(finding_id(&claim()), finding_id(&other));
+    let moved = ModelFinding { files: vec!["src/lib.r".into(), "s".into()], ..claim() };
+    let joined = ModelFinding { files: vec!["src/lib.rs".into()], ..claim() };
+    assert_ne!(finding_id(&moved), finding_id(&joined), "field boundaries count");
+}
+
+#[test]
+fn facts_normalise_paths() {
+    let facts = RepositoryFacts::new(["./a/b.rs"]).with_content("c\\d.rs", "x");
+    assert!(facts.has_file("a/b.rs") && facts.has_file("./a/b.rs") && facts.has_file("a\\b.rs"));
+    assert_eq!(facts.content("./c/d.rs"), Some("x"));
+    assert_eq!(facts.files().collect::<Vec<_>>(), ["a/b.rs", "c/d.rs"]);
+}
