@@ -1,0 +1,45 @@
+//! The operator's fallback: tried only when the primary is *unavailable*
+//! (transport, timeout, 5xx, 429 beyond the retry budget, refused at the
+//! edge), never because the primary's answer was unusable, a retry fits the
+//! budget, or the request was rejected (a configuration to fix).
+
+use crate::{Decision, DecisionRequest, ModelError, ModelProvider, ModelRef};
+
+/// A primary provider with an optional fallback.
+#[derive(Debug)]
+pub struct FallbackProvider<P, F> {
+    primary: P,
+    fallback: Option<F>,
+}
+
+impl<P: ModelProvider, F: ModelProvider> FallbackProvider<P, F> {
+    /// Wraps `primary`; `fallback` is used only when the primary is unavailable.
+    pub fn new(primary: P, fallback: Option<F>) -> Self {
+        Self { primary, fallback }
+    }
+}
+
+impl<P: ModelProvider, F: ModelProvider> ModelProvider for FallbackProvider<P, F> {
+    fn model(&self) -> ModelRef {
+        self.primary.model()
+    }
+
+    async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError> {
+        let primary = match self.primary.decide(request).await {
+            Ok(decision) => return Ok(decision),
+            Err(e) => e,
+        };
+        match &self.fallback {
+            Some(fallback) if primary.is_unavailable() => {
+                fallback
+                    .decide(request)
+                    .await
+                    .map_err(|f| ModelError::FallbackFailed {
+                        primary: Box::new(primary),
+                        fallback: Box::new(f),
+                    })
+            }
+            _ => Err(primary),
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The shared pipeline every HTTP provider runs: build the wire request,
+//! send it through the host's [`HttpClient`] with a [`RequestTimeout`],
+//! time it with the [`Clock`], classify the status, read the envelope, and
+//! hand the answer to the one decision parser.
+
+use agent_zero_ports::{Clock, HttpClient, HttpError, RequestTimeout};
+
+use crate::decode::{decision_from_value, parse_decision};
+use crate::redact::{Secret, redact};
+use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
+use crate::{
+    Decision, DecisionRequest, ModelError, ModelProvider, ModelRef, ProviderConfig, ProviderKind,
+    UnusableKind, anthropic, gemini, openai,
+};
+
+/// Why CLI providers are refused here.
+pub const CLI_REFUSAL: &str = "it drives a local CLI subprocess, which the edge cannot run";
+
+/// A provider reached over outbound HTTP, configured by a [`ProviderConfig`].
+pub struct HttpProvider<'a, C, K> {
+    config: &'a ProviderConfig,
+    http: &'a C,
+    clock: &'a K,
+}
+
+impl<C, K> std::fmt::Debug for HttpProvider<'_, C, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProvider")
+            .field("config", self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
+    /// An adapter over the host's HTTP client and clock.
+    pub fn new(config: &'a ProviderConfig, http: &'a C, clock: &'a K) -> Self {
+        Self {
+            config,
+            http,
+            clock,
+        }
+    }
+
+    fn secrets(&self) -> Vec<&Secret> {
+        self.config.api_key.iter().collect()
+    }
+
+    fn build(&self, request: &DecisionRequest) -> Result<http::Request<Vec<u8>>, ModelError> {
+        let provider = self.config.kind;
+        let built = match provider {
+            ProviderKind::Anthropic => anthropic::build(self.config, request),
+            ProviderKind::Google => gemini::build(self.config, request),
+            ProviderKind::ClaudeCode | ProviderKind::CodexCli => {
+                return Err(ModelError::Refused {
+                    provider,
+                    reason: CLI_REFUSAL,
+                });
+            }
+            _ => openai::build(self.config, request),
+        };
+        let mut built = built.map_err(|reason| ModelError::Misconfigured { provider, reason })?;
+        built
+            .extensions_mut()
+            .insert(RequestTimeout(self.config.timeout_ms));
+        Ok(built)
+    }
+
+    fn read(&self, body: &[u8], request: &DecisionRequest) -> Result<Reply, String> {
+        match self.config.kind {
+            ProviderKind::Anthropic => anthropic::parse(body, request.schema.wire_name()),
+            ProviderKind::Google => gemini::parse(body),
+            _ => openai::parse(body),
+        }
+    }
+
+    fn status_error(&self, response: &http::Response<Vec<u8>>, budget_ms: u64) -> ModelError {
+        let provider = self.config.kind;
+        let status = response.status().as_u16();
+        let detail = || redact(&error_detail(response.body()), &self.secrets());
+        match status {
+            429 => match retry_after_ms(response.headers(), response.body()) {
+                Some(ms) if ms <= budget_ms => ModelError::RetryAfter {
+                    provider,
+                    retry_after_ms: ms,
+                },
+                hint => ModelError::RateLimited {
+                    provider,
+                    retry_after_ms: hint,
+                },
+            },
+            408 | 500..=599 => ModelError::ServerError {
+                provider,
+                status,
+                detail: detail(),
+            },
+            400..=499 => ModelError::Rejected {
+                provider,
+                status,
+                detail: detail(),
+            },
+            _ => ModelError::BadResponse {
+                provider,
+                detail: format!("unexpected HTTP status {status}"),
+            },
+        }
+    }
+}
+
+impl<C: HttpClient, K: Clock> ModelProvider for HttpProvider<'_, C, K> {
+    fn model(&self) -> ModelRef {
+        ModelRef {
+            provider: self.config.kind,
+            model: self.config.model.clone(),
+        }
+    }
+
+    async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError> {
+        let provider = self.config.kind;
+        let outbound = self.build(request)?;
+        let started = self.clock.now_ms();
+        let sent = self.http.send(outbound).await;
+        let latency_ms = self.clock.now_ms().saturating_sub(started);
+        let response = sent.map_err(|e| match e {
+            HttpError::Timeout(ms) => ModelError::Timeout {
+                provider,
+                timeout_ms: ms,
+            },
+            other => ModelError::Transport {
+                provider,
+                detail: redact(&other.to_string(), &self.secrets()),
+            },
+        })?;
+        if !response.status().is_success() {
+            return Err(self.status_error(&response, request.retry_budget_ms));
+        }
+        let reply =
+            self.read(response.body(), request)
+                .map_err(|detail| ModelError::BadResponse {
+                    provider,
+                    detail: redact(&detail, &self.secrets()),
+                })?;
+        let usage = reply.usage(latency_ms, self.config.pricing);
+        let unusable = |kind, violation: String| ModelError::Unusable {
+            provider,
+            kind,
+            violation: redact(&violation, &self.secrets()),
+            usage: usage.clone(),
+        };
+        let parsed = match reply.answer {
+            Answer::Text(text) => parse_decision(&text),
+            Answer::Structured(value) => decision_from_value(value),
+            Answer::Refusal(words) => {
+                let words = if words.trim().is_empty() {
+                    "no reason given".into()
+                } else {
+                    words
+                };
+                return Err(unusable(
+                    UnusableKind::Refusal,
+                    format!("the model declined to answer: {words}"),
+                ));
+            }
+            Answer::Truncated => {
+                let limit = self.config.max_output_tokens;
+                return Err(unusable(
+                    UnusableKind::Truncated,
+                    format!(
+                        "the answer was cut at the {limit}-token output limit; answer more briefly"
+                    ),
+                ));
+            }
+            Answer::Missing(what) => {
+                return Err(unusable(
+                    UnusableKind::MalformedJson,
+                    format!("no answer: {what}"),
+                ));
+            }
+        };
+        match parsed {
+            Ok(decision) => Ok(Decision {
+                decision,
+                usage,
+                answered_by: self.model(),
+            }),
+            Err(e) => Err(unusable(e.kind, e.violation)),
+        }
+    }
+}
