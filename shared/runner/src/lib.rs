@@ -1,1 +1,29 @@
-//! TODO
+//! The runner boundary of Agent Zero Edge: `RunnerPool` leases hosted
+//! sandboxes under quotas, and hands out a bounded [`Runner`] (argv
+//! commands, file read/write, diff, file list) over a [`SandboxProvider`].
+//!
+//! I/O boundary: this crate never runs a process and never opens a socket.
+//! Quota bookkeeping goes through the [`Coordinator`] port (a Durable Object
+//! on Cloudflare, Spin key-value on Spin), time through
+//! [`agent_zero_ports::Clock`], and every provider adapter speaks HTTP only
+//! through [`agent_zero_ports::HttpClient`]. Provider credentials are
+//! adapter constructor state ([`Secret`]), never part of a request, lease,
+//! log line, error or evidence.
+
+#![forbid(unsafe_code)]
+#![allow(async_fn_in_trait)]
+
+mod coordinator;
+mod error;
+mod pool;
+mod provider;
+pub mod providers;
+mod request;
+mod runner;
+
+pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, decide};
+pub use error::RunnerError;
+pub use pool::{RunnerPool, SweepReport, is_repository_name};
+pub use provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
+pub use runner::{Command, ENV_ALLOWLIST, Runner, cap_output, validate_argv};

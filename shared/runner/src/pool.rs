@@ -1,0 +1,145 @@
+//! `RunnerPool`: quota-checked leases over one provider.
+
+use agent_zero_ports::Clock;
+
+use crate::coordinator::{CoordinatorError, Coordinator};
+use crate::error::RunnerError;
+use crate::provider::SandboxProvider;
+use crate::request::{Lease, LeaseLimits, RunnerPoolConfig, SandboxRequest};
+use crate::runner::Runner;
+
+/// What one expiry sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Lease ids stopped and released.
+    pub stopped: Vec<String>,
+    /// Lease ids whose stop failed, with why; they stay held for the next sweep.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Owns leases: enforces the limits before provisioning, hands out bounded
+/// [`Runner`]s, releases idempotently and sweeps expired leases.
+#[derive(Debug)]
+pub struct RunnerPool<'a, C, P, K> {
+    coordinator: &'a C,
+    provider: &'a P,
+    clock: &'a K,
+    config: RunnerPoolConfig,
+}
+
+impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
+    /// A pool over `provider`, counting leases in `coordinator`.
+    pub fn new(coordinator: &'a C, provider: &'a P, clock: &'a K, config: RunnerPoolConfig) -> Self {
+        Self { coordinator, provider, clock, config }
+    }
+
+    /// The limits in force.
+    pub fn config(&self) -> RunnerPoolConfig {
+        self.config
+    }
+
+    /// Reserves a lease under the quotas, then provisions its sandbox.
+    /// `lease_id` comes from the caller (e.g. `lease-{taskId}-{seq}`), so a
+    /// redelivered tick asking again gets the same lease back.
+    pub async fn acquire(&self, request: &SandboxRequest, lease_id: &str) -> Result<Runner<'a, P>, RunnerError> {
+        check_request(request, lease_id)?;
+        let limits = LeaseLimits::from(self.config);
+        let reservation = Lease::reserve(lease_id, request, self.provider.kind(), self.clock.now_ms());
+        let acquired = self.coordinator.try_acquire(&reservation, &limits, self.clock.now_ms()).await??;
+        if acquired.replayed && acquired.lease.external_id.is_some() {
+            return Runner::new(self.provider, acquired.lease, self.config.max_output_bytes);
+        }
+        let writable = reservation.writable;
+        let provisioned = match self.provider.provision(request, writable).await {
+            Ok(provisioned) => provisioned,
+            Err(error) => {
+                self.coordinator.release(lease_id).await?;
+                return Err(error.into());
+            }
+        };
+        // The clock starts once the sandbox exists: slow provisioning must
+        // not hand back a lease that is already expired.
+        let started = self.clock.now_ms();
+        let mut lease = reservation;
+        lease.acquired_at_ms = started;
+        lease.expires_at_ms = started.saturating_add(request.lease_ms);
+        lease.external_id = Some(provisioned.external_id.clone());
+        lease.root = Some(provisioned.root);
+        lease.isolated = provisioned.isolated;
+        match self.coordinator.update(&lease).await {
+            Ok(()) => Runner::new(self.provider, lease, self.config.max_output_bytes),
+            Err(error) => {
+                // Swept or released meanwhile: nobody holds quota for it.
+                let _ = self.provider.stop(&provisioned.external_id).await;
+                Err(match error {
+                    CoordinatorError::UnknownLease(id) => RunnerError::UnknownLease(id),
+                    other => other.into(),
+                })
+            }
+        }
+    }
+
+    /// The runner of a lease acquired earlier (a later tick).
+    pub async fn attach(&self, lease_id: &str) -> Result<Runner<'a, P>, RunnerError> {
+        let lease = self.coordinator.get(lease_id).await?.ok_or_else(|| RunnerError::UnknownLease(lease_id.to_owned()))?;
+        if lease.is_expired(self.clock.now_ms()) {
+            return Err(RunnerError::UnknownLease(lease_id.to_owned()));
+        }
+        Runner::new(self.provider, lease, self.config.max_output_bytes)
+    }
+
+    /// Stops the sandbox and frees the quota. Releasing an unknown or
+    /// already released lease returns `Ok(false)`. When the provider stop
+    /// fails the lease stays held, so a retry or the sweep can stop it.
+    pub async fn release(&self, lease_id: &str) -> Result<bool, RunnerError> {
+        let Some(lease) = self.coordinator.get(lease_id).await? else {
+            return Ok(false);
+        };
+        if let Some(external_id) = &lease.external_id {
+            self.provider.stop(external_id).await?;
+        }
+        Ok(self.coordinator.release(lease_id).await?.is_some())
+    }
+
+    /// Stops every lease past its ceiling (cron on Cloudflare, the chosen
+    /// trigger on Spin).
+    pub async fn sweep(&self) -> Result<SweepReport, RunnerError> {
+        let mut report = SweepReport::default();
+        for lease in self.coordinator.expired(self.clock.now_ms()).await? {
+            match self.release(&lease.id).await {
+                Ok(_) => report.stopped.push(lease.id),
+                Err(error) => report.failed.push((lease.id, error.to_string())),
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn check_request(request: &SandboxRequest, lease_id: &str) -> Result<(), RunnerError> {
+    let invalid = |field, reason: &str| Err(RunnerError::InvalidRequest { field, reason: reason.to_owned() });
+    if lease_id.is_empty() {
+        return invalid("leaseId", "must not be empty");
+    }
+    if request.task_id.is_empty() {
+        return invalid("taskId", "must not be empty");
+    }
+    if !is_repository_name(&request.repository) {
+        return invalid("repository", "must be `owner/name`");
+    }
+    if request.git_ref.is_empty() || request.git_ref.starts_with('-') || request.git_ref.contains(['\0', ' ', '\n']) {
+        return invalid("gitRef", "must be a branch, tag or commit name");
+    }
+    Ok(())
+}
+
+/// `owner/name` with GitHub's characters only.
+pub fn is_repository_name(repository: &str) -> bool {
+    let mut parts = repository.split('/');
+    let ok = |p: Option<&str>| {
+        p.is_some_and(|p| {
+            !p.is_empty() && p != "." && p != ".." && !p.starts_with('-')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+    };
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}

@@ -1,0 +1,150 @@
+//! Cloudflare Sandbox through the sandbox bridge Worker's HTTP API
+//! (`/v1/sandbox`, `/exec` as Server-Sent Events, `/file/*`).
+
+use agent_zero_contracts::NetworkPolicy;
+use agent_zero_ports::HttpClient;
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::http::{Call, encode, encode_path, exec_deadline};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, clone_checkout};
+use crate::request::{ProviderKind, SandboxRequest};
+
+const NAME: &str = "cloudflare";
+const ROOT: &str = "/workspace/repo";
+
+/// A deployed sandbox bridge (`SANDBOX_API_KEY`).
+pub struct CloudflareSandbox<C> {
+    client: C,
+    base_url: String,
+    api_key: Secret,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    id: String,
+}
+
+impl<C: HttpClient> CloudflareSandbox<C> {
+    /// An adapter for the bridge at `base_url`.
+    pub fn new(client: C, base_url: impl Into<String>, api_key: Secret) -> Self {
+        Self { client, base_url: base_url.into().trim_end_matches('/').to_owned(), api_key }
+    }
+
+    async fn send(&self, operation: &'static str, method: http::Method, path: &str, body: Vec<u8>, timeout_ms: u64, what: &str)
+    -> Result<Vec<u8>, ProviderError> {
+        let call = Call { provider: NAME, operation, secret: &self.api_key };
+        let builder = call
+            .request(method, &format!("{}{path}", self.base_url))
+            .header("authorization", format!("Bearer {}", self.api_key.expose()))
+            .header("content-type", "application/json");
+        Ok(call.send(&self.client, builder, body, timeout_ms, what).await?.1)
+    }
+
+    fn call(&self, operation: &'static str) -> Call<'_> {
+        Call { provider: NAME, operation, secret: &self.api_key }
+    }
+}
+
+/// Folds the bridge's exec event stream (`stdout`/`stderr` base64 chunks,
+/// then `exit` with `exit_code`, or `error`).
+fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut exit = None;
+    for block in body.replace("\r\n", "\n").split("\n\n") {
+        let mut event = "message";
+        let mut data = String::new();
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("event:") {
+                event = v.trim();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.trim_start());
+            }
+        }
+        match event {
+            "stdout" | "stderr" => {
+                let sink = if event == "stdout" { &mut stdout } else { &mut stderr };
+                sink.extend(b64.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
+            }
+            "exit" => {
+                let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
+                exit = Some(value["exit_code"].as_i64().or_else(|| value["exitCode"].as_i64()).unwrap_or(-1) as i32);
+            }
+            "error" => return Err(call.protocol(format!("exec error event: {}", data.chars().take(300).collect::<String>()))),
+            _ => {}
+        }
+    }
+    let exit_code = exit.ok_or_else(|| call.protocol("stream ended without an exit event".into()))?;
+    Ok(ExecOutput {
+        exit_code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        ..ExecOutput::default()
+    })
+}
+
+impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Cloudflare
+    }
+
+    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+        if request.network == NetworkPolicy::None {
+            // The bridge has no per-sandbox egress switch: a `none` lease
+            // cannot be honoured, so it is refused rather than widened.
+            return Err(ProviderError::Refused {
+                provider: NAME,
+                operation: "create sandbox",
+                reason: "network policy `none` is not enforceable through the bridge".into(),
+            });
+        }
+        let bytes = self.send("create sandbox", http::Method::POST, "/v1/sandbox", b"{}".to_vec(), 60_000, &request.repository).await?;
+        let created: Created = self.call("create sandbox").json(&bytes)?;
+        if let Err(error) = clone_checkout(self, &created.id, ROOT, &request.repository, &request.git_ref).await {
+            let _ = self.stop(&created.id).await;
+            return Err(error);
+        }
+        Ok(Provisioned { external_id: created.id, root: ROOT.into(), isolated: true })
+    }
+
+    async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
+        let mut body = json!({ "argv": exec.argv, "timeout_ms": exec.timeout_ms, "env": exec.env });
+        let cwd = sandbox.path(&exec.cwd);
+        if !cwd.is_empty() {
+            body["cwd"] = json!(cwd);
+        }
+        let path = format!("/v1/sandbox/{}/exec", encode(&sandbox.external_id));
+        let bytes = self.send("run", http::Method::POST, &path, body.to_string().into_bytes(), exec_deadline(exec.timeout_ms), &sandbox.external_id).await?;
+        fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"))
+    }
+
+    async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
+        let full = sandbox.path(path);
+        let url = format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
+        self.send("read file", http::Method::GET, &url, Vec::new(), 60_000, path).await
+    }
+
+    async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
+        let full = sandbox.path(path);
+        let url = format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
+        self.send("write file", http::Method::PUT, &url, content.to_vec(), 60_000, path).await?;
+        Ok(())
+    }
+
+    async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
+        let url = format!("/v1/sandbox/{}", encode(external_id));
+        match self.send("destroy sandbox", http::Method::DELETE, &url, Vec::new(), 60_000, external_id).await {
+            Ok(_) | Err(ProviderError::NotFound { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+}
+
+impl<C> std::fmt::Debug for CloudflareSandbox<C> {
+    /// Shows no client state and no credential (envd tokens, keys, headers).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudflareSandbox").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,286 @@
+//! E2B: platform API (`api.e2b.app`) to create/kill sandboxes, envd in the
+//! sandbox for processes (Connect `process.Process/Start`) and files.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use agent_zero_contracts::NetworkPolicy;
+use agent_zero_ports::{HttpClient, HttpError};
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::http::{Call, encode, exec_deadline, multipart_file};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, clone_checkout};
+use crate::request::{ProviderKind, SandboxRequest};
+
+const NAME: &str = "e2b";
+const ENVD_PORT: u16 = 49983;
+const ROOT: &str = "/home/user/repo";
+
+/// E2B sandboxes (`E2B_API_KEY`).
+pub struct E2b<C> {
+    client: C,
+    api_key: Secret,
+    template: String,
+    api_url: String,
+    domain: String,
+    /// Egress allowed under `restricted` (domains or CIDRs).
+    restricted_allow: Vec<String>,
+    /// envd access tokens of sandboxes this adapter created or looked up.
+    envd_tokens: RefCell<BTreeMap<String, Secret>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SandboxInfo {
+    #[serde(rename = "sandboxID")]
+    sandbox_id: String,
+    #[serde(default)]
+    envd_access_token: Option<String>,
+}
+
+impl<C: HttpClient> E2b<C> {
+    /// An adapter using `template` (e.g. `base`).
+    pub fn new(client: C, api_key: Secret, template: impl Into<String>) -> Self {
+        Self {
+            client,
+            api_key,
+            template: template.into(),
+            api_url: "https://api.e2b.app".into(),
+            domain: "e2b.app".into(),
+            restricted_allow: vec!["github.com".into()],
+            envd_tokens: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Overrides the API base URL and sandbox domain (self-hosted, tests).
+    #[must_use]
+    pub fn with_endpoints(mut self, api_url: impl Into<String>, domain: impl Into<String>) -> Self {
+        self.api_url = api_url.into();
+        self.domain = domain.into();
+        self
+    }
+
+    fn call(&self, operation: &'static str) -> Call<'_> {
+        Call { provider: NAME, operation, secret: &self.api_key }
+    }
+
+    fn envd_url(&self, id: &str, path: &str) -> String {
+        format!("https://{ENVD_PORT}-{id}.{}{path}", self.domain)
+    }
+
+    async fn envd_token(&self, id: &str) -> Result<Option<Secret>, ProviderError> {
+        if let Some(token) = self.envd_tokens.borrow().get(id) {
+            return Ok(Some(token.clone()));
+        }
+        let call = self.call("connect");
+        let builder = call.request(http::Method::GET, &format!("{}/sandboxes/{}", self.api_url, encode(id))).header("x-api-key", self.api_key.expose());
+        let (_, body) = call.send(&self.client, builder, Vec::new(), 30_000, id).await?;
+        let info: SandboxInfo = call.json(&body)?;
+        let token = info.envd_access_token.map(Secret::new);
+        if let Some(token) = &token {
+            self.envd_tokens.borrow_mut().insert(id.to_owned(), token.clone());
+        }
+        Ok(token)
+    }
+}
+
+/// A Connect streaming envelope: flags byte, big-endian length, message.
+fn envelope(message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(message.len() + 5);
+    out.push(0);
+    out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    out
+}
+
+/// Folds the `process.Process/Start` response stream into one output.
+fn fold_process_stream(body: &[u8], call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut out = ExecOutput { exit_code: -1, ..ExecOutput::default() };
+    let mut ended = false;
+    let mut rest = body;
+    while rest.len() >= 5 {
+        let flags = rest[0];
+        let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        let Some(message) = rest.get(5..5 + len) else { return Err(call.protocol("truncated envelope".into())) };
+        rest = &rest[5 + len..];
+        let value: serde_json::Value = serde_json::from_slice(message).map_err(|e| call.protocol(e.to_string()))?;
+        if flags & 0x02 != 0 {
+            // End of stream: `{}` or `{"error": {"code", "message"}}`.
+            if let Some(error) = value.get("error") {
+                if error.get("code").and_then(|c| c.as_str()) == Some("deadline_exceeded") {
+                    out.timed_out = true;
+                } else if !ended {
+                    return Err(call.protocol(format!("stream error: {error}")));
+                }
+            }
+            continue;
+        }
+        let event = &value["event"];
+        if let Some(data) = event.get("data") {
+            for (key, sink) in [("stdout", &mut stdout), ("stderr", &mut stderr)] {
+                if let Some(chunk) = data.get(key).and_then(|v| v.as_str()) {
+                    sink.extend(b64.decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
+                }
+            }
+        } else if let Some(end) = event.get("end") {
+            ended = true;
+            // proto3 JSON omits a zero exit code.
+            out.exit_code = end.get("exitCode").and_then(serde_json::Value::as_i64).unwrap_or(0) as i32;
+            if end.get("exited").and_then(serde_json::Value::as_bool) == Some(false) {
+                out.exit_code = -1;
+            }
+        }
+    }
+    if !rest.is_empty() {
+        return Err(call.protocol("truncated envelope".into()));
+    }
+    if !ended && !out.timed_out {
+        return Err(call.protocol("stream ended without an end event".into()));
+    }
+    out.stdout = String::from_utf8_lossy(&stdout).into_owned();
+    out.stderr = String::from_utf8_lossy(&stderr).into_owned();
+    Ok(out)
+}
+
+impl<C: HttpClient> SandboxProvider for E2b<C> {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::E2b
+    }
+
+    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+        let mut body = json!({
+            "templateID": self.template,
+            "timeout": request.lease_ms.div_ceil(1000),
+            "secure": true,
+            "allow_internet_access": request.network != NetworkPolicy::None,
+            "metadata": { "agentZeroTask": request.task_id },
+        });
+        if request.network == NetworkPolicy::Restricted {
+            body["network"] = json!({ "denyOut": ["0.0.0.0/0"], "allowOut": self.restricted_allow });
+        }
+        let call = self.call("create sandbox");
+        let builder = call
+            .request(http::Method::POST, &format!("{}/sandboxes", self.api_url))
+            .header("x-api-key", self.api_key.expose())
+            .header("content-type", "application/json");
+        let (_, bytes) = call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &self.template).await?;
+        let info: SandboxInfo = call.json(&bytes)?;
+        if let Some(token) = info.envd_access_token {
+            self.envd_tokens.borrow_mut().insert(info.sandbox_id.clone(), Secret::new(token));
+        }
+        if let Err(error) = clone_checkout(self, &info.sandbox_id, ROOT, &request.repository, &request.git_ref).await {
+            let _ = self.stop(&info.sandbox_id).await;
+            return Err(error);
+        }
+        Ok(Provisioned { external_id: info.sandbox_id, root: ROOT.into(), isolated: true })
+    }
+
+    async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
+        let call = self.call("run");
+        let mut process = json!({ "cmd": exec.argv[0], "args": exec.argv[1..], "envs": exec.env });
+        let cwd = sandbox.path(&exec.cwd);
+        if !cwd.is_empty() {
+            process["cwd"] = json!(cwd);
+        }
+        let message = json!({ "process": process }).to_string();
+        let mut builder = call
+            .request(http::Method::POST, &self.envd_url(&sandbox.external_id, "/process.Process/Start"))
+            .header("connect-protocol-version", "1")
+            .header("content-type", "application/connect+json")
+            .header("connect-timeout-ms", exec.timeout_ms.to_string());
+        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+            builder = builder.header("x-access-token", token.expose());
+        }
+        let deadline = exec_deadline(exec.timeout_ms);
+        match call.send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id).await {
+            Ok((_, body)) => fold_process_stream(&body, &call),
+            Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
+                Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
+        let call = self.call("read file");
+        let url = self.envd_url(&sandbox.external_id, &format!("/files?path={}", encode(&sandbox.path(path))));
+        let mut builder = call.request(http::Method::GET, &url);
+        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+            builder = builder.header("x-access-token", token.expose());
+        }
+        Ok(call.send(&self.client, builder, Vec::new(), 60_000, path).await?.1)
+    }
+
+    async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
+        let call = self.call("write file");
+        let boundary = "agent-zero-e2b-boundary-7f3a";
+        let url = self.envd_url(&sandbox.external_id, &format!("/files?path={}", encode(&sandbox.path(path))));
+        let mut builder = call
+            .request(http::Method::POST, &url)
+            .header("content-type", format!("multipart/form-data; boundary={boundary}"));
+        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+            builder = builder.header("x-access-token", token.expose());
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        call.send(&self.client, builder, multipart_file(boundary, name, content), 60_000, path).await?;
+        Ok(())
+    }
+
+    async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
+        let call = self.call("kill sandbox");
+        let builder = call
+            .request(http::Method::DELETE, &format!("{}/sandboxes/{}", self.api_url, encode(external_id)))
+            .header("x-api-key", self.api_key.expose());
+        match call.send(&self.client, builder, Vec::new(), 30_000, external_id).await {
+            Ok(_) | Err(ProviderError::NotFound { .. }) => {
+                self.envd_tokens.borrow_mut().remove(external_id);
+                Ok(())
+            }
+            Err(other) => Err(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Secret;
+
+    fn frame(flags: u8, message: &str) -> Vec<u8> {
+        let mut out = envelope(message.as_bytes());
+        out[0] = flags;
+        out
+    }
+
+    #[test]
+    fn folds_a_real_start_stream() {
+        let secret = Secret::new("k");
+        let call = Call { provider: NAME, operation: "run", secret: &secret };
+        let mut body = frame(0, r#"{"event":{"start":{"pid":42}}}"#);
+        body.extend(frame(0, r#"{"event":{"data":{"stdout":"aGVsbG8K"}}}"#));
+        body.extend(frame(0, r#"{"event":{"data":{"stderr":"b29wcwo="}}}"#));
+        body.extend(frame(0, r#"{"event":{"keepalive":{}}}"#));
+        body.extend(frame(0, r#"{"event":{"end":{"exitCode":2,"exited":true,"status":"exit status 2"}}}"#));
+        body.extend(frame(2, "{}"));
+        let out = fold_process_stream(&body, &call).unwrap();
+        assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (2, "hello\n", "oops\n"));
+        // proto3 JSON omits a zero exit code.
+        let ok = [frame(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), frame(2, "{}")].concat();
+        assert_eq!(fold_process_stream(&ok, &call).unwrap().exit_code, 0);
+        let deadline = frame(2, r#"{"error":{"code":"deadline_exceeded","message":"timeout"}}"#);
+        assert!(fold_process_stream(&deadline, &call).unwrap().timed_out);
+        assert!(fold_process_stream(&frame(2, r#"{"error":{"code":"unavailable","message":"x"}}"#), &call).is_err());
+        assert!(fold_process_stream(&body[..body.len() - 3], &call).is_err());
+    }
+}
+
+impl<C> std::fmt::Debug for E2b<C> {
+    /// Shows no client state and no credential (envd tokens, keys, headers).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("E2b").finish_non_exhaustive()
+    }
+}

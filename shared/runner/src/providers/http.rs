@@ -1,0 +1,131 @@
+//! Shared request/response plumbing for the adapters.
+
+use agent_zero_ports::{HttpClient, RequestTimeout};
+use serde::de::DeserializeOwned;
+
+use crate::provider::{ProviderError, Secret};
+
+/// One outbound call: builds the request, sends it, maps failures to
+/// scrubbed [`ProviderError`]s.
+pub(crate) struct Call<'a> {
+    pub provider: &'static str,
+    pub operation: &'static str,
+    pub secret: &'a Secret,
+}
+
+impl Call<'_> {
+    pub(crate) fn request(&self, method: http::Method, url: &str) -> http::request::Builder {
+        http::Request::builder().method(method).uri(url)
+    }
+
+    /// Sends and returns status + body; non-2xx becomes an error (404 as `NotFound`).
+    pub(crate) async fn send<C: HttpClient>(
+        &self,
+        client: &C,
+        builder: http::request::Builder,
+        body: Vec<u8>,
+        timeout_ms: u64,
+        what: &str,
+    ) -> Result<(u16, Vec<u8>), ProviderError> {
+        let mut request = builder.body(body).map_err(|e| self.protocol(format!("cannot build request: {e}")))?;
+        request.extensions_mut().insert(RequestTimeout(timeout_ms));
+        let response = client.send(request).await.map_err(|source| ProviderError::Http {
+            provider: self.provider,
+            operation: self.operation,
+            source: scrub_http(self.secret, source),
+        })?;
+        let status = response.status().as_u16();
+        let body = response.into_body();
+        if status == 404 {
+            return Err(ProviderError::NotFound { provider: self.provider, operation: self.operation, what: what.to_owned() });
+        }
+        if !(200..300).contains(&status) {
+            let text = String::from_utf8_lossy(&body);
+            let message = self.secret.scrub(&text.chars().take(500).collect::<String>());
+            return Err(ProviderError::Status { provider: self.provider, operation: self.operation, status, message });
+        }
+        Ok((status, body))
+    }
+
+    pub(crate) fn json<T: DeserializeOwned>(&self, body: &[u8]) -> Result<T, ProviderError> {
+        serde_json::from_slice(body).map_err(|e| self.protocol(e.to_string()))
+    }
+
+    pub(crate) fn protocol(&self, reason: String) -> ProviderError {
+        ProviderError::Protocol { provider: self.provider, operation: self.operation, reason: self.secret.scrub(&reason) }
+    }
+}
+
+fn scrub_http(secret: &Secret, error: agent_zero_ports::HttpError) -> agent_zero_ports::HttpError {
+    use agent_zero_ports::HttpError as E;
+    match error {
+        E::NotAllowed(s) => E::NotAllowed(secret.scrub(&s)),
+        E::Transport(s) => E::Transport(secret.scrub(&s)),
+        other => other,
+    }
+}
+
+/// Percent-encodes a query or path component (RFC 3986 unreserved kept).
+pub(crate) fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Percent-encodes a path, keeping its `/` separators.
+pub(crate) fn encode_path(path: &str) -> String {
+    path.split('/').map(encode).collect::<Vec<_>>().join("/")
+}
+
+/// POSIX single-quoting of an argv, for providers whose exec endpoint takes
+/// one command string (Daytona): each argument becomes one literal word, so
+/// no shell syntax in an argument is ever interpreted.
+pub fn shell_quote(argv: &[String]) -> String {
+    argv.iter()
+        .map(|arg| {
+            if !arg.is_empty() && arg.bytes().all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./-_".contains(&b)) {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A multipart/form-data body with one file field named `file`.
+pub(crate) fn multipart_file(boundary: &str, filename: &str, content: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(content.len() + 256);
+    body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+    body.extend_from_slice(
+        format!("Content-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\n", filename.replace('"', "_")).as_bytes(),
+    );
+    body.extend_from_slice(b"Content-Type: application/octet-stream\r\n\r\n");
+    body.extend_from_slice(content);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    body
+}
+
+/// Milliseconds of HTTP deadline for a command running `timeout_ms`.
+pub(crate) fn exec_deadline(timeout_ms: u64) -> u64 {
+    timeout_ms.saturating_add(30_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_each_argument_one_literal_word() {
+        let argv: Vec<String> = ["git", "commit", "-m", "it's $(rm -rf /) ; x", ""].map(String::from).into();
+        assert_eq!(shell_quote(&argv), r#"git commit -m 'it'\''s $(rm -rf /) ; x' ''"#);
+        assert_eq!(encode("a b/c"), "a%20b%2Fc");
+        assert_eq!(encode_path("src/a b.rs"), "src/a%20b.rs");
+    }
+}

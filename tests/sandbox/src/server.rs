@@ -1,0 +1,347 @@
+//! Routes of the `custom` protocol over `tiny_http`, one thread per request.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_zero_contracts::is_repository_relative_path;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+
+pub(crate) struct Config {
+    pub token: String,
+    pub repos: Option<PathBuf>,
+}
+
+struct LeaseState {
+    dir: tempfile::TempDir,
+    writable: bool,
+}
+
+impl LeaseState {
+    fn checkout(&self) -> PathBuf {
+        self.dir.path().join("checkout")
+    }
+}
+
+struct State {
+    config: Config,
+    leases: Mutex<HashMap<String, Arc<LeaseState>>>,
+    next: AtomicU64,
+}
+
+type Reply = (u16, Value);
+
+fn error(status: u16, code: &str, message: impl Into<String>, field: Option<&str>) -> Reply {
+    let mut body = json!({ "error": { "code": code, "message": message.into() } });
+    if let Some(field) = field {
+        body["error"]["field"] = json!(field);
+    }
+    (status, body)
+}
+
+pub(crate) fn serve(server: tiny_http::Server, config: Config) {
+    let state = Arc::new(State { config, leases: Mutex::new(HashMap::new()), next: AtomicU64::new(1) });
+    for request in server.incoming_requests() {
+        let state = Arc::clone(&state);
+        std::thread::spawn(move || handle(&state, request));
+    }
+}
+
+fn handle(state: &State, mut request: tiny_http::Request) {
+    let authorized = request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("authorization"))
+        .and_then(|h| h.value.as_str().strip_prefix("Bearer "))
+        .is_some_and(|given| bool::from(given.as_bytes().ct_eq(state.config.token.as_bytes())));
+    let (status, body) = if authorized {
+        let mut raw = Vec::new();
+        let _ = request.as_reader().take(64 * 1024 * 1024).read_to_end(&mut raw);
+        route(state, request.method().as_str(), request.url(), &raw)
+    } else {
+        error(401, "unauthorized", "missing or wrong bearer token", None)
+    };
+    let response = if status == 204 {
+        tiny_http::Response::from_data(Vec::new()).with_status_code(204)
+    } else {
+        tiny_http::Response::from_data(body.to_string().into_bytes())
+            .with_status_code(status)
+            .with_header(tiny_http::Header::from_bytes("content-type", "application/json").expect("static header"))
+    };
+    let _ = request.respond(response);
+}
+
+fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
+    let path = url.split('?').next().unwrap_or(url);
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match (method, segments.as_slice()) {
+        ("POST", ["v1", "leases"]) => create(state, body),
+        ("DELETE", ["v1", "leases", id]) => {
+            // Release is idempotent: an unknown lease is already released.
+            let removed = state.leases.lock().expect("lease map").remove(*id);
+            drop(removed); // the TempDir is deleted here
+            (204, Value::Null)
+        }
+        (_, ["v1", "leases", id, action]) => {
+            let Some(lease) = state.leases.lock().expect("lease map").get(*id).cloned() else {
+                return error(404, "unknown-lease", format!("lease `{id}` is not held"), None);
+            };
+            match (method, *action) {
+                ("POST", "run") => run(&lease, body),
+                ("POST", "read") => read(&lease, body),
+                ("POST", "write") => write(&lease, body),
+                ("GET", "files") => files(&lease),
+                ("GET", "diff") => diff(&lease),
+                _ => error(404, "not-found", format!("no route {method} {path}"), None),
+            }
+        }
+        _ => error(404, "not-found", format!("no route {method} {path}"), None),
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Reply> {
+    serde_json::from_slice(body).map_err(|e| error(400, "invalid-json", e.to_string(), None))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateLease {
+    repository: String,
+    #[serde(rename = "ref")]
+    git_ref: String,
+    writable: bool,
+    network: String,
+    lease_ms: u64,
+}
+
+fn valid_repository(repository: &str) -> bool {
+    let parts: Vec<&str> = repository.split('/').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty() && *p != "." && *p != ".." && !p.starts_with('-')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, Reply> {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| error(500, "git-unavailable", e.to_string(), None))
+}
+
+fn create(state: &State, body: &[u8]) -> Reply {
+    let request: CreateLease = match parse(body) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    if !valid_repository(&request.repository) {
+        return error(400, "invalid-repository", "repository must be `owner/name`", Some("repository"));
+    }
+    if request.git_ref.is_empty() || request.git_ref.starts_with('-') {
+        return error(400, "invalid-ref", "ref must be a branch, tag or commit", Some("ref"));
+    }
+    if !matches!(request.network.as_str(), "none" | "restricted" | "full") {
+        return error(400, "invalid-network", "network must be none, restricted or full", Some("network"));
+    }
+    if request.lease_ms == 0 {
+        return error(400, "invalid-lease", "leaseMs must be positive", Some("leaseMs"));
+    }
+    let source = match &state.config.repos {
+        Some(root) => {
+            let local = root.join(&request.repository);
+            if !local.is_dir() {
+                return error(404, "unknown-repository", format!("`{}` is not under --repos", request.repository), Some("repository"));
+            }
+            local.to_string_lossy().into_owned()
+        }
+        None => format!("https://github.com/{}.git", request.repository),
+    };
+    let dir = match tempfile::Builder::new().prefix("agent-zero-lease-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return error(500, "tempdir", e.to_string(), None),
+    };
+    let checkout = dir.path().join("checkout");
+    let clone = match git(dir.path(), &["clone", "--quiet", "--no-checkout", "--", &source, "checkout"]) {
+        Ok(out) => out,
+        Err(reply) => return reply,
+    };
+    if !clone.status.success() {
+        return error(502, "clone-failed", String::from_utf8_lossy(&clone.stderr).trim().to_owned(), Some("repository"));
+    }
+    let co = match git(&checkout, &["checkout", "--quiet", "--detach", &request.git_ref, "--"]) {
+        Ok(out) => out,
+        Err(reply) => return reply,
+    };
+    if !co.status.success() {
+        return error(422, "unknown-ref", String::from_utf8_lossy(&co.stderr).trim().to_owned(), Some("ref"));
+    }
+    let commit = git(&checkout, &["rev-parse", "HEAD"]).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    let id = format!("lease-{}-{}", state.next.fetch_add(1, Ordering::Relaxed), std::process::id());
+    state.leases.lock().expect("lease map").insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable }));
+    (201, json!({
+        "leaseId": id,
+        "isolated": false,
+        "checkout": { "ref": request.git_ref, "commit": commit },
+        "writable": request.writable,
+        "network": request.network,
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    argv: Vec<String>,
+    #[serde(default)]
+    cwd: String,
+    timeout_ms: u64,
+    max_output_bytes: u64,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// Resolves a checkout-relative path and proves it stays inside (symlinks included).
+fn inside(lease: &LeaseState, relative: &str, field: &str) -> Result<PathBuf, Reply> {
+    let root = lease.checkout().canonicalize().map_err(|e| error(500, "checkout", e.to_string(), None))?;
+    if relative.is_empty() || relative == "." {
+        return Ok(root);
+    }
+    if !is_repository_relative_path(relative) {
+        return Err(error(400, "path-outside-checkout", format!("`{relative}` is not inside the checkout"), Some(field)));
+    }
+    let target = root.join(relative);
+    let mut probe = target.clone();
+    while !probe.exists() {
+        match probe.parent() {
+            Some(parent) => probe = parent.to_path_buf(),
+            None => break,
+        }
+    }
+    let resolved = probe.canonicalize().map_err(|e| error(400, "path", e.to_string(), Some(field)))?;
+    if !resolved.starts_with(&root) {
+        return Err(error(400, "path-outside-checkout", format!("`{relative}` resolves outside the checkout"), Some(field)));
+    }
+    Ok(target)
+}
+
+fn run(lease: &LeaseState, body: &[u8]) -> Reply {
+    let request: Run = match parse(body) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    if request.argv.is_empty() || request.argv[0].is_empty() {
+        return error(400, "invalid-argv", "argv must be a non-empty array with a program", Some("argv"));
+    }
+    if request.argv.iter().any(|a| a.contains('\0')) {
+        return error(400, "invalid-argv", "argv must not contain NUL", Some("argv"));
+    }
+    if request.timeout_ms == 0 {
+        return error(400, "invalid-timeout", "timeoutMs must be positive", Some("timeoutMs"));
+    }
+    if let Some(name) = request.env.keys().find(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
+        return error(400, "invalid-env", format!("`{name}` is not an environment name"), Some("env"));
+    }
+    let cwd = match inside(lease, &request.cwd, "cwd") {
+        Ok(cwd) => cwd,
+        Err(reply) => return reply,
+    };
+    let max = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
+    match crate::exec::run(&request.argv, &cwd, Duration::from_millis(request.timeout_ms), max, &request.env) {
+        Ok(o) => (200, json!({
+            "exitCode": o.exit_code, "stdout": o.stdout, "stderr": o.stderr, "durationMs": o.duration_ms,
+            "truncatedBytes": o.truncated_bytes, "timedOut": o.timed_out,
+        })),
+        // A program that does not exist is a failed command, reported like one.
+        Err(e) => (200, json!({
+            "exitCode": 127, "stdout": "", "stderr": format!("cannot run `{}`: {e}", request.argv[0]),
+            "durationMs": 0, "truncatedBytes": 0, "timedOut": false,
+        })),
+    }
+}
+
+#[derive(Deserialize)]
+struct FileRequest {
+    path: String,
+    #[serde(default)]
+    content: Option<String>,
+}
+
+fn read(lease: &LeaseState, body: &[u8]) -> Reply {
+    let request: FileRequest = match parse(body) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    let target = match inside(lease, &request.path, "path") {
+        Ok(t) => t,
+        Err(reply) => return reply,
+    };
+    match std::fs::read(&target) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(content) => (200, json!({ "path": request.path, "content": content })),
+            Err(_) => error(422, "not-utf8", format!("`{}` is not UTF-8 text", request.path), Some("path")),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => error(404, "file-not-found", format!("`{}` does not exist", request.path), Some("path")),
+        Err(e) => error(500, "read-failed", e.to_string(), Some("path")),
+    }
+}
+
+fn write(lease: &LeaseState, body: &[u8]) -> Reply {
+    if !lease.writable {
+        return error(403, "read-only", "this lease is read-only", None);
+    }
+    let request: FileRequest = match parse(body) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    let Some(content) = request.content else { return error(400, "missing-content", "content is required", Some("content")) };
+    let target = match inside(lease, &request.path, "path") {
+        Ok(t) => t,
+        Err(reply) => return reply,
+    };
+    if let Some(parent) = target.parent()
+        && let Err(e) = std::fs::create_dir_all(parent)
+    {
+        return error(500, "write-failed", e.to_string(), Some("path"));
+    }
+    // Re-check after creating directories, then refuse to follow a final symlink.
+    if let Err(reply) = inside(lease, &request.path, "path") {
+        return reply;
+    }
+    if target.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return error(400, "path-outside-checkout", "refusing to write through a symbolic link", Some("path"));
+    }
+    match std::fs::write(&target, content.as_bytes()) {
+        Ok(()) => (200, json!({ "path": request.path, "bytes": content.len() })),
+        Err(e) => error(500, "write-failed", e.to_string(), Some("path")),
+    }
+}
+
+fn files(lease: &LeaseState) -> Reply {
+    match git(&lease.checkout(), &["ls-files", "-z", "--cached", "--others", "--exclude-standard"]) {
+        Ok(out) if out.status.success() => {
+            let files: Vec<String> = String::from_utf8_lossy(&out.stdout).split('\0').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+            (200, json!({ "files": files }))
+        }
+        Ok(out) => error(500, "git-failed", String::from_utf8_lossy(&out.stderr).into_owned(), None),
+        Err(reply) => reply,
+    }
+}
+
+fn diff(lease: &LeaseState) -> Reply {
+    let checkout = lease.checkout();
+    // New files show up in the diff without being staged for real.
+    let _ = git(&checkout, &["add", "--intent-to-add", "--all"]);
+    match git(&checkout, &["diff", "--no-ext-diff", "--no-color"]) {
+        Ok(out) if out.status.success() => (200, json!({ "diff": String::from_utf8_lossy(&out.stdout) })),
+        Ok(out) => error(500, "git-failed", String::from_utf8_lossy(&out.stderr).into_owned(), None),
+        Err(reply) => reply,
+    }
+}
