@@ -1,0 +1,87 @@
+//! The terminal result and its evidence, built from the resident model
+//! alone (so the same log always concludes the same way).
+
+use agent_zero_contracts::{
+    Coverage, EvidenceBundle, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict,
+    is_verified,
+};
+
+use crate::fact::WriteOutcome;
+use crate::resident::Resident;
+
+/// Builds the [`TaskResult`] and [`EvidenceBundle`] of a resident whose
+/// state is `state`. `verified` comes from [`is_verified`] and nowhere else.
+pub fn conclude(resident: &Resident, state: TerminalState, summary: &str) -> (TaskResult, EvidenceBundle) {
+    let stimulus = resident.stimulus();
+    let verdict = resident.finding.as_ref().map_or(Verdict::Inconclusive, |f| f.verdict);
+    let verified = is_verified(state, &resident.changed_files, &resident.check_results);
+    let decision = resident.decision.as_ref();
+    let plan = decision.map(|d| d.plan.clone()).unwrap_or_default();
+    let acceptance_criteria = decision.map(|d| d.acceptance_criteria.clone()).unwrap_or_default();
+    let runner = resident.runner.clone().unwrap_or_else(RunnerDescription::none);
+    let summary = match &stimulus.source {
+        Some(source) => format!("{summary} ({source})"),
+        None => summary.to_owned(),
+    };
+    let result = TaskResult {
+        id: stimulus.task_id.clone(),
+        state,
+        verdict,
+        verified,
+        finding: resident.finding.clone(),
+        plan: plan.clone(),
+        acceptance_criteria: acceptance_criteria.clone(),
+        checks: resident.check_results.clone(),
+        changed_files: resident.changed_files.clone(),
+        attempts: resident.attempts(),
+        events: resident.events.clone(),
+        runner: runner.clone(),
+        usage: resident.usage.clone(),
+        summary: summary.clone(),
+    };
+    let refusal = match &resident.write {
+        Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.clone()),
+        _ => None,
+    };
+    let evidence = EvidenceBundle {
+        task_id: stimulus.task_id.clone(),
+        repository: stimulus.repository.clone(),
+        state,
+        verdict,
+        verified,
+        mode: stimulus.mode,
+        trigger: stimulus.trigger,
+        source: stimulus.source.clone(),
+        issue: stimulus.input.issue.clone(),
+        pull_request: stimulus.input.pull_request.clone(),
+        runner,
+        finding: resident.finding.clone(),
+        plan,
+        acceptance_criteria,
+        changed_files: resident.changed_files.clone(),
+        checks: resident.check_results.clone(),
+        attempts: resident.attempts(),
+        transitions: resident.events.clone(),
+        usage: resident.usage.clone(),
+        refusal: refusal.or_else(|| review_refusal(resident)),
+        coverage: Coverage { omitted: resident.omitted.clone() },
+        summary,
+    };
+    (result, evidence)
+}
+
+/// The review stop, recorded like a refusal so the report says why.
+fn review_refusal(resident: &Resident) -> Option<Refusal> {
+    if !resident.reviewed {
+        return None;
+    }
+    if !resident.out_of_scope.is_empty() {
+        let message = format!("the diff changes files outside the authorised change: {}", resident.out_of_scope.join(", "));
+        return Some(Refusal { code: "diff-out-of-scope".into(), message });
+    }
+    if resident.changed_files.is_empty() {
+        let message = "every check passed but the checkout is unchanged, so nothing was fixed".into();
+        return Some(Refusal { code: "no-change".into(), message });
+    }
+    None
+}

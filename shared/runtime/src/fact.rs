@@ -1,0 +1,175 @@
+//! What a task log holds: facts, grouped into one entry per committed tick.
+//!
+//! An entry is one KV value under a write-once key, so a tick's facts are
+//! committed together or not at all: nothing half-written can be folded.
+
+use agent_zero_agent::Policy;
+use agent_zero_contracts::{
+    AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, IssueRef, OmittedItem,
+    PullRequestRef, Refusal, RunMode, RunnerDescription, TaskResult, TaskState, Trigger, Usage,
+    UntrustedText,
+};
+use serde::{Deserialize, Serialize};
+
+/// One committed tick: the facts it observed, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// Position in the log; entry 0 is the stimulus.
+    pub seq: u64,
+    /// The tick's clock reading (milliseconds since the Unix epoch).
+    pub at_ms: u64,
+    pub facts: Vec<Fact>,
+}
+
+/// The stimulus that created a task: everything a run may use, fixed at
+/// creation so a replayed fold always sees the same input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stimulus {
+    pub task_id: String,
+    /// `owner/name`.
+    pub repository: String,
+    pub trigger: Trigger,
+    /// The effective mode (already restricted by policy and grants).
+    pub mode: RunMode,
+    /// Where the task came from (`github:<delivery>`, `api:<principal>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub input: TaskInput,
+    /// The repository policy as it was when the task was created.
+    pub policy: Policy,
+}
+
+/// The normalised, untrusted input of a task.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInput {
+    #[serde(default)]
+    pub feedback: Vec<FeedbackItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<IssueRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_body: Option<UntrustedText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestRef>,
+    /// Files the requester scoped the task to (widen the write scope).
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+/// A sandbox lease as recorded: its id and what the boundary allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    pub id: String,
+    pub runner: RunnerDescription,
+}
+
+/// Which lifecycle step asked the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelPurpose {
+    Understand,
+    Plan,
+}
+
+/// What one model call produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum ModelOutcome {
+    /// A decision that matched the schema.
+    Decided { decision: AgentDecision, usage: Usage },
+    /// An answer that broke the schema; the next call shows the model its
+    /// own violation.
+    Unusable { violation: String, usage: Usage },
+    /// No answer (transport, quota, refusal to serve).
+    Unavailable { reason: String },
+}
+
+/// The write authorisation outcome recorded at planning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum WriteOutcome {
+    /// Every link of the chain passed.
+    Allowed,
+    /// A link refused: the run reports without writing (ends `completed`).
+    Refused { refusal: Refusal },
+    /// A link requires a person (ends `needs-human`).
+    NeedsHuman { refusal: Refusal },
+}
+
+/// A person's answer to a `needs-human` task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalDecision {
+    Approve,
+    Reject,
+}
+
+/// The result of one publication attempt (a failed publication never
+/// fails the run: the evidence is already committed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum PublicationOutcome {
+    Published { reference: String },
+    Failed { reason: String },
+}
+
+/// One observed fact. The fold over these is the truth of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "fact", rename_all = "kebab-case")]
+#[allow(clippy::large_enum_variant)]
+pub enum Fact {
+    /// The stimulus; always alone in entry 0.
+    Created { stimulus: Box<Stimulus> },
+    /// A lifecycle move the machine allowed.
+    Transition {
+        from: TaskState,
+        to: TaskState,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+    },
+    /// A sandbox was leased.
+    Leased { lease: Lease },
+    /// The sandbox could not serve a step (counted; bounded retries).
+    SandboxError { operation: String, reason: String },
+    /// What discovery found: the file list, the checks to run, the diff
+    /// of a pull request under review, and what was left out.
+    Discovered {
+        files: Vec<String>,
+        checks: Vec<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+        #[serde(default)]
+        omitted: Vec<OmittedItem>,
+    },
+    /// One model call.
+    ModelCall { purpose: ModelPurpose, outcome: ModelOutcome },
+    /// The validated finding (verdict decided by repository evidence).
+    Finding { finding: Finding },
+    /// The write authorisation outcome.
+    WriteDecision { outcome: WriteOutcome },
+    /// Proposed files written into the sandbox checkout.
+    Applied { files: Vec<String> },
+    /// One batch of checks (one attempt's verification).
+    Checked { attempt: u32, results: Vec<CheckResult> },
+    /// The diff inspection at review.
+    Reviewed { changed_files: Vec<String>, out_of_scope: Vec<String> },
+    /// A person decided a `needs-human` task.
+    Approval {
+        principal: String,
+        decision: ApprovalDecision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+    },
+    /// The terminal result and its evidence.
+    Concluded { result: Box<TaskResult>, evidence: Box<EvidenceBundle> },
+    /// The sandbox lease was released.
+    Released,
+    /// One publication attempt.
+    Published { outcome: PublicationOutcome },
+    /// Why the run failed (always beside a transition to `failed`).
+    Failure { reason: String },
+}

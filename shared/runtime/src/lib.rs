@@ -1,0 +1,51 @@
+//! The tick engine of Agent Zero Edge: a task is an append-only log of
+//! facts in KV, and a tick is a fold of that log plus one bounded step.
+//!
+//! A tick **syncs** (folds the log from the checkpoint's cursor into the
+//! [`Resident`] model), **decides** ([`decide`]: the one step the state
+//! needs), **acts** (exactly one bounded call through a port: a model call,
+//! one sandbox batch, one publication), **commits** (one write-once KV
+//! entry holding the tick's facts; a present key means another delivery
+//! won and nothing is repeated), and **yields** ([`TickOutcome`]). A cold
+//! start is the same fold from entry 0: deleting `task/{id}/meta` loses
+//! nothing.
+//!
+//! I/O boundary: KV through [`agent_zero_ports::KeyValue`], and the narrow
+//! async ports of [`ports`] (model, sandbox, forge, queue) that the host
+//! adapts. Time comes in as `now_ms`; no clock, network or RNG of its own.
+//! The decisions (policy, lifecycle, validation, write authorisation) are
+//! `agent-zero-agent`'s.
+
+#![forbid(unsafe_code)]
+#![allow(async_fn_in_trait)]
+
+mod act;
+mod conclude;
+mod discover;
+mod fact;
+pub mod ports;
+mod render;
+mod resident;
+mod step;
+mod store;
+mod sweep;
+mod task;
+mod tick;
+
+pub use act::Ports;
+pub use conclude::conclude;
+pub use discover::default_checks;
+pub use fact::{
+    ApprovalDecision, Entry, Fact, Lease, ModelOutcome, ModelPurpose, PublicationOutcome, Stimulus, TaskInput,
+    WriteOutcome,
+};
+pub use ports::{Decider, Diff, LeaseRequest, ModelRequest, Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError};
+pub use render::DECISION_SCHEMA;
+pub use resident::{FoldError, Resident, fold};
+pub use step::{Limits, Step, decide};
+pub use store::{
+    MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, is_valid_task_id, log_key, meta_key, pending_key,
+};
+pub use sweep::{SweepOptions, SweepReport, sweep};
+pub use task::{TaskError, approve, create, load};
+pub use tick::{Engine, TickError, TickOutcome, TickReport};

@@ -1,0 +1,123 @@
+//! The narrow ports a tick acts through. The host (or the app) adapts the
+//! model client, the runner pool, the forge and the queue to these.
+//!
+//! Every call that has an external effect carries an idempotency key
+//! (`{task_id}:{seq}`): a redelivered tick that does reach the port again
+//! asks for the same effect, which the adapter may de-duplicate.
+
+use agent_zero_contracts::{CheckResult, EvidenceBundle, NetworkPolicy, ProposedChange, RunMode, TaskResult};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::fact::{Lease, ModelOutcome, ModelPurpose, Stimulus};
+
+/// One model request: a fixed system prompt, the rendered (untrusted)
+/// context, the schema of the answer, and the model's own previous
+/// violation when its last answer was unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRequest {
+    pub purpose: ModelPurpose,
+    pub system: String,
+    pub context: String,
+    /// JSON schema of `AgentDecision`.
+    pub schema: String,
+    pub previous_violation: Option<String>,
+    pub idempotency_key: String,
+}
+
+/// The model port.
+pub trait Decider {
+    /// Asks for one decision. Never fails: every answer is a fact.
+    async fn decide(&self, request: &ModelRequest) -> ModelOutcome;
+}
+
+/// A credential-free request for a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRequest {
+    pub task_id: String,
+    pub repository: String,
+    pub mode: RunMode,
+    pub writable: bool,
+    pub network: NetworkPolicy,
+    pub lease_ms: u64,
+    pub idempotency_key: String,
+}
+
+/// The working tree's changes, as the sandbox sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diff {
+    pub changed_files: Vec<String>,
+    pub patch: String,
+}
+
+/// Why the sandbox could not serve a call.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum WorkspaceError {
+    /// The pool refused (quota, lease ceiling); worth retrying later.
+    #[error("sandbox refused: {0}")]
+    Refused(String),
+    /// The provider failed or could not be reached.
+    #[error("sandbox failed: {0}")]
+    Failed(String),
+    /// The lease is gone (expired or swept).
+    #[error("sandbox lease `{0}` is gone")]
+    LeaseGone(String),
+}
+
+/// The sandbox port: everything that touches a checkout.
+pub trait Workspace {
+    /// Leases a sandbox with the repository checked out.
+    async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError>;
+    /// Every file path in the checkout (repository-relative).
+    async fn list_files(&self, lease: &Lease) -> Result<Vec<String>, WorkspaceError>;
+    /// Contents of `paths`; `None` for a file that does not exist.
+    async fn read_files(&self, lease: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
+    /// Writes full-content replacements.
+    async fn write_files(&self, lease: &Lease, changes: &[ProposedChange], idempotency_key: &str) -> Result<(), WorkspaceError>;
+    /// Runs each argv in order, capturing its result.
+    async fn run(&self, lease: &Lease, commands: &[Vec<String>], timeout_ms: u64, idempotency_key: &str) -> Result<Vec<CheckResult>, WorkspaceError>;
+    /// The checkout's changes (working tree, or base..head of a pull request).
+    async fn diff(&self, lease: &Lease) -> Result<Diff, WorkspaceError>;
+    /// Releases the lease; releasing twice is not an error.
+    async fn release(&self, lease: &Lease) -> Result<(), WorkspaceError>;
+}
+
+/// What is published for a concluded task.
+#[derive(Debug, Clone, Copy)]
+pub struct Publication<'a> {
+    pub stimulus: &'a Stimulus,
+    pub result: &'a TaskResult,
+    pub evidence: &'a EvidenceBundle,
+    pub idempotency_key: &'a str,
+}
+
+/// The forge/report port. Publications update in place (a comment found by
+/// its marker), so publishing twice does not post twice.
+pub trait Publisher {
+    /// Reports the outcome; `Ok` carries a reference (URL, comment id).
+    async fn publish(&self, publication: Publication<'_>) -> Result<String, String>;
+}
+
+/// A tick message: which task, and which log seq this tick will write.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tick {
+    pub task_id: String,
+    pub expected_seq: u64,
+}
+
+/// Why a tick could not be enqueued.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum QueueError {
+    /// The queue binding or self-call failed.
+    #[error("enqueue failed: {0}")]
+    Failed(String),
+}
+
+/// The work queue.
+pub trait Queue {
+    /// Delivers `tick` after `delay_ms`, at least once.
+    async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError>;
+}

@@ -1,0 +1,258 @@
+//! The KV layout of tasks, and the one place that reads and writes it.
+//!
+//! - `task/{id}/log/{seq:010}`: one [`Entry`] per committed tick, write-once.
+//! - `task/{id}/meta`: a [`Meta`] summary and fold checkpoint, rewritten by
+//!   the single writer; losing it (or reading a stale one) costs a longer
+//!   fold, never correctness.
+//! - `pending/{id}/{seq:010}`: the due time of the tick expected to write
+//!   `seq`; the sweep finds ticks lost between commit and enqueue.
+
+use std::cell::Cell;
+
+use agent_zero_contracts::{RunMode, TaskState, Trigger};
+use agent_zero_ports::{KeyValue, KvError};
+use serde::{Deserialize, Serialize};
+
+use crate::fact::Entry;
+use crate::resident::Resident;
+
+/// Longest accepted task id, so every key stays under the smallest backend limit.
+pub const MAX_TASK_ID_BYTES: usize = 128;
+
+/// The key of log entry `seq` of task `id`.
+pub fn log_key(id: &str, seq: u64) -> String {
+    format!("task/{id}/log/{seq:010}")
+}
+
+/// The key of the summary and checkpoint of task `id`.
+pub fn meta_key(id: &str) -> String {
+    format!("task/{id}/meta")
+}
+
+/// The key of the pending marker for the tick of task `id` that writes `seq`.
+pub fn pending_key(id: &str, seq: u64) -> String {
+    format!("{PENDING_PREFIX}{id}/{seq:010}")
+}
+
+/// Prefix of every pending marker.
+pub const PENDING_PREFIX: &str = "pending/";
+
+/// Parses a pending key back into `(task_id, seq)`.
+pub(crate) fn parse_pending_key(key: &str) -> Option<(&str, u64)> {
+    let rest = key.strip_prefix(PENDING_PREFIX)?;
+    let (id, seq) = rest.rsplit_once('/')?;
+    if id.is_empty() || seq.len() != 10 {
+        return None;
+    }
+    Some((id, seq.parse().ok()?))
+}
+
+/// Whether `id` is usable as a task id: 1..=128 bytes of `[A-Za-z0-9._-]`.
+pub fn is_valid_task_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_TASK_ID_BYTES
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Summary for listings, plus the fold checkpoint at `seq`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// The last seq folded into `resident`.
+    pub seq: u64,
+    pub state: TaskState,
+    pub repository: String,
+    pub trigger: Trigger,
+    pub mode: RunMode,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// True once nothing more will happen without an approval.
+    pub quiet: bool,
+    pub resident: Resident,
+}
+
+/// The due time of a pending tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Pending {
+    pub due_ms: u64,
+}
+
+/// KV operations and port calls of one tick (the README cost model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickStats {
+    pub kv_reads: u32,
+    pub kv_writes: u32,
+    pub kv_deletes: u32,
+    pub kv_lists: u32,
+    /// Log entries folded after the checkpoint.
+    pub entries_folded: u32,
+    pub model_calls: u32,
+    pub sandbox_calls: u32,
+    pub publications: u32,
+    pub enqueues: u32,
+}
+
+impl TickStats {
+    /// Every KV operation.
+    pub fn kv_operations(&self) -> u32 {
+        self.kv_reads + self.kv_writes + self.kv_deletes + self.kv_lists
+    }
+
+    /// Outbound requests a host makes for this tick (ports that are HTTP
+    /// on the edge: model, sandbox, forge, queue).
+    pub fn subrequests(&self) -> u32 {
+        self.model_calls + self.sandbox_calls + self.publications + self.enqueues
+    }
+}
+
+/// Why a record could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The KV backend failed; nothing was committed by this call.
+    #[error("task store: {0}")]
+    Kv(#[from] KvError),
+    /// A stored record is not what this version writes.
+    #[error("task store: record `{key}` is corrupt: {reason}")]
+    Corrupt { key: String, reason: String },
+}
+
+/// Task records over a [`KeyValue`], counting every operation.
+#[derive(Debug)]
+pub(crate) struct Store<'k, K> {
+    kv: &'k K,
+    reads: Cell<u32>,
+    writes: Cell<u32>,
+    deletes: Cell<u32>,
+    lists: Cell<u32>,
+}
+
+/// Whether an append found its key free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Append {
+    Committed,
+    /// Another delivery already committed this seq.
+    Taken,
+}
+
+impl<'k, K: KeyValue> Store<'k, K> {
+    pub(crate) fn new(kv: &'k K) -> Self {
+        Self { kv, reads: Cell::new(0), writes: Cell::new(0), deletes: Cell::new(0), lists: Cell::new(0) }
+    }
+
+    /// Adds this store's counts to `stats`.
+    pub(crate) fn count_into(&self, stats: &mut TickStats) {
+        stats.kv_reads += self.reads.get();
+        stats.kv_writes += self.writes.get();
+        stats.kv_deletes += self.deletes.get();
+        stats.kv_lists += self.lists.get();
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.reads.set(self.reads.get() + 1);
+        self.kv.get(key).await
+    }
+
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        self.writes.set(self.writes.get() + 1);
+        self.kv.put(key, value).await
+    }
+
+    pub(crate) async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.deletes.set(self.deletes.get() + 1);
+        self.kv.delete(key).await
+    }
+
+    pub(crate) async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<agent_zero_ports::KeyPage, KvError> {
+        self.lists.set(self.lists.get() + 1);
+        self.kv.list(prefix, cursor, limit).await
+    }
+
+    /// Log entry `seq`, if committed.
+    pub(crate) async fn entry(&self, id: &str, seq: u64) -> Result<Option<Entry>, StoreError> {
+        let key = log_key(id, seq);
+        let Some(bytes) = self.get(&key).await? else { return Ok(None) };
+        let entry: Entry = decode(&key, &bytes)?;
+        if entry.seq != seq {
+            return Err(StoreError::Corrupt { key, reason: format!("holds seq {}", entry.seq) });
+        }
+        Ok(Some(entry))
+    }
+
+    /// Whether log entry `seq` exists.
+    pub(crate) async fn has_entry(&self, id: &str, seq: u64) -> Result<bool, StoreError> {
+        Ok(self.get(&log_key(id, seq)).await?.is_some())
+    }
+
+    /// Writes `entry` under its write-once key. Finding the key present
+    /// means another delivery won: the caller stops without side effects.
+    /// KV has no compare-and-set, so two deliveries racing within the
+    /// store's consistency window can both write; the queue's
+    /// at-least-once redelivery is sequential in practice, and every
+    /// effect is keyed so a lost race repeats no external write twice
+    /// with different content.
+    pub(crate) async fn append(&self, id: &str, entry: &Entry) -> Result<Append, StoreError> {
+        let key = log_key(id, entry.seq);
+        if self.get(&key).await?.is_some() {
+            return Ok(Append::Taken);
+        }
+        let bytes = serde_json::to_vec(entry).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        self.put(&key, &bytes).await?;
+        Ok(Append::Committed)
+    }
+
+    /// The summary and checkpoint, when present and readable. A corrupt
+    /// meta is treated as absent: the log is the truth.
+    pub(crate) async fn meta(&self, id: &str) -> Result<Option<Meta>, KvError> {
+        let Some(bytes) = self.get(&meta_key(id)).await? else { return Ok(None) };
+        Ok(serde_json::from_slice(&bytes).ok())
+    }
+
+    /// Rewrites the summary. Best effort: callers ignore its failure.
+    pub(crate) async fn put_meta(&self, id: &str, meta: &Meta) -> Result<(), KvError> {
+        let bytes = serde_json::to_vec(meta).map_err(|e| KvError::Backend(e.to_string()))?;
+        self.put(&meta_key(id), &bytes).await
+    }
+
+    /// Marks the tick that writes `seq` as due at `due_ms`.
+    pub(crate) async fn put_pending(&self, id: &str, seq: u64, due_ms: u64) -> Result<(), KvError> {
+        let bytes = serde_json::to_vec(&Pending { due_ms }).map_err(|e| KvError::Backend(e.to_string()))?;
+        self.put(&pending_key(id, seq), &bytes).await
+    }
+
+    /// The pending marker at `key`, if readable.
+    pub(crate) async fn pending(&self, key: &str) -> Result<Option<Pending>, KvError> {
+        let Some(bytes) = self.get(key).await? else { return Ok(None) };
+        Ok(serde_json::from_slice(&bytes).ok())
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt { key: key.to_owned(), reason: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_by_seq_and_parse_back() {
+        assert_eq!(log_key("t1", 7), "task/t1/log/0000000007");
+        assert!(log_key("t", 9) < log_key("t", 10));
+        let key = pending_key("gh-42.a_b", 12);
+        assert_eq!(parse_pending_key(&key), Some(("gh-42.a_b", 12)));
+        assert_eq!(parse_pending_key("pending/x/12"), None);
+        assert_eq!(parse_pending_key("other/x/0000000001"), None);
+        assert!(log_key(&"a".repeat(MAX_TASK_ID_BYTES), u64::MAX).len() <= agent_zero_ports::MAX_KEY_BYTES);
+    }
+
+    #[test]
+    fn task_ids_are_key_safe() {
+        assert!(is_valid_task_id("gh-123_ab.c"));
+        for bad in ["", "a/b", "a b", "é", &"a".repeat(129)] {
+            assert!(!is_valid_task_id(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The sweep: ticks lost between a commit and its enqueue (a crash, a
+//! failed enqueue) are found through the pending index and delivered again.
+
+use agent_zero_ports::KeyValue;
+
+use crate::ports::{Queue, Tick};
+use crate::store::{Store, StoreError, TickStats, parse_pending_key, pending_key};
+
+/// How a sweep pages and what it treats as overdue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepOptions {
+    /// A tick is overdue this long after its due time (covers queue
+    /// latency and KV propagation, about 60 s on Cloudflare).
+    pub grace_ms: u64,
+    /// Most pending markers examined in one sweep (bounds its KV cost).
+    pub max_markers: usize,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        Self { grace_ms: 90_000, max_markers: 200 }
+    }
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    pub enqueued: Vec<Tick>,
+    pub stats: TickStats,
+}
+
+/// Re-delivers every overdue tick. A marker whose seq is already
+/// committed means the tick committed but its successor was never
+/// enqueued: the successor is marked and enqueued instead (a finished
+/// task's successor tick is a quiet no-op that clears its marker).
+pub async fn sweep<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, now_ms: u64, options: SweepOptions) -> Result<SweepReport, StoreError> {
+    let store = Store::new(kv);
+    let mut report = SweepReport::default();
+    let mut cursor: Option<String> = None;
+    let mut seen = 0;
+    loop {
+        let page = store.list(crate::store::PENDING_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
+        for key in &page.keys {
+            seen += 1;
+            let Some((id, seq)) = parse_pending_key(key) else { continue };
+            let Some(pending) = store.pending(key).await? else { continue };
+            if pending.due_ms.saturating_add(options.grace_ms) > now_ms {
+                continue;
+            }
+            let tick = if store.has_entry(id, seq).await? {
+                store.put_pending(id, seq + 1, now_ms).await?;
+                store.delete(&pending_key(id, seq)).await?;
+                Tick { task_id: id.to_owned(), expected_seq: seq + 1 }
+            } else {
+                Tick { task_id: id.to_owned(), expected_seq: seq }
+            };
+            report.stats.enqueues += 1;
+            if queue.enqueue(&tick, 0).await.is_ok() {
+                report.enqueued.push(tick);
+            }
+        }
+        cursor = page.cursor;
+        if cursor.is_none() || seen >= options.max_markers {
+            break;
+        }
+    }
+    store.count_into(&mut report.stats);
+    Ok(report)
+}

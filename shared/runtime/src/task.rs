@@ -1,0 +1,140 @@
+//! Creating a task, reading it back, and a person's approval.
+
+use agent_zero_contracts::TaskState;
+use agent_zero_ports::KeyValue;
+
+use crate::conclude::conclude;
+use crate::fact::{ApprovalDecision, Entry, Fact, Stimulus};
+use crate::ports::{Queue, Tick};
+use crate::resident::{FoldError, Resident};
+use crate::store::{Append, Store, StoreError, is_valid_task_id, pending_key};
+use crate::tick::meta_of;
+
+/// Most entries read past the checkpoint when loading a task.
+const MAX_PROBE: u64 = 512;
+
+/// Why a task could not be created, loaded or decided.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The id is not 1..=128 bytes of `[A-Za-z0-9._-]`.
+    #[error("invalid task id `{0}`: 1 to 128 letters, digits, `.`, `_` or `-`")]
+    InvalidTaskId(String),
+    /// A task with this id exists (a redelivered webhook): 409.
+    #[error("task `{0}` already exists")]
+    Exists(String),
+    /// No such task: 404.
+    #[error("task `{0}` does not exist")]
+    NotFound(String),
+    /// The task is not waiting for a person: 409.
+    #[error("task `{task_id}` is {state}, not needs-human")]
+    NotAwaitingHuman { task_id: String, state: TaskState },
+    /// Another writer appended first (a concurrent approval): 409.
+    #[error("task `{0}` changed while deciding; reload and retry")]
+    Conflict(String),
+    /// The store failed; nothing was committed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The log does not fold.
+    #[error(transparent)]
+    Fold(#[from] FoldError),
+}
+
+/// Creates a task from its stimulus at `now_ms` and enqueues its first
+/// tick. The pending marker is written before the enqueue, so a crash in
+/// between is recovered by the sweep.
+pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus, now_ms: u64) -> Result<Tick, TaskError> {
+    let id = stimulus.task_id.clone();
+    if !is_valid_task_id(&id) {
+        return Err(TaskError::InvalidTaskId(id));
+    }
+    let store = Store::new(kv);
+    let entry = Entry { seq: 0, at_ms: now_ms, facts: vec![Fact::Created { stimulus: Box::new(stimulus) }] };
+    let mut resident = Resident::default();
+    resident.apply(&entry)?;
+    if store.append(&id, &entry).await? == Append::Taken {
+        return Err(TaskError::Exists(id));
+    }
+    store.put_pending(&id, 1, now_ms).await.map_err(StoreError::from)?;
+    let _ = store.put_meta(&id, &meta_of(&resident, now_ms, false)).await;
+    let tick = Tick { task_id: id, expected_seq: 1 };
+    // A failed enqueue leaves the pending marker: the sweep delivers it.
+    let _ = queue.enqueue(&tick, 0).await;
+    Ok(tick)
+}
+
+/// The task folded up to its last visible entry (checkpoint, then probing
+/// forward), or `None` when it does not exist.
+pub async fn load<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Resident>, TaskError> {
+    if !is_valid_task_id(task_id) {
+        return Err(TaskError::InvalidTaskId(task_id.to_owned()));
+    }
+    let store = Store::new(kv);
+    load_from(&store, task_id).await
+}
+
+async fn load_from<K: KeyValue>(store: &Store<'_, K>, id: &str) -> Result<Option<Resident>, TaskError> {
+    let mut resident = match store.meta(id).await.map_err(StoreError::from)? {
+        Some(meta) if meta.resident.seq == Some(meta.seq) => meta.resident,
+        _ => Resident::default(),
+    };
+    for _ in 0..MAX_PROBE {
+        let next = resident.seq.map_or(0, |s| s + 1);
+        match store.entry(id, next).await? {
+            Some(entry) => resident.apply(&entry)?,
+            None => break,
+        }
+    }
+    Ok(resident.stimulus.is_some().then_some(resident))
+}
+
+/// Records `principal`'s decision on a `needs-human` task and enqueues the
+/// tick that acts on it.
+///
+/// - approve: `needs-human -> planning`; the write is authorised again
+///   with the approval standing in for the high-impact link (every other
+///   link still holds), then executed, verified and reviewed as usual.
+/// - reject: `needs-human -> failed` with the reason "rejected by …"; the
+///   tick publishes the new ending. Nothing is written.
+///
+/// The principal is the authenticated caller's name, never a wire field.
+pub async fn approve<K: KeyValue, Q: Queue>(
+    kv: &K,
+    queue: &Q,
+    task_id: &str,
+    principal: &str,
+    decision: ApprovalDecision,
+    comment: Option<String>,
+    now_ms: u64,
+) -> Result<Tick, TaskError> {
+    if !is_valid_task_id(task_id) {
+        return Err(TaskError::InvalidTaskId(task_id.to_owned()));
+    }
+    let store = Store::new(kv);
+    let resident = load_from(&store, task_id).await?.ok_or_else(|| TaskError::NotFound(task_id.to_owned()))?;
+    if resident.state != TaskState::NeedsHuman {
+        return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });
+    }
+    let seq = resident.seq.map_or(0, |s| s + 1);
+    let mut facts = vec![Fact::Approval { principal: principal.to_owned(), decision, comment }];
+    if decision == ApprovalDecision::Reject {
+        let reason = format!("rejected by {principal}");
+        facts.push(Fact::Failure { reason: reason.clone() });
+        let mut ended = resident.clone();
+        ended.apply(&Entry { seq, at_ms: now_ms, facts: facts.clone() })?;
+        let (result, evidence) = conclude(&ended, agent_zero_contracts::TerminalState::Failed, &format!("A person declined the change: {reason}"));
+        facts.push(Fact::Concluded { result: Box::new(result), evidence: Box::new(evidence) });
+    }
+    let entry = Entry { seq, at_ms: now_ms, facts };
+    let mut next = resident.clone();
+    next.apply(&entry)?;
+    if store.append(task_id, &entry).await? == Append::Taken {
+        return Err(TaskError::Conflict(task_id.to_owned()));
+    }
+    let tick = Tick { task_id: task_id.to_owned(), expected_seq: seq + 1 };
+    store.put_pending(task_id, seq + 1, now_ms).await.map_err(StoreError::from)?;
+    let _ = store.delete(&pending_key(task_id, seq)).await;
+    let _ = store.put_meta(task_id, &meta_of(&next, now_ms, false)).await;
+    let _ = queue.enqueue(&tick, 0).await;
+    Ok(tick)
+}

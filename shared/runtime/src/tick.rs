@@ -1,0 +1,171 @@
+//! One tick: sync, decide, act, commit, yield.
+
+use agent_zero_contracts::TerminalState;
+use agent_zero_ports::KeyValue;
+
+use crate::act::{Context, Ports, act};
+use crate::fact::Entry;
+use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
+use crate::resident::{FoldError, Resident};
+use crate::step::{Limits, Step, decide};
+use crate::store::{Append, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key};
+
+/// What the host does after a tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TickOutcome {
+    /// The next tick was enqueued (`next`) to run after `delay_ms`.
+    Continue { next: Tick, delay_ms: u64 },
+    /// `needs-human`, reported: an approval resumes the task.
+    Waiting,
+    /// Finished, reported and released.
+    Terminal(TerminalState),
+    /// This delivery's seq was already committed (a redelivery, or another
+    /// delivery won the race): nothing was done.
+    Stale,
+}
+
+/// A tick's outcome and what it cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TickReport {
+    pub outcome: TickOutcome,
+    pub stats: TickStats,
+    /// Post-commit steps that failed (meta, pending marker, enqueue): the
+    /// commit stands and the sweep recovers the task.
+    pub warnings: Vec<String>,
+}
+
+/// Why a tick did nothing durable. The host leaves the message
+/// unacknowledged; redelivery resumes from the same log.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TickError {
+    /// The tick message names no valid task id.
+    #[error("tick: invalid task id `{0}`")]
+    InvalidTaskId(String),
+    /// No stimulus at seq 0: the task does not exist.
+    #[error("tick: task `{0}` does not exist")]
+    UnknownTask(String),
+    /// An earlier entry is not visible yet (eventual consistency): retry later.
+    #[error("tick: task `{task_id}` entry {seq} is not visible yet")]
+    NotVisible { task_id: String, seq: u64 },
+    /// Reading or committing failed; nothing was committed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The log does not fold (not written by this engine, or corrupt).
+    #[error("tick: {0}")]
+    Fold(#[from] FoldError),
+}
+
+/// The tick engine over its ports.
+#[derive(Debug)]
+pub struct Engine<'p, K, D, W, P, Q> {
+    pub kv: &'p K,
+    pub ports: Ports<'p, D, W, P>,
+    pub queue: &'p Q,
+    pub limits: Limits,
+}
+
+impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K, D, W, P, Q> {
+    /// Runs one tick at `now_ms`.
+    pub async fn tick(&self, tick: &Tick, now_ms: u64) -> Result<TickReport, TickError> {
+        let id = tick.task_id.as_str();
+        if !is_valid_task_id(id) {
+            return Err(TickError::InvalidTaskId(id.to_owned()));
+        }
+        let store = Store::new(self.kv);
+        let mut stats = TickStats::default();
+        let seq = tick.expected_seq;
+        if seq == 0 || store.has_entry(id, seq).await? {
+            store.count_into(&mut stats);
+            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new() });
+        }
+
+        // sync: the checkpoint, then the log from its cursor.
+        let mut resident = match store.meta(id).await {
+            Ok(Some(meta)) if meta.seq < seq && meta.resident.seq == Some(meta.seq) => meta.resident,
+            Ok(_) | Err(_) => Resident::default(),
+        };
+        let from = resident.seq.map_or(0, |s| s + 1);
+        for at in from..seq {
+            let entry = match store.entry(id, at).await? {
+                Some(entry) => entry,
+                None if at == 0 => return Err(TickError::UnknownTask(id.to_owned())),
+                None => return Err(TickError::NotVisible { task_id: id.to_owned(), seq: at }),
+            };
+            resident.apply(&entry)?;
+            stats.entries_folded += 1;
+        }
+
+        // decide
+        let step = decide(&resident, now_ms, &self.limits);
+        if let Step::Quiet(terminal) = step {
+            let mut warnings = Vec::new();
+            if let Err(e) = store.delete(&pending_key(id, seq)).await {
+                warnings.push(format!("pending marker not removed: {e}"));
+            }
+            store.count_into(&mut stats);
+            return Ok(TickReport { outcome: quiet(terminal), stats, warnings });
+        }
+
+        // act
+        let cx = Context { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
+        let acted = act(&step, &cx, &self.ports, &mut stats).await?;
+        let entry = Entry { seq, at_ms: now_ms, facts: acted.facts };
+        let mut next = resident.clone();
+        next.apply(&entry)?;
+
+        // commit
+        if store.append(id, &entry).await? == Append::Taken {
+            store.count_into(&mut stats);
+            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new() });
+        }
+
+        // yield
+        let mut warnings = Vec::new();
+        let following = decide(&next, now_ms + acted.delay_ms, &self.limits);
+        let outcome = if let Step::Quiet(terminal) = following {
+            quiet(terminal)
+        } else {
+            let tick = Tick { task_id: id.to_owned(), expected_seq: seq + 1 };
+            if let Err(e) = store.put_pending(id, seq + 1, now_ms + acted.delay_ms).await {
+                warnings.push(format!("pending marker not written: {e}"));
+            }
+            stats.enqueues += 1;
+            if let Err(e) = self.queue.enqueue(&tick, acted.delay_ms).await {
+                warnings.push(format!("next tick not enqueued: {e}"));
+            }
+            TickOutcome::Continue { next: tick, delay_ms: acted.delay_ms }
+        };
+        if let Err(e) = store.delete(&pending_key(id, seq)).await {
+            warnings.push(format!("pending marker not removed: {e}"));
+        }
+        if let Err(e) = store.put_meta(id, &meta_of(&next, now_ms, matches!(following, Step::Quiet(_)))).await {
+            warnings.push(format!("meta not written: {e}"));
+        }
+        store.count_into(&mut stats);
+        Ok(TickReport { outcome, stats, warnings })
+    }
+}
+
+fn quiet(terminal: TerminalState) -> TickOutcome {
+    match terminal {
+        TerminalState::NeedsHuman => TickOutcome::Waiting,
+        other => TickOutcome::Terminal(other),
+    }
+}
+
+/// The listing summary and checkpoint of `resident`.
+pub(crate) fn meta_of(resident: &Resident, now_ms: u64, quiet: bool) -> Meta {
+    let stimulus = resident.stimulus();
+    Meta {
+        seq: resident.seq.unwrap_or(0),
+        state: resident.state,
+        repository: stimulus.repository.clone(),
+        trigger: stimulus.trigger,
+        mode: stimulus.mode,
+        created_ms: resident.created_ms,
+        updated_ms: now_ms,
+        quiet,
+        resident: resident.clone(),
+    }
+}

@@ -1,0 +1,302 @@
+//! A deterministic harness: scripted model and sandbox, in-memory KV and
+//! queue, a manual clock. `drive()` steps a task until the queue is quiet
+//! (like quinn's `Pair::drive()`).
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+
+use agent_zero_agent::Policy;
+use agent_zero_contracts::{
+    AgentDecision, ChangeRisk, CheckResult, ModelFinding, NetworkPolicy, ProposedChange, RunMode,
+    RunnerDescription, Severity, Trigger, Usage,
+};
+use agent_zero_ports::{Clock, ManualClock, MemoryKv};
+use agent_zero_runtime::{
+    Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
+    Publication, Publisher, Queue, QueueError, Stimulus, TaskInput, Tick, TickError, TickOutcome,
+    TickReport, Workspace, WorkspaceError,
+};
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let waker = std::task::Waker::noop();
+    match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("an in-memory port suspended"),
+    }
+}
+
+pub const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+pub const FIXED: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+/// A model that answers from a script, recording every request.
+#[derive(Debug, Default)]
+pub struct ScriptedDecider {
+    pub answers: RefCell<VecDeque<ModelOutcome>>,
+    pub requests: RefCell<Vec<ModelRequest>>,
+}
+
+impl ScriptedDecider {
+    pub fn push(&self, outcome: ModelOutcome) {
+        self.answers.borrow_mut().push_back(outcome);
+    }
+    pub fn calls(&self) -> usize {
+        self.requests.borrow().len()
+    }
+}
+
+impl Decider for ScriptedDecider {
+    async fn decide(&self, request: &ModelRequest) -> ModelOutcome {
+        self.requests.borrow_mut().push(request.clone());
+        self.answers.borrow_mut().pop_front().unwrap_or(ModelOutcome::Unavailable { reason: "script exhausted".into() })
+    }
+}
+
+/// A sandbox over an in-memory checkout.
+#[derive(Debug)]
+pub struct ScriptedWorkspace {
+    pub original: BTreeMap<String, String>,
+    pub tree: RefCell<BTreeMap<String, String>>,
+    pub isolated: bool,
+    /// Exit codes per `run` batch (each check of the batch gets it); empty = 0.
+    pub exits: RefCell<VecDeque<i32>>,
+    pub fail_leases: Cell<u32>,
+    pub leases: Cell<u32>,
+    pub releases: Cell<u32>,
+    pub writes: Cell<u32>,
+    pub runs: Cell<u32>,
+    /// A file the "checks" touch behind the agent's back.
+    pub stray_change: RefCell<Option<String>>,
+}
+
+impl ScriptedWorkspace {
+    pub fn new() -> Self {
+        let original: BTreeMap<String, String> =
+            [("Cargo.toml".to_owned(), "[package]\nname = \"demo\"\n".to_owned()), ("src/lib.rs".to_owned(), LIB.to_owned())].into();
+        Self {
+            tree: RefCell::new(original.clone()),
+            original,
+            isolated: true,
+            exits: RefCell::default(),
+            fail_leases: Cell::new(0),
+            leases: Cell::new(0),
+            releases: Cell::new(0),
+            writes: Cell::new(0),
+            runs: Cell::new(0),
+            stray_change: RefCell::default(),
+        }
+    }
+}
+
+impl Workspace for ScriptedWorkspace {
+    async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError> {
+        if self.fail_leases.get() > 0 {
+            self.fail_leases.set(self.fail_leases.get() - 1);
+            return Err(WorkspaceError::Refused("quota".into()));
+        }
+        self.leases.set(self.leases.get() + 1);
+        *self.tree.borrow_mut() = self.original.clone();
+        let runner = RunnerDescription { provider: "custom".into(), isolated: self.isolated, writable: request.writable, network: NetworkPolicy::Restricted };
+        Ok(Lease { id: format!("lease-{}", self.leases.get()), runner })
+    }
+    async fn list_files(&self, _: &Lease) -> Result<Vec<String>, WorkspaceError> {
+        Ok(self.tree.borrow().keys().cloned().collect())
+    }
+    async fn read_files(&self, _: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
+        Ok(paths.iter().map(|p| (p.clone(), self.tree.borrow().get(p).cloned())).collect())
+    }
+    async fn write_files(&self, _: &Lease, changes: &[ProposedChange], _: &str) -> Result<(), WorkspaceError> {
+        self.writes.set(self.writes.get() + 1);
+        for change in changes {
+            self.tree.borrow_mut().insert(change.path.clone(), change.content.clone());
+        }
+        Ok(())
+    }
+    async fn run(&self, _: &Lease, commands: &[Vec<String>], _: u64, _: &str) -> Result<Vec<CheckResult>, WorkspaceError> {
+        self.runs.set(self.runs.get() + 1);
+        if let Some(path) = self.stray_change.borrow().clone() {
+            self.tree.borrow_mut().insert(path, "stray".into());
+        }
+        let code = self.exits.borrow_mut().pop_front().unwrap_or(0);
+        Ok(commands
+            .iter()
+            .map(|argv| CheckResult {
+                command: argv.clone(),
+                exit_code: code,
+                stdout: String::new(),
+                stderr: if code == 0 { String::new() } else { "assertion failed: add(1, 1) == 2".into() },
+                duration_ms: 3,
+                truncated_bytes: 0,
+                timed_out: false,
+            })
+            .collect())
+    }
+    async fn diff(&self, _: &Lease) -> Result<Diff, WorkspaceError> {
+        let tree = self.tree.borrow();
+        let changed = tree.iter().filter(|(p, c)| self.original.get(*p) != Some(*c)).map(|(p, _)| p.clone()).collect();
+        Ok(Diff { changed_files: changed, patch: String::new() })
+    }
+    async fn release(&self, _: &Lease) -> Result<(), WorkspaceError> {
+        self.releases.set(self.releases.get() + 1);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct RecordingPublisher {
+    pub published: RefCell<Vec<(String, agent_zero_contracts::TerminalState, bool)>>,
+    pub fail: Cell<u32>,
+}
+
+impl Publisher for RecordingPublisher {
+    async fn publish(&self, p: Publication<'_>) -> Result<String, String> {
+        if self.fail.get() > 0 {
+            self.fail.set(self.fail.get() - 1);
+            return Err("forge unavailable".into());
+        }
+        self.published.borrow_mut().push((p.stimulus.task_id.clone(), p.result.state, p.result.verified));
+        Ok(format!("comment:{}", p.stimulus.task_id))
+    }
+}
+
+/// An in-memory queue; `drop_next` loses messages as a crashed host would.
+#[derive(Debug, Default)]
+pub struct MemQueue {
+    pub messages: RefCell<VecDeque<(Tick, u64)>>,
+    pub fail_next: Cell<u32>,
+    pub drop_next: Cell<u32>,
+}
+
+impl Queue for MemQueue {
+    async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
+        if self.fail_next.get() > 0 {
+            self.fail_next.set(self.fail_next.get() - 1);
+            return Err(QueueError::Failed("queue binding failed".into()));
+        }
+        if self.drop_next.get() > 0 {
+            self.drop_next.set(self.drop_next.get() - 1);
+            return Ok(());
+        }
+        self.messages.borrow_mut().push_back((tick.clone(), delay_ms));
+        Ok(())
+    }
+}
+
+pub struct Harness {
+    pub kv: MemoryKv,
+    pub decider: ScriptedDecider,
+    pub workspace: ScriptedWorkspace,
+    pub publisher: RecordingPublisher,
+    pub queue: MemQueue,
+    pub clock: ManualClock,
+    pub limits: Limits,
+    /// Clock advance per tick (the time a step takes).
+    pub tick_cost_ms: u64,
+    pub reports: RefCell<Vec<TickReport>>,
+}
+
+pub const START_MS: u64 = 1_795_983_333_000;
+
+impl Harness {
+    pub fn new() -> Self {
+        Self {
+            kv: MemoryKv::new(),
+            decider: ScriptedDecider::default(),
+            workspace: ScriptedWorkspace::new(),
+            publisher: RecordingPublisher::default(),
+            queue: MemQueue::default(),
+            clock: ManualClock::new(START_MS),
+            limits: Limits::default(),
+            tick_cost_ms: 10,
+            reports: RefCell::default(),
+        }
+    }
+
+    pub fn engine(&self) -> Engine<'_, MemoryKv, ScriptedDecider, ScriptedWorkspace, RecordingPublisher, MemQueue> {
+        Engine {
+            kv: &self.kv,
+            ports: Ports { decider: &self.decider, workspace: &self.workspace, publisher: &self.publisher },
+            queue: &self.queue,
+            limits: self.limits,
+        }
+    }
+
+    pub fn create(&self, stimulus: Stimulus) -> Tick {
+        block_on(agent_zero_runtime::create(&self.kv, &self.queue, stimulus, self.clock.now_ms())).expect("create")
+    }
+
+    pub fn tick(&self, tick: &Tick) -> Result<TickReport, TickError> {
+        self.clock.advance(self.tick_cost_ms);
+        let report = block_on(self.engine().tick(tick, self.clock.now_ms()));
+        if let Ok(report) = &report {
+            self.reports.borrow_mut().push(report.clone());
+        }
+        report
+    }
+
+    /// Delivers queued ticks until none is left; the last outcome.
+    pub fn drive(&self) -> Option<TickOutcome> {
+        let mut last = None;
+        for _ in 0..500 {
+            let Some((tick, delay)) = self.queue.messages.borrow_mut().pop_front() else { return last };
+            self.clock.advance(delay);
+            last = Some(self.tick(&tick).expect("tick").outcome);
+        }
+        panic!("the task did not go quiet in 500 deliveries");
+    }
+
+    pub fn run(&self, stimulus: Stimulus) -> Option<TickOutcome> {
+        self.create(stimulus);
+        self.drive()
+    }
+
+    pub fn load(&self, id: &str) -> agent_zero_runtime::Resident {
+        block_on(agent_zero_runtime::load(&self.kv, id)).expect("load").expect("exists")
+    }
+
+    pub fn keys(&self, prefix: &str) -> Vec<String> {
+        self.kv.snapshot().keys().filter(|k| k.starts_with(prefix)).cloned().collect()
+    }
+}
+
+pub fn policy(yaml: &str) -> Policy {
+    Policy::parse(yaml).expect("test policy parses")
+}
+
+pub const FIX_POLICY: &str = "mode: fix\nchecks:\n  - [cargo, test]\nautofix:\n  enabled: true\n";
+
+pub fn stimulus(id: &str, mode: RunMode, policy: Policy) -> Stimulus {
+    Stimulus {
+        task_id: id.into(),
+        repository: "acme/demo".into(),
+        trigger: Trigger::Feedback,
+        mode,
+        source: Some("api:tester".into()),
+        input: TaskInput::default(),
+        policy,
+    }
+}
+
+pub fn claim() -> ModelFinding {
+    ModelFinding {
+        title: "add subtracts".into(),
+        explanation: "add returns a - b".into(),
+        severity: Severity::High,
+        confidence: 0.95,
+        valid: true,
+        evidence: vec!["`pub fn add(a: i32, b: i32) -> i32` returns `a - b`".into()],
+        files: vec!["src/lib.rs".into()],
+        change_risk: ChangeRisk::Mechanical,
+    }
+}
+
+pub fn decision(finding: ModelFinding) -> ModelOutcome {
+    let changes = vec![ProposedChange { path: "src/lib.rs".into(), content: FIXED.into(), reason: "add must add".into() }];
+    decided(AgentDecision { finding, plan: vec!["replace - with +".into()], acceptance_criteria: vec!["add(1,1) == 2".into()], changes })
+}
+
+pub fn decided(decision: AgentDecision) -> ModelOutcome {
+    ModelOutcome::Decided { decision, usage: Usage { input_tokens: 100, output_tokens: 20, latency_ms: 5, cost_usd: None } }
+}

@@ -1,0 +1,412 @@
+//! Drives tasks through the tick engine to every terminal state.
+
+mod harness;
+
+use agent_zero_contracts::{ChangeRisk, RunMode, TaskState, TerminalState, Verdict};
+use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
+use agent_zero_ports::Clock;
+use harness::*;
+
+fn refusal_code(r: &Resident) -> Option<String> {
+    match &r.write {
+        Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.code.clone()),
+        _ => None,
+    }
+}
+
+fn path(r: &Resident) -> Vec<TaskState> {
+    r.path.clone()
+}
+
+#[test]
+fn accepted_fix_completes_verified_and_is_published_once() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let outcome = h.run(stimulus("t-ok", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-ok");
+    use TaskState::*;
+    assert_eq!(path(&r), [Discovering, Understanding, Validating, Planning, Executing, Verifying, Reviewing, Completed]);
+    let (result, evidence) = &**r.concluded.as_ref().unwrap();
+    assert!(result.verified && evidence.verified);
+    assert_eq!(result.changed_files, ["src/lib.rs"]);
+    assert_eq!(result.attempts, 1);
+    assert_eq!(result.usage.input_tokens, 100);
+    assert!(result.summary.ends_with("(api:tester)"), "{}", result.summary);
+    assert_eq!(h.workspace.tree.borrow()["src/lib.rs"], FIXED);
+    assert_eq!(h.decider.calls(), 1);
+    assert_eq!((h.workspace.leases.get(), h.workspace.releases.get()), (1, 1));
+    assert_eq!(*h.publisher.published.borrow(), [("t-ok".to_owned(), TerminalState::Completed, true)]);
+    assert!(h.keys("pending/").is_empty(), "{:?}", h.keys("pending/"));
+    // The first request shows the model the untrusted input as data.
+    let request = &h.decider.requests.borrow()[0];
+    assert!(request.context.contains("src/lib.rs") && request.previous_violation.is_none());
+}
+
+#[test]
+fn observe_mode_reports_without_writing() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let outcome = h.run(stimulus("t-obs", RunMode::Observe, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-obs");
+    assert_eq!(refusal_code(&r).as_deref(), Some("mode-read-only"));
+    assert_eq!(h.workspace.writes.get(), 0);
+    let (result, evidence) = &**r.concluded.as_ref().unwrap();
+    assert_eq!(result.verdict, Verdict::Accepted);
+    assert!(!result.verified);
+    assert_eq!(evidence.refusal.as_ref().unwrap().code, "mode-read-only");
+}
+
+#[test]
+fn rejected_findings_record_every_reason() {
+    type Mutation = Box<dyn Fn(&mut agent_zero_contracts::ModelFinding)>;
+    let cases: Vec<(&str, Mutation, &str)> = vec![
+        ("invalid", Box::new(|f| f.valid = false), "could not support"),
+        ("no-evidence", Box::new(|f| f.evidence.clear()), "No evidence was cited"),
+        ("no-file", Box::new(|f| f.files.clear()), "does not name any repository file"),
+        ("missing-file", Box::new(|f| f.files = vec!["src/missing.rs".into()]), "None of the cited files exist"),
+        ("bad-quote", Box::new(|f| f.evidence = vec!["`fn multiply(x: u8)`".into()]), "does not appear"),
+        ("outside", Box::new(|f| f.files = vec!["../etc/passwd".into(), "src/lib.rs".into()]), "not inside the checkout"),
+        ("confidence", Box::new(|f| f.confidence = 1.5), "outside 0 to 1"),
+    ];
+    for (name, mutate, needle) in cases {
+        let h = Harness::new();
+        let mut finding = claim();
+        mutate(&mut finding);
+        h.decider.push(decision(finding));
+        let id = format!("t-rej-{name}");
+        let outcome = h.run(stimulus(&id, RunMode::Fix, policy(FIX_POLICY)));
+        assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)), "{name}");
+        let r = h.load(&id);
+        let finding = r.finding.as_ref().unwrap();
+        assert_eq!(finding.verdict, Verdict::Rejected, "{name}");
+        assert!(finding.rejection_reasons.iter().any(|m| m.contains(needle)), "{name}: {:?}", finding.rejection_reasons);
+        assert_eq!(r.path.last(), Some(&TaskState::Completed));
+        assert!(!r.path.contains(&TaskState::Planning), "{name}: a rejected claim is never planned");
+        assert_eq!(h.workspace.writes.get(), 0, "{name}");
+    }
+    // All reasons are collected, not only the first.
+    let h = Harness::new();
+    let mut finding = claim();
+    finding.valid = false;
+    finding.evidence.clear();
+    finding.files.clear();
+    h.decider.push(decision(finding));
+    h.run(stimulus("t-rej-all", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(h.load("t-rej-all").finding.unwrap().rejection_reasons.len(), 3);
+}
+
+#[test]
+fn low_confidence_is_inconclusive_and_ends_without_writing() {
+    let h = Harness::new();
+    let mut finding = claim();
+    finding.confidence = 0.4;
+    h.decider.push(decision(finding));
+    let outcome = h.run(stimulus("t-inc", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-inc");
+    assert_eq!(r.finding.as_ref().unwrap().verdict, Verdict::Inconclusive);
+    assert_eq!(r.concluded.as_ref().unwrap().0.verdict, Verdict::Inconclusive);
+    assert_eq!(h.workspace.writes.get(), 0);
+}
+
+#[test]
+fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
+    struct Case {
+        code: &'static str,
+        mode: RunMode,
+        yaml: &'static str,
+        isolated: bool,
+        confidence: f64,
+        risk: ChangeRisk,
+        extra_change: Option<&'static str>,
+        expect: TerminalState,
+    }
+    let base = Case { code: "", mode: RunMode::Fix, yaml: FIX_POLICY, isolated: true, confidence: 0.95, risk: ChangeRisk::Mechanical, extra_change: None, expect: TerminalState::Completed };
+    let cases = [
+        Case { code: "mode-read-only", mode: RunMode::Suggest, ..base },
+        Case { code: "autofix-disabled", yaml: "mode: fix\nchecks: [[cargo, test]]\n", ..base },
+        Case { code: "confidence-below-threshold", confidence: 0.7, ..base },
+        Case { code: "change-risk-not-allowed", risk: ChangeRisk::Behavioral, ..base },
+        Case { code: "runner-not-isolated", isolated: false, ..base },
+        Case { code: "too-many-changed-files", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\nagent: {maxChangedFiles: 1}\n", extra_change: Some("Cargo.toml"), ..base },
+        Case { code: "path-outside-checkout", extra_change: Some("../outside.rs"), ..base },
+        Case { code: "out-of-scope", extra_change: Some("Cargo.toml"), expect: TerminalState::NeedsHuman, ..base },
+        Case { code: "no-checks", yaml: "mode: fix\nautofix: {enabled: true}\n", expect: TerminalState::NeedsHuman, ..base },
+        Case { code: "high-impact-change", risk: ChangeRisk::HighImpact, expect: TerminalState::NeedsHuman, ..base },
+    ];
+    for case in cases {
+        let mut h = Harness::new();
+        h.workspace.isolated = case.isolated;
+        if case.code == "no-checks" {
+            // Nothing to discover either: no manifest in the checkout.
+            h.workspace.original.remove("Cargo.toml");
+        }
+        let mut finding = claim();
+        finding.confidence = case.confidence;
+        finding.change_risk = case.risk;
+        let ModelOutcome::Decided { mut decision, usage } = decision(finding) else { unreachable!() };
+        if let Some(path) = case.extra_change {
+            let mut change = decision.changes[0].clone();
+            change.path = path.into();
+            decision.changes.push(change);
+        }
+        h.decider.push(ModelOutcome::Decided { decision, usage });
+        let id = format!("t-{}", case.code);
+        let outcome = h.run(stimulus(&id, case.mode, policy(case.yaml)));
+        let expected = if case.expect == TerminalState::NeedsHuman { TickOutcome::Waiting } else { TickOutcome::Terminal(case.expect) };
+        assert_eq!(outcome, Some(expected), "{}", case.code);
+        let r = h.load(&id);
+        assert_eq!(refusal_code(&r).as_deref(), Some(case.code));
+        let (result, evidence) = &**r.concluded.as_ref().unwrap();
+        assert_eq!(evidence.refusal.as_ref().map(|x| x.code.as_str()), Some(case.code));
+        assert!(!result.verified, "{}", case.code);
+        assert_eq!(h.workspace.writes.get(), 0, "{}: a refused write writes nothing", case.code);
+    }
+}
+
+#[test]
+fn repair_succeeds_on_the_second_attempt() {
+    let h = Harness::new();
+    h.workspace.exits.borrow_mut().extend([1, 0]);
+    h.decider.push(decision(claim()));
+    h.decider.push(decision(claim()));
+    let outcome = h.run(stimulus("t-repair", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-repair");
+    let result = &r.concluded.as_ref().unwrap().0;
+    assert!(result.verified);
+    assert_eq!(result.attempts, 2);
+    assert_eq!(h.decider.calls(), 2);
+    let replan = &h.decider.requests.borrow()[1];
+    assert!(replan.context.contains("assertion failed: add(1, 1) == 2"), "{}", replan.context);
+    assert!(r.path.windows(2).any(|w| w == [TaskState::Verifying, TaskState::Planning]));
+}
+
+#[test]
+fn repair_exhausted_fails_with_the_reason() {
+    let h = Harness::new();
+    h.workspace.exits.borrow_mut().extend([1, 1, 1]);
+    for _ in 0..3 {
+        h.decider.push(decision(claim()));
+    }
+    let outcome = h.run(stimulus("t-exhaust", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{maxAttempts: 2}}\n"))));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
+    let r = h.load("t-exhaust");
+    assert!(r.failure.as_deref().unwrap().contains("verification still fails after 2 attempt(s)"), "{:?}", r.failure);
+    assert_eq!(h.workspace.runs.get(), 2);
+    assert_eq!(h.decider.calls(), 2);
+    assert!(!r.concluded.as_ref().unwrap().0.verified);
+    assert_eq!(h.workspace.releases.get(), 1);
+}
+
+#[test]
+fn high_impact_waits_for_a_human_then_approval_completes_it() {
+    let h = Harness::new();
+    let mut finding = claim();
+    finding.change_risk = ChangeRisk::HighImpact;
+    h.decider.push(decision(finding));
+    assert_eq!(h.run(stimulus("t-hi", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
+    assert_eq!(h.load("t-hi").state, TaskState::NeedsHuman);
+    assert_eq!(h.workspace.releases.get(), 1, "the sandbox is not held while a person decides");
+    let tick = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-hi", "alice", ApprovalDecision::Approve, None, START_MS + 5_000)).unwrap();
+    assert_eq!(h.queue.messages.borrow().front().map(|(t, _)| t), Some(&tick));
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-hi");
+    assert!(r.concluded.as_ref().unwrap().0.verified);
+    assert!(r.events.iter().any(|e| e.message == "approved by alice"));
+    assert_eq!(h.workspace.leases.get(), 2, "a fresh lease after approval");
+    let published = h.publisher.published.borrow();
+    assert_eq!(published.iter().map(|p| p.1).collect::<Vec<_>>(), [TerminalState::NeedsHuman, TerminalState::Completed]);
+    drop(published);
+    // Deciding a task that is not waiting is a conflict.
+    let again = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-hi", "bob", ApprovalDecision::Approve, None, START_MS));
+    assert!(matches!(again, Err(TaskError::NotAwaitingHuman { state: TaskState::Completed, .. })), "{again:?}");
+    let missing = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "nope", "bob", ApprovalDecision::Approve, None, START_MS));
+    assert!(matches!(missing, Err(TaskError::NotFound(_))));
+}
+
+#[test]
+fn rejection_by_a_human_fails_the_task_without_writing() {
+    let h = Harness::new();
+    let mut finding = claim();
+    finding.change_risk = ChangeRisk::HighImpact;
+    h.decider.push(decision(finding));
+    assert_eq!(h.run(stimulus("t-deny", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
+    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-deny", "carol", ApprovalDecision::Reject, Some("too risky".into()), START_MS + 1)).unwrap();
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Failed)));
+    let r = h.load("t-deny");
+    assert_eq!(r.failure.as_deref(), Some("rejected by carol"));
+    assert_eq!(h.workspace.writes.get(), 0);
+    assert_eq!(h.publisher.published.borrow().len(), 2);
+}
+
+#[test]
+fn runaway_guard_fails_a_task_that_does_not_converge() {
+    let mut h = Harness::new();
+    h.limits.max_ticks = 4;
+    h.limits.max_sandbox_errors = 100;
+    h.workspace.fail_leases.set(1_000);
+    let outcome = h.run(stimulus("t-runaway", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
+    let r = h.load("t-runaway");
+    assert!(r.failure.as_deref().unwrap().starts_with("runaway guard: 4 ticks"), "{:?}", r.failure);
+    assert!(h.reports.borrow().len() <= 6, "{}", h.reports.borrow().len());
+}
+
+#[test]
+fn overall_timeout_fails_a_stuck_task() {
+    let mut h = Harness::new();
+    h.tick_cost_ms = 700;
+    let outcome = h.run(stimulus("t-timeout", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{timeoutMs: 2000}}\n"))));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
+    let r = h.load("t-timeout");
+    assert!(r.failure.as_deref().unwrap().starts_with("timed out"), "{:?}", r.failure);
+    assert_eq!(h.workspace.releases.get(), 1);
+}
+
+#[test]
+fn a_violation_is_shown_to_the_model_and_bounded_by_max_attempts() {
+    let h = Harness::new();
+    h.decider.push(ModelOutcome::Unusable { violation: "missing field `plan`".into(), usage: Default::default() });
+    h.decider.push(decision(claim()));
+    assert_eq!(h.run(stimulus("t-viol", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(h.decider.requests.borrow()[1].previous_violation.as_deref(), Some("missing field `plan`"));
+
+    let h = Harness::new();
+    for _ in 0..3 {
+        h.decider.push(ModelOutcome::Unusable { violation: "not json".into(), usage: Default::default() });
+    }
+    assert_eq!(h.run(stimulus("t-viol3", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Failed)));
+    assert_eq!(h.decider.calls(), 3);
+    assert!(h.load("t-viol3").failure.unwrap().contains("not json"));
+}
+
+#[test]
+fn the_same_tick_delivered_twice_commits_once_and_calls_the_model_once() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-dup", RunMode::Fix, policy(FIX_POLICY)));
+    // lease, discover: the next queued tick is the model call.
+    for _ in 0..2 {
+        let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+        h.tick(&tick).unwrap();
+    }
+    let (understand, _) = h.queue.messages.borrow().front().cloned().unwrap();
+    let first = h.tick(&understand).unwrap();
+    assert!(matches!(first.outcome, TickOutcome::Continue { .. }));
+    let entry_before = h.kv.snapshot()[&agent_zero_runtime::log_key("t-dup", understand.expected_seq)].clone();
+    let second = h.tick(&understand).unwrap();
+    assert_eq!(second.outcome, TickOutcome::Stale);
+    assert_eq!(second.stats.model_calls + second.stats.kv_writes, 0);
+    assert_eq!(h.decider.calls(), 1);
+    assert_eq!(h.kv.snapshot()[&agent_zero_runtime::log_key("t-dup", understand.expected_seq)], entry_before);
+    h.queue.messages.borrow_mut().push_back((understand, 0)); // and once more through the queue
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(h.decider.calls(), 1);
+}
+
+#[test]
+fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-crash", RunMode::Fix, policy(FIX_POLICY)));
+    let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+    h.tick(&tick).unwrap();
+    // The host dies right after committing the next tick: its message is lost.
+    h.queue.drop_next.set(1);
+    assert_eq!(h.drive(), Some(TickOutcome::Continue { next: agent_zero_runtime::Tick { task_id: "t-crash".into(), expected_seq: 3 }, delay_ms: 0 }));
+    assert!(h.queue.messages.borrow().is_empty());
+    let sweep = |at| block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
+    assert!(sweep(h.clock.now_ms()).enqueued.is_empty(), "not overdue yet");
+    let report = sweep(h.clock.now_ms() + 120_000);
+    assert_eq!(report.enqueued.len(), 1);
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert!(h.keys("pending/").is_empty());
+
+    // A crash after the commit but before the pending marker moved on: the
+    // marker names a committed seq, so the sweep delivers its successor.
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let first = h.create(stimulus("t-crash2", RunMode::Fix, policy(FIX_POLICY)));
+    h.queue.messages.borrow_mut().clear();
+    h.tick(&first).unwrap();
+    h.queue.messages.borrow_mut().clear();
+    let snapshot = h.kv.snapshot();
+    for key in snapshot.keys().filter(|k| k.starts_with("pending/")) {
+        block_on(agent_zero_ports::KeyValue::delete(&h.kv, key)).unwrap();
+    }
+    block_on(agent_zero_ports::KeyValue::put(&h.kv, &agent_zero_runtime::pending_key("t-crash2", 1), br#"{"dueMs":0}"#)).unwrap();
+    let report = block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms() + 120_000, Default::default())).unwrap();
+    assert_eq!(report.enqueued, [agent_zero_runtime::Tick { task_id: "t-crash2".into(), expected_seq: 2 }]);
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert!(h.keys("pending/").is_empty());
+}
+
+#[test]
+fn a_kv_write_failure_mid_tick_leaves_the_task_resumable() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-kvfail", RunMode::Fix, policy(FIX_POLICY)));
+    for _ in 0..2 {
+        let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+        h.tick(&tick).unwrap();
+    }
+    let (understand, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+    h.kv.set_fault(Some(agent_zero_ports::MemoryKvFault::Writes));
+    let failed = h.tick(&understand);
+    assert!(matches!(failed, Err(agent_zero_runtime::TickError::Store(_))), "{failed:?}");
+    h.kv.set_fault(None);
+    assert!(!h.kv.snapshot().contains_key(&agent_zero_runtime::log_key("t-kvfail", understand.expected_seq)), "nothing half-written");
+    assert_eq!(h.load("t-kvfail").state, TaskState::Understanding);
+    // The queue redelivers the unacknowledged message.
+    h.queue.messages.borrow_mut().push_back((understand, 0));
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(h.decider.calls(), 2, "the uncommitted call is asked again, keyed by the same seq");
+    let keys: Vec<String> = h.decider.requests.borrow().iter().map(|r| r.idempotency_key.clone()).collect();
+    assert_eq!(keys[0], keys[1]);
+}
+
+#[test]
+fn cold_start_from_the_log_equals_the_checkpoint() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-cold", RunMode::Fix, policy(FIX_POLICY)));
+    for _ in 0..4 {
+        let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+        h.tick(&tick).unwrap();
+    }
+    let warm = h.load("t-cold");
+    block_on(agent_zero_ports::KeyValue::delete(&h.kv, &agent_zero_runtime::meta_key("t-cold"))).unwrap();
+    let cold = h.load("t-cold");
+    assert_eq!(warm, cold);
+    let entries: Vec<agent_zero_runtime::Entry> = h
+        .keys("task/t-cold/log/")
+        .iter()
+        .map(|k| serde_json::from_slice(&h.kv.snapshot()[k]).unwrap())
+        .collect();
+    assert_eq!(agent_zero_runtime::fold(&entries).unwrap(), cold);
+    assert!(matches!(entries[0].facts[0], Fact::Created { .. }));
+    // The task finishes from the cold state.
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+}
+
+#[test]
+fn per_tick_cost_is_bounded() {
+    let h = Harness::new();
+    h.workspace.exits.borrow_mut().extend([1, 0]);
+    h.decider.push(decision(claim()));
+    h.decider.push(decision(claim()));
+    h.run(stimulus("t-cost", RunMode::Fix, policy(FIX_POLICY)));
+    let reports = h.reports.borrow();
+    for report in reports.iter() {
+        let s = report.stats;
+        assert!(s.kv_operations() <= 7, "{s:?}");
+        assert_eq!(s.entries_folded, 0, "a warm tick folds from the checkpoint: {s:?}");
+        assert!(s.subrequests() <= 4, "{s:?}");
+        assert!(s.model_calls <= 1 && s.publications <= 1);
+    }
+    eprintln!("ticks: {}; max kv ops per tick: {}", reports.len(), reports.iter().map(|r| r.stats.kv_operations()).max().unwrap());
+}
