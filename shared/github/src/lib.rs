@@ -1,1 +1,40 @@
-//! TODO
+//! The GitHub side of Agent Zero Edge, host-neutral: webhook signature
+//! checks, delivery intake, a small REST client, GitHub App credentials and
+//! the `.agent-zero.yml` policy source.
+//!
+//! I/O boundary: signature checks and intake are pure functions of bytes.
+//! The REST client, credentials and policy source reach GitHub only through
+//! the [`agent_zero_ports::HttpClient`] port and the cache only through
+//! [`agent_zero_ports::KeyValue`]; time comes in as milliseconds. No clock,
+//! no RNG, no network of its own.
+
+#![forbid(unsafe_code)]
+#![allow(async_fn_in_trait)]
+
+mod client;
+mod credentials;
+mod event;
+mod intake;
+mod jwt;
+mod payload;
+mod policy_source;
+mod secret;
+pub mod signature;
+
+pub use client::{
+    API_VERSION, ApiConfig, ApiError, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
+    InstallationToken, RepositoryInfo,
+};
+pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
+pub use event::{IntakeError, parse_delivery};
+pub use intake::{
+    IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
+    MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, PolicyGate, PolicySwitches, Repository, RepositoryAllowlist, Subject,
+    TaskSeed,
+};
+pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
+pub use policy_source::{
+    CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,
+};
+pub use secret::Secret;
+pub use signature::{SignatureError, verify, verify_headers};

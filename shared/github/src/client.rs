@@ -1,0 +1,429 @@
+//! A small GitHub REST client over the [`HttpClient`] port: the repository,
+//! a branch's head commit, a file at a commit, and installation tokens.
+//!
+//! Every request carries `Accept: application/vnd.github+json`,
+//! `X-GitHub-Api-Version: 2022-11-28`, a `User-Agent` and a timeout. Errors
+//! name the operation and status, and at most GitHub's short `message`
+//! (capped, dropped if it would contain the token): never the token, never
+//! the response body.
+
+use agent_zero_contracts::is_repository_relative_path;
+use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use base64::Engine as _;
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::secret::Secret;
+
+/// `GITHUB_API_URL` when unset.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+/// The REST API version requested.
+pub const API_VERSION: &str = "2022-11-28";
+/// Per-request deadline unless configured otherwise.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+const MAX_MESSAGE_BYTES: usize = 200;
+
+/// Why a GitHub API call failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// `GITHUB_API_URL` is not an absolute `http(s)` URL without query.
+    #[error("invalid GITHUB_API_URL: {reason}")]
+    InvalidBaseUrl { reason: &'static str },
+    /// An owner, repository, ref or path that cannot be put in a URL safely.
+    #[error("invalid {what} `{value}`")]
+    InvalidName { what: &'static str, value: String },
+    /// The host could not deliver the request.
+    #[error("GitHub {operation}: {source}")]
+    Transport { operation: &'static str, source: HttpError },
+    /// GitHub answered with a non-success status.
+    #[error("GitHub {operation} answered {status}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Status { operation: &'static str, status: u16, message: Option<String> },
+    /// The response did not have the documented shape.
+    #[error("GitHub {operation} returned an unexpected body at `{path}`: {reason}")]
+    Decode { operation: &'static str, path: String, reason: String },
+    /// The path names a directory, symlink or submodule, not a file.
+    #[error("`{path}` is a {kind}, not a file")]
+    NotAFile { path: String, kind: String },
+    /// The file is over the caller's limit, or too large for the contents
+    /// API to inline (it then sends no content).
+    #[error("`{path}` is {size} bytes, over the {limit}-byte limit")]
+    FileTooLarge { path: String, size: u64, limit: u64 },
+}
+
+/// Where and how to reach the API (operator configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiConfig {
+    base_url: String,
+    user_agent: String,
+    timeout_ms: u64,
+}
+
+impl ApiConfig {
+    /// From `GITHUB_API_URL` (`None` or empty: [`DEFAULT_API_URL`]). GitHub
+    /// Enterprise Server is `https://HOST/api/v3`; tests use loopback `http`.
+    pub fn new(base_url: Option<&str>, user_agent: &str) -> Result<Self, ApiError> {
+        let base = base_url.map(str::trim).filter(|b| !b.is_empty()).unwrap_or(DEFAULT_API_URL);
+        let base = base.trim_end_matches('/');
+        let rest = base
+            .strip_prefix("https://")
+            .or_else(|| base.strip_prefix("http://"))
+            .ok_or(ApiError::InvalidBaseUrl { reason: "must start with https:// or http://" })?;
+        if rest.is_empty() || rest.starts_with('/') {
+            return Err(ApiError::InvalidBaseUrl { reason: "has no host" });
+        }
+        if rest.contains(['?', '#', '@', ' ']) {
+            return Err(ApiError::InvalidBaseUrl { reason: "must not carry a query, fragment, user info or spaces" });
+        }
+        let user_agent = if user_agent.trim().is_empty() { "agent-zero-edge" } else { user_agent.trim() };
+        Ok(Self { base_url: base.to_owned(), user_agent: user_agent.to_owned(), timeout_ms: DEFAULT_TIMEOUT_MS })
+    }
+
+    /// Sets the per-request timeout.
+    pub fn with_timeout_ms(mut self, timeout_ms: u64) -> Self {
+        self.timeout_ms = timeout_ms;
+        self
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+}
+
+/// What the client needs to know about a repository.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct RepositoryInfo {
+    pub full_name: String,
+    pub default_branch: String,
+    #[serde(default)]
+    pub private: bool,
+}
+
+/// A file read through the contents API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileContents {
+    pub path: String,
+    /// The blob sha.
+    pub sha: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A freshly minted installation access token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InstallationToken {
+    pub token: Secret,
+    /// `expires_at` as GitHub sent it (RFC 3339).
+    pub expires_at: String,
+}
+
+/// A GitHub REST client for one caller identity.
+pub struct GitHubClient<'a, H> {
+    http: &'a H,
+    config: &'a ApiConfig,
+    token: Option<Secret>,
+}
+
+impl<H> std::fmt::Debug for GitHubClient<'_, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubClient")
+            .field("base_url", &self.config.base_url)
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, H: HttpClient> GitHubClient<'a, H> {
+    /// An unauthenticated client (public repositories, low rate limit).
+    pub fn new(http: &'a H, config: &'a ApiConfig) -> Self {
+        Self { http, config, token: None }
+    }
+
+    /// The same client, sending `token` as `Authorization: Bearer`.
+    pub fn with_token(mut self, token: Secret) -> Self {
+        self.token = Some(token);
+        self
+    }
+
+    /// The HTTP port and configuration, for building a sibling client.
+    pub fn parts(&self) -> (&'a H, &'a ApiConfig) {
+        (self.http, self.config)
+    }
+
+    /// `GET /repos/{owner}/{repo}`.
+    pub async fn repository(&self, owner: &str, repo: &str) -> Result<RepositoryInfo, ApiError> {
+        const OP: &str = "get repository";
+        let url = format!("{}/repos/{}", self.config.base_url, repo_path(owner, repo)?);
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        let response = self.success(OP, response)?;
+        decode(OP, response.body())
+    }
+
+    /// The commit sha `branch` points at: `GET /repos/{o}/{r}/git/ref/heads/{branch}`.
+    pub async fn branch_head(&self, owner: &str, repo: &str, branch: &str) -> Result<String, ApiError> {
+        const OP: &str = "get branch ref";
+        check_ref(branch)?;
+        let url = format!(
+            "{}/repos/{}/git/ref/heads/{}",
+            self.config.base_url,
+            repo_path(owner, repo)?,
+            encode(branch, true)
+        );
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        let reference: GitRef = decode(OP, self.success(OP, response)?.body())?;
+        if reference.object.kind != "commit" || !is_sha(&reference.object.sha) {
+            return Err(ApiError::Decode {
+                operation: OP,
+                path: "object".into(),
+                reason: format!("expected a commit, got a {}", capped(&reference.object.kind)),
+            });
+        }
+        Ok(reference.object.sha)
+    }
+
+    /// The file at `path` in commit or ref `git_ref`, at most `max_bytes`:
+    /// `GET /repos/{o}/{r}/contents/{path}?ref=`. `Ok(None)` when there is no
+    /// such file (404).
+    pub async fn file_at(
+        &self,
+        owner: &str,
+        repo: &str,
+        path: &str,
+        git_ref: &str,
+        max_bytes: u64,
+    ) -> Result<Option<FileContents>, ApiError> {
+        const OP: &str = "get contents";
+        if !is_repository_relative_path(path) || path.ends_with('/') {
+            return Err(ApiError::InvalidName { what: "path", value: capped(path) });
+        }
+        check_ref(git_ref)?;
+        let url = format!(
+            "{}/repos/{}/contents/{}?ref={}",
+            self.config.base_url,
+            repo_path(owner, repo)?,
+            encode(path, true),
+            encode(git_ref, false)
+        );
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        if response.status() == http::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body = self.success(OP, response)?.into_body();
+        if body.first() == Some(&b'[') {
+            return Err(ApiError::NotAFile { path: path.to_owned(), kind: "directory".into() });
+        }
+        let entry: ContentEntry = decode(OP, &body)?;
+        if entry.kind != "file" {
+            return Err(ApiError::NotAFile { path: path.to_owned(), kind: capped(&entry.kind) });
+        }
+        if entry.size > max_bytes {
+            return Err(ApiError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
+        }
+        if entry.encoding.as_deref() != Some("base64") {
+            // Over 1 MB the API answers `"encoding": "none"` and no content.
+            return Err(ApiError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
+        }
+        let packed: Vec<u8> = entry.content.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(packed).map_err(|e| ApiError::Decode {
+            operation: OP,
+            path: "content".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(FileContents { path: entry.path, sha: entry.sha, bytes }))
+    }
+
+    /// `POST /app/installations/{id}/access_tokens`, authenticated with the
+    /// App's JWT.
+    pub async fn create_installation_token(
+        &self,
+        app_jwt: &Secret,
+        installation_id: u64,
+    ) -> Result<InstallationToken, ApiError> {
+        const OP: &str = "create installation token";
+        let url = format!("{}/app/installations/{installation_id}/access_tokens", self.config.base_url);
+        let response = self.send(OP, http::Method::POST, &url, Some(Vec::new()), Some(app_jwt)).await?;
+        let response = self.success(OP, response)?;
+        let minted: MintedToken = decode(OP, response.body())?;
+        Ok(InstallationToken { token: Secret::new(minted.token), expires_at: minted.expires_at })
+    }
+
+    async fn send(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+        bearer: Option<&Secret>,
+    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(url)
+            .header(http::header::ACCEPT, "application/vnd.github+json")
+            .header(http::header::USER_AGENT, &self.config.user_agent)
+            .header("x-github-api-version", API_VERSION);
+        if let Some(token) = bearer {
+            builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {}", token.expose()));
+        }
+        if body.is_some() {
+            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let mut request = builder
+            .body(body.unwrap_or_default())
+            .map_err(|_| ApiError::InvalidName { what: "request URL", value: capped(url) })?;
+        request.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
+        self.http.send(request).await.map_err(|source| ApiError::Transport { operation, source })
+    }
+
+    fn success(
+        &self,
+        operation: &'static str,
+        response: http::Response<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let message = serde_json::from_slice::<ErrorBody>(response.body())
+            .ok()
+            .and_then(|b| b.message)
+            .map(|m| capped(&m))
+            .filter(|m| !self.token.as_ref().is_some_and(|t| t.appears_in(m)));
+        Err(ApiError::Status { operation, status: response.status().as_u16(), message })
+    }
+}
+
+#[derive(Deserialize)]
+struct GitRef {
+    object: GitObject,
+}
+
+#[derive(Deserialize)]
+struct GitObject {
+    sha: String,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct ContentEntry {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    encoding: Option<String>,
+    #[serde(default)]
+    size: u64,
+    path: String,
+    sha: String,
+    #[serde(default)]
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct MintedToken {
+    token: String,
+    expires_at: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ApiError::Decode {
+        operation,
+        path: e.path().to_string(),
+        reason: capped(&e.inner().to_string()),
+    })
+}
+
+/// `owner/repo` for a URL, after checking both are GitHub names.
+fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
+    let valid = |name: &str| {
+        !name.is_empty()
+            && name.len() <= 100
+            && name != "."
+            && name != ".."
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    if !valid(owner) {
+        return Err(ApiError::InvalidName { what: "owner", value: capped(owner) });
+    }
+    if !valid(repo) {
+        return Err(ApiError::InvalidName { what: "repository", value: capped(repo) });
+    }
+    Ok(format!("{owner}/{repo}"))
+}
+
+/// A branch name or commit sha as Git allows them (the parts that matter
+/// for a URL: no `..`, no control characters, no leading `/` or `-`).
+fn check_ref(git_ref: &str) -> Result<(), ApiError> {
+    let bad = git_ref.is_empty()
+        || git_ref.len() > 255
+        || git_ref.starts_with(['/', '-'])
+        || git_ref.ends_with('/')
+        || git_ref.contains("..")
+        || git_ref.contains("//")
+        || git_ref.chars().any(|c| c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\'));
+    if bad {
+        return Err(ApiError::InvalidName { what: "ref", value: capped(git_ref) });
+    }
+    Ok(())
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (and `/`
+/// when `keep_slash`).
+fn encode(value: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') || (keep_slash && byte == b'/') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+fn is_sha(value: &str) -> bool {
+    matches!(value.len(), 40 | 64) && value.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn capped(value: &str) -> String {
+    agent_zero_contracts::UntrustedText::capped(value, MAX_MESSAGE_BYTES).text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        assert_eq!(ApiConfig::new(None, "ua").unwrap().base_url(), DEFAULT_API_URL);
+        assert_eq!(ApiConfig::new(Some(" "), "ua").unwrap().base_url(), DEFAULT_API_URL);
+        let ghes = ApiConfig::new(Some("https://ghe.example.com/api/v3/"), "ua").unwrap();
+        assert_eq!(ghes.base_url(), "https://ghe.example.com/api/v3");
+        assert_eq!(ApiConfig::new(Some("http://127.0.0.1:8080"), "").unwrap().user_agent, "agent-zero-edge");
+        for bad in ["ftp://x", "api.github.com", "https://", "https://x?y=1", "https://user@x"] {
+            assert!(matches!(ApiConfig::new(Some(bad), "ua"), Err(ApiError::InvalidBaseUrl { .. })), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_and_refs_are_checked_and_encoded() {
+        assert_eq!(repo_path("octo-org", "hello.world_1").unwrap(), "octo-org/hello.world_1");
+        for (owner, repo) in [("..", "r"), ("o", ".."), ("o/x", "r"), ("o", "r?x"), ("", "r"), ("o", "r%2f")] {
+            assert!(repo_path(owner, repo).is_err(), "{owner}/{repo}");
+        }
+        for bad in ["", "a..b", "-x", "/x", "x/", "a b", "a:b", "a\nb", "a//b"] {
+            assert!(check_ref(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_ref("feature/x-1").is_ok());
+        assert_eq!(encode("feature/ü#1", true), "feature/%C3%BC%231");
+        assert_eq!(encode("a/b&c", false), "a%2Fb%26c");
+    }
+}

@@ -1,0 +1,129 @@
+//! Where `.agent-zero.yml` comes from: the repository's **default branch**,
+//! resolved through the API at the time of the delivery, never a pull
+//! request's head (which whoever opened the pull request controls).
+//!
+//! The text is cached in KV per commit (`policy/{owner}/{repo}/{sha}`), as
+//! the raw YAML or a "missing" marker: a commit never changes, so the entry
+//! never goes stale and is written once. Parsing is the agent crate's job.
+
+use agent_zero_ports::{HttpClient, KeyValue, KvError, check_key};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::client::{ApiError, GitHubClient};
+
+/// The policy file, at the repository root.
+pub const POLICY_PATH: &str = ".agent-zero.yml";
+/// Largest policy file read.
+pub const MAX_POLICY_BYTES: u64 = 64 * 1024;
+
+/// Why the policy text could not be obtained. The caller reports it rather
+/// than falling back to the defaults, which would hide a broken file.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum PolicySourceError {
+    /// Resolving the default branch or reading the file failed.
+    #[error("reading {POLICY_PATH}: {0}")]
+    Api(#[from] ApiError),
+    /// The file exists but is not UTF-8.
+    #[error("{POLICY_PATH} at {sha} is not UTF-8")]
+    NotUtf8 { sha: String },
+}
+
+/// What happened with the KV cache, for the caller to log; a cache failure
+/// never fails the load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheOutcome {
+    /// The text came from KV.
+    Hit,
+    /// Fetched from GitHub and stored.
+    Stored,
+    /// The key would be too long for the smallest KV backend; not cached.
+    Skipped,
+    /// The cache could not be read (or held an unreadable entry); fetched.
+    ReadFailed(String),
+    /// Fetched, but storing it failed.
+    WriteFailed(KvError),
+}
+
+/// The policy text of a repository's default branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PolicySource {
+    pub default_branch: String,
+    /// The default branch's head commit the text was read at.
+    pub commit_sha: String,
+    /// `None`: no `.agent-zero.yml` there, so the safe defaults apply.
+    pub text: Option<String>,
+    pub cache: CacheOutcome,
+}
+
+/// One cache entry: the file's text, or that there was none.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "file", rename_all = "kebab-case")]
+enum CacheEntry {
+    Present { text: String },
+    Missing,
+}
+
+/// The KV key of the policy text of `owner/repo` at `sha` (names are
+/// lower-cased: GitHub treats them case-insensitively).
+pub fn policy_cache_key(owner: &str, repo: &str, sha: &str) -> String {
+    format!("policy/{}/{}/{sha}", owner.to_ascii_lowercase(), repo.to_ascii_lowercase())
+}
+
+/// Loads the raw policy text of `owner/repo` from its default branch.
+pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
+    client: &GitHubClient<'_, H>,
+    kv: &K,
+    owner: &str,
+    repo: &str,
+) -> Result<PolicySource, PolicySourceError> {
+    let repository = client.repository(owner, repo).await?;
+    let default_branch = repository.default_branch;
+    let commit_sha = client.branch_head(owner, repo, &default_branch).await?;
+    let key = policy_cache_key(owner, repo, &commit_sha);
+    let cacheable = check_key(&key).is_ok();
+
+    let mut read_failure = None;
+    if cacheable {
+        match kv.get(&key).await {
+            Ok(Some(bytes)) => match serde_json::from_slice::<CacheEntry>(&bytes) {
+                Ok(entry) => {
+                    let text = match entry {
+                        CacheEntry::Present { text } => Some(text),
+                        CacheEntry::Missing => None,
+                    };
+                    return Ok(PolicySource { default_branch, commit_sha, text, cache: CacheOutcome::Hit });
+                }
+                Err(_) => read_failure = Some("unreadable cache entry".to_owned()),
+            },
+            Ok(None) => {}
+            Err(error) => read_failure = Some(error.to_string()),
+        }
+    }
+
+    let file = client.file_at(owner, repo, POLICY_PATH, &commit_sha, MAX_POLICY_BYTES).await?;
+    let text = match file {
+        Some(file) => {
+            Some(String::from_utf8(file.bytes).map_err(|_| PolicySourceError::NotUtf8 { sha: commit_sha.clone() })?)
+        }
+        None => None,
+    };
+    let cache = if !cacheable {
+        CacheOutcome::Skipped
+    } else {
+        let entry = match &text {
+            Some(text) => CacheEntry::Present { text: text.clone() },
+            None => CacheEntry::Missing,
+        };
+        let bytes = serde_json::to_vec(&entry).expect("a cache entry serialises");
+        match (kv.put(&key, &bytes).await, read_failure) {
+            (Err(error), _) => CacheOutcome::WriteFailed(error),
+            (Ok(()), Some(reason)) => CacheOutcome::ReadFailed(reason),
+            (Ok(()), None) => CacheOutcome::Stored,
+        }
+    };
+    Ok(PolicySource { default_branch, commit_sha, text, cache })
+}

@@ -1,0 +1,358 @@
+//! Every vendored GitHub delivery through the intake: which become task
+//! seeds, which are ignored and why, and what malformed input reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use agent_zero_contracts::{FeedbackKind, Trigger};
+use agent_zero_github::{
+    IgnoreReason, Intake, IntakeError, IntakeOptions, MAX_BODY_BYTES, MAX_TITLE_BYTES, PolicyGate, PolicySwitches,
+    RepositoryAllowlist, Subject, TaskSeed, parse_delivery,
+};
+use serde_json::{Value, json};
+
+const DELIVERY: &str = "72d3162e-cc78-11e3-81ab-4c9367dc0958";
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/github-webhooks")
+}
+
+/// `(event, file name, body)` for every payload file.
+fn all_fixtures() -> Vec<(String, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(fixtures_dir()).expect("fixtures directory") {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let event = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let file = file.unwrap().path();
+            if file.extension().is_some_and(|e| e == "json") {
+                let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                out.push((event.clone(), name, std::fs::read(&file).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn fixture(event: &str, name: &str) -> Value {
+    let bytes = std::fs::read(fixtures_dir().join(event).join(name)).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn intake(event: &str, payload: &Value) -> Result<Intake, IntakeError> {
+    parse_delivery(event, DELIVERY, &serde_json::to_vec(payload).unwrap(), &IntakeOptions::default())
+}
+
+fn task(intake: Result<Intake, IntakeError>) -> TaskSeed {
+    match intake {
+        Ok(Intake::Task(seed)) => *seed,
+        other => panic!("expected a task seed, got {other:?}"),
+    }
+}
+
+fn ignored(intake: Result<Intake, IntakeError>) -> IgnoreReason {
+    match intake {
+        Ok(Intake::Ignored { reason }) => reason,
+        other => panic!("expected an ignored delivery, got {other:?}"),
+    }
+}
+
+/// A one-word summary of an intake, for the table.
+fn outcome(intake: &Intake) -> String {
+    match intake {
+        Intake::Task(seed) => {
+            let gate = match seed.gate {
+                PolicyGate::Feedback => "feedback",
+                PolicyGate::Proactive => "proactive",
+                PolicyGate::IssueLabel { .. } => "issue-label",
+                _ => "other",
+            };
+            format!("task:{}:{gate}", seed.trigger)
+        }
+        Intake::Ignored { reason } => format!("ignored:{}", reason.code()),
+        Intake::Ping { .. } => "ping".into(),
+        Intake::Installation(_) => "installation".into(),
+        _ => "other".into(),
+    }
+}
+
+#[test]
+fn every_fixture_has_a_pinned_outcome() {
+    let expected_tasks: BTreeMap<&str, &str> = [
+        ("pull_request/opened.payload.json", "task:proactive:proactive"),
+        ("pull_request/opened.with-null-body.json", "task:proactive:proactive"),
+        ("pull_request/opened.with-organization.payload.json", "task:proactive:proactive"),
+        ("pull_request/reopened.payload.json", "task:proactive:proactive"),
+        ("pull_request/reopened.with-organization.payload.json", "task:proactive:proactive"),
+        ("pull_request/synchronize.payload.json", "task:proactive:proactive"),
+        ("pull_request/ready_for_review.payload.json", "task:proactive:proactive"),
+        ("pull_request/ready_for_review.with-installation.payload.json", "task:proactive:proactive"),
+        ("pull_request/ready_for_review.with-organization.payload.json", "task:proactive:proactive"),
+        ("pull_request_review_comment/created.payload.json", "task:feedback:feedback"),
+        ("pull_request_review_comment/created.with-organization.payload.json", "task:feedback:feedback"),
+        // The vendored review submissions have a null body: nothing to validate.
+        ("pull_request_review/submitted.payload.json", "ignored:empty-feedback"),
+        ("pull_request_review/submitted.with-organization.payload.json", "ignored:empty-feedback"),
+        ("issues/opened.payload.json", "task:issue:issue-label"),
+        ("issues/opened.with-empty-body.payload.json", "task:issue:issue-label"),
+        ("issues/opened.with-organization.payload.json", "task:issue:issue-label"),
+        ("issues/opened.with-transfer.payload.json", "task:issue:issue-label"),
+        ("issues/labeled.payload.json", "task:issue:issue-label"),
+        ("issues/labeled.with-organization.payload.json", "task:issue:issue-label"),
+    ]
+    .into_iter()
+    .collect();
+    let handled = ["pull_request", "pull_request_review", "pull_request_review_comment", "issues"];
+
+    let fixtures = all_fixtures();
+    assert_eq!(fixtures.len(), 273, "every vendored delivery file is read");
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (event, name, body) in &fixtures {
+        let key = format!("{event}/{name}");
+        let result =
+            parse_delivery(event, DELIVERY, body, &IntakeOptions::default()).unwrap_or_else(|e| panic!("{key}: {e}"));
+        let got = outcome(&result);
+        let want = if let Some(want) = expected_tasks.get(key.as_str()) {
+            (*want).to_owned()
+        } else if event == "ping" {
+            "ping".into()
+        } else if event == "installation" || event == "installation_repositories" {
+            "installation".into()
+        } else if handled.contains(&event.as_str()) {
+            "ignored:unsupported-action".into()
+        } else {
+            "ignored:unsupported-event".into()
+        };
+        assert_eq!(got, want, "{key}");
+        *counts.entry(got).or_default() += 1;
+
+        // Whatever the payload, the intake is small: never the raw payload.
+        let stored = serde_json::to_vec(&result).unwrap();
+        assert_eq!(serde_json::from_slice::<Intake>(&stored).unwrap(), result, "{key} round-trips");
+        assert!(stored.len() < 2 * MAX_BODY_BYTES + 8 * 1024, "{key}: {} bytes", stored.len());
+        if let Intake::Task(seed) = &result {
+            assert_eq!(seed.delivery_id, DELIVERY);
+            assert!(!String::from_utf8_lossy(&stored).contains("node_id"), "{key} leaks raw fields");
+        }
+    }
+    assert_eq!(counts["ping"], 3);
+    assert_eq!(counts["installation"], 8);
+    assert_eq!(counts["task:proactive:proactive"], 9);
+    assert_eq!(counts["task:feedback:feedback"], 2);
+    assert_eq!(counts["task:issue:issue-label"], 6);
+}
+
+#[test]
+fn proactive_seed_carries_refs_and_capped_text() {
+    let seed = task(intake("pull_request", &fixture("pull_request", "opened.payload.json")));
+    assert_eq!(seed.trigger, Trigger::Proactive);
+    assert_eq!(seed.installation_id, Some(1));
+    assert_eq!((seed.repository.owner.as_str(), seed.repository.repo.as_str()), ("Codertocat", "Hello-World"));
+    let Subject::PullRequest(pr) = &seed.subject else { panic!("{:?}", seed.subject) };
+    assert_eq!(pr.number, 2);
+    assert_eq!(pr.head_sha, "ec26c3e57ca3a959ca5aad62de7213c562f8c821");
+    assert_eq!(pr.base_sha.as_deref(), Some("f95f852bd8fca8fcc58a9a2d6c842781e32a215e"));
+    let title = seed.title.as_ref().unwrap();
+    assert_eq!(title.text, "Update the README with new information.");
+    assert!(title.untrusted);
+    let json = serde_json::to_value(&seed).unwrap();
+    assert_eq!(json["title"]["untrusted"], true);
+    assert_eq!(json["subject"]["type"], "pull-request");
+    assert_eq!(json["gate"]["gate"], "proactive");
+
+    let on = PolicySwitches { proactive_enabled: true, issues_enabled: false, issues_require_label: "agent-zero" };
+    assert_eq!(seed.admit(&on), Ok(()));
+    let off = PolicySwitches { proactive_enabled: false, ..on };
+    assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
+
+    let mut huge = fixture("pull_request", "opened.payload.json");
+    huge["pull_request"]["title"] = json!("t".repeat(10_000));
+    huge["pull_request"]["body"] = json!("é".repeat(100_000));
+    let seed = self::task(intake("pull_request", &huge));
+    let body = seed.body.unwrap();
+    assert!(body.text.len() <= MAX_BODY_BYTES && body.is_truncated());
+    assert_eq!(body.original_bytes, Some(200_000));
+    assert_eq!(seed.title.unwrap().text.len(), MAX_TITLE_BYTES);
+}
+
+#[test]
+fn drafts_bots_and_the_allowlist_are_ignored_with_reasons() {
+    let mut draft = fixture("pull_request", "opened.payload.json");
+    draft["pull_request"]["draft"] = json!(true);
+    assert_eq!(ignored(intake("pull_request", &draft)), IgnoreReason::DraftPullRequest { number: 2 });
+
+    let mut bot_comment = fixture("pull_request_review_comment", "created.payload.json");
+    bot_comment["comment"]["user"]["type"] = json!("Bot");
+    assert!(matches!(ignored(intake("pull_request_review_comment", &bot_comment)), IgnoreReason::BotAuthor { .. }));
+    let mut app_comment = fixture("pull_request_review_comment", "created.payload.json");
+    app_comment["comment"]["user"]["login"] = json!("agent-zero[bot]");
+    assert_eq!(
+        ignored(intake("pull_request_review_comment", &app_comment)),
+        IgnoreReason::BotAuthor { login: "agent-zero[bot]".into() }
+    );
+    let mut bot_issue = fixture("issues", "opened.payload.json");
+    bot_issue["sender"]["type"] = json!("Bot");
+    assert!(matches!(ignored(intake("issues", &bot_issue)), IgnoreReason::BotAuthor { .. }));
+
+    let body = serde_json::to_vec(&fixture("pull_request", "opened.payload.json")).unwrap();
+    let only_acme = IntakeOptions { allowlist: Some(RepositoryAllowlist::parse("acme/*")) };
+    assert_eq!(
+        ignored(parse_delivery("pull_request", DELIVERY, &body, &only_acme)),
+        IgnoreReason::RepositoryNotAllowed { repository: "Codertocat/Hello-World".into() }
+    );
+    let allowed = IntakeOptions { allowlist: Some(RepositoryAllowlist::parse("codertocat/hello-world")) };
+    assert!(matches!(parse_delivery("pull_request", DELIVERY, &body, &allowed), Ok(Intake::Task(_))));
+}
+
+#[test]
+fn review_feedback_and_requested_changes() {
+    let mut review = fixture("pull_request_review", "submitted.payload.json");
+    review["review"]["body"] = json!("  This unwrap panics on empty input.  ");
+    review["review"]["state"] = json!("changes_requested");
+    let seed = task(intake("pull_request_review", &review));
+    assert_eq!((seed.trigger, seed.gate.clone()), (Trigger::Feedback, PolicyGate::Feedback));
+    assert!(seed.requested_changes);
+    let item = &seed.feedback[0];
+    assert_eq!(item.id, "review:237895671");
+    assert_eq!(item.kind, FeedbackKind::ReviewBody);
+    assert_eq!(item.body.text, "This unwrap panics on empty input.");
+    assert!(item.requested_changes && item.body.untrusted);
+
+    review["review"]["state"] = json!("commented");
+    assert!(!seed_of(&review).requested_changes);
+    for state in ["approved", "dismissed", "pending"] {
+        review["review"]["state"] = json!(state);
+        assert_eq!(
+            ignored(intake("pull_request_review", &review)),
+            IgnoreReason::ReviewCarriesNoClaim { state: state.into() }
+        );
+    }
+    review["review"]["state"] = json!("commented");
+    review["review"]["body"] = json!(" \n ");
+    assert_eq!(ignored(intake("pull_request_review", &review)), IgnoreReason::EmptyFeedback { what: "review".into() });
+
+    let comment =
+        task(intake("pull_request_review_comment", &fixture("pull_request_review_comment", "created.payload.json")));
+    let item = &comment.feedback[0];
+    assert_eq!(
+        (item.kind, item.path.as_deref(), item.line),
+        (FeedbackKind::ReviewComment, Some("README.md"), Some(265))
+    );
+    assert_eq!(item.id, "review-comment:284312630");
+    assert!(!comment.requested_changes);
+
+    let mut escaping = fixture("pull_request_review_comment", "created.payload.json");
+    escaping["comment"]["path"] = json!("../../etc/passwd");
+    escaping["comment"]["line"] = Value::Null;
+    let item = task(intake("pull_request_review_comment", &escaping)).feedback.remove(0);
+    assert_eq!((item.path, item.line), (None, Some(265)), "bad path dropped, original_line used");
+}
+
+fn seed_of(review: &Value) -> TaskSeed {
+    task(intake("pull_request_review", review))
+}
+
+#[test]
+fn issue_seeds_and_their_label_gate() {
+    let opened = task(intake("issues", &fixture("issues", "opened.payload.json")));
+    let Subject::Issue(issue) = &opened.subject else { panic!() };
+    assert_eq!(issue.number, 1);
+    assert_eq!(issue.title.text, "Spelling error in the README file");
+    assert_eq!(opened.gate, PolicyGate::IssueLabel { labels: vec!["bug".into()], added_label: None });
+    let policy = PolicySwitches { proactive_enabled: false, issues_enabled: true, issues_require_label: "bug" };
+    assert_eq!(opened.admit(&policy), Ok(()));
+    let default_label = PolicySwitches { issues_require_label: "agent-zero", ..policy };
+    assert_eq!(opened.admit(&default_label), Err(IgnoreReason::MissingRequiredLabel { required: "agent-zero".into() }));
+    let disabled = PolicySwitches { issues_enabled: false, ..policy };
+    assert_eq!(opened.admit(&disabled), Err(IgnoreReason::IssuesDisabled));
+
+    let labeled = task(intake("issues", &fixture("issues", "labeled.payload.json")));
+    assert!(matches!(&labeled.gate, PolicyGate::IssueLabel { added_label: Some(l), .. } if l == "bug"));
+    assert_eq!(labeled.admit(&policy), Ok(()));
+    assert!(matches!(labeled.admit(&default_label), Err(IgnoreReason::OtherLabelAdded { .. })));
+    assert!(task(intake("issues", &fixture("issues", "opened.with-empty-body.payload.json"))).body.is_none());
+
+    let mut pr_issue = fixture("issues", "opened.payload.json");
+    pr_issue["issue"]["pull_request"] = json!({"url": "https://api.github.com/repos/o/r/pulls/1"});
+    assert_eq!(ignored(intake("issues", &pr_issue)), IgnoreReason::IssueIsPullRequest { number: 1 });
+    let mut closed = fixture("issues", "opened.payload.json");
+    closed["issue"]["state"] = json!("closed");
+    assert_eq!(ignored(intake("issues", &closed)), IgnoreReason::IssueNotOpen { number: 1 });
+}
+
+#[test]
+fn malformed_payloads_name_the_field() {
+    let err = |event: &str, body: &[u8]| parse_delivery(event, DELIVERY, body, &IntakeOptions::default()).unwrap_err();
+
+    assert!(matches!(err("pull_request", b"{not json"), IntakeError::Json { .. }));
+    assert!(matches!(err("deployment", b"[1,"), IntakeError::Json { .. }), "unhandled events still need JSON");
+    assert!(matches!(err("pull_request", b"{} trailing"), IntakeError::Json { ref path, .. } if path == "."));
+
+    let mut no_sha = fixture("pull_request", "opened.payload.json");
+    no_sha["pull_request"]["head"].as_object_mut().unwrap().remove("sha");
+    let e = intake("pull_request", &no_sha).unwrap_err();
+    assert!(
+        matches!(&e, IntakeError::Json { path, message } if path == "pull_request.head" && message.contains("missing field `sha`")),
+        "{e}"
+    );
+
+    let mut bad_number = fixture("pull_request", "opened.payload.json");
+    bad_number["pull_request"]["number"] = json!("two");
+    let e = intake("pull_request", &bad_number).unwrap_err();
+    assert!(matches!(&e, IntakeError::Json { path, .. } if path == "pull_request.number"), "{e}");
+    assert!(e.to_string().contains("`pull_request.number`"), "{e}");
+
+    let mut bad_label = fixture("issues", "opened.payload.json");
+    bad_label["issue"]["labels"][0]["name"] = json!(5);
+    let e = intake("issues", &bad_label).unwrap_err();
+    assert!(matches!(&e, IntakeError::Json { path, .. } if path == "issue.labels[0].name"), "{e}");
+
+    let mut fake_sha = fixture("pull_request", "opened.payload.json");
+    fake_sha["pull_request"]["head"]["sha"] = json!("main");
+    assert_eq!(
+        intake("pull_request", &fake_sha).unwrap_err(),
+        IntakeError::InvalidField { path: "pull_request.head.sha", reason: "not a commit sha" }
+    );
+
+    // An unhandled action is ignored without its payload needing any shape.
+    assert!(matches!(
+        parse_delivery("pull_request", DELIVERY, br#"{"action":"closed"}"#, &IntakeOptions::default()),
+        Ok(Intake::Ignored { reason: IgnoreReason::UnsupportedAction { .. } })
+    ));
+
+    for bad in ["", "../x", &"a".repeat(65), "id with space"] {
+        assert!(
+            matches!(
+                parse_delivery("ping", bad, b"{}", &IntakeOptions::default()),
+                Err(IntakeError::InvalidDeliveryId { .. })
+            ),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn ping_and_installation_records() {
+    assert_eq!(intake("ping", &fixture("ping", "payload.json")).unwrap(), Intake::Ping { hook_id: Some(109_948_940) });
+    let Intake::Installation(created) =
+        intake("installation", &fixture("installation", "created.payload.json")).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!((created.installation_id, created.action.as_str()), (957_387, "created"));
+    assert_eq!(created.account.as_deref(), Some("Codertocat"));
+    assert_eq!(created.repositories_added, ["Codertocat/Hello-World"]);
+    let Intake::Installation(removed) =
+        intake("installation_repositories", &fixture("installation_repositories", "removed.payload.json")).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (removed.repositories_added.len(), removed.repositories_removed.as_slice()),
+        (0, &["octocat/Hello-World".to_owned()][..])
+    );
+}
