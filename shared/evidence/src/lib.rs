@@ -1,1 +1,93 @@
-//! TODO
+//! Renders an [`EvidenceBundle`] for people: GitHub check-run summaries,
+//! the issue validation comment, pull-request bodies, a standalone Markdown
+//! document, server-rendered HTML pages and the JSON record itself.
+//!
+//! Every function here is pure: bundle and options in, text out. No I/O, no
+//! clock (times are already strings in the bundle), no allocation beyond the
+//! output. The I/O boundary is the caller: the publisher posts what this
+//! crate returns, the app serves it.
+//!
+//! Three promises hold for every renderer:
+//!
+//! - **Never more than the evidence.** "Verified" is written only when
+//!   `bundle.verified` is true *and* the bundle's own state, changed files and
+//!   checks agree ([`shown_verified`]). Gaps (cut output, timed-out or missing
+//!   checks, omitted files) are always listed.
+//! - **Untrusted text stays data.** Issue text, model output, command output
+//!   and reviewer text cannot mention anyone, auto-link an issue, inject HTML,
+//!   break out of a code fence or fake our headings; bidi controls and NUL are
+//!   replaced by U+FFFD; given secret values become `[redacted]`.
+//! - **GitHub's limits hold.** Check-run summaries, comments and pull-request
+//!   bodies fit in [`GITHUB_TEXT_LIMIT`] bytes (so also characters), cut on a
+//!   line and UTF-8 boundary with a visible note saying what was cut.
+
+#![forbid(unsafe_code)]
+
+mod coverage;
+mod format;
+mod html;
+mod json;
+mod markdown;
+mod outcome;
+mod text;
+
+pub use agent_zero_contracts::EvidenceBundle;
+pub use html::{TaskListItem, render_evidence_html, render_task_list_html};
+pub use json::render_json;
+pub use markdown::{
+    TITLE_MAX_BYTES,
+    CheckRunOutput, render_check_run, render_issue_comment, render_markdown_document,
+    render_pull_request_body,
+};
+pub use outcome::{CheckConclusion, Outcome, outcome, shown_verified};
+
+/// GitHub's limit for a check-run summary, an issue comment and a
+/// pull-request body: 65,535 characters. Output is held to this many
+/// *bytes*, which is never more characters.
+pub const GITHUB_TEXT_LIMIT: usize = 65_535;
+
+/// First line of the issue validation comment. The publisher finds its own
+/// comment by `body.starts_with(ISSUE_VALIDATION_MARKER)` (and the comment's
+/// author being the app) and edits it in place instead of posting again.
+pub const ISSUE_VALIDATION_MARKER: &str = "<!-- agent-zero:issue-validation -->";
+
+/// First line of every pull-request body this crate renders, for the same
+/// find-and-update purpose as [`ISSUE_VALIDATION_MARKER`].
+pub const PULL_REQUEST_MARKER: &str = "<!-- agent-zero:pull-request -->";
+
+/// What replaces each secret value given in [`RenderOptions::secrets`].
+pub const REDACTED: &str = "[redacted]";
+
+/// How to render. `Default` gives GitHub's limits and no secrets.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions<'a> {
+    /// Values that must never appear in output (tokens, keys); every
+    /// occurrence, in any field, becomes [`REDACTED`]. Empty values are ignored.
+    pub secrets: &'a [&'a str],
+    /// Absolute or root-relative link to the task's evidence page, offered in
+    /// footers and in the note of a cut report.
+    pub evidence_url: Option<&'a str>,
+    /// Prefix of the app's own page links (`{base_path}/tasks/{id}`,
+    /// `{base_path}/?cursor=...`); empty when the app is served at the root.
+    pub base_path: &'a str,
+    /// Byte limit of GitHub-bound Markdown (check run, comment, PR body).
+    pub max_bytes: usize,
+    /// Bytes shown of one untrusted block (a check's stdout, an explanation)
+    /// in GitHub-bound Markdown. Command output keeps its tail.
+    pub max_block_bytes: usize,
+    /// The same, for the standalone document and the HTML page.
+    pub max_page_block_bytes: usize,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        Self {
+            secrets: &[],
+            evidence_url: None,
+            base_path: "",
+            max_bytes: GITHUB_TEXT_LIMIT,
+            max_block_bytes: 4_000,
+            max_page_block_bytes: 64 * 1024,
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Server-rendered HTML pages: no script, no external asset, inline CSS,
+//! a restrictive Content-Security-Policy, readable on a phone. Every
+//! interpolated value is cleaned and escaped here.
+
+mod evidence_page;
+mod layout;
+mod task_list;
+
+pub use evidence_page::render_evidence_html;
+pub use task_list::{TaskListItem, render_task_list_html};
+
+use crate::text::{Ctx, Keep, block, clean, head, line};
+
+/// Escapes `& < > " '` in already-cleaned text.
+pub(crate) fn escape(text: &str) -> String {
+    if !text.contains(['&', '<', '>', '"', '\'']) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Untrusted single-line text, cleaned, capped and escaped.
+pub(crate) fn text(ctx: &Ctx<'_>, value: &str) -> String {
+    escape(&line(ctx, value))
+}
+
+/// Untrusted prose, one paragraph, at most `max` bytes.
+pub(crate) fn prose(ctx: &Ctx<'_>, value: &str, max: usize) -> String {
+    let cleaned = clean(ctx, value, false);
+    let (kept, cut) = head(&cleaned, max);
+    let mut out = escape(kept.trim());
+    if cut > 0 {
+        out.push_str(&format!(
+            " … <span class=\"muted\">({} more bytes not shown)</span>",
+            crate::format::thousands(cut as u64)
+        ));
+    }
+    out
+}
+
+/// Untrusted multi-line text in `<pre>`, at most `max` bytes, with a note
+/// when some was left out.
+pub(crate) fn pre(ctx: &Ctx<'_>, value: &str, max: usize, keep: Keep) -> String {
+    let (kept, cut) = block(ctx, value, max, keep);
+    if kept.trim().is_empty() && cut == 0 {
+        return "<p class=\"muted\">(empty)</p>".to_owned();
+    }
+    let mut out = format!("<pre class=\"untrusted\">{}</pre>", escape(kept.trim_end_matches('\n')));
+    if cut > 0 {
+        let which = if keep == Keep::Head { "last" } else { "first" };
+        out.push_str(&format!(
+            "<p class=\"muted\">The {which} {} bytes are not shown here.</p>",
+            crate::format::thousands(cut as u64)
+        ));
+    }
+    out
+}
+
+/// Percent-encodes one URL path segment or query value.
+pub(crate) fn encode_component(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RenderOptions;
+
+    #[test]
+    fn escapes_everything_that_could_be_markup() {
+        assert_eq!(escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+        let ctx = Ctx::new(&RenderOptions { secrets: &["s3cr3t"], ..RenderOptions::default() });
+        assert_eq!(text(&ctx, "a\u{202E}b\0 s3cr3t"), "a\u{FFFD}b\u{FFFD} [redacted]");
+        assert_eq!(pre(&ctx, "</pre><script>", 100, Keep::Head), "<pre class=\"untrusted\">&lt;/pre&gt;&lt;script&gt;</pre>");
+        assert_eq!(encode_component("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
+    }
+}

@@ -1,0 +1,67 @@
+//! The GitHub check-run output: title, summary and conclusion.
+
+use agent_zero_contracts::EvidenceBundle;
+
+use crate::format::count;
+use crate::markdown::limit::fit;
+use crate::markdown::sections::{self, Outputs};
+use crate::outcome::{CheckConclusion, Outcome, change_detail, outcome};
+use crate::text::{Ctx, head, line};
+use crate::RenderOptions;
+
+/// What the publisher sends as a check run's `output` and `conclusion`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRunOutput {
+    /// One line, plain text, at most [`TITLE_MAX_BYTES`] bytes.
+    pub title: String,
+    /// Markdown, at most `RenderOptions::max_bytes` bytes.
+    pub summary: String,
+    pub conclusion: CheckConclusion,
+}
+
+/// Longest check-run title.
+pub const TITLE_MAX_BYTES: usize = 200;
+
+/// Renders the check run for a finished run.
+pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> CheckRunOutput {
+    let ctx = Ctx::new(options);
+    let o = outcome(bundle);
+    let max_block = options.max_block_bytes;
+    let mut blocks = vec![sections::header(bundle, "Agent Zero · ")];
+    blocks.push(sections::finding(&ctx, bundle, max_block));
+    blocks.extend(sections::refusal(&ctx, bundle));
+    blocks.push(sections::checks(&ctx, bundle, Outputs::Failing, max_block));
+    blocks.push(sections::coverage(&ctx, bundle, Some(sections::GITHUB_GAPS_LISTED)));
+    blocks.push(sections::runner(&ctx, bundle));
+    blocks.push(sections::usage(bundle));
+    blocks.extend(sections::summary(&ctx, bundle, max_block));
+    blocks.push(sections::footer(&ctx, bundle));
+    let summary = fit(&ctx, sections::join(blocks), options.max_bytes);
+    CheckRunOutput { title: title(&ctx, bundle, o), summary, conclusion: o.github_conclusion() }
+}
+
+/// The one-line title: the outcome and the fact that decides it. Plain
+/// text (GitHub does not render Markdown in titles).
+fn title(ctx: &Ctx<'_>, b: &EvidenceBundle, o: Outcome) -> String {
+    // Only a well-formed code goes in the title; anything else is in the summary.
+    let code = || {
+        b.refusal.as_ref().map(|r| r.code.as_str()).filter(|c| {
+            !c.is_empty() && c.len() <= 64 && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        }).map(|c| line(ctx, c))
+    };
+    let detail = match o {
+        Outcome::Verified | Outcome::Confirmed => Some(change_detail(b)),
+        Outcome::Refused => code(),
+        Outcome::NotConfirmed => b.finding.as_ref().and_then(|f| {
+            (!f.rejection_reasons.is_empty()).then(|| count(f.rejection_reasons.len(), "reason", "reasons"))
+        }),
+        Outcome::Inconclusive => Some("the evidence was not enough to decide".to_owned()),
+        Outcome::NeedsHuman => code(),
+        Outcome::Failed => (b.attempts > 1).then(|| format!("after {} attempts", b.attempts)),
+    };
+    let full = match detail {
+        Some(d) => format!("{}: {d}", o.headline()),
+        None => o.headline().to_owned(),
+    };
+    head(&full, TITLE_MAX_BYTES).0.to_owned()
+}

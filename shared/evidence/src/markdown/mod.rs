@@ -1,0 +1,14 @@
+//! GitHub-flavoured Markdown renderers.
+
+mod check_run;
+mod document;
+pub(crate) mod escape;
+mod issue_comment;
+mod limit;
+mod pull_request;
+mod sections;
+
+pub use check_run::{CheckRunOutput, TITLE_MAX_BYTES, render_check_run};
+pub use document::render_markdown_document;
+pub use issue_comment::render_issue_comment;
+pub use pull_request::render_pull_request_body;

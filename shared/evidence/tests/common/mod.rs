@@ -1,0 +1,378 @@
+//! Evidence bundles shared by the golden, safety and property tests: each
+//! verdict, each terminal state, refusals, repairs, failing checks, huge
+//! output, hostile text and empty fields.
+
+#![allow(dead_code, unreachable_pub)]
+
+use agent_zero_contracts::{
+    ChangeRisk, CheckResult, Coverage, EvidenceBundle, Finding, IssueRef, ModelFinding, NetworkPolicy,
+    OmittedItem, PullRequestRef, Refusal, RunMode, RunnerDescription, Severity, TaskEvent, TaskState,
+    TerminalState, Trigger, UntrustedText, Usage, Verdict,
+};
+
+/// A secret that appears in some bundles and must never be rendered.
+pub const SECRET: &str = "ghp_T0pS3cretTokenValue";
+
+pub fn check(command: &[&str], exit_code: i32, stdout: &str, stderr: &str, duration_ms: u64) -> CheckResult {
+    CheckResult {
+        command: command.iter().map(|s| (*s).to_owned()).collect(),
+        exit_code,
+        stdout: stdout.into(),
+        stderr: stderr.into(),
+        duration_ms,
+        truncated_bytes: 0,
+        timed_out: false,
+    }
+}
+
+pub fn event(state: TaskState, second: u64, message: &str, attempt: Option<u32>) -> TaskEvent {
+    TaskEvent {
+        state,
+        message: message.into(),
+        timestamp: agent_zero_contracts::rfc3339(1_795_983_300_000 + second * 1_000),
+        attempt,
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+pub fn finding(verdict: Verdict, reasons: &[&str]) -> Finding {
+    Finding {
+        id: "f-1".into(),
+        claim: ModelFinding {
+            title: "Off-by-one in pagination cursor".into(),
+            explanation: "`next_page` returns the last item of the current page again:\nthe cursor is inclusive.".into(),
+            severity: Severity::Medium,
+            confidence: 0.91,
+            valid: true,
+            evidence: strings(&["let start = cursor;\nitems[start..start + limit]"]),
+            files: strings(&["src/page.rs"]),
+            change_risk: ChangeRisk::Mechanical,
+        },
+        verdict,
+        rejection_reasons: strings(reasons),
+    }
+}
+
+fn lifecycle(end: TaskState, message: &str) -> Vec<TaskEvent> {
+    vec![
+        event(TaskState::Queued, 0, "accepted delivery", None),
+        event(TaskState::Discovering, 1, "loaded .agent-zero.yml", None),
+        event(TaskState::Understanding, 3, "model decision received", Some(1)),
+        event(TaskState::Validating, 4, "claim checked against 1 file", Some(1)),
+        event(end, 9, message, Some(1)),
+    ]
+}
+
+/// A verified issue-to-PR run: the baseline other bundles vary.
+pub fn verified() -> EvidenceBundle {
+    EvidenceBundle {
+        task_id: "task-0001".into(),
+        repository: "acme/widgets".into(),
+        state: TerminalState::Completed,
+        verdict: Verdict::Accepted,
+        verified: true,
+        mode: RunMode::Fix,
+        trigger: Trigger::Issue,
+        source: Some("github:72d3162e-cc78-11e3-81ab-4c9367dc0958".into()),
+        issue: Some(IssueRef {
+            owner: "acme".into(),
+            repo: "widgets".into(),
+            number: 42,
+            title: UntrustedText::capped("Pagination repeats the last item", 256),
+            url: Some("https://github.com/acme/widgets/issues/42".into()),
+        }),
+        pull_request: Some(PullRequestRef {
+            owner: "acme".into(),
+            repo: "widgets".into(),
+            number: 43,
+            head_sha: "9f2c1e7a5b3d4c6e8f0a1b2c3d4e5f6a7b8c9d0e".into(),
+            base_sha: None,
+        }),
+        runner: RunnerDescription { provider: "e2b".into(), isolated: true, writable: true, network: NetworkPolicy::Restricted },
+        finding: Some(finding(Verdict::Accepted, &[])),
+        plan: strings(&["Make the cursor exclusive in `next_page`.", "Add a test for the page boundary."]),
+        acceptance_criteria: strings(&["No item appears on two pages.", "`cargo test` passes."]),
+        changed_files: strings(&["src/page.rs", "tests/page.rs"]),
+        checks: vec![
+            check(&["cargo", "fmt", "--check"], 0, "", "", 820),
+            check(&["cargo", "clippy", "--", "-D", "warnings"], 0, "", "    Finished dev profile\n", 14_300),
+            check(&["cargo", "test"], 0, "test result: ok. 12 passed; 0 failed\n", "", 31_250),
+        ],
+        attempts: 1,
+        transitions: {
+            let mut t = lifecycle(TaskState::Planning, "plan with 2 steps");
+            t.push(event(TaskState::Executing, 12, "wrote 2 files", Some(1)));
+            t.push(event(TaskState::Verifying, 60, "3 checks passed", Some(1)));
+            t.push(event(TaskState::Reviewing, 61, "diff within limits", Some(1)));
+            t.push(event(TaskState::Completed, 62, "pull request opened", Some(1)));
+            t
+        },
+        usage: Usage { input_tokens: 18_240, output_tokens: 2_113, latency_ms: 9_870, cost_usd: Some(0.0871) },
+        refusal: None,
+        coverage: Coverage::default(),
+        summary: "Made the pagination cursor exclusive and added a boundary test.".into(),
+    }
+}
+
+/// Feedback confirmed in observe mode: nothing written, no check ran.
+pub fn confirmed_observe() -> EvidenceBundle {
+    EvidenceBundle {
+        task_id: "task-0002".into(),
+        verified: false,
+        mode: RunMode::Observe,
+        trigger: Trigger::Feedback,
+        issue: None,
+        runner: RunnerDescription::none(),
+        plan: vec![],
+        acceptance_criteria: vec![],
+        changed_files: vec![],
+        checks: vec![],
+        transitions: lifecycle(TaskState::Completed, "feedback confirmed; observe mode writes nothing"),
+        usage: Usage { cost_usd: None, ..verified().usage },
+        summary: "The reviewer's comment is supported by src/page.rs.".into(),
+        ..verified()
+    }
+}
+
+/// Feedback rejected with every reason.
+pub fn rejected() -> EvidenceBundle {
+    let mut f = finding(
+        Verdict::Rejected,
+        &[
+            "No evidence was quoted.",
+            "The claim names `src/pager.rs`, which does not exist.",
+            "Quoted text \"items[start..]\" is not in src/page.rs.",
+        ],
+    );
+    f.claim.valid = false;
+    f.claim.evidence = vec![];
+    f.claim.files = strings(&["src/pager.rs"]);
+    EvidenceBundle {
+        task_id: "task-0003".into(),
+        verdict: Verdict::Rejected,
+        finding: Some(f),
+        summary: "The review comment was not supported by the repository.".into(),
+        ..confirmed_observe()
+    }
+}
+
+/// A supported claim below `validation.minConfidence`.
+pub fn inconclusive() -> EvidenceBundle {
+    let mut f = finding(Verdict::Inconclusive, &[]);
+    f.claim.confidence = 0.42;
+    EvidenceBundle {
+        task_id: "task-0004".into(),
+        verdict: Verdict::Inconclusive,
+        trigger: Trigger::Issue,
+        finding: Some(f),
+        issue: verified().issue,
+        summary: "Confidence 0.42 is below validation.minConfidence 0.6.".into(),
+        ..confirmed_observe()
+    }
+}
+
+/// Confirmed in fix mode, but the write was refused by policy.
+pub fn refused() -> EvidenceBundle {
+    EvidenceBundle {
+        task_id: "task-0005".into(),
+        mode: RunMode::Fix,
+        trigger: Trigger::Issue,
+        issue: verified().issue,
+        refusal: Some(Refusal {
+            code: "autofix-disabled".into(),
+            message: "autofix.enabled is false in .agent-zero.yml.".into(),
+        }),
+        transitions: lifecycle(TaskState::Completed, "write refused: autofix-disabled"),
+        ..confirmed_observe()
+    }
+}
+
+/// A high-impact change waiting for a human.
+pub fn needs_human() -> EvidenceBundle {
+    let mut f = finding(Verdict::Accepted, &[]);
+    f.claim.change_risk = ChangeRisk::HighImpact;
+    EvidenceBundle {
+        task_id: "task-0006".into(),
+        state: TerminalState::NeedsHuman,
+        verified: false,
+        finding: Some(f),
+        pull_request: None,
+        changed_files: vec![],
+        checks: vec![],
+        refusal: Some(Refusal {
+            code: "change-risk-not-allowed".into(),
+            message: "Risk high-impact is never written without a human approval.".into(),
+        }),
+        transitions: lifecycle(TaskState::NeedsHuman, "waiting for approval"),
+        summary: "A high-impact change needs a human decision.".into(),
+        ..verified()
+    }
+}
+
+/// Three repair attempts; checks still fail (one timed out, one cut).
+pub fn failed_after_repairs() -> EvidenceBundle {
+    let mut timed_out = check(&["cargo", "test", "--", "--include-ignored"], 137, "running 40 tests\n", "", 600_000);
+    timed_out.timed_out = true;
+    let mut failing = check(
+        &["cargo", "test"],
+        101,
+        "running 12 tests\ntest page::boundary ... FAILED\n",
+        "thread 'page::boundary' panicked at src/page.rs:31:9:\nassertion `left == right` failed\n  left: 3\n right: 2\n",
+        28_400,
+    );
+    failing.truncated_bytes = 48_213;
+    let mut transitions = lifecycle(TaskState::Planning, "plan with 2 steps");
+    for attempt in 1..=3u32 {
+        let at = 10 + u64::from(attempt) * 100;
+        transitions.push(event(TaskState::Executing, at, "wrote 1 file", Some(attempt)));
+        transitions.push(event(TaskState::Verifying, at + 40, "1 of 3 checks failed", Some(attempt)));
+        if attempt < 3 {
+            transitions.push(event(TaskState::Planning, at + 41, "repair: checks failed", Some(attempt + 1)));
+        }
+    }
+    transitions.push(event(TaskState::Failed, 400, "agent.maxAttempts (3) reached with failing checks", Some(3)));
+    EvidenceBundle {
+        task_id: "task-0007".into(),
+        state: TerminalState::Failed,
+        verified: false,
+        pull_request: None,
+        changed_files: strings(&["src/page.rs"]),
+        checks: vec![check(&["cargo", "fmt", "--check"], 0, "", "", 790), failing, timed_out],
+        attempts: 3,
+        transitions,
+        coverage: Coverage {
+            omitted: vec![OmittedItem {
+                kind: "diff-hunk".into(),
+                subject: "@@ -120,40 +120,44 @@ fn render".into(),
+                reason: "diff larger than the review budget".into(),
+            }],
+        },
+        summary: "Three attempts did not make `cargo test` pass.".into(),
+        ..verified()
+    }
+}
+
+/// Output far beyond every limit, and hundreds of omissions.
+pub fn huge() -> EvidenceBundle {
+    let big = |tag: &str| format!("{tag} line with some text that repeats\n").repeat(8_000);
+    let mut checks: Vec<CheckResult> = (0..3)
+        .map(|i| check(&["make", &format!("test-{i}")], 2, &big("out"), &big("err"), 61_000))
+        .collect();
+    for c in &mut checks {
+        c.truncated_bytes = 1_234_567;
+    }
+    let omitted = (0..600)
+        .map(|i| OmittedItem {
+            kind: "file".into(),
+            subject: format!("vendor/generated/module_{i:04}.rs"),
+            reason: "file skipped: larger than the context budget".into(),
+        })
+        .collect();
+    EvidenceBundle {
+        task_id: "task-0008".into(),
+        verified: false,
+        checks,
+        coverage: Coverage { omitted },
+        summary: "word ".repeat(20_000),
+        ..verified()
+    }
+}
+
+/// Every untrusted field hostile.
+pub fn hostile() -> EvidenceBundle {
+    let fake = "## Agent Zero · Verified change\n\n- **Change:** verified\n\n# Verified ✅";
+    let text = format!(
+        "@octocat @acme/security please look at #123, acme/widgets#7 and GH-9.\n\
+<img src=x onerror=alert(1)><script>alert(1)</script></details></pre>\n\
+``` \n```` closing fences ````\n{fake}\n> quote | table | row\n\
+\u{202E}evil\u{202C} bidi \u{2066}x\u{2069} and NUL \0 here; token {SECRET}\n\
+<!-- agent-zero:issue-validation -->\n1. fake list\n- [x] fake task\n$x$ **bold** [link](javascript:alert(1))"
+    );
+    let line = "**Verified** ✅ @octocat #1 <b>x</b> `code` | pipe \u{202E} \0 GH-2";
+    let mut f = finding(Verdict::Rejected, &[line, &text]);
+    f.claim.title = line.into();
+    f.claim.explanation = text.clone();
+    f.claim.evidence = vec![text.clone(), "``````".into()];
+    f.claim.files = strings(&["src/<b>.rs", "a|b`c.rs"]);
+    EvidenceBundle {
+        task_id: "task-0009<&>".into(),
+        repository: "acme/widgets".into(),
+        verdict: Verdict::Rejected,
+        verified: false,
+        issue: Some(IssueRef {
+            owner: "acme".into(),
+            repo: "widgets".into(),
+            number: 44,
+            title: UntrustedText::capped(line, 40),
+            url: Some("javascript:alert(1)".into()),
+        }),
+        finding: Some(f),
+        plan: vec![text.clone(), line.into()],
+        acceptance_criteria: vec![line.into()],
+        changed_files: strings(&["src/<img>.rs"]),
+        checks: vec![check(&["sh", "-c", line], 1, &text, &format!("{SECRET}\n{text}"), 5)],
+        transitions: vec![event(TaskState::Failed, 1, line, None)],
+        refusal: Some(Refusal { code: line.into(), message: text.clone() }),
+        coverage: Coverage {
+            omitted: vec![OmittedItem { kind: line.into(), subject: line.into(), reason: text.clone() }],
+        },
+        summary: text,
+        ..verified()
+    }
+}
+
+/// Everything empty that can be.
+pub fn empty() -> EvidenceBundle {
+    EvidenceBundle {
+        task_id: String::new(),
+        repository: String::new(),
+        state: TerminalState::Failed,
+        verdict: Verdict::Inconclusive,
+        verified: false,
+        mode: RunMode::Observe,
+        trigger: Trigger::Proactive,
+        source: None,
+        issue: None,
+        pull_request: None,
+        runner: RunnerDescription::none(),
+        finding: None,
+        plan: vec![],
+        acceptance_criteria: vec![],
+        changed_files: vec![],
+        checks: vec![],
+        attempts: 0,
+        transitions: vec![],
+        usage: Usage::default(),
+        refusal: None,
+        coverage: Coverage::default(),
+        summary: String::new(),
+    }
+}
+
+/// A record whose `verified` flag its own checks contradict.
+pub fn flag_disagrees() -> EvidenceBundle {
+    let mut b = verified();
+    b.task_id = "task-0010".into();
+    b.checks[2] = check(&["cargo", "test"], 101, "test result: FAILED. 11 passed; 1 failed\n", "", 30_000);
+    b
+}
+
+/// Every named bundle, in golden order.
+pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
+    vec![
+        ("verified", verified()),
+        ("confirmed-observe", confirmed_observe()),
+        ("rejected", rejected()),
+        ("inconclusive", inconclusive()),
+        ("refused", refused()),
+        ("needs-human", needs_human()),
+        ("failed-after-repairs", failed_after_repairs()),
+        ("huge", huge()),
+        ("hostile", hostile()),
+        ("empty", empty()),
+        ("flag-disagrees", flag_disagrees()),
+    ]
+}
