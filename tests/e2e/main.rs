@@ -33,7 +33,7 @@ fn main() {
     let (mut passed, mut failed, mut filtered) = (0, 0, 0);
     let mut failures = Vec::new();
     for runtime in Runtime::ALL.into_iter().filter(|r| only.is_none_or(|o| o == *r)) {
-        for case in cases::ALL {
+        for case in cases::all() {
             let name = format!("{}::{}", runtime.name(), case.name);
             if filter.as_deref().is_some_and(|f| !name.contains(f)) {
                 filtered += 1;

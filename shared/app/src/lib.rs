@@ -13,12 +13,18 @@ mod config;
 mod error;
 mod router;
 mod routes;
+mod services;
+mod ticks;
 
 pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
+pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
 
-use agent_zero_ports::{HttpClient, KeyValue};
+pub use agent_zero_runner::{Coordinator, MemoryCoordinator};
+pub use agent_zero_runtime::{Queue, QueueError, Tick, TickOutcome, TickReport};
+
+use agent_zero_ports::{Clock, HttpClient, KeyValue};
 
 /// Name and version reported by health and by every report.
 pub const PRODUCT: &str = "agent-zero-edge";
@@ -32,6 +38,14 @@ pub trait Host {
     type Kv: KeyValue;
     /// Outbound HTTP.
     type Http: HttpClient;
+    /// The host's wall clock.
+    type Clock: Clock;
+    /// Where ticks are enqueued (Cloudflare Queues; on Spin, the
+    /// invocation's own driver plus the sweep).
+    type Queue: Queue;
+    /// Strongly consistent sandbox-lease bookkeeping (a Durable Object on
+    /// Cloudflare, Spin's key-value store on Spin).
+    type Leases: Coordinator;
 
     /// Short host name for health and evidence: `cloudflare`, `spin`, `test`.
     fn name(&self) -> &'static str;
@@ -40,6 +54,12 @@ pub trait Host {
     fn kv(&self) -> &Self::Kv;
     /// The outbound HTTP port.
     fn http(&self) -> &Self::Http;
+    /// The clock.
+    fn clock(&self) -> &Self::Clock;
+    /// The work queue.
+    fn queue(&self) -> &Self::Queue;
+    /// The lease coordinator.
+    fn leases(&self) -> &Self::Leases;
 }
 
 /// Values the host supplies for one invocation: the core has no clock and no

@@ -10,6 +10,21 @@ use crate::error::{ApiError, ErrorCode};
 #[non_exhaustive]
 pub enum RouteId {
     Health,
+    GithubWebhook,
+    ListTasks,
+    CreateTask,
+    GetTask,
+    TaskEvidence,
+    TaskEvidenceMarkdown,
+    TaskEvidenceJson,
+    TaskEvidenceHtml,
+    DecideApproval,
+    Audit,
+    OpenApi,
+    Docs,
+    Sweep,
+    TaskListPage,
+    TaskPage,
 }
 
 /// One path pattern (`{name}` matches one segment) and its methods.
@@ -20,7 +35,23 @@ pub struct Route {
 }
 
 /// Every route the app serves.
-pub static ROUTES: &[Route] = &[Route { pattern: "/api/v1/health", methods: &[(Method::GET, RouteId::Health)] }];
+pub static ROUTES: &[Route] = &[
+    Route { pattern: "/api/v1/health", methods: &[(Method::GET, RouteId::Health)] },
+    Route { pattern: "/webhooks/github", methods: &[(Method::POST, RouteId::GithubWebhook)] },
+    Route { pattern: "/api/v1/tasks", methods: &[(Method::GET, RouteId::ListTasks), (Method::POST, RouteId::CreateTask)] },
+    Route { pattern: "/api/v1/tasks/{id}", methods: &[(Method::GET, RouteId::GetTask)] },
+    Route { pattern: "/api/v1/tasks/{id}/evidence", methods: &[(Method::GET, RouteId::TaskEvidence)] },
+    Route { pattern: "/api/v1/tasks/{id}/evidence.md", methods: &[(Method::GET, RouteId::TaskEvidenceMarkdown)] },
+    Route { pattern: "/api/v1/tasks/{id}/evidence.json", methods: &[(Method::GET, RouteId::TaskEvidenceJson)] },
+    Route { pattern: "/api/v1/tasks/{id}/evidence.html", methods: &[(Method::GET, RouteId::TaskEvidenceHtml)] },
+    Route { pattern: "/api/v1/approvals/{id}", methods: &[(Method::POST, RouteId::DecideApproval)] },
+    Route { pattern: "/api/v1/audit", methods: &[(Method::GET, RouteId::Audit)] },
+    Route { pattern: "/api/v1/openapi.json", methods: &[(Method::GET, RouteId::OpenApi)] },
+    Route { pattern: "/api/v1/docs", methods: &[(Method::GET, RouteId::Docs)] },
+    Route { pattern: "/api/v1/sweep", methods: &[(Method::POST, RouteId::Sweep)] },
+    Route { pattern: "/", methods: &[(Method::GET, RouteId::TaskListPage)] },
+    Route { pattern: "/tasks/{id}", methods: &[(Method::GET, RouteId::TaskPage)] },
+];
 
 /// A matched route and its path parameters, in pattern order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -37,3 +37,9 @@ impl Clock for ManualClock {
         self.now.get()
     }
 }
+
+impl<T: Clock + ?Sized> Clock for &T {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+}

@@ -34,3 +34,9 @@ impl RequestTimeout {
         request.extensions().get::<Self>().map(|t| t.0)
     }
 }
+
+impl<T: HttpClient + ?Sized> HttpClient for &T {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+        (**self).send(request).await
+    }
+}

@@ -62,3 +62,18 @@ pub fn check_key(key: &str) -> Result<(), KvError> {
     }
     Ok(())
 }
+
+impl<T: KeyValue + ?Sized> KeyValue for &T {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        (**self).get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        (**self).put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        (**self).delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        (**self).list(prefix, cursor, limit).await
+    }
+}

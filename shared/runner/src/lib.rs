@@ -14,6 +14,7 @@
 #![allow(async_fn_in_trait)]
 
 mod coordinator;
+mod kv_coordinator;
 mod error;
 mod pool;
 mod provider;
@@ -21,6 +22,9 @@ pub mod providers;
 mod request;
 mod runner;
 
+pub use kv_coordinator::{
+    CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
+};
 pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, decide};
 pub use error::RunnerError;
 pub use pool::{RunnerPool, SweepReport, is_repository_name};

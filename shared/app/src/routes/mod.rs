@@ -1,7 +1,14 @@
 //! Route handlers. Each takes the invocation context and the request and
 //! returns a response; errors use [`crate::ApiError`].
 
+mod approvals;
+mod audit;
+mod evidence;
 mod health;
+mod openapi;
+mod sweep;
+mod tasks;
+mod webhooks;
 
 use crate::router::{Matched, RouteId};
 use crate::{Config, Host, Invocation};
@@ -13,14 +20,38 @@ pub(crate) struct Context<'a, H: Host> {
     pub(crate) invocation: &'a Invocation,
 }
 
+/// Placeholder answer of a route whose handler is not written yet.
+pub(crate) fn not_implemented(what: &str) -> http::Response<Vec<u8>> {
+    let mut response = crate::ApiError::new(crate::ErrorCode::InvalidRequest, format!("{what} is not implemented yet")).into_response();
+    *response.status_mut() = http::StatusCode::NOT_IMPLEMENTED;
+    response
+}
+
 pub(crate) async fn dispatch<H: Host>(
     context: &Context<'_, H>,
     route: Matched,
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let head = request.method() == http::Method::HEAD;
+    let params = route.params;
+    let id = || params.first().map(String::as_str).unwrap_or_default();
     let mut response = match route.id {
         RouteId::Health => health::get(context).await,
+        RouteId::GithubWebhook => webhooks::github(context, &request).await,
+        RouteId::ListTasks => tasks::list(context, &request).await,
+        RouteId::CreateTask => tasks::create(context, &request).await,
+        RouteId::GetTask => tasks::get(context, &request, id()).await,
+        RouteId::TaskEvidence => evidence::negotiated(context, &request, id()).await,
+        RouteId::TaskEvidenceMarkdown => evidence::markdown(context, &request, id()).await,
+        RouteId::TaskEvidenceJson => evidence::json(context, &request, id()).await,
+        RouteId::TaskEvidenceHtml => evidence::html(context, &request, id()).await,
+        RouteId::DecideApproval => approvals::decide(context, &request, id()).await,
+        RouteId::Audit => audit::list(context, &request).await,
+        RouteId::OpenApi => openapi::document(context, &request).await,
+        RouteId::Docs => openapi::docs(context, &request).await,
+        RouteId::Sweep => sweep::post(context, &request).await,
+        RouteId::TaskListPage => evidence::task_list_page(context, &request).await,
+        RouteId::TaskPage => evidence::task_page(context, &request, id()).await,
     };
     if head {
         response.body_mut().clear();

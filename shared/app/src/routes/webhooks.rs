@@ -1,0 +1,9 @@
+//! Routes: webhooks (being written).
+
+use super::{Context, not_implemented};
+use crate::Host;
+
+pub(super) async fn github<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    let _ = (context, request);
+    not_implemented("webhooks::github")
+}

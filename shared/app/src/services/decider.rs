@@ -1,0 +1,62 @@
+//! `runtime::Decider` over `agent-zero-models`: the task policy's
+//! `model {provider, name, costs}` plus operator credentials select the
+//! provider (and fallback); every answer becomes a fact.
+
+use agent_zero_agent::Policy;
+use agent_zero_models::{
+    ConfigError, DecisionRequest, ErrorClass, ModelPolicy, ModelProvider, ModelSelection, SchemaName,
+    select_models,
+};
+use agent_zero_ports::{Clock, HttpClient};
+use agent_zero_runtime::{ModelOutcome, ModelPurpose, ModelRequest};
+
+use crate::Config;
+
+/// The model port of one tick.
+pub(crate) struct ModelDecider<'a, C, K> {
+    selection: Result<ModelSelection, ConfigError>,
+    http: &'a C,
+    clock: &'a K,
+}
+
+impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
+    pub(crate) fn new(policy: &Policy, config: &Config, http: &'a C, clock: &'a K) -> Self {
+        let model = &policy.model;
+        let model_policy = ModelPolicy {
+            provider: model.provider.as_str().to_owned(),
+            name: model.name.clone(),
+            input_cost_per_million_tokens: model.input_cost_per_million_tokens,
+            output_cost_per_million_tokens: model.output_cost_per_million_tokens,
+        };
+        let selection = select_models(&model_policy, |name| config.get(name).map(str::to_owned));
+        Self { selection, http, clock }
+    }
+}
+
+impl<C: HttpClient, K: Clock> agent_zero_runtime::Decider for ModelDecider<'_, C, K> {
+    async fn decide(&self, request: &ModelRequest) -> ModelOutcome {
+        let selection = match &self.selection {
+            Ok(selection) => selection,
+            Err(e) => return ModelOutcome::Unavailable { reason: format!("model not configured: {e}") },
+        };
+        let schema = match request.purpose {
+            ModelPurpose::Understand => SchemaName::Understand,
+            ModelPurpose::Plan => SchemaName::Plan,
+        };
+        let mut ask = DecisionRequest::new(request.system.clone(), request.context.clone(), schema);
+        ask.previous_violation = request.previous_violation.clone();
+        match selection.provider(self.http, self.clock).decide(&ask).await {
+            Ok(decision) => ModelOutcome::Decided { decision: decision.decision, usage: decision.usage },
+            Err(error) => match error.class() {
+                ErrorClass::Unusable => ModelOutcome::Unusable {
+                    violation: error.violation().unwrap_or("unusable answer").to_owned(),
+                    usage: error.usage().cloned().unwrap_or_default(),
+                },
+                ErrorClass::RetryAfter(ms) => {
+                    ModelOutcome::Unavailable { reason: format!("rate limited; retry after {ms} ms") }
+                }
+                _ => ModelOutcome::Unavailable { reason: error.to_string() },
+            },
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Adapters from the runtime's narrow ports to the real services: models
+//! over outbound HTTP, the runner pool over the configured sandbox
+//! provider, and the forge publisher. Built per tick from operator
+//! configuration and the task's own policy snapshot.
+
+mod decider;
+mod publisher;
+mod sandbox;
+mod workspace;
+
+pub(crate) use decider::ModelDecider;
+pub(crate) use publisher::ForgePublisher;
+pub(crate) use sandbox::{AnySandbox, sandbox_from_config};
+pub(crate) use workspace::PoolWorkspace;

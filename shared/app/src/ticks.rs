@@ -1,0 +1,78 @@
+//! Running ticks and sweeps: the entry points a host's queue consumer,
+//! cron trigger or in-invocation driver calls.
+
+use agent_zero_runner::{RunnerPoolConfig, SweepReport as LeaseSweepReport};
+use agent_zero_runtime::{Engine, Limits, Ports, SweepOptions, SweepReport, Tick, TickError, TickReport};
+
+use crate::services::{AnySandbox, ForgePublisher, ModelDecider, PoolWorkspace, sandbox_from_config};
+use crate::{Config, Host};
+
+/// Why a tick could not run; the host leaves the message for redelivery.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunTickError {
+    /// The engine did nothing durable.
+    #[error(transparent)]
+    Tick(#[from] TickError),
+    /// Loading the task's policy failed.
+    #[error("loading task `{task_id}`: {reason}")]
+    Load { task_id: String, reason: String },
+}
+
+/// Runs one tick of `tick.task_id` at `now_ms` with the services the
+/// operator configured and the task's policy snapshot.
+pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
+    let load_error = |reason: String| RunTickError::Load { task_id: tick.task_id.clone(), reason };
+    let resident = agent_zero_runtime::load(host.kv(), &tick.task_id)
+        .await
+        .map_err(|e| load_error(e.to_string()))?
+        .ok_or_else(|| RunTickError::Tick(TickError::UnknownTask(tick.task_id.clone())))?;
+    let stimulus = resident.stimulus();
+    let policy = &stimulus.policy;
+
+    let decider = ModelDecider::new(policy, config, host.http(), host.clock());
+    let provider: Result<AnySandbox<&H::Http>, String> = sandbox_from_config(config, host.http());
+    let pool_config = RunnerPoolConfig {
+        max_output_bytes: policy.runner.max_output_bytes,
+        max_lease_ms: policy.agent.timeout_ms,
+        ..RunnerPoolConfig::default()
+    };
+    let git_ref = stimulus.input.pull_request.as_ref().map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
+    let workspace =
+        PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref);
+    let publisher = ForgePublisher::new(config);
+    let engine = Engine {
+        kv: host.kv(),
+        ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
+        queue: host.queue(),
+        limits: Limits::default(),
+    };
+    Ok(engine.tick(tick, now_ms).await?)
+}
+
+/// What one sweep did: overdue ticks re-enqueued, expired leases stopped.
+#[derive(Debug, Default)]
+pub struct SweepOutcome {
+    pub ticks: Option<SweepReport>,
+    pub leases: Option<LeaseSweepReport>,
+    pub errors: Vec<String>,
+}
+
+/// Re-enqueues overdue ticks (a crash between commit and enqueue, a lost
+/// message) and stops sandbox leases past their ceiling.
+pub async fn sweep<H: Host>(host: &H, config: &Config, now_ms: u64, grace_ms: u64) -> SweepOutcome {
+    let mut outcome = SweepOutcome::default();
+    let options = SweepOptions { grace_ms, ..SweepOptions::default() };
+    match agent_zero_runtime::sweep(host.kv(), host.queue(), now_ms, options).await {
+        Ok(report) => outcome.ticks = Some(report),
+        Err(e) => outcome.errors.push(format!("ticks: {e}")),
+    }
+    if let Ok(provider) = sandbox_from_config(config, host.http()) {
+        let pool = agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), RunnerPoolConfig::default());
+        match pool.sweep().await {
+            Ok(report) => outcome.leases = Some(report),
+            Err(e) => outcome.errors.push(format!("leases: {e}")),
+        }
+    }
+    outcome
+}

@@ -1,0 +1,281 @@
+//! Coordinators for hosts: [`KvCoordinator`] keeps every held lease under
+//! one key of a key-value store whose writer is serialised (a Durable
+//! Object's storage on Cloudflare, Spin's key-value store on Spin), and
+//! [`RemoteCoordinator`] forwards each operation, as one message, to such a
+//! single writer (the Durable Object) through [`CoordinatorTransport`].
+//!
+//! Each operation is a single read-decide-write of one key, with the quota
+//! rule in [`decide`]; atomicity comes from the single writer, never from
+//! the caller.
+
+use agent_zero_ports::KeyValue;
+use serde::{Deserialize, Serialize};
+
+use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, decide};
+use crate::request::{Lease, LeaseLimits};
+
+/// The key holding the JSON array of held leases.
+pub const LEASES_KEY: &str = "leases/held";
+
+/// Lease bookkeeping in one key of a serialised key-value store.
+#[derive(Debug)]
+pub struct KvCoordinator<K> {
+    kv: K,
+}
+
+impl<K: KeyValue> KvCoordinator<K> {
+    /// Bookkeeping in `kv`.
+    pub fn new(kv: K) -> Self {
+        Self { kv }
+    }
+
+    async fn held(&self) -> Result<Vec<Lease>, CoordinatorError> {
+        let unavailable = |e: String| CoordinatorError::Unavailable(e);
+        match self.kv.get(LEASES_KEY).await.map_err(|e| unavailable(e.to_string()))? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| unavailable(format!("lease record: {e}"))),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    async fn store(&self, held: &[Lease]) -> Result<(), CoordinatorError> {
+        let bytes = serde_json::to_vec(held).map_err(|e| CoordinatorError::Unavailable(e.to_string()))?;
+        self.kv.put(LEASES_KEY, &bytes).await.map_err(|e| CoordinatorError::Unavailable(e.to_string()))
+    }
+}
+
+impl<K: KeyValue> Coordinator for KvCoordinator<K> {
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        _now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
+        let mut held = self.held().await?;
+        let decision = decide(&held, lease, limits);
+        if let Ok(acquired) = &decision {
+            if !acquired.replayed {
+                held.push(lease.clone());
+                self.store(&held).await?;
+            }
+        }
+        Ok(decision)
+    }
+
+    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
+        let mut held = self.held().await?;
+        let slot = held.iter_mut().find(|l| l.id == lease.id).ok_or_else(|| CoordinatorError::UnknownLease(lease.id.clone()))?;
+        *slot = lease.clone();
+        self.store(&held).await
+    }
+
+    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        let mut held = self.held().await?;
+        let Some(at) = held.iter().position(|l| l.id == lease_id) else { return Ok(None) };
+        let removed = held.remove(at);
+        self.store(&held).await?;
+        Ok(Some(removed))
+    }
+
+    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
+        Ok(self.held().await?.into_iter().filter(|l| l.is_expired(now_ms)).collect())
+    }
+
+    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        Ok(self.held().await?.into_iter().find(|l| l.id == lease_id))
+    }
+}
+
+/// One coordinator operation as a message (the Durable Object's request).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum CoordinatorOp {
+    TryAcquire { lease: Lease, limits: LeaseLimits, now_ms: u64 },
+    Update { lease: Lease },
+    Release { lease_id: String },
+    Expired { now_ms: u64 },
+    Get { lease_id: String },
+}
+
+/// The answer to a [`CoordinatorOp`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub enum CoordinatorReply {
+    Acquired { acquired: Acquired },
+    Refused { quota: QuotaError },
+    Done,
+    Lease { lease: Option<Lease> },
+    Leases { leases: Vec<Lease> },
+    UnknownLease { lease_id: String },
+    Unavailable { message: String },
+}
+
+/// Applies `op` to `coordinator` (inside the single writer).
+pub async fn apply_op<C: Coordinator>(coordinator: &C, op: CoordinatorOp) -> CoordinatorReply {
+    let result = match op {
+        CoordinatorOp::TryAcquire { lease, limits, now_ms } => {
+            coordinator.try_acquire(&lease, &limits, now_ms).await.map(|r| match r {
+                Ok(acquired) => CoordinatorReply::Acquired { acquired },
+                Err(quota) => CoordinatorReply::Refused { quota },
+            })
+        }
+        CoordinatorOp::Update { lease } => coordinator.update(&lease).await.map(|()| CoordinatorReply::Done),
+        CoordinatorOp::Release { lease_id } => {
+            coordinator.release(&lease_id).await.map(|lease| CoordinatorReply::Lease { lease })
+        }
+        CoordinatorOp::Expired { now_ms } => {
+            coordinator.expired(now_ms).await.map(|leases| CoordinatorReply::Leases { leases })
+        }
+        CoordinatorOp::Get { lease_id } => coordinator.get(&lease_id).await.map(|lease| CoordinatorReply::Lease { lease }),
+    };
+    result.unwrap_or_else(|e| match e {
+        CoordinatorError::UnknownLease(lease_id) => CoordinatorReply::UnknownLease { lease_id },
+        other => CoordinatorReply::Unavailable { message: other.to_string() },
+    })
+}
+
+/// Carries one operation to the single writer and brings its reply back.
+pub trait CoordinatorTransport {
+    /// Sends `op`; transport failures are `CoordinatorError::Unavailable`.
+    async fn call(&self, op: &CoordinatorOp) -> Result<CoordinatorReply, CoordinatorError>;
+}
+
+/// A coordinator whose every operation runs remotely, in the single writer.
+#[derive(Debug)]
+pub struct RemoteCoordinator<T> {
+    transport: T,
+}
+
+impl<T: CoordinatorTransport> RemoteCoordinator<T> {
+    /// Forwards operations through `transport`.
+    pub fn new(transport: T) -> Self {
+        Self { transport }
+    }
+
+    async fn call(&self, op: CoordinatorOp) -> Result<CoordinatorReply, CoordinatorError> {
+        match self.transport.call(&op).await? {
+            CoordinatorReply::Unavailable { message } => Err(CoordinatorError::Unavailable(message)),
+            CoordinatorReply::UnknownLease { lease_id } => Err(CoordinatorError::UnknownLease(lease_id)),
+            reply => Ok(reply),
+        }
+    }
+}
+
+fn unexpected(reply: &CoordinatorReply) -> CoordinatorError {
+    CoordinatorError::Unavailable(format!("unexpected coordinator reply: {reply:?}"))
+}
+
+impl<T: CoordinatorTransport> Coordinator for RemoteCoordinator<T> {
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
+        match self.call(CoordinatorOp::TryAcquire { lease: lease.clone(), limits: *limits, now_ms }).await? {
+            CoordinatorReply::Acquired { acquired } => Ok(Ok(acquired)),
+            CoordinatorReply::Refused { quota } => Ok(Err(quota)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
+        match self.call(CoordinatorOp::Update { lease: lease.clone() }).await? {
+            CoordinatorReply::Done => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        match self.call(CoordinatorOp::Release { lease_id: lease_id.to_owned() }).await? {
+            CoordinatorReply::Lease { lease } => Ok(lease),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
+        match self.call(CoordinatorOp::Expired { now_ms }).await? {
+            CoordinatorReply::Leases { leases } => Ok(leases),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        match self.call(CoordinatorOp::Get { lease_id: lease_id.to_owned() }).await? {
+            CoordinatorReply::Lease { lease } => Ok(lease),
+            other => Err(unexpected(&other)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_contracts::{NetworkPolicy, RunMode};
+    use agent_zero_ports::MemoryKv;
+
+    use super::*;
+    use crate::request::{ProviderKind, SandboxRequest};
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("suspended"),
+        }
+    }
+
+    fn lease(id: &str, repo: &str) -> Lease {
+        let request = SandboxRequest::new(id, repo, "HEAD", RunMode::Fix, true, NetworkPolicy::Restricted, 1_000);
+        Lease::reserve(id, &request, ProviderKind::Custom, 0)
+    }
+
+    /// Sends every op through its JSON form into a `KvCoordinator`, like the
+    /// Durable Object does.
+    struct Loopback(KvCoordinator<MemoryKv>);
+
+    impl CoordinatorTransport for Loopback {
+        async fn call(&self, op: &CoordinatorOp) -> Result<CoordinatorReply, CoordinatorError> {
+            let op: CoordinatorOp = serde_json::from_slice(&serde_json::to_vec(op).unwrap()).unwrap();
+            let reply = apply_op(&self.0, op).await;
+            Ok(serde_json::from_slice(&serde_json::to_vec(&reply).unwrap()).unwrap())
+        }
+    }
+
+    #[test]
+    fn quota_release_expiry_through_json_messages() {
+        let remote = RemoteCoordinator::new(Loopback(KvCoordinator::new(MemoryKv::new())));
+        let limits = LeaseLimits { max_active: 2, max_active_per_repository: 1, max_lease_ms: 5_000 };
+        block_on(async {
+            let a = remote.try_acquire(&lease("a", "o/r1"), &limits, 0).await.unwrap().unwrap();
+            assert!(!a.replayed);
+            assert!(remote.try_acquire(&lease("a", "o/r1"), &limits, 0).await.unwrap().unwrap().replayed);
+            let same_repo = remote.try_acquire(&lease("b", "o/r1"), &limits, 0).await.unwrap();
+            assert!(matches!(same_repo, Err(QuotaError::MaxActivePerRepository { limit: 1, .. })));
+            remote.try_acquire(&lease("c", "o/r2"), &limits, 0).await.unwrap().unwrap();
+            let full = remote.try_acquire(&lease("d", "o/r3"), &limits, 0).await.unwrap();
+            assert!(matches!(full, Err(QuotaError::MaxActive { active: 2, limit: 2 })));
+            assert_eq!(remote.expired(999).await.unwrap(), vec![]);
+            assert_eq!(remote.expired(1_000).await.unwrap().len(), 2);
+            assert_eq!(remote.release("a").await.unwrap().map(|l| l.id), Some("a".into()));
+            assert_eq!(remote.release("a").await.unwrap(), None);
+            assert!(matches!(remote.update(&lease("zz", "o/r9")).await, Err(CoordinatorError::UnknownLease(_))));
+            assert_eq!(remote.get("c").await.unwrap().map(|l| l.id), Some("c".into()));
+            remote.try_acquire(&lease("d", "o/r3"), &limits, 0).await.unwrap().unwrap();
+        });
+    }
+
+    #[test]
+    fn storage_failure_is_unavailable_and_changes_nothing() {
+        let kv = MemoryKv::new();
+        let coordinator = KvCoordinator::new(&kv);
+        let limits = LeaseLimits { max_active: 2, max_active_per_repository: 2, max_lease_ms: 5_000 };
+        block_on(async {
+            kv.set_fault(Some(agent_zero_ports::MemoryKvFault::Writes));
+            assert!(matches!(
+                coordinator.try_acquire(&lease("a", "o/r"), &limits, 0).await,
+                Err(CoordinatorError::Unavailable(_))
+            ));
+            kv.set_fault(None);
+            assert_eq!(coordinator.get("a").await.unwrap(), None);
+        });
+    }
+}
