@@ -1,0 +1,389 @@
+//! Routes where the product writes for people to read: installation tokens,
+//! check runs, issue comments (paginated like GitHub) and pull requests.
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+use super::auth::check_jwt;
+use super::state::{Comment, State};
+use super::wire::{RepoUrls, error, node_id, not_found, validation_failed};
+use crate::record::RecordedCall;
+use crate::server::Reply;
+use crate::time::{now_rfc3339, now_secs, rfc3339};
+
+/// Default and largest `per_page` of list endpoints.
+const PER_PAGE: (usize, usize) = (30, 100);
+
+/// `POST /app/installations/{id}/access_tokens`.
+pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &str) -> Reply {
+    if let Err(message) = check_jwt(call, state.app.as_ref(), now_secs()) {
+        return error(401, message);
+    }
+    let Some(id) = id
+        .parse::<u64>()
+        .ok()
+        .filter(|id| state.installations.contains_key(id))
+    else {
+        return not_found();
+    };
+    let serial = state.fresh_id();
+    let digest = hex::encode(Sha256::digest(
+        format!("installation {id} token {serial}").as_bytes(),
+    ));
+    let token = format!("ghs_{}", &digest[..36]);
+    state.minted.push(token.clone());
+    let requested = call.json().unwrap_or(Value::Null);
+    let permissions = requested.get("permissions").filter(|p| p.is_object()).cloned().unwrap_or_else(|| {
+        json!({"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"})
+    });
+    Reply::json(
+        201,
+        &json!({
+            "token": token,
+            "expires_at": rfc3339(now_secs() + 3600),
+            "permissions": permissions,
+            "repository_selection": if requested.get("repositories").is_some() { "selected" } else { "all" },
+        }),
+    )
+}
+
+/// The collaboration routes under `/repos/{o}/{r}/`.
+pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&str]) -> Reply {
+    let number = |text: &str| text.parse::<u64>().ok();
+    match (call.method.as_str(), rest) {
+        ("POST", ["check-runs"]) => create_check_run(state, key, call),
+        ("PATCH", ["check-runs", id]) => {
+            number(id).map_or_else(not_found, |id| update_check_run(state, key, id, call))
+        }
+        ("GET", ["check-runs", id]) => number(id).map_or_else(not_found, |id| {
+            find_check_run(state, key, id).map_or_else(not_found, |run| Reply::json(200, run))
+        }),
+        ("GET", ["issues", n, "comments"]) => {
+            number(n).map_or_else(not_found, |n| list_comments(state, key, n, call))
+        }
+        ("POST", ["issues", n, "comments"]) => {
+            number(n).map_or_else(not_found, |n| create_comment(state, key, n, call))
+        }
+        ("GET", ["issues", "comments", id]) => number(id).map_or_else(not_found, |id| {
+            let comment = state
+                .comments
+                .iter()
+                .find(|c| c.id == id && c.repo == key)
+                .cloned();
+            comment.map_or_else(not_found, |c| Reply::json(200, &state.comment_json(&c)))
+        }),
+        ("PATCH", ["issues", "comments", id]) => {
+            number(id).map_or_else(not_found, |id| update_comment(state, key, id, call))
+        }
+        ("POST", ["pulls"]) => create_pull(state, key, call),
+        ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
+            let pull = state
+                .pulls
+                .iter()
+                .find(|(k, p)| k == key && p["number"] == n);
+            pull.map_or_else(not_found, |(_, p)| Reply::json(200, p))
+        }),
+        _ => not_found(),
+    }
+}
+
+fn body_object(call: &RecordedCall) -> Result<Value, Reply> {
+    call.json()
+        .filter(Value::is_object)
+        .ok_or_else(|| error(400, "Problems parsing JSON"))
+}
+
+fn find_check_run<'a>(state: &'a State, key: &str, id: u64) -> Option<&'a Value> {
+    state
+        .check_runs
+        .iter()
+        .find(|(k, run)| k == key && run["id"] == id)
+        .map(|(_, run)| run)
+}
+
+fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
+    let body = match body_object(call) {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let (Some(name), Some(head_sha)) = (body["name"].as_str(), body["head_sha"].as_str()) else {
+        return error(
+            422,
+            "Invalid request.\n\n\"name\", \"head_sha\" weren't supplied.",
+        );
+    };
+    let repo = &state.repos[key];
+    if repo.git.commit(head_sha).is_none() {
+        return error(422, &format!("No commit found for SHA: {head_sha}"));
+    }
+    let urls = state.urls(repo);
+    let id = state.fresh_id();
+    let mut run = json!({
+        "id": id,
+        "head_sha": head_sha,
+        "node_id": node_id("CheckRun", &id.to_string()),
+        "external_id": body["external_id"].as_str().unwrap_or(""),
+        "url": format!("{}/check-runs/{id}", urls.api),
+        "html_url": format!("{}/runs/{id}", urls.html),
+        "details_url": body["details_url"].as_str().unwrap_or(&urls.html),
+        "status": "queued",
+        "conclusion": null,
+        "started_at": now_rfc3339(),
+        "completed_at": null,
+        "output": {"title": null, "summary": null, "text": null, "annotations_count": 0,
+                   "annotations_url": format!("{}/check-runs/{id}/annotations", urls.api)},
+        "name": name,
+        "check_suite": {"id": id + 10_000},
+        "app": {"id": 1, "slug": "agent-zero-edge", "name": "Agent Zero Edge", "owner": RepoUrls::user(&state.base_url, &urls.owner)},
+        "pull_requests": [],
+    });
+    apply_check_run_update(&mut run, &body);
+    state.check_runs.push((key.to_owned(), run.clone()));
+    Reply::json(201, &run)
+}
+
+fn update_check_run(state: &mut State, key: &str, id: u64, call: &RecordedCall) -> Reply {
+    let body = match body_object(call) {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let Some((_, run)) = state
+        .check_runs
+        .iter_mut()
+        .find(|(k, run)| k == key && run["id"] == id)
+    else {
+        return not_found();
+    };
+    apply_check_run_update(run, &body);
+    Reply::json(200, run)
+}
+
+/// The fields a create or update may set; a conclusion completes the run.
+fn apply_check_run_update(run: &mut Value, body: &Value) {
+    for field in [
+        "name",
+        "details_url",
+        "external_id",
+        "status",
+        "started_at",
+        "completed_at",
+        "conclusion",
+    ] {
+        if let Some(value) = body.get(field).filter(|v| !v.is_null()) {
+            run[field] = value.clone();
+        }
+    }
+    if let Some(output) = body.get("output").filter(|o| o.is_object()) {
+        for field in ["title", "summary", "text"] {
+            if let Some(value) = output.get(field) {
+                run["output"][field] = value.clone();
+            }
+        }
+        let added = output["annotations"].as_array().map_or(0, Vec::len);
+        let count = run["output"]["annotations_count"].as_u64().unwrap_or(0);
+        run["output"]["annotations_count"] = Value::from(count + added as u64);
+    }
+    if !run["conclusion"].is_null() {
+        run["status"] = Value::from("completed");
+        if run["completed_at"].is_null() {
+            run["completed_at"] = Value::from(now_rfc3339());
+        }
+    }
+}
+
+fn list_comments(state: &State, key: &str, number: u64, call: &RecordedCall) -> Reply {
+    let per_page = call
+        .query_param("per_page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(PER_PAGE.0)
+        .clamp(1, PER_PAGE.1);
+    let page = call
+        .query_param("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let all: Vec<&Comment> = state
+        .comments
+        .iter()
+        .filter(|c| c.repo == key && c.number == number)
+        .collect();
+    let items: Vec<Value> = all
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|c| state.comment_json(c))
+        .collect();
+    let mut reply = Reply::json(200, &Value::Array(items));
+    let last = all.len().div_ceil(per_page).max(1);
+    let repo = &state.repos[key];
+    let link_to = |p: usize| {
+        format!(
+            "<{}/issues/{number}/comments?per_page={per_page}&page={p}>",
+            state.urls(repo).api
+        )
+    };
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(format!("{}; rel=\"prev\"", link_to(page - 1)));
+    }
+    if page < last {
+        links.push(format!("{}; rel=\"next\"", link_to(page + 1)));
+        links.push(format!("{}; rel=\"last\"", link_to(last)));
+    }
+    if page > 1 {
+        links.push(format!("{}; rel=\"first\"", link_to(1)));
+    }
+    if !links.is_empty() {
+        reply = reply.with_header("link", &links.join(", "));
+    }
+    reply
+}
+
+fn comment_text(call: &RecordedCall) -> Result<String, Reply> {
+    let body = body_object(call)?;
+    body["body"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| error(422, "Invalid request.\n\n\"body\" wasn't supplied."))
+}
+
+fn create_comment(state: &mut State, key: &str, number: u64, call: &RecordedCall) -> Reply {
+    let text = match comment_text(call) {
+        Ok(text) => text,
+        Err(reply) => return reply,
+    };
+    let login = state.actor.clone();
+    let comment = insert_comment(state, key, number, &login, &text);
+    let json = state.comment_json(&comment);
+    let location = json["url"].as_str().unwrap_or_default().to_owned();
+    Reply::json(201, &json).with_header("location", &location)
+}
+
+/// Adds a comment (seeded by a test or posted by the product).
+pub(crate) fn insert_comment(
+    state: &mut State,
+    key: &str,
+    number: u64,
+    login: &str,
+    body: &str,
+) -> Comment {
+    let id = state.fresh_id();
+    let now = now_rfc3339();
+    let comment = Comment {
+        id,
+        repo: key.to_owned(),
+        number,
+        login: login.to_owned(),
+        body: body.to_owned(),
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    if let Some(repo) = state.repos.get_mut(key) {
+        repo.next_number = repo.next_number.max(number + 1);
+    }
+    state.comments.push(comment.clone());
+    comment
+}
+
+fn update_comment(state: &mut State, key: &str, id: u64, call: &RecordedCall) -> Reply {
+    let text = match comment_text(call) {
+        Ok(text) => text,
+        Err(reply) => return reply,
+    };
+    let Some(comment) = state
+        .comments
+        .iter_mut()
+        .find(|c| c.id == id && c.repo == key)
+    else {
+        return not_found();
+    };
+    comment.body = text;
+    comment.updated_at = now_rfc3339();
+    let comment = comment.clone();
+    Reply::json(200, &state.comment_json(&comment))
+}
+
+fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
+    let body = match body_object(call) {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let (Some(title), Some(head), Some(base)) = (
+        body["title"].as_str(),
+        body["head"].as_str(),
+        body["base"].as_str(),
+    ) else {
+        return error(
+            422,
+            "Invalid request.\n\n\"title\", \"head\", \"base\" weren't supplied.",
+        );
+    };
+    let repo = &state.repos[key];
+    let head_branch = head.rsplit_once(':').map_or(head, |(_, b)| b);
+    let Some(head_sha) = repo.git.refs.get(&format!("heads/{head_branch}")).cloned() else {
+        return validation_failed("PullRequest", "head", "invalid", None);
+    };
+    let Some(base_sha) = repo.git.refs.get(&format!("heads/{base}")).cloned() else {
+        return validation_failed("PullRequest", "base", "invalid", None);
+    };
+    let duplicate = state.pulls.iter().any(|(k, p)| {
+        k == key
+            && p["state"] == "open"
+            && p["head"]["ref"] == head_branch
+            && p["base"]["ref"] == base
+    });
+    if duplicate {
+        let message = format!(
+            "A pull request already exists for {}:{head_branch}.",
+            repo.owner
+        );
+        return validation_failed("PullRequest", "", "custom", Some(&message));
+    }
+    if repo.git.is_ancestor(&head_sha, &base_sha) {
+        let message = format!("No commits between {base} and {head_branch}");
+        return validation_failed("PullRequest", "", "custom", Some(&message));
+    }
+    let urls = state.urls(repo);
+    let repo_json = json!({"id": repo.id, "name": repo.name, "full_name": format!("{}/{}", repo.owner, repo.name),
+                           "private": repo.private, "url": urls.api, "html_url": urls.html});
+    let owner = RepoUrls::user(&state.base_url, &repo.owner);
+    let side = |branch: &str, sha: &str| json!({"label": format!("{}:{branch}", repo.owner), "ref": branch, "sha": sha, "user": owner, "repo": repo_json});
+    let (head_json, base_json) = (side(head_branch, &head_sha), side(base, &base_sha));
+    let number = repo.next_number;
+    let user = RepoUrls::user(&state.base_url, &state.actor);
+    let id = state.fresh_id();
+    let now = now_rfc3339();
+    let pull = json!({
+        "url": format!("{}/pulls/{number}", urls.api),
+        "id": id,
+        "node_id": node_id("PullRequest", &id.to_string()),
+        "html_url": format!("{}/pull/{number}", urls.html),
+        "diff_url": format!("{}/pull/{number}.diff", urls.html),
+        "patch_url": format!("{}/pull/{number}.patch", urls.html),
+        "issue_url": format!("{}/issues/{number}", urls.api),
+        "number": number,
+        "state": "open",
+        "locked": false,
+        "title": title,
+        "user": user,
+        "body": body["body"].as_str(),
+        "created_at": now,
+        "updated_at": now,
+        "closed_at": null,
+        "merged_at": null,
+        "merge_commit_sha": null,
+        "draft": body["draft"].as_bool().unwrap_or(false),
+        "head": head_json,
+        "base": base_json,
+        "merged": false,
+        "mergeable": null,
+        "maintainer_can_modify": body["maintainer_can_modify"].as_bool().unwrap_or(true),
+        "comments": 0,
+        "review_comments": 0,
+    });
+    if let Some(repo) = state.repos.get_mut(key) {
+        repo.next_number += 1;
+    }
+    state.pulls.push((key.to_owned(), pull.clone()));
+    Reply::json(201, &pull).with_header("location", &format!("{}/pulls/{number}", urls.api))
+}

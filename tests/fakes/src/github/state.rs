@@ -1,0 +1,122 @@
+//! Everything the fake GitHub knows, behind one lock.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::Value;
+
+use super::auth::App;
+use super::store::GitStore;
+use super::wire::RepoUrls;
+
+/// One repository.
+#[derive(Debug)]
+pub(crate) struct Repo {
+    pub(crate) owner: String,
+    pub(crate) name: String,
+    pub(crate) id: u64,
+    pub(crate) default_branch: String,
+    pub(crate) private: bool,
+    pub(crate) git: GitStore,
+    /// The next issue/pull request number.
+    pub(crate) next_number: u64,
+}
+
+/// An issue or pull request comment.
+#[derive(Debug, Clone)]
+pub(crate) struct Comment {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) login: String,
+    pub(crate) body: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+}
+
+/// A fault to answer the next matching request with.
+#[derive(Debug, Clone)]
+pub(crate) struct Fault {
+    pub(crate) method: String,
+    pub(crate) path_prefix: String,
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
+}
+
+/// The fake's whole state.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) base_url: String,
+    pub(crate) repos: BTreeMap<String, Repo>,
+    pub(crate) tokens: Vec<String>,
+    pub(crate) minted: Vec<String>,
+    pub(crate) installations: BTreeMap<u64, String>,
+    pub(crate) app: Option<App>,
+    pub(crate) faults: VecDeque<Fault>,
+    pub(crate) next_id: u64,
+    pub(crate) comments: Vec<Comment>,
+    /// `(repo key, check run)`.
+    pub(crate) check_runs: Vec<(String, Value)>,
+    /// `(repo key, pull request)`.
+    pub(crate) pulls: Vec<(String, Value)>,
+    /// The login that authored what the product writes.
+    pub(crate) actor: String,
+    pub(crate) requests_served: u64,
+}
+
+/// The map key of a repository (GitHub names are case-insensitive).
+pub(crate) fn repo_key(owner: &str, name: &str) -> String {
+    format!(
+        "{}/{}",
+        owner.to_ascii_lowercase(),
+        name.to_ascii_lowercase()
+    )
+}
+
+impl State {
+    /// A fresh id for a comment, check run or pull request.
+    pub(crate) fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// URLs for a stored repository.
+    pub(crate) fn urls(&self, repo: &Repo) -> RepoUrls {
+        RepoUrls::new(&self.base_url, &repo.owner, &repo.name)
+    }
+
+    /// The repository, if seeded.
+    pub(crate) fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut Repo> {
+        self.repos.get_mut(&repo_key(owner, name))
+    }
+
+    /// Takes the first fault matching the request.
+    pub(crate) fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
+        let index = self.faults.iter().position(|f| {
+            f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix)
+        })?;
+        self.faults.remove(index)
+    }
+
+    /// The JSON of a comment.
+    pub(crate) fn comment_json(&self, comment: &Comment) -> Value {
+        let (owner, name) = comment.repo.split_once('/').unwrap_or_default();
+        let (owner, name) = self
+            .repos
+            .get(&comment.repo)
+            .map_or((owner, name), |r| (r.owner.as_str(), r.name.as_str()));
+        let urls = RepoUrls::new(&self.base_url, owner, name);
+        serde_json::json!({
+            "id": comment.id,
+            "node_id": super::wire::node_id("IssueComment", &comment.id.to_string()),
+            "url": format!("{}/issues/comments/{}", urls.api, comment.id),
+            "html_url": format!("{}/issues/{}#issuecomment-{}", urls.html, comment.number, comment.id),
+            "issue_url": format!("{}/issues/{}", urls.api, comment.number),
+            "body": comment.body,
+            "user": RepoUrls::user(&self.base_url, &comment.login),
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "author_association": if comment.login.ends_with("[bot]") { "NONE" } else { "OWNER" },
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! The product's own model providers against FakeModel: each wire format
+//! the fake speaks is one the product parses, answers and failures alike.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use agent_zero_fakes::FakeModel;
+use agent_zero_models::{
+    DecisionRequest, HttpProvider, ModelProvider as _, ProviderConfig, ProviderKind, SchemaName,
+    Secret, decision_from_value,
+};
+use agent_zero_ports::{HttpClient, HttpError, ManualClock};
+use serde_json::{Value, json};
+
+struct Ureq(ureq::Agent);
+
+impl HttpClient for Ureq {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, HttpError> {
+        let mut response = self
+            .0
+            .run(request)
+            .map_err(|e| HttpError::Transport(e.to_string()))?;
+        let mut out = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            out = out.header(name, value);
+        }
+        let body = response
+            .body_mut()
+            .read_to_vec()
+            .map_err(|e| HttpError::Transport(e.to_string()))?;
+        out.body(body)
+            .map_err(|e| HttpError::Transport(e.to_string()))
+    }
+}
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the ureq adapter never pends"),
+    }
+}
+
+const KEY: &str = "sk-fake-key-0123456789";
+
+fn decision_json() -> Value {
+    json!({
+        "finding": {
+            "title": "average divides by n + 1",
+            "explanation": "average() adds one to the divisor.",
+            "severity": "high",
+            "confidence": 0.95,
+            "valid": true,
+            "evidence": ["`return sum(values) / (len(values) + 1)`"],
+            "files": ["calc.py"],
+            "changeRisk": "mechanical"
+        },
+        "plan": ["Divide by len(values)"],
+        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "changes": [{"path": "calc.py", "content": agent_zero_fakes::calc::CALC_PY_FIXED, "reason": "fix the divisor"}]
+    })
+}
+
+fn provider_config(model: &FakeModel, kind: ProviderKind, name: &str) -> ProviderConfig {
+    let mut config = ProviderConfig::new(kind, name, Some(Secret::new(KEY)));
+    config.base_url = match kind {
+        ProviderKind::Google => format!("{}/v1beta", model.url()),
+        _ => model.base_url(),
+    };
+    config
+}
+
+#[test]
+fn every_provider_parses_the_fakes_decision() {
+    let kinds = [
+        (ProviderKind::OpenAi, "gpt-5"),
+        (ProviderKind::OpenAiCompatible, "llama3"),
+        (ProviderKind::AiGateway, "openai/gpt-5"),
+        (ProviderKind::Anthropic, "claude-sonnet-4-5"),
+        (ProviderKind::Google, "gemini-2.5-pro"),
+    ];
+    let http = Ureq(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into(),
+    );
+    let clock = ManualClock::new(1_700_000_000_000);
+    let expected = decision_from_value(decision_json()).unwrap();
+    for (kind, name) in kinds {
+        let model = FakeModel::start();
+        model.push_decision(decision_json());
+        let config = provider_config(&model, kind, name);
+        let request = DecisionRequest::new("SYSTEM", "CONTEXT-MARKER", SchemaName::Plan);
+        let decided = block_on(HttpProvider::new(&config, &http, &clock).decide(&request))
+            .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert_eq!(decided.decision, expected, "{kind:?}");
+        let calls = model.calls();
+        assert_eq!(calls.len(), 1, "{kind:?}");
+        assert!(calls[0].contains("CONTEXT-MARKER"), "{kind:?}");
+        assert!(
+            !calls[0].body_text().contains(KEY),
+            "{kind:?}: the key stays out of the body"
+        );
+    }
+}
+
+#[test]
+fn truncations_refusals_and_server_errors_are_failures_to_the_product() {
+    let http = Ureq(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into(),
+    );
+    let clock = ManualClock::new(1_700_000_000_000);
+    for kind in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Google,
+    ] {
+        let model = FakeModel::start();
+        model.push_truncated();
+        model.push_refusal("no");
+        let config = provider_config(&model, kind, "m");
+        let request = DecisionRequest::new("SYSTEM", "CONTEXT", SchemaName::Understand);
+        let provider = HttpProvider::new(&config, &http, &clock);
+        assert!(
+            block_on(provider.decide(&request)).is_err(),
+            "{kind:?}: truncated"
+        );
+        assert!(
+            block_on(provider.decide(&request)).is_err(),
+            "{kind:?}: refused"
+        );
+        // The script is empty: the fake's 500 is an error, not a decision.
+        assert!(
+            block_on(provider.decide(&request)).is_err(),
+            "{kind:?}: empty script"
+        );
+    }
+}
