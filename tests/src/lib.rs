@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod browser;
 pub mod server;
 
 pub use server::{Runtime, Server, ServerOptions, repo_root};

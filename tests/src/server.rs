@@ -110,7 +110,7 @@ impl Server {
 
     /// Stops the server (and its process group).
     pub fn stop(&mut self) {
-        let _ = Command::new("kill").args(["-KILL", &format!("-{}", self.child.id())]).status();
+        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

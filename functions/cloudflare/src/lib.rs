@@ -10,22 +10,52 @@
 
 mod http_client;
 mod kv;
+mod leases;
+mod ports;
 
-use agent_zero_app::{Config, Host, Invocation};
-use worker::{Context, Date, Env, Request, Response, event};
+use agent_zero_app::{Config, Host, Invocation, Tick};
+use agent_zero_runner::RemoteCoordinator;
+use worker::{Context, Date, Env, MessageBatch, MessageExt, Request, Response, ScheduleContext, ScheduledEvent, event};
+
+pub use leases::LeaseCoordinator;
 
 /// The KV namespace binding name in `wrangler.toml`.
 pub const KV_BINDING: &str = "KV";
+/// The Queues producer binding for ticks.
+pub const QUEUE_BINDING: &str = "TICKS";
+/// The Durable Object namespace of the lease coordinator.
+pub const LEASES_BINDING: &str = "LEASES";
+/// How long a pending tick may be overdue before the cron sweep re-sends it
+/// (covers queue latency and KV propagation).
+const SWEEP_GRACE_MS: u64 = 90_000;
 
 /// The ports of one invocation, over this worker's bindings.
 struct CloudflareHost {
     kv: kv::CloudflareKv,
     http: http_client::FetchClient,
+    clock: ports::WorkerClock,
+    queue: ports::TickQueue,
+    leases: RemoteCoordinator<ports::DurableObjectTransport>,
+}
+
+impl CloudflareHost {
+    fn new(env: &Env) -> Self {
+        Self {
+            kv: kv::CloudflareKv::bind(env, KV_BINDING),
+            http: http_client::FetchClient,
+            clock: ports::WorkerClock,
+            queue: ports::TickQueue::bind(env, QUEUE_BINDING),
+            leases: ports::DurableObjectTransport::bind(env, LEASES_BINDING),
+        }
+    }
 }
 
 impl Host for CloudflareHost {
     type Kv = kv::CloudflareKv;
     type Http = http_client::FetchClient;
+    type Clock = ports::WorkerClock;
+    type Queue = ports::TickQueue;
+    type Leases = RemoteCoordinator<ports::DurableObjectTransport>;
 
     fn name(&self) -> &'static str {
         "cloudflare"
@@ -37,6 +67,18 @@ impl Host for CloudflareHost {
 
     fn http(&self) -> &Self::Http {
         &self.http
+    }
+
+    fn clock(&self) -> &Self::Clock {
+        &self.clock
+    }
+
+    fn queue(&self) -> &Self::Queue {
+        &self.queue
+    }
+
+    fn leases(&self) -> &Self::Leases {
+        &self.leases
     }
 }
 
@@ -63,17 +105,56 @@ fn hex(bytes: &[u8]) -> String {
 #[event(fetch)]
 async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
     let request = to_http(request).await?;
-    let host = CloudflareHost { kv: kv::CloudflareKv::bind(&env, KV_BINDING), http: http_client::FetchClient };
+    let host = CloudflareHost::new(&env);
     let response = agent_zero_app::handle(&host, &config(&env), &invocation(), request).await;
     from_http(response)
 }
 
+/// The Queues consumer: one tick per message. A message whose tick did
+/// nothing durable is retried (redelivery resumes from the task log); the
+/// engine makes a redelivered tick a no-op once it was committed.
+#[event(queue)]
+async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Result<()> {
+    let host = CloudflareHost::new(&env);
+    let config = config(&env);
+    for message in batch.messages()? {
+        let now = Date::now().as_millis();
+        match agent_zero_app::run_tick(&host, &config, message.body(), now).await {
+            Ok(report) => {
+                for warning in &report.warnings {
+                    worker::console_warn!("tick {}: {warning}", message.body().task_id);
+                }
+                message.ack();
+            }
+            Err(error) => {
+                worker::console_error!("tick {} failed: {error}", message.body().task_id);
+                message.retry();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The cron trigger: re-send overdue ticks and stop expired sandbox leases.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let host = CloudflareHost::new(&env);
+    let outcome = agent_zero_app::sweep(&host, &config(&env), Date::now().as_millis(), SWEEP_GRACE_MS).await;
+    for error in &outcome.errors {
+        worker::console_error!("sweep: {error}");
+    }
+}
+
+/// `/path?query` of an absolute URL, without a URL parser (which would
+/// link IDNA tables into the worker for nothing).
+fn path_and_query(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
+}
+
 async fn to_http(mut request: Request) -> worker::Result<http::Request<Vec<u8>>> {
-    let url = request.url()?;
-    let path_and_query = match url.query() {
-        Some(query) => format!("{}?{query}", url.path()),
-        None => url.path().to_owned(),
-    };
+    let url = request.inner().url();
+    let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
     let mut builder = http::Request::builder()
         .method(request.method().as_ref())
         .uri(path_and_query);

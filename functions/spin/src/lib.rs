@@ -10,18 +10,43 @@
 
 mod http_client;
 mod kv;
+mod ports;
 
 use agent_zero_app::{Config, Host, Invocation};
-use spin_sdk::http_component;
+use agent_zero_ports::Clock;
+use agent_zero_runner::KvCoordinator;
+
+/// Most ticks one invocation runs after its response.
+const MAX_TICKS_PER_INVOCATION: usize = 64;
+/// Wall-clock budget for those ticks (ms).
+const TICK_BUDGET_MS: u64 = 120_000;
 
 struct SpinHost {
     kv: kv::SpinKv,
     http: http_client::SpinHttp,
+    clock: ports::SystemClock,
+    queue: ports::InvocationQueue,
+    leases: KvCoordinator<kv::SpinKv>,
+}
+
+impl SpinHost {
+    fn new() -> Self {
+        Self {
+            kv: kv::SpinKv::open_default(),
+            http: http_client::SpinHttp,
+            clock: ports::SystemClock,
+            queue: ports::InvocationQueue::default(),
+            leases: KvCoordinator::new(kv::SpinKv::open_default()),
+        }
+    }
 }
 
 impl Host for SpinHost {
     type Kv = kv::SpinKv;
     type Http = http_client::SpinHttp;
+    type Clock = ports::SystemClock;
+    type Queue = ports::InvocationQueue;
+    type Leases = KvCoordinator<kv::SpinKv>;
 
     fn name(&self) -> &'static str {
         "spin"
@@ -34,6 +59,18 @@ impl Host for SpinHost {
     fn http(&self) -> &Self::Http {
         &self.http
     }
+
+    fn clock(&self) -> &Self::Clock {
+        &self.clock
+    }
+
+    fn queue(&self) -> &Self::Queue {
+        &self.queue
+    }
+
+    fn leases(&self) -> &Self::Leases {
+        &self.leases
+    }
 }
 
 /// Spin variable names are lowercase (`[a-z0-9_]`).
@@ -44,11 +81,57 @@ fn config() -> Config {
 fn invocation() -> Invocation {
     let mut id = [0u8; 16];
     let _ = getrandom::fill(&mut id);
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    Invocation { now_ms, request_id: id.iter().map(|b| format!("{b:02x}")).collect() }
+    Invocation { now_ms: ports::SystemClock.now_ms(), request_id: id.iter().map(|b| format!("{b:02x}")).collect() }
+}
+
+/// Runs the ticks this invocation enqueued, after its response was sent.
+async fn drive_ticks(host: &SpinHost, config: &Config) {
+    let started = host.clock.now_ms();
+    let mut ran = 0;
+    while let Some(tick) = host.queue.pop() {
+        if ran >= MAX_TICKS_PER_INVOCATION || host.clock.now_ms().saturating_sub(started) > TICK_BUDGET_MS {
+            eprintln!("agent-zero: tick budget spent; the sweep continues task {}", tick.task_id);
+            break;
+        }
+        ran += 1;
+        match agent_zero_app::run_tick(host, config, &tick, host.clock.now_ms()).await {
+            Ok(report) => {
+                for warning in &report.warnings {
+                    eprintln!("agent-zero: tick {}: {warning}", tick.task_id);
+                }
+            }
+            Err(error) => eprintln!("agent-zero: tick {} failed (the sweep retries it): {error}", tick.task_id),
+        }
+    }
+    if host.queue.deferred() > 0 {
+        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", host.queue.deferred());
+    }
+}
+
+/// Converts spin-sdk's incoming request into the core's request.
+async fn to_http(request: spin_sdk::http::IncomingRequest) -> Result<http::Request<Vec<u8>>, String> {
+    let mut builder = http::Request::builder()
+        .method(request.method().to_string().as_str())
+        .uri(request.path_with_query().unwrap_or_else(|| "/".into()));
+    for (name, value) in request.headers().entries() {
+        builder = builder.header(name, value);
+    }
+    let body = request.into_body().await.map_err(|e| format!("reading the request body: {e}"))?;
+    builder.body(body).map_err(|e| e.to_string())
+}
+
+/// Sends the core's response through the response outparam.
+async fn respond(response: http::Response<Vec<u8>>, out: spin_sdk::http::ResponseOutparam) {
+    use spin_sdk::http::{Fields, OutgoingResponse};
+    let (parts, body) = response.into_parts();
+    let headers: Vec<(String, Vec<u8>)> =
+        parts.headers.iter().map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec())).collect();
+    let fields = Fields::from_list(&headers).unwrap_or_else(|_| Fields::new());
+    let outgoing = OutgoingResponse::new(fields);
+    let _ = outgoing.set_status_code(parts.status.as_u16());
+    if let Err(e) = out.set_with_body(outgoing, body).await {
+        eprintln!("agent-zero: writing the response body failed: {e:?}");
+    }
 }
 
 /// The component's `wasi:http/incoming-handler` export. The only place
@@ -57,9 +140,16 @@ fn invocation() -> Invocation {
 mod entry {
     use super::*;
 
-    #[http_component]
-    async fn handle(request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-        let host = SpinHost { kv: kv::SpinKv::open_default(), http: http_client::SpinHttp };
-        agent_zero_app::handle(&host, &config(), &invocation(), request).await
+    /// Answers the request, then runs the ticks it enqueued.
+    #[spin_sdk::http_component]
+    async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
+        let host = SpinHost::new();
+        let config = config();
+        let response = match to_http(request).await {
+            Ok(request) => agent_zero_app::handle(&host, &config, &invocation(), request).await,
+            Err(message) => agent_zero_app::ApiError::new(agent_zero_app::ErrorCode::InvalidRequest, message).into_response(),
+        };
+        respond(response, out).await;
+        drive_ticks(&host, &config).await;
     }
 }

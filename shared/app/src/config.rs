@@ -12,6 +12,8 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "GITHUB_APP_PRIVATE_KEY",
     "GITHUB_TOKEN",
     "GITHUB_API_URL",
+    "AGENT_ZERO_GITHUB_REPOSITORIES",
+    "AGENT_ZERO_WEBHOOK_MAX_BYTES",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "GOOGLE_GENERATIVE_AI_API_KEY",
@@ -24,9 +26,15 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "AGENT_ZERO_CONTROL_PLANE_REPOSITORIES",
     "AGENT_ZERO_CONTROL_PLANE_MODES",
     "AGENT_ZERO_CONTROL_PLANE_ORIGINS",
+    "AGENT_ZERO_CONTROL_PLANE_READS",
     "AGENT_ZERO_SANDBOX_PROVIDER",
     "AGENT_ZERO_SANDBOX_URL",
     "AGENT_ZERO_SANDBOX_TOKEN",
+    "AGENT_ZERO_SANDBOX_TEMPLATE",
+    "E2B_API_KEY",
+    "DAYTONA_API_KEY",
+    "VERCEL_TOKEN",
+    "VERCEL_TEAM_ID",
 ];
 
 /// The variables whose values are credentials: never rendered, logged or
@@ -42,6 +50,9 @@ pub const SECRET_VARIABLES: &[&str] = &[
     "OPENAI_COMPATIBLE_API_KEY",
     "AGENT_ZERO_CONTROL_PLANE_TOKENS",
     "AGENT_ZERO_SANDBOX_TOKEN",
+    "E2B_API_KEY",
+    "DAYTONA_API_KEY",
+    "VERCEL_TOKEN",
 ];
 
 /// Operator configuration for one invocation. Empty values count as unset.

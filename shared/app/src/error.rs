@@ -18,6 +18,23 @@ pub enum ErrorCode {
     NotConfigured,
     /// The key-value store failed.
     StorageUnavailable,
+    /// No credential, or one that matches no configured principal.
+    Unauthorized,
+    /// The principal is known but not allowed this (repository, mode, origin).
+    Forbidden,
+    /// The resource is not in a state that allows this (a task not waiting
+    /// for a person, a concurrent decision).
+    Conflict,
+    /// The request body is larger than the route accepts.
+    PayloadTooLarge,
+    /// The request body is not in a media type the route accepts.
+    UnsupportedMediaType,
+    /// A stored record could not be read back (not written by this version).
+    Internal,
+    /// A service the request depends on (GitHub) failed; nothing was written.
+    UpstreamFailed,
+    /// The repository's `.agent-zero.yml` does not parse or validate.
+    InvalidPolicy,
 }
 
 impl ErrorCode {
@@ -29,6 +46,14 @@ impl ErrorCode {
             Self::InvalidRequest => "invalid_request",
             Self::NotConfigured => "not_configured",
             Self::StorageUnavailable => "storage_unavailable",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::Conflict => "conflict",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Internal => "internal_error",
+            Self::UpstreamFailed => "upstream_failed",
+            Self::InvalidPolicy => "invalid_policy",
         }
     }
 
@@ -39,6 +64,14 @@ impl ErrorCode {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::InvalidRequest => StatusCode::BAD_REQUEST,
             Self::NotConfigured | Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::Conflict => StatusCode::CONFLICT,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::UpstreamFailed => StatusCode::BAD_GATEWAY,
+            Self::InvalidPolicy => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

@@ -9,14 +9,20 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+mod audit_log;
+mod auth;
 mod config;
 mod error;
 mod router;
 mod routes;
 mod services;
+pub mod task_index;
+#[cfg(test)]
+mod test_host;
 mod ticks;
 
 pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
+pub use audit_log::AuditEntry;
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
@@ -80,10 +86,21 @@ pub async fn handle<H: Host>(
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let context = routes::Context { host, config, invocation };
-    match router::resolve(request.method(), request.uri().path()) {
+    let path = request.uri().path().to_owned();
+    let origin = auth::allowed_origin(config, &path, request.headers());
+    let mut response = match router::resolve(request.method(), &path) {
         Ok(route) => routes::dispatch(&context, route, request).await,
+        Err(error) if request.method() == http::Method::OPTIONS && error.code == ErrorCode::MethodNotAllowed => {
+            let allow = error.headers.iter().find(|(n, _)| n == http::header::ALLOW).map(|(_, v)| v.clone()).unwrap_or_default();
+            let methods: Vec<&str> = allow.split(", ").collect();
+            return auth::preflight(config, &path, request.headers(), &methods);
+        }
         Err(error) => error.into_response(),
+    };
+    if let Some(origin) = origin {
+        auth::add_cors(&mut response, origin);
     }
+    response
 }
 
 /// Builds a JSON response.

@@ -47,7 +47,11 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         queue: host.queue(),
         limits: Limits::default(),
     };
-    Ok(engine.tick(tick, now_ms).await?)
+    let mut report = engine.tick(tick, now_ms).await?;
+    if let Err(e) = crate::task_index::after_tick(host.kv(), &resident, tick, now_ms).await {
+        report.warnings.push(e.to_string());
+    }
+    Ok(report)
 }
 
 /// What one sweep did: overdue ticks re-enqueued, expired leases stopped.

@@ -56,6 +56,17 @@ pub enum IntakeError {
     InvalidField { path: &'static str, reason: &'static str },
 }
 
+impl IntakeError {
+    /// The payload field (or header) the error is about, for the answer.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::InvalidDeliveryId { .. } => Some("X-GitHub-Delivery"),
+            Self::Json { path, .. } => Some(path),
+            Self::InvalidField { path, .. } => Some(path),
+        }
+    }
+}
+
 /// Parses one delivery whose signature has already been verified.
 pub fn parse_delivery(
     event: &str,

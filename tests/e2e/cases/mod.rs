@@ -2,10 +2,13 @@
 //! and panics on failure.
 
 mod health;
+mod webhooks;
+mod tasks;
+mod pages;
 
 use crate::Case;
 
 /// Every case, in order.
 pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
-    [health::CASES].into_iter().flatten()
+    [health::CASES, webhooks::CASES, pages::CASES, tasks::CASES].into_iter().flatten()
 }

@@ -14,7 +14,7 @@ static LOCK: Mutex<()> = Mutex::new(());
 
 /// An open store: its directory.
 #[derive(Debug)]
-pub(crate) struct KvStore {
+pub struct KvStore {
     dir: PathBuf,
 }
 

@@ -11,7 +11,7 @@
 //!
 //! Usage: `agent-zero-spin-host --manifest spin.toml --listen 127.0.0.1:3000 --kv-dir DIR`
 
-mod kv;
+pub mod kv;
 mod manifest;
 mod outbound;
 
@@ -186,20 +186,19 @@ async fn main() -> anyhow::Result<()> {
     let args = args()?;
     let components = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
 
-    let mut config = Config::new();
-    config.async_support(true);
-    let engine = Engine::new(&config)?;
+    let engine = Engine::new(&Config::new())?;
 
     let mut apps = Vec::new();
     for component in components {
-        let compiled = Component::from_file(&engine, &component.source)
-            .with_context(|| format!("loading component `{}` from {}", component.id, component.source.display()))?;
+        let compiled = Component::from_file(&engine, &component.source).map_err(|e| {
+            anyhow::anyhow!("loading component `{}` from {}: {e:?}", component.id, component.source.display())
+        })?;
         let mut linker: Linker<RequestState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         bindings::SpinImports::add_to_linker::<_, HasSelf<RequestState>>(&mut linker, |s| s)?;
-        let pre = ProxyPre::new(linker.instantiate_pre(&compiled).with_context(|| {
-            format!("component `{}` imports something this host does not provide", component.id)
+        let pre = ProxyPre::new(linker.instantiate_pre(&compiled).map_err(|e| {
+            anyhow::anyhow!("component `{}` imports something this host does not provide: {e:?}", component.id)
         })?)?;
         let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?;
         apps.push(Arc::new(App { component, pre, allowed, kv_dir: args.kv_dir.clone() }));

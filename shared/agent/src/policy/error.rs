@@ -34,6 +34,18 @@ pub enum PolicyError {
 }
 
 impl PolicyError {
+    /// The policy field the error names, when it names one (syntax errors
+    /// carry the path inside their message).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Forbidden { field, .. }
+            | Self::Invalid { field, .. }
+            | Self::ShellOperator { field, .. }
+            | Self::EmptyCommand { field } => Some(field),
+            _ => None,
+        }
+    }
+
     pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::Invalid { field: field.into(), reason: reason.into() }
     }

@@ -1,9 +1,112 @@
-//! Routes: approvals (being written).
+//! `POST /api/v1/approvals/{id}`: a person approves or rejects a task
+//! waiting in `needs-human`.
+//!
+//! The decision is recorded under the authenticated principal's name; the
+//! body has no actor field (an unknown field is a 400). Approving lets the
+//! task write, so it needs the task's mode granted to the principal;
+//! rejecting needs only a valid token. A task that is not waiting → 409.
 
-use super::{Context, not_implemented};
+use agent_zero_contracts::TaskState;
+use agent_zero_runtime::ApprovalDecision;
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::Context;
+use super::input::{invalid, json_body};
+use super::tasks::{load, task_error};
+use crate::audit_log::AuditEntry;
+use crate::auth::{self, Principal, redact};
+use crate::error::{ApiError, ErrorCode};
+use crate::task_index::{self, TaskSummary};
 use crate::Host;
 
+/// Largest accepted body.
+const MAX_BODY_BYTES: usize = 16 * 1024;
+/// Most bytes of a comment.
+const MAX_COMMENT_BYTES: usize = 4 * 1024;
+
+/// The body of a decision.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Decide {
+    decision: ApprovalDecision,
+    #[serde(default)]
+    comment: Option<String>,
+}
+
 pub(super) async fn decide<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
-    let _ = (context, request, id);
-    not_implemented("approvals::decide")
+    let principal = match auth::principal(context.config, request.headers()) {
+        Ok(principal) => principal,
+        Err(e) => return e.into_response(),
+    };
+    let mut audit = AuditEntry {
+        at: String::new(),
+        principal: principal.name.clone(),
+        action: "approvals.decide".into(),
+        target: Some(id.chars().take(128).collect()),
+        detail: None,
+        status: 0,
+        outcome: "ok".into(),
+        field: None,
+        request_id: context.invocation.request_id.clone(),
+    };
+    let response = match decide_as(context, request, id, &principal, &mut audit).await {
+        Ok(body) => crate::json_response(StatusCode::OK, &body),
+        Err(e) => {
+            audit.outcome = e.code.as_str().to_owned();
+            audit.field.clone_from(&e.field);
+            e.into_response()
+        }
+    };
+    audit.status = response.status().as_u16();
+    let secrets = auth::secrets(context.config);
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+    response
+}
+
+async fn decide_as<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+    principal: &Principal,
+    audit: &mut AuditEntry,
+) -> Result<serde_json::Value, ApiError> {
+    let body: Decide = json_body(request, MAX_BODY_BYTES)?;
+    let verb = match body.decision {
+        ApprovalDecision::Approve => "approve",
+        ApprovalDecision::Reject => "reject",
+    };
+    audit.detail = Some(verb.to_owned());
+    if body.comment.as_ref().is_some_and(|c| c.len() > MAX_COMMENT_BYTES) {
+        return Err(invalid("comment", &format!("at most {MAX_COMMENT_BYTES} bytes")));
+    }
+    let resident = load(context, id).await?;
+    let mode = resident.stimulus().mode;
+    if body.decision == ApprovalDecision::Approve && !principal.may_use(mode) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("approving a `{mode}` task needs mode `{mode}` granted to `{}` ({})", principal.name, auth::MODES),
+        )
+        .with_field("decision"));
+    }
+    if resident.state != TaskState::NeedsHuman {
+        return Err(ApiError::new(ErrorCode::Conflict, format!("task `{id}` is {}, not needs-human", resident.state)));
+    }
+    let secrets = auth::secrets(context.config);
+    let comment = body.comment.as_deref().map(|c| redact(c, &secrets));
+    let now_ms = context.invocation.now_ms;
+    let kv = context.host.kv();
+    agent_zero_runtime::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms)
+        .await
+        .map_err(task_error)?;
+    let state = match body.decision {
+        ApprovalDecision::Approve => TaskState::Planning,
+        ApprovalDecision::Reject => TaskState::Failed,
+    };
+    if let Some(mut summary) = TaskSummary::of_resident(&resident, now_ms) {
+        summary.state = state;
+        let _ = task_index::record(kv, &summary).await;
+    }
+    Ok(json!({ "id": id, "decision": verb, "principal": principal.name, "state": state }))
 }

@@ -2,9 +2,12 @@
 //! returns a response; errors use [`crate::ApiError`].
 
 mod approvals;
+#[cfg(test)]
+mod api_tests;
 mod audit;
 mod evidence;
 mod health;
+mod input;
 mod openapi;
 mod sweep;
 mod tasks;

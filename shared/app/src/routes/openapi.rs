@@ -1,14 +1,159 @@
-//! Routes: openapi (being written).
+//! `GET /api/v1/openapi.json` (OpenAPI 3.1) and `GET /api/v1/docs`.
+//!
+//! The document is `src/openapi.json`, served as written. Unit tests hold
+//! it to the router (every route and method, nothing else), to the
+//! contracts' vocabularies and to its own schemas (every example
+//! validates). The docs page is rendered here from the same document:
+//! plain HTML, no script, nothing loaded from anywhere.
 
-use super::{Context, not_implemented};
+use std::fmt::Write as _;
+
+use http::{HeaderValue, StatusCode, header};
+use serde_json::Value;
+
+use super::Context;
 use crate::Host;
+
+/// The OpenAPI document.
+pub(crate) const DOCUMENT: &str = include_str!("../openapi.json");
+
+/// No script, no external anything.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 pub(super) async fn document<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
     let _ = (context, request);
-    not_implemented("openapi::document")
+    let mut response = http::Response::new(DOCUMENT.as_bytes().to_vec());
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 pub(super) async fn docs<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
     let _ = (context, request);
-    not_implemented("openapi::docs")
+    let document: Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
+    let mut response = http::Response::new(render(&document).into_bytes());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn pretty(value: &Value) -> String {
+    escape(&serde_json::to_string_pretty(value).unwrap_or_default())
+}
+
+/// The document as one HTML page: every operation with its parameters,
+/// body schema and responses; the schemas at the end.
+fn render(document: &Value) -> String {
+    let info = &document["info"];
+    let mut html = String::from("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+    let _ = write!(html, "<title>{} API</title>", escape(text(info, "title")));
+    html.push_str(
+        "<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1f2328}\
+         code,pre{font:13px ui-monospace,monospace}pre{background:#f6f8fa;padding:.75rem;overflow:auto}\
+         .op{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}\
+         .m{font-weight:700;text-transform:uppercase;margin-right:.5rem}table{border-collapse:collapse}\
+         td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}</style></head><body>",
+    );
+    let _ = write!(
+        html,
+        "<h1>{} <small>{}</small></h1><p>{}</p><p>Machine-readable: <a href=\"openapi.json\">openapi.json</a> (OpenAPI {}).</p>",
+        escape(text(info, "title")),
+        escape(text(info, "version")),
+        escape(text(info, "description")),
+        escape(text(document, "openapi")),
+    );
+    html.push_str("<h2>Operations</h2>");
+    for (path, item) in document["paths"].as_object().into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            let _ = write!(
+                html,
+                "<div class=\"op\" id=\"{}\"><h3><span class=\"m\">{}</span><code>{}</code></h3><p>{}</p>",
+                escape(text(op, "operationId")),
+                escape(method),
+                escape(path),
+                escape(text(op, "summary")),
+            );
+            if !text(op, "description").is_empty() {
+                let _ = write!(html, "<p>{}</p>", escape(text(op, "description")));
+            }
+            if let Some(security) = op.get("security").and_then(Value::as_array) {
+                let open = security.iter().any(|s| s.as_object().is_some_and(serde_json::Map::is_empty));
+                html.push_str(if open { "<p>Auth: optional bearer token.</p>" } else { "<p>Auth: bearer token.</p>" });
+            }
+            if let Some(parameters) = op.get("parameters").and_then(Value::as_array) {
+                html.push_str("<table><tr><th>parameter</th><th>in</th><th>schema</th><th>description</th></tr>");
+                for parameter in parameters {
+                    let parameter = resolve(document, parameter);
+                    let _ = write!(
+                        html,
+                        "<tr><td><code>{}</code>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                        escape(text(parameter, "name")),
+                        if parameter["required"] == Value::Bool(true) { " (required)" } else { "" },
+                        escape(text(parameter, "in")),
+                        escape(&parameter["schema"].to_string()),
+                        escape(text(parameter, "description")),
+                    );
+                }
+                html.push_str("</table>");
+            }
+            if let Some(body) = op.pointer("/requestBody/content") {
+                for (media, content) in body.as_object().into_iter().flatten() {
+                    let _ = write!(html, "<p>Body <code>{}</code>: <code>{}</code></p>", escape(media), escape(&content["schema"].to_string()));
+                    if let Some(example) = content.get("example") {
+                        let _ = write!(html, "<pre>{}</pre>", pretty(example));
+                    }
+                }
+            }
+            html.push_str("<table><tr><th>status</th><th>description</th></tr>");
+            for (status, response) in op["responses"].as_object().into_iter().flatten() {
+                let _ = write!(html, "<tr><td>{}</td><td>{}</td></tr>", escape(status), escape(text(response, "description")));
+            }
+            html.push_str("</table></div>");
+        }
+    }
+    html.push_str("<h2>Schemas</h2>");
+    for (name, schema) in document["components"]["schemas"].as_object().into_iter().flatten() {
+        let _ = write!(html, "<h3 id=\"schema-{0}\">{0}</h3><pre>{1}</pre>", escape(name), pretty(schema));
+    }
+    html.push_str("</body></html>");
+    html
+}
+
+/// Follows a local `$ref` (one level), or returns the value itself.
+fn resolve<'a>(document: &'a Value, value: &'a Value) -> &'a Value {
+    value
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| document.pointer(pointer))
+        .unwrap_or(value)
+}
+
+#[cfg(test)]
+#[path = "openapi_tests.rs"]
+mod tests;

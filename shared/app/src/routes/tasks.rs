@@ -1,19 +1,437 @@
-//! Routes: tasks (being written).
+//! The task API:
+//!
+//! - `GET /api/v1/tasks`: newest first from the task index
+//!   ([`crate::task_index`]), `limit` (1..=100), `cursor`, and the filters
+//!   `repository` and `state`.
+//! - `GET /api/v1/tasks/{id}`: the task folded from its log, with its
+//!   events and (once concluded) its result.
+//! - `POST /api/v1/tasks`: create a task as the authenticated principal,
+//!   for an allowlisted repository, in a mode granted to the principal.
+//!
+//! Reads are open unless `AGENT_ZERO_CONTROL_PLANE_READS=token`.
 
-use super::{Context, not_implemented};
+use agent_zero_agent::Policy;
+use agent_zero_contracts::{
+    FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RunMode, TaskState, Trigger, UntrustedText,
+    is_repository_relative_path,
+};
+use agent_zero_github::{ApiConfig, GitHubClient, Secret, load_policy_text};
+use agent_zero_runtime::{Resident, Stimulus, TaskError, TaskInput};
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Context;
+use super::input::{invalid, json_body, limit, param, query};
+use crate::audit_log::AuditEntry;
+use crate::auth::{self, Principal, redact};
+use crate::error::{ApiError, ErrorCode};
+use crate::task_index::{self, DEFAULT_PAGE, Filter, IndexError, MAX_PAGE, TaskSummary};
 use crate::Host;
 
+/// Largest accepted create body.
+pub(crate) const MAX_CREATE_BYTES: usize = 256 * 1024;
+/// Most feedback items in one task.
+pub(crate) const MAX_FEEDBACK: usize = 20;
+/// Most bytes of one feedback body.
+pub(crate) const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
+/// Most scoped files.
+pub(crate) const MAX_FILES: usize = 50;
+/// Most bytes of a short text field (author, title).
+const MAX_SHORT: usize = 256;
+
 pub(super) async fn list<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-    let _ = (context, request);
-    not_implemented("tasks::list")
+    match list_page(context, request).await {
+        Ok(body) => crate::json_response(StatusCode::OK, &body),
+        Err(e) => e.into_response(),
+    }
 }
 
-pub(super) async fn create<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-    let _ = (context, request);
-    not_implemented("tasks::create")
+async fn list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> Result<Value, ApiError> {
+    auth::authorize_read(context.config, request.headers())?;
+    let pairs = query(request, &["repository", "state", "limit", "cursor"])?;
+    let limit = limit(&pairs, DEFAULT_PAGE, MAX_PAGE)?;
+    let repository = param(&pairs, "repository")
+        .map(|r| if is_repository(r) { Ok(r.to_owned()) } else { Err(invalid("repository", "expected `owner/name`")) })
+        .transpose()?;
+    let state = param(&pairs, "state")
+        .map(|s| TaskState::parse(s).ok_or_else(|| invalid("state", &format!("unknown state `{s}`"))))
+        .transpose()?;
+    let filter = Filter { repository, state };
+    let page = task_index::list(context.host.kv(), &filter, param(&pairs, "cursor"), limit).await.map_err(index_error)?;
+    Ok(json!({ "items": page.items, "nextCursor": page.next_cursor }))
+}
+
+fn index_error(error: IndexError) -> ApiError {
+    match error {
+        IndexError::InvalidCursor(why) => invalid("cursor", why),
+        other => ApiError::new(ErrorCode::StorageUnavailable, other.to_string()),
+    }
 }
 
 pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
-    let _ = (context, request, id);
-    not_implemented("tasks::get")
+    let result = async {
+        auth::authorize_read(context.config, request.headers())?;
+        let resident = load(context, id).await?;
+        Ok::<_, ApiError>(detail(&resident, context.invocation.now_ms))
+    };
+    match result.await {
+        Ok(body) => crate::json_response(StatusCode::OK, &body),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The task, or 404 (also for an id that cannot name a task).
+pub(super) async fn load<H: Host>(context: &Context<'_, H>, id: &str) -> Result<Resident, ApiError> {
+    match agent_zero_runtime::load(context.host.kv(), id).await {
+        Ok(Some(resident)) => Ok(resident),
+        Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
+            Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"))
+        }
+        Err(e) => Err(task_error(e)),
+    }
+}
+
+/// Maps the runtime's errors to the one error shape.
+pub(super) fn task_error(error: TaskError) -> ApiError {
+    let message = error.to_string();
+    match error {
+        TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => ApiError::new(ErrorCode::NotFound, message).with_field("id"),
+        TaskError::Exists(_) | TaskError::NotAwaitingHuman { .. } | TaskError::Conflict(_) => {
+            ApiError::new(ErrorCode::Conflict, message)
+        }
+        TaskError::Store(_) => ApiError::new(ErrorCode::StorageUnavailable, message),
+        _ => ApiError::new(ErrorCode::Internal, message),
+    }
+}
+
+/// The task as the API shows it.
+fn detail(resident: &Resident, now_ms: u64) -> Value {
+    let stimulus = resident.stimulus();
+    let mut body = serde_json::to_value(TaskSummary::of_resident(resident, now_ms)).unwrap_or_default();
+    // Updated when the last event happened, not when it was read.
+    let updated = resident.events.last().map_or_else(|| body["createdAt"].clone(), |e| json!(e.timestamp));
+    body["updatedAt"] = updated;
+    body["events"] = json!(resident.events);
+    body["result"] = json!(resident.concluded.as_deref().map(|c| &c.0));
+    body["attempts"] = json!(resident.attempts());
+    if let Some(pr) = &stimulus.input.pull_request {
+        body["pullRequest"] = json!(pr);
+    }
+    if let Some(issue) = &stimulus.input.issue {
+        body["issue"] = json!(issue);
+    }
+    if let Some(by) = &resident.approved_by {
+        body["approvedBy"] = json!(by);
+    }
+    if let Some(reason) = &resident.failure {
+        body["failure"] = json!(reason);
+    }
+    body["links"] = json!({
+        "self": format!("/api/v1/tasks/{}", stimulus.task_id),
+        "evidence": format!("/api/v1/tasks/{}/evidence", stimulus.task_id),
+    });
+    body
+}
+
+/// The body of `POST /api/v1/tasks`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateTask {
+    repository: String,
+    #[serde(default)]
+    mode: Option<RunMode>,
+    trigger: Trigger,
+    #[serde(default)]
+    feedback: Vec<FeedbackInput>,
+    #[serde(default)]
+    pull_request: Option<PullRequestInput>,
+    #[serde(default)]
+    issue: Option<IssueInput>,
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FeedbackInput {
+    body: String,
+    #[serde(default)]
+    author: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    line: Option<u64>,
+    #[serde(default)]
+    requested_changes: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PullRequestInput {
+    number: u64,
+    head_sha: String,
+    #[serde(default)]
+    base_sha: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IssueInput {
+    number: u64,
+    title: String,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+pub(super) async fn create<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    let principal = match auth::principal(context.config, request.headers()) {
+        Ok(principal) => principal,
+        Err(e) => return e.into_response(),
+    };
+    let mut audit = AuditEntry {
+        at: String::new(),
+        principal: principal.name.clone(),
+        action: "tasks.create".into(),
+        target: None,
+        detail: None,
+        status: 0,
+        outcome: String::new(),
+        field: None,
+        request_id: context.invocation.request_id.clone(),
+    };
+    let result = create_as(context, request, &principal, &mut audit).await;
+    let response = match result {
+        Ok((summary, requested)) => {
+            audit.target = Some(summary.id.clone());
+            let mut body = serde_json::to_value(&summary).unwrap_or_default();
+            body["requestedMode"] = json!(requested);
+            let mut response = crate::json_response(StatusCode::CREATED, &body);
+            if let Ok(location) = http::HeaderValue::from_str(&format!("/api/v1/tasks/{}", summary.id)) {
+                response.headers_mut().insert(http::header::LOCATION, location);
+            }
+            response
+        }
+        Err(e) => {
+            audit.field.clone_from(&e.field);
+            audit.outcome = e.code.as_str().to_owned();
+            e.into_response()
+        }
+    };
+    audit.status = response.status().as_u16();
+    if audit.outcome.is_empty() {
+        audit.outcome = "ok".into();
+    }
+    let secrets = auth::secrets(context.config);
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+    response
+}
+
+async fn create_as<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    principal: &Principal,
+    audit: &mut AuditEntry,
+) -> Result<(TaskSummary, RunMode), ApiError> {
+    let access = auth::required(context.config)?;
+    let body: CreateTask = json_body(request, MAX_CREATE_BYTES)?;
+    let requested = body.mode.unwrap_or(RunMode::Observe);
+    audit.target = Some(body.repository.clone());
+    audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
+    let secrets = auth::secrets(context.config);
+    let input = validate(&body, principal, &secrets)?;
+    if !access.may_target(&body.repository) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("repository `{}` is not in {}", body.repository, auth::REPOSITORIES),
+        )
+        .with_field("repository"));
+    }
+    if !principal.may_use(requested) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("mode `{requested}` is not granted to `{}` ({})", principal.name, auth::MODES),
+        )
+        .with_field("mode"));
+    }
+    let policy = policy_for(context, &body.repository).await?;
+    let stimulus = Stimulus {
+        task_id: task_id(&context.invocation.request_id),
+        repository: body.repository.clone(),
+        trigger: body.trigger,
+        mode: policy.restrict_mode(Some(requested)),
+        source: Some(format!("api:{}", principal.name)),
+        input,
+        policy,
+    };
+    let kv = context.host.kv();
+    let now_ms = context.invocation.now_ms;
+    let summary = TaskSummary::of_stimulus(&stimulus, now_ms);
+    // Indexed first, so the first tick (which may run before this
+    // returns) finds the row to move.
+    task_index::record(kv, &summary).await.map_err(index_error)?;
+    if let Err(e) = agent_zero_runtime::create(kv, context.host.queue(), stimulus, now_ms).await {
+        task_index::forget(kv, &summary).await;
+        return Err(tasks_error_on_create(e));
+    }
+    Ok((summary, requested))
+}
+
+/// The repository policy from its default branch when `GITHUB_TOKEN` is
+/// configured (an App needs an installation, which only webhooks carry);
+/// otherwise the safe defaults (`observe`). A policy that cannot be read or
+/// does not parse creates nothing.
+async fn policy_for<H: Host>(context: &Context<'_, H>, repository: &str) -> Result<Policy, ApiError> {
+    let Some(token) = context.config.get("GITHUB_TOKEN") else { return Ok(Policy::default()) };
+    let api = ApiConfig::new(context.config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
+        ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
+    })?;
+    let client = GitHubClient::new(context.host.http(), &api).with_token(Secret::new(token));
+    let (owner, repo) = repository.split_once('/').unwrap_or_default();
+    let source = load_policy_text(&client, context.host.kv(), owner, repo).await.map_err(|e| {
+        ApiError::new(ErrorCode::UpstreamFailed, format!("could not read the repository policy; nothing was created: {e}"))
+    })?;
+    match source.text {
+        None => Ok(Policy::default()),
+        Some(text) => Policy::parse(&text).map_err(|e| {
+            ApiError::new(ErrorCode::InvalidPolicy, format!(".agent-zero.yml at {}: {e}", source.commit_sha))
+                .with_field("repository")
+        }),
+    }
+}
+
+fn tasks_error_on_create(error: TaskError) -> ApiError {
+    match error {
+        TaskError::InvalidTaskId(_) => ApiError::new(ErrorCode::Internal, error.to_string()),
+        other => task_error(other),
+    }
+}
+
+/// A task id from the invocation's request id.
+fn task_id(request_id: &str) -> String {
+    let clean: String = request_id.chars().filter(char::is_ascii_alphanumeric).take(64).collect();
+    format!("api-{clean}")
+}
+
+/// `owner/name` with GitHub's character rules.
+pub(crate) fn is_repository(text: &str) -> bool {
+    let Some((owner, name)) = text.split_once('/') else { return false };
+    let owner_ok = (1..=39).contains(&owner.len()) && owner.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let name_ok = (1..=100).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    owner_ok && name_ok
+}
+
+fn is_sha(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Checks ranges and combinations the types cannot, and builds the
+/// task's input with every free text redacted.
+fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Result<TaskInput, ApiError> {
+    if !is_repository(&body.repository) {
+        return Err(invalid("repository", "expected `owner/name` (GitHub's letters, digits, `-`, `_`, `.`)"));
+    }
+    let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
+    match body.trigger {
+        Trigger::Feedback if body.feedback.is_empty() => {
+            return Err(invalid("feedback", "a feedback task needs at least one item"));
+        }
+        Trigger::Proactive if body.pull_request.is_none() => {
+            return Err(invalid("pullRequest", "a proactive task reviews a pull request"));
+        }
+        Trigger::Proactive if !body.feedback.is_empty() => {
+            return Err(invalid("feedback", "only a feedback task takes feedback"));
+        }
+        Trigger::Issue => return Err(invalid("trigger", "`feedback` or `proactive`; issue tasks come from GitHub")),
+        _ => {}
+    }
+    if body.feedback.len() > MAX_FEEDBACK {
+        return Err(invalid("feedback", &format!("at most {MAX_FEEDBACK} items")));
+    }
+    let mut feedback = Vec::with_capacity(body.feedback.len());
+    for (i, item) in body.feedback.iter().enumerate() {
+        let field = |name: &str| format!("feedback[{i}].{name}");
+        if item.body.trim().is_empty() || item.body.len() > MAX_FEEDBACK_BYTES {
+            return Err(invalid(&field("body"), &format!("1 to {MAX_FEEDBACK_BYTES} bytes")));
+        }
+        if item.author.as_ref().is_some_and(|a| a.trim().is_empty() || a.len() > MAX_SHORT) {
+            return Err(invalid(&field("author"), &format!("1 to {MAX_SHORT} bytes")));
+        }
+        if item.path.as_ref().is_some_and(|p| !is_repository_relative_path(p)) {
+            return Err(invalid(&field("path"), "a repository-relative path"));
+        }
+        if item.line == Some(0) || item.line.is_some_and(|l| l > u64::from(u32::MAX)) {
+            return Err(invalid(&field("line"), "a line number from 1"));
+        }
+        if item.line.is_some() && item.path.is_none() {
+            return Err(invalid(&field("line"), "a line needs a path"));
+        }
+        feedback.push(FeedbackItem {
+            id: format!("api-{}", i + 1),
+            kind: FeedbackKind::Manual,
+            body: UntrustedText::capped(&redact(&item.body, secrets), MAX_FEEDBACK_BYTES),
+            author: redact(item.author.as_deref().unwrap_or(&principal.name), secrets),
+            requested_changes: item.requested_changes,
+            path: item.path.as_deref().map(|p| redact(p, secrets)),
+            line: item.line,
+        });
+    }
+    let pull_request = match &body.pull_request {
+        None => None,
+        Some(pr) => {
+            if pr.number == 0 || pr.number > u64::from(u32::MAX) {
+                return Err(invalid("pullRequest.number", "a pull request number from 1"));
+            }
+            if !is_sha(&pr.head_sha) {
+                return Err(invalid("pullRequest.headSha", "a 40 or 64 hex digit commit SHA"));
+            }
+            if pr.base_sha.as_ref().is_some_and(|s| !is_sha(s)) {
+                return Err(invalid("pullRequest.baseSha", "a 40 or 64 hex digit commit SHA"));
+            }
+            Some(PullRequestRef {
+                owner: owner.to_owned(),
+                repo: repo.to_owned(),
+                number: pr.number,
+                head_sha: pr.head_sha.to_ascii_lowercase(),
+                base_sha: pr.base_sha.as_ref().map(|s| s.to_ascii_lowercase()),
+            })
+        }
+    };
+    let issue = match &body.issue {
+        None => None,
+        Some(issue) => {
+            if issue.number == 0 || issue.number > u64::from(u32::MAX) {
+                return Err(invalid("issue.number", "an issue number from 1"));
+            }
+            if issue.title.trim().is_empty() || issue.title.len() > MAX_SHORT {
+                return Err(invalid("issue.title", &format!("1 to {MAX_SHORT} bytes")));
+            }
+            if issue.url.as_ref().is_some_and(|u| !u.starts_with("https://") || u.len() > 2048 || u.contains(char::is_whitespace)) {
+                return Err(invalid("issue.url", "an https URL of at most 2048 bytes"));
+            }
+            Some(IssueRef {
+                owner: owner.to_owned(),
+                repo: repo.to_owned(),
+                number: issue.number,
+                title: UntrustedText::capped(&redact(&issue.title, secrets), MAX_SHORT),
+                url: issue.url.as_deref().map(|u| redact(u, secrets)),
+            })
+        }
+    };
+    if body.files.len() > MAX_FILES {
+        return Err(invalid("files", &format!("at most {MAX_FILES} paths")));
+    }
+    if let Some(i) = body.files.iter().position(|f| !is_repository_relative_path(f)) {
+        return Err(invalid(&format!("files[{i}]"), "a repository-relative path"));
+    }
+    Ok(TaskInput {
+        feedback,
+        issue,
+        issue_body: None,
+        pull_request,
+        files: body.files.iter().map(|f| redact(f, secrets)).collect(),
+    })
 }

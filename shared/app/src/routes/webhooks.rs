@@ -1,9 +1,239 @@
-//! Routes: webhooks (being written).
+//! `POST /webhooks/github`: a signed GitHub delivery becomes a task, once.
+//!
+//! Order matters: configuration (503) → size (413, from `Content-Length`
+//! before reading further) → signature over the raw bytes (401) → headers
+//! and content type (400) → parse (400) → policy from the default branch →
+//! create the task (write-once log entry 0 keyed by the delivery) → enqueue.
+//! Nothing is parsed before the signature is verified; nothing is written
+//! for a rejected request.
 
-use super::{Context, not_implemented};
-use crate::Host;
+use agent_zero_agent::Policy;
+use agent_zero_contracts::{PullRequestRef, RunMode};
+use agent_zero_github::{
+    ApiConfig, Credentials, GitHubClient, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject,
+    TaskSeed, load_policy_text, parse_delivery, verify_headers,
+};
+use agent_zero_ports::KeyValue;
+use agent_zero_runtime::{Stimulus, TaskError, TaskInput};
+use http::StatusCode;
+use serde_json::json;
+
+use super::Context;
+use crate::error::{ApiError, ErrorCode};
+use crate::{Config, Host};
+
+/// GitHub caps webhook payloads at 25 MB.
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
+
+fn max_body_bytes(config: &Config) -> usize {
+    config.get("AGENT_ZERO_WEBHOOK_MAX_BYTES").and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_BODY_BYTES)
+}
+
+fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+fn accepted(status: StatusCode, body: serde_json::Value) -> http::Response<Vec<u8>> {
+    crate::json_response(status, &body)
+}
+
+/// The task id of a delivery: deterministic, so a redelivery (or a
+/// concurrent duplicate) addresses the same write-once task log.
+pub(crate) fn task_id_for_delivery(delivery: &str) -> String {
+    let clean: String = delivery.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(100).collect();
+    format!("gh-{clean}")
+}
+
+fn delivery_key(delivery: &str) -> String {
+    format!("delivery/github/{}", task_id_for_delivery(delivery))
+}
 
 pub(super) async fn github<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-    let _ = (context, request);
-    not_implemented("webhooks::github")
+    match intake(context, request).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn intake<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> Result<http::Response<Vec<u8>>, ApiError> {
+    let config = context.config;
+    let secret = config.get("GITHUB_WEBHOOK_SECRET").ok_or_else(|| {
+        ApiError::new(ErrorCode::NotConfigured, "webhook intake is not configured: GITHUB_WEBHOOK_SECRET is not set")
+            .with_field("GITHUB_WEBHOOK_SECRET")
+    })?;
+
+    let limit = max_body_bytes(config);
+    let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
+    let body = request.body();
+    if declared.is_some_and(|n| n > limit) || body.len() > limit {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("webhook body is {} bytes; the limit is {limit} bytes", declared.unwrap_or(body.len()).max(body.len())),
+        )
+        .with_field("body"));
+    }
+
+    verify_headers(
+        secret.as_bytes(),
+        header(request, "x-hub-signature-256"),
+        header(request, "x-hub-signature"),
+        body,
+    )
+    .map_err(|e| ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256"))?;
+
+    let content_type = header(request, "content-type").unwrap_or_default();
+    if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("content type `{content_type}` is not supported; set the webhook's content type to application/json"),
+        )
+        .with_field("Content-Type"));
+    }
+    let event = header(request, "x-github-event")
+        .filter(|e| !e.is_empty())
+        .ok_or_else(|| ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Event header").with_field("X-GitHub-Event"))?;
+    let delivery = header(request, "x-github-delivery").filter(|d| !d.is_empty()).ok_or_else(|| {
+        ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Delivery header").with_field("X-GitHub-Delivery")
+    })?;
+
+    // A redelivery answers what the first delivery did.
+    let kv = context.host.kv();
+    if let Some(previous) = kv.get(&delivery_key(delivery)).await.ok().flatten() {
+        let mut previous: serde_json::Value = serde_json::from_slice(&previous).unwrap_or_else(|_| json!({}));
+        previous["duplicate"] = json!(true);
+        return Ok(accepted(StatusCode::OK, previous));
+    }
+
+    let options = IntakeOptions {
+        allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse),
+    };
+    let parsed = parse_delivery(event, delivery, body, &options).map_err(|e| {
+        let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
+        match e.path() {
+            Some(path) => error.with_field(path),
+            None => error,
+        }
+    })?;
+
+    let (status, answer) = match parsed {
+        Intake::Ping { hook_id } => (StatusCode::OK, json!({ "pong": true, "hookId": hook_id })),
+        Intake::Ignored { reason } => (
+            StatusCode::ACCEPTED,
+            json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }),
+        ),
+        Intake::Installation(change) => {
+            let key = format!("installation/{}", change.installation_id);
+            let record = serde_json::to_vec(&change).unwrap_or_default();
+            kv.put(&key, &record).await.map_err(storage)?;
+            (
+                StatusCode::ACCEPTED,
+                json!({ "recorded": "installation", "installationId": change.installation_id, "action": change.action }),
+            )
+        }
+        Intake::Task(seed) => task(context, &seed).await?,
+        _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
+    };
+    remember(kv, delivery, &answer).await;
+    Ok(accepted(status, answer))
+}
+
+/// Records the answer for redeliveries. Best effort: the task log itself is
+/// the de-duplication point, this only saves work and answers consistently.
+async fn remember<K: KeyValue>(kv: &K, delivery: &str, answer: &serde_json::Value) {
+    let bytes = serde_json::to_vec(answer).unwrap_or_default();
+    let _ = kv.put(&delivery_key(delivery), &bytes).await;
+}
+
+fn storage(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::StorageUnavailable, format!("storage failed; nothing was created: {e}"))
+}
+
+async fn task<H: Host>(
+    context: &Context<'_, H>,
+    seed: &TaskSeed,
+) -> Result<(StatusCode, serde_json::Value), ApiError> {
+    let policy = load_policy(context, seed).await?;
+    let switches = PolicySwitches {
+        proactive_enabled: policy.proactive.enabled,
+        issues_enabled: policy.issues.enabled,
+        issues_require_label: &policy.issues.require_label,
+    };
+    if let Err(reason) = seed.admit(&switches) {
+        return Ok((StatusCode::ACCEPTED, json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() })));
+    }
+
+    let task_id = task_id_for_delivery(&seed.delivery_id);
+    // Webhooks never raise the mode: the policy's own mode is the ceiling.
+    let mode: RunMode = policy.restrict_mode(None);
+    let mut input = TaskInput { feedback: seed.feedback.clone(), ..TaskInput::default() };
+    match &seed.subject {
+        Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
+        Subject::Issue(issue) => {
+            input.issue = Some(issue.clone());
+            input.issue_body = seed.body.clone();
+        }
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    let stimulus = Stimulus {
+        task_id: task_id.clone(),
+        repository: seed.repository.full_name(),
+        trigger: seed.trigger,
+        mode,
+        source: Some(format!("github:{}", seed.delivery_id)),
+        input,
+        policy,
+    };
+    let now = context.invocation.now_ms;
+    match agent_zero_runtime::create(context.host.kv(), context.host.queue(), stimulus, now).await {
+        Ok(_) => Ok((
+            StatusCode::ACCEPTED,
+            json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger, "mode": mode }),
+        )),
+        Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
+        Err(e) => Err(storage(e)),
+    }
+}
+
+/// The repository policy from its default branch (never a pull request's
+/// head, which an outsider controls); the safe defaults when absent.
+async fn load_policy<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<Policy, ApiError> {
+    let config = context.config;
+    let api = ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
+        ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
+    })?;
+    let http = context.host.http();
+    let client = GitHubClient::new(http, &api);
+    let credentials = Credentials::from_env(
+        config.get("GITHUB_TOKEN"),
+        config.get("GITHUB_APP_ID"),
+        config.get("GITHUB_APP_PRIVATE_KEY"),
+    )
+    .map_err(|e| ApiError::new(ErrorCode::NotConfigured, format!("GitHub credentials: {e}")))?;
+    let client = match credentials {
+        Some(credentials) => {
+            let token = credentials
+                .token_for(seed.installation_id, &client, context.invocation.now_ms)
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::UpstreamFailed, format!("GitHub credentials: {e}")))?;
+            GitHubClient::new(http, &api).with_token(token)
+        }
+        // Public repositories are readable without credentials.
+        None => client,
+    };
+    let source = load_policy_text(&client, context.host.kv(), &seed.repository.owner, &seed.repository.repo)
+        .await
+        .map_err(|e| {
+            ApiError::new(ErrorCode::UpstreamFailed, format!("could not read the repository policy; nothing was created: {e}"))
+        })?;
+    match source.text {
+        None => Ok(Policy::default()),
+        Some(text) => Policy::parse(&text).map_err(|e| {
+            ApiError::new(ErrorCode::InvalidPolicy, format!(".agent-zero.yml at {}: {e}", source.commit_sha))
+                .with_field(format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default()))
+        }),
+    }
 }

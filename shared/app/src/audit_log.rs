@@ -1,0 +1,109 @@
+//! The append-only audit log of control-plane mutations: who, what, when,
+//! outcome.
+//!
+//! Each entry is one write-once key, `audit/{when}-{request_id}` (`{when}`
+//! = `9999999999999 - now_ms`, so a prefix listing is newest first); there
+//! is no counter and no key is ever rewritten. Only authenticated attempts
+//! are recorded (an anonymous caller cannot make the app write). Text is
+//! redacted on the way in: no configured secret or token is stored.
+
+use agent_zero_contracts::rfc3339;
+use agent_zero_ports::{KeyValue, KvError};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::redact;
+
+const PREFIX: &str = "audit/";
+
+/// One audited mutation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// RFC 3339 UTC.
+    pub at: String,
+    /// The authenticated principal's name.
+    pub principal: String,
+    /// `tasks.create` or `approvals.decide`.
+    pub action: String,
+    /// The task id (or, for a refused create, the requested repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// `approve`, `reject`, the requested mode: what was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The HTTP status answered.
+    pub status: u16,
+    /// `ok`, or the error code answered.
+    pub outcome: String,
+    /// The field an error was about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    pub request_id: String,
+}
+
+impl AuditEntry {
+    /// The entry with every free-text field scrubbed of `secrets`.
+    fn redacted(&self, secrets: &[String]) -> Self {
+        let scrub = |v: &Option<String>| v.as_deref().map(|t| redact(t, secrets));
+        Self {
+            principal: redact(&self.principal, secrets),
+            action: redact(&self.action, secrets),
+            target: scrub(&self.target),
+            detail: scrub(&self.detail),
+            field: scrub(&self.field),
+            ..self.clone()
+        }
+    }
+}
+
+/// Appends `entry` at `now_ms`.
+pub(crate) async fn append<K: KeyValue>(kv: &K, entry: &AuditEntry, now_ms: u64, secrets: &[String]) -> Result<(), KvError> {
+    let when = 9_999_999_999_999u64.saturating_sub(now_ms);
+    let key = format!("{PREFIX}{when:013}-{}", entry.request_id);
+    let entry = AuditEntry { at: rfc3339(now_ms), ..entry.redacted(secrets) };
+    let bytes = serde_json::to_vec(&entry).map_err(|e| KvError::Backend(e.to_string()))?;
+    kv.put(&key, &bytes).await
+}
+
+/// One page of the log, newest first, and the cursor of the next.
+pub(crate) async fn list<K: KeyValue>(
+    kv: &K,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<AuditEntry>, Option<String>), ListError> {
+    let backend = cursor.map(decode_cursor).transpose()?;
+    let page = kv.list(PREFIX, backend.as_deref(), limit).await?;
+    let mut entries = Vec::with_capacity(page.keys.len());
+    for key in &page.keys {
+        if let Some(bytes) = kv.get(key).await?
+            && let Ok(entry) = serde_json::from_slice(&bytes)
+        {
+            entries.push(entry);
+        }
+    }
+    Ok((entries, page.cursor.map(|c| CURSOR.encode(format!("{PREFIX}\n{c}")))))
+}
+
+/// Why the log could not be listed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ListError {
+    /// The KV backend failed.
+    #[error("audit log: {0}")]
+    Kv(#[from] KvError),
+    /// A cursor this listing did not hand out.
+    #[error("cursor: not a cursor this API handed out")]
+    InvalidCursor,
+}
+
+const CURSOR: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+fn decode_cursor(cursor: &str) -> Result<String, ListError> {
+    let bytes = CURSOR.decode(cursor).map_err(|_| ListError::InvalidCursor)?;
+    let text = String::from_utf8(bytes).map_err(|_| ListError::InvalidCursor)?;
+    match text.split_once('\n') {
+        Some((PREFIX, backend)) if !backend.is_empty() => Ok(backend.to_owned()),
+        _ => Err(ListError::InvalidCursor),
+    }
+}

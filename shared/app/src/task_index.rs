@@ -1,0 +1,331 @@
+//! The task listing index: newest first, filtered by repository and state,
+//! at a cost per page that does not grow with the number of tasks.
+//!
+//! KV layout (`{when}` is `9999999999999 - created_ms`, 13 digits, so
+//! ascending key order is newest first; `{repo}` is the first 16 bytes of
+//! SHA-256 of the lowercase `owner/name`, hex, so every key fits 256 bytes):
+//!
+//! | key | written |
+//! |---|---|
+//! | `index/created/{when}-{id}` | once, at creation |
+//! | `index/repo/{repo}/{when}-{id}` | once, at creation |
+//! | `index/state/{state}/{when}-{id}` | moved (put new, delete old) on a state change |
+//! | `index/repo-state/{repo}/{state}/{when}-{id}` | moved with the state key |
+//! | `index/summary/{id}` | a [`TaskSummary`], rewritten last on every change |
+//!
+//! One writer per task moves its keys (creation, then the task's own ticks
+//! and approvals, which the runtime serialises). The summary is written
+//! last, so a crash mid-move is redone by the next sync, which compares the
+//! summary with the task's state. A page is one KV list (`limit` keys) plus
+//! one summary read per key; an index key whose summary disagrees (a move
+//! not visible yet) is skipped, so a page may hold fewer than `limit` items.
+//! Nothing is a counter, and no key is written more than once per tick.
+
+use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
+use agent_zero_evidence::TaskListItem;
+use agent_zero_ports::{KeyValue, KvError};
+use agent_zero_runtime::{Resident, Stimulus, Tick, log_key};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+/// Most items on one page.
+pub const MAX_PAGE: usize = 100;
+/// Items on a page when the caller does not say.
+pub const DEFAULT_PAGE: usize = 20;
+/// Most bytes of a title kept in the summary.
+const MAX_TITLE_BYTES: usize = 256;
+
+/// One row of the listing: what the index keeps per task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary {
+    pub id: String,
+    /// `owner/name`.
+    pub repository: String,
+    pub state: TaskState,
+    pub trigger: Trigger,
+    pub mode: RunMode,
+    /// `api:<principal>`, `github:<delivery>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// True only for a completed task whose result is verified.
+    #[serde(default)]
+    pub verified: bool,
+    /// Untrusted: the issue or finding title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// RFC 3339 UTC: when the summary last changed.
+    pub updated_at: String,
+    /// Milliseconds since the epoch (orders the index keys).
+    #[serde(skip)]
+    created_ms: u64,
+}
+
+impl TaskSummary {
+    /// The summary of a freshly created task.
+    pub fn of_stimulus(stimulus: &Stimulus, now_ms: u64) -> Self {
+        Self {
+            id: stimulus.task_id.clone(),
+            repository: stimulus.repository.clone(),
+            state: TaskState::Queued,
+            trigger: stimulus.trigger,
+            mode: stimulus.mode,
+            source: stimulus.source.clone(),
+            verdict: None,
+            verified: false,
+            title: stimulus.input.issue.as_ref().map(|i| cap(&i.title.text)),
+            created_at: rfc3339(now_ms),
+            updated_at: rfc3339(now_ms),
+            created_ms: now_ms,
+        }
+    }
+
+    /// The summary of a folded task (`None` before entry 0).
+    pub fn of_resident(resident: &Resident, now_ms: u64) -> Option<Self> {
+        let stimulus = resident.stimulus.as_deref()?;
+        let mut summary = Self::of_stimulus(stimulus, resident.created_ms);
+        summary.state = resident.state;
+        summary.updated_at = rfc3339(now_ms);
+        summary.verdict = resident.finding.as_ref().map(|f| f.verdict);
+        if let Some(concluded) = resident.concluded.as_deref() {
+            summary.verdict = Some(concluded.0.verdict);
+            summary.verified = concluded.0.verified && resident.state == TaskState::Completed;
+        }
+        if summary.title.is_none() {
+            summary.title = resident.finding.as_ref().map(|f| cap(&f.claim.title));
+        }
+        Some(summary)
+    }
+
+    /// The dashboard row of this summary.
+    pub fn to_list_item(&self) -> TaskListItem {
+        TaskListItem {
+            id: self.id.clone(),
+            repository: self.repository.clone(),
+            state: self.state,
+            trigger: self.trigger,
+            mode: self.mode,
+            verdict: self.verdict,
+            verified: self.verified,
+            updated_at: self.updated_at.clone(),
+            title: self.title.clone(),
+        }
+    }
+
+    /// Same listing-relevant content (ignores `updatedAt`).
+    fn same_as(&self, other: &Self) -> bool {
+        Self { updated_at: String::new(), ..self.clone() } == Self { updated_at: String::new(), ..other.clone() }
+    }
+}
+
+fn cap(text: &str) -> String {
+    let mut end = text.len().min(MAX_TITLE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// Why the index could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// The KV backend failed.
+    #[error("task index: {0}")]
+    Kv(#[from] KvError),
+    /// A `cursor` that this listing did not hand out (or for another filter).
+    #[error("cursor: {0}")]
+    InvalidCursor(&'static str),
+    /// The task log could not be read back after a tick.
+    #[error("task index: {0}")]
+    Task(String),
+}
+
+/// Which tasks to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// `owner/name`, compared ASCII case-insensitively.
+    pub repository: Option<String>,
+    pub state: Option<TaskState>,
+}
+
+/// One page of the listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    pub items: Vec<TaskSummary>,
+    /// Pass back as `cursor` for the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+fn when(created_ms: u64) -> String {
+    format!("{:013}", 9_999_999_999_999u64.saturating_sub(created_ms))
+}
+
+fn repo_hash(repository: &str) -> String {
+    let digest = sha2::Sha256::digest(repository.to_ascii_lowercase().as_bytes());
+    hex::encode(&digest[..16])
+}
+
+fn summary_key(id: &str) -> String {
+    format!("index/summary/{id}")
+}
+
+/// The listing prefix for `filter`.
+fn prefix(filter: &Filter) -> String {
+    match (&filter.repository, filter.state) {
+        (None, None) => "index/created/".to_owned(),
+        (Some(r), None) => format!("index/repo/{}/", repo_hash(r)),
+        (None, Some(s)) => format!("index/state/{s}/"),
+        (Some(r), Some(s)) => format!("index/repo-state/{}/{s}/", repo_hash(r)),
+    }
+}
+
+/// The write-once keys of a task.
+fn fixed_keys(s: &TaskSummary) -> [String; 2] {
+    let tail = format!("{}-{}", when(s.created_ms), s.id);
+    [format!("index/created/{tail}"), format!("index/repo/{}/{tail}", repo_hash(&s.repository))]
+}
+
+/// The keys that move with the state.
+fn state_keys(s: &TaskSummary, state: TaskState) -> [String; 2] {
+    let tail = format!("{}-{}", when(s.created_ms), s.id);
+    [format!("index/state/{state}/{tail}"), format!("index/repo-state/{}/{state}/{tail}", repo_hash(&s.repository))]
+}
+
+/// Stored form: the summary plus its creation time (not on the wire).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    #[serde(flatten)]
+    summary: TaskSummary,
+    created_ms: u64,
+}
+
+async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
+    let Some(bytes) = kv.get(&summary_key(id)).await? else { return Ok(None) };
+    Ok(serde_json::from_slice::<Stored>(&bytes).ok().map(|s| TaskSummary { created_ms: s.created_ms, ..s.summary }))
+}
+
+async fn write_summary<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {
+    let stored = Stored { summary: summary.clone(), created_ms: summary.created_ms };
+    let bytes = serde_json::to_vec(&stored).map_err(|e| KvError::Backend(e.to_string()))?;
+    kv.put(&summary_key(&summary.id), &bytes).await
+}
+
+/// Brings the index in line with `summary`: creates the task's keys when
+/// it has none, moves its state keys when the state changed, rewrites the
+/// summary when anything listed changed. Idempotent.
+pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), IndexError> {
+    let old = read_summary(kv, &summary.id).await?;
+    match &old {
+        None => {
+            for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)) {
+                kv.put(key, b"").await?;
+            }
+        }
+        Some(old) if old.same_as(summary) => return Ok(()),
+        Some(old) if old.state != summary.state => {
+            for key in &state_keys(summary, summary.state) {
+                kv.put(key, b"").await?;
+            }
+            for key in &state_keys(summary, old.state) {
+                kv.delete(key).await?;
+            }
+        }
+        Some(_) => {}
+    }
+    write_summary(kv, summary).await?;
+    Ok(())
+}
+
+/// Indexes a task `runtime::create` just created (webhook or API), before
+/// its first tick: call it with the stimulus and the `now_ms` given to
+/// `create`. A task already indexed is left alone.
+pub async fn record_created<K: KeyValue>(kv: &K, stimulus: &Stimulus, now_ms: u64) -> Result<(), IndexError> {
+    if read_summary(kv, &stimulus.task_id).await?.is_some() {
+        return Ok(());
+    }
+    record(kv, &TaskSummary::of_stimulus(stimulus, now_ms)).await
+}
+
+/// Removes the keys of a task whose creation failed after it was indexed.
+pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) {
+    for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)) {
+        let _ = kv.delete(key).await;
+    }
+    let _ = kv.delete(&summary_key(&summary.id)).await;
+}
+
+/// Updates the index after a tick of a task that was folded to `before`:
+/// reads the entry the tick committed (1 KV read) and records the new
+/// state. Best effort: a failure leaves the old row until the next sync.
+pub async fn after_tick<K: KeyValue>(kv: &K, before: &Resident, tick: &Tick, now_ms: u64) -> Result<(), IndexError> {
+    let task = |e: String| IndexError::Task(e);
+    let next = if before.seq.map(|s| s + 1) == Some(tick.expected_seq) {
+        let key = log_key(&tick.task_id, tick.expected_seq);
+        match kv.get(&key).await? {
+            Some(bytes) => {
+                let entry = serde_json::from_slice(&bytes).map_err(|e| task(format!("{key}: {e}")))?;
+                let mut next = before.clone();
+                next.apply(&entry).map_err(|e| task(e.to_string()))?;
+                Some(next)
+            }
+            None => None,
+        }
+    } else {
+        agent_zero_runtime::load(kv, &tick.task_id).await.map_err(|e| task(e.to_string()))?
+    };
+    let resident = next.as_ref().unwrap_or(before);
+    match TaskSummary::of_resident(resident, now_ms) {
+        Some(summary) => record(kv, &summary).await,
+        None => Ok(()),
+    }
+}
+
+/// One page of tasks matching `filter`, newest first.
+pub async fn list<K: KeyValue>(kv: &K, filter: &Filter, cursor: Option<&str>, limit: usize) -> Result<Page, IndexError> {
+    let prefix = prefix(filter);
+    let backend_cursor = cursor.map(|c| decode_cursor(c, &prefix)).transpose()?;
+    let listed = kv.list(&prefix, backend_cursor.as_deref(), limit.clamp(1, MAX_PAGE)).await?;
+    let mut items = Vec::with_capacity(listed.keys.len());
+    for key in &listed.keys {
+        // `{when:13}-{id}` after the prefix.
+        let Some(id) = key.strip_prefix(prefix.as_str()).and_then(|tail| tail.get(14..)) else { continue };
+        let Some(summary) = read_summary(kv, id).await? else { continue };
+        let repository_matches =
+            filter.repository.as_ref().is_none_or(|r| r.eq_ignore_ascii_case(&summary.repository));
+        if repository_matches && filter.state.is_none_or(|s| s == summary.state) {
+            items.push(summary);
+        }
+    }
+    Ok(Page { items, next_cursor: listed.cursor.map(|c| encode_cursor(&prefix, &c)) })
+}
+
+const CURSOR: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+fn encode_cursor(prefix: &str, backend: &str) -> String {
+    CURSOR.encode(format!("{prefix}\n{backend}"))
+}
+
+fn decode_cursor(cursor: &str, prefix: &str) -> Result<String, IndexError> {
+    let bytes = CURSOR.decode(cursor).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
+    let text = String::from_utf8(bytes).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
+    let (for_prefix, backend) =
+        text.split_once('\n').ok_or(IndexError::InvalidCursor("not a cursor this API handed out"))?;
+    if for_prefix != prefix {
+        return Err(IndexError::InvalidCursor("the cursor belongs to a different filter"));
+    }
+    if backend.is_empty() {
+        return Err(IndexError::InvalidCursor("not a cursor this API handed out"));
+    }
+    Ok(backend.to_owned())
+}
+
+#[cfg(test)]
+#[path = "task_index_tests.rs"]
+mod tests;

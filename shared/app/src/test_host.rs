@@ -1,0 +1,111 @@
+//! An in-memory [`Host`] for unit tests: memory KV, a manual clock, a
+//! memory lease coordinator, a queue that records what was enqueued, and an
+//! HTTP client that refuses every request (a test never reaches a network).
+
+use std::cell::RefCell;
+
+use agent_zero_ports::{HttpClient, HttpError, ManualClock, MemoryKv};
+use agent_zero_runner::MemoryCoordinator;
+use agent_zero_runtime::{Queue, QueueError, Tick};
+
+use crate::{Config, Host, Invocation};
+
+/// Refuses every outbound request.
+#[derive(Debug, Default)]
+pub(crate) struct RefusingHttp;
+
+impl HttpClient for RefusingHttp {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+        Err(HttpError::NotAllowed(request.uri().to_string()))
+    }
+}
+
+/// Records every enqueued tick.
+#[derive(Debug, Default)]
+pub(crate) struct RecordingQueue {
+    pub(crate) ticks: RefCell<Vec<(Tick, u64)>>,
+}
+
+impl Queue for RecordingQueue {
+    async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
+        self.ticks.borrow_mut().push((tick.clone(), delay_ms));
+        Ok(())
+    }
+}
+
+/// The test host.
+#[derive(Debug)]
+pub(crate) struct TestHost {
+    pub(crate) kv: MemoryKv,
+    pub(crate) http: RefusingHttp,
+    pub(crate) clock: ManualClock,
+    pub(crate) queue: RecordingQueue,
+    pub(crate) leases: MemoryCoordinator,
+    requests: RefCell<u64>,
+}
+
+/// 2026-05-01T12:00:00Z.
+pub(crate) const START_MS: u64 = 1_777_636_800_000;
+
+impl TestHost {
+    pub(crate) fn new() -> Self {
+        Self {
+            kv: MemoryKv::new(),
+            http: RefusingHttp,
+            clock: ManualClock::new(START_MS),
+            queue: RecordingQueue::default(),
+            leases: MemoryCoordinator::new(),
+            requests: RefCell::new(0),
+        }
+    }
+
+    /// The next invocation: the clock's time and a fresh request id.
+    pub(crate) fn invocation(&self) -> Invocation {
+        let mut n = self.requests.borrow_mut();
+        *n += 1;
+        Invocation { now_ms: agent_zero_ports::Clock::now_ms(&self.clock), request_id: format!("{:016x}", 0xabc0_0000 + *n) }
+    }
+
+    /// Sends one request through [`crate::handle`].
+    pub(crate) fn send(&self, config: &Config, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+        let invocation = self.invocation();
+        block_on(crate::handle(self, config, &invocation, request))
+    }
+}
+
+impl Host for TestHost {
+    type Kv = MemoryKv;
+    type Http = RefusingHttp;
+    type Clock = ManualClock;
+    type Queue = RecordingQueue;
+    type Leases = MemoryCoordinator;
+
+    fn name(&self) -> &'static str {
+        "test"
+    }
+    fn kv(&self) -> &MemoryKv {
+        &self.kv
+    }
+    fn http(&self) -> &RefusingHttp {
+        &self.http
+    }
+    fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+    fn queue(&self) -> &RecordingQueue {
+        &self.queue
+    }
+    fn leases(&self) -> &MemoryCoordinator {
+        &self.leases
+    }
+}
+
+/// Runs a future that never pends (every port here answers at once).
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = std::task::Waker::noop();
+    match future.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("a test port suspended"),
+    }
+}

@@ -1,0 +1,259 @@
+//! `POST /webhooks/github` on both runtimes: configuration, signatures and
+//! framing, every real payload, policy from the default branch, and
+//! exactly-once task creation.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root};
+use agent_zero_fakes::{FakeGitHub, sign_github};
+use serde_json::Value;
+
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[
+    Case { name: "webhook_without_secret_is_503_naming_it", run: webhook_without_secret_is_503_naming_it },
+    Case { name: "webhook_signature_and_framing_rejections", run: webhook_signature_and_framing_rejections },
+    Case { name: "webhook_every_fixture_answers_without_5xx", run: webhook_every_fixture_answers_without_5xx },
+    Case { name: "webhook_redelivery_creates_one_task", run: webhook_redelivery_creates_one_task },
+    Case { name: "webhook_policy_from_default_branch", run: webhook_policy_from_default_branch },
+];
+
+const SECRET: &str = "e2e-webhook-secret";
+
+fn fixtures_dir() -> PathBuf {
+    repo_root().join("tests/fixtures/github-webhooks")
+}
+
+fn fixture(event: &str, file: &str) -> Vec<u8> {
+    std::fs::read(fixtures_dir().join(event).join(file)).unwrap_or_else(|e| panic!("{event}/{file}: {e}"))
+}
+
+fn start(runtime: Runtime, github: &FakeGitHub, extra: &[(&str, &str)]) -> Server {
+    let mut vars = vec![
+        ("GITHUB_WEBHOOK_SECRET".to_owned(), SECRET.to_owned()),
+        ("GITHUB_API_URL".to_owned(), github.url()),
+    ];
+    vars.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn deliver(server: &Server, event: &str, delivery: &str, body: &[u8]) -> Reply {
+    let signature = sign_github(SECRET, body);
+    server.send(
+        "POST",
+        "/webhooks/github",
+        &[
+            ("content-type", "application/json"),
+            ("x-github-event", event),
+            ("x-github-delivery", delivery),
+            ("x-hub-signature-256", &signature),
+        ],
+        body,
+    )
+}
+
+fn error_of(reply: &Reply) -> (String, String, String) {
+    let body = reply.json();
+    let e = &body["error"];
+    (
+        e["code"].as_str().unwrap_or_default().to_owned(),
+        e["message"].as_str().unwrap_or_default().to_owned(),
+        e["field"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+fn webhook_without_secret_is_503_naming_it(runtime: Runtime) {
+    let server = Server::start(runtime, &ServerOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let body = fixture("ping", "payload.json");
+    let reply = deliver(&server, "ping", "d-1", &body);
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    let (code, message, field) = error_of(&reply);
+    assert_eq!(code, "not_configured");
+    assert_eq!(field, "GITHUB_WEBHOOK_SECRET");
+    assert!(message.contains("GITHUB_WEBHOOK_SECRET"), "{message}");
+}
+
+fn webhook_signature_and_framing_rejections(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    let server = start(runtime, &github, &[("AGENT_ZERO_WEBHOOK_MAX_BYTES", "100000")]);
+    let body = fixture("ping", "payload.json");
+    let good = sign_github(SECRET, &body);
+    let post = |headers: &[(&str, &str)], body: &[u8]| server.send("POST", "/webhooks/github", headers, body);
+    let base = |sig: &'static str| -> Vec<(&'static str, &'static str)> {
+        vec![("content-type", "application/json"), ("x-github-event", "ping"), ("x-github-delivery", "sig-1"), ("x-hub-signature-256", sig)]
+    };
+    let leak = |sig: &str| -> &'static str { Box::leak(sig.to_owned().into_boxed_str()) };
+
+    // Missing signature.
+    let reply = post(&base("")[..3], &body);
+    assert_eq!(reply.status, 401, "{}", reply.text());
+    assert_eq!(error_of(&reply).2, "X-Hub-Signature-256");
+    // sha1 only.
+    let mut sha1 = base("")[..3].to_vec();
+    sha1.push(("x-hub-signature", "sha1=0123456789abcdef0123456789abcdef01234567"));
+    let reply = post(&sha1, &body);
+    assert_eq!(reply.status, 401);
+    assert!(error_of(&reply).1.to_lowercase().contains("sha1"), "{}", reply.text());
+    // Malformed, wrong secret, altered body.
+    for sig in ["sha256=zz", "md5=abc", &sign_github("other-secret", &body)] {
+        let reply = post(&base(leak(sig)), &body);
+        assert_eq!(reply.status, 401, "{sig}: {}", reply.text());
+    }
+    let mut altered = body.clone();
+    altered[10] ^= 1;
+    let reply = post(&base(leak(&good)), &altered);
+    assert_eq!(reply.status, 401);
+    assert!(error_of(&reply).1.contains("signature"), "{}", reply.text());
+    // Upper-case hex and surrounding whitespace are accepted.
+    let upper = format!("sha256={}", good.trim_start_matches("sha256=").to_uppercase());
+    assert_eq!(post(&base(leak(&upper)), &body).status, 200);
+    assert_eq!(post(&base(leak(&format!("  {good} "))), &body).status, 200);
+    // After a valid signature: wrong content type, invalid JSON, missing headers.
+    let mut form = base(leak(&good));
+    form[0] = ("content-type", "application/x-www-form-urlencoded");
+    let reply = post(&form, &body);
+    assert_eq!(reply.status, 400);
+    assert_eq!(error_of(&reply).2, "Content-Type");
+    let junk = b"{not json";
+    let reply = post(&base(leak(&sign_github(SECRET, junk))), junk);
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    let no_event: Vec<_> = base(leak(&good)).into_iter().filter(|(n, _)| *n != "x-github-event").collect();
+    assert_eq!(error_of(&post(&no_event, &body)).2, "X-GitHub-Event");
+    // Over the configured limit: 413 naming the limit.
+    let big = vec![b' '; 100_001];
+    let reply = post(&base(leak(&sign_github(SECRET, &big))), &big);
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    assert!(error_of(&reply).1.contains("100000"), "{}", reply.text());
+}
+
+/// Every repository named by a fixture, with its default branch.
+fn fixture_repositories() -> BTreeMap<String, String> {
+    let mut repos = BTreeMap::new();
+    for (_, _, body) in all_fixtures() {
+        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if let Some(name) = value["repository"]["full_name"].as_str() {
+            let branch = value["repository"]["default_branch"].as_str().unwrap_or("main");
+            repos.insert(name.to_owned(), branch.to_owned());
+        }
+    }
+    repos
+}
+
+fn all_fixtures() -> Vec<(String, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut events: Vec<_> = std::fs::read_dir(fixtures_dir()).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
+    events.sort_by_key(|e| e.file_name());
+    for event in events {
+        let mut files: Vec<_> = std::fs::read_dir(event.path()).unwrap().flatten().collect();
+        files.sort_by_key(|e| e.file_name());
+        for file in files {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") {
+                out.push((event.file_name().to_string_lossy().into_owned(), name, std::fs::read(file.path()).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    for (name, branch) in fixture_repositories() {
+        let (owner, repo) = name.split_once('/').unwrap();
+        github.add_repo(owner, repo, &branch, &[("README.md", "fixture\n")]);
+    }
+    let server = start(runtime, &github, &[]);
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let fixtures = all_fixtures();
+    assert_eq!(fixtures.len(), 273);
+    for (i, (event, file, body)) in fixtures.iter().enumerate() {
+        let reply = deliver(&server, event, &format!("fixture-{i}"), body);
+        assert!(reply.status < 500, "{event}/{file}: {} {}", reply.status, reply.text());
+        let answer = reply.json();
+        let outcome = if answer["taskId"].is_string() {
+            "task".to_owned()
+        } else if answer["ignored"] == true {
+            format!("ignored:{}", answer["reason"].as_str().unwrap_or("?"))
+        } else if answer["pong"] == true {
+            "ping".to_owned()
+        } else if answer["recorded"].is_string() {
+            "installation".to_owned()
+        } else {
+            format!("other:{}", reply.status)
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+    }
+    // Under the default policy (no .agent-zero.yml): feedback is validated,
+    // proactive review and issue tasks are off.
+    assert_eq!(outcomes.get("task"), Some(&2), "{outcomes:?}");
+    assert_eq!(outcomes.get("ping"), Some(&3), "{outcomes:?}");
+    assert_eq!(outcomes.get("installation"), Some(&8), "{outcomes:?}");
+    assert_eq!(outcomes.get("ignored:proactive-disabled"), Some(&9), "{outcomes:?}");
+    assert_eq!(outcomes.get("ignored:issues-disabled"), Some(&6), "{outcomes:?}");
+    assert!(outcomes.keys().all(|k| !k.starts_with("other")), "{outcomes:?}");
+    assert_eq!(outcomes.values().sum::<usize>(), 273);
+}
+
+fn webhook_redelivery_creates_one_task(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    let body = fixture("pull_request_review_comment", "created.payload.json");
+    let value: Value = serde_json::from_slice(&body).unwrap();
+    let (owner, repo) = value["repository"]["full_name"].as_str().unwrap().split_once('/').unwrap();
+    github.add_repo(owner, repo, value["repository"]["default_branch"].as_str().unwrap_or("main"), &[]);
+    let server = start(runtime, &github, &[]);
+
+    let first = deliver(&server, "pull_request_review_comment", "redelivered-1", &body);
+    assert_eq!(first.status, 202, "{}", first.text());
+    let task_id = first.json()["taskId"].as_str().unwrap().to_owned();
+    let second = deliver(&server, "pull_request_review_comment", "redelivered-1", &body);
+    assert_eq!(second.status, 200, "{}", second.text());
+    assert_eq!(second.json()["taskId"], task_id.as_str());
+    assert_eq!(second.json()["duplicate"], true);
+
+    // Concurrent duplicates of a new delivery: one task id, never two tasks.
+    let ids: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| scope.spawn(|| deliver(&server, "pull_request_review_comment", "concurrent-1", &body)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                let reply = h.join().unwrap();
+                assert!(reply.status == 200 || reply.status == 202, "{} {}", reply.status, reply.text());
+                reply.json()["taskId"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    });
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    assert_ne!(ids[0], task_id);
+}
+
+fn webhook_policy_from_default_branch(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    let body = fixture("issues", "labeled.payload.json");
+    let value: Value = serde_json::from_slice(&body).unwrap();
+    let (owner, repo) = value["repository"]["full_name"].as_str().unwrap().split_once('/').unwrap();
+    let branch = value["repository"]["default_branch"].as_str().unwrap_or("main");
+    let label = value["label"]["name"].as_str().unwrap().to_owned();
+    let policy = format!("version: 1\nmode: fix\nissues:\n  enabled: true\n  requireLabel: {label}\n");
+    github.add_repo(owner, repo, branch, &[(".agent-zero.yml", &policy)]);
+    let server = start(runtime, &github, &[]);
+
+    let reply = deliver(&server, "issues", "policy-1", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert_eq!(reply.json()["trigger"], "issue");
+    assert_eq!(reply.json()["mode"], "fix");
+    let contents = github.calls_matching("GET", &format!("/repos/{owner}/{repo}/contents/"));
+    assert!(!contents.is_empty());
+    let head = github.branch_sha(owner, repo, branch).unwrap();
+    assert!(contents.iter().all(|c| c.query.iter().any(|(k, v)| k == "ref" && *v == head)), "{contents:?}");
+
+    // A policy that does not validate: 422 naming the field; nothing created.
+    github.set_file(owner, repo, branch, ".agent-zero.yml", "version: 1\nautofix:\n  minConfidence: 7\n");
+    let reply = deliver(&server, "issues", "policy-2", &body);
+    assert_eq!(reply.status, 422, "{}", reply.text());
+    let (code, _, field) = error_of(&reply);
+    assert_eq!(code, "invalid_policy");
+    assert!(field.contains("autofix.minConfidence"), "{field}");
+}
