@@ -52,5 +52,8 @@ cargo build --profile tools -p agent-zero-spin-host -p agent-zero-sandbox
 step "end-to-end on workerd and the Spin host"
 AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e 2>&1 | tee -a "$log"
 
+step "schemathesis against the OpenAPI document (workerd)"
+bash tests/scripts/schemathesis.sh
+
 step "summary"
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "  tests: %d passed, %d failed, %d ignored\n", p, f, i; exit (f > 0) }' "$log"

@@ -250,6 +250,18 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         Ok(InstallationToken { token: Secret::new(minted.token), expires_at: minted.expires_at })
     }
 
+    /// A request sent with this client's own token (for the publication
+    /// adapter, which builds its own URLs and reads statuses itself).
+    pub(crate) async fn send_authorized(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+        self.send(operation, method, url, body, self.token.as_ref()).await
+    }
+
     async fn send(
         &self,
         operation: &'static str,
@@ -277,7 +289,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         self.http.send(request).await.map_err(|source| ApiError::Transport { operation, source })
     }
 
-    fn success(
+    pub(crate) fn success(
         &self,
         operation: &'static str,
         response: http::Response<Vec<u8>>,
@@ -332,7 +344,7 @@ struct ErrorBody {
     message: Option<String>,
 }
 
-fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, ApiError> {
+pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ApiError::Decode {
         operation,
@@ -342,7 +354,7 @@ fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) ->
 }
 
 /// `owner/repo` for a URL, after checking both are GitHub names.
-fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
+pub(crate) fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
     let valid = |name: &str| {
         !name.is_empty()
             && name.len() <= 100
@@ -361,7 +373,7 @@ fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
 
 /// A branch name or commit sha as Git allows them (the parts that matter
 /// for a URL: no `..`, no control characters, no leading `/` or `-`).
-fn check_ref(git_ref: &str) -> Result<(), ApiError> {
+pub(crate) fn check_ref(git_ref: &str) -> Result<(), ApiError> {
     let bad = git_ref.is_empty()
         || git_ref.len() > 255
         || git_ref.starts_with(['/', '-'])
@@ -377,7 +389,7 @@ fn check_ref(git_ref: &str) -> Result<(), ApiError> {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters (and `/`
 /// when `keep_slash`).
-fn encode(value: &str, keep_slash: bool) -> String {
+pub(crate) fn encode(value: &str, keep_slash: bool) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') || (keep_slash && byte == b'/') {
@@ -389,11 +401,11 @@ fn encode(value: &str, keep_slash: bool) -> String {
     out
 }
 
-fn is_sha(value: &str) -> bool {
+pub(crate) fn is_sha(value: &str) -> bool {
     matches!(value.len(), 40 | 64) && value.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn capped(value: &str) -> String {
+pub(crate) fn capped(value: &str) -> String {
     agent_zero_contracts::UntrustedText::capped(value, MAX_MESSAGE_BYTES).text
 }
 

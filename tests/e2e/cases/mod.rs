@@ -2,6 +2,7 @@
 //! and panics on failure.
 
 mod health;
+mod lifecycle;
 mod webhooks;
 mod tasks;
 mod pages;
@@ -10,5 +11,5 @@ use crate::Case;
 
 /// Every case, in order.
 pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
-    [health::CASES, webhooks::CASES, pages::CASES, tasks::CASES].into_iter().flatten()
+    [health::CASES, webhooks::CASES, lifecycle::CASES, pages::CASES, tasks::CASES].into_iter().flatten()
 }

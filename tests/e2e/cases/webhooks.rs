@@ -80,10 +80,14 @@ fn webhook_signature_and_framing_rejections(runtime: Runtime) {
     let body = fixture("ping", "payload.json");
     let good = sign_github(SECRET, &body);
     let post = |headers: &[(&str, &str)], body: &[u8]| server.send("POST", "/webhooks/github", headers, body);
-    let base = |sig: &'static str| -> Vec<(&'static str, &'static str)> {
-        vec![("content-type", "application/json"), ("x-github-event", "ping"), ("x-github-delivery", "sig-1"), ("x-hub-signature-256", sig)]
-    };
     let leak = |sig: &str| -> &'static str { Box::leak(sig.to_owned().into_boxed_str()) };
+    // A fresh delivery id per request: a repeated id answers as a redelivery.
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    let base = |sig: &'static str| -> Vec<(&'static str, &'static str)> {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let delivery = leak(&format!("sig-{n}"));
+        vec![("content-type", "application/json"), ("x-github-event", "ping"), ("x-github-delivery", delivery), ("x-hub-signature-256", sig)]
+    };
 
     // Missing signature.
     let reply = post(&base("")[..3], &body);
@@ -94,7 +98,7 @@ fn webhook_signature_and_framing_rejections(runtime: Runtime) {
     sha1.push(("x-hub-signature", "sha1=0123456789abcdef0123456789abcdef01234567"));
     let reply = post(&sha1, &body);
     assert_eq!(reply.status, 401);
-    assert!(error_of(&reply).1.to_lowercase().contains("sha1"), "{}", reply.text());
+    assert!(error_of(&reply).1.to_lowercase().contains("sha-1"), "{}", reply.text());
     // Malformed, wrong secret, altered body.
     for sig in ["sha256=zz", "md5=abc", &sign_github("other-secret", &body)] {
         let reply = post(&base(leak(sig)), &body);

@@ -23,13 +23,6 @@ pub(crate) struct Context<'a, H: Host> {
     pub(crate) invocation: &'a Invocation,
 }
 
-/// Placeholder answer of a route whose handler is not written yet.
-pub(crate) fn not_implemented(what: &str) -> http::Response<Vec<u8>> {
-    let mut response = crate::ApiError::new(crate::ErrorCode::InvalidRequest, format!("{what} is not implemented yet")).into_response();
-    *response.status_mut() = http::StatusCode::NOT_IMPLEMENTED;
-    response
-}
-
 pub(crate) async fn dispatch<H: Host>(
     context: &Context<'_, H>,
     route: Matched,

@@ -188,11 +188,16 @@ async fn task<H: Host>(
         policy,
     };
     let now = context.invocation.now_ms;
+    let listed = stimulus.clone();
     match agent_zero_runtime::create(context.host.kv(), context.host.queue(), stimulus, now).await {
-        Ok(_) => Ok((
+        Ok(_) => {
+            // Best effort: a missing index entry is rebuilt by the first tick.
+            let _ = crate::task_index::record_created(context.host.kv(), &listed, now).await;
+            Ok((
             StatusCode::ACCEPTED,
             json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger, "mode": mode }),
-        )),
+        ))
+        }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
     }

@@ -1,0 +1,94 @@
+//! When a run may become a pull request, and when it may comment: checked
+//! again here from the record, whatever the runtime already decided.
+
+use std::collections::BTreeSet;
+
+use agent_zero_contracts::{ChangeRisk, TerminalState, Verdict, is_repository_relative_path, is_verified};
+
+use super::{MAX_PUBLISHED_FILES, PublishRequest};
+
+/// Why the run gets no issue comment, or `None` when it gets one.
+pub(crate) fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static str> {
+    if !request.policy.validation_comment {
+        return Some("issues.validationComment is off");
+    }
+    if request.issue.is_none() {
+        return Some("the run has no issue");
+    }
+    // A verdict exists once the finding was validated; before that, nothing.
+    if request.bundle.finding.is_none() {
+        return Some("the run ended before a verdict");
+    }
+    None
+}
+
+/// Why the run gets no pull request, or `None` when it gets one.
+pub(crate) fn pull_request_refusal(request: &PublishRequest<'_>) -> Option<String> {
+    let (bundle, result) = (request.bundle, request.result);
+    if request.issue.is_none() {
+        return Some("the run has no issue to open a pull request for".into());
+    }
+    if !bundle.mode.may_write() {
+        return Some(format!("mode {} does not write", bundle.mode));
+    }
+    if bundle.state != TerminalState::Completed {
+        return Some(format!("the run ended {}, not completed", bundle.state));
+    }
+    if let Some(refusal) = &bundle.refusal {
+        return Some(format!("the write was refused by policy ({})", refusal.code));
+    }
+    if bundle.verdict != Verdict::Accepted {
+        return Some(format!("the claim was not accepted (verdict {})", bundle.verdict));
+    }
+    if bundle.changed_files.is_empty() {
+        return Some("no file changed".into());
+    }
+    if !(bundle.verified && is_verified(bundle.state, &bundle.changed_files, &bundle.checks)) {
+        return Some("the change is not verified".into());
+    }
+    let changed: BTreeSet<&str> = bundle.changed_files.iter().map(String::as_str).collect();
+    let agrees = result.id == request.task_id
+        && bundle.task_id == request.task_id
+        && result.state == bundle.state
+        && result.verdict == bundle.verdict
+        && result.verified
+        && is_verified(result.state, &result.changed_files, &result.checks)
+        && result.changed_files.iter().map(String::as_str).collect::<BTreeSet<_>>() == changed;
+    if !agrees {
+        return Some("the task result and its evidence disagree".into());
+    }
+    match bundle.finding.as_ref().map(|f| f.claim.change_risk) {
+        None => return Some("no finding records the change risk".into()),
+        Some(ChangeRisk::HighImpact) => return Some("a high-impact change is left to a human".into()),
+        Some(_) => {}
+    }
+    files_refusal(request, &changed)
+}
+
+/// The files given must be exactly the changed files, each a plain
+/// repository path, given once.
+fn files_refusal(request: &PublishRequest<'_>, changed: &BTreeSet<&str>) -> Option<String> {
+    if request.files.len() > MAX_PUBLISHED_FILES {
+        return Some(format!("more than {MAX_PUBLISHED_FILES} files"));
+    }
+    let mut given = BTreeSet::new();
+    for file in request.files {
+        let path = file.path;
+        let plain = is_repository_relative_path(path)
+            && !path.ends_with('/')
+            && !path.split('/').any(|s| s.is_empty() || s == "." || s == ".." || s.eq_ignore_ascii_case(".git"));
+        if !plain {
+            return Some(format!("`{}` is not a repository path", crate::client::capped(path)));
+        }
+        if !given.insert(path) {
+            return Some(format!("`{path}` is given twice"));
+        }
+        if !changed.contains(path) {
+            return Some(format!("`{path}` is not among the changed files"));
+        }
+    }
+    if let Some(missing) = changed.iter().find(|p| !given.contains(*p)) {
+        return Some(format!("the content of changed file `{}` was not provided", crate::client::capped(missing)));
+    }
+    None
+}

@@ -1,0 +1,216 @@
+//! A verified change as a pull request, through the Git data API: blobs, a
+//! tree on top of the default branch's, a commit whose parent is the
+//! default branch head, a **fresh** ref, then the pull request.
+//!
+//! Only `POST git/refs` writes a ref: an existing ref is never moved
+//! (no `PATCH`, no `force`), and the default branch is never the target.
+//! A branch left by an earlier attempt of the same task (same tree) is
+//! reused; any other existing branch of that name is a recorded failure.
+
+use agent_zero_ports::HttpClient;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::PublishFile;
+use super::report::{PublishedPullRequest, StepOutcome};
+use super::rest::{Halt, Rest, error_message};
+use crate::client::{check_ref, encode, is_sha, repo_path};
+
+/// Mode of every file written (regular, not executable).
+const FILE_MODE: &str = "100644";
+
+#[derive(Deserialize)]
+struct Sha {
+    sha: String,
+}
+
+#[derive(Deserialize)]
+struct GitRef {
+    object: Sha,
+}
+
+#[derive(Deserialize)]
+struct GitCommit {
+    tree: Sha,
+}
+
+#[derive(Deserialize)]
+struct Pull {
+    number: u64,
+    html_url: String,
+}
+
+/// What the branch step produced for the pull request step.
+#[derive(Debug)]
+pub(crate) struct Branch {
+    pub(crate) name: String,
+    pub(crate) base: String,
+}
+
+/// The branch a task publishes to: `<prefix><issue>-<task id>`, if it is a
+/// name we are willing to create (stricter than Git: alphanumeric segments
+/// with `.`, `_`, `-`, joined by `/`).
+pub fn branch_name(prefix: &str, issue: u64, task_id: &str) -> Option<String> {
+    let name = format!("{prefix}{issue}-{task_id}");
+    let segment_ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            && !s.ends_with(".lock")
+    };
+    let safe = name.len() <= 200 && name.split('/').all(segment_ok) && check_ref(&name).is_ok();
+    safe.then_some(name)
+}
+
+/// Commits `files` on top of `base`'s head and creates `branch` for it.
+pub(crate) async fn publish_branch<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    owner: &str,
+    repo: &str,
+    base: &str,
+    branch: &str,
+    message: &str,
+    files: &[PublishFile<'_>],
+) -> Result<StepOutcome, Halt> {
+    if branch == base {
+        return Ok(StepOutcome::failed("refusing to write the default branch"));
+    }
+    let repo_path = repo_path(owner, repo)?;
+    check_ref(base)?;
+    let head_url = rest.url(&format!("/repos/{repo_path}/git/ref/heads/{}", encode(base, true)));
+    let head: GitRef = rest.json("get default branch ref", http::Method::GET, &head_url, None).await?;
+    if !is_sha(&head.object.sha) {
+        return Ok(StepOutcome::failed("the default branch does not point at a commit"));
+    }
+    let base_tree = commit_tree(rest, &repo_path, &head.object.sha).await?;
+
+    let mut entries = Vec::with_capacity(files.len());
+    for file in files {
+        let sha = match file.content {
+            Some(bytes) => {
+                let url = rest.url(&format!("/repos/{repo_path}/git/blobs"));
+                let body = json!({
+                    "content": base64::engine::general_purpose::STANDARD.encode(bytes),
+                    "encoding": "base64",
+                });
+                let blob: Sha = rest.json("create blob", http::Method::POST, &url, Some(&body)).await?;
+                Value::from(blob.sha)
+            }
+            None => Value::Null,
+        };
+        entries.push(json!({"path": file.path, "mode": FILE_MODE, "type": "blob", "sha": sha}));
+    }
+    let url = rest.url(&format!("/repos/{repo_path}/git/trees"));
+    let body = json!({"base_tree": base_tree, "tree": entries});
+    let tree: Sha = rest.json("create tree", http::Method::POST, &url, Some(&body)).await?;
+
+    // An earlier attempt of this task may have got as far as the ref.
+    let branch_url = rest.url(&format!("/repos/{repo_path}/git/ref/heads/{}", encode(branch, true)));
+    let existing = rest.call("get branch ref", http::Method::GET, &branch_url, None).await?;
+    if existing.status() != http::StatusCode::NOT_FOUND {
+        let existing: GitRef = rest.decode("get branch ref", existing)?;
+        if commit_tree(rest, &repo_path, &existing.object.sha).await? == tree.sha {
+            return Ok(StepOutcome::Reused { url: None });
+        }
+        return Ok(StepOutcome::failed(format!(
+            "branch {branch} already exists with other content; it is never overwritten"
+        )));
+    }
+
+    let url = rest.url(&format!("/repos/{repo_path}/git/commits"));
+    let body = json!({"message": message, "tree": tree.sha, "parents": [head.object.sha]});
+    let commit: Sha = rest.json("create commit", http::Method::POST, &url, Some(&body)).await?;
+
+    let url = rest.url(&format!("/repos/{repo_path}/git/refs"));
+    let body = json!({"ref": format!("refs/heads/{branch}"), "sha": commit.sha});
+    let created = rest.call("create branch ref", http::Method::POST, &url, Some(&body)).await?;
+    if created.status().is_success() {
+        return Ok(StepOutcome::Created { url: None });
+    }
+    if created.status() == http::StatusCode::UNPROCESSABLE_ENTITY
+        && error_message(&created).contains("Reference already exists")
+    {
+        return Ok(StepOutcome::failed(format!(
+            "branch {branch} already exists (created concurrently); it is never overwritten"
+        )));
+    }
+    Err(rest.failure("create branch ref", created))
+}
+
+/// The tree sha of a commit.
+async fn commit_tree<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, sha: &str) -> Result<String, Halt> {
+    if !is_sha(sha) {
+        return Err(Halt::Failed("a ref does not point at a commit".into()));
+    }
+    let url = rest.url(&format!("/repos/{repo_path}/git/commits/{sha}"));
+    let commit: GitCommit = rest.json("get commit", http::Method::GET, &url, None).await?;
+    Ok(commit.tree.sha)
+}
+
+/// Opens the pull request `branch` → `base`, unless one is already open.
+pub(crate) async fn open<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    owner: &str,
+    repo: &str,
+    branch: &Branch,
+    title: &str,
+    body: &str,
+) -> Result<(StepOutcome, Option<PublishedPullRequest>), Halt> {
+    let repo_path = repo_path(owner, repo)?;
+    let published = |pull: Pull| PublishedPullRequest {
+        number: pull.number,
+        url: pull.html_url,
+        branch: branch.name.clone(),
+    };
+    let url = rest.url(&format!(
+        "/repos/{repo_path}/pulls?head={}&state=open",
+        encode(&format!("{owner}:{}", branch.name), false)
+    ));
+    let listed = rest.call("list pull requests", http::Method::GET, &url, None).await?;
+    // A listing GitHub refuses is not proof of absence, but creating is
+    // still safe: GitHub refuses a second open pull request for a head.
+    if listed.status().is_success()
+        && let Ok(open) = rest.decode::<Vec<Pull>>("list pull requests", listed)
+        && let Some(pull) = open.into_iter().next()
+    {
+        let pull = published(pull);
+        return Ok((StepOutcome::Reused { url: Some(pull.url.clone()) }, Some(pull)));
+    }
+
+    let url = rest.url(&format!("/repos/{repo_path}/pulls"));
+    let request = json!({"title": title, "head": branch.name, "base": branch.base, "body": body});
+    let response = rest.call("create pull request", http::Method::POST, &url, Some(&request)).await?;
+    if response.status() == http::StatusCode::UNPROCESSABLE_ENTITY
+        && error_message(&response).contains("pull request already exists")
+    {
+        let reason = format!("an open pull request for {} already exists", branch.name);
+        return Ok((StepOutcome::Skipped { reason }, None));
+    }
+    let pull = published(rest.decode("create pull request", response)?);
+    Ok((StepOutcome::Created { url: Some(pull.url.clone()) }, Some(pull)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_names_are_strict() {
+        assert_eq!(branch_name("agent-zero/", 7, "t-01abc").as_deref(), Some("agent-zero/7-t-01abc"));
+        assert_eq!(branch_name("", 7, "t1").as_deref(), Some("7-t1"));
+        for (prefix, task) in [
+            ("agent-zero/", "a..b"),
+            ("agent-zero/", "x y"),
+            ("agent-zero/", "x:y"),
+            ("agent-zero//", "t"),
+            ("/", "t"),
+            ("a/", "t.lock"),
+            ("a/", "t/../main"),
+            ("a/", "t~1"),
+        ] {
+            assert_eq!(branch_name(prefix, 7, task), None, "{prefix}{task}");
+        }
+        assert_eq!(branch_name("a/", 1, &"x".repeat(300)), None);
+    }
+}

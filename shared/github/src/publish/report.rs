@@ -1,0 +1,132 @@
+//! What a publication did, step by step: the record the runtime keeps so a
+//! reader sees why a pull request exists or does not.
+
+use serde::Serialize;
+
+/// One thing the adapter publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PublishStep {
+    /// The `Agent Zero` check run on the pull request head.
+    CheckRun,
+    /// The issue validation comment.
+    IssueComment,
+    /// The fresh branch carrying the verified change.
+    Branch,
+    /// The pull request from that branch.
+    PullRequest,
+}
+
+impl PublishStep {
+    /// Stable kebab-case name (logs, records).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::CheckRun => "check-run",
+            Self::IssueComment => "issue-comment",
+            Self::Branch => "branch",
+            Self::PullRequest => "pull-request",
+        }
+    }
+}
+
+/// What happened to one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum StepOutcome {
+    /// Written for the first time.
+    Created { url: Option<String> },
+    /// Our own earlier object, edited in place.
+    Updated { url: Option<String> },
+    /// Already published by an earlier attempt of this task; left as it is.
+    Reused { url: Option<String> },
+    /// Not attempted, on purpose.
+    Skipped { reason: String },
+    /// Attempted and failed; the run itself is not failed by this.
+    Failed { reason: String },
+}
+
+impl StepOutcome {
+    pub(crate) fn skipped(reason: impl Into<String>) -> Self {
+        Self::Skipped { reason: reason.into() }
+    }
+
+    pub(crate) fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed { reason: reason.into() }
+    }
+
+    /// The object's URL, when it exists now.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            Self::Created { url } | Self::Updated { url } | Self::Reused { url } => url.as_deref(),
+            Self::Skipped { .. } | Self::Failed { .. } => None,
+        }
+    }
+
+    /// The reason of a skipped or failed step.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Self::Skipped { reason } | Self::Failed { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+/// A step and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepReport {
+    pub step: PublishStep,
+    #[serde(flatten)]
+    pub outcome: StepOutcome,
+}
+
+/// GitHub asked us to slow down: re-enqueue the publication after `ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RetryAfter {
+    pub ms: u64,
+}
+
+/// The pull request the publication opened or found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishedPullRequest {
+    pub number: u64,
+    pub url: String,
+    pub branch: String,
+}
+
+/// Everything one publication did. Never an error: a failed step is a
+/// recorded reason, and the run's own outcome stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishReport {
+    /// The steps attempted or skipped, in order. After a rate limit the
+    /// remaining steps are absent (see `retry_after`).
+    pub steps: Vec<StepReport>,
+    pub pull_request: Option<PublishedPullRequest>,
+    /// Set when a rate limit stopped the publication: everything is safe to
+    /// run again (each step finds what an earlier attempt wrote).
+    pub retry_after: Option<RetryAfter>,
+}
+
+impl PublishReport {
+    /// The outcome of `step`, if it was reached.
+    pub fn outcome(&self, step: PublishStep) -> Option<&StepOutcome> {
+        self.steps.iter().find(|s| s.step == step).map(|s| &s.outcome)
+    }
+
+    /// Why no pull request exists: the reason of the first branch or pull
+    /// request step that was skipped or failed, or the rate limit.
+    pub fn no_pull_request_reason(&self) -> Option<String> {
+        if self.pull_request.is_some() {
+            return None;
+        }
+        let reason = [PublishStep::Branch, PublishStep::PullRequest]
+            .into_iter()
+            .find_map(|step| self.outcome(step).and_then(StepOutcome::reason).map(str::to_owned));
+        reason.or_else(|| self.retry_after.map(|r| format!("GitHub rate limit: retry in {} ms", r.ms)))
+    }
+
+    pub(crate) fn push(&mut self, step: PublishStep, outcome: StepOutcome) {
+        self.steps.push(StepReport { step, outcome });
+    }
+}

@@ -1,0 +1,214 @@
+//! The requests of the publication adapter: one place that turns a
+//! response into "go on", "stop and retry later" (rate limits) or "this
+//! step failed, here is why", and reads GitHub's `Link` pagination.
+
+use agent_zero_ports::HttpClient;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::client::{ApiError, GitHubClient, capped, decode};
+
+/// Wait when GitHub signals a secondary rate limit without saying how long
+/// (its documentation: "wait at least one minute").
+pub(crate) const DEFAULT_RETRY_MS: u64 = 60_000;
+
+/// Why a step stopped early.
+#[derive(Debug)]
+pub(crate) enum Halt {
+    /// A primary or secondary rate limit: the whole publication stops and
+    /// the caller re-enqueues after this many milliseconds.
+    RetryAfter(u64),
+    /// This step failed; the reason is safe to record (no token, no body).
+    Failed(String),
+}
+
+impl From<ApiError> for Halt {
+    fn from(error: ApiError) -> Self {
+        Self::Failed(error.to_string())
+    }
+}
+
+/// The client plus the current time, for rate-limit arithmetic.
+pub(crate) struct Rest<'c, 'a, H> {
+    pub(crate) client: &'c GitHubClient<'a, H>,
+    pub(crate) now_ms: u64,
+}
+
+impl<H> std::fmt::Debug for Rest<'_, '_, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rest").field("now_ms", &self.now_ms).finish_non_exhaustive()
+    }
+}
+
+impl<H: HttpClient> Rest<'_, '_, H> {
+    /// `{base}{path}`; `path` starts with `/`.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.client.parts().1.base_url())
+    }
+
+    /// Sends a request. Any status comes back as `Ok` except a rate limit
+    /// ([`Halt::RetryAfter`]); transport failures are [`Halt::Failed`].
+    pub(crate) async fn call(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<http::Response<Vec<u8>>, Halt> {
+        let body = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+        let response = self.client.send_authorized(operation, method, url, body).await?;
+        match retry_after_ms(&response, self.now_ms) {
+            Some(ms) => Err(Halt::RetryAfter(ms)),
+            None => Ok(response),
+        }
+    }
+
+    /// [`call`](Self::call), then a success status decoded as `T`.
+    pub(crate) async fn json<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, Halt> {
+        let response = self.call(operation, method, url, body).await?;
+        self.decode(operation, response)
+    }
+
+    /// A success status decoded as `T`; otherwise the status and GitHub's
+    /// short message as the failure.
+    pub(crate) fn decode<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        response: http::Response<Vec<u8>>,
+    ) -> Result<T, Halt> {
+        let response = self.client.success(operation, response)?;
+        Ok(decode(operation, response.body())?)
+    }
+
+    /// The status error of a non-success response, as a recordable reason.
+    pub(crate) fn failure(&self, operation: &'static str, response: http::Response<Vec<u8>>) -> Halt {
+        match self.client.success(operation, response) {
+            Err(error) => error.into(),
+            Ok(response) => Halt::Failed(format!("GitHub {operation} answered {}", response.status().as_u16())),
+        }
+    }
+}
+
+/// GitHub's short error `message`, capped (for matching known 422s).
+pub(crate) fn error_message(response: &http::Response<Vec<u8>>) -> String {
+    #[derive(Deserialize)]
+    struct Body {
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        errors: Vec<Detail>,
+    }
+    #[derive(Deserialize)]
+    struct Detail {
+        #[serde(default)]
+        message: Option<String>,
+    }
+    let Ok(body) = serde_json::from_slice::<Body>(response.body()) else {
+        return String::new();
+    };
+    let mut text = body.message.unwrap_or_default();
+    for detail in body.errors.into_iter().filter_map(|d| d.message) {
+        text.push_str(": ");
+        text.push_str(&detail);
+    }
+    capped(&text)
+}
+
+/// How long to wait when `response` is a rate limit, else `None`.
+///
+/// - `retry-after` (seconds) on a 403 or 429: a secondary limit.
+/// - 403/429 with `x-ratelimit-remaining: 0`: the primary limit, until
+///   `x-ratelimit-reset` (epoch seconds); at least one second.
+/// - 429, or 403 whose message names a rate limit, without either header:
+///   [`DEFAULT_RETRY_MS`].
+pub(crate) fn retry_after_ms(response: &http::Response<Vec<u8>>, now_ms: u64) -> Option<u64> {
+    let status = response.status().as_u16();
+    if status != 403 && status != 429 {
+        return None;
+    }
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(seconds) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(seconds.saturating_mul(1000));
+    }
+    if header("x-ratelimit-remaining") == Some("0") {
+        let reset_ms = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()).map(|s| s.saturating_mul(1000));
+        return Some(reset_ms.map_or(DEFAULT_RETRY_MS, |reset| reset.saturating_sub(now_ms).max(1000)));
+    }
+    if status == 429 || error_message(response).to_ascii_lowercase().contains("rate limit") {
+        return Some(DEFAULT_RETRY_MS);
+    }
+    None
+}
+
+/// The `rel="next"` target of a `Link` header, only when it stays under
+/// `base_url` (the token is never sent anywhere else).
+pub(crate) fn next_link(response: &http::Response<Vec<u8>>, base_url: &str) -> Option<String> {
+    let link = response.headers().get(http::header::LINK)?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (target, params) = part.trim().split_once(';')?;
+        let is_next = params.split(';').any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
+        let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        let under_base = url.strip_prefix(base_url).is_some_and(|rest| rest.starts_with('/'));
+        (is_next && under_base).then(|| url.to_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(status: u16, headers: &[(&str, &str)], body: &str) -> http::Response<Vec<u8>> {
+        let mut builder = http::Response::builder().status(status);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn rate_limits_are_recognised() {
+        let now_ms = 1_700_000_000_000;
+        let primary = [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1700000042")];
+        assert_eq!(retry_after_ms(&response(403, &primary, "{}"), now_ms), Some(42_000));
+        assert_eq!(retry_after_ms(&response(429, &[("retry-after", "7")], "{}"), now_ms), Some(7_000));
+        assert_eq!(retry_after_ms(&response(403, &[("retry-after", "3")], "{}"), now_ms), Some(3_000));
+        // A reset already past still waits a second, never zero.
+        let past = [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1600000000")];
+        assert_eq!(retry_after_ms(&response(403, &past, "{}"), now_ms), Some(1_000));
+        let secondary = r#"{"message":"You have exceeded a secondary rate limit."}"#;
+        assert_eq!(retry_after_ms(&response(403, &[], secondary), now_ms), Some(DEFAULT_RETRY_MS));
+        assert_eq!(retry_after_ms(&response(429, &[], "{}"), now_ms), Some(DEFAULT_RETRY_MS));
+        // A plain permission 403, or remaining quota, is not a rate limit.
+        let forbidden = r#"{"message":"Resource not accessible by integration"}"#;
+        assert_eq!(retry_after_ms(&response(403, &[("x-ratelimit-remaining", "12")], forbidden), now_ms), None);
+        assert_eq!(retry_after_ms(&response(422, &[("retry-after", "1")], "{}"), now_ms), None);
+    }
+
+    #[test]
+    fn next_links_stay_on_the_api_host() {
+        let base = "http://127.0.0.1:9";
+        let link = format!(
+            "<{base}/repos/o/r/issues/1/comments?page=1>; rel=\"prev\", <{base}/repos/o/r/issues/1/comments?page=3>; rel=\"next\""
+        );
+        let page = response(200, &[("link", &link)], "[]");
+        assert_eq!(next_link(&page, base).as_deref(), Some(&*format!("{base}/repos/o/r/issues/1/comments?page=3")));
+        let elsewhere = response(200, &[("link", "<http://127.0.0.1:99/x?page=2>; rel=\"next\"")], "[]");
+        assert_eq!(next_link(&elsewhere, base), None);
+        let lookalike = response(200, &[("link", "<http://127.0.0.1:90/x>; rel=\"next\"")], "[]");
+        assert_eq!(next_link(&lookalike, base), None);
+        assert_eq!(next_link(&response(200, &[], "[]"), base), None);
+    }
+
+    #[test]
+    fn error_messages_join_details() {
+        let body = r#"{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for o:b."}]}"#;
+        assert_eq!(error_message(&response(422, &[], body)), "Validation Failed: A pull request already exists for o:b.");
+        assert_eq!(error_message(&response(422, &[], "not json")), "");
+    }
+}

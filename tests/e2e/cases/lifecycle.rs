@@ -1,0 +1,225 @@
+//! A task from a signed webhook to its terminal state on each runtime, with
+//! the reference sandbox server running real git and the fixture's own
+//! tests, and a loopback model answering in the OpenAI wire format.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root};
+use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc, sign_github};
+use serde_json::{Value, json};
+
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[
+    Case { name: "issue_fix_runs_to_verified_completion", run: issue_fix_runs_to_verified_completion },
+    Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
+];
+
+const SECRET: &str = "e2e-lifecycle-secret";
+const SANDBOX_TOKEN: &str = "e2e-sandbox-token";
+const OPERATOR: &str = "e2e-operator-token";
+
+/// The reference sandbox server on loopback; killed on drop.
+struct Sandbox {
+    child: Child,
+    url: String,
+}
+
+impl Sandbox {
+    fn start(repos: &std::path::Path) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(repo_root().join("target/tools/agent-zero-sandbox"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--repos"])
+            .arg(repos)
+            .env("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("target/tools/agent-zero-sandbox (tests/scripts/test.sh builds it)");
+        let url = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "sandbox server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, url }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Everything one scenario needs, started.
+struct World {
+    github: FakeGitHub,
+    model: FakeModel,
+    fixture: FixtureRepo,
+    _sandbox: Sandbox,
+    server: Server,
+}
+
+fn policy(mode: &str) -> String {
+    format!(
+        "version: 1\nmode: {mode}\nissues:\n  enabled: true\n  requireLabel: agent-zero\nchecks:\n  - [python3, -m, unittest]\n\
+         autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical]\n  requireIsolated: false\n"
+    )
+}
+
+fn world(runtime: Runtime, policy_text: &str) -> World {
+    let fixture = FixtureRepo::calc("acme", "calc").file(".agent-zero.yml", policy_text).build().expect("fixture repo");
+    let github = FakeGitHub::start();
+    github.add_fixture(&fixture);
+    let model = FakeModel::start();
+    let sandbox = Sandbox::start(fixture.repos_dir());
+    let vars = [
+        ("GITHUB_WEBHOOK_SECRET", SECRET.to_owned()),
+        ("GITHUB_API_URL", github.url()),
+        ("GITHUB_TOKEN", "ghp_e2e_lifecycle".to_owned()),
+        ("AGENT_ZERO_MODEL_BASE_URL", model.base_url()),
+        ("OPENAI_COMPATIBLE_API_KEY", "sk-e2e-model-key".to_owned()),
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
+        ("AGENT_ZERO_SANDBOX_URL", sandbox.url.clone()),
+        ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
+        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
+        ("AGENT_ZERO_CONTROL_PLANE_MODES", "operator:observe|suggest|fix|autonomous".to_owned()),
+    ];
+    let options = ServerOptions {
+        vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        ..ServerOptions::default()
+    };
+    let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
+    World { github, model, fixture, _sandbox: sandbox, server }
+}
+
+/// The real `issues.labeled` payload, pointed at the fixture repository.
+fn labeled_issue(world: &World) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/github-webhooks/issues/labeled.payload.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    payload["repository"]["name"] = json!(name);
+    payload["repository"]["full_name"] = json!(format!("{owner}/{name}"));
+    payload["repository"]["owner"]["login"] = json!(owner);
+    payload["repository"]["default_branch"] = json!(world.fixture.branch());
+    payload["label"]["name"] = json!("agent-zero");
+    payload["issue"]["labels"] = json!([{ "name": "agent-zero" }]);
+    payload["issue"]["title"] = json!("average() is wrong for every input");
+    payload["issue"]["body"] = json!("`average([2, 4])` returns 2, not 3. @octocat please look <script>x</script>");
+    serde_json::to_vec(&payload).unwrap()
+}
+
+fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
+    let signature = sign_github(SECRET, body);
+    world.server.send(
+        "POST",
+        "/webhooks/github",
+        &[
+            ("content-type", "application/json"),
+            ("x-github-event", event),
+            ("x-github-delivery", delivery),
+            ("x-hub-signature-256", &signature),
+        ],
+        body,
+    )
+}
+
+/// Polls the task until it reaches a terminal (or waiting) state.
+fn wait_terminal(world: &World, task_id: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let reply = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+        if reply.status == 200 {
+            let task = reply.json();
+            let state = task["state"].as_str().unwrap_or_default().to_owned();
+            if ["completed", "failed", "needs-human"].contains(&state.as_str()) {
+                return task;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "task {task_id} did not finish: {}",
+            reply.text()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn finding(evidence: &str, confidence: f64) -> Value {
+    json!({
+        "title": "average() divides by one too many",
+        "explanation": "The denominator adds one to the length.",
+        "severity": "high",
+        "confidence": confidence,
+        "valid": true,
+        "evidence": [evidence],
+        "files": [calc::BUG_PATH],
+        "changeRisk": "mechanical"
+    })
+}
+
+fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    world.model.push_decision(json!({
+        "finding": finding(calc::BUG_QUOTE, 0.95),
+        "plan": ["Divide by len(values)"],
+        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" }]
+    }));
+    let reply = deliver(&world, "lifecycle-fix-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    let result = &task["result"];
+    assert_eq!(result["verified"], true, "{text}");
+    assert_eq!(result["verdict"], "accepted", "{text}");
+    assert_eq!(result["changedFiles"], json!([calc::BUG_PATH]), "{text}");
+    let checks = result["checks"].as_array().expect("checks");
+    assert!(!checks.is_empty() && checks.iter().all(|c| c["exitCode"] == 0), "{text}");
+    assert_eq!(result["runner"]["provider"], "custom");
+    // The model saw the issue as untrusted data and never a credential.
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 1, "one model call for a run that verifies on the first attempt");
+    assert!(calls[0].body_text().contains("average([2, 4])"));
+    for call in &calls {
+        for secret in [SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle"] {
+            assert!(!call.contains(secret), "model request leaked a secret");
+        }
+    }
+    // Evidence is served and says verified.
+    let evidence = world.server.send("GET", &format!("/api/v1/tasks/{task_id}/evidence.md"), &[], b"");
+    assert_eq!(evidence.status, 200);
+    assert!(evidence.text().to_lowercase().contains("verified"), "{}", evidence.text());
+    // The default branch of the fixture was never written by the sandbox.
+    assert_eq!(world.github.branch_sha(world.fixture.owner(), world.fixture.name(), world.fixture.branch()), Some(world.fixture.head_sha()));
+}
+
+fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    world.model.push_decision(json!({
+        "finding": finding("return sum(values) // 0", 0.9),
+        "plan": ["Nothing to change"],
+        "acceptanceCriteria": [],
+        "changes": []
+    }));
+    let reply = deliver(&world, "lifecycle-reject-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["result"]["verdict"], "rejected", "{text}");
+    assert_eq!(task["result"]["verified"], false, "{text}");
+    let reasons = task["result"]["finding"]["rejectionReasons"].as_array().expect("reasons");
+    assert!(
+        reasons.iter().any(|r| r.as_str().unwrap_or_default().contains("does not appear in the cited files")),
+        "{text}"
+    );
+    assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "{text}");
+}
