@@ -199,5 +199,14 @@ fn spin_command(
     for (name, value) in &options.vars {
         command.env(format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()), value);
     }
+    // Like a platform cron job: sweep every few seconds with an operator token.
+    let token = options
+        .vars
+        .iter()
+        .find(|(name, _)| name == "AGENT_ZERO_CONTROL_PLANE_TOKENS")
+        .and_then(|(_, value)| value.split(',').next()?.split_once(':').map(|(_, t)| t.to_owned()));
+    if let Some(token) = token {
+        command.args(["--cron", "/api/v1/sweep?graceMs=2000@3"]).env("AGENT_ZERO_SPIN_HOST_CRON_TOKEN", token);
+    }
     Ok(command)
 }

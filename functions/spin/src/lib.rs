@@ -88,10 +88,15 @@ fn invocation() -> Invocation {
 async fn drive_ticks(host: &SpinHost, config: &Config) {
     let started = host.clock.now_ms();
     let mut ran = 0;
-    while let Some(tick) = host.queue.pop() {
-        if ran >= MAX_TICKS_PER_INVOCATION || host.clock.now_ms().saturating_sub(started) > TICK_BUDGET_MS {
+    while let Some((due, tick)) = host.queue.pop() {
+        let now = host.clock.now_ms();
+        if ran >= MAX_TICKS_PER_INVOCATION || due.saturating_sub(started) > TICK_BUDGET_MS {
             eprintln!("agent-zero: tick budget spent; the sweep continues task {}", tick.task_id);
             break;
+        }
+        if due > now {
+            // wasi:clocks sleep; the response has already been sent.
+            std::thread::sleep(std::time::Duration::from_millis(due - now));
         }
         ran += 1;
         match agent_zero_app::run_tick(host, config, &tick, host.clock.now_ms()).await {

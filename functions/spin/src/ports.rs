@@ -26,24 +26,27 @@ impl Clock for SystemClock {
     }
 }
 
-/// Ticks enqueued during this invocation, run after the response.
+/// Ticks enqueued during this invocation, run after the response, each
+/// when it is due.
 #[derive(Default)]
 pub(crate) struct InvocationQueue {
-    ready: RefCell<VecDeque<Tick>>,
+    ready: RefCell<VecDeque<(u64, Tick)>>,
     deferred: RefCell<usize>,
 }
 
-/// Delays up to this long are waited out in the invocation; longer ones are
-/// left to the sweep.
-const INLINE_DELAY_MS: u64 = 0;
+/// Delays up to this long are waited out in the invocation (a backoff after
+/// a sandbox or model error); longer ones are left to the sweep.
+const INLINE_DELAY_MS: u64 = 15_000;
 
 impl InvocationQueue {
-    /// The next tick to run now, if any.
-    pub(crate) fn pop(&self) -> Option<Tick> {
-        self.ready.borrow_mut().pop_front()
+    /// The next tick and when it is due (ms since the epoch), if any.
+    pub(crate) fn pop(&self) -> Option<(u64, Tick)> {
+        let mut ready = self.ready.borrow_mut();
+        let next = ready.iter().enumerate().min_by_key(|(_, (due, _))| *due).map(|(i, _)| i)?;
+        ready.remove(next)
     }
 
-    /// Ticks left for the sweep (delayed).
+    /// Ticks left for the sweep (delayed too long).
     pub(crate) fn deferred(&self) -> usize {
         *self.deferred.borrow()
     }
@@ -52,7 +55,8 @@ impl InvocationQueue {
 impl Queue for InvocationQueue {
     async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
         if delay_ms <= INLINE_DELAY_MS {
-            self.ready.borrow_mut().push_back(tick.clone());
+            let due = SystemClock.now_ms() + delay_ms;
+            self.ready.borrow_mut().push_back((due, tick.clone()));
         } else {
             *self.deferred.borrow_mut() += 1;
         }

@@ -18,6 +18,7 @@ mod intake;
 mod jwt;
 mod payload;
 mod policy_source;
+pub mod publish;
 mod secret;
 pub mod signature;
 

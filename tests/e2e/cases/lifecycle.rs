@@ -14,6 +14,8 @@ use crate::Case;
 pub(crate) const CASES: &[Case] = &[
     Case { name: "issue_fix_runs_to_verified_completion", run: issue_fix_runs_to_verified_completion },
     Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
+    Case { name: "fix_that_breaks_tests_is_repaired_on_attempt_2", run: fix_that_breaks_tests_is_repaired_on_attempt_2 },
+    Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
 ];
 
 const SECRET: &str = "e2e-lifecycle-secret";
@@ -222,4 +224,70 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
         "{text}"
     );
     assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "{text}");
+}
+
+fn decision(risk: &str, content: &str) -> Value {
+    let mut finding = finding(calc::BUG_QUOTE, 0.95);
+    finding["changeRisk"] = json!(risk);
+    json!({
+        "finding": finding,
+        "plan": ["Divide by len(values)"],
+        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "changes": [{ "path": calc::BUG_PATH, "content": content, "reason": "fix the denominator" }]
+    })
+}
+
+fn fix_that_breaks_tests_is_repaired_on_attempt_2(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    let still_wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) + 2)");
+    world.model.push_decision(decision("mechanical", &still_wrong));
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let reply = deliver(&world, "lifecycle-repair-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    assert_eq!(task["result"]["attempts"], 2, "{text}");
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 2, "understand once, re-plan once");
+    // The re-plan saw the failing output of attempt 1.
+    assert!(calls[1].body_text().contains("FAIL"), "the repair prompt carries the failing check output");
+}
+
+fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
+    let reply = deliver(&world, "lifecycle-approve-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "needs-human", "{task}");
+    assert!(task["result"].is_null() || task["result"]["verified"] == false, "{task}");
+
+    // Approving needs a token; an anonymous approval changes nothing.
+    let path = format!("/api/v1/approvals/{task_id}");
+    let body = br#"{"decision":"approve","comment":"reviewed"}"#;
+    let anonymous = world.server.send("POST", &path, &[("content-type", "application/json")], body);
+    assert_eq!(anonymous.status, 401, "{}", anonymous.text());
+    let auth = format!("Bearer {OPERATOR}");
+    let approved = world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
+    assert!(approved.status == 200 || approved.status == 202, "{}", approved.text());
+    // Deciding again: the task is no longer waiting.
+    let started = Instant::now();
+    let task = loop {
+        let task = wait_terminal(&world, &task_id);
+        if task["state"] != "needs-human" {
+            break task;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "approval did not resume the task: {task}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    assert_eq!(task["approvedBy"], "operator", "{text}");
+    let again = world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
+    assert_eq!(again.status, 409, "{}", again.text());
 }

@@ -158,12 +158,16 @@ struct Args {
     manifest: PathBuf,
     listen: String,
     kv_dir: PathBuf,
+    /// `POST <path>` every `<secs>` seconds, like a platform cron job
+    /// (Fermyon Cloud cron jobs, spin-trigger-cron) calling the app.
+    cron: Option<(String, u64)>,
 }
 
 fn args() -> anyhow::Result<Args> {
     let mut manifest = PathBuf::from("spin.toml");
     let mut listen = "127.0.0.1:3000".to_owned();
     let mut kv_dir = PathBuf::from(".spin-kv");
+    let mut cron = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
@@ -171,14 +175,20 @@ fn args() -> anyhow::Result<Args> {
             "--manifest" => manifest = value()?.into(),
             "--listen" => listen = value()?,
             "--kv-dir" => kv_dir = value()?.into(),
+            "--cron" => {
+                let spec = value()?;
+                let (path, secs) = spec.rsplit_once('@').context("--cron takes PATH@SECONDS")?;
+                cron = Some((path.to_owned(), secs.parse().context("--cron seconds")?));
+            }
             "--help" | "-h" => {
-                println!("usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR]");
+                println!("usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR] [--cron PATH@SECONDS]");
+                println!("  --cron sends `POST PATH` every SECONDS with `Authorization: Bearer $AGENT_ZERO_SPIN_HOST_CRON_TOKEN`");
                 std::process::exit(0);
             }
             other => bail!("unknown argument `{other}`"),
         }
     }
-    Ok(Args { manifest, listen, kv_dir })
+    Ok(Args { manifest, listen, kv_dir, cron })
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -206,7 +216,11 @@ async fn main() -> anyhow::Result<()> {
     let apps = Arc::new(apps);
 
     let listener = TcpListener::bind(&args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    eprintln!("spin-host: serving {} on http://{}", args.manifest.display(), listener.local_addr()?);
+    let local = listener.local_addr()?;
+    eprintln!("spin-host: serving {} on http://{local}", args.manifest.display());
+    if let Some((path, secs)) = args.cron.clone() {
+        tokio::task::spawn(cron(local, path, secs));
+    }
     loop {
         let (client, _) = listener.accept().await?;
         let apps = apps.clone();
@@ -219,6 +233,24 @@ async fn main() -> anyhow::Result<()> {
                 eprintln!("spin-host: connection error: {e}");
             }
         });
+    }
+}
+
+/// Calls `POST path` on this host every `secs` seconds, the way a platform
+/// cron job calls a deployed app.
+async fn cron(addr: std::net::SocketAddr, path: String, secs: u64) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let token = std::env::var("AGENT_ZERO_SPIN_HOST_CRON_TOKEN").unwrap_or_default();
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
+        let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else { continue };
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        if stream.write_all(request.as_bytes()).await.is_ok() {
+            let mut sink = Vec::new();
+            let _ = stream.read_to_end(&mut sink).await;
+        }
     }
 }
 

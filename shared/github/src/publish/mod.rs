@@ -1,0 +1,248 @@
+//! Publication: the results of a run go back where the work was asked for,
+//! without widening authority.
+//!
+//! - the `Agent Zero` check run on the pull request head (one per task,
+//!   edited in place);
+//! - the issue validation comment (one per issue, edited in place; none
+//!   when the run failed before a verdict);
+//! - for a completed, accepted, verified, not high-impact change: a fresh
+//!   branch through the Git data API and a pull request.
+//!
+//! The adapter only creates or edits what it wrote: no labels, no closing,
+//! no other comment, no ref update. [`publish`] never fails: each step's
+//! outcome is in the [`PublishReport`]; a rate limit stops the publication
+//! with [`RetryAfter`] and never sleeps. I/O only through the client's
+//! [`agent_zero_ports::HttpClient`]; time comes in as `now_ms`.
+
+mod check_run;
+mod comment;
+mod eligibility;
+mod pull_request;
+mod report;
+mod rest;
+
+use agent_zero_contracts::{EvidenceBundle, IssueRef, TaskResult};
+use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body};
+use agent_zero_ports::HttpClient;
+
+pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
+pub use comment::MAX_COMMENT_PAGES;
+pub use pull_request::branch_name;
+pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};
+
+use crate::client::{GitHubClient, RepositoryInfo, repo_path};
+use rest::{Halt, Rest};
+
+/// Most files one pull request carries.
+pub const MAX_PUBLISHED_FILES: usize = 300;
+
+/// One changed file, read from the sandbox by the caller: its full new
+/// content, or `None` when the run deleted it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishFile<'a> {
+    pub path: &'a str,
+    pub content: Option<&'a [u8]>,
+}
+
+impl<'a> PublishFile<'a> {
+    /// A file with this full content.
+    pub const fn new(path: &'a str, content: &'a [u8]) -> Self {
+        Self { path, content: Some(content) }
+    }
+
+    /// A file the run deleted.
+    pub const fn deleted(path: &'a str) -> Self {
+        Self { path, content: None }
+    }
+}
+
+/// The repository policy fields publication reads (`issues.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishPolicy<'a> {
+    /// `issues.validationComment`.
+    pub validation_comment: bool,
+    /// `issues.branchPrefix`.
+    pub branch_prefix: &'a str,
+}
+
+impl Default for PublishPolicy<'_> {
+    fn default() -> Self {
+        Self { validation_comment: true, branch_prefix: "agent-zero/" }
+    }
+}
+
+/// Everything one publication needs. Borrowed: the caller owns the record.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishRequest<'a> {
+    pub bundle: &'a EvidenceBundle,
+    pub result: &'a TaskResult,
+    pub task_id: &'a str,
+    /// The repository the run worked on (branch and pull request go here).
+    pub owner: &'a str,
+    pub repo: &'a str,
+    /// Its default branch, when the caller knows it (else one `GET /repos`).
+    pub default_branch: Option<&'a str>,
+    /// The pull request head the run reported on: the check run goes there.
+    pub head_sha: Option<&'a str>,
+    /// The issue of an issue run: the comment goes there.
+    pub issue: Option<&'a IssueRef>,
+    pub policy: PublishPolicy<'a>,
+    /// The changed files' contents (see [`PublishFile`]).
+    pub files: &'a [PublishFile<'a>],
+    /// Our own login (`GET /user` for a token, `<app-slug>[bot]` for an
+    /// App): only comments by it are edited. `None`: the marker alone.
+    pub bot_login: Option<&'a str>,
+    /// Secrets to redact, evidence link, limits.
+    pub render: RenderOptions<'a>,
+    /// Now, for `x-ratelimit-reset` arithmetic.
+    pub now_ms: u64,
+}
+
+/// Publishes a finished run: check run, issue comment, verified pull
+/// request, in that order. Never fails; see [`PublishReport`].
+pub async fn publish<H: HttpClient>(client: &GitHubClient<'_, H>, request: &PublishRequest<'_>) -> PublishReport {
+    let rest = Rest { client, now_ms: request.now_ms };
+    let mut report = PublishReport::default();
+    if let Err(ms) = run(&rest, request, &mut report).await {
+        report.retry_after = Some(RetryAfter { ms });
+    }
+    report
+}
+
+/// Creates or updates the task's check run while it is still moving
+/// (`status` [`CheckRunStatus::InProgress`]), or with any title and
+/// summary. `Err` is a rate limit.
+#[allow(clippy::too_many_arguments)] // the check run's own fields
+pub async fn publish_check_run<H: HttpClient>(
+    client: &GitHubClient<'_, H>,
+    owner: &str,
+    repo: &str,
+    head_sha: &str,
+    task_id: &str,
+    status: CheckRunStatus<'_>,
+    title: &str,
+    summary: &str,
+    now_ms: u64,
+) -> Result<StepOutcome, RetryAfter> {
+    let rest = Rest { client, now_ms };
+    match check_run::upsert(&rest, owner, repo, head_sha, task_id, status, title, summary).await {
+        Ok(outcome) => Ok(outcome),
+        Err(Halt::Failed(reason)) => Ok(StepOutcome::Failed { reason }),
+        Err(Halt::RetryAfter(ms)) => Err(RetryAfter { ms }),
+    }
+}
+
+/// Each step in turn; `Err(ms)` on a rate limit.
+async fn run<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    request: &PublishRequest<'_>,
+    report: &mut PublishReport,
+) -> Result<(), u64> {
+    let bundle = request.bundle;
+    let (owner, repo) = (request.owner, request.repo);
+
+    let outcome = match request.head_sha {
+        Some(sha) => {
+            let output = render_check_run(bundle, &request.render);
+            let status = CheckRunStatus::Completed { conclusion: output.conclusion.as_str() };
+            check_run::upsert(rest, owner, repo, sha, request.task_id, status, &output.title, &output.summary).await
+        }
+        None => Ok(StepOutcome::skipped("the run has no pull request head")),
+    };
+    report.push(PublishStep::CheckRun, settle(outcome)?);
+
+    let outcome = match (eligibility::comment_refusal(request), request.issue) {
+        (None, Some(issue)) => {
+            let text = render_issue_comment(bundle, &request.render);
+            comment::upsert(rest, &issue.owner, &issue.repo, issue.number, request.bot_login, &text).await
+        }
+        (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
+    };
+    report.push(PublishStep::IssueComment, settle(outcome)?);
+
+    if let Some(reason) = eligibility::pull_request_refusal(request) {
+        report.push(PublishStep::PullRequest, StepOutcome::Skipped { reason });
+        return Ok(());
+    }
+    let Some(issue) = request.issue else {
+        return Ok(()); // refused above
+    };
+    let Some(branch) = branch_name(request.policy.branch_prefix, issue.number, request.task_id) else {
+        let reason = "issues.branchPrefix and the task id do not make a safe branch name";
+        report.push(PublishStep::Branch, StepOutcome::failed(reason));
+        return Ok(());
+    };
+    let base = match default_branch(rest, request).await {
+        Ok(base) => base,
+        Err(halt) => {
+            report.push(PublishStep::Branch, settle(Err(halt))?);
+            return Ok(());
+        }
+    };
+    let title = pull_request_title(request, issue);
+    let message = format!("{title}\n\nAgent-Zero-Task: {}", request.task_id);
+    let outcome = pull_request::publish_branch(rest, owner, repo, &base, &branch, &message, request.files).await;
+    let outcome = settle(outcome)?;
+    let published = matches!(outcome, StepOutcome::Created { .. } | StepOutcome::Reused { .. });
+    report.push(PublishStep::Branch, outcome);
+    if !published {
+        report.push(PublishStep::PullRequest, StepOutcome::skipped("no branch was published"));
+        return Ok(());
+    }
+
+    let branch = pull_request::Branch { name: branch, base };
+    let body = render_pull_request_body(bundle, &request.render);
+    match pull_request::open(rest, owner, repo, &branch, &title, &body).await {
+        Ok((outcome, pull)) => {
+            report.push(PublishStep::PullRequest, outcome);
+            report.pull_request = pull;
+        }
+        Err(halt) => report.push(PublishStep::PullRequest, settle(Err(halt))?),
+    }
+    Ok(())
+}
+
+/// A step's result as an outcome; `Err(ms)` stops the publication.
+fn settle(result: Result<StepOutcome, Halt>) -> Result<StepOutcome, u64> {
+    match result {
+        Ok(outcome) => Ok(outcome),
+        Err(Halt::Failed(reason)) => Ok(StepOutcome::Failed { reason }),
+        Err(Halt::RetryAfter(ms)) => Err(ms),
+    }
+}
+
+async fn default_branch<H: HttpClient>(rest: &Rest<'_, '_, H>, request: &PublishRequest<'_>) -> Result<String, Halt> {
+    if let Some(branch) = request.default_branch.filter(|b| !b.is_empty()) {
+        return Ok(branch.to_owned());
+    }
+    let url = rest.url(&format!("/repos/{}", repo_path(request.owner, request.repo)?));
+    let info: RepositoryInfo = rest.json("get repository", http::Method::GET, &url, None).await?;
+    Ok(info.default_branch)
+}
+
+/// One plain line: the issue's title (or the finding's), without control
+/// or bidi characters, at most 200 bytes.
+fn pull_request_title(request: &PublishRequest<'_>, issue: &IssueRef) -> String {
+    let source = Some(issue.title.text.as_str())
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| request.bundle.finding.as_ref().map(|f| f.claim.title.as_str()))
+        .unwrap_or_default();
+    let cleaned: String = source
+        .chars()
+        .map(|c| if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') { ' ' } else { c })
+        .collect();
+    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    if words.is_empty() {
+        return format!("Agent Zero: fix for issue #{}", issue.number);
+    }
+    let mut title = format!("Agent Zero: {}", words.join(" "));
+    if title.len() > 200 {
+        let mut end = 197;
+        while !title.is_char_boundary(end) {
+            end -= 1;
+        }
+        title.truncate(end);
+        title.push_str("...");
+    }
+    title
+}
