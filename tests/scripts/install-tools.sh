@@ -25,7 +25,7 @@ for t in $targets; do
   fi
 done
 
-if [ "$(worker-build --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+if [ "$(worker-build --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
   say "cargo install worker-build $WORKER_BUILD_VERSION (about 8 min cold)"
   cargo install worker-build --version "$WORKER_BUILD_VERSION" >&2
 fi

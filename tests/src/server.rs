@@ -97,6 +97,30 @@ impl Server {
         Err(format!("{} did not answer within {timeout:?}; log:\n{}", self.runtime.name(), self.log()))
     }
 
+    /// Files of the persisted state (KV, Durable Object storage) and the
+    /// server's log that contain any of `secrets`: must be empty.
+    pub fn files_containing(&self, secrets: &[&str]) -> Vec<String> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() { walk(&path, out) } else { out.push(path) }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&self.state_dir, &mut files);
+        files.push(self._temp.path().join("server.log"));
+        let mut hits = Vec::new();
+        for file in files {
+            let Ok(bytes) = std::fs::read(&file) else { continue };
+            for secret in secrets {
+                if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                    hits.push(format!("{} contains `{secret}`", file.display()));
+                }
+            }
+        }
+        hits
+    }
+
     /// The URL of `path` on this server.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)

@@ -10,7 +10,8 @@ use agent_zero_contracts::{ChangeRisk, EvidenceBundle};
 use agent_zero_evidence::{ISSUE_VALIDATION_MARKER, PULL_REQUEST_MARKER, RenderOptions};
 use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
 use agent_zero_github::publish::{
-    PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, RetryAfter, StepOutcome, publish,
+    CheckRunStatus, PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, RetryAfter, StepOutcome,
+    publish, publish_check_run,
 };
 use agent_zero_github::{ApiConfig, GitHubClient, Secret};
 use publish_support::{Loopback, block_on, golden, result_of};
@@ -85,11 +86,15 @@ fn outcome(report: &PublishReport, step: PublishStep) -> &StepOutcome {
 fn assert_only_allowed_writes(gh: &FakeGitHub) {
     for call in gh.calls().iter().filter(|c| c.method != "GET") {
         let path = call.decoded_path();
-        let rest = path.strip_prefix("/repos/acme/widgets/").unwrap_or_else(|| panic!("write outside the repo: {path}"));
+        let rest =
+            path.strip_prefix("/repos/acme/widgets/").unwrap_or_else(|| panic!("write outside the repo: {path}"));
         let allowed = match call.method.as_str() {
             "POST" => {
                 matches!(rest, "check-runs" | "git/blobs" | "git/trees" | "git/commits" | "git/refs" | "pulls")
-                    || rest.strip_prefix("issues/").and_then(|r| r.strip_suffix("/comments")).is_some_and(|n| n.parse::<u64>().is_ok())
+                    || rest
+                        .strip_prefix("issues/")
+                        .and_then(|r| r.strip_suffix("/comments"))
+                        .is_some_and(|n| n.parse::<u64>().is_ok())
             }
             "PATCH" => rest.starts_with("check-runs/") || rest.starts_with("issues/comments/"),
             _ => false,
@@ -139,7 +144,10 @@ fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request() {
     .collect();
     assert_eq!(log, pinned);
 
-    assert_eq!(*outcome(&report, PublishStep::CheckRun), StepOutcome::Skipped { reason: "the run has no pull request head".into() });
+    assert_eq!(
+        *outcome(&report, PublishStep::CheckRun),
+        StepOutcome::Skipped { reason: "the run has no pull request head".into() }
+    );
     assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Created { url: Some(_) }));
     assert_eq!(*outcome(&report, PublishStep::Branch), StepOutcome::Created { url: None });
     assert!(matches!(outcome(&report, PublishStep::PullRequest), StepOutcome::Created { url: Some(_) }));
@@ -159,7 +167,10 @@ fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request() {
     assert!(pull["body"].as_str().unwrap().starts_with(PULL_REQUEST_MARKER));
     assert!(pull["body"].as_str().unwrap().contains("Closes #42"));
     let published = report.pull_request.as_ref().unwrap();
-    assert_eq!((published.number, published.url.as_str(), published.branch.as_str()), (pull["number"].as_u64().unwrap(), pull["html_url"].as_str().unwrap(), BRANCH));
+    assert_eq!(
+        (published.number, published.url.as_str(), published.branch.as_str()),
+        (pull["number"].as_u64().unwrap(), pull["html_url"].as_str().unwrap(), BRANCH)
+    );
 
     // The branch holds exactly the change, on top of main; main is untouched.
     assert_eq!(gh.file("acme", "widgets", BRANCH, "src/page.rs").as_deref(), Some(NEW_PAGE));
@@ -216,7 +227,11 @@ fn a_second_run_on_the_issue_edits_the_comment_and_a_retry_reuses_branch_and_pul
     // The verified task published again (a retry): nothing is created twice.
     let report = Run::new(&bundle, &files).publish(&gh, &http);
     let log = http.take_log();
-    assert!(!log.iter().any(|c| c.ends_with("/git/commits") || c.ends_with("/git/refs") || c == "POST /repos/acme/widgets/pulls"), "{log:#?}");
+    assert!(
+        !log.iter()
+            .any(|c| c.ends_with("/git/commits") || c.ends_with("/git/refs") || c == "POST /repos/acme/widgets/pulls"),
+        "{log:#?}"
+    );
     assert_eq!(*outcome(&report, PublishStep::Branch), StepOutcome::Reused { url: None });
     assert!(matches!(outcome(&report, PublishStep::PullRequest), StepOutcome::Reused { url: Some(_) }));
     assert_eq!(report.pull_request.as_ref().unwrap().branch, BRANCH);
@@ -288,7 +303,9 @@ fn a_ref_created_concurrently_is_a_recorded_failure_without_force() {
     let report = Run::new(&bundle, &files).publish(&gh, &http);
     assert_eq!(
         *outcome(&report, PublishStep::Branch),
-        StepOutcome::Failed { reason: format!("branch {BRANCH} already exists (created concurrently); it is never overwritten") }
+        StepOutcome::Failed {
+            reason: format!("branch {BRANCH} already exists (created concurrently); it is never overwritten")
+        }
     );
     let log = http.take_log();
     let after_ref: Vec<&String> = log.iter().skip_while(|c| !c.ends_with("/git/refs")).collect();
@@ -367,7 +384,9 @@ fn check_runs_are_created_once_per_task_and_then_updated() {
     assert_eq!(
         log[..2],
         [
-            format!("GET /repos/acme/widgets/commits/{head}/check-runs?check_name=Agent%20Zero&per_page=100"),
+            format!(
+                "GET /repos/acme/widgets/commits/{head}/check-runs?check_name=Agent%20Zero&filter=all&per_page=100"
+            ),
             "POST /repos/acme/widgets/check-runs".to_owned(),
         ]
     );
@@ -435,8 +454,13 @@ fn without_list_routes_the_adapter_still_creates_once() {
 
 #[test]
 fn runs_that_must_not_open_a_pull_request_do_not() {
-    let cases: [(&str, fn(&mut EvidenceBundle), &str); 4] = [
-        ("verified", |b| b.finding.as_mut().unwrap().claim.change_risk = ChangeRisk::HighImpact, "a high-impact change is left to a human"),
+    type Edit = fn(&mut EvidenceBundle);
+    let cases: [(&str, Edit, &str); 4] = [
+        (
+            "verified",
+            |b| b.finding.as_mut().unwrap().claim.change_risk = ChangeRisk::HighImpact,
+            "a high-impact change is left to a human",
+        ),
         ("flag-disagrees", |_| {}, "the change is not verified"),
         ("failed-after-repairs", |_| {}, "the run ended failed, not completed"),
         ("needs-human", |_| {}, "the run ended needs-human, not completed"),
@@ -506,4 +530,66 @@ fn our_comment_is_found_on_a_later_page() {
     assert_eq!(log.len(), 3, "{log:#?}");
     assert!(log[1].contains("page=2"), "{log:#?}");
     assert_eq!(log[2], format!("PATCH /repos/acme/widgets/issues/comments/{id}"));
+}
+
+#[test]
+fn a_check_run_opened_when_the_task_starts_is_concluded_in_place() {
+    let (gh, head) = github();
+    let http = Loopback::new(&gh);
+    let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
+    let client = GitHubClient::new(&http, &config).with_token(Secret::new(TOKEN));
+    let started = block_on(publish_check_run(
+        &client,
+        "acme",
+        "widgets",
+        &head,
+        "task-0001",
+        CheckRunStatus::InProgress,
+        "Agent Zero is working",
+        "Validating the claim.",
+        NOW_MS,
+    ));
+    assert!(matches!(started, Ok(StepOutcome::Created { url: Some(_) })), "{started:?}");
+    let runs = gh.check_runs("acme", "widgets");
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("in_progress")));
+    assert!(runs[0]["conclusion"].is_null());
+
+    let bundle = golden("verified");
+    let mut run = Run::new(&bundle, &[]);
+    run.head_sha = Some(&head);
+    run.policy.validation_comment = false;
+    let report = run.publish(&gh, &http);
+    assert!(matches!(outcome(&report, PublishStep::CheckRun), StepOutcome::Updated { .. }));
+    let runs = gh.check_runs("acme", "widgets");
+    assert_eq!(runs.len(), 1);
+    assert_eq!((runs[0]["status"].as_str(), runs[0]["conclusion"].as_str()), (Some("completed"), Some("success")));
+    assert!(runs[0]["output"]["title"].as_str().unwrap().starts_with("Verified"), "{}", runs[0]["output"]);
+
+    // A bad head sha is refused before any request; a rate limit is `Err`.
+    let bad = block_on(publish_check_run(
+        &client,
+        "acme",
+        "widgets",
+        "main",
+        "t",
+        CheckRunStatus::InProgress,
+        "t",
+        "s",
+        NOW_MS,
+    ));
+    assert!(matches!(bad, Ok(StepOutcome::Failed { .. })));
+    gh.fail_next("POST", "/repos/acme/widgets/check-runs", 429, &[("retry-after", "5")], "{}");
+    let limited = block_on(publish_check_run(
+        &client,
+        "acme",
+        "widgets",
+        &head,
+        "t",
+        CheckRunStatus::InProgress,
+        "t",
+        "s",
+        NOW_MS,
+    ));
+    assert_eq!(limited, Err(RetryAfter { ms: 5_000 }));
+    assert_only_allowed_writes(&gh);
 }

@@ -3,7 +3,9 @@
 // Rust worker's order (shared/app/src/routes/webhooks.rs): configuration ->
 // size -> signature over the raw bytes (WebCrypto, constant time) -> headers
 // -> redelivery check (1 KV get) -> JSON.parse -> answer recorded (1 KV put).
-// BENCH_MODE=noop answers 202 after reading the body: the dev stack's floor.
+// Floors for reading the figures (same worker, a var): BENCH_MODE=noop answers
+// 202 after reading the body (the dev stack alone); BENCH_MODE=kv does only
+// the KV get and put (the dev stack plus local KV, no verify, no parse).
 
 interface KVNamespace {
   get(key: string): Promise<string | null>;
@@ -69,6 +71,13 @@ async function intake(request: Request, env: Env): Promise<Response> {
   const body = await request.arrayBuffer();
   if (body.byteLength > MAX_BODY_BYTES) return error(413, "payload-too-large", "webhook body is too large");
   if (env.BENCH_MODE === "noop") return json(202, { ignored: true, reason: "noop" });
+  if (env.BENCH_MODE === "kv") {
+    const key = deliveryKey(request.headers.get("x-github-delivery") ?? "");
+    if ((await env.KV.get(key)) !== null) return json(200, { duplicate: true });
+    const answer = { ignored: true, reason: "kv-only" };
+    await env.KV.put(key, JSON.stringify(answer));
+    return json(202, answer);
+  }
 
   if (!(await verify(secret, request.headers.get("x-hub-signature-256"), body))) {
     return error(401, "unauthorized", "signature rejected");

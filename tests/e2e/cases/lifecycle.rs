@@ -199,6 +199,9 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let evidence = world.server.send("GET", &format!("/api/v1/tasks/{task_id}/evidence.md"), &[], b"");
     assert_eq!(evidence.status, 200);
     assert!(evidence.text().to_lowercase().contains("verified"), "{}", evidence.text());
+    // No credential reached stored state (KV, Durable Object) or the host's log.
+    let leaks = world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
+    assert!(leaks.is_empty(), "{leaks:?}");
     // The default branch of the fixture was never written by the sandbox.
     assert_eq!(world.github.branch_sha(world.fixture.owner(), world.fixture.name(), world.fixture.branch()), Some(world.fixture.head_sha()));
 }

@@ -1,6 +1,7 @@
 //! The `Agent Zero` check run on a pull request's head commit: one per task
 //! (`external_id` = task id), created once and edited afterwards.
 
+use agent_zero_evidence::CheckConclusion;
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -14,12 +15,11 @@ pub const CHECK_RUN_NAME: &str = "Agent Zero";
 
 /// What a check run says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckRunStatus<'a> {
-    /// `queued` or `in_progress`: the task is still moving.
+pub enum CheckRunStatus {
+    /// `in_progress`: the task is still moving.
     InProgress,
-    /// `completed` with this conclusion (`success`, `failure`, `neutral`,
-    /// `action_required`).
-    Completed { conclusion: &'a str },
+    /// `completed` with this conclusion (see [`agent_zero_evidence::outcome`]).
+    Completed(CheckConclusion),
 }
 
 #[derive(Deserialize)]
@@ -44,7 +44,7 @@ pub(crate) async fn upsert<H: HttpClient>(
     repo: &str,
     head_sha: &str,
     task_id: &str,
-    status: CheckRunStatus<'_>,
+    status: CheckRunStatus,
     title: &str,
     summary: &str,
 ) -> Result<StepOutcome, Halt> {
@@ -59,9 +59,9 @@ pub(crate) async fn upsert<H: HttpClient>(
     });
     match status {
         CheckRunStatus::InProgress => body["status"] = Value::from("in_progress"),
-        CheckRunStatus::Completed { conclusion } => {
+        CheckRunStatus::Completed(conclusion) => {
             body["status"] = Value::from("completed");
-            body["conclusion"] = Value::from(conclusion);
+            body["conclusion"] = Value::from(conclusion.as_str());
         }
     }
     if let Some(id) = existing(rest, &repo_path, head_sha, task_id).await? {
@@ -75,7 +75,8 @@ pub(crate) async fn upsert<H: HttpClient>(
     Ok(StepOutcome::Created { url: run.html_url })
 }
 
-/// The id of this task's check run on `head_sha`, if one exists. A listing
+/// The id of this task's check run on `head_sha`, if one exists (`filter=all`:
+/// the default `latest` hides an older task's run behind a newer one). A listing
 /// GitHub refuses (other than a rate limit) counts as none: a second run
 /// is better than no report.
 async fn existing<H: HttpClient>(
@@ -85,7 +86,7 @@ async fn existing<H: HttpClient>(
     task_id: &str,
 ) -> Result<Option<u64>, Halt> {
     let url = rest.url(&format!(
-        "/repos/{repo_path}/commits/{head_sha}/check-runs?check_name={}&per_page=100",
+        "/repos/{repo_path}/commits/{head_sha}/check-runs?check_name={}&filter=all&per_page=100",
         encode(CHECK_RUN_NAME, false)
     ));
     let response = rest.call("list check runs", http::Method::GET, &url, None).await?;

@@ -119,7 +119,7 @@ pub async fn publish_check_run<H: HttpClient>(
     repo: &str,
     head_sha: &str,
     task_id: &str,
-    status: CheckRunStatus<'_>,
+    status: CheckRunStatus,
     title: &str,
     summary: &str,
     now_ms: u64,
@@ -144,7 +144,7 @@ async fn run<H: HttpClient>(
     let outcome = match request.head_sha {
         Some(sha) => {
             let output = render_check_run(bundle, &request.render);
-            let status = CheckRunStatus::Completed { conclusion: output.conclusion.as_str() };
+            let status = CheckRunStatus::Completed(output.conclusion);
             check_run::upsert(rest, owner, repo, sha, request.task_id, status, &output.title, &output.summary).await
         }
         None => Ok(StepOutcome::skipped("the run has no pull request head")),
@@ -229,7 +229,15 @@ fn pull_request_title(request: &PublishRequest<'_>, issue: &IssueRef) -> String 
         .unwrap_or_default();
     let cleaned: String = source
         .chars()
-        .map(|c| if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') { ' ' } else { c })
+        .map(|c| {
+            if c.is_control()
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let words: Vec<&str> = cleaned.split_whitespace().collect();
     if words.is_empty() {

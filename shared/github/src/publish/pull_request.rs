@@ -158,11 +158,8 @@ pub(crate) async fn open<H: HttpClient>(
     body: &str,
 ) -> Result<(StepOutcome, Option<PublishedPullRequest>), Halt> {
     let repo_path = repo_path(owner, repo)?;
-    let published = |pull: Pull| PublishedPullRequest {
-        number: pull.number,
-        url: pull.html_url,
-        branch: branch.name.clone(),
-    };
+    let published =
+        |pull: Pull| PublishedPullRequest { number: pull.number, url: pull.html_url, branch: branch.name.clone() };
     let url = rest.url(&format!(
         "/repos/{repo_path}/pulls?head={}&state=open",
         encode(&format!("{owner}:{}", branch.name), false)

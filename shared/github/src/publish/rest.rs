@@ -208,7 +208,10 @@ mod tests {
     #[test]
     fn error_messages_join_details() {
         let body = r#"{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for o:b."}]}"#;
-        assert_eq!(error_message(&response(422, &[], body)), "Validation Failed: A pull request already exists for o:b.");
+        assert_eq!(
+            error_message(&response(422, &[], body)),
+            "Validation Failed: A pull request already exists for o:b."
+        );
         assert_eq!(error_message(&response(422, &[], "not json")), "");
     }
 }

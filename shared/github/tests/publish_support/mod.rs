@@ -47,9 +47,7 @@ impl<'g> Loopback<'g> {
             return None;
         }
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-        let param = |name: &str| {
-            query.split('&').find_map(|p| p.strip_prefix(&format!("{name}=")).map(|v| decode(v)))
-        };
+        let param = |name: &str| query.split('&').find_map(|p| p.strip_prefix(&format!("{name}=")).map(decode));
         let body = match parts.as_slice() {
             ["repos", owner, repo, "commits", sha, "check-runs"] => {
                 let name = param("check_name");

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The benchmark of issue 10, in one command: `bash tests/bench/run.sh`.
+#
+# 1. Intake: signed 25,600-byte `pull_request` `closed` deliveries (the real
+#    fixture, body padded) against the Rust worker and the equivalent
+#    TypeScript worker (tests/bench/ts-worker), both in `wrangler dev
+#    --local`, in alternating rounds; wrk (Debian `wrk`) drives the load with
+#    a distinct X-GitHub-Delivery per request (load/intake.lua). Two floors
+#    run in the same rounds: the TS worker doing only the KV get+put, and
+#    doing nothing (the dev stack alone).
+# 2. CPU per request: utime+stime of the workerd process running the worker
+#    (/proc/PID/stat) across a round, over the requests served. An estimate:
+#    it includes workerd's local KV simulation and HTTP handling.
+# 3. The native floor: `cargo bench -p agent-zero-github --bench intake`.
+# 4. Sizes (gzip -9) of the worker wasm, its JS glue, the Spin component and
+#    the TS bundle.
+# 5. KV operations and subrequests per task run (runtime harness test).
+#
+# Prints a markdown table of medians and ratios and writes it to
+# $BENCH_OUT (default /tmp/bench-results.md). Knobs: BENCH_ROUNDS (3),
+# BENCH_DURATION (seconds per round, 10), BENCH_CONNECTIONS (8).
+# Needs: node + tests/node (wrangler), wrk, gzip, cargo.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bench="$root/tests/bench"
+rounds="${BENCH_ROUNDS:-3}"
+duration="${BENCH_DURATION:-10}"
+connections="${BENCH_CONNECTIONS:-8}"
+out="${BENCH_OUT:-/tmp/bench-results.md}"
+wrangler="$root/tests/node/node_modules/.bin/wrangler"
+secret="bench-webhook-secret-$RANDOM$RANDOM"
+workers=(rust ts ts-kv ts-noop)
+load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+say() { printf '[bench] %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+command -v wrk >/dev/null || die "wrk is missing: apt-get install -y wrk"
+command -v node >/dev/null || die "node is missing"
+[ -x "$wrangler" ] || die "$wrangler is missing: run tests/scripts/install-tools.sh"
+
+work="$(mktemp -d /tmp/agent-zero-bench.XXXXXX)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- artefacts ------------------------------------------------------------
+if [ ! -f "$root/functions/cloudflare/build/index.js" ]; then
+  say "building the worker (tests/scripts/build-worker.sh)"
+  bash "$root/tests/scripts/build-worker.sh"
+fi
+spin_wasm=""
+for candidate in "$root/target/wasm32-wasip2/release/agent_zero_spin.wasm" \
+  "${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release/agent_zero_spin.wasm"; do
+  [ -f "$candidate" ] && { spin_wasm="$candidate"; break; }
+done
+if [ -z "$spin_wasm" ]; then
+  say "building the Spin component (tests/scripts/build-spin.sh)"
+  bash "$root/tests/scripts/build-spin.sh"
+  spin_wasm="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release/agent_zero_spin.wasm"
+fi
+
+payload="$work/payload.json"
+signature="$(node "$bench/load/payload.mjs" \
+  "$root/tests/fixtures/github-webhooks/pull_request/closed.payload.json" "$payload" "$secret")"
+
+# --- workers --------------------------------------------------------------
+free_port() {
+  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# prepare NAME: a directory with the worker's wrangler.toml; prints the extra args.
+prepare() {
+  local name="$1" dir="$work/$1"
+  mkdir -p "$dir/state"
+  case "$name" in
+    rust)
+      # As tests/src/server.rs: the prebuilt bundle, [build] disabled.
+      sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$root/functions/cloudflare/build/index.js\"|" \
+        -e 's|^\[build\]$|[build_disabled]|' "$root/wrangler.toml" > "$dir/wrangler.toml"
+      grep -q "^main = \"$root/" "$dir/wrangler.toml" || die "wrangler.toml: unexpected main line"
+      ;;
+    ts | ts-kv | ts-noop)
+      cp "$bench/ts-worker/index.ts" "$bench/ts-worker/wrangler.toml" "$dir/"
+      ;;
+  esac
+}
+
+start() {
+  local name="$1" dir="$work/$1" port inspector mode=""
+  port="$(free_port)"
+  inspector="$(free_port)"
+  case "$name" in ts-kv) mode=kv ;; ts-noop) mode=noop ;; esac
+  (
+    cd "$dir"
+    WRANGLER_SEND_METRICS=false AGENT_ZERO_PREBUILT=1 setsid "$wrangler" dev --local \
+      --ip 127.0.0.1 --port "$port" --config "$dir/wrangler.toml" --persist-to "$dir/state" \
+      --inspector-port "$inspector" --log-level warn \
+      --var "GITHUB_WEBHOOK_SECRET:$secret" ${mode:+--var "BENCH_MODE:$mode"} \
+      </dev/null >"$dir/wrangler.log" 2>&1 &
+    echo $! >"$dir/pid"
+  )
+  pids+=("$(cat "$dir/pid")")
+  echo "$port" >"$dir/port"
+}
+
+wait_ready() {
+  local name="$1" dir="$work/$1" port
+  port="$(cat "$dir/port")"
+  for _ in $(seq 1 450); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$port/api/v1/health" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  cat "$dir/wrangler.log" >&2
+  die "$name did not answer on port $port within 90 s"
+}
+
+# post NAME DELIVERY [SIGNATURE]: prints "STATUS BODY".
+post() {
+  local port
+  port="$(cat "$work/$1/port")"
+  curl -sS -X POST "http://127.0.0.1:$port/webhooks/github" -w ' %{http_code}' \
+    -H 'Content-Type: application/json' -H 'X-GitHub-Event: pull_request' \
+    -H "X-Hub-Signature-256: ${3:-$signature}" -H "X-GitHub-Delivery: $2" \
+    --data-binary "@$payload" | awk '{status=$NF; $NF=""; print status, $0}'
+}
+
+# The workers do the work compared: verify (a bad signature is refused),
+# ignore the `closed` delivery with 202, answer a redelivery from KV.
+check() {
+  local name="$1" first second bad
+  first="$(post "$name" "check-$name-1")"
+  second="$(post "$name" "check-$name-1")"
+  bad="$(post "$name" "check-$name-2" "sha256=$(printf '0%.0s' $(seq 64))")"
+  case "$first" in "202 "*ignored*) ;; *) die "$name: first delivery answered: $first" ;; esac
+  case "$name" in ts-noop) return 0 ;; esac
+  case "$second" in "200 "*duplicate*) ;; *) die "$name: redelivery answered: $second" ;; esac
+  case "$name" in ts-kv) return 0 ;; esac
+  case "$bad" in "401 "*) ;; *) die "$name: bad signature answered: $bad" ;; esac
+}
+
+# cpu NAME: "worker_ticks stack_ticks": the workerd that runs the worker (the
+# one with an inspector; the other proxies) and every process of the group.
+cpu() {
+  local group worker=0 stack=0 pid ticks
+  group="$(cat "$work/$1/pid")"
+  for pid in $(pgrep -g "$group"); do
+    ticks="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+    stack=$((stack + ticks))
+    if grep -q -- '--inspector-addr' "/proc/$pid/cmdline" 2>/dev/null; then worker=$((worker + ticks)); fi
+  done
+  echo "$worker $stack"
+}
+
+# load NAME SECONDS PREFIX: runs wrk; prints its BENCH line.
+load() {
+  local port
+  port="$(cat "$work/$1/port")"
+  wrk -t1 -c"$connections" -d"${2}s" --timeout 10s -s "$bench/load/intake.lua" \
+    "http://127.0.0.1:$port/webhooks/github" -- "$payload" "$signature" "$3" | grep '^BENCH ' || die "$1: wrk printed no result"
+}
+
+say "starting ${workers[*]} in wrangler dev (rounds: $rounds x ${duration}s, $connections connections)"
+for name in "${workers[@]}"; do prepare "$name"; done
+# One at a time: four wrangler starts at once swamp 2 cores.
+for name in "${workers[@]}"; do start "$name"; wait_ready "$name"; check "$name"; done
+
+say "warming up"
+for name in "${workers[@]}"; do load "$name" 3 "warm-$name-$RANDOM" >/dev/null; done
+
+results="$work/rounds.tsv"
+: >"$results"
+for round in $(seq 1 "$rounds"); do
+  # Rotate the order each round so no worker always follows the same one.
+  order=("${workers[@]:$(((round - 1) % ${#workers[@]}))}" "${workers[@]:0:$(((round - 1) % ${#workers[@]}))}")
+  for name in "${order[@]}"; do
+    read -r worker_before stack_before <<<"$(cpu "$name")"
+    line="$(load "$name" "$duration" "r$round-$name-$RANDOM$RANDOM")"
+    read -r worker_after stack_after <<<"$(cpu "$name")"
+    printf '%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$round" "$name" "$line" \
+      "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
+    say "round $round $name: ${line#BENCH }"
+  done
+done
+
+for name in "${workers[@]}"; do kill -KILL -- "-$(cat "$work/$name/pid")" 2>/dev/null || true; done
+pids=()
+
+# --- native floor ---------------------------------------------------------
+say "native floor: cargo bench -p agent-zero-github --bench intake"
+native="$work/native.txt"
+(cd "$root" && AGENT_ZERO_BENCH_PAYLOAD="$payload" cargo bench -q -p agent-zero-github --bench intake) >"$native" 2>"$work/native.log" \
+  || { cat "$work/native.log" >&2; die "cargo bench failed"; }
+
+# --- sizes ----------------------------------------------------------------
+say "sizes"
+ts_bundle="$work/ts-bundle"
+(cd "$work/ts" && WRANGLER_SEND_METRICS=false "$wrangler" deploy --dry-run --outdir "$ts_bundle" >"$work/ts-bundle.log" 2>&1) \
+  || { cat "$work/ts-bundle.log" >&2; die "bundling the TS worker failed"; }
+sizes="$work/sizes.tsv"
+size_row() { printf '%s\t%s\t%s\t%s\n' "$1" "${2#"$root"/}" "$(wc -c <"$2")" "$(gzip -9 -c "$2" | wc -c)" >>"$sizes"; }
+: >"$sizes"
+size_row "Worker wasm" "$root/functions/cloudflare/build/index_bg.wasm"
+size_row "Worker JS glue" "$root/functions/cloudflare/build/index.js"
+size_row "Spin component" "$spin_wasm"
+size_row "TS worker bundle" "$ts_bundle/index.js"
+
+# --- KV operations and subrequests per task run ---------------------------
+say "task-run costs: cargo test -p agent-zero-runtime --test lifecycle per_tick_cost_is_bounded"
+costs="$work/costs.txt"
+(cd "$root" && cargo test -q -p agent-zero-runtime --test lifecycle -- --nocapture --exact per_tick_cost_is_bounded) >"$costs" 2>&1 \
+  || { cat "$costs" >&2; say "the runtime cost test failed; the documented model is printed instead"; }
+
+# --- report ---------------------------------------------------------------
+node "$bench/load/report.mjs" --rounds "$results" --native "$native" --sizes "$sizes" --costs "$costs" \
+  --duration "$duration" --connections "$connections" --bytes "$(wc -c <"$payload")" --out "$out" \
+  --clk "$(getconf CLK_TCK)" --load "$load_at_start" --wrangler "$("$wrangler" --version 2>/dev/null | tail -1)"
+say "written to $out"
