@@ -40,7 +40,7 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
     let git_ref = stimulus.input.pull_request.as_ref().map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref);
-    let publisher = ForgePublisher::new(config);
+    let publisher = ForgePublisher::new(config, host.http(), now_ms);
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },

@@ -2,7 +2,7 @@
 //! produced. Nothing here writes to KV; the tick commits what this returns.
 
 use agent_zero_agent::{RepositoryFacts, WriteDecision, WriteRequest, authorize_write, validate};
-use agent_zero_contracts::{
+use agent_zero_contracts::{ProposedChange, 
     ChangeRisk, Refusal, TaskState, TerminalState, Verdict, all_checks_passed, is_repository_relative_path,
 };
 
@@ -267,7 +267,12 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
         Step::Publish => {
             let (result, evidence) = &**r.concluded.as_ref().expect("publish follows the conclusion");
             stats.publications += 1;
-            let publication = Publication { stimulus, result, evidence, idempotency_key: &cx.key };
+            let changes: Vec<ProposedChange> = r
+                .decision
+                .as_ref()
+                .map(|d| d.changes.iter().filter(|c| r.applied.contains(&c.path)).cloned().collect())
+                .unwrap_or_default();
+            let publication = Publication { stimulus, result, evidence, changes: &changes, idempotency_key: &cx.key };
             let (outcome, delay_ms) = match ports.publisher.publish(publication).await {
                 Ok(reference) => (PublicationOutcome::Published { reference }, 0),
                 Err(reason) => (PublicationOutcome::Failed { reason }, backoff(cx.limits, r.publish_attempts + 1)),

@@ -56,6 +56,10 @@ pub struct TaskInput {
     /// Files the requester scoped the task to (widen the write scope).
     #[serde(default)]
     pub files: Vec<String>,
+    /// The GitHub App installation that delivered the task (App credentials
+    /// are per installation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installation_id: Option<u64>,
 }
 
 /// A sandbox lease as recorded: its id and what the boundary allowed.

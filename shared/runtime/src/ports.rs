@@ -89,6 +89,9 @@ pub struct Publication<'a> {
     pub stimulus: &'a Stimulus,
     pub result: &'a TaskResult,
     pub evidence: &'a EvidenceBundle,
+    /// Full contents of the files the run wrote (the applied changes of its
+    /// last attempt), for a forge that publishes them as a commit.
+    pub changes: &'a [ProposedChange],
     pub idempotency_key: &'a str,
 }
 

@@ -16,6 +16,8 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
     Case { name: "fix_that_breaks_tests_is_repaired_on_attempt_2", run: fix_that_breaks_tests_is_repaired_on_attempt_2 },
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
+    Case { name: "fault_sandbox_unreachable_fails_with_the_reason", run: fault_sandbox_unreachable_fails_with_the_reason },
+    Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
 ];
 
 const SECRET: &str = "e2e-lifecycle-secret";
@@ -74,6 +76,12 @@ fn policy(mode: &str) -> String {
 }
 
 fn world(runtime: Runtime, policy_text: &str) -> World {
+    world_with(runtime, policy_text, None, false)
+}
+
+/// `state`: reuse a KV directory (restarts); `dead_sandbox`: point the app at
+/// a port where nothing listens.
+fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::PathBuf>, dead_sandbox: bool) -> World {
     let fixture = FixtureRepo::calc("acme", "calc").file(".agent-zero.yml", policy_text).build().expect("fixture repo");
     let github = FakeGitHub::start();
     github.add_fixture(&fixture);
@@ -86,13 +94,14 @@ fn world(runtime: Runtime, policy_text: &str) -> World {
         ("AGENT_ZERO_MODEL_BASE_URL", model.base_url()),
         ("OPENAI_COMPATIBLE_API_KEY", "sk-e2e-model-key".to_owned()),
         ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
-        ("AGENT_ZERO_SANDBOX_URL", sandbox.url.clone()),
+        ("AGENT_ZERO_SANDBOX_URL", if dead_sandbox { dead_url() } else { sandbox.url.clone() }),
         ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "operator:observe|suggest|fix|autonomous".to_owned()),
     ];
     let options = ServerOptions {
         vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        state_dir: state,
         ..ServerOptions::default()
     };
     let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
@@ -128,6 +137,16 @@ fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
         ],
         body,
     )
+}
+
+/// Waits until `done` holds for the fake GitHub (publication runs after the
+/// task concludes).
+fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
+    let started = Instant::now();
+    while !done(&world.github) {
+        assert!(started.elapsed() < Duration::from_secs(90), "GitHub never saw {what}: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
 }
 
 /// Polls the task until it reaches a terminal (or waiting) state.
@@ -202,8 +221,25 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     // No credential reached stored state (KV, Durable Object) or the host's log.
     let leaks = world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");
-    // The default branch of the fixture was never written by the sandbox.
-    assert_eq!(world.github.branch_sha(world.fixture.owner(), world.fixture.name(), world.fixture.branch()), Some(world.fixture.head_sha()));
+    // Published: one confirmed comment, one fresh branch, one pull request
+    // carrying the evidence; nothing forced, the default branch untouched.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    let pulls = world.github.pulls(owner, name);
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    let head = pulls[0]["head"]["ref"].as_str().unwrap_or_default().to_owned();
+    assert!(head.starts_with("agent-zero/1-") && head.ends_with(&task_id), "{head}");
+    assert_eq!(pulls[0]["base"]["ref"], world.fixture.branch());
+    let pr_body = pulls[0]["body"].as_str().unwrap_or_default();
+    assert!(pr_body.contains("python3 -m unittest passes"), "acceptance criteria in the PR body: {pr_body}");
+    assert_eq!(world.github.file(owner, name, &head, calc::BUG_PATH).as_deref(), Some(calc::CALC_PY_FIXED));
+    wait_github(&world, "the validation comment", |g| !g.comments(owner, name, 1).is_empty());
+    let comments = world.github.comments(owner, name, 1);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    assert!(comments[0]["body"].as_str().unwrap_or_default().starts_with("<!-- agent-zero:issue-validation -->"));
+    let ref_writes: Vec<_> = world.github.calls().into_iter().filter(|c| c.path.contains("/git/refs") && c.method != "GET").collect();
+    assert!(ref_writes.iter().all(|c| c.method == "POST"), "only fresh refs: {ref_writes:?}");
+    assert_eq!(world.github.branch_sha(owner, name, world.fixture.branch()), Some(world.fixture.head_sha()));
 }
 
 fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
@@ -227,6 +263,13 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
         "{text}"
     );
     assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "{text}");
+    // The issue hears "not confirmed" with the reason; no branch, no PR.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "the validation comment", |g| !g.comments(owner, name, 1).is_empty());
+    let body = world.github.comments(owner, name, 1)[0]["body"].as_str().unwrap_or_default().to_owned();
+    assert!(body.contains("does not appear in the cited files"), "{body}");
+    assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty());
+    assert!(world.github.pulls(owner, name).is_empty());
 }
 
 fn decision(risk: &str, content: &str) -> Value {
@@ -293,4 +336,69 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     assert_eq!(task["approvedBy"], "operator", "{text}");
     let again = world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
     assert_eq!(again.status, 409, "{}", again.text());
+}
+
+/// A loopback URL where nothing listens.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    format!("http://127.0.0.1:{port}")
+}
+
+fn fault_sandbox_unreachable_fails_with_the_reason(runtime: Runtime) {
+    let world = world_with(runtime, &policy("fix"), None, true);
+    let reply = deliver(&world, "fault-sandbox-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "failed", "{text}");
+    assert_eq!(task["result"]["verified"], false, "{text}");
+    assert!(text.contains("sandbox"), "the failure names the sandbox: {text}");
+    assert!(world.model.calls().is_empty(), "no model call without a checkout");
+}
+
+fn fault_host_killed_mid_tick_resumes_after_restart(runtime: Runtime) {
+    let state = tempfile::tempdir().unwrap();
+    let mut world = world_with(runtime, &policy("fix"), Some(state.path().to_path_buf()), false);
+    // The first model call hangs; the host is killed while it waits.
+    world.model.push_delay(4_000);
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let reply = deliver(&world, "fault-kill-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    while world.model.calls().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the model was never called");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    world.server.stop();
+    std::thread::sleep(Duration::from_millis(4_500));
+
+    // Same state, new process: nothing committed is lost, and the sweep
+    // re-drives the interrupted tick.
+    let options = ServerOptions {
+        vars: vec![
+            ("GITHUB_WEBHOOK_SECRET".into(), SECRET.into()),
+            ("GITHUB_API_URL".into(), world.github.url()),
+            ("GITHUB_TOKEN".into(), "ghp_e2e_lifecycle".into()),
+            ("AGENT_ZERO_MODEL_BASE_URL".into(), world.model.base_url()),
+            ("OPENAI_COMPATIBLE_API_KEY".into(), "sk-e2e-model-key".into()),
+            ("AGENT_ZERO_SANDBOX_PROVIDER".into(), "custom".into()),
+            ("AGENT_ZERO_SANDBOX_URL".into(), world._sandbox.url.clone()),
+            ("AGENT_ZERO_SANDBOX_TOKEN".into(), SANDBOX_TOKEN.into()),
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS".into(), format!("operator:{OPERATOR}")),
+        ],
+        state_dir: Some(state.path().to_path_buf()),
+        ..ServerOptions::default()
+    };
+    world.server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
+    let before = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+    assert_eq!(before.status, 200, "the task survived the restart: {}", before.text());
+    let auth = format!("Bearer {OPERATOR}");
+    let swept = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &auth)], b"");
+    assert_eq!(swept.status, 200, "{}", swept.text());
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
 }

@@ -433,5 +433,6 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
         issue_body: None,
         pull_request,
         files: body.files.iter().map(|f| redact(f, secrets)).collect(),
+        installation_id: None,
     })
 }

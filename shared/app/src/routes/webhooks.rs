@@ -168,7 +168,11 @@ async fn task<H: Host>(
     let task_id = task_id_for_delivery(&seed.delivery_id);
     // Webhooks never raise the mode: the policy's own mode is the ceiling.
     let mode: RunMode = policy.restrict_mode(None);
-    let mut input = TaskInput { feedback: seed.feedback.clone(), ..TaskInput::default() };
+    let mut input = TaskInput {
+        feedback: seed.feedback.clone(),
+        installation_id: seed.installation_id,
+        ..TaskInput::default()
+    };
     match &seed.subject {
         Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
         Subject::Issue(issue) => {

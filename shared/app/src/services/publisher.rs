@@ -1,30 +1,91 @@
-//! `runtime::Publisher`: where a concluded task's evidence goes. The
-//! evidence is already committed in the task log (and served by the task
-//! API); this reports it back to the forge when credentials allow.
+//! `runtime::Publisher` over GitHub: check run, issue validation comment and
+//! verified pull request (`agent_zero_github::publish`). The evidence is
+//! already committed in the task log and served by the task API; this
+//! reports it where the work was asked for. A failed publication never
+//! fails the run: the report says why no pull request exists.
 
+use agent_zero_evidence::RenderOptions;
+use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, StepOutcome, publish};
+use agent_zero_github::{ApiConfig, Credentials, GitHubClient};
+use agent_zero_ports::HttpClient;
 use agent_zero_runtime::{Publication, Publisher};
 
 use crate::Config;
 
-/// Publishes to GitHub when credentials are configured; otherwise records
-/// that only the stored evidence exists.
-pub(crate) struct ForgePublisher<'a> {
+/// Publishes to GitHub when credentials are configured.
+pub(crate) struct ForgePublisher<'a, H> {
     config: &'a Config,
+    http: &'a H,
+    now_ms: u64,
 }
 
-impl<'a> ForgePublisher<'a> {
-    pub(crate) fn new(config: &'a Config) -> Self {
-        Self { config }
+impl<'a, H: HttpClient> ForgePublisher<'a, H> {
+    pub(crate) fn new(config: &'a Config, http: &'a H, now_ms: u64) -> Self {
+        Self { config, http, now_ms }
     }
 }
 
-impl Publisher for ForgePublisher<'_> {
+impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
-        let has_credentials = self.config.is_set("GITHUB_TOKEN")
-            || (self.config.is_set("GITHUB_APP_ID") && self.config.is_set("GITHUB_APP_PRIVATE_KEY"));
-        if !has_credentials {
-            return Ok(format!("stored only: task {} (no GitHub credentials configured)", publication.stimulus.task_id));
+        let config = self.config;
+        let stimulus = publication.stimulus;
+        let credentials =
+            Credentials::from_env(config.get("GITHUB_TOKEN"), config.get("GITHUB_APP_ID"), config.get("GITHUB_APP_PRIVATE_KEY"))
+                .map_err(|e| format!("GitHub credentials: {e}"))?;
+        let Some(credentials) = credentials else {
+            return Ok("stored only: no GitHub credentials are configured".into());
+        };
+        let Some((owner, repo)) = stimulus.repository.split_once('/') else {
+            return Ok(format!("stored only: `{}` is not a GitHub repository", stimulus.repository));
+        };
+        let api = ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| e.to_string())?;
+        let anonymous = GitHubClient::new(self.http, &api);
+        let token = credentials
+            .token_for(stimulus.input.installation_id, &anonymous, self.now_ms)
+            .await
+            .map_err(|e| format!("GitHub credentials: {e}"))?;
+        let client = GitHubClient::new(self.http, &api).with_token(token);
+
+        let files: Vec<PublishFile<'_>> = publication
+            .changes
+            .iter()
+            .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
+            .collect();
+        let secrets = config.secret_values();
+        let policy = &stimulus.policy;
+        let request = PublishRequest {
+            bundle: publication.evidence,
+            result: publication.result,
+            task_id: &stimulus.task_id,
+            owner,
+            repo,
+            default_branch: None,
+            head_sha: stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str()),
+            issue: stimulus.input.issue.as_ref(),
+            policy: PublishPolicy { validation_comment: policy.issues.validation_comment, branch_prefix: &policy.issues.branch_prefix },
+            files: &files,
+            bot_login: None,
+            render: RenderOptions { secrets: &secrets, ..RenderOptions::default() },
+            now_ms: self.now_ms,
+        };
+        let report = publish(&client, &request).await;
+        if let Some(retry) = &report.retry_after {
+            // The runtime backs off and tries again (bounded attempts).
+            return Err(format!("GitHub rate limit: retry after {} ms", retry.ms));
         }
-        Ok(format!("stored: task {}", publication.stimulus.task_id))
+        let steps: Vec<String> = report
+            .steps
+            .iter()
+            .map(|s| match &s.outcome {
+                StepOutcome::Failed { reason } => format!("{:?}: failed ({reason})", s.step),
+                other => format!("{:?}: {other:?}", s.step),
+            })
+            .collect();
+        let pull_request = match (&report.pull_request, report.no_pull_request_reason()) {
+            (Some(pr), _) => format!("pull request {}", pr.url),
+            (None, Some(reason)) => format!("no pull request: {reason}"),
+            (None, None) => "no pull request".to_owned(),
+        };
+        Ok(format!("{pull_request}; {}", steps.join("; ")))
     }
 }
