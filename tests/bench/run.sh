@@ -31,6 +31,10 @@ out="${BENCH_OUT:-/tmp/bench-results.md}"
 wrangler="$root/tests/node/node_modules/.bin/wrangler"
 secret="bench-webhook-secret-$RANDOM$RANDOM"
 workers=(rust ts ts-kv ts-noop)
+# What each round measures: the four workers, and the Rust and TS workers
+# answering a wrong signature (401 after verifying: no KV, no parse).
+cases=(rust ts ts-kv ts-noop rust-401 ts-401)
+bad_signature="sha256=$(printf '0%.0s' $(seq 64))"
 load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 say() { printf '[bench] %s\n' "$*" >&2; }
@@ -136,7 +140,7 @@ check() {
   local name="$1" first second bad
   first="$(post "$name" "check-$name-1")"
   second="$(post "$name" "check-$name-1")"
-  bad="$(post "$name" "check-$name-2" "sha256=$(printf '0%.0s' $(seq 64))")"
+  bad="$(post "$name" "check-$name-2" "$bad_signature")"
   case "$first" in "202 "*ignored*) ;; *) die "$name: first delivery answered: $first" ;; esac
   case "$name" in ts-noop) return 0 ;; esac
   case "$second" in "200 "*duplicate*) ;; *) die "$name: redelivery answered: $second" ;; esac
@@ -148,7 +152,7 @@ check() {
 # one with an inspector; the other proxies) and every process of the group.
 cpu() {
   local group worker=0 stack=0 pid ticks
-  group="$(cat "$work/$1/pid")"
+  group="$(cat "$work/${1%-401}/pid")"
   for pid in $(pgrep -g "$group"); do
     ticks="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
     stack=$((stack + ticks))
@@ -157,12 +161,13 @@ cpu() {
   echo "$worker $stack"
 }
 
-# load NAME SECONDS PREFIX: runs wrk; prints its BENCH line.
+# load CASE SECONDS PREFIX: runs wrk; prints its BENCH line.
 load() {
-  local port
-  port="$(cat "$work/$1/port")"
+  local port sig="$signature" expect=202
+  port="$(cat "$work/${1%-401}/port")"
+  case "$1" in *-401) sig="$bad_signature" expect=401 ;; esac
   wrk -t1 -c"$connections" -d"${2}s" --timeout 10s -s "$bench/load/intake.lua" \
-    "http://127.0.0.1:$port/webhooks/github" -- "$payload" "$signature" "$3" | grep '^BENCH ' || die "$1: wrk printed no result"
+    "http://127.0.0.1:$port/webhooks/github" -- "$payload" "$sig" "$3" "$expect" | grep '^BENCH ' || die "$1: wrk printed no result"
 }
 
 say "starting ${workers[*]} in wrangler dev (rounds: $rounds x ${duration}s, $connections connections)"
@@ -177,7 +182,8 @@ results="$work/rounds.tsv"
 : >"$results"
 for round in $(seq 1 "$rounds"); do
   # Rotate the order each round so no worker always follows the same one.
-  order=("${workers[@]:$(((round - 1) % ${#workers[@]}))}" "${workers[@]:0:$(((round - 1) % ${#workers[@]}))}")
+  shift_by=$(((round - 1) % ${#cases[@]}))
+  order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
   for name in "${order[@]}"; do
     read -r worker_before stack_before <<<"$(cpu "$name")"
     line="$(load "$name" "$duration" "r$round-$name-$RANDOM$RANDOM")"
@@ -203,12 +209,12 @@ ts_bundle="$work/ts-bundle"
 (cd "$work/ts" && WRANGLER_SEND_METRICS=false "$wrangler" deploy --dry-run --outdir "$ts_bundle" >"$work/ts-bundle.log" 2>&1) \
   || { cat "$work/ts-bundle.log" >&2; die "bundling the TS worker failed"; }
 sizes="$work/sizes.tsv"
-size_row() { printf '%s\t%s\t%s\t%s\n' "$1" "${2#"$root"/}" "$(wc -c <"$2")" "$(gzip -9 -c "$2" | wc -c)" >>"$sizes"; }
+size_row() { printf '%s\t%s\t%s\t%s\n' "$1" "${3:-${2#"$root"/}}" "$(wc -c <"$2")" "$(gzip -9 -c "$2" | wc -c)" >>"$sizes"; }
 : >"$sizes"
 size_row "Worker wasm" "$root/functions/cloudflare/build/index_bg.wasm"
 size_row "Worker JS glue" "$root/functions/cloudflare/build/index.js"
 size_row "Spin component" "$spin_wasm"
-size_row "TS worker bundle" "$ts_bundle/index.js"
+size_row "TS worker bundle" "$ts_bundle/index.js" "tests/bench/ts-worker (wrangler deploy --dry-run)"
 
 # --- KV operations and subrequests per task run ---------------------------
 say "task-run costs: cargo test -p agent-zero-runtime --test lifecycle per_tick_cost_is_bounded"

@@ -1,8 +1,8 @@
 -- wrk script for tests/bench/run.sh: POSTs one signed GitHub delivery (the
 -- body and its signature are constant) with a distinct X-GitHub-Delivery per
--- request, so the worker never answers a redelivery. Counts 202 answers
--- (the expected "ignored") apart from anything else.
--- Usage: wrk ... -s intake.lua URL -- BODY_FILE SIGNATURE DELIVERY_PREFIX
+-- request, so the worker never answers a redelivery. Counts the expected
+-- answers (202 "ignored", or 401 for a wrong signature) apart from others.
+-- Usage: wrk ... -s intake.lua URL -- BODY_FILE SIGNATURE DELIVERY_PREFIX [STATUS=202]
 
 local threads = {}
 
@@ -16,6 +16,7 @@ function init(args)
   local body = file:read("*a")
   file:close()
   prefix = args[3]
+  expected = tonumber(args[4] or "202")
   counter = 0
   accepted = 0
   other = 0
@@ -34,7 +35,7 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == 202 then
+  if status == expected then
     accepted = accepted + 1
   else
     other = other + 1
