@@ -82,12 +82,24 @@ impl Host for CloudflareHost {
     }
 }
 
-fn config(env: &Env) -> Config {
-    Config::from_lookup(|name| {
-        env.secret(name)
-            .map(|s| s.to_string())
-            .or_else(|_| env.var(name).map(|v| v.to_string()))
-            .ok()
+thread_local! {
+    /// Secrets and vars are fixed for an isolate's life (changing them
+    /// deploys new isolates), so they are read once per isolate rather than
+    /// with ~60 binding lookups per request.
+    static CONFIG: std::cell::OnceCell<std::rc::Rc<Config>> = const { std::cell::OnceCell::new() };
+}
+
+fn config(env: &Env) -> std::rc::Rc<Config> {
+    CONFIG.with(|cell| {
+        cell.get_or_init(|| {
+            std::rc::Rc::new(Config::from_lookup(|name| {
+                env.secret(name)
+                    .map(|s| s.to_string())
+                    .or_else(|_| env.var(name).map(|v| v.to_string()))
+                    .ok()
+            }))
+        })
+        .clone()
     })
 }
 

@@ -409,4 +409,7 @@ fn per_tick_cost_is_bounded() {
         assert!(s.model_calls <= 1 && s.publications <= 1);
     }
     eprintln!("ticks: {}; max kv ops per tick: {}", reports.len(), reports.iter().map(|r| r.stats.kv_operations()).max().unwrap());
+    let kv: u32 = reports.iter().map(|r| r.stats.kv_operations()).sum();
+    let sub: u32 = reports.iter().map(|r| r.stats.subrequests()).sum();
+    eprintln!("totals: kv ops {kv}, subrequests {sub}");
 }
