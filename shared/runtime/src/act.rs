@@ -54,9 +54,14 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
     let remaining = policy.agent.timeout_ms.saturating_sub(cx.now_ms.saturating_sub(r.created_ms)).max(1);
     let now = |facts: Vec<Fact>| Ok(Acted { facts, delay_ms: 0 });
     let sandbox_failed = |operation: &str, error: WorkspaceError| {
-        let operation = if matches!(error, WorkspaceError::LeaseGone(_)) { "lease-gone" } else { operation };
+        let (operation, tries) = match error {
+            WorkspaceError::LeaseGone(_) => ("lease-gone", r.sandbox_errors + 1),
+            // A full pool is not a failure: wait for a slot (agent.timeoutMs bounds it).
+            WorkspaceError::Refused(_) if r.lease.is_none() => (crate::resident::LEASE_REFUSED, r.lease_waits + 1),
+            _ => (operation, r.sandbox_errors + 1),
+        };
         let fact = Fact::SandboxError { operation: operation.into(), reason: error.to_string() };
-        Ok(Acted { facts: vec![fact], delay_ms: backoff(cx.limits, r.sandbox_errors + 1) })
+        Ok(Acted { facts: vec![fact], delay_ms: backoff(cx.limits, tries) })
     };
     let lease = r.lease.as_ref();
     match step {

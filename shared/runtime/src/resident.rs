@@ -29,6 +29,10 @@ pub enum FoldError {
     Transition { seq: u64, reason: String },
 }
 
+/// The `SandboxError.operation` of a lease the pool refused for quota: the
+/// task waits for a slot instead of failing.
+pub(crate) const LEASE_REFUSED: &str = "lease-refused";
+
 /// Everything a tick needs to decide, derived only from the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -48,6 +52,10 @@ pub struct Resident {
     pub applied_on: Option<String>,
     /// Consecutive sandbox errors in the current state.
     pub sandbox_errors: u32,
+    /// Consecutive lease refusals (pool quota full): waited out with
+    /// backoff, bounded by `agent.timeoutMs`, never counted as errors.
+    #[serde(default)]
+    pub lease_waits: u32,
     pub discovered: bool,
     pub files: Vec<String>,
     pub checks: Vec<Vec<String>>,
@@ -91,6 +99,7 @@ impl Default for Resident {
             runner: None,
             applied_on: None,
             sandbox_errors: 0,
+            lease_waits: 0,
             discovered: false,
             files: Vec::new(),
             checks: Vec::new(),
@@ -194,6 +203,10 @@ impl Resident {
                     self.lease = Some(lease.clone());
                     self.released = false;
                     self.sandbox_errors = 0;
+                    self.lease_waits = 0;
+                }
+                Fact::SandboxError { operation, .. } if operation == LEASE_REFUSED => {
+                    self.lease_waits += 1;
                 }
                 Fact::SandboxError { operation, .. } => {
                     self.sandbox_errors += 1;

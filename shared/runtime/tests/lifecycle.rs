@@ -413,3 +413,17 @@ fn per_tick_cost_is_bounded() {
     let sub: u32 = reports.iter().map(|r| r.stats.subrequests()).sum();
     eprintln!("totals: kv ops {kv}, subrequests {sub}");
 }
+
+#[test]
+fn a_full_pool_is_waited_out_not_counted_as_sandbox_failures() {
+    let h = Harness::new();
+    // More refusals than `max_sandbox_errors` (3): still completes.
+    h.workspace.fail_leases.set(5);
+    h.decider.push(decision(claim()));
+    let outcome = h.run(stimulus("t-pool", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let r = h.load("t-pool");
+    assert_eq!(r.sandbox_errors, 0);
+    assert_eq!(r.lease_waits, 0, "reset once the lease was granted");
+    assert!(r.concluded.as_ref().is_some_and(|c| c.0.verified));
+}

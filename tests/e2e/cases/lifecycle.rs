@@ -16,6 +16,7 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
     Case { name: "fix_that_breaks_tests_is_repaired_on_attempt_2", run: fix_that_breaks_tests_is_repaired_on_attempt_2 },
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
+    Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
     Case { name: "fault_sandbox_unreachable_fails_with_the_reason", run: fault_sandbox_unreachable_fails_with_the_reason },
     Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
 ];
@@ -401,4 +402,42 @@ fn fault_host_killed_mid_tick_resumes_after_restart(runtime: Runtime) {
     let text = task.to_string();
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verified"], true, "{text}");
+}
+
+fn lease_quota_holds_under_concurrent_tasks(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    for _ in 0..3 {
+        world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    }
+    let body = labeled_issue(&world);
+    // Three deliveries at once for one repository: maxActivePerRepository is 1,
+    // so the coordinator (Durable Object / Spin KV) must serialise the leases.
+    let ids: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let body = &body;
+                let world = &world;
+                scope.spawn(move || deliver(world, &format!("quota-{i}"), "issues", body))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                let reply = h.join().unwrap();
+                assert_eq!(reply.status, 202, "{}", reply.text());
+                reply.json()["taskId"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    });
+    for id in &ids {
+        let task = wait_terminal(&world, id);
+        assert_eq!(task["state"], "completed", "{task}");
+        assert_eq!(task["result"]["verified"], true, "{task}");
+    }
+    let auth = format!("Bearer {SANDBOX_TOKEN}");
+    let stats = agent_zero_e2e::request("GET", &format!("{}/v1/stats", world._sandbox.url), &[("authorization", &auth)], b"")
+        .unwrap()
+        .json();
+    assert_eq!(stats["created"], 3, "{stats}");
+    assert_eq!(stats["peak"], 1, "never more than maxActivePerRepository leases at once: {stats}");
 }

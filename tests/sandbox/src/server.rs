@@ -33,6 +33,8 @@ struct State {
     config: Config,
     leases: Mutex<HashMap<String, Arc<LeaseState>>>,
     next: AtomicU64,
+    /// Most leases ever held at once (test observability: `GET /v1/stats`).
+    peak: AtomicU64,
 }
 
 type Reply = (u16, Value);
@@ -46,7 +48,7 @@ fn error(status: u16, code: &str, message: impl Into<String>, field: Option<&str
 }
 
 pub(crate) fn serve(server: tiny_http::Server, config: Config) {
-    let state = Arc::new(State { config, leases: Mutex::new(HashMap::new()), next: AtomicU64::new(1) });
+    let state = Arc::new(State { config, leases: Mutex::new(HashMap::new()), next: AtomicU64::new(1), peak: AtomicU64::new(0) });
     for request in server.incoming_requests() {
         let state = Arc::clone(&state);
         std::thread::spawn(move || handle(&state, request));
@@ -82,6 +84,15 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method, segments.as_slice()) {
         ("POST", ["v1", "leases"]) => create(state, body),
+        // Not part of the protocol: how many leases this server held at once.
+        ("GET", ["v1", "stats"]) => {
+            let active = state.leases.lock().expect("lease map").len();
+            (200, json!({
+                "active": active,
+                "peak": state.peak.load(Ordering::SeqCst),
+                "created": state.next.load(Ordering::SeqCst) - 1,
+            }))
+        }
         ("DELETE", ["v1", "leases", id]) => {
             // Release is idempotent: an unknown lease is already released.
             let removed = state.leases.lock().expect("lease map").remove(*id);
@@ -186,7 +197,11 @@ fn create(state: &State, body: &[u8]) -> Reply {
     }
     let commit = git(&checkout, &["rev-parse", "HEAD"]).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
     let id = format!("lease-{}-{}", state.next.fetch_add(1, Ordering::Relaxed), std::process::id());
-    state.leases.lock().expect("lease map").insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable }));
+    {
+        let mut leases = state.leases.lock().expect("lease map");
+        leases.insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable }));
+        state.peak.fetch_max(leases.len() as u64, Ordering::SeqCst);
+    }
     (201, json!({
         "leaseId": id,
         "isolated": false,
