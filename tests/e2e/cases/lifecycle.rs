@@ -18,6 +18,7 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
     Case { name: "fault_sandbox_unreachable_fails_with_the_reason", run: fault_sandbox_unreachable_fails_with_the_reason },
+    Case { name: "fault_ticks_delivered_twice_commit_once", run: fault_ticks_delivered_twice_commit_once },
     Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
 ];
 
@@ -440,4 +441,42 @@ fn lease_quota_holds_under_concurrent_tasks(runtime: Runtime) {
         .json();
     assert_eq!(stats["created"], 3, "{stats}");
     assert_eq!(stats["peak"], 1, "never more than maxActivePerRepository leases at once: {stats}");
+}
+
+fn fault_ticks_delivered_twice_commit_once(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let reply = deliver(&world, "fault-twice-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    // While the task runs, sweep with no grace again and again: every pending
+    // tick is delivered a second (third...) time.
+    let auth = format!("Bearer {OPERATOR}");
+    let started = Instant::now();
+    loop {
+        let swept = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &auth)], b"");
+        assert_eq!(swept.status, 200, "{}", swept.text());
+        let task = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"").json();
+        if ["completed", "failed", "needs-human"].contains(&task["state"].as_str().unwrap_or_default()) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{task}");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    // Every lifecycle step was committed once.
+    let events: Vec<&str> = task["events"].as_array().unwrap().iter().map(|e| e["state"].as_str().unwrap()).collect();
+    let mut deduped = events.clone();
+    deduped.dedup();
+    assert_eq!(events, deduped, "no transition was committed twice: {events:?}");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(world.github.pulls(owner, name).len(), 1, "one pull request");
+    assert_eq!(world.github.comments(owner, name, 1).len(), 1, "one comment");
+    assert_eq!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).len(), 1, "one branch");
 }
