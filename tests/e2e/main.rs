@@ -12,6 +12,13 @@ use std::panic::AssertUnwindSafe;
 
 use agent_zero_e2e::Runtime;
 
+/// Cases a runtime cannot run, with why; reported as ignored, never as passed.
+const UNSUPPORTED: &[(Runtime, &str, &str)] = &[(
+    Runtime::Spin,
+    "fault_model_timeout_is_retried_then_completes",
+    "spin-sdk 5's outbound `send` takes no request options, so the Spin adapter cannot bound a call yet",
+)];
+
 /// A case: a name and a function that panics on failure.
 pub(crate) struct Case {
     pub(crate) name: &'static str,
@@ -30,13 +37,18 @@ fn main() {
         Ok("spin") => Some(Runtime::Spin),
         _ => None,
     };
-    let (mut passed, mut failed, mut filtered) = (0, 0, 0);
+    let (mut passed, mut failed, mut filtered, mut ignored) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for runtime in Runtime::ALL.into_iter().filter(|r| only.is_none_or(|o| o == *r)) {
         for case in cases::all() {
             let name = format!("{}::{}", runtime.name(), case.name);
             if filter.as_deref().is_some_and(|f| !name.contains(f)) {
                 filtered += 1;
+                continue;
+            }
+            if let Some((_, _, why)) = UNSUPPORTED.iter().find(|(r, n, _)| *r == runtime && *n == case.name) {
+                ignored += 1;
+                println!("test {name} ... ignored ({why})");
                 continue;
             }
             let started = std::time::Instant::now();
@@ -63,7 +75,7 @@ fn main() {
     }
     let verdict = if failed == 0 { "ok" } else { "FAILED" };
     println!(
-        "\ntest result: {verdict}. {passed} passed; {failed} failed; 0 ignored; 0 measured; {filtered} filtered out"
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; 0 measured; {filtered} filtered out"
     );
     if failed > 0 {
         std::process::exit(101);

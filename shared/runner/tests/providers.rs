@@ -1,45 +1,16 @@
-//! Provider adapters against a scripted in-process HttpClient answering in
-//! each provider's documented response shapes.
+//! Provider adapters against a loopback HTTP server answering in each
+//! provider's documented response shapes; every request goes over real HTTP.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+mod support;
+
+use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
-use agent_zero_ports::{HttpClient, HttpError};
-use agent_zero_runner::providers::{CloudflareSandbox, Daytona, E2b, VercelSandbox};
+use support::{Loopback, block_on};
+use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
 use agent_zero_runner::{Exec, SandboxProvider, SandboxRef, SandboxRequest, Secret};
 
 const KEY: &str = "provider-key-0c0ffee";
-
-#[derive(Debug, Default)]
-struct Scripted {
-    answers: RefCell<VecDeque<(u16, Vec<u8>)>>,
-    seen: RefCell<Vec<(String, String, BTreeMap<String, String>, Vec<u8>)>>,
-}
-
-impl Scripted {
-    fn answer(self, status: u16, body: impl AsRef<[u8]>) -> Self {
-        self.answers.borrow_mut().push_back((status, body.as_ref().to_vec()));
-        self
-    }
-}
-
-impl HttpClient for &Scripted {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let headers = request.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned())).collect();
-        self.seen.borrow_mut().push((request.method().to_string(), request.uri().to_string(), headers, request.body().clone()));
-        let (status, body) = self.answers.borrow_mut().pop_front().expect("unscripted request");
-        Ok(http::Response::builder().status(status).body(body).unwrap())
-    }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("suspended"),
-    }
-}
 
 fn request(network: NetworkPolicy) -> SandboxRequest {
     SandboxRequest::new("t1", "acme/app", "main", RunMode::Fix, true, network, 600_000)
@@ -60,13 +31,13 @@ fn envelope(flags: u8, json: &str) -> Vec<u8> {
 fn e2b_create_clone_exec_and_kill() {
     let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let out = [envelope(0, r#"{"event":{"data":{"stdout":"b2sK"}}}"#), end.clone()].concat();
-    let client = Scripted::default()
+    let server = Loopback::start()
         .answer(201, r#"{"templateID":"base","sandboxID":"sbx1","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-77","domain":null}"#)
         .answer(200, &end)
         .answer(200, &end)
         .answer(200, &out)
         .answer(404, r#"{"code":404,"message":"sandbox not found"}"#);
-    let e2b = E2b::new(&client, Secret::new(KEY), "base");
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
     block_on(async {
         let p = e2b.provision(&request(NetworkPolicy::Restricted), true).await.unwrap();
         assert_eq!((p.external_id.as_str(), p.root.as_str(), p.isolated), ("sbx1", "/home/user/repo", true));
@@ -75,16 +46,16 @@ fn e2b_create_clone_exec_and_kill() {
         assert_eq!((result.exit_code, result.stdout.as_str()), (0, "ok\n"));
         e2b.stop("sbx1").await.unwrap(); // 404 = already gone
     });
-    let seen = client.seen.borrow();
-    assert_eq!(seen[0].1, "https://api.e2b.app/sandboxes");
-    assert_eq!(seen[0].2["x-api-key"], KEY);
-    let create: serde_json::Value = serde_json::from_slice(&seen[0].3).unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, "https://api.e2b.app/sandboxes");
+    assert_eq!(seen[0].headers["x-api-key"], KEY);
+    let create: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
     assert_eq!(create["timeout"], 600);
     assert_eq!(create["network"]["denyOut"][0], "0.0.0.0/0");
-    assert_eq!(seen[1].1, "https://49983-sbx1.e2b.app/process.Process/Start");
-    assert_eq!(seen[3].2["x-access-token"], "envd-tok-77");
-    assert_eq!(seen[3].2["content-type"], "application/connect+json");
-    let start: serde_json::Value = serde_json::from_slice(&seen[3].3[5..]).unwrap();
+    assert_eq!(seen[1].uri, "https://49983-sbx1.e2b.app/process.Process/Start");
+    assert_eq!(seen[3].headers["x-access-token"], "envd-tok-77");
+    assert_eq!(seen[3].headers["content-type"], "application/connect+json");
+    let start: serde_json::Value = serde_json::from_slice(&seen[3].body[5..]).unwrap();
     assert_eq!(start["process"]["cmd"], "cargo");
     assert_eq!(start["process"]["cwd"], "/home/user/repo/src");
     assert!(!format!("{e2b:?}").contains("envd-tok-77") && !format!("{e2b:?}").contains(KEY));
@@ -92,11 +63,11 @@ fn e2b_create_clone_exec_and_kill() {
 
 #[test]
 fn daytona_quotes_argv_and_reads_merged_output() {
-    let client = Scripted::default()
+    let server = Loopback::start()
         .answer(200, r#"{"id":"d1","state":"started","toolboxProxyUrl":"https://proxy.app.daytona.io/toolbox"}"#)
         .answer(200, r#"{"exitCode":1,"result":"FAIL: it's broken\n"}"#)
         .answer(500, format!(r#"{{"message":"invalid key {KEY}"}}"#));
-    let daytona = Daytona::new(&client, Secret::new(KEY));
+    let daytona = Daytona::new(server.client(), Secret::new(KEY));
     block_on(async {
         let sandbox = SandboxRef { external_id: "d1".into(), root: "/home/daytona/repo".into() };
         let out = daytona.exec(&sandbox, &exec(&["grep", "-r", "it's $(x)", "."])).await.unwrap();
@@ -104,42 +75,43 @@ fn daytona_quotes_argv_and_reads_merged_output() {
         let error = daytona.read_file(&sandbox, "a.rs").await.unwrap_err();
         assert!(error.to_string().contains("500") && !error.to_string().contains(KEY), "{error}");
     });
-    let seen = client.seen.borrow();
-    assert_eq!(seen[0].1, "https://app.daytona.io/api/sandbox/d1");
-    assert_eq!(seen[1].1, "https://proxy.app.daytona.io/toolbox/d1/process/execute");
-    let body: serde_json::Value = serde_json::from_slice(&seen[1].3).unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, "https://app.daytona.io/api/sandbox/d1");
+    assert_eq!(seen[1].uri, "https://proxy.app.daytona.io/toolbox/d1/process/execute");
+    let body: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
     assert_eq!(body["command"], r#"grep -r 'it'\''s $(x)' ."#);
     assert_eq!(body["cwd"], "/home/daytona/repo/src");
     assert_eq!(body["timeout"], 5);
-    assert_eq!(seen[2].1, "https://proxy.app.daytona.io/toolbox/d1/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs");
+    assert_eq!(seen[2].uri, "https://proxy.app.daytona.io/toolbox/d1/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs");
 }
 
 #[test]
 fn vercel_runs_waits_and_reads_logs() {
-    let client = Scripted::default()
+    let server = Loopback::start()
         .answer(200, r#"{"command":{"id":"cmd_1","name":"git","args":["status"],"cwd":"/vercel/sandbox","sandboxId":"sb_1","exitCode":null,"startedAt":1}}"#)
         .answer(200, r#"{"command":{"id":"cmd_1","name":"git","args":["status"],"cwd":"/vercel/sandbox","sandboxId":"sb_1","exitCode":3,"startedAt":1}}"#)
         .answer(200, "{\"stream\":\"stdout\",\"data\":\"on main\\n\"}\n{\"stream\":\"stderr\",\"data\":\"warn\\n\"}\n")
         .answer(200, "{}");
-    let vercel = VercelSandbox::new(&client, Secret::new(KEY), Some("team_9".into()));
+    let vercel = VercelSandbox::new(server.client(), Secret::new(KEY), Some("team_9".into()));
     block_on(async {
         let sandbox = SandboxRef { external_id: "sb_1".into(), root: "/vercel/sandbox".into() };
         let out = vercel.exec(&sandbox, &exec(&["git", "status"])).await.unwrap();
         assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (3, "on main\n", "warn\n"));
         vercel.write_file(&sandbox, "src/a.txt", b"hi").await.unwrap();
     });
-    let seen = client.seen.borrow();
-    assert_eq!(seen[0].1, "https://api.vercel.com/v1/sandboxes/sb_1/cmd?teamId=team_9");
-    assert_eq!(seen[1].1, "https://api.vercel.com/v1/sandboxes/sb_1/cmd/cmd_1?wait=true&teamId=team_9");
-    assert_eq!(seen[3].2["content-type"], "application/gzip");
-    assert_eq!(seen[3].2["authorization"], format!("Bearer {KEY}"));
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, "https://api.vercel.com/v1/sandboxes/sb_1/cmd?teamId=team_9");
+    assert_eq!(seen[1].uri, "https://api.vercel.com/v1/sandboxes/sb_1/cmd/cmd_1?wait=true&teamId=team_9");
+    assert_eq!(seen[3].headers["content-type"], "application/gzip");
+    assert_eq!(seen[3].headers["authorization"], format!("Bearer {KEY}"));
 }
 
 #[test]
 fn cloudflare_bridge_sse_and_refusals() {
     let sse = "event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\nevent: exit\ndata: {\"exit_code\":0}\n\n";
-    let client = Scripted::default().answer(200, sse).answer(401, format!("{{\"error\":\"bad token {KEY}\"}}"));
-    let bridge = CloudflareSandbox::new(&client, "https://bridge.example.workers.dev/", Secret::new(KEY));
+    let server = Loopback::start().answer(200, sse).answer(401, format!("{{\"error\":\"bad token {KEY}\"}}"));
+    let base = server.base_url();
+    let bridge = CloudflareSandbox::new(server.client(), format!("{base}/"), Secret::new(KEY));
     block_on(async {
         let sandbox = SandboxRef { external_id: "abc".into(), root: "/workspace/repo".into() };
         let out = bridge.exec(&sandbox, &exec(&["ls"])).await.unwrap();
@@ -149,10 +121,93 @@ fn cloudflare_bridge_sse_and_refusals() {
         let refused = bridge.provision(&request(NetworkPolicy::None), false).await.unwrap_err();
         assert!(refused.to_string().contains("none"), "{refused}");
     });
-    let seen = client.seen.borrow();
-    assert_eq!(seen[0].1, "https://bridge.example.workers.dev/v1/sandbox/abc/exec");
-    let body: serde_json::Value = serde_json::from_slice(&seen[0].3).unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, format!("{base}/v1/sandbox/abc/exec"));
+    let body: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
     assert_eq!(body["argv"][0], "ls");
     assert_eq!(body["cwd"], "/workspace/repo/src");
-    assert_eq!(seen[1].1, "https://bridge.example.workers.dev/v1/sandbox/abc/file/workspace/repo/a%20b.txt");
+    assert_eq!(seen[1].uri, format!("{base}/v1/sandbox/abc/file/workspace/repo/a%20b.txt"));
+}
+
+#[test]
+fn custom_protocol_leases_runs_files_and_release() {
+    let server = Loopback::start()
+        .answer(201, r#"{"leaseId":"lease-7","isolated":false,"writable":true,"network":"restricted","checkout":{"ref":"main","commit":"3f2c"}}"#)
+        .answer(200, r#"{"exitCode":101,"stdout":"","stderr":"tail\n","durationMs":48,"truncatedBytes":3,"timedOut":false}"#)
+        .answer(200, r#"{"path":"src/lib.rs","content":"fn main() {}\n"}"#)
+        .answer(403, format!(r#"{{"error":{{"code":"read-only","message":"token {KEY} is read-only"}}}}"#))
+        .answer(200, r#"{"files":["Cargo.toml","src/lib.rs"]}"#)
+        .answer(200, r#"{"diff":"diff --git a/x b/x\n"}"#)
+        .answer(204, "");
+    let base = server.base_url();
+    let custom = CustomSandbox::new(server.client(), base.clone(), Secret::new(KEY));
+    block_on(async {
+        let p = custom.provision(&request(NetworkPolicy::Restricted), true).await.unwrap();
+        assert_eq!((p.external_id.as_str(), p.isolated), ("lease-7", false));
+        let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
+        let out = custom.exec(&sandbox, &exec(&["cargo", "test"])).await.unwrap();
+        assert_eq!((out.exit_code, out.stderr.as_str(), out.duration_ms, out.truncated_bytes), (101, "tail\n", 48, 3));
+        assert_eq!(custom.read_file(&sandbox, "src/lib.rs").await.unwrap(), b"fn main() {}\n");
+        let error = custom.write_file(&sandbox, "src/lib.rs", b"x").await.unwrap_err();
+        assert!(error.to_string().contains("403") && !error.to_string().contains(KEY), "{error}");
+        assert_eq!(custom.list_files(&sandbox).await.unwrap(), ["Cargo.toml", "src/lib.rs"]);
+        assert_eq!(custom.diff(&sandbox).await.unwrap(), "diff --git a/x b/x\n");
+        custom.stop("lease-7").await.unwrap();
+    });
+    let seen = server.seen();
+    let calls: Vec<(&str, &str)> = seen.iter().map(|s| (s.method.as_str(), s.uri.strip_prefix(&base).unwrap())).collect();
+    assert_eq!(
+        calls,
+        [
+            ("POST", "/v1/leases"),
+            ("POST", "/v1/leases/lease-7/run"),
+            ("POST", "/v1/leases/lease-7/read"),
+            ("POST", "/v1/leases/lease-7/write"),
+            ("GET", "/v1/leases/lease-7/files"),
+            ("GET", "/v1/leases/lease-7/diff"),
+            ("DELETE", "/v1/leases/lease-7"),
+        ]
+    );
+    assert!(seen.iter().all(|s| s.headers["authorization"] == format!("Bearer {KEY}")));
+    let create: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(
+        create,
+        serde_json::json!({"taskId":"t1","repository":"acme/app","ref":"main","writable":true,"network":"restricted","leaseMs":600_000})
+    );
+    let run: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
+    assert_eq!((run["argv"][1].as_str(), run["cwd"].as_str(), run["timeoutMs"].as_u64()), (Some("test"), Some("src"), Some(5_000)));
+    assert!(!format!("{custom:?}").contains(KEY));
+}
+
+/// The harness itself: a request to a public host arrives on loopback with
+/// method, path, query, headers and body intact, under its original URL.
+#[test]
+fn loopback_preserves_the_request_and_its_origin() {
+    use agent_zero_ports::HttpClient;
+    let server = Loopback::start().answer(418, "teapot");
+    let request = http::Request::builder()
+        .method("PUT")
+        .uri("https://api.example.com/a/b%20c?x=1&y=%2F")
+        .header("x-api-key", KEY)
+        .body(b"\x00payload\xff".to_vec())
+        .unwrap();
+    let response = block_on(server.client().send(request)).unwrap();
+    assert_eq!((response.status().as_u16(), response.body().as_slice()), (418, &b"teapot"[..]));
+    let seen = server.seen();
+    assert_eq!((seen[0].method.as_str(), seen[0].uri.as_str()), ("PUT", "https://api.example.com/a/b%20c?x=1&y=%2F"));
+    assert_eq!(seen[0].headers["x-api-key"], KEY);
+    assert_eq!(seen[0].headers["host"], server.base_url().trim_start_matches("http://"));
+    assert_eq!(seen[0].body, b"\x00payload\xff");
+}
+
+/// A request the script did not expect fails the test that made it.
+#[test]
+#[should_panic(expected = "unscripted requests")]
+fn loopback_rejects_unscripted_requests() {
+    use agent_zero_ports::HttpClient;
+    let server = Loopback::start();
+    let request = http::Request::builder().uri("https://api.e2b.app/sandboxes").body(Vec::new()).unwrap();
+    let response = block_on(server.client().send(request)).unwrap();
+    assert_eq!(response.status().as_u16(), 599);
+    server.seen();
 }

@@ -19,6 +19,7 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
     Case { name: "fault_sandbox_unreachable_fails_with_the_reason", run: fault_sandbox_unreachable_fails_with_the_reason },
     Case { name: "fault_ticks_delivered_twice_commit_once", run: fault_ticks_delivered_twice_commit_once },
+    Case { name: "fault_model_timeout_is_retried_then_completes", run: fault_model_timeout_is_retried_then_completes },
     Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
 ];
 
@@ -100,6 +101,7 @@ fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::Path
         ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "operator:observe|suggest|fix|autonomous".to_owned()),
+        ("AGENT_ZERO_MODEL_TIMEOUT_MS", "1500".to_owned()),
     ];
     let options = ServerOptions {
         vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
@@ -479,4 +481,21 @@ fn fault_ticks_delivered_twice_commit_once(runtime: Runtime) {
     assert_eq!(world.github.pulls(owner, name).len(), 1, "one pull request");
     assert_eq!(world.github.comments(owner, name, 1).len(), 1, "one comment");
     assert_eq!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).len(), 1, "one branch");
+}
+
+fn fault_model_timeout_is_retried_then_completes(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    // The first model call hangs past AGENT_ZERO_MODEL_TIMEOUT_MS (1.5 s).
+    world.model.push_delay(30_000);
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let reply = deliver(&world, "fault-timeout-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    assert_eq!(world.model.calls().len(), 2, "the timed-out call was retried once");
+    assert!(started.elapsed() < Duration::from_secs(20), "the client gave up at its timeout, not after the fake's 30 s");
 }

@@ -28,7 +28,16 @@ impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
             input_cost_per_million_tokens: model.input_cost_per_million_tokens,
             output_cost_per_million_tokens: model.output_cost_per_million_tokens,
         };
-        let selection = select_models(&model_policy, |name| config.get(name).map(str::to_owned));
+        let mut selection = select_models(&model_policy, |name| config.get(name).map(str::to_owned));
+        // The operator may bound each model call (edge invocations are short).
+        if let (Ok(selection), Some(ms)) =
+            (selection.as_mut(), config.get("AGENT_ZERO_MODEL_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()))
+        {
+            selection.primary.timeout_ms = ms;
+            if let Some(fallback) = selection.fallback.as_mut() {
+                fallback.timeout_ms = ms;
+            }
+        }
         Self { selection, http, clock }
     }
 }
