@@ -48,7 +48,7 @@ if [ "$what" = all ] && ! command -v wasm-tools >/dev/null; then
 fi
 
 # Headless Chromium for the page screenshots (tests/e2e/cases/pages.rs).
-if [ ! -x /usr/bin/chromium ]; then
+if [ "$what" = all ] && [ ! -x /usr/bin/chromium ]; then
   say "apt-get install chromium (headless page screenshots)"
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
