@@ -127,6 +127,8 @@ fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request() {
     let pinned: Vec<String> = [
         "GET /repos/acme/widgets/issues/42/comments?per_page=100",
         "POST /repos/acme/widgets/issues/42/comments",
+        // Re-listed once to converge concurrent duplicates on one comment.
+        "GET /repos/acme/widgets/issues/42/comments?per_page=100",
         "GET /repos/acme/widgets",
         "GET /repos/acme/widgets/git/ref/heads/main",
         &format!("GET /repos/acme/widgets/git/commits/{head}"),
@@ -248,7 +250,11 @@ fn a_refused_run_comments_and_opens_no_branch() {
     let report = Run::new(&bundle, &[]).publish(&gh, &http);
     assert_eq!(
         http.take_log(),
-        ["GET /repos/acme/widgets/issues/42/comments?per_page=100", "POST /repos/acme/widgets/issues/42/comments"]
+        [
+            "GET /repos/acme/widgets/issues/42/comments?per_page=100",
+            "POST /repos/acme/widgets/issues/42/comments",
+            "GET /repos/acme/widgets/issues/42/comments?per_page=100",
+        ]
     );
     assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Created { .. }));
     assert_eq!(report.outcome(PublishStep::Branch), None);

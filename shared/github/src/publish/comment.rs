@@ -63,9 +63,46 @@ pub(crate) async fn upsert<H: HttpClient>(
         None => {
             let url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments"));
             let comment: Comment = rest.json("create issue comment", http::Method::POST, &url, Some(&body)).await?;
+            // Two deliveries of the same publication can both find no comment
+            // and both post. Converge on one: keep the oldest of ours, delete
+            // our newer duplicates (only ever our own comments).
+            let ours = all_ours(rest, &repo_path, number, bot_login).await?;
+            if let Some(&keep) = ours.iter().min() {
+                for id in ours.into_iter().filter(|id| *id != keep) {
+                    let url = rest.url(&format!("/repos/{repo_path}/issues/comments/{id}"));
+                    let _ = rest.call("delete duplicate issue comment", http::Method::DELETE, &url, None).await?;
+                }
+                if keep != comment.id {
+                    return Ok(StepOutcome::Updated { url: None });
+                }
+            }
             Ok(StepOutcome::Created { url: comment.html_url })
         }
     }
+}
+
+/// Ids of every comment of ours on the issue (first [`MAX_COMMENT_PAGES`] pages).
+async fn all_ours<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    repo_path: &str,
+    number: u64,
+    bot_login: Option<&str>,
+) -> Result<Vec<u64>, Halt> {
+    const OP: &str = "list issue comments";
+    let base = rest.client.parts().1.base_url();
+    let mut url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"));
+    let mut ours = Vec::new();
+    for _ in 0..MAX_COMMENT_PAGES {
+        let response = rest.call(OP, http::Method::GET, &url, None).await?;
+        let next = next_link(&response, base);
+        let page: Vec<Comment> = rest.decode(OP, response)?;
+        ours.extend(page.iter().filter(|c| c.is_ours(bot_login)).map(|c| c.id));
+        match next {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    Ok(ours)
 }
 
 /// Our comment's id, reading at most [`MAX_COMMENT_PAGES`] pages. Any

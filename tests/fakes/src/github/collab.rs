@@ -75,6 +75,15 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
         ("PATCH", ["issues", "comments", id]) => {
             number(id).map_or_else(not_found, |id| update_comment(state, key, id, call))
         }
+        ("DELETE", ["issues", "comments", id]) => number(id).map_or_else(not_found, |id| {
+            let before = state.comments.len();
+            state.comments.retain(|c| !(c.id == id && c.repo == key));
+            if state.comments.len() == before {
+                not_found()
+            } else {
+                Reply { status: 204, headers: Vec::new(), body: Vec::new(), delay_ms: 0 }
+            }
+        }),
         ("POST", ["pulls"]) => create_pull(state, key, call),
         ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
             let pull = state

@@ -13,7 +13,7 @@
 //! - `POST /app/installations/{id}/access_tokens` (App JWT checked)
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
-//!   `GET|PATCH /repos/{o}/{r}/issues/comments/{id}`
+//!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
 //! - `POST /repos/{o}/{r}/pulls`, `GET /repos/{o}/{r}/pulls/{n}`
 //!
 //! Issue numbers need not be seeded: comments may be posted on any number of
