@@ -13,6 +13,7 @@ mod audit_log;
 mod auth;
 mod config;
 mod error;
+mod repository_policy;
 mod router;
 mod routes;
 mod services;

@@ -15,7 +15,7 @@ use agent_zero_contracts::{
     FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RunMode, TaskState, Trigger, UntrustedText,
     is_repository_relative_path,
 };
-use agent_zero_github::{ApiConfig, GitHubClient, Secret, load_policy_text};
+use agent_zero_github::{GitHubClient, Secret};
 use agent_zero_runtime::{Resident, Stimulus, TaskError, TaskInput};
 use http::StatusCode;
 use serde::Deserialize;
@@ -27,7 +27,7 @@ use crate::audit_log::AuditEntry;
 use crate::auth::{self, Principal, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, DEFAULT_PAGE, Filter, IndexError, MAX_PAGE, TaskSummary};
-use crate::Host;
+use crate::{Host, repository_policy};
 
 /// Largest accepted create body.
 pub(crate) const MAX_CREATE_BYTES: usize = 256 * 1024;
@@ -283,21 +283,10 @@ async fn create_as<H: Host>(
 /// does not parse creates nothing.
 async fn policy_for<H: Host>(context: &Context<'_, H>, repository: &str) -> Result<Policy, ApiError> {
     let Some(token) = context.config.get("GITHUB_TOKEN") else { return Ok(Policy::default()) };
-    let api = ApiConfig::new(context.config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
-        ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
-    })?;
+    let api = repository_policy::github_api(context.config)?;
     let client = GitHubClient::new(context.host.http(), &api).with_token(Secret::new(token));
     let (owner, repo) = repository.split_once('/').unwrap_or_default();
-    let source = load_policy_text(&client, context.host.kv(), owner, repo).await.map_err(|e| {
-        ApiError::new(ErrorCode::UpstreamFailed, format!("could not read the repository policy; nothing was created: {e}"))
-    })?;
-    match source.text {
-        None => Ok(Policy::default()),
-        Some(text) => Policy::parse(&text).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidPolicy, format!(".agent-zero.yml at {}: {e}", source.commit_sha))
-                .with_field("repository")
-        }),
-    }
+    repository_policy::read(&client, context.host.kv(), owner, repo, |_| "repository".to_owned()).await
 }
 
 fn tasks_error_on_create(error: TaskError) -> ApiError {

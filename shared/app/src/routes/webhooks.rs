@@ -10,8 +10,8 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{
-    ApiConfig, Credentials, GitHubClient, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject,
-    TaskSeed, load_policy_text, parse_delivery, verify_headers,
+    Credentials, GitHubClient, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject, TaskSeed,
+    parse_delivery, verify_headers,
 };
 use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Stimulus, TaskError, TaskInput};
@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::Context;
 use crate::error::{ApiError, ErrorCode};
-use crate::{Config, Host};
+use crate::{Config, Host, repository_policy};
 
 /// GitHub caps webhook payloads at 25 MB.
 pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
@@ -211,9 +211,7 @@ async fn task<H: Host>(
 /// head, which an outsider controls); the safe defaults when absent.
 async fn load_policy<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<Policy, ApiError> {
     let config = context.config;
-    let api = ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
-        ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
-    })?;
+    let api = repository_policy::github_api(config)?;
     let http = context.host.http();
     let client = GitHubClient::new(http, &api);
     let credentials = Credentials::from_env(
@@ -233,16 +231,8 @@ async fn load_policy<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Resu
         // Public repositories are readable without credentials.
         None => client,
     };
-    let source = load_policy_text(&client, context.host.kv(), &seed.repository.owner, &seed.repository.repo)
-        .await
-        .map_err(|e| {
-            ApiError::new(ErrorCode::UpstreamFailed, format!("could not read the repository policy; nothing was created: {e}"))
-        })?;
-    match source.text {
-        None => Ok(Policy::default()),
-        Some(text) => Policy::parse(&text).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidPolicy, format!(".agent-zero.yml at {}: {e}", source.commit_sha))
-                .with_field(format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default()))
-        }),
-    }
+    repository_policy::read(&client, context.host.kv(), &seed.repository.owner, &seed.repository.repo, |e| {
+        format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
+    })
+    .await
 }

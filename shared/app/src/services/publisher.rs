@@ -6,7 +6,7 @@
 
 use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, StepOutcome, publish};
-use agent_zero_github::{ApiConfig, Credentials, GitHubClient};
+use agent_zero_github::{Credentials, GitHubClient};
 use agent_zero_ports::HttpClient;
 use agent_zero_runtime::{Publication, Publisher};
 
@@ -38,7 +38,7 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
         let Some((owner, repo)) = stimulus.repository.split_once('/') else {
             return Ok(format!("stored only: `{}` is not a GitHub repository", stimulus.repository));
         };
-        let api = ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| e.to_string())?;
+        let api = crate::repository_policy::github_api(config).map_err(|e| e.message)?;
         let anonymous = GitHubClient::new(self.http, &api);
         let token = credentials
             .token_for(stimulus.input.installation_id, &anonymous, self.now_ms)
@@ -51,7 +51,9 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
             .iter()
             .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
             .collect();
-        let secrets = config.secret_values();
+        // The same list every stored record is redacted with (each token too).
+        let secrets = crate::auth::secrets(config);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let policy = &stimulus.policy;
         let request = PublishRequest {
             bundle: publication.evidence,
