@@ -13,11 +13,7 @@ use std::panic::AssertUnwindSafe;
 use agent_zero_e2e::Runtime;
 
 /// Cases a runtime cannot run, with why; reported as ignored, never as passed.
-const UNSUPPORTED: &[(Runtime, &str, &str)] = &[(
-    Runtime::Spin,
-    "fault_model_timeout_is_retried_then_completes",
-    "spin-sdk 5's outbound `send` takes no request options, so the Spin adapter cannot bound a call yet",
-)];
+const UNSUPPORTED: &[(Runtime, &str, &str)] = &[];
 
 /// A case: a name and a function that panics on failure.
 pub(crate) struct Case {

@@ -1,7 +1,19 @@
-//! The outbound HTTP port over `spin_sdk::http::send` (`wasi:http`).
-//! Destinations must be listed in `allowed_outbound_hosts` in `spin.toml`.
+//! The outbound HTTP port over `wasi:http/outgoing-handler`. Destinations
+//! must be listed in `allowed_outbound_hosts` in `spin.toml`.
+//!
+//! `spin_sdk::http::send` passes no request options, so a call could wait
+//! as long as the peer likes. This adapter calls the handler itself and
+//! hands a request's [`RequestTimeout`] to the host as `wasi:http`
+//! `request-options` (connect, first-byte and between-bytes timeouts); the
+//! host enforces them, so no guest timer has to race the response.
 
-use agent_zero_ports::{HttpClient, HttpError};
+use std::task::Poll;
+
+use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use futures::SinkExt;
+use spin_sdk::http::conversions::{TryFromIncomingResponse, TryIntoOutgoingRequest};
+use spin_sdk::wit::wasi::http0_2_0::outgoing_handler;
+use spin_sdk::wit::wasi::http0_2_0::types::{ErrorCode, IncomingResponse, RequestOptions};
 
 /// Outbound HTTP through the Spin host.
 pub(crate) struct SpinHttp;
@@ -9,13 +21,66 @@ pub(crate) struct SpinHttp;
 impl HttpClient for SpinHttp {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         let host = request.uri().host().unwrap_or_default().to_owned();
-        spin_sdk::http::send::<_, http::Response<Vec<u8>>>(request).await.map_err(|e| {
+        let timeout = RequestTimeout::of(&request);
+        let (outgoing, body) =
+            request.try_into_outgoing_request().map_err(|e| HttpError::Transport(e.to_string()))?;
+        let mut sink = body.as_ref().map(|_| outgoing.take_body());
+        let options = timeout.map(|ms| {
+            let options = RequestOptions::new();
+            let nanos = Some(ms.saturating_mul(1_000_000));
+            // Each setter fails only when the host does not support that
+            // timeout; the others still bound the call.
+            let _ = options.set_connect_timeout(nanos);
+            let _ = options.set_first_byte_timeout(nanos);
+            let _ = options.set_between_bytes_timeout(nanos);
+            options
+        });
+        let pending = outgoing_handler::handle(outgoing, options);
+        if let (Some(sink), Some(body)) = (sink.as_mut(), body) {
+            sink.send(body).await.map_err(|e| HttpError::Transport(format!("writing the request body: {e}")))?;
+        }
+        drop(sink);
+        let response = match pending {
+            Ok(future) => incoming_response(future).await,
+            Err(code) => Err(code),
+        }
+        .map_err(|code| error(code, &host, timeout))?;
+        http::Response::<Vec<u8>>::try_from_incoming_response(response).await.map_err(|e| {
             let message = e.to_string();
-            if message.contains("HttpRequestDenied") || message.contains("not allowed") {
-                HttpError::NotAllowed(host)
-            } else {
-                HttpError::Transport(message)
+            match timeout {
+                Some(ms) if message.contains("timeout") || message.contains("Timeout") => HttpError::Timeout(ms),
+                _ => HttpError::Transport(message),
             }
         })
+    }
+}
+
+/// Waits for the host to produce the response head.
+async fn incoming_response(
+    future: spin_sdk::wit::wasi::http0_2_0::types::FutureIncomingResponse,
+) -> Result<IncomingResponse, ErrorCode> {
+    let mut token = None;
+    std::future::poll_fn(|context| match future.get() {
+        // `get` answers once: the outer result says whether it was taken.
+        Some(Ok(result)) => Poll::Ready(result),
+        Some(Err(())) => Poll::Ready(Err(ErrorCode::InternalError(Some("response already taken".into())))),
+        None => {
+            token = Some(spin_executor::CancelOnDropToken::from(spin_executor::push_waker_and_get_token(
+                future.subscribe(),
+                context.waker().clone(),
+            )));
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+fn error(code: ErrorCode, host: &str, timeout: Option<u64>) -> HttpError {
+    match (code, timeout) {
+        (ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout, Some(ms)) => {
+            HttpError::Timeout(ms)
+        }
+        (ErrorCode::HttpRequestDenied, _) => HttpError::NotAllowed(host.to_owned()),
+        (code, _) => HttpError::Transport(format!("{code:?}")),
     }
 }
