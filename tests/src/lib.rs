@@ -16,7 +16,7 @@
 pub mod browser;
 pub mod server;
 
-pub use server::{Runtime, Server, ServerOptions, repo_root};
+pub use server::{Runtime, Server, ServerOptions, StorageFault, repo_root};
 
 use std::time::Duration;
 

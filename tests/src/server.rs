@@ -121,6 +121,30 @@ impl Server {
         hits
     }
 
+    /// Breaks the runtime's key-value storage underneath it, as a failing
+    /// backend would: the directory holding the store's values (workerd:
+    /// the KV namespace's blob directory under `--persist-to`; Spin host:
+    /// the `default` store's directory) is made immutable (`chattr +i`,
+    /// which binds root too), so every write fails inside the real KV
+    /// implementation while stored values stay readable. Undone by
+    /// [`StorageFault::repair`] (or on drop). Needs a filesystem with
+    /// attributes (ext4, xfs, btrfs): keep such state under `target/`.
+    pub fn break_storage(&self) -> StorageFault {
+        let values = match self.runtime {
+            Runtime::Workerd => std::fs::read_dir(self.state_dir.join("v3/kv"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path().join("blobs"))
+                .find(|path| path.is_dir())
+                .expect("workerd has persisted a KV namespace"),
+            Runtime::Spin => self.state_dir.join("default"),
+        };
+        let status = Command::new("chattr").arg("+i").arg(&values).status().expect("chattr (e2fsprogs)");
+        assert!(status.success(), "chattr +i {} failed: the state must be on ext4/xfs/btrfs", values.display());
+        StorageFault { values, repaired: false }
+    }
+
     /// The URL of `path` on this server.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
@@ -137,6 +161,35 @@ impl Server {
         let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Storage broken by [`Server::break_storage`].
+#[derive(Debug)]
+pub struct StorageFault {
+    values: PathBuf,
+    repaired: bool,
+}
+
+impl StorageFault {
+    /// Puts the store back as it was.
+    pub fn repair(mut self) {
+        self.undo().expect("restoring the store");
+    }
+
+    fn undo(&mut self) -> std::io::Result<()> {
+        if self.repaired {
+            return Ok(());
+        }
+        self.repaired = true;
+        let status = Command::new("chattr").arg("-i").arg(&self.values).status()?;
+        if status.success() { Ok(()) } else { Err(std::io::Error::other(format!("chattr -i {}", self.values.display()))) }
+    }
+}
+
+impl Drop for StorageFault {
+    fn drop(&mut self) {
+        let _ = self.undo();
     }
 }
 

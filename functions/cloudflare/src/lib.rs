@@ -15,7 +15,10 @@ mod ports;
 
 use agent_zero_app::{Config, Host, Invocation, Tick};
 use agent_zero_runner::RemoteCoordinator;
-use worker::{Context, Date, Env, MessageBatch, MessageExt, Request, Response, ScheduleContext, ScheduledEvent, event};
+use worker::{
+    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, Request, Response, ScheduleContext, ScheduledEvent,
+    event,
+};
 
 pub use leases::LeaseCoordinator;
 
@@ -139,12 +142,24 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
                 message.ack();
             }
             Err(error) => {
-                worker::console_error!("tick {} failed: {error}", message.body().task_id);
-                message.retry();
+                let delay = retry_delay_seconds(now, message.timestamp().as_millis());
+                worker::console_error!("tick {} failed (retrying in {delay} s): {error}", message.body().task_id);
+                message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay).build());
             }
         }
     }
     Ok(())
+}
+
+/// How long a failed tick waits before its redelivery: as long as the
+/// message has already existed, between 1 s and 60 s. Each retry roughly
+/// doubles the message's age, so this backs off exponentially without the
+/// attempt count (which workers-rs does not expose): a store or provider
+/// outage costs a handful of retries, not `max_retries` in a burst. When
+/// the retries run out, the cron sweep re-drives the task.
+fn retry_delay_seconds(now_ms: u64, sent_ms: u64) -> u32 {
+    let age = now_ms.saturating_sub(sent_ms) / 1_000;
+    u32::try_from(age.clamp(1, 60)).unwrap_or(60)
 }
 
 /// The cron trigger: re-send overdue ticks and stop expired sandbox leases.

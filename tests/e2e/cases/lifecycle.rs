@@ -21,6 +21,7 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "fault_ticks_delivered_twice_commit_once", run: fault_ticks_delivered_twice_commit_once },
     Case { name: "fault_model_timeout_is_retried_then_completes", run: fault_model_timeout_is_retried_then_completes },
     Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
+    Case { name: "fault_kv_error_on_a_tick_commits_nothing_then_resumes", run: fault_kv_error_on_a_tick_commits_nothing_then_resumes },
 ];
 
 const SECRET: &str = "e2e-lifecycle-secret";
@@ -498,4 +499,75 @@ fn fault_model_timeout_is_retried_then_completes(runtime: Runtime) {
     assert_eq!(task["result"]["verified"], true, "{text}");
     assert_eq!(world.model.calls().len(), 2, "the timed-out call was retried once");
     assert!(started.elapsed() < Duration::from_secs(20), "the client gave up at its timeout, not after the fake's 30 s");
+}
+
+fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
+    // Under target/: the fault needs file attributes, which tmpfs lacks.
+    let scratch = repo_root().join("target/e2e-state");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let state = tempfile::tempdir_in(&scratch).unwrap();
+    let world = world_with(runtime, &policy("fix"), Some(state.path().to_path_buf()), false);
+    // The first model answer takes 1 s (under the 1.5 s model timeout); the
+    // store breaks while the tick waits for it, so that tick cannot commit.
+    // Every retry during the outage re-asks the model (its answer cannot be
+    // committed), so there are answers to spare.
+    world.model.push_delay(1_000);
+    for _ in 0..12 {
+        world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    }
+    let reply = deliver(&world, "fault-kv-1", "issues", &labeled_issue(&world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    while world.model.calls().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the model was never called");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let fault = world.server.break_storage();
+    // Long enough for the answer to arrive, the commit to fail, and the
+    // host's own retries (queue redelivery, cron sweep) to fail as well.
+    std::thread::sleep(Duration::from_millis(5_000));
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    // The task is still readable and has not moved past the step whose
+    // commit failed; the model's answer is not in it.
+    let during = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+    assert_eq!(during.status, 200, "{}", during.text());
+    let during = during.json();
+    assert!(!["completed", "failed", "needs-human"].contains(&during["state"].as_str().unwrap_or_default()), "{during}");
+    assert!(during["result"].is_null() || during["result"]["verified"] != true, "{during}");
+    // A delivery that arrives now is refused whole (GitHub shows it failed
+    // and can redeliver it); nothing of it is kept.
+    let refused = deliver(&world, "fault-kv-2", "issues", &labeled_issue(&world));
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], "storage_unavailable", "{}", refused.text());
+    assert!(world.github.pulls(owner, name).is_empty(), "nothing was published from an uncommitted step");
+    let asked_during_outage = world.model.calls().len();
+    // Retries back off (workerd: the redelivery delay grows with the
+    // message's age; Spin: the cron sweep's grace), so an outage costs a few
+    // model calls, not one per immediate redelivery (max_retries = 10).
+    assert!(asked_during_outage <= 5, "{asked_during_outage} model calls in a 5 s outage");
+    fault.repair();
+
+    // The interrupted tick is driven again; it re-asks the model (the lost
+    // answer was never committed) and the task completes.
+    let auth = format!("Bearer {OPERATOR}");
+    let swept = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &auth)], b"");
+    assert_eq!(swept.status, 200, "{}", swept.text());
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    assert!(world.model.calls().len() >= 2, "the lost answer was asked for again");
+    let events: Vec<&str> = task["events"].as_array().unwrap().iter().map(|e| e["state"].as_str().unwrap()).collect();
+    let mut deduped = events.clone();
+    deduped.dedup();
+    assert_eq!(events, deduped, "no transition was committed twice: {events:?}");
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    assert_eq!(world.github.pulls(owner, name).len(), 1, "one pull request");
+    // The refused delivery left nothing behind: no task under its id, and
+    // the index lists only the one task.
+    let refused_task = world.server.send("GET", "/api/v1/tasks/gh-fault-kv-2", &[], b"");
+    assert_eq!(refused_task.status, 404, "the refused delivery created no task: {}", refused_task.text());
+    let listed = world.server.send("GET", "/api/v1/tasks", &[("authorization", &auth)], b"").json();
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(1), "{listed}");
 }
