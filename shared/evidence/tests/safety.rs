@@ -4,7 +4,7 @@
 
 mod common;
 
-use agent_zero_contracts::EvidenceBundle;
+use agent_zero_contracts::{EvidenceBundle, Trigger};
 use agent_zero_evidence::{
     GITHUB_TEXT_LIMIT, ISSUE_VALIDATION_MARKER, Outcome, PULL_REQUEST_MARKER, RenderOptions, render_check_run,
     render_evidence_html, render_issue_comment, render_json, render_markdown_document, render_pull_request_body,
@@ -120,9 +120,22 @@ fn hostile_text_stays_inert() {
 
 #[test]
 fn every_rejection_reason_is_in_the_comment() {
-    let b = common::rejected();
+    let mut b = common::rejected();
+    // The sample answers review feedback on a pull request: a claim.
+    assert_eq!(b.trigger, Trigger::Feedback);
     let comment = render_issue_comment(&b, &opts());
-    assert!(comment.contains("Issue not confirmed"));
+    assert!(comment.contains("Claim not confirmed"), "{comment}");
+    // On an issue, the same verdict is about the issue.
+    b.trigger = Trigger::Issue;
+    b.issue = Some(agent_zero_contracts::IssueRef {
+        owner: "acme".into(),
+        repo: "widgets".into(),
+        number: 42,
+        title: agent_zero_contracts::UntrustedText::capped("page skips an item", 256),
+        url: None,
+    });
+    let comment = render_issue_comment(&b, &opts());
+    assert!(comment.contains("Issue not confirmed"), "{comment}");
     for reason in ["No evidence was quoted.", "which does not exist.", "is not in src/page.rs."] {
         assert!(comment.contains(reason), "{reason}\n{comment}");
     }

@@ -6,7 +6,7 @@
 
 mod publish_support;
 
-use agent_zero_contracts::{ChangeRisk, EvidenceBundle};
+use agent_zero_contracts::{ChangeRisk, EvidenceBundle, PullRequestRef, Trigger, Verdict};
 use agent_zero_evidence::{ISSUE_VALIDATION_MARKER, PULL_REQUEST_MARKER, RenderOptions};
 use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
 use agent_zero_github::publish::{
@@ -456,6 +456,40 @@ fn without_list_routes_the_adapter_still_creates_once() {
     );
     assert_eq!(gh.pulls("acme", "widgets").len(), 1);
     assert_only_allowed_writes(&gh);
+}
+
+#[test]
+fn review_feedback_on_a_pull_request_hears_the_verdict_in_its_conversation() {
+    let (gh, head) = github();
+    let http = Loopback::new(&gh);
+    let mut bundle = golden("refused");
+    bundle.trigger = Trigger::Feedback;
+    bundle.issue = None;
+    bundle.verdict = Verdict::Rejected;
+    bundle.pull_request =
+        Some(PullRequestRef { owner: "acme".into(), repo: "widgets".into(), number: 7, head_sha: head.clone(), base_sha: None });
+    let mut run = Run::new(&bundle, &[]);
+    run.head_sha = Some(&head);
+    let report = run.publish(&gh, &http);
+    assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Created { .. }), "{report:?}");
+    let comments = gh.comments("acme", "widgets", 7);
+    assert_eq!(comments.len(), 1, "one comment on the pull request's conversation");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.contains("Claim not confirmed"), "{body}");
+    // Feedback never becomes a new branch or pull request.
+    assert!(gh.calls().iter().all(|c| !c.path.contains("/git/") && !c.path.contains("/pulls")));
+    assert_only_allowed_writes(&gh);
+
+    // A pull request run that is not answering feedback (proactive review)
+    // reports through its check run only.
+    let (gh, head) = github();
+    let http = Loopback::new(&gh);
+    bundle.trigger = Trigger::Proactive;
+    let mut run = Run::new(&bundle, &[]);
+    run.head_sha = Some(&head);
+    let report = run.publish(&gh, &http);
+    assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Skipped { .. }), "{report:?}");
+    assert!(gh.comments("acme", "widgets", 7).is_empty());
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::Case;
 pub(crate) const CASES: &[Case] = &[
     Case { name: "issue_fix_runs_to_verified_completion", run: issue_fix_runs_to_verified_completion },
     Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
+    Case { name: "review_comment_claiming_an_absent_bug_is_not_confirmed", run: review_comment_claiming_an_absent_bug_is_not_confirmed },
     Case { name: "fix_that_breaks_tests_is_repaired_on_attempt_2", run: fix_that_breaks_tests_is_repaired_on_attempt_2 },
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
@@ -275,6 +276,63 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
     assert!(body.contains("does not appear in the cited files"), "{body}");
     assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty());
     assert!(world.github.pulls(owner, name).is_empty());
+}
+
+/// The real `pull_request_review_comment` `created` payload, on a pull
+/// request of the fixture repository whose head is the fixture's commit.
+fn review_comment(world: &World, body: &str) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/github-webhooks/pull_request_review_comment/created.payload.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let full_name = format!("{owner}/{name}");
+    for repository in [&mut payload["repository"], &mut payload["pull_request"]["head"]["repo"], &mut payload["pull_request"]["base"]["repo"]] {
+        repository["name"] = json!(name);
+        repository["full_name"] = json!(full_name);
+        repository["owner"]["login"] = json!(owner);
+        repository["default_branch"] = json!(world.fixture.branch());
+    }
+    payload["pull_request"]["head"]["sha"] = json!(world.fixture.head_sha());
+    payload["pull_request"]["base"]["ref"] = json!(world.fixture.branch());
+    payload["pull_request"]["base"]["sha"] = json!(world.fixture.head_sha());
+    payload["comment"]["path"] = json!(calc::BUG_PATH);
+    payload["comment"]["body"] = json!(body);
+    serde_json::to_vec(&payload).unwrap()
+}
+
+fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    // The reviewer claims a division by zero; the model repeats the claim,
+    // quoting a line that is not in the file.
+    world.model.push_decision(json!({
+        "finding": finding("return sum(values) // 0", 0.9),
+        "plan": ["Guard the division"],
+        "acceptanceCriteria": [],
+        "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "avoid dividing by zero" }]
+    }));
+    let body = review_comment(&world, "This divides by zero: `return sum(values) // 0`. Please fix.");
+    let reply = deliver(&world, "review-absent-1", "pull_request_review_comment", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert_eq!(reply.json()["trigger"], "feedback", "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["result"]["verdict"], "rejected", "{text}");
+    assert_eq!(task["result"]["verified"], false, "{text}");
+    let reasons = task["result"]["finding"]["rejectionReasons"].as_array().expect("reasons");
+    assert!(
+        reasons.iter().any(|r| r.as_str().unwrap_or_default().contains("does not appear in the cited files")),
+        "{text}"
+    );
+    assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "nothing was written: {text}");
+    // The pull request hears "not confirmed" with the reason; no branch.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let number = 2;
+    wait_github(&world, "the validation comment", |g| !g.comments(owner, name, number).is_empty());
+    let comment = world.github.comments(owner, name, number)[0]["body"].as_str().unwrap_or_default().to_owned();
+    assert!(comment.to_lowercase().contains("not confirmed"), "{comment}");
+    assert!(comment.contains("does not appear in the cited files"), "{comment}");
+    assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty(), "no branch");
+    assert!(world.github.pulls(owner, name).is_empty(), "no pull request opened");
 }
 
 fn decision(risk: &str, content: &str) -> Value {

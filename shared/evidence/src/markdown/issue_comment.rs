@@ -1,8 +1,9 @@
-//! The issue validation comment: confirmed, not confirmed (with every
-//! reason) or inconclusive. Starts with [`ISSUE_VALIDATION_MARKER`] so the
+//! The validation comment on an issue (or on the pull request whose review
+//! feedback started the run): confirmed, not confirmed (with every reason)
+//! or inconclusive. Starts with [`ISSUE_VALIDATION_MARKER`] so the
 //! publisher can edit it in place.
 
-use agent_zero_contracts::{EvidenceBundle, TerminalState, Verdict};
+use agent_zero_contracts::{EvidenceBundle, TerminalState, Trigger, Verdict};
 
 use crate::markdown::limit::fit;
 use crate::markdown::sections;
@@ -14,10 +15,12 @@ use crate::{ISSUE_VALIDATION_MARKER, RenderOptions};
 pub fn render_issue_comment(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> String {
     let ctx = Ctx::new(options);
     let max_block = options.max_block_bytes;
+    // On a pull request, the run answers review feedback: a claim.
+    let subject = if bundle.issue.is_none() && bundle.trigger == Trigger::Feedback { "Claim" } else { "Issue" };
     let headline = match bundle.verdict {
-        Verdict::Accepted => "Issue confirmed",
-        Verdict::Rejected => "Issue not confirmed",
-        Verdict::Inconclusive => "Issue inconclusive",
+        Verdict::Accepted => format!("{subject} confirmed"),
+        Verdict::Rejected => format!("{subject} not confirmed"),
+        Verdict::Inconclusive => format!("{subject} inconclusive"),
     };
     let explanation = match bundle.verdict {
         Verdict::Accepted => "The claim is supported by evidence found in the repository.",

@@ -3,17 +3,31 @@
 
 use std::collections::BTreeSet;
 
-use agent_zero_contracts::{ChangeRisk, TerminalState, Verdict, is_repository_relative_path, is_verified};
+use agent_zero_contracts::{ChangeRisk, TerminalState, Trigger, Verdict, is_repository_relative_path, is_verified};
 
 use super::{MAX_PUBLISHED_FILES, PublishRequest};
 
-/// Why the run gets no issue comment, or `None` when it gets one.
+/// Where the validation comment goes: `(owner, repo, number)` of the
+/// issue of an issue run, or of the pull request whose review feedback
+/// started a feedback run (its conversation hears the verdict).
+pub(crate) fn comment_target<'r>(request: &'r PublishRequest<'_>) -> Option<(&'r str, &'r str, u64)> {
+    if let Some(issue) = request.issue {
+        return Some((&issue.owner, &issue.repo, issue.number));
+    }
+    let bundle = request.bundle;
+    match (&bundle.pull_request, bundle.trigger) {
+        (Some(pr), Trigger::Feedback) => Some((&pr.owner, &pr.repo, pr.number)),
+        _ => None,
+    }
+}
+
+/// Why the run gets no validation comment, or `None` when it gets one.
 pub(crate) fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static str> {
     if !request.policy.validation_comment {
         return Some("issues.validationComment is off");
     }
-    if request.issue.is_none() {
-        return Some("the run has no issue");
+    if comment_target(request).is_none() {
+        return Some("the run has no issue and no review feedback to answer");
     }
     // A verdict exists once the finding was validated; before that, nothing.
     if request.bundle.finding.is_none() {

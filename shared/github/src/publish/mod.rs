@@ -151,10 +151,10 @@ async fn run<H: HttpClient>(
     };
     report.push(PublishStep::CheckRun, settle(outcome)?);
 
-    let outcome = match (eligibility::comment_refusal(request), request.issue) {
-        (None, Some(issue)) => {
+    let outcome = match (eligibility::comment_refusal(request), eligibility::comment_target(request)) {
+        (None, Some((owner, repo, number))) => {
             let text = render_issue_comment(bundle, &request.render);
-            comment::upsert(rest, &issue.owner, &issue.repo, issue.number, request.bot_login, &text).await
+            comment::upsert(rest, owner, repo, number, request.bot_login, &text).await
         }
         (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
     };
