@@ -285,12 +285,15 @@ fn review_comment(world: &World, body: &str) -> Vec<u8> {
     let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     let full_name = format!("{owner}/{name}");
-    for repository in [&mut payload["repository"], &mut payload["pull_request"]["head"]["repo"], &mut payload["pull_request"]["base"]["repo"]] {
+    let point = |repository: &mut Value| {
         repository["name"] = json!(name);
         repository["full_name"] = json!(full_name);
         repository["owner"]["login"] = json!(owner);
         repository["default_branch"] = json!(world.fixture.branch());
-    }
+    };
+    point(&mut payload["repository"]);
+    point(&mut payload["pull_request"]["head"]["repo"]);
+    point(&mut payload["pull_request"]["base"]["repo"]);
     payload["pull_request"]["head"]["sha"] = json!(world.fixture.head_sha());
     payload["pull_request"]["base"]["ref"] = json!(world.fixture.branch());
     payload["pull_request"]["base"]["sha"] = json!(world.fixture.head_sha());
