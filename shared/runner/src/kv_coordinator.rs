@@ -52,11 +52,11 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
     ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
         let mut held = self.held().await?;
         let decision = decide(&held, lease, limits);
-        if let Ok(acquired) = &decision {
-            if !acquired.replayed {
-                held.push(lease.clone());
-                self.store(&held).await?;
-            }
+        if let Ok(acquired) = &decision
+            && !acquired.replayed
+        {
+            held.push(lease.clone());
+            self.store(&held).await?;
         }
         Ok(decision)
     }

@@ -66,6 +66,7 @@ impl<C: HttpClient> VercelSandbox<C> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)] // one request's fields, named at each call site
     async fn send(&self, operation: &'static str, method: http::Method, path: &str, body: Vec<u8>, content_type: &str, timeout_ms: u64, what: &str)
     -> Result<Vec<u8>, ProviderError> {
         let call = Call { provider: NAME, operation, secret: &self.token };
