@@ -55,6 +55,21 @@ pub const ISSUE_VALIDATION_MARKER: &str = "<!-- agent-zero:issue-validation -->"
 /// find-and-update purpose as [`ISSUE_VALIDATION_MARKER`].
 pub const PULL_REQUEST_MARKER: &str = "<!-- agent-zero:pull-request -->";
 
+/// Escapes `& < > " '` for HTML text and attribute values (for pages the
+/// app renders outside this crate, such as its API docs).
+pub fn escape_html(text: &str) -> String {
+    html::escape(text)
+}
+
+/// One line of untrusted text for an HTML page, the way this crate's pages
+/// treat it: `secrets` replaced with [`REDACTED`], line breaks and tabs
+/// folded to spaces, control and bidi characters replaced, then escaped.
+/// Not capped.
+pub fn clean_html_line(text: &str, secrets: &[&str]) -> String {
+    let ctx = text::Ctx::new(&RenderOptions { secrets, ..RenderOptions::default() });
+    html::escape(&text::clean(&ctx, text, false))
+}
+
 /// What replaces each secret value given in [`RenderOptions::secrets`].
 pub const REDACTED: &str = "[redacted]";
 

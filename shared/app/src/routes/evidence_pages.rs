@@ -6,6 +6,8 @@
 use std::fmt::Write as _;
 
 use agent_zero_contracts::rfc3339;
+// Every interpolated value goes through the evidence pages' own cleaning.
+use agent_zero_evidence::clean_html_line as clean;
 use agent_zero_runtime::Resident;
 use http::StatusCode;
 
@@ -22,32 +24,6 @@ code{font:.875rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;backgroun
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
 ol.events{padding-left:1.25rem}ol.events li{margin:.35rem 0}
 ";
-
-/// Replaces each secret, then bidi/control characters, then escapes.
-fn clean(text: &str, secrets: &[&str]) -> String {
-    let mut scrubbed = text.to_owned();
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        scrubbed = scrubbed.replace(secret, agent_zero_evidence::REDACTED);
-    }
-    let mut out = String::with_capacity(scrubbed.len());
-    for c in scrubbed.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(' '),
-            c if c.is_control() || is_bidi_control(c) => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
 
 /// A complete page around `body` (already escaped HTML).
 fn shell(title: &str, body: &str) -> String {

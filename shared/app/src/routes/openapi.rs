@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
 
+use agent_zero_evidence::escape_html as escape;
+
 use super::Context;
 use crate::Host;
 
@@ -41,21 +43,6 @@ pub(super) async fn docs<H: Host>(context: &Context<'_, H>, request: &http::Requ
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
