@@ -213,7 +213,7 @@ pub(crate) fn secrets(config: &Config) -> Vec<String> {
 }
 
 /// What replaces a secret value in stored text.
-pub(crate) const REDACTED: &str = "[redacted]";
+pub(crate) use agent_zero_ports::REDACTED;
 
 /// `text` with every occurrence of every secret replaced.
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {

@@ -70,8 +70,9 @@ pub fn clean_html_line(text: &str, secrets: &[&str]) -> String {
     html::escape(&text::clean(&ctx, text, false))
 }
 
-/// What replaces each secret value given in [`RenderOptions::secrets`].
-pub const REDACTED: &str = "[redacted]";
+/// What replaces each secret value given in [`RenderOptions::secrets`]
+/// (the same marker every adapter writes for a credential).
+pub use agent_zero_ports::REDACTED;
 
 /// How to render. `Default` gives GitHub's limits and no secrets.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use thiserror::Error;
 
-use crate::secret::Secret;
+use agent_zero_ports::Secret;
 
 /// `GITHUB_API_URL` when unset.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";

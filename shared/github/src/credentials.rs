@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use crate::client::{ApiError, GitHubClient};
 use crate::jwt::AppKey;
-use crate::secret::Secret;
+use agent_zero_ports::Secret;
 
 /// A cached token is used until this long before it expires.
 pub const TOKEN_REFRESH_MARGIN_MS: u64 = 5 * 60 * 1000;

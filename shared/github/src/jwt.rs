@@ -15,7 +15,7 @@ use rsa::signature::{SignatureEncoding, Signer};
 use sha2::Sha256;
 
 use crate::credentials::CredentialsError;
-use crate::secret::Secret;
+use agent_zero_ports::Secret;
 
 /// Seconds `iat` is backdated.
 pub const JWT_BACKDATE_SECS: u64 = 60;

@@ -19,7 +19,6 @@ mod jwt;
 mod payload;
 mod policy_source;
 pub mod publish;
-mod secret;
 pub mod signature;
 
 pub use client::{
@@ -37,5 +36,5 @@ pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{
     CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,
 };
-pub use secret::Secret;
+pub use agent_zero_ports::Secret;
 pub use signature::{SignatureError, verify, verify_headers};

@@ -4,8 +4,7 @@
 //! came from a provider (an error message may echo a key, or part of one)
 //! and caps it, so an error carries a hint, never a response body.
 
-/// Written in place of anything that looks like a credential.
-pub const REDACTED: &str = "[redacted]";
+pub use agent_zero_ports::{REDACTED, Secret};
 
 /// Longest provider detail kept in an error, in characters.
 pub(crate) const MAX_DETAIL_CHARS: usize = 200;
@@ -29,28 +28,6 @@ const CREDENTIAL_PREFIXES: &[&str] = &[
     "xoxb-",
     "xoxp-",
 ];
-
-/// An API key. `Debug` never shows it; read it only to build a header.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a credential value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The value, for the one header that carries it.
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secret({REDACTED})")
-    }
-}
 
 /// Removes `secrets` (and any token sharing an 8-character run with one),
 /// tokens shaped like well-known credentials and the word after `Bearer`;

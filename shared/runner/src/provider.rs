@@ -6,38 +6,11 @@
 
 use std::collections::BTreeMap;
 
+pub use agent_zero_ports::Secret;
 use agent_zero_ports::HttpError;
 use thiserror::Error;
 
 use crate::request::{ProviderKind, SandboxRequest};
-
-/// A credential held by an adapter. `Debug` never shows it; it has no
-/// `Display` and no `Serialize`, so it cannot end up in a record by accident.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps an operator-provided value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The value, for building an outbound header inside an adapter.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// `text` with every occurrence of the secret replaced.
-    pub fn scrub(&self, text: &str) -> String {
-        if self.0.is_empty() { text.to_owned() } else { text.replace(&self.0, "[redacted]") }
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
 
 /// A provisioned sandbox, as the provider reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
