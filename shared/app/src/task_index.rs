@@ -24,7 +24,7 @@
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
-use agent_zero_runtime::{Resident, Stimulus, Tick, log_key};
+use agent_zero_runtime::{Resident, Stimulus};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -141,9 +141,6 @@ pub enum IndexError {
     /// A `cursor` that this listing did not hand out (or for another filter).
     #[error("cursor: {0}")]
     InvalidCursor(&'static str),
-    /// The task log could not be read back after a tick.
-    #[error("task index: {0}")]
-    Task(String),
 }
 
 /// Which tasks to list.
@@ -261,27 +258,11 @@ pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) {
     let _ = kv.delete(&summary_key(&summary.id)).await;
 }
 
-/// Updates the index after a tick of a task that was folded to `before`:
-/// reads the entry the tick committed (1 KV read) and records the new
-/// state. Best effort: a failure leaves the old row until the next sync.
-pub async fn after_tick<K: KeyValue>(kv: &K, before: &Resident, tick: &Tick, now_ms: u64) -> Result<(), IndexError> {
-    let task = |e: String| IndexError::Task(e);
-    let next = if before.seq.map(|s| s + 1) == Some(tick.expected_seq) {
-        let key = log_key(&tick.task_id, tick.expected_seq);
-        match kv.get(&key).await? {
-            Some(bytes) => {
-                let entry = serde_json::from_slice(&bytes).map_err(|e| task(format!("{key}: {e}")))?;
-                let mut next = before.clone();
-                next.apply(&entry).map_err(|e| task(e.to_string()))?;
-                Some(next)
-            }
-            None => None,
-        }
-    } else {
-        agent_zero_runtime::load(kv, &tick.task_id).await.map_err(|e| task(e.to_string()))?
-    };
-    let resident = next.as_ref().unwrap_or(before);
-    match TaskSummary::of_resident(resident, now_ms) {
+/// Updates the index after a tick, from the task as the tick left it
+/// ([`agent_zero_runtime::TickReport::resident`]): no log read. Best
+/// effort: a failure leaves the old row until the next tick records it.
+pub async fn record_tick<K: KeyValue>(kv: &K, after: &Resident, now_ms: u64) -> Result<(), IndexError> {
+    match TaskSummary::of_resident(after, now_ms) {
         Some(summary) => record(kv, &summary).await,
         None => Ok(()),
     }

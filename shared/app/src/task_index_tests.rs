@@ -1,7 +1,7 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{RunMode, TaskState, Trigger};
 use agent_zero_ports::MemoryKv;
-use agent_zero_runtime::{Entry, Fact, Stimulus, TaskInput, Tick};
+use agent_zero_runtime::{Entry, Fact, Stimulus, TaskInput, log_key};
 
 use super::*;
 use crate::test_host::{RecordingQueue, START_MS, block_on};
@@ -31,7 +31,7 @@ fn ids(page: &Page) -> Vec<&str> {
 }
 
 #[test]
-fn after_tick_moves_the_state_keys_and_heals_a_lost_move() {
+fn record_tick_moves_the_state_keys_and_heals_a_lost_move() {
     let kv = MemoryKv::new();
     let queue = RecordingQueue::default();
     block_on(async {
@@ -42,10 +42,11 @@ fn after_tick_moves_the_state_keys_and_heals_a_lost_move() {
         assert_eq!(ids(&list(&kv, &queued, None, 10).await.unwrap()), ["t1"]);
 
         // A tick commits entry 1 (queued -> discovering).
-        let before = agent_zero_runtime::load(&kv, "t1").await.unwrap().unwrap();
+        let mut after = agent_zero_runtime::load(&kv, "t1").await.unwrap().unwrap();
         let entry = moves(1, &[TaskState::Queued, TaskState::Discovering]);
         kv.put(&log_key("t1", 1), &serde_json::to_vec(&entry).unwrap()).await.unwrap();
-        after_tick(&kv, &before, &Tick { task_id: "t1".into(), expected_seq: 1 }, START_MS + 5).await.unwrap();
+        after.apply(&entry).unwrap();
+        record_tick(&kv, &after, START_MS + 5).await.unwrap();
         assert!(list(&kv, &queued, None, 10).await.unwrap().items.is_empty());
         let discovering = Filter { state: Some(TaskState::Discovering), ..Filter::default() };
         let page = list(&kv, &discovering, None, 10).await.unwrap();

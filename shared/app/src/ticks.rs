@@ -22,12 +22,11 @@ pub enum RunTickError {
 /// Runs one tick of `tick.task_id` at `now_ms` with the services the
 /// operator configured and the task's policy snapshot.
 pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
-    let load_error = |reason: String| RunTickError::Load { task_id: tick.task_id.clone(), reason };
-    let resident = agent_zero_runtime::load(host.kv(), &tick.task_id)
+    // Entry 0 alone (one read): the engine folds the rest of the log itself.
+    let stimulus = agent_zero_runtime::stimulus(host.kv(), &tick.task_id)
         .await
-        .map_err(|e| load_error(e.to_string()))?
+        .map_err(|e| RunTickError::Load { task_id: tick.task_id.clone(), reason: e.to_string() })?
         .ok_or_else(|| RunTickError::Tick(TickError::UnknownTask(tick.task_id.clone())))?;
-    let stimulus = resident.stimulus();
     let policy = &stimulus.policy;
 
     let decider = ModelDecider::new(policy, config, host.http(), host.clock());
@@ -48,7 +47,9 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         limits: Limits::default(),
     };
     let mut report = engine.tick(tick, now_ms).await?;
-    if let Err(e) = crate::task_index::after_tick(host.kv(), &resident, tick, now_ms).await {
+    if let Some(after) = &report.resident
+        && let Err(e) = crate::task_index::record_tick(host.kv(), after, now_ms).await
+    {
         report.warnings.push(e.to_string());
     }
     Ok(report)

@@ -47,5 +47,5 @@ pub use store::{
     MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, is_valid_task_id, log_key, meta_key, pending_key,
 };
 pub use sweep::{SweepOptions, SweepReport, sweep};
-pub use task::{TaskError, approve, create, load};
+pub use task::{TaskError, approve, create, load, stimulus};
 pub use tick::{Engine, TickError, TickOutcome, TickReport};

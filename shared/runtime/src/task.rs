@@ -63,6 +63,19 @@ pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus
     Ok(tick)
 }
 
+/// What started the task (its entry 0, with the policy snapshot), in one
+/// KV read: it never changes, so a host can build a tick's ports from it
+/// before the engine folds the log. `None` when the task does not exist.
+pub async fn stimulus<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Stimulus>, TaskError> {
+    if !is_valid_task_id(task_id) {
+        return Err(TaskError::InvalidTaskId(task_id.to_owned()));
+    }
+    let Some(entry) = Store::new(kv).entry(task_id, 0).await? else { return Ok(None) };
+    let mut resident = Resident::default();
+    resident.apply(&entry)?;
+    Ok(resident.stimulus.map(|s| *s))
+}
+
 /// The task folded up to its last visible entry (checkpoint, then probing
 /// forward), or `None` when it does not exist.
 pub async fn load<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Resident>, TaskError> {

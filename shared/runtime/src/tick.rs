@@ -25,13 +25,17 @@ pub enum TickOutcome {
 }
 
 /// A tick's outcome and what it cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TickReport {
     pub outcome: TickOutcome,
     pub stats: TickStats,
     /// Post-commit steps that failed (meta, pending marker, enqueue): the
     /// commit stands and the sweep recovers the task.
     pub warnings: Vec<String>,
+    /// The task as this tick left it (folded through its commit), for a
+    /// host's own bookkeeping without reading the log again; `None` when
+    /// the tick was stale and did nothing.
+    pub resident: Option<Resident>,
 }
 
 /// Why a tick did nothing durable. The host leaves the message
@@ -77,7 +81,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let seq = tick.expected_seq;
         if seq == 0 || store.has_entry(id, seq).await? {
             store.count_into(&mut stats);
-            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new() });
+            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None });
         }
 
         // sync: the checkpoint, then the log from its cursor.
@@ -104,7 +108,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
                 warnings.push(format!("pending marker not removed: {e}"));
             }
             store.count_into(&mut stats);
-            return Ok(TickReport { outcome: quiet(terminal), stats, warnings });
+            return Ok(TickReport { outcome: quiet(terminal), stats, warnings, resident: Some(resident) });
         }
 
         // act
@@ -117,7 +121,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         // commit
         if store.append(id, &entry).await? == Append::Taken {
             store.count_into(&mut stats);
-            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new() });
+            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None });
         }
 
         // yield
@@ -143,7 +147,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             warnings.push(format!("meta not written: {e}"));
         }
         store.count_into(&mut stats);
-        Ok(TickReport { outcome, stats, warnings })
+        Ok(TickReport { outcome, stats, warnings, resident: Some(next) })
     }
 }
 

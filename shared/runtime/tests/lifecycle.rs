@@ -4,7 +4,7 @@ mod harness;
 
 use agent_zero_contracts::{ChangeRisk, RunMode, TaskState, TerminalState, Verdict};
 use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
-use agent_zero_ports::Clock;
+use agent_zero_ports::{Clock, KeyValue as _};
 use harness::*;
 
 fn refusal_code(r: &Resident) -> Option<String> {
@@ -41,6 +41,36 @@ fn accepted_fix_completes_verified_and_is_published_once() {
     // The first request shows the model the untrusted input as data.
     let request = &h.decider.requests.borrow()[0];
     assert!(request.context.contains("src/lib.rs") && request.previous_violation.is_none());
+}
+
+#[test]
+fn each_report_carries_the_task_as_committed_and_entry_0_reads_alone() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let created = stimulus("t-report", RunMode::Fix, policy(FIX_POLICY));
+    h.run(created.clone());
+    // Every committing tick hands back exactly what the log folds to at its seq.
+    let reports = h.reports.borrow();
+    assert!(reports.len() > 3, "{}", reports.len());
+    for report in reports.iter() {
+        let after = report.resident.as_ref().expect("no tick of a lone delivery is stale");
+        let seq = after.seq.expect("folded");
+        let entries: Vec<_> = (0..=seq)
+            .map(|at| {
+                let key = agent_zero_runtime::log_key("t-report", at);
+                serde_json::from_slice(&block_on(h.kv.get(&key)).unwrap().unwrap()).unwrap()
+            })
+            .collect();
+        assert_eq!(after, &agent_zero_runtime::fold(&entries).unwrap(), "seq {seq}");
+    }
+    // Folded *through* the tick's commit: the first tick's report is at seq 1.
+    assert_eq!(reports[0].resident.as_ref().and_then(|r| r.seq), Some(1));
+    assert_eq!(reports.last().unwrap().resident.as_ref(), Some(&h.load("t-report")));
+    // The stimulus alone: entry 0, as created.
+    let read = block_on(agent_zero_runtime::stimulus(&h.kv, "t-report")).unwrap().unwrap();
+    assert_eq!(read, created);
+    assert!(block_on(agent_zero_runtime::stimulus(&h.kv, "t-none")).unwrap().is_none());
+    assert!(matches!(block_on(agent_zero_runtime::stimulus(&h.kv, "bad id")), Err(TaskError::InvalidTaskId(_))));
 }
 
 #[test]

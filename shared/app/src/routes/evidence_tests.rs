@@ -86,14 +86,14 @@ fn seed_concluded(host: &TestHost) -> String {
 /// tick does; the facts carry hostile text and a value that is a secret by
 /// the time the evidence is read.
 fn commit(host: &TestHost, id: &str, facts: Vec<Fact>) {
-    let before = block_on(agent_zero_runtime::load(&host.kv, id)).unwrap().expect("task exists");
-    let seq = before.seq.map_or(0, |s| s + 1);
+    let mut after = block_on(agent_zero_runtime::load(&host.kv, id)).unwrap().expect("task exists");
+    let seq = after.seq.map_or(0, |s| s + 1);
     host.clock.advance(1_000);
     let now = host.invocation().now_ms;
     let entry = Entry { seq, at_ms: now, facts };
     block_on(host.kv.put(&log_key(id, seq), &serde_json::to_vec(&entry).unwrap())).unwrap();
-    let tick = Tick { task_id: id.to_owned(), expected_seq: seq };
-    block_on(crate::task_index::after_tick(&host.kv, &before, &tick, now)).unwrap();
+    after.apply(&entry).unwrap();
+    block_on(crate::task_index::record_tick(&host.kv, &after, now)).unwrap();
 }
 
 fn hostile_reason() -> String {
