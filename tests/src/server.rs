@@ -156,6 +156,23 @@ impl Server {
             .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", self.runtime.name(), self.log()))
     }
 
+    /// Posts `body` to `/webhooks/github` as GitHub delivers it: JSON,
+    /// the event and delivery headers, signed with `secret`.
+    pub fn deliver_github(&self, secret: &str, event: &str, delivery: &str, body: &[u8]) -> crate::Reply {
+        let signature = agent_zero_fakes::sign_github(secret, body);
+        self.send(
+            "POST",
+            "/webhooks/github",
+            &[
+                ("content-type", "application/json"),
+                ("x-github-event", event),
+                ("x-github-delivery", delivery),
+                ("x-hub-signature-256", &signature),
+            ],
+            body,
+        )
+    }
+
     /// Stops the server (and its process group).
     pub fn stop(&mut self) {
         let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();

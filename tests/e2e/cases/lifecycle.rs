@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root};
-use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc, sign_github};
+use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc};
 use serde_json::{Value, json};
 
 use crate::Case;
@@ -131,18 +131,7 @@ fn labeled_issue(world: &World) -> Vec<u8> {
 }
 
 fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
-    let signature = sign_github(SECRET, body);
-    world.server.send(
-        "POST",
-        "/webhooks/github",
-        &[
-            ("content-type", "application/json"),
-            ("x-github-event", event),
-            ("x-github-delivery", delivery),
-            ("x-hub-signature-256", &signature),
-        ],
-        body,
-    )
+    world.server.deliver_github(SECRET, event, delivery, body)
 }
 
 /// Waits until `done` holds for the fake GitHub (publication runs after the
@@ -259,7 +248,17 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
     let reply = deliver(&world, "lifecycle-reject-1", "issues", &labeled_issue(&world));
     assert_eq!(reply.status, 202, "{}", reply.text());
     let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-    let task = wait_terminal(&world, &task_id);
+    // The issue (#1) hears "not confirmed" with the reason.
+    let comment = assert_not_confirmed(&world, &task_id, 1);
+    assert!(comment.contains("Issue not confirmed"), "{comment}");
+}
+
+/// A task rejected because its quote is not in the file: the verdict and
+/// reason recorded, nothing written, the reason in the validation comment
+/// on `number` (issue or pull request), no branch, no pull request.
+/// Returns the comment.
+fn assert_not_confirmed(world: &World, task_id: &str, number: u64) -> String {
+    let task = wait_terminal(world, task_id);
     let text = task.to_string();
     assert_eq!(task["result"]["verdict"], "rejected", "{text}");
     assert_eq!(task["result"]["verified"], false, "{text}");
@@ -268,14 +267,15 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
         reasons.iter().any(|r| r.as_str().unwrap_or_default().contains("does not appear in the cited files")),
         "{text}"
     );
-    assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "{text}");
-    // The issue hears "not confirmed" with the reason; no branch, no PR.
+    assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "nothing was written: {text}");
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
-    wait_github(&world, "the validation comment", |g| !g.comments(owner, name, 1).is_empty());
-    let body = world.github.comments(owner, name, 1)[0]["body"].as_str().unwrap_or_default().to_owned();
-    assert!(body.contains("does not appear in the cited files"), "{body}");
-    assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty());
-    assert!(world.github.pulls(owner, name).is_empty());
+    wait_github(world, "the validation comment", |g| !g.comments(owner, name, number).is_empty());
+    let comment = world.github.comments(owner, name, number)[0]["body"].as_str().unwrap_or_default().to_owned();
+    assert!(comment.to_lowercase().contains("not confirmed"), "{comment}");
+    assert!(comment.contains("does not appear in the cited files"), "{comment}");
+    assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty(), "no branch");
+    assert!(world.github.pulls(owner, name).is_empty(), "no pull request opened");
+    comment
 }
 
 /// The real `pull_request_review_comment` `created` payload, on a pull
@@ -317,25 +317,9 @@ fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
     assert_eq!(reply.status, 202, "{}", reply.text());
     assert_eq!(reply.json()["trigger"], "feedback", "{}", reply.text());
     let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-    let task = wait_terminal(&world, &task_id);
-    let text = task.to_string();
-    assert_eq!(task["result"]["verdict"], "rejected", "{text}");
-    assert_eq!(task["result"]["verified"], false, "{text}");
-    let reasons = task["result"]["finding"]["rejectionReasons"].as_array().expect("reasons");
-    assert!(
-        reasons.iter().any(|r| r.as_str().unwrap_or_default().contains("does not appear in the cited files")),
-        "{text}"
-    );
-    assert!(task["result"]["changedFiles"].as_array().is_some_and(Vec::is_empty), "nothing was written: {text}");
-    // The pull request hears "not confirmed" with the reason; no branch.
-    let (owner, name) = (world.fixture.owner(), world.fixture.name());
-    let number = 2;
-    wait_github(&world, "the validation comment", |g| !g.comments(owner, name, number).is_empty());
-    let comment = world.github.comments(owner, name, number)[0]["body"].as_str().unwrap_or_default().to_owned();
-    assert!(comment.to_lowercase().contains("not confirmed"), "{comment}");
-    assert!(comment.contains("does not appear in the cited files"), "{comment}");
-    assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty(), "no branch");
-    assert!(world.github.pulls(owner, name).is_empty(), "no pull request opened");
+    // The pull request (#2) hears "not confirmed" with the reason.
+    let comment = assert_not_confirmed(&world, &task_id, 2);
+    assert!(comment.contains("Claim not confirmed"), "{comment}");
 }
 
 fn decision(risk: &str, content: &str) -> Value {

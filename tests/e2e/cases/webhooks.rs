@@ -39,18 +39,7 @@ fn start(runtime: Runtime, github: &FakeGitHub, extra: &[(&str, &str)]) -> Serve
 }
 
 fn deliver(server: &Server, event: &str, delivery: &str, body: &[u8]) -> Reply {
-    let signature = sign_github(SECRET, body);
-    server.send(
-        "POST",
-        "/webhooks/github",
-        &[
-            ("content-type", "application/json"),
-            ("x-github-event", event),
-            ("x-github-delivery", delivery),
-            ("x-hub-signature-256", &signature),
-        ],
-        body,
-    )
+    server.deliver_github(SECRET, event, delivery, body)
 }
 
 fn error_of(reply: &Reply) -> (String, String, String) {
