@@ -100,12 +100,4 @@ impl Host for TestHost {
     }
 }
 
-/// Runs a future that never pends (every port here answers at once).
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let waker = std::task::Waker::noop();
-    match future.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
-        std::task::Poll::Ready(value) => value,
-        std::task::Poll::Pending => panic!("a test port suspended"),
-    }
-}
+pub(crate) use agent_zero_ports::block_on;

@@ -12,10 +12,12 @@ mod clock;
 mod http_client;
 mod kv;
 mod memory;
+mod ready;
 mod secret;
 
 pub use clock::{Clock, ManualClock};
 pub use http_client::{HttpClient, HttpError, RequestTimeout};
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
+pub use ready::block_on;
 pub use secret::{REDACTED, Secret};

@@ -103,15 +103,7 @@ pub fn page_of<'a>(
 mod tests {
     use super::*;
 
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        // The in-memory store never suspends: one poll completes it.
-        let mut f = std::pin::pin!(f);
-        let waker = std::task::Waker::noop();
-        match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
-            std::task::Poll::Ready(v) => v,
-            std::task::Poll::Pending => panic!("memory kv suspended"),
-        }
-    }
+    use crate::block_on;
 
     #[test]
     fn crud_and_paging() {

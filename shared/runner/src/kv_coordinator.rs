@@ -215,13 +215,7 @@ mod tests {
     use super::*;
     use crate::request::{ProviderKind, SandboxRequest};
 
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-            std::task::Poll::Ready(v) => v,
-            std::task::Poll::Pending => panic!("suspended"),
-        }
-    }
+    use agent_zero_ports::block_on;
 
     fn lease(id: &str, repo: &str) -> Lease {
         let request = SandboxRequest::new(id, repo, "HEAD", RunMode::Fix, true, NetworkPolicy::Restricted, 1_000);

@@ -1,60 +1,14 @@
 //! The product's own GitHub client and webhook verifier against the fakes:
 //! proof that the fake's shapes are the ones the product parses.
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+mod support;
 
 use agent_zero_fakes::{
     FakeGitHub, FixtureRepo, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM, calc, sign_github,
 };
 use agent_zero_github::{ApiConfig, AppKey, GitHubClient, Secret, verify};
-use agent_zero_ports::{HttpClient, HttpError};
-
-/// A blocking ureq adapter for the port: its futures never pend.
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(
-        &self,
-        request: http::Request<Vec<u8>>,
-    ) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self
-            .0
-            .run(request)
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response
-            .body_mut()
-            .read_to_vec()
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body)
-            .map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("the ureq adapter never pends"),
-    }
-}
-
-fn http() -> Ureq {
-    Ureq(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into(),
-    )
-}
+use agent_zero_ports::block_on;
+use support::http;
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now()

@@ -1,52 +1,16 @@
 //! The product's own model providers against FakeModel: each wire format
 //! the fake speaks is one the product parses, answers and failures alike.
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+mod support;
 
 use agent_zero_fakes::FakeModel;
 use agent_zero_models::{
     DecisionRequest, HttpProvider, ModelProvider as _, ProviderConfig, ProviderKind, SchemaName,
     Secret, decision_from_value,
 };
-use agent_zero_ports::{HttpClient, HttpError, ManualClock};
+use agent_zero_ports::{ManualClock, block_on};
+use support::http;
 use serde_json::{Value, json};
-
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(
-        &self,
-        request: http::Request<Vec<u8>>,
-    ) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self
-            .0
-            .run(request)
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response
-            .body_mut()
-            .read_to_vec()
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body)
-            .map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("the ureq adapter never pends"),
-    }
-}
 
 const KEY: &str = "sk-fake-key-0123456789";
 
@@ -86,12 +50,7 @@ fn every_provider_parses_the_fakes_decision() {
         (ProviderKind::Anthropic, "claude-sonnet-4-5"),
         (ProviderKind::Google, "gemini-2.5-pro"),
     ];
-    let http = Ureq(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into(),
-    );
+    let http = http();
     let clock = ManualClock::new(1_700_000_000_000);
     let expected = decision_from_value(decision_json()).unwrap();
     for (kind, name) in kinds {
@@ -114,12 +73,7 @@ fn every_provider_parses_the_fakes_decision() {
 
 #[test]
 fn truncations_refusals_and_server_errors_are_failures_to_the_product() {
-    let http = Ureq(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into(),
-    );
+    let http = http();
     let clock = ManualClock::new(1_700_000_000_000);
     for kind in [
         ProviderKind::OpenAi,

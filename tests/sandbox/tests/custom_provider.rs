@@ -23,14 +23,7 @@ impl HttpClient for Ureq {
     }
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    // Every await in this stack completes synchronously (blocking HTTP).
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("unexpected suspension"),
-    }
-}
+use agent_zero_ports::block_on;
 
 struct Server(Child, String);
 

@@ -13,9 +13,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use agent_zero_contracts::{EvidenceBundle, TaskResult, is_verified};
 use agent_zero_fakes::FakeGitHub;
@@ -113,14 +110,7 @@ impl HttpClient for Loopback<'_> {
     }
 }
 
-/// Runs a future that never suspends (the ureq adapter blocks instead).
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("the loopback adapter never pends"),
-    }
-}
+pub use agent_zero_ports::block_on;
 
 /// A golden bundle of the evidence crate (real records, rendered there).
 pub fn golden(name: &str) -> EvidenceBundle {

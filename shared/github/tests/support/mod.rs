@@ -67,15 +67,7 @@ impl HttpClient for FakeGitHub {
     }
 }
 
-/// Runs a future that never suspends (the fake and `MemoryKv` never do).
-pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let waker = std::task::Waker::noop();
-    match future.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
-        std::task::Poll::Ready(value) => value,
-        std::task::Poll::Pending => panic!("future suspended"),
-    }
-}
+pub use agent_zero_ports::block_on;
 
 /// `GET /repos/{owner}/{repo}` (trimmed from GitHub's example response).
 pub fn repository_json(owner: &str, repo: &str, default_branch: &str) -> String {

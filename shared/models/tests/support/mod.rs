@@ -75,15 +75,7 @@ pub fn respond_with(status: u16, body: &Value, headers: &[(&str, &str)]) -> Scri
     Ok(builder.body(serde_json::to_vec(body).unwrap()).unwrap())
 }
 
-/// Polls a future once: the fake never suspends.
-pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let waker = std::task::Waker::noop();
-    match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("the fake HTTP client never suspends"),
-    }
-}
+pub use agent_zero_ports::block_on;
 
 pub fn request() -> DecisionRequest {
     DecisionRequest::new(

@@ -146,11 +146,4 @@ impl HttpClient for Loopclient {
     }
 }
 
-/// Drives a future whose every await completes synchronously (blocking HTTP).
-pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("suspended"),
-    }
-}
+pub(crate) use agent_zero_ports::block_on;

@@ -19,14 +19,7 @@ use agent_zero_runtime::{
     TickReport, Workspace, WorkspaceError,
 };
 
-pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let waker = std::task::Waker::noop();
-    match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("an in-memory port suspended"),
-    }
-}
+pub use agent_zero_ports::block_on;
 
 pub const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
 pub const FIXED: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";

@@ -76,3 +76,29 @@ pub fn try_send(
         body,
     })
 }
+
+/// The product's HTTP port over blocking ureq, for the product-against-fake
+/// tests: its futures never pend, so `agent_zero_ports::block_on` drives
+/// them.
+pub struct Ureq(ureq::Agent);
+
+impl agent_zero_ports::HttpClient for Ureq {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, agent_zero_ports::HttpError> {
+        use agent_zero_ports::HttpError;
+        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
+        let mut out = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            out = out.header(name, value);
+        }
+        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
+        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
+    }
+}
+
+/// The adapter, answering every status (the product judges them).
+pub fn http() -> Ureq {
+    Ureq(agent(None))
+}
