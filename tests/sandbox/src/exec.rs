@@ -53,7 +53,7 @@ pub(crate) fn run(argv: &[String], cwd: &Path, timeout: Duration, max_output: us
     let (stderr, cut_err) = err.join().unwrap_or_default();
     let (mut stdout, mut stderr) = (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
     // One budget for both streams, as the runner counts it.
-    let extra = agent_cap(&mut stdout, &mut stderr, max_output);
+    let extra = agent_zero_runner::cap_output(&mut stdout, &mut stderr, max_output as u64);
     Ok(Outcome {
         exit_code: if timed_out { -1 } else { status.code().unwrap_or(-1) },
         stdout,
@@ -89,26 +89,4 @@ fn reader<R: Read + Send + 'static>(pipe: Option<R>, cap: usize) -> std::thread:
         }
         (kept, dropped)
     })
-}
-
-/// Tail-keeping cap over both streams (same rule as `agent_zero_runner::cap_output`).
-fn agent_cap(stdout: &mut String, stderr: &mut String, max: usize) -> u64 {
-    let total = stdout.len() + stderr.len();
-    if total <= max {
-        return 0;
-    }
-    let stderr_share = stderr.len().min(max / 2);
-    let stdout_keep = stdout.len().min(max - stderr_share);
-    let stderr_keep = stderr.len().min(max - stdout_keep);
-    keep_tail(stdout, stdout_keep);
-    keep_tail(stderr, stderr_keep);
-    (total - stdout.len() - stderr.len()) as u64
-}
-
-fn keep_tail(text: &mut String, keep: usize) {
-    let mut start = text.len() - keep.min(text.len());
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text.drain(..start);
 }
