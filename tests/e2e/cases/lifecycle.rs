@@ -134,6 +134,22 @@ fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
     world.server.deliver_github(SECRET, event, delivery, body)
 }
 
+/// Delivers the labelled issue as `delivery`; the task it created.
+fn file_issue(world: &World, delivery: &str) -> String {
+    let reply = deliver(world, delivery, "issues", &labeled_issue(world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    reply.json()["taskId"].as_str().unwrap().to_owned()
+}
+
+/// Waits until the task has asked the model (its tick is in the call).
+fn wait_for_model_call(world: &World) {
+    let started = Instant::now();
+    while world.model.calls().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the model was never called");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Waits until `done` holds for the fake GitHub (publication runs after the
 /// task concludes).
 fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
@@ -186,9 +202,7 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
         "acceptanceCriteria": ["python3 -m unittest passes"],
         "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" }]
     }));
-    let reply = deliver(&world, "lifecycle-fix-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "lifecycle-fix-1");
 
     let task = wait_terminal(&world, &task_id);
     let text = task.to_string();
@@ -245,9 +259,7 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
         "acceptanceCriteria": [],
         "changes": []
     }));
-    let reply = deliver(&world, "lifecycle-reject-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "lifecycle-reject-1");
     // The issue (#1) hears "not confirmed" with the reason.
     let comment = assert_not_confirmed(&world, &task_id, 1);
     assert!(comment.contains("Issue not confirmed"), "{comment}");
@@ -338,9 +350,7 @@ fn fix_that_breaks_tests_is_repaired_on_attempt_2(runtime: Runtime) {
     let still_wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) + 2)");
     world.model.push_decision(decision("mechanical", &still_wrong));
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
-    let reply = deliver(&world, "lifecycle-repair-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "lifecycle-repair-1");
     let task = wait_terminal(&world, &task_id);
     let text = task.to_string();
     assert_eq!(task["state"], "completed", "{text}");
@@ -355,9 +365,7 @@ fn fix_that_breaks_tests_is_repaired_on_attempt_2(runtime: Runtime) {
 fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     let world = world(runtime, &policy("fix"));
     world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
-    let reply = deliver(&world, "lifecycle-approve-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "lifecycle-approve-1");
     let task = wait_terminal(&world, &task_id);
     assert_eq!(task["state"], "needs-human", "{task}");
     assert!(task["result"].is_null() || task["result"]["verified"] == false, "{task}");
@@ -396,9 +404,7 @@ fn dead_url() -> String {
 
 fn fault_sandbox_unreachable_fails_with_the_reason(runtime: Runtime) {
     let world = world_with(runtime, &policy("fix"), None, true);
-    let reply = deliver(&world, "fault-sandbox-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "fault-sandbox-1");
     let task = wait_terminal(&world, &task_id);
     let text = task.to_string();
     assert_eq!(task["state"], "failed", "{text}");
@@ -413,14 +419,8 @@ fn fault_host_killed_mid_tick_resumes_after_restart(runtime: Runtime) {
     // The first model call hangs; the host is killed while it waits.
     world.model.push_delay(4_000);
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
-    let reply = deliver(&world, "fault-kill-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-    let started = Instant::now();
-    while world.model.calls().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(60), "the model was never called");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let task_id = file_issue(&world, "fault-kill-1");
+    wait_for_model_call(&world);
     world.server.stop();
     std::thread::sleep(Duration::from_millis(4_500));
 
@@ -495,9 +495,7 @@ fn fault_ticks_delivered_twice_commit_once(runtime: Runtime) {
     let world = world(runtime, &policy("fix"));
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
-    let reply = deliver(&world, "fault-twice-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "fault-twice-1");
     // While the task runs, sweep with no grace again and again: every pending
     // tick is delivered a second (third...) time.
     let auth = format!("Bearer {OPERATOR}");
@@ -534,9 +532,7 @@ fn fault_model_timeout_is_retried_then_completes(runtime: Runtime) {
     // The first model call hangs past AGENT_ZERO_MODEL_TIMEOUT_MS (1.5 s).
     world.model.push_delay(30_000);
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
-    let reply = deliver(&world, "fault-timeout-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task_id = file_issue(&world, "fault-timeout-1");
     let started = Instant::now();
     let task = wait_terminal(&world, &task_id);
     let text = task.to_string();
@@ -560,14 +556,8 @@ fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
     for _ in 0..12 {
         world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     }
-    let reply = deliver(&world, "fault-kv-1", "issues", &labeled_issue(&world));
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-    let started = Instant::now();
-    while world.model.calls().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(60), "the model was never called");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let task_id = file_issue(&world, "fault-kv-1");
+    wait_for_model_call(&world);
     let fault = world.server.break_storage();
     // Long enough for the answer to arrive, the commit to fail, and the
     // host's own retries (queue redelivery, cron sweep) to fail as well.
