@@ -10,20 +10,29 @@
 //! | 1 | mode is `fix` or `autonomous` | refused | `mode-read-only` |
 //! | 2 | `autofix.enabled` | refused | `autofix-disabled` |
 //! | 3 | confidence >= `autofix.minConfidence` | refused | `confidence-below-threshold` |
-//! | 4 | risk is not `high-impact` | needs a human | `high-impact-change` |
-//! | 4 | risk in `autofix.allowedChangeRisks` | refused | `change-risk-not-allowed` |
-//! | 5 | runner isolated when `autofix.requireIsolated` | refused | `runner-not-isolated` |
+//! | 4 | every path inside the checkout | refused | `path-outside-checkout` |
+//! | 5 | every path cited by the validated finding, and present at the leased commit (or a new file with `autofix.allowNewFiles`) | needs a human | `out-of-scope` |
 //! | 6 | distinct changed files <= `agent.maxChangedFiles` | refused | `too-many-changed-files` |
-//! | 7 | every path inside the checkout | refused | `path-outside-checkout` |
+//! | 7 | risk, classified from the paths, is not `high-impact` (or a person approved) | needs a human | `high-impact-change` |
+//! | 8 | risk in `autofix.allowedChangeRisks` | refused | `change-risk-not-allowed` |
+//! | 9 | runner isolated when `autofix.requireIsolated` | refused | `runner-not-isolated` |
 //!
-//! `high-impact` is not a refusal: it is a distinct outcome that stops the
-//! run at `needs-human` until someone approves.
+//! The risk is never the model's word alone: [`classify_change_risk`]
+//! raises the declared class from the paths (CI, policy, tests, manifests
+//! and lockfiles are `high-impact`; executable source is at least
+//! `behavioral`). Scope is earned by evidence: the model cannot widen it by
+//! naming more files, because a cited file must exist at the leased commit
+//! and the validated claim must have been supported by its content.
+//!
+//! `high-impact` and `out-of-scope` are not refusals: they are outcomes
+//! that stop the run at `needs-human` until someone decides.
 
 use std::collections::BTreeSet;
 
 use agent_zero_contracts::{ChangeRisk, Refusal, RunMode, Verdict, is_repository_relative_path};
 
 use crate::policy::Policy;
+use crate::risk::classify_change_risk;
 
 /// Everything the chain looks at, gathered by the plan step.
 #[derive(Debug, Clone, Copy)]
@@ -34,12 +43,19 @@ pub struct WriteRequest<'a> {
     pub mode: RunMode,
     /// The model's confidence in the finding.
     pub confidence: f64,
-    /// The finding's change-risk class.
+    /// The change-risk class the model declared; the chain raises it from
+    /// the paths and never lowers it.
     pub change_risk: ChangeRisk,
     /// Whether the runner that would write reports `isolated: true`.
     pub runner_isolated: bool,
     /// Repository-relative paths the change would write.
     pub changed_paths: &'a [String],
+    /// Files the validated finding cites.
+    pub cited_files: &'a [String],
+    /// Every file at the leased commit.
+    pub checkout_files: &'a [String],
+    /// A person approved this task after it stopped at `high-impact-change`.
+    pub human_approved: bool,
 }
 
 /// One link of the chain, as a stable kebab-case code.
@@ -55,6 +71,7 @@ pub enum RefusalCode {
     RunnerNotIsolated,
     TooManyChangedFiles,
     PathOutsideCheckout,
+    OutOfScope,
 }
 
 impl RefusalCode {
@@ -64,11 +81,12 @@ impl RefusalCode {
         Self::ModeReadOnly,
         Self::AutofixDisabled,
         Self::ConfidenceBelowThreshold,
+        Self::PathOutsideCheckout,
+        Self::OutOfScope,
+        Self::TooManyChangedFiles,
         Self::HighImpactChange,
         Self::ChangeRiskNotAllowed,
         Self::RunnerNotIsolated,
-        Self::TooManyChangedFiles,
-        Self::PathOutsideCheckout,
     ];
 
     /// The stable code recorded in evidence.
@@ -83,6 +101,7 @@ impl RefusalCode {
             Self::RunnerNotIsolated => "runner-not-isolated",
             Self::TooManyChangedFiles => "too-many-changed-files",
             Self::PathOutsideCheckout => "path-outside-checkout",
+            Self::OutOfScope => "out-of-scope",
         }
     }
 
@@ -103,7 +122,8 @@ impl std::fmt::Display for RefusalCode {
 pub enum WriteDecision {
     /// Every link held: the change may be executed.
     Allowed,
-    /// A high-impact change: stop at `needs-human` (code `high-impact-change`).
+    /// Stop at `needs-human`: a high-impact change (`high-impact-change`) or
+    /// one outside the validated scope (`out-of-scope`).
     NeedsHuman { reason: Refusal },
     /// A link failed: no write; the run reports why.
     Refused(Refusal),
@@ -149,16 +169,50 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
         );
         return refuse(C::ConfidenceBelowThreshold, message);
     }
-    if request.change_risk == ChangeRisk::HighImpact {
-        let reason = C::HighImpactChange
-            .with("high-impact changes are never written without a human's approval".into());
+    let distinct: BTreeSet<&str> = request.changed_paths.iter().map(String::as_str).collect();
+    let outside: Vec<String> =
+        distinct.iter().filter(|p| !is_repository_relative_path(p)).map(|p| format!("{p:?}")).collect();
+    if !outside.is_empty() {
+        let message = format!("paths outside the checkout: {}", outside.join(", "));
+        return refuse(C::PathOutsideCheckout, message);
+    }
+    let unearned = out_of_scope(policy, request, &distinct);
+    if !unearned.is_empty() {
+        let reason = C::OutOfScope.with(format!(
+            "changes outside the validated scope (a change may touch only files the validated finding cites{}): {}",
+            if autofix.allow_new_files { ", or new files" } else { " that exist at the leased commit" },
+            unearned.join("; ")
+        ));
         return WriteDecision::NeedsHuman { reason };
     }
-    if !autofix.allowed_change_risks.contains(&request.change_risk) {
+    let max = policy.agent.max_changed_files;
+    if distinct.len() > max as usize {
+        let message = format!("{} files would change; agent.maxChangedFiles is {max}", distinct.len());
+        return refuse(C::TooManyChangedFiles, message);
+    }
+    let assessed = classify_change_risk(request.change_risk, request.changed_paths);
+    let risk = assessed.risk;
+    if risk == ChangeRisk::HighImpact && !request.human_approved {
+        let why = match &assessed.high_impact {
+            Some((path, kind)) => format!("`{path}` is {}", kind.describe()),
+            None => "the change was declared high-impact".to_owned(),
+        };
+        let reason = C::HighImpactChange
+            .with(format!("{why}; high-impact changes are never written without a human's approval"));
+        return WriteDecision::NeedsHuman { reason };
+    }
+    // A person who approved the high-impact link decided the risk; every
+    // other link still holds.
+    let risk_decided = risk == ChangeRisk::HighImpact && request.human_approved;
+    if !risk_decided && !autofix.allowed_change_risks.contains(&risk) {
         let allowed: Vec<&str> = autofix.allowed_change_risks.iter().map(|r| r.as_str()).collect();
+        let raised = if risk == request.change_risk {
+            String::new()
+        } else {
+            format!(" (declared `{}`, raised by the paths it writes)", request.change_risk)
+        };
         let message = format!(
-            "change risk `{}` is not in autofix.allowedChangeRisks [{}]",
-            request.change_risk,
+            "change risk `{risk}`{raised} is not in autofix.allowedChangeRisks [{}]",
             allowed.join(", ")
         );
         return refuse(C::ChangeRiskNotAllowed, message);
@@ -167,22 +221,32 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
         let message = "autofix.requireIsolated is true and the runner does not report isolation";
         return refuse(C::RunnerNotIsolated, message.into());
     }
-    let distinct: BTreeSet<&str> = request.changed_paths.iter().map(String::as_str).collect();
-    let max = policy.agent.max_changed_files;
-    if distinct.len() > max as usize {
-        let message = format!("{} files would change; agent.maxChangedFiles is {max}", distinct.len());
-        return refuse(C::TooManyChangedFiles, message);
-    }
-    let outside: Vec<String> = distinct
-        .into_iter()
-        .filter(|p| !is_repository_relative_path(p))
-        .map(|p| format!("{:?}", p))
-        .collect();
-    if !outside.is_empty() {
-        let message = format!("paths outside the checkout: {}", outside.join(", "));
-        return refuse(C::PathOutsideCheckout, message);
-    }
     WriteDecision::Allowed
+}
+
+/// The changed paths the evidence did not earn, each with why: not cited
+/// by the validated finding, or absent at the leased commit (unless
+/// `autofix.allowNewFiles`).
+fn out_of_scope(policy: &Policy, request: &WriteRequest<'_>, distinct: &BTreeSet<&str>) -> Vec<String> {
+    let normalize = |p: &str| {
+        let p = p.replace('\\', "/");
+        p.strip_prefix("./").unwrap_or(&p).to_owned()
+    };
+    let cited: BTreeSet<String> = request.cited_files.iter().map(|p| normalize(p)).collect();
+    let present: BTreeSet<String> = request.checkout_files.iter().map(|p| normalize(p)).collect();
+    distinct
+        .iter()
+        .filter_map(|path| {
+            let normalized = normalize(path);
+            if !cited.contains(&normalized) {
+                Some(format!("`{path}` is not cited by the validated finding"))
+            } else if !present.contains(&normalized) && !policy.autofix.allow_new_files {
+                Some(format!("`{path}` does not exist at the leased commit and autofix.allowNewFiles is false"))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

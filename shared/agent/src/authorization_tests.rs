@@ -3,9 +3,6 @@ use agent_zero_contracts::{ChangeRisk, RunMode, Verdict};
 use super::*;
 use crate::policy::{AutofixPolicy, Policy};
 
-/// A link of the chain repaired by one edit.
-type Fix = dyn Fn(&mut Policy, &mut WriteRequest<'_>);
-
 fn writable_policy() -> Policy {
     Policy {
         mode: RunMode::Fix,
@@ -14,10 +11,12 @@ fn writable_policy() -> Policy {
     }
 }
 
+/// Inert files, so the paths keep a declared `mechanical` risk.
 fn paths(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("src/f{i}.rs")).collect()
+    (0..n).map(|i| format!("docs/f{i}.md")).collect()
 }
 
+/// A request whose finding cites, and whose checkout holds, every changed path.
 fn request(changed: &[String]) -> WriteRequest<'_> {
     WriteRequest {
         verdict: Verdict::Accepted,
@@ -26,6 +25,9 @@ fn request(changed: &[String]) -> WriteRequest<'_> {
         change_risk: ChangeRisk::Mechanical,
         runner_isolated: true,
         changed_paths: changed,
+        cited_files: changed,
+        checkout_files: changed,
+        human_approved: false,
     }
 }
 
@@ -138,7 +140,7 @@ fn changed_files_are_bounded() {
 fn every_path_stays_inside_the_checkout() {
     let p = writable_policy();
     for bad in ["/etc/passwd", "../up.rs", "src/../../x", ".git/hooks/pre-commit", "a\0b", "C:\\x"] {
-        let changed = vec!["src/ok.rs".to_owned(), bad.to_owned()];
+        let changed = vec!["docs/ok.md".to_owned(), bad.to_owned()];
         let d = authorize_write(&p, &request(&changed));
         assert_eq!(code(&d), "path-outside-checkout", "{bad:?}");
         assert!(!d.reason().unwrap().message.contains('\0'), "NUL is escaped in the message");
@@ -148,45 +150,133 @@ fn every_path_stays_inside_the_checkout() {
 #[test]
 fn links_are_checked_in_order() {
     // Everything wrong at once: the first link wins, and each fix exposes the next.
-    let changed = vec!["../x".to_owned(); 1];
-    let mut many = paths(11);
+    let outside = vec!["../x".to_owned()];
+    let mut many: Vec<String> = (0..11).map(|i| format!("src/f{i}.rs")).collect();
     many.push("../x".into());
+    let inside: Vec<String> = many[..11].to_vec();
+    let cited_some = many[..1].to_vec();
+    let high: Vec<String> = vec!["src/f0.rs".into(), ".github/workflows/ci.yml".into()];
     let mut p = Policy::default();
     p.agent.max_changed_files = 10;
     let mut r = WriteRequest {
         verdict: Verdict::Rejected,
         mode: RunMode::Observe,
         confidence: 0.1,
-        change_risk: ChangeRisk::Behavioral,
+        change_risk: ChangeRisk::Mechanical,
         runner_isolated: false,
         changed_paths: &many,
+        cited_files: &cited_some,
+        checkout_files: &many,
+        human_approved: false,
     };
     let mut seen = vec![];
-    let steps: [&Fix; 8] = [
-        &|_, r| r.verdict = Verdict::Accepted,
-        &|_, r| r.mode = RunMode::Fix,
-        &|p, _| p.autofix.enabled = true,
-        &|_, r| r.confidence = 0.99,
-        &|p, _| p.autofix.allowed_change_risks.push(ChangeRisk::Behavioral),
-        &|p, _| p.autofix.require_isolated = false,
-        &|p, _| p.agent.max_changed_files = 20,
-        &|_, _| {},
+    let mut check = |p: &Policy, r: &WriteRequest<'_>| seen.push(code(&authorize_write(p, r)).to_owned());
+    check(&p, &r);
+    r.verdict = Verdict::Accepted;
+    check(&p, &r);
+    r.mode = RunMode::Fix;
+    check(&p, &r);
+    p.autofix.enabled = true;
+    check(&p, &r);
+    r.confidence = 0.99;
+    check(&p, &r);
+    r.changed_paths = &inside;
+    check(&p, &r);
+    r.cited_files = &inside;
+    check(&p, &r);
+    r.changed_paths = &high;
+    r.cited_files = &high;
+    r.checkout_files = &high;
+    check(&p, &r);
+    r.changed_paths = &inside[..1];
+    check(&p, &r);
+    p.autofix.allowed_change_risks.push(ChangeRisk::Behavioral);
+    check(&p, &r);
+    p.autofix.require_isolated = false;
+    check(&p, &r);
+    r.changed_paths = &outside;
+    check(&p, &r);
+    let expected = [
+        "finding-not-accepted",
+        "mode-read-only",
+        "autofix-disabled",
+        "confidence-below-threshold",
+        "path-outside-checkout",
+        "out-of-scope",
+        "too-many-changed-files",
+        "high-impact-change",
+        "change-risk-not-allowed",
+        "runner-not-isolated",
+        "allowed",
+        "path-outside-checkout",
     ];
-    for step in steps {
-        seen.push(code(&authorize_write(&p, &r)).to_owned());
-        step(&mut p, &mut r);
-    }
-    r.changed_paths = &changed;
-    seen.push(code(&authorize_write(&p, &r)).to_owned());
-    r.changed_paths = &[];
-    seen.push(code(&authorize_write(&p, &r)).to_owned());
-    let expected: Vec<&str> = RefusalCode::ALL
-        .iter()
-        .map(|c| c.as_str())
-        .filter(|c| *c != "high-impact-change")
-        .chain(["path-outside-checkout", "allowed"])
-        .collect();
     assert_eq!(seen, expected);
+    // The codes in chain order are exactly the ones seen, in that order.
+    let chain: Vec<&str> = RefusalCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(chain, expected[..10]);
+}
+
+#[test]
+fn the_paths_raise_the_declared_risk() {
+    let mut p = writable_policy();
+    // A model that calls a source change mechanical is not believed.
+    let source = vec!["src/lib.rs".to_owned()];
+    let d = authorize_write(&p, &request(&source));
+    assert_eq!(code(&d), "change-risk-not-allowed");
+    assert!(d.reason().unwrap().message.contains("declared `mechanical`, raised by the paths"), "{d:?}");
+    p.autofix.allowed_change_risks.push(ChangeRisk::Behavioral);
+    assert!(authorize_write(&p, &request(&source)).is_allowed());
+    // CI, policy, tests and lockfiles always stop for a person, whatever was declared.
+    for path in [".github/workflows/ci.yml", ".agent-zero.yml", "tests/test_calc.py", "Cargo.lock", "package.json"] {
+        let changed = vec!["src/lib.rs".to_owned(), path.to_owned()];
+        let d = authorize_write(&p, &request(&changed));
+        assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{path}: {d:?}");
+        assert_eq!(code(&d), "high-impact-change", "{path}");
+        assert!(d.reason().unwrap().message.contains(path), "{d:?}");
+    }
+}
+
+#[test]
+fn an_approval_decides_only_the_high_impact_link() {
+    let mut p = writable_policy();
+    let changed = vec![".github/workflows/ci.yml".to_owned()];
+    let approved = WriteRequest { human_approved: true, ..request(&changed) };
+    assert!(authorize_write(&p, &approved).is_allowed());
+    // Every other link still holds after an approval.
+    let shared = WriteRequest { runner_isolated: false, ..approved };
+    assert_eq!(code(&authorize_write(&p, &shared)), "runner-not-isolated");
+    let uncited = WriteRequest { cited_files: &[], ..approved };
+    assert_eq!(code(&authorize_write(&p, &uncited)), "out-of-scope");
+    // An approval does not allow a behavioral change policy does not allow.
+    let source = vec!["src/lib.rs".to_owned()];
+    let behavioral = WriteRequest { human_approved: true, ..request(&source) };
+    assert_eq!(code(&authorize_write(&p, &behavioral)), "change-risk-not-allowed");
+    p.autofix.allowed_change_risks.push(ChangeRisk::Behavioral);
+    assert!(authorize_write(&p, &behavioral).is_allowed());
+}
+
+#[test]
+fn scope_is_earned_by_evidence() {
+    let mut p = writable_policy();
+    let changed = vec!["docs/a.md".to_owned(), "docs/b.md".to_owned()];
+    let cited = vec!["docs/a.md".to_owned()];
+    // Not cited by the validated finding.
+    let uncited = WriteRequest { cited_files: &cited, ..request(&changed) };
+    let d = authorize_write(&p, &uncited);
+    assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{d:?}");
+    assert_eq!(code(&d), "out-of-scope");
+    assert!(d.reason().unwrap().message.contains("`docs/b.md` is not cited"), "{d:?}");
+    // Cited but absent at the leased commit: a new file needs autofix.allowNewFiles.
+    let present = vec!["docs/a.md".to_owned()];
+    let new_file = WriteRequest { checkout_files: &present, ..request(&changed) };
+    let d = authorize_write(&p, &new_file);
+    assert_eq!(code(&d), "out-of-scope");
+    assert!(d.reason().unwrap().message.contains("`docs/b.md` does not exist at the leased commit"), "{d:?}");
+    p.autofix.allow_new_files = true;
+    assert!(authorize_write(&p, &new_file).is_allowed());
+    // Spellings of one path are one path.
+    let dotted = vec!["./docs/a.md".to_owned()];
+    assert!(authorize_write(&p, &WriteRequest { cited_files: &cited, checkout_files: &cited, ..request(&dotted) }).is_allowed());
 }
 
 #[test]

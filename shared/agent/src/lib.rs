@@ -1,6 +1,6 @@
 //! The pure decision core of a run: repository policy (`.agent-zero.yml`),
-//! the lifecycle machine, evidence validation and the write authorisation
-//! chain.
+//! the lifecycle machine, evidence validation, change risk from paths and
+//! the write authorisation chain.
 //!
 //! No I/O of any kind: the policy is parsed from bytes the caller fetched,
 //! repository facts (file list, cited file contents) come from the sandbox
@@ -12,13 +12,15 @@
 pub mod authorization;
 pub mod lifecycle;
 pub mod policy;
+pub mod risk;
 pub mod validation;
 
 pub use authorization::{RefusalCode, WriteDecision, WriteRequest, authorize_write};
 pub use lifecycle::{Edge, LifecycleMachine, TransitionError, can_transition, edge, successors};
 pub use policy::{
     AgentLimits, AutofixPolicy, CheckCommand, IssuePolicy, MAX_POLICY_BYTES, ModelPolicy,
-    ModelProvider, Permissions, Policy, PolicyError, ProactivePolicy, RunnerPolicy,
+    ModelProvider, Permissions, Policy, PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy,
     ValidationPolicy,
 };
+pub use risk::{HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_path};
 pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, validate};

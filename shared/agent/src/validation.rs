@@ -15,7 +15,10 @@
 //! [`MIN_SPAN_CHARS`] are identifiers in prose and are not checked); an
 //! entry without backticks is itself the quote. Every quote must appear in
 //! at least one cited file that exists, compared with runs of whitespace
-//! collapsed to one space and otherwise exactly.
+//! collapsed to one space and otherwise exactly. With
+//! `validation.verifyQuotedEvidence`, at least one quote must verify: a
+//! claim whose evidence holds only short spans quotes nothing checkable,
+//! and is `inconclusive`, never `accepted`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -103,6 +106,9 @@ pub enum RejectionReason {
     QuotesNotFound { quotes: Vec<String> },
     /// Quotes to check, but no existing cited file's content was available.
     QuotesUnverifiable { quotes: Vec<String> },
+    /// Nothing checkable was quoted (only spans shorter than
+    /// [`MIN_SPAN_CHARS`]): `inconclusive`.
+    NoQuoteToVerify,
     /// Supported, but below `validation.minConfidence`: `inconclusive`.
     BelowMinConfidence { confidence: f64, min_confidence: f64 },
 }
@@ -131,6 +137,10 @@ impl fmt::Display for RejectionReason {
                 f,
                 "Quoted evidence could not be checked: no cited file's content was available: {}.",
                 backticked(quotes)
+            ),
+            Self::NoQuoteToVerify => write!(
+                f,
+                "The evidence quotes no repository text that could be checked (every backtick span is shorter than {MIN_SPAN_CHARS} characters)."
             ),
             Self::BelowMinConfidence { confidence, min_confidence } => write!(
                 f,
@@ -184,8 +194,12 @@ pub fn assess(
         });
     }
 
+    let mut unsupported = Vec::new();
     if policy.verify_quoted_evidence && !known.is_empty() {
         let quotes = quotes(&evidence);
+        if quotes.is_empty() && !evidence.is_empty() {
+            unsupported.push(RejectionReason::NoQuoteToVerify);
+        }
         let texts: Vec<String> =
             known.iter().filter_map(|p| repo.content(p)).map(collapse_whitespace).collect();
         if !quotes.is_empty() && texts.is_empty() {
@@ -206,8 +220,10 @@ pub fn assess(
     }
     if confidence < policy.min_confidence {
         let min_confidence = policy.min_confidence;
-        let reasons = vec![RejectionReason::BelowMinConfidence { confidence, min_confidence }];
-        return Assessment { verdict: Verdict::Inconclusive, reasons };
+        unsupported.push(RejectionReason::BelowMinConfidence { confidence, min_confidence });
+    }
+    if !unsupported.is_empty() {
+        return Assessment { verdict: Verdict::Inconclusive, reasons: unsupported };
     }
     Assessment { verdict: Verdict::Accepted, reasons }
 }

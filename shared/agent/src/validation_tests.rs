@@ -209,3 +209,27 @@ fn facts_normalise_paths() {
     assert_eq!(facts.content("./c/d.rs"), Some("x"));
     assert_eq!(facts.files().collect::<Vec<_>>(), ["a/b.rs", "c/d.rs"]);
 }
+
+#[test]
+fn a_claim_that_quotes_nothing_checkable_is_inconclusive() {
+    // Every span is an identifier shorter than MIN_SPAN_CHARS: nothing verifies.
+    let short = ModelFinding { evidence: vec!["`parse` calls `unwrap` on `value`".into()], ..claim() };
+    let a = assess(&short, &repo(), &policy());
+    assert_eq!(a.verdict, Verdict::Inconclusive);
+    assert_eq!(a.reasons, [RejectionReason::NoQuoteToVerify]);
+    assert!(a.reasons[0].to_string().contains("shorter than 8 characters"));
+    // One verifying quote among short spans supports the claim.
+    let one = ModelFinding { evidence: vec!["`parse` calls `Config::from(value).unwrap()`".into()], ..claim() };
+    assert_eq!(assess(&one, &repo(), &policy()).verdict, Verdict::Accepted);
+    // A rejecting reason still wins over the missing quote.
+    let absent = ModelFinding { evidence: vec!["`parse`".into(), "`this text is not in the file`".into()], ..claim() };
+    assert_eq!(assess(&absent, &repo(), &policy()).verdict, Verdict::Rejected);
+    // Low confidence and no quote: both reasons are reported.
+    let low = ModelFinding { confidence: 0.1, ..short.clone() };
+    let a = assess(&low, &repo(), &policy());
+    assert_eq!(a.verdict, Verdict::Inconclusive);
+    assert_eq!(a.reasons.len(), 2, "{:?}", a.reasons);
+    // With quote verification off, the rule does not apply.
+    let off = ValidationPolicy { verify_quoted_evidence: false, ..policy() };
+    assert_eq!(assess(&short, &repo(), &off).verdict, Verdict::Accepted);
+}

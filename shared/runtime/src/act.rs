@@ -2,8 +2,8 @@
 //! produced. Nothing here writes to KV; the tick commits what this returns.
 
 use agent_zero_agent::{RepositoryFacts, WriteDecision, WriteRequest, authorize_write, validate};
-use agent_zero_contracts::{ProposedChange, 
-    ChangeRisk, Refusal, TaskState, TerminalState, Verdict, all_checks_passed, is_repository_relative_path,
+use agent_zero_contracts::{ProposedChange,
+    Refusal, TaskState, TerminalState, Verdict, all_checks_passed, is_repository_relative_path,
 };
 
 use crate::conclude::conclude;
@@ -315,8 +315,9 @@ fn finish(cx: &Context<'_>, mut facts: Vec<Fact>, to: TerminalState, summary: &s
     Ok(Acted { facts, delay_ms: 0 })
 }
 
-/// The plan step's authorisation: the agent's chain, then the runtime's
-/// own links (something to write, inside the validated scope, checks to
+/// The plan step's authorisation: the agent's chain (risk classified from
+/// the paths, scope earned by the validated finding and the leased
+/// checkout), then the runtime's own links (something to write, checks to
 /// verify it with). A recorded approval stands in for the high-impact link.
 pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
     let stimulus = r.stimulus();
@@ -324,20 +325,16 @@ pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
     let decision = r.decision.as_ref().expect("planning follows a decision");
     let finding = r.finding.as_ref().expect("planning follows validation");
     let paths: Vec<String> = decision.changes.iter().map(|c| c.path.clone()).collect();
-    let mut change_risk = finding.claim.change_risk;
-    if r.approved_by.is_some() && change_risk == ChangeRisk::HighImpact {
-        // The human decided the high-impact link; every other link still holds.
-        if let Some(allowed) = policy.autofix.allowed_change_risks.first() {
-            change_risk = *allowed;
-        }
-    }
     let request = WriteRequest {
         verdict: finding.verdict,
         mode: stimulus.mode,
         confidence: finding.claim.confidence,
-        change_risk,
+        change_risk: finding.claim.change_risk,
         runner_isolated: r.runner.as_ref().is_some_and(|d| d.isolated),
         changed_paths: &paths,
+        cited_files: &finding.claim.files,
+        checkout_files: &r.files,
+        human_approved: r.approved_by.is_some(),
     };
     let needs_human = |code: &str, message: String| WriteOutcome::NeedsHuman { refusal: Refusal { code: code.into(), message } };
     match authorize_write(policy, &request) {
@@ -348,11 +345,6 @@ pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
     }
     if paths.is_empty() {
         return needs_human("no-changes", "the plan proposes no file changes, so there is nothing to verify".into());
-    }
-    let scope: Vec<&String> = finding.claim.files.iter().chain(&stimulus.input.files).collect();
-    let outside: Vec<&str> = paths.iter().filter(|p| !scope.contains(p)).map(String::as_str).collect();
-    if !outside.is_empty() {
-        return needs_human("out-of-scope", format!("changes outside the validated scope: {}", outside.join(", ")));
     }
     if r.checks.is_empty() {
         return needs_human("no-checks", "no repository checks were configured or discovered, so a change could not be verified".into());

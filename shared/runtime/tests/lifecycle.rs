@@ -151,20 +151,27 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         confidence: f64,
         risk: ChangeRisk,
         extra_change: Option<&'static str>,
+        /// Whether the finding cites the extra change's path too.
+        cite_extra: bool,
         expect: TerminalState,
     }
-    let base = Case { code: "", mode: RunMode::Fix, yaml: FIX_POLICY, isolated: true, confidence: 0.95, risk: ChangeRisk::Mechanical, extra_change: None, expect: TerminalState::Completed };
+    let base = Case { code: "", mode: RunMode::Fix, yaml: FIX_POLICY, isolated: true, confidence: 0.95, risk: ChangeRisk::Mechanical, extra_change: None, cite_extra: false, expect: TerminalState::Completed };
     let cases = [
         Case { code: "mode-read-only", mode: RunMode::Suggest, ..base },
         Case { code: "autofix-disabled", yaml: "mode: fix\nchecks: [[cargo, test]]\n", ..base },
         Case { code: "confidence-below-threshold", confidence: 0.7, ..base },
-        Case { code: "change-risk-not-allowed", risk: ChangeRisk::Behavioral, ..base },
+        // Declared mechanical, but `src/lib.rs` is executable source: behavioral.
+        Case { code: "change-risk-not-allowed", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\n", ..base },
         Case { code: "runner-not-isolated", isolated: false, ..base },
-        Case { code: "too-many-changed-files", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\nagent: {maxChangedFiles: 1}\n", extra_change: Some("Cargo.toml"), ..base },
+        Case { code: "too-many-changed-files", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\nagent: {maxChangedFiles: 1}\n", extra_change: Some("Cargo.toml"), cite_extra: true, ..base },
         Case { code: "path-outside-checkout", extra_change: Some("../outside.rs"), ..base },
         Case { code: "out-of-scope", extra_change: Some("Cargo.toml"), expect: TerminalState::NeedsHuman, ..base },
-        Case { code: "no-checks", yaml: "mode: fix\nautofix: {enabled: true}\n", expect: TerminalState::NeedsHuman, ..base },
+        // Cited, but not at the leased commit: a new file has no evidence.
+        Case { code: "out-of-scope", extra_change: Some("src/new.rs"), cite_extra: true, expect: TerminalState::NeedsHuman, ..base },
+        Case { code: "no-checks", yaml: "mode: fix\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\n", expect: TerminalState::NeedsHuman, ..base },
         Case { code: "high-impact-change", risk: ChangeRisk::HighImpact, expect: TerminalState::NeedsHuman, ..base },
+        // Declared mechanical, but a dependency manifest is high-impact whatever the model says.
+        Case { code: "high-impact-change", extra_change: Some("Cargo.toml"), cite_extra: true, expect: TerminalState::NeedsHuman, ..base },
     ];
     for case in cases {
         let mut h = Harness::new();
@@ -176,6 +183,9 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         let mut finding = claim();
         finding.confidence = case.confidence;
         finding.change_risk = case.risk;
+        if let (Some(path), true) = (case.extra_change, case.cite_extra) {
+            finding.files.push(path.into());
+        }
         let ModelOutcome::Decided { mut decision, usage } = decision(finding) else { unreachable!() };
         if let Some(path) = case.extra_change {
             let mut change = decision.changes[0].clone();
@@ -183,7 +193,7 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
             decision.changes.push(change);
         }
         h.decider.push(ModelOutcome::Decided { decision, usage });
-        let id = format!("t-{}", case.code);
+        let id = format!("t-{}-{}", case.code, case.extra_change.unwrap_or("none").replace(['/', '.'], "-"));
         let outcome = h.run(stimulus(&id, case.mode, policy(case.yaml)));
         let expected = if case.expect == TerminalState::NeedsHuman { TickOutcome::Waiting } else { TickOutcome::Terminal(case.expect) };
         assert_eq!(outcome, Some(expected), "{}", case.code);

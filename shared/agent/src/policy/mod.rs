@@ -36,6 +36,7 @@ pub struct Policy {
     pub checks: Vec<CheckCommand>,
     pub proactive: ProactivePolicy,
     pub issues: IssuePolicy,
+    pub triggers: TriggerPolicy,
     pub autofix: AutofixPolicy,
     pub validation: ValidationPolicy,
     pub agent: AgentLimits,
@@ -52,6 +53,7 @@ impl Default for Policy {
             checks: Vec::new(),
             proactive: ProactivePolicy::default(),
             issues: IssuePolicy::default(),
+            triggers: TriggerPolicy::default(),
             autofix: AutofixPolicy::default(),
             validation: ValidationPolicy::default(),
             agent: AgentLimits::default(),
@@ -105,6 +107,41 @@ impl Default for IssuePolicy {
     }
 }
 
+/// GitHub's `author_association` values, as its REST API spells them.
+pub const AUTHOR_ASSOCIATIONS: &[&str] = &[
+    "COLLABORATOR",
+    "CONTRIBUTOR",
+    "FIRST_TIMER",
+    "FIRST_TIME_CONTRIBUTOR",
+    "MANNEQUIN",
+    "MEMBER",
+    "NONE",
+    "OWNER",
+];
+
+/// Who may start a run from GitHub: review feedback, and issues (an issue
+/// also starts when someone other than its author adds the label, since
+/// applying labels to another's issue needs triage access). Proactive
+/// review is `proactive.enabled`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct TriggerPolicy {
+    /// `author_association` values whose text starts a run. Default: the
+    /// repository's owners, organisation members and collaborators.
+    pub author_associations: Vec<String>,
+    /// Bot logins (`coderabbitai[bot]`, `Copilot`) whose review feedback
+    /// is validated like a person's. Compared case-insensitively; every
+    /// other bot is ignored, which also keeps the app from answering itself.
+    pub allowed_bots: Vec<String>,
+}
+
+impl Default for TriggerPolicy {
+    fn default() -> Self {
+        Self { author_associations: vec!["OWNER".into(), "MEMBER".into(), "COLLABORATOR".into()], allowed_bots: Vec::new() }
+    }
+}
+
 /// When a validated change may be written without a human.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -118,6 +155,10 @@ pub struct AutofixPolicy {
     pub allowed_change_risks: Vec<ChangeRisk>,
     /// Writes need a runner that reports `isolated: true`.
     pub require_isolated: bool,
+    /// A change may create files the validated finding cites but the
+    /// leased commit lacks. Off by default: scope is earned by evidence,
+    /// and a new file has none.
+    pub allow_new_files: bool,
 }
 
 impl Default for AutofixPolicy {
@@ -127,6 +168,7 @@ impl Default for AutofixPolicy {
             min_confidence: 0.85,
             allowed_change_risks: vec![ChangeRisk::Mechanical],
             require_isolated: true,
+            allow_new_files: false,
         }
     }
 }

@@ -12,6 +12,9 @@ pub const MAX_POLICY_BYTES: usize = 64 * 1024;
 /// GitHub's limit on a label name, in characters.
 const MAX_LABEL_CHARS: usize = 50;
 
+/// Longest bot login accepted in `triggers.allowedBots`.
+const MAX_LOGIN_BYTES: usize = 100;
+
 /// Keys the reference knows that a repository may not set at the edge.
 const FORBIDDEN: &[(&str, &str, &str)] = &[
     ("model", "baseUrl", "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL"),
@@ -88,6 +91,25 @@ impl Policy {
                 "issues.requireLabel",
                 format!("must be at most {MAX_LABEL_CHARS} characters (GitHub's limit)"),
             ));
+        }
+        for (index, association) in self.triggers.author_associations.iter().enumerate() {
+            if !super::AUTHOR_ASSOCIATIONS.contains(&association.as_str()) {
+                return Err(PolicyError::invalid(
+                    format!("triggers.authorAssociations[{index}]"),
+                    format!("`{association}` is not one of GitHub's {}", super::AUTHOR_ASSOCIATIONS.join(", ")),
+                ));
+            }
+        }
+        for (index, login) in self.triggers.allowed_bots.iter().enumerate() {
+            let valid = !login.is_empty()
+                && login.len() <= MAX_LOGIN_BYTES
+                && login.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'[' | b']'));
+            if !valid {
+                return Err(PolicyError::invalid(
+                    format!("triggers.allowedBots[{index}]"),
+                    format!("must be a GitHub login of 1 to {MAX_LOGIN_BYTES} letters, digits, `-`, `_` and `[bot]`"),
+                ));
+            }
         }
         check_branch_prefix(&self.issues.branch_prefix)
             .map_err(|reason| PolicyError::invalid("issues.branchPrefix", reason))?;

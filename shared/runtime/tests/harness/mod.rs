@@ -258,7 +258,9 @@ pub fn policy(yaml: &str) -> Policy {
     Policy::parse(yaml).expect("test policy parses")
 }
 
-pub const FIX_POLICY: &str = "mode: fix\nchecks:\n  - [cargo, test]\nautofix:\n  enabled: true\n";
+/// A fix policy whose autofix allows source changes (`src/lib.rs` is behavioral).
+pub const FIX_POLICY: &str =
+    "mode: fix\nchecks:\n  - [cargo, test]\nautofix:\n  enabled: true\n  allowedChangeRisks: [mechanical, behavioral]\n";
 
 pub fn stimulus(id: &str, mode: RunMode, policy: Policy) -> Stimulus {
     Stimulus {
