@@ -11,8 +11,12 @@
 //!   seed a feedback task;
 //! - `issues` `opened|labeled` on an open issue seeds an issue task
 //!   ([`PolicyGate::IssueLabel`]);
-//! - drafts, bot-authored feedback and issues, and repositories outside the
-//!   allowlist are ignored with a reason; so is everything else.
+//! - drafts and repositories outside the allowlist are ignored with a
+//!   reason; so is everything else;
+//! - the seed carries its [`Author`] (login, `author_association`, bot or
+//!   not) so the repository's `triggers` policy decides who may start a
+//!   run ([`TaskSeed::admit`]): bots are no longer refused here, since AI
+//!   reviewers' feedback is what the product validates.
 //!
 //! The action is read first, so an unhandled action is ignored without
 //! requiring the rest of its payload to have any particular shape.
@@ -25,7 +29,8 @@ use thiserror::Error;
 
 use crate::intake::{
     IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
-    MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed, is_bot,
+    Author, MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed,
+    is_bot,
 };
 use crate::payload::{
     Account, ActionOnly, InstallationEvent, InstallationId, IssuesEvent, PingEvent, PullRequestEvent,
@@ -136,9 +141,6 @@ impl Context<'_> {
             return Ok(Intake::Ignored { reason });
         }
         let author = p.review.user.as_ref().unwrap_or(&p.sender);
-        if let Some(reason) = bot(author).or_else(|| bot(&p.sender)) {
-            return Ok(Intake::Ignored { reason });
-        }
         let state = p.review.state.to_ascii_lowercase();
         if state != "commented" && state != "changes_requested" {
             return Ok(Intake::Ignored { reason: IgnoreReason::ReviewCarriesNoClaim { state: name(&state) } });
@@ -160,6 +162,7 @@ impl Context<'_> {
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.requested_changes = item.requested_changes;
         seed.feedback.push(item);
+        seed.author = Some(author_of(author, p.review.author_association.as_deref()));
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -169,9 +172,6 @@ impl Context<'_> {
             return Ok(Intake::Ignored { reason });
         }
         let author = p.comment.user.as_ref().unwrap_or(&p.sender);
-        if let Some(reason) = bot(author).or_else(|| bot(&p.sender)) {
-            return Ok(Intake::Ignored { reason });
-        }
         let Some(body) = text(p.comment.body.as_deref(), MAX_BODY_BYTES) else {
             return Ok(Intake::Ignored { reason: IgnoreReason::EmptyFeedback { what: "review comment".into() } });
         };
@@ -190,6 +190,7 @@ impl Context<'_> {
         let mut seed = self.seed(Trigger::Feedback, repository, &p.sender, p.installation, Subject::PullRequest(pr));
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.feedback.push(item);
+        seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -199,9 +200,7 @@ impl Context<'_> {
         let reason = self
             .screen_repository(&repository)
             .or_else(|| p.issue.pull_request.is_some().then_some(IgnoreReason::IssueIsPullRequest { number }))
-            .or_else(|| (p.issue.state.as_deref() != Some("open")).then_some(IgnoreReason::IssueNotOpen { number }))
-            .or_else(|| p.issue.user.as_ref().and_then(bot))
-            .or_else(|| bot(&p.sender));
+            .or_else(|| (p.issue.state.as_deref() != Some("open")).then_some(IgnoreReason::IssueNotOpen { number }));
         if let Some(reason) = reason {
             return Ok(Intake::Ignored { reason });
         }
@@ -229,6 +228,15 @@ impl Context<'_> {
         let mut seed = self.seed(Trigger::Issue, repository, &p.sender, p.installation, Subject::Issue(issue));
         seed.title = Some(UntrustedText::capped(title, MAX_TITLE_BYTES));
         seed.body = text(p.issue.body.as_deref(), MAX_BODY_BYTES);
+        let author = p.issue.user.as_ref().unwrap_or(&p.sender);
+        // Labelling another's issue needs triage access on GitHub (an issue
+        // template's labels are applied by the author): such a person
+        // vouches for the issue. A bot never vouches.
+        let labelled_by_other = added_label.is_some()
+            && !p.sender.login.eq_ignore_ascii_case(&author.login)
+            && !is_bot(&p.sender.login, p.sender.kind.as_deref());
+        seed.vouched_by = labelled_by_other.then(|| name(&p.sender.login));
+        seed.author = Some(author_of(author, p.issue.author_association.as_deref()));
         seed.gate = PolicyGate::IssueLabel { labels, added_label };
         Ok(Intake::Task(Box::new(seed)))
     }
@@ -274,6 +282,8 @@ impl Context<'_> {
             feedback: Vec::new(),
             requested_changes: false,
             gate: PolicyGate::Feedback,
+            author: None,
+            vouched_by: None,
         }
     }
 }
@@ -324,8 +334,12 @@ fn installation_change(
     }
 }
 
-fn bot(account: &Account) -> Option<IgnoreReason> {
-    is_bot(&account.login, account.kind.as_deref()).then(|| IgnoreReason::BotAuthor { login: name(&account.login) })
+fn author_of(account: &Account, association: Option<&str>) -> Author {
+    Author {
+        login: name(&account.login),
+        association: association.map(|a| capped(&a.to_ascii_uppercase(), 32)),
+        bot: is_bot(&account.login, account.kind.as_deref()),
+    }
 }
 
 /// Untrusted text, trimmed, capped and marked; `None` when empty.
@@ -347,7 +361,9 @@ fn is_commit_sha(sha: &str) -> bool {
     matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
+/// Checks `X-GitHub-Delivery` as it arrived: it keys storage, so it is
+/// validated before any use and never cleaned into another id.
+pub fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
     if id.is_empty() {
         return Err(IntakeError::InvalidDeliveryId { reason: "empty" });
     }

@@ -94,6 +94,25 @@ pub struct PolicySwitches<'a> {
     pub proactive_enabled: bool,
     pub issues_enabled: bool,
     pub issues_require_label: &'a str,
+    /// `triggers.authorAssociations`: whose feedback and issues start a run.
+    pub author_associations: &'a [String],
+    /// `triggers.allowedBots`: bot logins whose feedback is validated.
+    pub allowed_bots: &'a [String],
+}
+
+/// The account whose text starts a run: the reviewer, the commenter, the
+/// issue's author. What GitHub says of it, never what its text claims.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Author {
+    pub login: String,
+    /// GitHub's `author_association` (`OWNER`, `MEMBER`, `COLLABORATOR`,
+    /// `CONTRIBUTOR`, `NONE`, ...); `None` when the payload has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub association: Option<String>,
+    /// GitHub marks it `type: Bot`, or its login ends in `[bot]`.
+    pub bot: bool,
 }
 
 /// The normalised input of a task: references, capped and marked untrusted
@@ -127,12 +146,47 @@ pub struct TaskSeed {
     /// True when a reviewer formally requested changes.
     pub requested_changes: bool,
     pub gate: PolicyGate,
+    /// Whose text starts the run (`None` for a proactive review).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<Author>,
+    /// A person other than the issue's author who added the required
+    /// label: GitHub lets only accounts with triage access label another's
+    /// issue, so they vouch for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vouched_by: Option<String>,
 }
 
 impl TaskSeed {
     /// Whether the repository's policy turns this seed into a task; the
     /// reason it does not otherwise.
     pub fn admit(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
+        self.admit_gate(policy)?;
+        self.admit_author(policy)
+    }
+
+    /// Who may start a run: an allowed bot, someone who vouched for the
+    /// issue by labelling it, or an author whose association policy allows.
+    fn admit_author(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
+        let Some(author) = &self.author else { return Ok(()) };
+        if author.bot {
+            let allowed = policy.allowed_bots.iter().any(|b| b.eq_ignore_ascii_case(&author.login));
+            return if allowed { Ok(()) } else { Err(IgnoreReason::BotAuthor { login: author.login.clone() }) };
+        }
+        if self.vouched_by.is_some() {
+            return Ok(());
+        }
+        let association = author.association.as_deref().unwrap_or("NONE");
+        if policy.author_associations.iter().any(|a| a.eq_ignore_ascii_case(association)) {
+            return Ok(());
+        }
+        Err(IgnoreReason::AuthorNotAllowed {
+            login: author.login.clone(),
+            association: association.to_owned(),
+            allowed: policy.author_associations.join(", "),
+        })
+    }
+
+    fn admit_gate(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
         match &self.gate {
             PolicyGate::Feedback => Ok(()),
             PolicyGate::Proactive if policy.proactive_enabled => Ok(()),
@@ -192,9 +246,14 @@ pub enum IgnoreReason {
     /// Draft pull requests are not reviewed until marked ready.
     #[error("pull request #{number} is a draft")]
     DraftPullRequest { number: u64 },
-    /// Written by a bot (possibly this agent): reacting would loop.
-    #[error("authored by bot account {login}")]
+    /// Written by a bot that `triggers.allowedBots` does not list (possibly
+    /// this agent: reacting would loop).
+    #[error("authored by bot account {login}, which triggers.allowedBots does not list")]
     BotAuthor { login: String },
+    /// The author's association with the repository does not start runs
+    /// (`triggers.authorAssociations`).
+    #[error("{login} is `{association}` on this repository; runs start only for {allowed} (triggers.authorAssociations)")]
+    AuthorNotAllowed { login: String, association: String, allowed: String },
     /// An approval, dismissal or pending review carries no claim to validate.
     #[error("a `{state}` review carries no claim to validate")]
     ReviewCarriesNoClaim { state: String },
@@ -230,6 +289,7 @@ impl IgnoreReason {
             Self::RepositoryNotAllowed { .. } => "repository-not-allowed",
             Self::DraftPullRequest { .. } => "draft-pull-request",
             Self::BotAuthor { .. } => "bot-author",
+            Self::AuthorNotAllowed { .. } => "author-not-allowed",
             Self::ReviewCarriesNoClaim { .. } => "review-carries-no-claim",
             Self::EmptyFeedback { .. } => "empty-feedback",
             Self::IssueIsPullRequest { .. } => "issue-is-pull-request",
@@ -312,11 +372,61 @@ mod tests {
                 labels: labels.iter().map(|l| (*l).to_owned()).collect(),
                 added_label: added.map(str::to_owned),
             },
+            author: None,
+            vouched_by: None,
         }
     }
 
-    const ON: PolicySwitches<'static> =
-        PolicySwitches { proactive_enabled: true, issues_enabled: true, issues_require_label: "agent-zero" };
+    const MAINTAINERS: &[String] = &[];
+    const ON: PolicySwitches<'static> = PolicySwitches {
+        proactive_enabled: true,
+        issues_enabled: true,
+        issues_require_label: "agent-zero",
+        author_associations: MAINTAINERS,
+        allowed_bots: MAINTAINERS,
+    };
+
+    fn author(login: &str, association: Option<&str>, bot: bool) -> Option<Author> {
+        Some(Author { login: login.into(), association: association.map(str::to_owned), bot })
+    }
+
+    #[test]
+    fn only_allowed_authors_start_runs() {
+        let associations: Vec<String> = ["OWNER", "MEMBER", "COLLABORATOR"].map(String::from).to_vec();
+        let bots = vec!["coderabbitai[bot]".to_owned()];
+        let policy = PolicySwitches { author_associations: &associations, allowed_bots: &bots, ..ON };
+        let mut seed = issue_gate(&[], None);
+        seed.gate = PolicyGate::Feedback;
+        for association in ["OWNER", "MEMBER", "COLLABORATOR", "member"] {
+            seed.author = author("maintainer", Some(association), false);
+            assert_eq!(seed.admit(&policy), Ok(()), "{association}");
+        }
+        for association in [Some("CONTRIBUTOR"), Some("NONE"), Some("FIRST_TIME_CONTRIBUTOR"), None] {
+            seed.author = author("outsider", association, false);
+            let refused = seed.admit(&policy).unwrap_err();
+            assert_eq!(refused.code(), "author-not-allowed", "{association:?}");
+            let message = refused.to_string();
+            assert!(message.contains("outsider") && message.contains("triggers.authorAssociations"), "{message}");
+        }
+        // Bots: only the listed ones, whatever their association.
+        seed.author = author("CodeRabbitAI[bot]", Some("NONE"), true);
+        assert_eq!(seed.admit(&policy), Ok(()));
+        seed.author = author("dependabot[bot]", Some("OWNER"), true);
+        assert_eq!(seed.admit(&policy), Err(IgnoreReason::BotAuthor { login: "dependabot[bot]".into() }));
+        // Someone else labelling an outsider's issue vouches for it.
+        let mut issue = issue_gate(&["agent-zero"], Some("agent-zero"));
+        issue.author = author("outsider", Some("NONE"), false);
+        assert_eq!(issue.admit(&policy).unwrap_err().code(), "author-not-allowed");
+        issue.vouched_by = Some("maintainer".into());
+        assert_eq!(issue.admit(&policy), Ok(()));
+        // The gate is checked first: a disabled feature says so, not who asked.
+        let off = PolicySwitches { issues_enabled: false, ..policy };
+        assert_eq!(issue.admit(&off), Err(IgnoreReason::IssuesDisabled));
+        // Widened by policy.
+        let everyone: Vec<String> = vec!["NONE".into(), "CONTRIBUTOR".into()];
+        seed.author = author("outsider", Some("CONTRIBUTOR"), false);
+        assert_eq!(seed.admit(&PolicySwitches { author_associations: &everyone, ..policy }), Ok(()));
+    }
 
     #[test]
     fn issue_gate_needs_enabled_and_the_label() {
@@ -342,7 +452,7 @@ mod tests {
         let off = PolicySwitches { proactive_enabled: false, ..ON };
         assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
         seed.gate = PolicyGate::Feedback;
-        let all_off = PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "" };
+        let all_off = PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "", ..ON };
         assert_eq!(seed.admit(&all_off), Ok(()));
     }
 

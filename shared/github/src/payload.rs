@@ -60,6 +60,9 @@ pub(crate) struct ReviewPayload {
     /// `null` for a deleted account.
     #[serde(default)]
     pub(crate) user: Option<Account>,
+    /// The author's relation to the repository (`OWNER`, `MEMBER`, ...).
+    #[serde(default)]
+    pub(crate) author_association: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,6 +72,8 @@ pub(crate) struct ReviewCommentPayload {
     pub(crate) body: Option<String>,
     #[serde(default)]
     pub(crate) user: Option<Account>,
+    #[serde(default)]
+    pub(crate) author_association: Option<String>,
     #[serde(default)]
     pub(crate) path: Option<String>,
     #[serde(default)]
@@ -91,6 +96,8 @@ pub(crate) struct IssuePayload {
     pub(crate) body: Option<String>,
     #[serde(default)]
     pub(crate) user: Option<Account>,
+    #[serde(default)]
+    pub(crate) author_association: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub(crate) labels: Vec<Label>,
     #[serde(default)]
