@@ -79,6 +79,9 @@ pub use agent_zero_ports::REDACTED;
 pub struct RenderOptions<'a> {
     /// Values that must never appear in output (tokens, keys); every
     /// occurrence, in any field, becomes [`REDACTED`]. Empty values are ignored.
+    /// When any is given, GitHub-token-shaped runs (`ghs_...`, `ghp_...`,
+    /// `github_pat_...`) are redacted too, so a minted installation token
+    /// never leaves in a publication.
     pub secrets: &'a [&'a str],
     /// Absolute or root-relative link to the task's evidence page, offered in
     /// footers and in the note of a cut report.

@@ -22,15 +22,23 @@ impl<'a> Ctx<'a> {
         Self { opts: *opts, secrets }
     }
 
-    /// Replaces every secret value with [`REDACTED`].
+    /// Replaces every secret value with [`REDACTED`]; a redacting render
+    /// (one given secrets) also replaces every GitHub-token-shaped run, since
+    /// a minted installation token is in no configured list.
     pub(crate) fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
+        if self.secrets.is_empty() {
+            return out;
+        }
         for secret in &self.secrets {
             if out.contains(secret) {
                 out = Cow::Owned(out.replace(secret, REDACTED));
             }
         }
-        out
+        match agent_zero_ports::scrub_token_shapes(&out) {
+            Cow::Borrowed(_) => out,
+            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
+        }
     }
 }
 

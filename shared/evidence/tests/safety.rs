@@ -217,3 +217,14 @@ fn json_round_trips_with_stable_names() {
     assert_eq!(v["checks"][0]["exitCode"], 0);
     assert_eq!(v["usage"]["costUsd"], 0.0871);
 }
+
+#[test]
+fn a_minted_installation_token_is_redacted_in_a_redacting_render() {
+    let minted = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+    let mut b = common::hostile();
+    b.summary = format!("push refused for https://x-access-token:{minted}@github.com/acme/widgets");
+    for (what, text) in renders(&b, &opts()) {
+        assert!(!text.contains(minted), "{what}");
+    }
+    assert!(render_json(&b, &opts()).contains("x-access-token:[redacted]@github.com"));
+}

@@ -33,6 +33,47 @@ impl Secret {
     }
 }
 
+/// Prefixes of GitHub's token formats: personal (`ghp_`), OAuth (`gho_`),
+/// user-to-server (`ghu_`), installation (`ghs_`, what the app mints for
+/// itself at run time), refresh (`ghr_`) and fine-grained (`github_pat_`).
+pub const GITHUB_TOKEN_PREFIXES: &[&str] = &["github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"];
+
+/// Shortest body after a prefix that is taken for a token (GitHub's are
+/// 36 characters and more; `ghs_` ids in prose are shorter).
+const MIN_TOKEN_BODY: usize = 16;
+
+/// `text` with every GitHub-token-shaped run replaced by [`REDACTED`]:
+/// a prefix of [`GITHUB_TOKEN_PREFIXES`] and at least 16 characters of
+/// `[A-Za-z0-9_]`. Catches tokens no configured secret names, such as the
+/// installation tokens minted per hour.
+pub fn scrub_token_shapes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !GITHUB_TOKEN_PREFIXES.iter().any(|p| text.contains(p)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let token_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let starts_word = at == 0 || !token_char(bytes[at - 1]);
+        let prefix = if starts_word { GITHUB_TOKEN_PREFIXES.iter().find(|p| bytes[at..].starts_with(p.as_bytes())) } else { None };
+        if let Some(prefix) = prefix {
+            let body = bytes[at + prefix.len()..].iter().take_while(|b| token_char(**b)).count();
+            if body >= MIN_TOKEN_BODY {
+                out.push_str(&text[copied..at]);
+                out.push_str(REDACTED);
+                at += prefix.len() + body;
+                copied = at;
+                continue;
+            }
+        }
+        at += 1;
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Secret({REDACTED})")
@@ -42,6 +83,22 @@ impl std::fmt::Debug for Secret {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn github_token_shapes_are_scrubbed_without_a_configured_secret() {
+        let minted = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        let text = format!("POST failed: token {minted} rejected (ghp_abcdefghijklmnopqrstuvwxyz0123456789 too)");
+        let clean = scrub_token_shapes(&text);
+        assert_eq!(clean, "POST failed: token [redacted] rejected ([redacted] too)");
+        let fine_grained = "x=github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz";
+        assert_eq!(scrub_token_shapes(fine_grained), "x=[redacted]");
+        // Short look-alikes and words that merely contain a prefix stay.
+        for text in ["ghs_short", "the ghp_ prefix", "aghs_16C7e42F292c6912E7710c838347Ae178B4a", "no tokens é here"] {
+            assert_eq!(scrub_token_shapes(text), text);
+        }
+        // Multi-byte text around a token is kept intact.
+        assert_eq!(scrub_token_shapes(&format!("é{minted}é")), "é[redacted]é");
+    }
 
     #[test]
     fn never_prints_and_scrubs_itself() {
