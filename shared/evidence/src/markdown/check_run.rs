@@ -1,6 +1,6 @@
 //! The GitHub check-run output: title, summary and conclusion.
 
-use agent_zero_contracts::EvidenceBundle;
+use agent_zero_contracts::{EvidenceBundle, Trigger};
 
 use crate::format::count;
 use crate::markdown::limit::fit;
@@ -28,6 +28,10 @@ pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) ->
     let o = outcome(bundle);
     let max_block = options.max_block_bytes;
     let mut blocks = vec![sections::header(bundle, "Agent Zero · ")];
+    let off_head = verified_off_head(bundle, o);
+    if off_head {
+        blocks.push(OFF_HEAD_NOTE.to_owned());
+    }
     blocks.push(sections::finding(&ctx, bundle, max_block));
     blocks.extend(sections::refusal(&ctx, bundle));
     blocks.push(sections::checks(&ctx, bundle, Outputs::Failing, max_block));
@@ -37,7 +41,27 @@ pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) ->
     blocks.extend(sections::summary(&ctx, bundle, max_block));
     blocks.push(sections::footer(&ctx, bundle));
     let summary = fit(&ctx, sections::join(blocks), options.max_bytes);
-    CheckRunOutput { title: title(&ctx, bundle, o), summary, conclusion: o.github_conclusion() }
+    let (title, conclusion) = if off_head {
+        let full = format!("Fix verified in the sandbox, not on this head: {}", change_detail(bundle));
+        (head(&full, TITLE_MAX_BYTES).0.to_owned(), CheckConclusion::Neutral)
+    } else {
+        (title(&ctx, bundle, o), o.github_conclusion())
+    };
+    CheckRunOutput { title, summary, conclusion }
+}
+
+/// What a verified run on a pull request that is not an issue fix says: the
+/// change was applied and checked in the sandbox, the pull request's head
+/// does not contain it, so the check must not claim the head passes.
+const OFF_HEAD_NOTE: &str = "> **Not a result for this head.** The change below was applied and the \
+repository's checks passed in the sandbox; this pull request's head does not contain it, so this \
+check does not say the head passes. Apply the change to the branch to verify it there.";
+
+/// Whether a verified run's change lives only in the sandbox: review
+/// feedback and proactive runs check a change against a head they do not
+/// push to (only an issue fix publishes its change, on its own branch).
+fn verified_off_head(bundle: &EvidenceBundle, o: Outcome) -> bool {
+    o == Outcome::Verified && bundle.trigger != Trigger::Issue
 }
 
 /// The one-line title: the outcome and the fact that decides it. Plain

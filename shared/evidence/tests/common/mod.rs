@@ -361,6 +361,12 @@ pub fn flag_disagrees() -> EvidenceBundle {
 }
 
 /// Every named bundle, in golden order.
+/// A review-feedback run whose change verified in the sandbox: the pull
+/// request's head does not contain it.
+pub fn verified_feedback() -> EvidenceBundle {
+    EvidenceBundle { trigger: Trigger::Feedback, issue: None, task_id: "task-0013".into(), ..verified() }
+}
+
 pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
     vec![
         ("verified", verified()),
@@ -374,5 +380,6 @@ pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
         ("hostile", hostile()),
         ("empty", empty()),
         ("flag-disagrees", flag_disagrees()),
+        ("verified-feedback", verified_feedback()),
     ]
 }
