@@ -29,6 +29,12 @@ const SECRET: &str = "e2e-lifecycle-secret";
 const SANDBOX_TOKEN: &str = "e2e-sandbox-token";
 const OPERATOR: &str = "e2e-operator-token";
 
+/// Reads `path` as the operator: the app has GitHub credentials, so task
+/// reads need a control-plane token.
+pub(super) fn read(server: &Server, path: &str) -> Reply {
+    server.send("GET", path, &[("authorization", &format!("Bearer {OPERATOR}"))], b"")
+}
+
 /// The reference sandbox server on loopback; killed on drop.
 struct Sandbox {
     child: Child,
@@ -65,29 +71,45 @@ impl Drop for Sandbox {
 }
 
 /// Everything one scenario needs, started.
-struct World {
-    github: FakeGitHub,
-    model: FakeModel,
-    fixture: FixtureRepo,
+pub(super) struct World {
+    pub(super) github: FakeGitHub,
+    pub(super) model: FakeModel,
+    pub(super) fixture: FixtureRepo,
     _sandbox: Sandbox,
-    server: Server,
+    pub(super) server: Server,
 }
 
-fn policy(mode: &str) -> String {
+pub(super) fn policy(mode: &str) -> String {
     format!(
         "version: 1\nmode: {mode}\nissues:\n  enabled: true\n  requireLabel: agent-zero\nchecks:\n  - [python3, -m, unittest]\n\
-         autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical]\n  requireIsolated: false\n"
+         autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical, behavioral]\n  requireIsolated: false\n"
     )
 }
 
-fn world(runtime: Runtime, policy_text: &str) -> World {
+pub(super) fn world(runtime: Runtime, policy_text: &str) -> World {
     world_with(runtime, policy_text, None, false)
 }
 
 /// `state`: reuse a KV directory (restarts); `dead_sandbox`: point the app at
 /// a port where nothing listens.
 fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::PathBuf>, dead_sandbox: bool) -> World {
-    let fixture = FixtureRepo::calc("acme", "calc").file(".agent-zero.yml", policy_text).build().expect("fixture repo");
+    world_of(runtime, policy_text, &[], state, dead_sandbox)
+}
+
+/// A world whose fixture repository also holds `files`.
+pub(super) fn world_with_files(runtime: Runtime, policy_text: &str, files: &[(&str, &str)]) -> World {
+    world_of(runtime, policy_text, files, None, false)
+}
+
+fn world_of(
+    runtime: Runtime,
+    policy_text: &str,
+    files: &[(&str, &str)],
+    state: Option<std::path::PathBuf>,
+    dead_sandbox: bool,
+) -> World {
+    let builder = files.iter().fold(FixtureRepo::calc("acme", "calc"), |b, (path, content)| b.file(path, content));
+    let fixture = builder.file(".agent-zero.yml", policy_text).build().expect("fixture repo");
     let github = FakeGitHub::start();
     github.add_fixture(&fixture);
     let model = FakeModel::start();
@@ -115,7 +137,7 @@ fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::Path
 }
 
 /// The real `issues.labeled` payload, pointed at the fixture repository.
-fn labeled_issue(world: &World) -> Vec<u8> {
+pub(super) fn labeled_issue(world: &World) -> Vec<u8> {
     let path = repo_root().join("tests/fixtures/github-webhooks/issues/labeled.payload.json");
     let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
@@ -130,12 +152,12 @@ fn labeled_issue(world: &World) -> Vec<u8> {
     serde_json::to_vec(&payload).unwrap()
 }
 
-fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
+pub(super) fn deliver(world: &World, delivery: &str, event: &str, body: &[u8]) -> Reply {
     world.server.deliver_github(SECRET, event, delivery, body)
 }
 
 /// Delivers the labelled issue as `delivery`; the task it created.
-fn file_issue(world: &World, delivery: &str) -> String {
+pub(super) fn file_issue(world: &World, delivery: &str) -> String {
     let reply = deliver(world, delivery, "issues", &labeled_issue(world));
     assert_eq!(reply.status, 202, "{}", reply.text());
     reply.json()["taskId"].as_str().unwrap().to_owned()
@@ -152,7 +174,7 @@ fn wait_for_model_call(world: &World) {
 
 /// Waits until `done` holds for the fake GitHub (publication runs after the
 /// task concludes).
-fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
+pub(super) fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
     let started = Instant::now();
     while !done(&world.github) {
         assert!(started.elapsed() < Duration::from_secs(90), "GitHub never saw {what}: {:#?}", world.github.calls());
@@ -161,10 +183,10 @@ fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
 }
 
 /// Polls the task until it reaches a terminal (or waiting) state.
-fn wait_terminal(world: &World, task_id: &str) -> Value {
+pub(super) fn wait_terminal(world: &World, task_id: &str) -> Value {
     let started = Instant::now();
     loop {
-        let reply = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+        let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
         if reply.status == 200 {
             let task = reply.json();
             let state = task["state"].as_str().unwrap_or_default().to_owned();
@@ -181,7 +203,7 @@ fn wait_terminal(world: &World, task_id: &str) -> Value {
     }
 }
 
-fn finding(evidence: &str, confidence: f64) -> Value {
+pub(super) fn finding(evidence: &str, confidence: f64) -> Value {
     json!({
         "title": "average() divides by one too many",
         "explanation": "The denominator adds one to the length.",
@@ -224,7 +246,7 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
         }
     }
     // Evidence is served and says verified.
-    let evidence = world.server.send("GET", &format!("/api/v1/tasks/{task_id}/evidence.md"), &[], b"");
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.md"));
     assert_eq!(evidence.status, 200);
     assert!(evidence.text().to_lowercase().contains("verified"), "{}", evidence.text());
     // No credential reached stored state (KV, Durable Object) or the host's log.
@@ -292,7 +314,7 @@ fn assert_not_confirmed(world: &World, task_id: &str, number: u64) -> String {
 
 /// The real `pull_request_review_comment` `created` payload, on a pull
 /// request of the fixture repository whose head is the fixture's commit.
-fn review_comment(world: &World, body: &str) -> Vec<u8> {
+pub(super) fn review_comment(world: &World, body: &str) -> Vec<u8> {
     let path = repo_root().join("tests/fixtures/github-webhooks/pull_request_review_comment/created.payload.json");
     let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
@@ -442,7 +464,7 @@ fn fault_host_killed_mid_tick_resumes_after_restart(runtime: Runtime) {
         ..ServerOptions::default()
     };
     world.server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
-    let before = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+    let before = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
     assert_eq!(before.status, 200, "the task survived the restart: {}", before.text());
     let auth = format!("Bearer {OPERATOR}");
     let swept = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &auth)], b"");
@@ -503,7 +525,7 @@ fn fault_ticks_delivered_twice_commit_once(runtime: Runtime) {
     loop {
         let swept = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &auth)], b"");
         assert_eq!(swept.status, 200, "{}", swept.text());
-        let task = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"").json();
+        let task = read(&world.server, &format!("/api/v1/tasks/{task_id}")).json();
         if ["completed", "failed", "needs-human"].contains(&task["state"].as_str().unwrap_or_default()) {
             break;
         }
@@ -565,7 +587,7 @@ fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     // The task is still readable and has not moved past the step whose
     // commit failed; the model's answer is not in it.
-    let during = world.server.send("GET", &format!("/api/v1/tasks/{task_id}"), &[], b"");
+    let during = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
     assert_eq!(during.status, 200, "{}", during.text());
     let during = during.json();
     assert!(!["completed", "failed", "needs-human"].contains(&during["state"].as_str().unwrap_or_default()), "{during}");
@@ -601,7 +623,7 @@ fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
     assert_eq!(world.github.pulls(owner, name).len(), 1, "one pull request");
     // The refused delivery left nothing behind: no task under its id, and
     // the index lists only the one task.
-    let refused_task = world.server.send("GET", "/api/v1/tasks/gh-fault-kv-2", &[], b"");
+    let refused_task = read(&world.server, "/api/v1/tasks/gh-fault-kv-2");
     assert_eq!(refused_task.status, 404, "the refused delivery created no task: {}", refused_task.text());
     let listed = world.server.send("GET", "/api/v1/tasks", &[("authorization", &auth)], b"").json();
     assert_eq!(listed["items"].as_array().map(Vec::len), Some(1), "{listed}");

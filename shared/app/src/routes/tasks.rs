@@ -8,7 +8,8 @@
 //! - `POST /api/v1/tasks`: create a task as the authenticated principal,
 //!   for an allowlisted repository, in a mode granted to the principal.
 //!
-//! Reads are open unless `AGENT_ZERO_CONTROL_PLANE_READS=token`.
+//! Reads need a token when `AGENT_ZERO_CONTROL_PLANE_READS=token`, the default
+//! once GitHub credentials are set ([`crate::auth`]).
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
@@ -362,7 +363,12 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
             id: format!("api-{}", i + 1),
             kind: FeedbackKind::Manual,
             body: UntrustedText::capped(&redact(&item.body, secrets), MAX_FEEDBACK_BYTES),
-            author: redact(item.author.as_deref().unwrap_or(&principal.name), secrets),
+            // The principal, or the caller's name for the author marked as theirs:
+            // a request never speaks as someone GitHub did not vouch for.
+            author: match item.author.as_deref() {
+                Some(named) => format!("{} (caller-supplied, via api:{})", redact(named, secrets), principal.name),
+                None => format!("api:{}", principal.name),
+            },
             requested_changes: item.requested_changes,
             path: item.path.as_deref().map(|p| redact(p, secrets)),
             line: item.line,
