@@ -1,8 +1,14 @@
-//! The key-value port: narrow on purpose (get, put, delete, list by prefix).
+//! The key-value port: narrow on purpose (get, put, delete, list by prefix,
+//! and two atomic conditional writes).
 //!
 //! Cloudflare KV is eventually consistent and allows one write per second
 //! per key, so callers build records as write-once keys or single-writer
-//! keys, never counters or locks.
+//! keys, never counters or locks. What decides "has this happened" (a task
+//! log entry, a claim on a tick, a decision) is written with
+//! [`KeyValue::put_if_absent`] or [`KeyValue::compare_and_swap`], which a
+//! backend implements only where it can do so atomically (a Durable
+//! Object's storage, Spin's `wasi:keyvalue/atomics`, one lock in memory);
+//! elsewhere they answer [`KvError::Unsupported`], never a racy imitation.
 
 use thiserror::Error;
 
@@ -31,6 +37,10 @@ pub enum KvError {
     /// The backend answered with an error.
     #[error("key-value backend error: {0}")]
     Backend(String),
+    /// The backend cannot do this operation atomically (Workers KV has no
+    /// compare-and-set), so it refuses instead of racing.
+    #[error("key-value backend cannot do this atomically: {0}")]
+    Unsupported(String),
 }
 
 /// A key-value store.
@@ -43,6 +53,13 @@ pub trait KeyValue {
     async fn delete(&self, key: &str) -> Result<(), KvError>;
     /// Up to `limit` keys starting with `prefix`, after `cursor`.
     async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError>;
+    /// Writes `value` at `key` only if `key` is absent, as one atomic step
+    /// of the backend; `Ok(false)`, with nothing written, when it was there.
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError>;
+    /// Replaces the value at `key` with `value` only if it still is
+    /// `expected` (`None`: absent), as one atomic step; `Ok(false)`, with
+    /// nothing written, when it was not.
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError>;
 }
 
 /// Checks a key against the limits every backend shares.
@@ -75,5 +92,11 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
         (**self).list(prefix, cursor, limit).await
+    }
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        (**self).put_if_absent(key, value).await
+    }
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        (**self).compare_and_swap(key, expected, value).await
     }
 }

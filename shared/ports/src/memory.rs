@@ -78,6 +78,23 @@ impl KeyValue for MemoryKv {
         self.enter(false)?;
         Ok(page_of(self.entries.borrow().keys().map(String::as_str), prefix, cursor, limit))
     }
+
+    /// Atomic: the check and the write happen under one borrow, with no
+    /// suspension point between them.
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        self.compare_and_swap(key, None, value).await
+    }
+
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        self.enter(true)?;
+        check_key(key)?;
+        let mut entries = self.entries.borrow_mut();
+        if entries.get(key).map(Vec::as_slice) != expected {
+            return Ok(false);
+        }
+        entries.insert(key.to_owned(), value.to_vec());
+        Ok(true)
+    }
 }
 
 /// Pages through sorted `keys`: those starting with `prefix`, strictly after
@@ -125,6 +142,23 @@ mod tests {
             kv.delete("task/4").await.unwrap();
             kv.delete("task/4").await.unwrap();
             assert_eq!(kv.get("task/4").await.unwrap(), None);
+        });
+    }
+
+    #[test]
+    fn conditional_writes_act_once() {
+        let kv = MemoryKv::new();
+        block_on(async {
+            assert!(kv.put_if_absent("k", b"first").await.unwrap());
+            assert!(!kv.put_if_absent("k", b"second").await.unwrap());
+            assert_eq!(kv.get("k").await.unwrap().as_deref(), Some(&b"first"[..]));
+            assert!(!kv.compare_and_swap("k", Some(b"other"), b"x").await.unwrap());
+            assert!(!kv.compare_and_swap("k", None, b"x").await.unwrap());
+            assert!(kv.compare_and_swap("k", Some(b"first"), b"third").await.unwrap());
+            assert_eq!(kv.get("k").await.unwrap().as_deref(), Some(&b"third"[..]));
+            assert!(kv.compare_and_swap("new", None, b"v").await.unwrap());
+            kv.set_fault(Some(MemoryKvFault::Writes));
+            assert!(kv.put_if_absent("z", b"").await.is_err());
         });
     }
 

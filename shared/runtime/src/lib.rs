@@ -44,7 +44,8 @@ pub use render::DECISION_SCHEMA;
 pub use resident::{FoldError, Resident, fold};
 pub use step::{Limits, Step, decide};
 pub use store::{
-    MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, is_valid_task_id, log_key, meta_key, pending_key,
+    Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,
+    meta_key, pending_key,
 };
 pub use sweep::{SweepOptions, SweepReport, sweep};
 pub use task::{TaskError, approve, create, load, stimulus};

@@ -77,6 +77,9 @@ pub struct Resident {
     pub reviewed: bool,
     /// The approval that resumed the task, if one did (and still applies).
     pub approved_by: Option<String>,
+    /// The last decision a person made on this task, and who made it.
+    #[serde(default)]
+    pub decided: Option<(String, ApprovalDecision)>,
     pub concluded: Option<Box<(TaskResult, EvidenceBundle)>>,
     pub released: bool,
     pub published: Option<PublicationOutcome>,
@@ -95,6 +98,7 @@ impl Default for Resident {
             path: Vec::new(),
             events: Vec::new(),
             created_ms: 0,
+            decided: None,
             lease: None,
             runner: None,
             applied_on: None,
@@ -258,6 +262,7 @@ impl Resident {
                     let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
                     self.enter(to, &format!("{verb} by {principal}"), None, entry.at_ms);
                     self.approved_by = (*decision == ApprovalDecision::Approve).then(|| principal.clone());
+                    self.decided = Some((principal.clone(), *decision));
                     // A new ending will be concluded and published.
                     self.concluded = None;
                     self.published = None;

@@ -18,11 +18,53 @@ pub struct Limits {
     pub backoff_ms: u64,
     /// Longest retry delay.
     pub max_backoff_ms: u64,
+    /// Bound on one model call (`AGENT_ZERO_MODEL_TIMEOUT_MS`); a model
+    /// step may make two (the primary, then the fallback).
+    pub model_call_ms: u64,
+    /// Bound on one sandbox batch other than the checks (lease, list, read,
+    /// write, diff, release).
+    pub sandbox_call_ms: u64,
+    /// Bound on one publication (comment, check run, branch, pull request).
+    pub publish_ms: u64,
+    /// Added to every step's bound before its claim expires.
+    pub claim_margin_ms: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_ticks: 48, max_sandbox_errors: 3, max_publish_attempts: 3, backoff_ms: 1_000, max_backoff_ms: 60_000 }
+        Self {
+            max_ticks: 48,
+            max_sandbox_errors: 3,
+            max_publish_attempts: 3,
+            backoff_ms: 1_000,
+            max_backoff_ms: 60_000,
+            model_call_ms: 120_000,
+            sandbox_call_ms: 300_000,
+            publish_ms: 120_000,
+            claim_margin_ms: 30_000,
+        }
+    }
+}
+
+impl Step {
+    /// How long this step may take at `now_ms`, from its own bound, when it
+    /// has external effects (and so takes a claim first); `None` for the
+    /// pure steps. The checks are bounded by what is left of the run's
+    /// `agent.timeoutMs`.
+    pub fn bound_ms(&self, resident: &Resident, now_ms: u64, limits: &Limits) -> Option<u64> {
+        let bound = match self {
+            Self::Understand | Self::Plan { replan: true } => limits.model_call_ms.saturating_mul(2),
+            Self::Verify => {
+                let timeout = resident.stimulus.as_ref().map_or(0, |s| s.policy.agent.timeout_ms);
+                timeout.saturating_sub(now_ms.saturating_sub(resident.created_ms)).max(1)
+            }
+            Self::Lease | Self::Discover | Self::Validate | Self::Execute { .. } | Self::Review | Self::Release => {
+                limits.sandbox_call_ms
+            }
+            Self::Publish => limits.publish_ms,
+            Self::Plan { replan: false } | Self::Fail { .. } | Self::Quiet(_) => return None,
+        };
+        Some(bound.saturating_add(limits.claim_margin_ms))
     }
 }
 

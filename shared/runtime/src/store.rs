@@ -1,11 +1,23 @@
 //! The KV layout of tasks, and the one place that reads and writes it.
 //!
-//! - `task/{id}/log/{seq:010}`: one [`Entry`] per committed tick, write-once.
+//! - `task/{id}/log/{seq:010}`: one [`Entry`] per committed tick, inserted
+//!   with [`KeyValue::put_if_absent`]: of any number of ticks, approvals or
+//!   deliveries racing for one seq, exactly one commits.
+//! - `task/{id}/claim/{seq:010}`: the [`Claim`] a tick takes on its seq
+//!   before any external effect, with a deadline from the step's own bound;
+//!   a duplicate leaves a live claim alone, a claim past its deadline is
+//!   superseded by compare-and-swap, and a superseded tick's commit is
+//!   refused.
 //! - `task/{id}/meta`: a [`Meta`] summary and fold checkpoint, rewritten by
 //!   the single writer; losing it (or reading a stale one) costs a longer
 //!   fold, never correctness.
 //! - `pending/{id}/{seq:010}`: the due time of the tick expected to write
 //!   `seq`; the sweep finds ticks lost between commit and enqueue.
+//!
+//! Everything under `task/{id}/` decides what happened, so the host must
+//! serve it strongly consistent with real atomic conditional writes (a
+//! Durable Object per task on Cloudflare, `wasi:keyvalue/atomics` on Spin);
+//! `pending/` tolerates eventual consistency.
 
 use std::cell::Cell;
 
@@ -22,6 +34,11 @@ pub const MAX_TASK_ID_BYTES: usize = 128;
 /// The key of log entry `seq` of task `id`.
 pub fn log_key(id: &str, seq: u64) -> String {
     format!("task/{id}/log/{seq:010}")
+}
+
+/// The key of the claim on seq `seq` of task `id`.
+pub fn claim_key(id: &str, seq: u64) -> String {
+    format!("task/{id}/claim/{seq:010}")
 }
 
 /// The key of the summary and checkpoint of task `id`.
@@ -69,6 +86,36 @@ pub struct Meta {
     /// True once nothing more will happen without an approval.
     pub quiet: bool,
     pub resident: Resident,
+}
+
+/// A tick's claim on the seq it will commit: who holds it since when, and
+/// until when. Identified by its bytes: a claim is ours while the stored
+/// value is the one we wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    /// When the claim was taken.
+    pub at_ms: u64,
+    /// Until when no other tick may act for this seq: the step's own bound
+    /// plus a margin.
+    pub deadline_ms: u64,
+    /// The claim this one superseded (its `at_ms`), after a deadline passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes_ms: Option<u64>,
+    /// Set by the holder as it commits: a superseding tick after this
+    /// point finds its own commit refused by the entry already written.
+    #[serde(default)]
+    pub committing: bool,
+}
+
+/// The outcome of taking a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Claimed {
+    /// The claim is ours (new, or superseding an expired one); the bytes
+    /// are what we wrote.
+    Ours(Vec<u8>),
+    /// Another tick holds a live claim until `until_ms`.
+    Held { until_ms: u64 },
 }
 
 /// The due time of a pending tick.
@@ -186,21 +233,65 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(self.get(&log_key(id, seq)).await?.is_some())
     }
 
-    /// Writes `entry` under its write-once key. Finding the key present
-    /// means another delivery won: the caller stops without side effects.
-    /// KV has no compare-and-set, so two deliveries racing within the
-    /// store's consistency window can both write; the queue's
-    /// at-least-once redelivery is sequential in practice, and every
-    /// effect is keyed so a lost race repeats no external write twice
-    /// with different content.
+    /// Inserts `entry` under its seq's key only if the seq is free, as one
+    /// atomic step of the backend. `Taken` means another writer won: the
+    /// caller stops without side effects.
     pub(crate) async fn append(&self, id: &str, entry: &Entry) -> Result<Append, StoreError> {
         let key = log_key(id, entry.seq);
-        if self.get(&key).await?.is_some() {
-            return Ok(Append::Taken);
-        }
         let bytes = serde_json::to_vec(entry).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
-        self.put(&key, &bytes).await?;
-        Ok(Append::Committed)
+        self.writes.set(self.writes.get() + 1);
+        if self.kv.put_if_absent(&key, &bytes).await? { Ok(Append::Committed) } else { Ok(Append::Taken) }
+    }
+
+    /// Takes the claim on `seq` of task `id` at `now_ms` until `deadline_ms`:
+    /// a free seq is claimed; a live claim is left alone (`Held`); a claim
+    /// past its deadline is superseded by compare-and-swap, so of two
+    /// ticks superseding at once, one wins.
+    pub(crate) async fn claim(&self, id: &str, seq: u64, now_ms: u64, deadline_ms: u64) -> Result<Claimed, StoreError> {
+        let key = claim_key(id, seq);
+        let existing = self.get(&key).await?;
+        let held = |bytes: &[u8]| -> Result<Claim, StoreError> { decode(&key, bytes) };
+        let mut mine = Claim { at_ms: now_ms, deadline_ms, supersedes_ms: None, committing: false };
+        let expected = match &existing {
+            Some(bytes) => {
+                let current = held(bytes)?;
+                if now_ms < current.deadline_ms {
+                    return Ok(Claimed::Held { until_ms: current.deadline_ms });
+                }
+                mine.supersedes_ms = Some(current.at_ms);
+                Some(bytes.as_slice())
+            }
+            None => None,
+        };
+        let bytes = serde_json::to_vec(&mine).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        self.writes.set(self.writes.get() + 1);
+        if self.kv.compare_and_swap(&key, expected, &bytes).await? {
+            return Ok(Claimed::Ours(bytes));
+        }
+        // Lost a race: whoever won holds it now.
+        match self.get(&key).await? {
+            Some(bytes) => Ok(Claimed::Held { until_ms: held(&bytes)?.deadline_ms }),
+            None => Ok(Claimed::Held { until_ms: deadline_ms }),
+        }
+    }
+
+    /// Marks our claim (`mine`, the bytes we wrote) as committing; `false`
+    /// when it was superseded meanwhile, and the commit must not happen.
+    pub(crate) async fn begin_commit(&self, id: &str, seq: u64, mine: &[u8]) -> Result<bool, StoreError> {
+        let key = claim_key(id, seq);
+        let mut claim: Claim = decode(&key, mine)?;
+        claim.committing = true;
+        let bytes = serde_json::to_vec(&claim).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        self.writes.set(self.writes.get() + 1);
+        Ok(self.kv.compare_and_swap(&key, Some(mine), &bytes).await?)
+    }
+
+    /// The live claim on `seq`, if one holds at `now_ms`.
+    pub(crate) async fn live_claim(&self, id: &str, seq: u64, now_ms: u64) -> Result<Option<Claim>, StoreError> {
+        let key = claim_key(id, seq);
+        let Some(bytes) = self.get(&key).await? else { return Ok(None) };
+        let claim: Claim = decode(&key, &bytes)?;
+        Ok((now_ms < claim.deadline_ms).then_some(claim))
     }
 
     /// The summary and checkpoint, when present and readable. A corrupt

@@ -26,13 +26,17 @@ impl Default for SweepOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SweepReport {
     pub enqueued: Vec<Tick>,
+    /// Overdue markers left alone because a live claim holds their seq.
+    pub claimed: u32,
     pub stats: TickStats,
 }
 
 /// Re-delivers every overdue tick. A marker whose seq is already
 /// committed means the tick committed but its successor was never
 /// enqueued: the successor is marked and enqueued instead (a finished
-/// task's successor tick is a quiet no-op that clears its marker).
+/// task's successor tick is a quiet no-op that clears its marker). A seq
+/// whose claim is live is left alone whatever `grace_ms` says: its tick is
+/// still within its own bound (a long model call, the checks).
 pub async fn sweep<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, now_ms: u64, options: SweepOptions) -> Result<SweepReport, StoreError> {
     let store = Store::new(kv);
     let mut report = SweepReport::default();
@@ -47,7 +51,12 @@ pub async fn sweep<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, now_ms: u64, option
             if pending.due_ms.saturating_add(options.grace_ms) > now_ms {
                 continue;
             }
-            let tick = if store.has_entry(id, seq).await? {
+            let committed = store.has_entry(id, seq).await?;
+            if !committed && store.live_claim(id, seq, now_ms).await?.is_some() {
+                report.claimed += 1;
+                continue;
+            }
+            let tick = if committed {
                 store.put_pending(id, seq + 1, now_ms).await?;
                 store.delete(&pending_key(id, seq)).await?;
                 Tick { task_id: id.to_owned(), expected_seq: seq + 1 }

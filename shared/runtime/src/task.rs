@@ -29,9 +29,12 @@ pub enum TaskError {
     /// The task is not waiting for a person: 409.
     #[error("task `{task_id}` is {state}, not needs-human")]
     NotAwaitingHuman { task_id: String, state: TaskState },
-    /// Another writer appended first (a concurrent approval): 409.
+    /// Another writer appended first (a tick): 409.
     #[error("task `{0}` changed while deciding; reload and retry")]
     Conflict(String),
+    /// Another decision on this task won: 409, naming it.
+    #[error("task `{task_id}` was already {} by {principal}", decided_verb(*decision))]
+    AlreadyDecided { task_id: String, principal: String, decision: ApprovalDecision },
     /// The store failed; nothing was committed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -101,6 +104,13 @@ async fn load_from<K: KeyValue>(store: &Store<'_, K>, id: &str) -> Result<Option
     Ok(resident.stimulus.is_some().then_some(resident))
 }
 
+const fn decided_verb(decision: ApprovalDecision) -> &'static str {
+    match decision {
+        ApprovalDecision::Approve => "approved",
+        ApprovalDecision::Reject => "rejected",
+    }
+}
+
 /// Records `principal`'s decision on a `needs-human` task and enqueues the
 /// tick that acts on it.
 ///
@@ -126,6 +136,9 @@ pub async fn approve<K: KeyValue, Q: Queue>(
     let store = Store::new(kv);
     let resident = load_from(&store, task_id).await?.ok_or_else(|| TaskError::NotFound(task_id.to_owned()))?;
     if resident.state != TaskState::NeedsHuman {
+        if let Some((principal, decision)) = resident.decided.clone() {
+            return Err(TaskError::AlreadyDecided { task_id: task_id.to_owned(), principal, decision });
+        }
         return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });
     }
     let seq = resident.seq.map_or(0, |s| s + 1);
@@ -142,7 +155,17 @@ pub async fn approve<K: KeyValue, Q: Queue>(
     let mut next = resident.clone();
     next.apply(&entry)?;
     if store.append(task_id, &entry).await? == Append::Taken {
-        return Err(TaskError::Conflict(task_id.to_owned()));
+        // Exactly one decision commits at this seq: name the one that did.
+        let winner = store.entry(task_id, seq).await?.and_then(|e| {
+            e.facts.into_iter().find_map(|f| match f {
+                Fact::Approval { principal, decision, .. } => Some((principal, decision)),
+                _ => None,
+            })
+        });
+        return Err(match winner {
+            Some((principal, decision)) => TaskError::AlreadyDecided { task_id: task_id.to_owned(), principal, decision },
+            None => TaskError::Conflict(task_id.to_owned()),
+        });
     }
     let tick = Tick { task_id: task_id.to_owned(), expected_seq: seq + 1 };
     store.put_pending(task_id, seq + 1, now_ms).await.map_err(StoreError::from)?;

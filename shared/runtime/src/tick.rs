@@ -8,7 +8,7 @@ use crate::fact::Entry;
 use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, decide};
-use crate::store::{Append, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key};
+use crate::store::{Append, Claimed, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key};
 
 /// What the host does after a tick.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,8 +20,13 @@ pub enum TickOutcome {
     /// Finished, reported and released.
     Terminal(TerminalState),
     /// This delivery's seq was already committed (a redelivery, or another
-    /// delivery won the race): nothing was done.
+    /// delivery won the race), or its claim was superseded while it acted:
+    /// nothing was committed.
     Stale,
+    /// Another tick holds a live claim on this seq until `until_ms`: a
+    /// duplicate delivery, left alone. The holder commits and enqueues the
+    /// successor; if it dies, the sweep re-drives the seq after the deadline.
+    Busy { until_ms: u64 },
 }
 
 /// A tick's outcome and what it cost.
@@ -111,6 +116,19 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             return Ok(TickReport { outcome: quiet(terminal), stats, warnings, resident: Some(resident) });
         }
 
+        // claim: before any external effect, until the step's own bound.
+        let claim = match step.bound_ms(&resident, now_ms, &self.limits) {
+            None => None,
+            Some(bound) => match store.claim(id, seq, now_ms, now_ms.saturating_add(bound)).await? {
+                Claimed::Ours(bytes) => Some(bytes),
+                Claimed::Held { until_ms } => {
+                    store.count_into(&mut stats);
+                    let outcome = TickOutcome::Busy { until_ms };
+                    return Ok(TickReport { outcome, stats, warnings: Vec::new(), resident: None });
+                }
+            },
+        };
+
         // act
         let cx = Context { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
         let acted = act(&step, &cx, &self.ports, &mut stats).await?;
@@ -118,8 +136,12 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let mut next = resident.clone();
         next.apply(&entry)?;
 
-        // commit
-        if store.append(id, &entry).await? == Append::Taken {
+        // commit: only while the claim is still ours, and only if the seq is free.
+        let superseded = match &claim {
+            Some(mine) => !store.begin_commit(id, seq, mine).await?,
+            None => false,
+        };
+        if superseded || store.append(id, &entry).await? == Append::Taken {
             store.count_into(&mut stats);
             return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None });
         }
