@@ -6,7 +6,8 @@ Usage: check-wit.py <component.wasm> <world-name>
 Lists the component's imports and exports with `wasm-tools component wit`
 and compares them with the world's. WASI 0.2.x interfaces are compared by
 package, interface and major.minor (0.2), the way hosts link them
-semver-compatibly; everything else must match exactly. Fails, naming each
+semver-compatibly; a pre-release such as `wasi:keyvalue/atomics@0.2.0-draft2`
+and everything else must match exactly. Fails, naming each
 difference, when the component imports anything the world does not allow or
 exports something else.
 """
@@ -20,8 +21,12 @@ ITEM = re.compile(r"^\s*(import|export)\s+([a-z0-9-]+:[a-z0-9-]+/[a-z0-9-]+)(?:@
 
 
 def compat(version):
+    """The part of `version` a host links by: 0.2 for any 0.2.x, the whole
+    version for a pre-release (`0.2.0-draft2` links to nothing else)."""
     if version is None:
         return None
+    if "-" in version:
+        return version
     parts = version.split(".")
     return ".".join(parts[:2]) if parts[0] == "0" else parts[0]
 

@@ -12,9 +12,10 @@ mod http_client;
 mod kv;
 mod ports;
 
-use agent_zero_app::{Config, Host, Invocation};
+use agent_zero_app::{ApiError, BoundedBody, Config, ErrorCode, Host, Invocation};
 use agent_zero_ports::Clock;
 use agent_zero_runner::KvCoordinator;
+use futures::StreamExt;
 
 /// Most ticks one invocation runs after its response.
 const MAX_TICKS_PER_INVOCATION: usize = 64;
@@ -113,16 +114,47 @@ async fn drive_ticks(host: &SpinHost, config: &Config) {
     }
 }
 
-/// Converts spin-sdk's incoming request into the core's request.
-async fn to_http(request: spin_sdk::http::IncomingRequest) -> Result<http::Request<Vec<u8>>, String> {
+/// Converts spin-sdk's incoming request into the core's request, or into
+/// the answer to a request refused before its body was read (over the
+/// route's limit, see `agent_zero_app::body_limit`).
+async fn to_http(
+    config: &Config,
+    request: spin_sdk::http::IncomingRequest,
+) -> Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>> {
     let mut builder = http::Request::builder()
         .method(request.method().to_string().as_str())
         .uri(request.path_with_query().unwrap_or_else(|| "/".into()));
     for (name, value) in request.headers().entries() {
         builder = builder.header(name, value);
     }
-    let body = request.into_body().await.map_err(|e| format!("reading the request body: {e}"))?;
-    builder.body(body).map_err(|e| e.to_string())
+    let (head, ()) = builder
+        .body(())
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("request conversion: {e}")).into_response())?
+        .into_parts();
+    match read_body(config, &head, request).await {
+        Ok(body) => Ok(http::Request::from_parts(head, body)),
+        Err(error) => Err(agent_zero_app::refuse(config, &head, error)),
+    }
+}
+
+/// Reads the `wasi:http` body stream chunk by chunk up to the route's
+/// limit: a declared `Content-Length` over it is refused before anything is
+/// read, and the stream is dropped as soon as it passes the limit.
+async fn read_body(
+    config: &Config,
+    head: &http::request::Parts,
+    request: spin_sdk::http::IncomingRequest,
+) -> Result<Vec<u8>, ApiError> {
+    let limit = agent_zero_app::body_limit(&head.method, head.uri.path(), config)?;
+    let mut body = BoundedBody::start(limit, &head.headers)?;
+    let mut stream = request.into_body_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(ErrorCode::InvalidRequest, format!("reading the request body: {e}")).with_field("body")
+        })?;
+        body.push(chunk)?;
+    }
+    Ok(body.into_bytes())
 }
 
 /// Sends the core's response through the response outparam.
@@ -150,9 +182,9 @@ mod entry {
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
         let host = SpinHost::new();
         let config = config();
-        let response = match to_http(request).await {
+        let response = match to_http(&config, request).await {
             Ok(request) => agent_zero_app::handle(&host, &config, &invocation(), request).await,
-            Err(message) => agent_zero_app::ApiError::new(agent_zero_app::ErrorCode::InvalidRequest, message).into_response(),
+            Err(refusal) => refusal,
         };
         respond(response, out).await;
         drive_ticks(&host, &config).await;

@@ -1,12 +1,18 @@
 //! Coordinators for hosts: [`KvCoordinator`] keeps every held lease under
-//! one key of a key-value store whose writer is serialised (a Durable
-//! Object's storage on Cloudflare, Spin's key-value store on Spin), and
-//! [`RemoteCoordinator`] forwards each operation, as one message, to such a
-//! single writer (the Durable Object) through [`CoordinatorTransport`].
+//! one key of a key-value store (a Durable Object's storage on Cloudflare,
+//! Spin's `default` store on Spin), and [`RemoteCoordinator`] forwards each
+//! operation, as one message, to such a store's single writer (the Durable
+//! Object) through [`CoordinatorTransport`].
 //!
-//! Each operation is a single read-decide-write of one key, with the quota
-//! rule in [`decide`]; atomicity comes from the single writer, never from
-//! the caller.
+//! Each change is a compare-and-swap loop on that one key: read the ledger,
+//! apply the quota rule ([`decide`]) or the change to it, and write it back
+//! with [`KeyValue::compare_and_swap`] expecting exactly the bytes read. A
+//! concurrent writer in between (another Spin instance: Spin runs
+//! concurrent requests as concurrent instances over one store) makes the
+//! swap fail, and the change is decided again from a fresh read, so no
+//! lease is lost and no quota is exceeded. The atomicity is the store's
+//! (`wasi:keyvalue/atomics` on Spin, the Durable Object's storage on
+//! Cloudflare), never the caller's.
 
 use agent_zero_ports::KeyValue;
 use serde::{Deserialize, Serialize};
@@ -17,10 +23,28 @@ use crate::request::{Lease, LeaseLimits};
 /// The key holding the JSON array of held leases.
 pub const LEASES_KEY: &str = "leases/held";
 
-/// Lease bookkeeping in one key of a serialised key-value store.
+/// Most compare-and-swap attempts of one ledger change: each failed attempt
+/// means another writer's change succeeded, so only sustained contention
+/// (more than this many changes landing inside one change's read-to-write
+/// window) exhausts it, and that is answered as unavailable.
+const MAX_LEDGER_ATTEMPTS: usize = 32;
+
+/// Lease bookkeeping in one key of a key-value store with compare-and-swap.
 #[derive(Debug)]
 pub struct KvCoordinator<K> {
     kv: K,
+}
+
+/// What one attempt of a ledger change decided.
+enum Change<T> {
+    /// Write the changed ledger, then answer `T`.
+    Write(T),
+    /// Nothing changed: answer `T` without writing.
+    Keep(T),
+}
+
+fn unavailable(e: impl std::fmt::Display) -> CoordinatorError {
+    CoordinatorError::Unavailable(e.to_string())
 }
 
 impl<K: KeyValue> KvCoordinator<K> {
@@ -29,17 +53,43 @@ impl<K: KeyValue> KvCoordinator<K> {
         Self { kv }
     }
 
-    async fn held(&self) -> Result<Vec<Lease>, CoordinatorError> {
-        let unavailable = |e: String| CoordinatorError::Unavailable(e);
-        match self.kv.get(LEASES_KEY).await.map_err(|e| unavailable(e.to_string()))? {
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| unavailable(format!("lease record: {e}"))),
-            None => Ok(Vec::new()),
-        }
+    /// The ledger's stored bytes (the compare-and-swap's expected value) and
+    /// the leases they hold.
+    async fn read(&self) -> Result<(Option<Vec<u8>>, Vec<Lease>), CoordinatorError> {
+        let raw = self.kv.get(LEASES_KEY).await.map_err(unavailable)?;
+        let held = match &raw {
+            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| unavailable(format!("lease record: {e}")))?,
+            None => Vec::new(),
+        };
+        Ok((raw, held))
     }
 
-    async fn store(&self, held: &[Lease]) -> Result<(), CoordinatorError> {
-        let bytes = serde_json::to_vec(held).map_err(|e| CoordinatorError::Unavailable(e.to_string()))?;
-        self.kv.put(LEASES_KEY, &bytes).await.map_err(|e| CoordinatorError::Unavailable(e.to_string()))
+    async fn held(&self) -> Result<Vec<Lease>, CoordinatorError> {
+        Ok(self.read().await?.1)
+    }
+
+    /// Applies `change` to the ledger as one compare-and-swap, deciding it
+    /// again from a fresh read each time another writer got in first, at
+    /// most [`MAX_LEDGER_ATTEMPTS`] times.
+    async fn change<T>(
+        &self,
+        what: &str,
+        mut change: impl FnMut(&mut Vec<Lease>) -> Result<Change<T>, CoordinatorError>,
+    ) -> Result<T, CoordinatorError> {
+        for _ in 0..MAX_LEDGER_ATTEMPTS {
+            let (raw, mut held) = self.read().await?;
+            let answer = match change(&mut held)? {
+                Change::Keep(answer) => return Ok(answer),
+                Change::Write(answer) => answer,
+            };
+            let bytes = serde_json::to_vec(&held).map_err(unavailable)?;
+            if self.kv.compare_and_swap(LEASES_KEY, raw.as_deref(), &bytes).await.map_err(unavailable)? {
+                return Ok(answer);
+            }
+        }
+        Err(CoordinatorError::Unavailable(format!(
+            "{what}: `{LEASES_KEY}` was changed by other writers during each of {MAX_LEDGER_ATTEMPTS} attempts"
+        )))
     }
 }
 
@@ -50,30 +100,37 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
         limits: &LeaseLimits,
         _now_ms: u64,
     ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
-        let mut held = self.held().await?;
-        let decision = decide(&held, lease, limits);
-        if let Ok(acquired) = &decision
-            && !acquired.replayed
-        {
-            held.push(lease.clone());
-            self.store(&held).await?;
-        }
-        Ok(decision)
+        self.change("acquiring a lease", |held| {
+            let decision = decide(held, lease, limits);
+            Ok(match &decision {
+                Ok(acquired) if !acquired.replayed => {
+                    held.push(lease.clone());
+                    Change::Write(decision)
+                }
+                _ => Change::Keep(decision),
+            })
+        })
+        .await
     }
 
     async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
-        let mut held = self.held().await?;
-        let slot = held.iter_mut().find(|l| l.id == lease.id).ok_or_else(|| CoordinatorError::UnknownLease(lease.id.clone()))?;
-        *slot = lease.clone();
-        self.store(&held).await
+        self.change("updating a lease", |held| {
+            let slot =
+                held.iter_mut().find(|l| l.id == lease.id).ok_or_else(|| CoordinatorError::UnknownLease(lease.id.clone()))?;
+            *slot = lease.clone();
+            Ok(Change::Write(()))
+        })
+        .await
     }
 
     async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        let mut held = self.held().await?;
-        let Some(at) = held.iter().position(|l| l.id == lease_id) else { return Ok(None) };
-        let removed = held.remove(at);
-        self.store(&held).await?;
-        Ok(Some(removed))
+        self.change("releasing a lease", |held| {
+            Ok(match held.iter().position(|l| l.id == lease_id) {
+                Some(at) => Change::Write(Some(held.remove(at))),
+                None => Change::Keep(None),
+            })
+        })
+        .await
     }
 
     async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {

@@ -1,19 +1,37 @@
-//! `fermyon:spin/key-value@2.0.0` over a directory: one file per key (the
-//! key hex-encoded as the file name), written atomically (temp file +
-//! rename), so values survive a host restart and a crash mid-write leaves
-//! the old value. Only stores listed in the component's `key_value_stores`
-//! can be opened (`access-denied` otherwise), as in Spin.
+//! Spin's key-value stores over a directory: one file per key (the key
+//! hex-encoded as the file name), written atomically (temp file + rename),
+//! so values survive a host restart and a crash mid-write leaves the old
+//! value. Only stores listed in the component's `key_value_stores` can be
+//! opened (`access-denied` otherwise), as in Spin.
+//!
+//! Two interfaces reach the same store, as in Spin ≥ 3.0
+//! (`crates/factor-key-value/src/host.rs`): `fermyon:spin/key-value@2.0.0`
+//! (get, set, delete, exists, get-keys) and `wasi:keyvalue@0.2.0-draft2`
+//! (`store` buckets and `atomics`: `cas`, `swap`, `increment`).
+//!
+//! Atomicity: every operation, and every read-compare-write of [`Cas::swap`]
+//! and [`KvStore::increment`] with its file write, runs inside one
+//! process-wide lock, so concurrent requests (each its own instance, see
+//! `serve` in main.rs) see each CAS as one indivisible step. That holds for
+//! one host process, as Spin's SQLite store holds it for one `spin up`
+//! (one connection behind a mutex); two hosts on one `--kv-dir` are not
+//! supported.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Context;
 
-/// Serialises file operations across concurrent requests.
+/// Serialises file operations across concurrent requests; a CAS holds it
+/// from its read to its write.
 static LOCK: Mutex<()> = Mutex::new(());
 
-/// An open store: its directory.
-#[derive(Debug)]
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An open store: its directory. Also the `wasi:keyvalue/store` bucket.
+#[derive(Debug, Clone)]
 pub struct KvStore {
     dir: PathBuf,
 }
@@ -60,8 +78,8 @@ impl KvStore {
         self.dir.join(hex(key.as_bytes()))
     }
 
-    pub(crate) fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    /// Reads `key`; the caller holds [`LOCK`].
+    fn read_locked(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
         match std::fs::read(self.path(key)) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -69,15 +87,25 @@ impl KvStore {
         }
     }
 
-    pub(crate) fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    /// Writes `key` (temp file + rename); the caller holds [`LOCK`].
+    fn write_locked(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         let path = self.path(key);
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, value).and_then(|()| std::fs::rename(&tmp, &path)).map_err(other)
     }
 
+    pub(crate) fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        let _guard = lock();
+        self.read_locked(key)
+    }
+
+    pub(crate) fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        let _guard = lock();
+        self.write_locked(key, value)
+    }
+
     pub(crate) fn delete(&self, key: &str) -> Result<(), KvError> {
-        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = lock();
         match std::fs::remove_file(self.path(key)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(other(e)),
             _ => Ok(()),
@@ -85,7 +113,7 @@ impl KvStore {
     }
 
     pub(crate) fn keys(&self) -> Result<Vec<String>, KvError> {
-        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = lock();
         let mut keys = Vec::new();
         for entry in std::fs::read_dir(&self.dir).context("listing store").map_err(other)? {
             let name = entry.map_err(other)?.file_name();
@@ -94,5 +122,157 @@ impl KvStore {
             }
         }
         Ok(keys)
+    }
+
+    /// `cas.new`: a CAS on `key` based on its value now.
+    pub(crate) fn cas(&self, key: &str) -> Result<Cas, KvError> {
+        let base = self.get(key)?;
+        Ok(Cas { store: self.clone(), key: key.to_owned(), base })
+    }
+
+    /// `atomics.increment`: adds `delta` to the little-endian `s64` at `key`
+    /// (absent counts as 0, as in Spin's store) in one critical section.
+    pub(crate) fn increment(&self, key: &str, delta: i64) -> Result<i64, KvError> {
+        let _guard = lock();
+        let now = match self.read_locked(key)? {
+            None => 0,
+            Some(bytes) => i64::from_le_bytes(
+                bytes.try_into().map_err(|b: Vec<u8>| KvError::Other(format!("`{key}` holds {} bytes, not an s64", b.len())))?,
+            ),
+        };
+        let next = now.checked_add(delta).ok_or_else(|| KvError::Other(format!("`{key}`: {now} + {delta} overflows s64")))?;
+        self.write_locked(key, &next.to_le_bytes())?;
+        Ok(next)
+    }
+}
+
+/// A `wasi:keyvalue/atomics` `cas` handle: a key and the value (or absence)
+/// its swap is based on.
+///
+/// Semantics (atomic.wit; Spin's `crates/factor-key-value/src/host.rs`):
+/// `new` captures the value, `current` reads it again and makes what it
+/// read the base (so the guest decides on exactly what `swap` compares
+/// against), and `swap` writes only if the stored value still equals the
+/// base — absent included — failing with `cas-failed` and a handle based on
+/// the latest value otherwise.
+#[derive(Debug)]
+pub struct Cas {
+    store: KvStore,
+    key: String,
+    base: Option<Vec<u8>>,
+}
+
+impl Cas {
+    /// `cas.current`.
+    pub(crate) fn current(&mut self) -> Result<Option<Vec<u8>>, KvError> {
+        self.base = self.store.get(&self.key)?;
+        Ok(self.base.clone())
+    }
+
+    /// `atomics.swap`: `Ok(Err(newer))` when the value changed since the
+    /// base was read, with `newer` based on the value now.
+    pub(crate) fn swap(self, value: &[u8]) -> Result<Result<(), Self>, KvError> {
+        let _guard = lock();
+        let now = self.store.read_locked(&self.key)?;
+        if now != self.base {
+            return Ok(Err(Self { base: now, ..self }));
+        }
+        self.store.write_locked(&self.key, value)?;
+        Ok(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(name: &str) -> (PathBuf, KvStore) {
+        let root = std::env::temp_dir().join(format!("az-spin-host-kv-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let store = KvStore::open(&root, &["default".to_owned()], "default").unwrap();
+        (root, store)
+    }
+
+    #[test]
+    fn stores_outside_key_value_stores_are_refused() {
+        let root = std::env::temp_dir();
+        assert!(matches!(KvStore::open(&root, &[], "default"), Err(KvError::AccessDenied)));
+        assert!(matches!(KvStore::open(&root, &["other".to_owned()], "other"), Err(KvError::NoSuchStore)));
+    }
+
+    #[test]
+    fn swap_fails_when_the_value_changed_since_its_base() {
+        let (root, kv) = store("stale");
+        // Two CAS from "absent": the first swap wins, the second fails.
+        let first = kv.cas("k").unwrap();
+        let mut second = kv.cas("k").unwrap();
+        assert_eq!(second.current().unwrap(), None);
+        first.swap(b"one").unwrap().unwrap();
+        let newer = second.swap(b"two").unwrap().unwrap_err();
+        assert_eq!(kv.get("k").unwrap().as_deref(), Some(&b"one"[..]));
+        // The handle cas-failed returns is based on the latest value.
+        assert_eq!(newer.base.as_deref(), Some(&b"one"[..]));
+        newer.swap(b"two").unwrap().unwrap();
+        assert_eq!(kv.get("k").unwrap().as_deref(), Some(&b"two"[..]));
+        // A plain `set` between read and swap also fails the swap.
+        let mut cas = kv.cas("k").unwrap();
+        cas.current().unwrap();
+        kv.set("k", b"set").unwrap();
+        assert!(cas.swap(b"x").unwrap().is_err());
+        assert_eq!(kv.get("k").unwrap().as_deref(), Some(&b"set"[..]));
+        // Deleting makes the key absent again: a base of "set" fails.
+        let cas = kv.cas("k").unwrap();
+        kv.delete("k").unwrap();
+        assert!(cas.swap(b"x").unwrap().is_err());
+        assert_eq!(kv.get("k").unwrap(), None);
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn increment_is_an_s64_counter() {
+        let (root, kv) = store("incr");
+        assert_eq!(kv.increment("n", 2).unwrap(), 2);
+        assert_eq!(kv.increment("n", -5).unwrap(), -3);
+        kv.set("bad", b"x").unwrap();
+        assert!(matches!(kv.increment("bad", 1), Err(KvError::Other(_))));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    /// Eight threads, each with its own handle like concurrent instances,
+    /// add to one counter by CAS loops: no update is lost, and every failed
+    /// swap was caused by another thread's success.
+    #[test]
+    fn concurrent_cas_loops_lose_no_update() {
+        let (root, kv) = store("race");
+        const THREADS: u64 = 8;
+        const ADDS: u64 = 50;
+        let failures: u64 = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let kv = kv.clone();
+                    scope.spawn(move || {
+                        let mut failures = 0;
+                        for _ in 0..ADDS {
+                            let mut cas = kv.cas("counter").unwrap();
+                            loop {
+                                let now = cas.current().unwrap().map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()));
+                                match cas.swap(&(now + 1).to_le_bytes()).unwrap() {
+                                    Ok(()) => break,
+                                    Err(newer) => {
+                                        failures += 1;
+                                        cas = newer;
+                                    }
+                                }
+                            }
+                        }
+                        failures
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let total = u64::from_le_bytes(kv.get("counter").unwrap().unwrap().try_into().unwrap());
+        assert_eq!(total, THREADS * ADDS, "{failures} swaps failed and were retried");
+        std::fs::remove_dir_all(root).unwrap();
     }
 }

@@ -5,7 +5,9 @@
 //! it reads `spin.toml` (manifest v2), instantiates the HTTP component per
 //! request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
 //! `fermyon:spin/key-value@2.0.0` (persisted in `--kv-dir`, `default` store,
-//! `key_value_stores` enforced) and `fermyon:spin/variables@2.0.0`
+//! `key_value_stores` enforced), `wasi:keyvalue/store` and
+//! `wasi:keyvalue/atomics@0.2.0-draft2` over the same stores (compare-and-swap
+//! with real atomicity, see `kv`), and `fermyon:spin/variables@2.0.0`
 //! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
 //! `allowed_outbound_hosts` on outbound HTTP.
 //!
@@ -34,11 +36,16 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: "wit",
         world: "agent-zero:spin-host/spin-imports",
-        with: { "fermyon:spin/key-value.store": crate::kv::KvStore },
+        with: {
+            "fermyon:spin/key-value.store": crate::kv::KvStore,
+            "wasi:keyvalue/store.bucket": crate::kv::KvStore,
+            "wasi:keyvalue/atomics.cas": crate::kv::Cas,
+        },
     });
 }
 
 use bindings::fermyon::spin::{key_value, variables};
+use bindings::wasi::keyvalue::{atomics, store as wasi_store};
 
 /// What every request of one component shares.
 struct App {
@@ -142,6 +149,100 @@ fn kv_error(e: kv::KvError) -> key_value::Error {
         kv::KvError::NoSuchStore => key_value::Error::NoSuchStore,
         kv::KvError::AccessDenied => key_value::Error::AccessDenied,
         kv::KvError::Other(m) => key_value::Error::Other(m),
+    }
+}
+
+impl wasi_store::Host for RequestState {
+    /// Opens `identifier` under the same `key_value_stores` rule as
+    /// `fermyon:spin/key-value`'s `open` (Spin does the same in both).
+    fn open(&mut self, identifier: String) -> Result<Resource<kv::KvStore>, wasi_store::Error> {
+        let store =
+            kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &identifier).map_err(wasi_error)?;
+        self.table.push(store).map_err(|e| wasi_store::Error::Other(e.to_string()))
+    }
+}
+
+impl wasi_store::HostBucket for RequestState {
+    fn get(&mut self, bucket: Resource<kv::KvStore>, key: String) -> Result<Option<Vec<u8>>, wasi_store::Error> {
+        self.bucket(&bucket)?.get(&key).map_err(wasi_error)
+    }
+
+    fn set(&mut self, bucket: Resource<kv::KvStore>, key: String, value: Vec<u8>) -> Result<(), wasi_store::Error> {
+        self.bucket(&bucket)?.set(&key, &value).map_err(wasi_error)
+    }
+
+    fn delete(&mut self, bucket: Resource<kv::KvStore>, key: String) -> Result<(), wasi_store::Error> {
+        self.bucket(&bucket)?.delete(&key).map_err(wasi_error)
+    }
+
+    fn exists(&mut self, bucket: Resource<kv::KvStore>, key: String) -> Result<bool, wasi_store::Error> {
+        Ok(self.bucket(&bucket)?.get(&key).map_err(wasi_error)?.is_some())
+    }
+
+    /// Every key in one page (no cursor), as Spin's own stores answer.
+    fn list_keys(
+        &mut self,
+        bucket: Resource<kv::KvStore>,
+        _cursor: Option<String>,
+    ) -> Result<wasi_store::KeyResponse, wasi_store::Error> {
+        let keys = self.bucket(&bucket)?.keys().map_err(wasi_error)?;
+        Ok(wasi_store::KeyResponse { keys, cursor: None })
+    }
+
+    fn drop(&mut self, bucket: Resource<kv::KvStore>) -> wasmtime::Result<()> {
+        self.table.delete(bucket)?;
+        Ok(())
+    }
+}
+
+impl atomics::HostCas for RequestState {
+    /// `cas.new` captures the key's value now (see `kv::Cas`).
+    fn new(&mut self, bucket: Resource<kv::KvStore>, key: String) -> Result<Resource<kv::Cas>, wasi_store::Error> {
+        let cas = self.bucket(&bucket)?.cas(&key).map_err(wasi_error)?;
+        self.table.push(cas).map_err(|e| wasi_store::Error::Other(e.to_string()))
+    }
+
+    fn current(&mut self, cas: Resource<kv::Cas>) -> Result<Option<Vec<u8>>, wasi_store::Error> {
+        self.table.get_mut(&cas).map_err(|e| wasi_store::Error::Other(e.to_string()))?.current().map_err(wasi_error)
+    }
+
+    fn drop(&mut self, cas: Resource<kv::Cas>) -> wasmtime::Result<()> {
+        self.table.delete(cas)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for RequestState {
+    fn increment(&mut self, bucket: Resource<kv::KvStore>, key: String, delta: i64) -> Result<i64, wasi_store::Error> {
+        self.bucket(&bucket)?.increment(&key, delta).map_err(wasi_error)
+    }
+
+    /// Consumes the handle; on `cas-failed` hands back a new one based on
+    /// the latest value, as atomic.wit requires.
+    fn swap(&mut self, cas: Resource<kv::Cas>, value: Vec<u8>) -> Result<(), atomics::CasError> {
+        let store_error = |e: String| atomics::CasError::StoreError(wasi_store::Error::Other(e));
+        let cas = self.table.delete(cas).map_err(|e| store_error(e.to_string()))?;
+        match cas.swap(&value).map_err(|e| atomics::CasError::StoreError(wasi_error(e)))? {
+            Ok(()) => Ok(()),
+            Err(newer) => {
+                let newer = self.table.push(newer).map_err(|e| store_error(e.to_string()))?;
+                Err(atomics::CasError::CasFailed(newer))
+            }
+        }
+    }
+}
+
+impl RequestState {
+    fn bucket(&self, bucket: &Resource<kv::KvStore>) -> Result<&kv::KvStore, wasi_store::Error> {
+        self.table.get(bucket).map_err(|e| wasi_store::Error::Other(e.to_string()))
+    }
+}
+
+fn wasi_error(e: kv::KvError) -> wasi_store::Error {
+    match e {
+        kv::KvError::NoSuchStore => wasi_store::Error::NoSuchStore,
+        kv::KvError::AccessDenied => wasi_store::Error::AccessDenied,
+        kv::KvError::Other(m) => wasi_store::Error::Other(m),
     }
 }
 
