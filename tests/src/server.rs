@@ -122,26 +122,38 @@ impl Server {
     }
 
     /// Breaks the runtime's key-value storage underneath it, as a failing
-    /// backend would: the directory holding the store's values (workerd:
-    /// the KV namespace's blob directory under `--persist-to`; Spin host:
-    /// the `default` store's directory) is made immutable (`chattr +i`,
-    /// which binds root too), so every write fails inside the real KV
-    /// implementation while stored values stay readable. Undone by
-    /// [`StorageFault::repair`] (or on drop). Needs a filesystem with
-    /// attributes (ext4, xfs, btrfs): keep such state under `target/`.
+    /// backend would: what holds the store's values (workerd: the KV
+    /// namespace's blob directory under `--persist-to`, and the `TaskStore`
+    /// Durable Objects' directory and SQLite files, which hold every
+    /// `task/{id}/` key; Spin host: the `default` store's directory) is
+    /// made immutable (`chattr +i`, which binds root too), so every write
+    /// fails inside the real storage implementation while stored values
+    /// stay readable. Undone by [`StorageFault::repair`] (or on drop).
+    /// Needs a filesystem with attributes (ext4, xfs, btrfs): keep such
+    /// state under `target/`.
     pub fn break_storage(&self) -> StorageFault {
-        let values = match self.runtime {
-            Runtime::Workerd => std::fs::read_dir(self.state_dir.join("v3/kv"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|entry| entry.path().join("blobs"))
-                .find(|path| path.is_dir())
-                .expect("workerd has persisted a KV namespace"),
-            Runtime::Spin => self.state_dir.join("default"),
+        let children = |dir: PathBuf| std::fs::read_dir(dir).into_iter().flatten().flatten().map(|entry| entry.path());
+        let values: Vec<PathBuf> = match self.runtime {
+            Runtime::Workerd => {
+                let blobs = children(self.state_dir.join("v3/kv"))
+                    .map(|path| path.join("blobs"))
+                    .find(|path| path.is_dir())
+                    .expect("workerd has persisted a KV namespace");
+                let objects = children(self.state_dir.join("v3/do"))
+                    .filter(|path| path.is_dir() && path.to_string_lossy().ends_with("-TaskStore"));
+                let mut values = vec![blobs];
+                for dir in objects {
+                    // Not the `-shm` index: SQLite maps it into memory, and
+                    // a mapping it cannot grow is a crash, not an error.
+                    values.extend(children(dir.clone()).filter(|path| !path.to_string_lossy().ends_with("-shm")));
+                    values.push(dir);
+                }
+                values
+            }
+            Runtime::Spin => vec![self.state_dir.join("default")],
         };
-        let status = Command::new("chattr").arg("+i").arg(&values).status().expect("chattr (e2fsprogs)");
-        assert!(status.success(), "chattr +i {} failed: the state must be on ext4/xfs/btrfs", values.display());
+        let status = Command::new("chattr").arg("+i").args(&values).status().expect("chattr (e2fsprogs)");
+        assert!(status.success(), "chattr +i {values:?} failed: the state must be on ext4/xfs/btrfs");
         StorageFault { values, repaired: false }
     }
 
@@ -184,7 +196,7 @@ impl Server {
 /// Storage broken by [`Server::break_storage`].
 #[derive(Debug)]
 pub struct StorageFault {
-    values: PathBuf,
+    values: Vec<PathBuf>,
     repaired: bool,
 }
 
@@ -199,8 +211,8 @@ impl StorageFault {
             return Ok(());
         }
         self.repaired = true;
-        let status = Command::new("chattr").arg("-i").arg(&self.values).status()?;
-        if status.success() { Ok(()) } else { Err(std::io::Error::other(format!("chattr -i {}", self.values.display()))) }
+        let status = Command::new("chattr").arg("-i").args(&self.values).status()?;
+        if status.success() { Ok(()) } else { Err(std::io::Error::other(format!("chattr -i {:?}", self.values))) }
     }
 }
 

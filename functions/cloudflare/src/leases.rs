@@ -62,4 +62,18 @@ impl KeyValue for ObjectStorage<'_> {
     async fn list(&self, _prefix: &str, _cursor: Option<&str>, _limit: usize) -> Result<KeyPage, KvError> {
         Err(KvError::Backend("listing is not used by the lease coordinator".into()))
     }
+
+    /// Atomic: the object's input gate delivers no other event while its
+    /// storage operations run, and nothing else is awaited between them.
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        self.compare_and_swap(key, None, value).await
+    }
+
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        if self.get(key).await?.as_deref() != expected {
+            return Ok(false);
+        }
+        self.put(key, value).await?;
+        Ok(true)
+    }
 }

@@ -3,15 +3,18 @@
 //! This crate only converts between workers-rs types and the core's
 //! `http::Request<Vec<u8>>`/`http::Response<Vec<u8>>`, reads operator
 //! configuration from the worker's vars and secrets, and implements the
-//! ports over Cloudflare bindings (KV namespace `KV`, `Fetch`). All
-//! behaviour lives in `agent-zero-app`.
+//! ports over Cloudflare bindings (KV namespace `KV`, the `TaskStore`
+//! Durable Objects `TASKS` for task keys, `Fetch`). All behaviour lives in
+//! `agent-zero-app`.
 
 #![forbid(unsafe_code)]
 
+mod body;
 mod http_client;
 mod kv;
 mod leases;
 mod ports;
+mod task_store;
 
 use agent_zero_app::{Config, Host, Invocation, Tick};
 use agent_zero_runner::RemoteCoordinator;
@@ -21,11 +24,15 @@ use worker::{
 };
 
 pub use leases::LeaseCoordinator;
+pub use task_store::TaskStore;
 
 /// The KV namespace binding name in `wrangler.toml`.
 pub const KV_BINDING: &str = "KV";
 /// The Queues producer binding for ticks.
 pub const QUEUE_BINDING: &str = "TICKS";
+/// The Durable Object namespace of the task stores (one object per task,
+/// holding its `task/{id}/` keys).
+pub const TASKS_BINDING: &str = "TASKS";
 /// The Durable Object namespace of the lease coordinator.
 pub const LEASES_BINDING: &str = "LEASES";
 /// How long a pending tick may be overdue before the cron sweep re-sends it
@@ -34,7 +41,7 @@ const SWEEP_GRACE_MS: u64 = 90_000;
 
 /// The ports of one invocation, over this worker's bindings.
 struct CloudflareHost {
-    kv: kv::CloudflareKv,
+    kv: kv::HostKv,
     http: http_client::FetchClient,
     clock: ports::WorkerClock,
     queue: ports::TickQueue,
@@ -44,7 +51,7 @@ struct CloudflareHost {
 impl CloudflareHost {
     fn new(env: &Env) -> Self {
         Self {
-            kv: kv::CloudflareKv::bind(env, KV_BINDING),
+            kv: kv::HostKv::bind(env, KV_BINDING, TASKS_BINDING),
             http: http_client::FetchClient,
             clock: ports::WorkerClock,
             queue: ports::TickQueue::bind(env, QUEUE_BINDING),
@@ -54,7 +61,7 @@ impl CloudflareHost {
 }
 
 impl Host for CloudflareHost {
-    type Kv = kv::CloudflareKv;
+    type Kv = kv::HostKv;
     type Http = http_client::FetchClient;
     type Clock = ports::WorkerClock;
     type Queue = ports::TickQueue;
@@ -119,9 +126,11 @@ fn hex(bytes: &[u8]) -> String {
 
 #[event(fetch)]
 async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    let request = to_http(request).await?;
-    let host = CloudflareHost::new(&env);
-    let response = agent_zero_app::handle(&host, &config(&env), &invocation(), request).await;
+    let config = config(&env);
+    let response = match to_http(&config, request).await? {
+        Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &config, &invocation(), request).await,
+        Err(refusal) => refusal,
+    };
     from_http(response)
 }
 
@@ -179,7 +188,12 @@ fn path_and_query(url: &str) -> &str {
     url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
 }
 
-async fn to_http(mut request: Request) -> worker::Result<http::Request<Vec<u8>>> {
+/// The core's request, or the answer to a body refused before it was read
+/// (over the route's limit, see `agent_zero_app::body_limit`).
+async fn to_http(
+    config: &Config,
+    mut request: Request,
+) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
     let url = request.inner().url();
     let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
     let mut builder = http::Request::builder()
@@ -188,8 +202,12 @@ async fn to_http(mut request: Request) -> worker::Result<http::Request<Vec<u8>>>
     for (name, value) in request.headers().entries() {
         builder = builder.header(name, value);
     }
-    let body = request.bytes().await?;
-    builder.body(body).map_err(|e| worker::Error::RustError(format!("request conversion: {e}")))
+    let head = builder.body(()).map_err(|e| worker::Error::RustError(format!("request conversion: {e}")))?;
+    let (head, ()) = head.into_parts();
+    Ok(match body::read(config, &head, &mut request).await {
+        Ok(body) => Ok(http::Request::from_parts(head, body)),
+        Err(error) => Err(agent_zero_app::refuse(config, &head, error)),
+    })
 }
 
 fn from_http(response: http::Response<Vec<u8>>) -> worker::Result<Response> {

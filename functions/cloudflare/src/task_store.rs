@@ -1,0 +1,352 @@
+//! The `TaskStore` Durable Object: the single writer of one task's keys
+//! (`task/{id}/...`: its log, claims and meta), one object per task
+//! (`id_from_name(task id)`), so everything the engine reads to decide what
+//! happened is strongly consistent and every conditional write is atomic.
+//!
+//! The keys live in the object's SQLite storage, one table
+//! `entries(key TEXT PRIMARY KEY, value BLOB)`. Every operation is one
+//! synchronous SQL statement (`put_if_absent` is `INSERT … ON CONFLICT DO
+//! NOTHING`, `compare_and_swap` an `UPDATE … WHERE value IS ?`), so no
+//! await, and no other request, can fall between a check and its write;
+//! the output gate holds the answer until the write is durable.
+//!
+//! # Protocol
+//!
+//! One operation per request: `POST` with a JSON body tagged by `op`,
+//! values as standard base64 (the port's values are bytes):
+//!
+//! | request | reply |
+//! |---|---|
+//! | `{"op":"get","key":K}` | `{"reply":"value","value":B64\|null}` |
+//! | `{"op":"put","key":K,"value":B64}` | `{"reply":"done"}` |
+//! | `{"op":"delete","key":K}` | `{"reply":"done"}` |
+//! | `{"op":"list","prefix":P,"cursor":C\|null,"limit":N}` | `{"reply":"page","keys":[…],"cursor":C\|null}` |
+//! | `{"op":"putIfAbsent","key":K,"value":B64}` | `{"reply":"written","written":bool}` |
+//! | `{"op":"compareAndSwap","key":K,"expected":B64\|null,"value":B64}` | `{"reply":"written","written":bool}` |
+//!
+//! A failure is `{"reply":"failed","message":…}` with status 400 (a
+//! malformed operation) or 500 (storage). A list cursor is the last key of
+//! the page; keys sort by their UTF-8 bytes, as in Workers KV.
+
+use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use worker::{DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State, durable_object};
+
+/// The longest page a list returns (Workers KV's own bound).
+const MAX_LIST: usize = 1000;
+
+/// One operation on the object's keys.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", deny_unknown_fields)]
+enum Op {
+    Get { key: String },
+    Put { key: String, value: String },
+    Delete { key: String },
+    List { prefix: String, cursor: Option<String>, limit: usize },
+    PutIfAbsent { key: String, value: String },
+    CompareAndSwap { key: String, expected: Option<String>, value: String },
+}
+
+/// The answer to one [`Op`].
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "camelCase")]
+enum Reply {
+    Value { value: Option<String> },
+    Done,
+    Page { keys: Vec<String>, cursor: Option<String> },
+    Written { written: bool },
+    Failed { message: String },
+}
+
+#[durable_object(fetch)]
+pub struct TaskStore {
+    state: State,
+}
+
+impl std::fmt::Debug for TaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskStore")
+    }
+}
+
+impl DurableObject for TaskStore {
+    fn new(state: State, _env: Env) -> Self {
+        Self { state }
+    }
+
+    async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
+        let op: Op = match serde_json::from_slice(&request.bytes().await?) {
+            Ok(op) => op,
+            Err(e) => return answer(&Reply::Failed { message: format!("invalid task-store operation: {e}") }, 400),
+        };
+        // From here on nothing is awaited: the operation is one SQL statement.
+        match apply(&self.state.storage().sql(), op) {
+            Ok(reply) => answer(&reply, 200),
+            Err(Refusal::Invalid(message)) => answer(&Reply::Failed { message }, 400),
+            Err(Refusal::Storage(message)) => answer(&Reply::Failed { message }, 500),
+        }
+    }
+}
+
+fn answer(reply: &Reply, status: u16) -> worker::Result<Response> {
+    Ok(Response::from_json(reply)?.with_status(status))
+}
+
+/// Why an operation was not applied.
+enum Refusal {
+    /// The operation itself is wrong (a bad key or value encoding).
+    Invalid(String),
+    /// The object's storage failed.
+    Storage(String),
+}
+
+fn storage(e: worker::Error) -> Refusal {
+    Refusal::Storage(format!("task storage: {e}"))
+}
+
+fn key_ok(key: &str) -> Result<(), Refusal> {
+    check_key(key).map_err(|e| Refusal::Invalid(e.to_string()))
+}
+
+fn decode(field: &str, value: &str) -> Result<Vec<u8>, Refusal> {
+    STANDARD.decode(value).map_err(|e| Refusal::Invalid(format!("`{field}` is not base64: {e}")))
+}
+
+/// Creates the table before a write (a no-op once it exists).
+fn create(sql: &SqlStorage) -> Result<(), Refusal> {
+    sql.exec("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID", None)
+        .map(|_| ())
+        .map_err(storage)
+}
+
+/// Runs a read. An object never written has no table: nothing to read.
+/// Reads never create it, so they keep working on storage that refuses
+/// writes.
+fn read(sql: &SqlStorage, query: &str, bindings: Vec<SqlStorageValue>) -> Result<Option<worker::SqlCursor>, Refusal> {
+    match sql.exec(query, bindings) {
+        Ok(cursor) => Ok(Some(cursor)),
+        Err(e) if e.to_string().contains("no such table: entries") => Ok(None),
+        Err(e) => Err(storage(e)),
+    }
+}
+
+/// Applies `op` to the object's table with synchronous statements only.
+fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
+    let text = |s: &str| SqlStorageValue::String(s.to_owned());
+    if !matches!(op, Op::Get { .. } | Op::List { .. }) {
+        create(sql)?;
+    }
+    match op {
+        Op::Get { key } => {
+            key_ok(&key)?;
+            let Some(cursor) = read(sql, "SELECT value FROM entries WHERE key = ?", vec![text(&key)])? else {
+                return Ok(Reply::Value { value: None });
+            };
+            let value = match cursor.raw().next() {
+                None => None,
+                Some(row) => Some(STANDARD.encode(blob(row.map_err(storage)?)?)),
+            };
+            Ok(Reply::Value { value })
+        }
+        Op::Put { key, value } => {
+            key_ok(&key)?;
+            let value = decode("value", &value)?;
+            sql.exec(
+                "INSERT INTO entries (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                vec![text(&key), SqlStorageValue::Blob(value)],
+            )
+            .map_err(storage)?;
+            Ok(Reply::Done)
+        }
+        Op::Delete { key } => {
+            key_ok(&key)?;
+            sql.exec("DELETE FROM entries WHERE key = ?", vec![text(&key)]).map_err(storage)?;
+            Ok(Reply::Done)
+        }
+        Op::List { prefix, cursor, limit } => {
+            let limit = limit.clamp(1, MAX_LIST);
+            // One row past the page says whether there is more.
+            let Some(rows) = read(
+                sql,
+                "SELECT key FROM entries WHERE key >= ?1 AND substr(key, 1, length(?1)) = ?1 AND key > ?2 \
+                 ORDER BY key LIMIT ?3",
+                vec![text(&prefix), text(cursor.as_deref().unwrap_or("")), SqlStorageValue::Integer(limit as i64 + 1)],
+            )?
+            else {
+                return Ok(Reply::Page { keys: Vec::new(), cursor: None });
+            };
+            let mut keys = Vec::with_capacity(limit + 1);
+            for row in rows.raw() {
+                match row.map_err(storage)?.into_iter().next() {
+                    Some(SqlStorageValue::String(key)) => keys.push(key),
+                    other => return Err(Refusal::Storage(format!("task storage: a key that is not text: {other:?}"))),
+                }
+            }
+            let more = keys.len() > limit;
+            keys.truncate(limit);
+            let cursor = if more { keys.last().cloned() } else { None };
+            Ok(Reply::Page { keys, cursor })
+        }
+        Op::PutIfAbsent { key, value } => {
+            key_ok(&key)?;
+            let value = decode("value", &value)?;
+            let written = sql
+                .exec(
+                    "INSERT INTO entries (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING RETURNING key",
+                    vec![text(&key), SqlStorageValue::Blob(value)],
+                )
+                .and_then(|cursor| returned(&cursor))
+                .map_err(storage)?;
+            Ok(Reply::Written { written })
+        }
+        Op::CompareAndSwap { key, expected: None, value } => apply(sql, Op::PutIfAbsent { key, value }),
+        Op::CompareAndSwap { key, expected: Some(expected), value } => {
+            key_ok(&key)?;
+            let (expected, value) = (decode("expected", &expected)?, decode("value", &value)?);
+            let written = sql
+                .exec(
+                    "UPDATE entries SET value = ?3 WHERE key = ?1 AND value IS ?2 RETURNING key",
+                    vec![text(&key), SqlStorageValue::Blob(expected), SqlStorageValue::Blob(value)],
+                )
+                .and_then(|cursor| returned(&cursor))
+                .map_err(storage)?;
+            Ok(Reply::Written { written })
+        }
+    }
+}
+
+/// Whether a `RETURNING` statement changed a row (reading every row runs
+/// the statement to its end).
+fn returned(cursor: &worker::SqlCursor) -> worker::Result<bool> {
+    let mut changed = false;
+    for row in cursor.raw() {
+        row?;
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// The bytes of a one-column row (an empty blob may come back as null).
+fn blob(row: Vec<SqlStorageValue>) -> Result<Vec<u8>, Refusal> {
+    match row.into_iter().next() {
+        Some(SqlStorageValue::Blob(bytes)) => Ok(bytes),
+        Some(SqlStorageValue::Null) => Ok(Vec::new()),
+        Some(SqlStorageValue::String(text)) => Ok(text.into_bytes()),
+        other => Err(Refusal::Storage(format!("task storage: a value that is not bytes: {other:?}"))),
+    }
+}
+
+/// The task whose object holds `key`: `{id}` of `task/{id}/…`.
+pub(crate) fn task_of(key: &str) -> Option<&str> {
+    let (id, _) = key.strip_prefix("task/")?.split_once('/')?;
+    (!id.is_empty()).then_some(id)
+}
+
+/// The key-value port over the `TaskStore` objects: each key goes to the
+/// object of its task. Only keys under `task/{id}/` belong here.
+pub(crate) struct TaskStores {
+    binding: &'static str,
+    namespace: Result<worker::ObjectNamespace, String>,
+}
+
+impl TaskStores {
+    pub(crate) fn bind(env: &Env, binding: &'static str) -> Self {
+        let namespace = env.durable_object(binding).map_err(|e| format!("durable object binding `{binding}`: {e}"));
+        Self { binding, namespace }
+    }
+
+    /// Sends `op` to the object of `task`.
+    async fn call(&self, task: &str, op: &Op) -> Result<Reply, KvError> {
+        let namespace = self.namespace.as_ref().map_err(|e| KvError::Unavailable(e.clone()))?;
+        let failed = |e: &dyn std::fmt::Display| KvError::Backend(format!("durable object `{}` of task `{task}`: {e}", self.binding));
+        let stub = namespace.id_from_name(task).and_then(|id| id.get_stub()).map_err(|e| failed(&e))?;
+        let body = serde_json::to_string(op).map_err(|e| failed(&e))?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        let request = Request::new_with_init("https://task-store/op", &init).map_err(|e| failed(&e))?;
+        let mut response = stub.fetch_with_request(request).await.map_err(|e| failed(&e))?;
+        let bytes = response.bytes().await.map_err(|e| failed(&e))?;
+        let reply: Reply = serde_json::from_slice(&bytes)
+            .map_err(|e| failed(&format!("unreadable reply (status {}): {e}", response.status_code())))?;
+        match reply {
+            Reply::Failed { message } => Err(failed(&message)),
+            reply => Ok(reply),
+        }
+    }
+
+    fn task(key: &str) -> Result<&str, KvError> {
+        check_key(key)?;
+        task_of(key).ok_or_else(|| KvError::InvalidKey { key: key.to_owned(), reason: "not under `task/{id}/`" })
+    }
+
+    async fn written(&self, task: &str, op: &Op) -> Result<bool, KvError> {
+        match self.call(task, op).await? {
+            Reply::Written { written } => Ok(written),
+            other => Err(unexpected(self.binding, &other)),
+        }
+    }
+
+    async fn done(&self, task: &str, op: &Op) -> Result<(), KvError> {
+        match self.call(task, op).await? {
+            Reply::Done => Ok(()),
+            other => Err(unexpected(self.binding, &other)),
+        }
+    }
+}
+
+fn unexpected(binding: &str, reply: &Reply) -> KvError {
+    KvError::Backend(format!("durable object `{binding}` answered out of protocol: {reply:?}"))
+}
+
+impl KeyValue for TaskStores {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        let task = Self::task(key)?;
+        match self.call(task, &Op::Get { key: key.to_owned() }).await? {
+            Reply::Value { value: None } => Ok(None),
+            Reply::Value { value: Some(value) } => STANDARD.decode(value).map(Some).map_err(|e| {
+                KvError::Backend(format!("durable object `{}` returned a value that is not base64: {e}", self.binding))
+            }),
+            other => Err(unexpected(self.binding, &other)),
+        }
+    }
+
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        let task = Self::task(key)?;
+        self.done(task, &Op::Put { key: key.to_owned(), value: STANDARD.encode(value) }).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        let task = Self::task(key)?;
+        self.done(task, &Op::Delete { key: key.to_owned() }).await
+    }
+
+    /// `prefix` must name one task (`task/{id}/…`): a listing never spans
+    /// objects.
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        let task = task_of(prefix).ok_or_else(|| {
+            KvError::Unsupported(format!("listing `{prefix}` would span tasks, whose keys live in separate objects"))
+        })?;
+        let op = Op::List { prefix: prefix.to_owned(), cursor: cursor.map(str::to_owned), limit };
+        match self.call(task, &op).await? {
+            Reply::Page { keys, cursor } => Ok(KeyPage { keys, cursor }),
+            other => Err(unexpected(self.binding, &other)),
+        }
+    }
+
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        let task = Self::task(key)?;
+        self.written(task, &Op::PutIfAbsent { key: key.to_owned(), value: STANDARD.encode(value) }).await
+    }
+
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        let task = Self::task(key)?;
+        let op = Op::CompareAndSwap {
+            key: key.to_owned(),
+            expected: expected.map(|e| STANDARD.encode(e)),
+            value: STANDARD.encode(value),
+        };
+        self.written(task, &op).await
+    }
+}
