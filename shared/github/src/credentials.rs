@@ -1,11 +1,14 @@
 //! GitHub credentials: a GitHub App (JWT → installation token, cached in
 //! memory until 5 minutes before it expires) or a plain `GITHUB_TOKEN`.
 //!
-//! The cache lives as long as the caller keeps the [`Credentials`] value
-//! (one isolate or component instance); tokens are never written to KV.
+//! The cache is a [`TokenCache`] the caller shares
+//! ([`Credentials::with_cache`]): the app keeps one per isolate (Workers)
+//! or component instance (Spin), so an installation token is minted once
+//! per hour per installation, not per call. Tokens are never written to KV.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use agent_zero_ports::HttpClient;
 use thiserror::Error;
@@ -49,7 +52,7 @@ pub enum Credentials {
     /// `GITHUB_TOKEN`: used for every repository.
     Token(Secret),
     /// A GitHub App: a token per installation.
-    App { key: AppKey, cache: TokenCache },
+    App { key: AppKey, cache: Rc<TokenCache> },
 }
 
 impl Credentials {
@@ -66,12 +69,22 @@ impl Credentials {
         }
         match (set(app_id), set(private_key), set(github_token)) {
             (Some(id), Some(pem), _) => {
-                Ok(Some(Self::App { key: AppKey::from_pem(id, pem)?, cache: TokenCache::default() }))
+                Ok(Some(Self::App { key: AppKey::from_pem(id, pem)?, cache: Rc::default() }))
             }
             (Some(_), None, None) => Err(CredentialsError::Incomplete { missing: "the GitHub App private key" }),
             (None, Some(_), None) => Err(CredentialsError::Incomplete { missing: "GITHUB_APP_ID" }),
             (_, _, Some(token)) => Ok(Some(Self::Token(Secret::new(token)))),
             (None, None, None) => Ok(None),
+        }
+    }
+
+    /// These credentials with installation tokens kept in `cache`, which
+    /// outlives them (one per isolate or instance).
+    #[must_use]
+    pub fn with_cache(self, shared: Rc<TokenCache>) -> Self {
+        match self {
+            Self::App { key, .. } => Self::App { key, cache: shared },
+            token => token,
         }
     }
 

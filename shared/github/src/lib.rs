@@ -1,9 +1,9 @@
 //! The GitHub side of Agent Zero Edge, host-neutral: webhook signature
-//! checks, delivery intake, a small REST client, GitHub App credentials and
-//! the `.agent-zero.yml` policy source.
+//! checks, delivery intake, a small REST client, GitHub App credentials, the
+//! app's own identity (its login) and the `.agent-zero.yml` policy source.
 //!
 //! I/O boundary: signature checks and intake are pure functions of bytes.
-//! The REST client, credentials and policy source reach GitHub only through
+//! The REST client, credentials, identity and policy source reach GitHub only through
 //! the [`agent_zero_ports::HttpClient`] port and the cache only through
 //! [`agent_zero_ports::KeyValue`]; time comes in as milliseconds. No clock,
 //! no RNG, no network of its own.
@@ -14,6 +14,7 @@
 mod client;
 mod credentials;
 mod event;
+mod identity;
 mod intake;
 mod jwt;
 mod payload;
@@ -26,9 +27,10 @@ pub use client::{
     InstallationToken, RepositoryInfo,
 };
 pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
-pub use event::{IntakeError, parse_delivery};
+pub use event::{IntakeError, check_delivery_id, parse_delivery};
+pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
 pub use intake::{
-    IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
+    Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
     MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, PolicyGate, PolicySwitches, Repository, RepositoryAllowlist, Subject,
     TaskSeed,
 };

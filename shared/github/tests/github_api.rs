@@ -5,7 +5,7 @@ mod support;
 
 use agent_zero_github::{
     ApiConfig, ApiError, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, Intake, IntakeOptions,
-    POLICY_PATH, PolicySourceError, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, load_policy_text, parse_delivery,
+    POLICY_PATH, PolicySourceError, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text, parse_delivery,
     policy_cache_key,
 };
 use agent_zero_ports::{KeyValue, MemoryKv, MemoryKvFault};
@@ -111,6 +111,34 @@ fn installation_tokens_are_minted_with_the_jwt_and_cached() {
     let plain = Credentials::from_env(Some("ghp_plain"), None, None).unwrap().unwrap();
     assert_eq!(block_on(plain.token_for(None, &client, now)).unwrap().expose(), "ghp_plain");
     assert_eq!(fake.seen.borrow().len(), 3, "a plain token needs no request");
+}
+
+#[test]
+fn one_installation_token_is_minted_per_hour_per_installation_across_calls() {
+    let fake = FakeGitHub::new(BASE);
+    fake.route(
+        "POST",
+        "/app/installations/42/access_tokens",
+        201,
+        access_token_json("ghs_16C7e42F292c6912E7710c838347Ae178B4a", "2016-07-11T22:14:10Z"),
+    );
+    let config = config();
+    let client = GitHubClient::new(&fake, &config);
+    let now = EXPIRES_MS - 3_600_000;
+    // Every delivery and publication builds its credentials afresh from the
+    // variables; the cache they share is the isolate's.
+    let shared = std::rc::Rc::new(TokenCache::default());
+    for call in 0..5u64 {
+        let credentials =
+            Credentials::from_env(None, Some("12345"), Some(PKCS1)).unwrap().unwrap().with_cache(std::rc::Rc::clone(&shared));
+        let token = block_on(credentials.token_for(Some(42), &client, now + call * 60_000)).unwrap();
+        assert_eq!(token.expose(), "ghs_16C7e42F292c6912E7710c838347Ae178B4a");
+    }
+    assert_eq!(fake.seen.borrow().len(), 1, "five calls within the hour mint one token");
+    // Without the shared cache each call would mint its own.
+    let alone = Credentials::from_env(None, Some("12345"), Some(PKCS1)).unwrap().unwrap();
+    block_on(alone.token_for(Some(42), &client, now)).unwrap();
+    assert_eq!(fake.seen.borrow().len(), 2);
 }
 
 #[test]

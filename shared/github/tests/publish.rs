@@ -1,118 +1,29 @@
 //! Publication against the loopback GitHub (`agent-zero-fakes`): the exact
 //! calls of a verified issue run, a second run, a refused run, a failed
-//! publication and a rate limit; and, on every test, that refs are only
-//! ever created fresh (never patched, forced or pointed at the default
-//! branch) and that nothing but our own objects is written.
+//! publication and a rate limit; whose comment is ours (our login and the
+//! subject's marker, never a marker alone); and, on every test, that refs
+//! are only ever created fresh (never patched, forced or pointed at the
+//! default branch) and that nothing but our own objects is written.
 
 mod publish_support;
 
 use agent_zero_contracts::{ChangeRisk, EvidenceBundle, PullRequestRef, Trigger, Verdict};
-use agent_zero_evidence::{ISSUE_VALIDATION_MARKER, PULL_REQUEST_MARKER, RenderOptions};
-use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
+use agent_zero_evidence::PULL_REQUEST_MARKER;
+use agent_zero_fakes::DEFAULT_ACTOR;
 use agent_zero_github::publish::{
-    CheckRunStatus, PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, RetryAfter, StepOutcome,
-    publish, publish_check_run,
+    CheckRunStatus, PublishFile, PublishStep, RetryAfter, StepOutcome, publish_check_run,
 };
 use agent_zero_github::{ApiConfig, GitHubClient, Secret};
-use publish_support::{Loopback, block_on, golden, result_of};
+use publish_support::{
+    Loopback, NOW_MS, OLD_PAGE, Run, TOKEN, assert_only_allowed_writes, block_on, github, golden, marker_42, outcome,
+};
 
-const TOKEN: &str = "ghp_publishTestToken0123456789";
-const NOW_MS: u64 = 1_700_000_000_000;
-const OLD_PAGE: &str = "pub fn next_page(items: &[u32], cursor: usize, limit: usize) -> &[u32] {\n    let start = cursor;\n    &items[start..start + limit]\n}\n";
 const NEW_PAGE: &str = "pub fn next_page(items: &[u32], cursor: usize, limit: usize) -> &[u32] {\n    let start = cursor + 1;\n    &items[start..(start + limit).min(items.len())]\n}\n";
 const NEW_TEST: &str = "#[test]\nfn no_item_twice() {}\n";
 const BRANCH: &str = "agent-zero/42-task-0001";
 
-/// The fake with `acme/widgets` (the golden bundles' repository) seeded;
-/// returns the head of `main`.
-fn github() -> (FakeGitHub, String) {
-    let gh = FakeGitHub::start();
-    let head = gh.add_repo("acme", "widgets", "main", &[("README.md", "# widgets\n"), ("src/page.rs", OLD_PAGE)]);
-    gh.require_token(TOKEN);
-    (gh, head)
-}
-
-/// What varies between runs; the rest comes from the bundle.
-struct Run<'a> {
-    bundle: &'a EvidenceBundle,
-    files: &'a [PublishFile<'a>],
-    head_sha: Option<&'a str>,
-    bot_login: Option<&'a str>,
-    policy: PublishPolicy<'a>,
-}
-
-impl<'a> Run<'a> {
-    fn new(bundle: &'a EvidenceBundle, files: &'a [PublishFile<'a>]) -> Self {
-        Self { bundle, files, head_sha: None, bot_login: Some(DEFAULT_ACTOR), policy: PublishPolicy::default() }
-    }
-
-    fn publish(&self, gh: &FakeGitHub, http: &Loopback<'_>) -> PublishReport {
-        let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
-        let client = GitHubClient::new(http, &config).with_token(Secret::new(TOKEN));
-        let result = result_of(self.bundle);
-        let secrets = [TOKEN];
-        let request = PublishRequest {
-            bundle: self.bundle,
-            result: &result,
-            task_id: &self.bundle.task_id,
-            owner: "acme",
-            repo: "widgets",
-            default_branch: None,
-            head_sha: self.head_sha,
-            issue: self.bundle.issue.as_ref(),
-            policy: self.policy,
-            files: self.files,
-            bot_login: self.bot_login,
-            render: RenderOptions { secrets: &secrets, ..RenderOptions::default() },
-            now_ms: NOW_MS,
-        };
-        let report = block_on(publish(&client, &request));
-        let json = serde_json::to_string(&report).unwrap();
-        assert!(!json.contains(TOKEN), "the report never carries the token: {json}");
-        report
-    }
-}
-
 fn verified_files() -> [PublishFile<'static>; 2] {
     [PublishFile::new("src/page.rs", NEW_PAGE.as_bytes()), PublishFile::new("tests/page.rs", NEW_TEST.as_bytes())]
-}
-
-fn outcome(report: &PublishReport, step: PublishStep) -> &StepOutcome {
-    report.outcome(step).unwrap_or_else(|| panic!("no {step:?} step in {report:#?}"))
-}
-
-/// Every write the fake saw is one the adapter may make: refs only created
-/// (never on `main`, never forced), comments only ours, nothing else.
-fn assert_only_allowed_writes(gh: &FakeGitHub) {
-    for call in gh.calls().iter().filter(|c| c.method != "GET") {
-        let path = call.decoded_path();
-        let rest =
-            path.strip_prefix("/repos/acme/widgets/").unwrap_or_else(|| panic!("write outside the repo: {path}"));
-        let allowed = match call.method.as_str() {
-            "POST" => {
-                matches!(rest, "check-runs" | "git/blobs" | "git/trees" | "git/commits" | "git/refs" | "pulls")
-                    || rest
-                        .strip_prefix("issues/")
-                        .and_then(|r| r.strip_suffix("/comments"))
-                        .is_some_and(|n| n.parse::<u64>().is_ok())
-            }
-            "PATCH" => rest.starts_with("check-runs/") || rest.starts_with("issues/comments/"),
-            _ => false,
-        };
-        assert!(allowed, "unexpected write {} {path}", call.method);
-        if rest == "git/refs" {
-            let body = call.json().unwrap();
-            let name = body["ref"].as_str().unwrap();
-            assert!(name.starts_with("refs/heads/agent-zero/"), "{name}");
-            assert_ne!(name, "refs/heads/main");
-            assert!(body.get("force").is_none(), "{body}");
-        }
-    }
-    for comment in gh.comments("acme", "widgets", 42) {
-        if comment["user"]["login"] != DEFAULT_ACTOR {
-            assert_eq!(comment["created_at"], comment["updated_at"], "someone else's comment was edited: {comment}");
-        }
-    }
 }
 
 #[test]
@@ -158,8 +69,11 @@ fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request() {
 
     let comments = gh.comments("acme", "widgets", 42);
     assert_eq!(comments.len(), 1);
-    assert!(comments[0]["body"].as_str().unwrap().starts_with(ISSUE_VALIDATION_MARKER));
-    assert!(comments[0]["body"].as_str().unwrap().contains("Issue confirmed"));
+    assert_eq!(comments[0]["user"]["login"], DEFAULT_ACTOR);
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.starts_with(&format!("{}\n## Agent Zero", marker_42())), "{body}");
+    assert!(body.contains("Issue confirmed"));
+    assert!(body.len() <= agent_zero_evidence::GITHUB_TEXT_LIMIT);
 
     let pulls = gh.pulls("acme", "widgets");
     assert_eq!(pulls.len(), 1);
@@ -196,8 +110,8 @@ fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request() {
 fn a_second_run_on_the_issue_edits_the_comment_and_a_retry_reuses_branch_and_pull_request() {
     let (gh, _) = github();
     let http = Loopback::new(&gh);
-    // Someone else quoting our marker is never mistaken for us.
-    let impostor = gh.add_comment("acme", "widgets", 42, "mallory", &format!("{ISSUE_VALIDATION_MARKER}\nfake"));
+    // Someone else quoting our marker, subject and all, is never mistaken for us.
+    let impostor = gh.add_comment("acme", "widgets", 42, "mallory", &format!("{}\nfake", marker_42()));
     let bundle = golden("verified");
     let files = verified_files();
     Run::new(&bundle, &files).publish(&gh, &http);
@@ -220,7 +134,7 @@ fn a_second_run_on_the_issue_edits_the_comment_and_a_retry_reuses_branch_and_pul
     let edited = comments.iter().find(|c| c["id"] == ours["id"]).unwrap();
     assert!(edited["body"].as_str().unwrap().contains("Issue inconclusive"));
     let untouched = comments.iter().find(|c| c["id"] == impostor).unwrap();
-    assert_eq!(untouched["body"], format!("{ISSUE_VALIDATION_MARKER}\nfake"));
+    assert_eq!(untouched["body"], format!("{}\nfake", marker_42()));
     assert_eq!(
         *outcome(&report, PublishStep::PullRequest),
         StepOutcome::Skipped { reason: "mode observe does not write".into() }
@@ -466,8 +380,13 @@ fn review_feedback_on_a_pull_request_hears_the_verdict_in_its_conversation() {
     bundle.trigger = Trigger::Feedback;
     bundle.issue = None;
     bundle.verdict = Verdict::Rejected;
-    bundle.pull_request =
-        Some(PullRequestRef { owner: "acme".into(), repo: "widgets".into(), number: 7, head_sha: head.clone(), base_sha: None });
+    bundle.pull_request = Some(PullRequestRef {
+        owner: "acme".into(),
+        repo: "widgets".into(),
+        number: 7,
+        head_sha: head.clone(),
+        base_sha: None,
+    });
     let mut run = Run::new(&bundle, &[]);
     run.head_sha = Some(&head);
     let report = run.publish(&gh, &http);
@@ -546,11 +465,8 @@ fn our_comment_is_found_on_a_later_page() {
     for i in 0..150 {
         gh.add_comment("acme", "widgets", 42, "octocat", &format!("me too {i}"));
     }
-    // Only the marker matches when our login is not known.
-    let mut run = Run::new(&bundle, &[]);
-    run.bot_login = None;
     http.take_log();
-    let report = run.publish(&gh, &http);
+    let report = Run::new(&bundle, &[]).publish(&gh, &http);
     assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Updated { .. }), "{report:#?}");
     assert_eq!(gh.comments("acme", "widgets", 42).len(), 151);
     // Ours is the first comment, so page 1 already has it.
@@ -563,13 +479,14 @@ fn our_comment_is_found_on_a_later_page() {
     for i in 0..150 {
         gh.add_comment("acme", "widgets", 42, "octocat", &format!("me too {i}"));
     }
-    let id = gh.add_comment("acme", "widgets", 42, DEFAULT_ACTOR, &format!("{ISSUE_VALIDATION_MARKER}\nold"));
+    let id = gh.add_comment("acme", "widgets", 42, DEFAULT_ACTOR, &format!("{}\nold", marker_42()));
     let report = Run::new(&bundle, &[]).publish(&gh, &http);
     assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Updated { .. }));
     let log = http.take_log();
     assert_eq!(log.len(), 3, "{log:#?}");
     assert!(log[1].contains("page=2"), "{log:#?}");
     assert_eq!(log[2], format!("PATCH /repos/acme/widgets/issues/comments/{id}"));
+    assert_only_allowed_writes(&gh);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! FakeGitHub over real HTTP: shapes, the git data flow, auth, App tokens,
-//! check runs, paginated comments, pull requests, faults and recording.
+//! who the caller is (`GET /user`, `GET /app`, authors of writes), check
+//! runs, paginated comments, pull requests, faults and recording.
 
 mod support;
 
@@ -372,6 +373,160 @@ fn now() -> u64 {
 }
 
 #[test]
+fn the_caller_is_known_and_writes_carry_its_login() {
+    let (gh, _) = seeded();
+    gh.require_token("ghp_test");
+    gh.register_app("12345", Some(TEST_APP_PUBLIC_KEY_PEM));
+    gh.add_installation(42, "octo");
+    let with = |method: &str, path: &str, auth: &str, body: Option<&Value>| {
+        send(
+            method,
+            &format!("{}{path}", gh.url()),
+            &[("authorization", auth)],
+            body,
+        )
+    };
+
+    // GET /user: the token's user, a plain account.
+    let user = with("GET", "/user", "Bearer ghp_test", None);
+    assert_eq!(user.status, 200, "{}", user.body);
+    let user = user.json();
+    assert_eq!(
+        (user["login"].as_str(), user["type"].as_str()),
+        (Some(DEFAULT_ACTOR), Some("User"))
+    );
+    assert!(
+        user["id"].is_u64() && user["node_id"].is_string() && user["created_at"].is_string(),
+        "{user}"
+    );
+    let anonymous = get(&gh, "/user");
+    assert_eq!(
+        (anonymous.status, anonymous.json()["message"].as_str()),
+        (401, Some("Requires authentication"))
+    );
+    let wrong = with("GET", "/user", "Bearer nope", None);
+    assert_eq!(
+        (wrong.status, wrong.json()["message"].as_str()),
+        (401, Some("Bad credentials"))
+    );
+
+    // GET /app: the App of the JWT, with its slug; anything but a valid JWT is 401.
+    let good = format!(
+        "Bearer {}",
+        jwt(&json!({"iat": now() - 60, "exp": now() + 540, "iss": 12345}))
+    );
+    let app = with("GET", "/app", &good, None);
+    assert_eq!(app.status, 200, "{}", app.body);
+    let app = app.json();
+    assert_eq!(
+        (app["id"].as_u64(), app["slug"].as_str()),
+        (Some(12345), Some("agent-zero-edge"))
+    );
+    assert_eq!(app["html_url"], "https://github.com/apps/agent-zero-edge");
+    assert_eq!(gh.app_login(), "agent-zero-edge[bot]");
+    let expired = format!(
+        "Bearer {}",
+        jwt(&json!({"iat": now() - 700, "exp": now() - 100, "iss": 12345}))
+    );
+    let stranger = format!(
+        "Bearer {}",
+        jwt(&json!({"iat": now() - 60, "exp": now() + 540, "iss": 999}))
+    );
+    for auth in ["Bearer ghp_test", expired.as_str(), stranger.as_str()] {
+        assert_eq!(with("GET", "/app", auth, None).status, 401, "{auth}");
+    }
+
+    // An installation token writes as the App's bot and may not read GET /user.
+    let minted = with("POST", "/app/installations/42/access_tokens", &good, None).json();
+    let installation = format!("token {}", minted["token"].as_str().unwrap());
+    let refused = with("GET", "/user", &installation, None);
+    assert_eq!(
+        (refused.status, refused.json()["message"].as_str()),
+        (403, Some("Resource not accessible by integration"))
+    );
+    let body = json!({"body": "from the app"});
+    let by_app = with(
+        "POST",
+        "/repos/octo/demo/issues/3/comments",
+        &installation,
+        Some(&body),
+    )
+    .json();
+    assert_eq!(
+        (
+            by_app["user"]["login"].as_str(),
+            by_app["user"]["type"].as_str()
+        ),
+        (Some("agent-zero-edge[bot]"), Some("Bot"))
+    );
+    let body = json!({"body": "from the token"});
+    let by_token = with(
+        "POST",
+        "/repos/octo/demo/issues/3/comments",
+        "Bearer ghp_test",
+        Some(&body),
+    )
+    .json();
+    assert_eq!(
+        (
+            by_token["user"]["login"].as_str(),
+            by_token["user"]["type"].as_str()
+        ),
+        (Some(DEFAULT_ACTOR), Some("User"))
+    );
+    // A comment a test plants is by whoever it names.
+    gh.add_comment("octo", "demo", 3, "mallory", "planted");
+    let authors: Vec<(String, String)> = gh
+        .comments("octo", "demo", 3)
+        .iter()
+        .map(|c| {
+            (
+                c["user"]["login"].as_str().unwrap().to_owned(),
+                c["user"]["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        authors,
+        [
+            ("agent-zero-edge[bot]".to_owned(), "Bot".to_owned()),
+            (DEFAULT_ACTOR.to_owned(), "User".to_owned()),
+            ("mallory".to_owned(), "User".to_owned()),
+        ]
+    );
+
+    // A renamed App and another token user show up everywhere at once.
+    gh.set_app_slug("zero-two");
+    gh.set_actor("machine-user");
+    assert_eq!(with("GET", "/app", &good, None).json()["slug"], "zero-two");
+    assert_eq!(
+        with("GET", "/user", "Bearer ghp_test", None).json()["login"],
+        "machine-user"
+    );
+    let body = json!({"body": "again"});
+    let renamed = with(
+        "POST",
+        "/repos/octo/demo/issues/3/comments",
+        &installation,
+        Some(&body),
+    )
+    .json();
+    assert_eq!(renamed["user"]["login"], "zero-two[bot]");
+    let fix = gh.set_file(
+        "octo",
+        "demo",
+        "agent-zero/issue-3",
+        "src/app.py",
+        "fixed\n",
+    );
+    assert!(!fix.is_empty());
+    let open = json!({"title": "Fix #3", "head": "agent-zero/issue-3", "base": "main", "body": "Fixes #3"});
+    let pull = with("POST", "/repos/octo/demo/pulls", &installation, Some(&open));
+    assert_eq!(pull.status, 201, "{}", pull.body);
+    assert_eq!(pull.json()["user"]["login"], "zero-two[bot]");
+}
+
+#[test]
 fn installation_tokens_need_a_valid_app_jwt() {
     let (gh, _) = seeded();
     gh.require_token("ghp_unused");
@@ -553,7 +708,7 @@ fn comments_paginate_with_link_headers_and_can_be_edited() {
     );
     assert_eq!(posted.status, 201);
     assert_eq!(posted.json()["user"]["login"].as_str(), Some(DEFAULT_ACTOR));
-    assert_eq!(posted.json()["user"]["type"].as_str(), Some("Bot"));
+    assert_eq!(posted.json()["user"]["type"].as_str(), Some("User"));
     let id = posted.json()["id"].as_u64().unwrap();
     assert!(!ids.contains(&id));
     let edited = post(

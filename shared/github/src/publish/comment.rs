@@ -1,14 +1,17 @@
-//! The issue validation comment: found by [`ISSUE_VALIDATION_MARKER`] (and
-//! our own login) and edited in place; posted only when there is none. No
-//! other comment is ever edited, and nothing else on the issue is touched.
+//! The validation comment: ours only when it is written by our own login
+//! (learned from GitHub, see [`crate::IdentityCache`]) *and* opens with
+//! [`ISSUE_VALIDATION_MARKER`] and this run's subject marker
+//! ([`super::subject`]). Ours is edited in place; it is posted only when
+//! there is none. A comment by anyone else is never edited or deleted,
+//! whatever it says, and nothing else on the issue is touched.
 
-use agent_zero_evidence::ISSUE_VALIDATION_MARKER;
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::report::StepOutcome;
 use super::rest::{Halt, Rest, next_link};
+use super::subject::{carries, marked};
 use crate::client::repo_path;
 
 /// Comment pages read (100 each) when looking for our comment; past them
@@ -31,15 +34,21 @@ struct User {
     login: String,
 }
 
+/// Whose comments are ours, and which of them answer this subject.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ours<'a> {
+    /// Our own login (`{slug}[bot]` for an App).
+    pub(crate) login: &'a str,
+    /// The subject's marker line.
+    pub(crate) marker: &'a str,
+}
+
 impl Comment {
-    fn is_ours(&self, bot_login: Option<&str>) -> bool {
-        let marked = self.body.as_deref().is_some_and(|b| b.trim_start().starts_with(ISSUE_VALIDATION_MARKER));
-        let author = match (bot_login, &self.user) {
-            (None, _) => true,
-            (Some(login), Some(user)) => user.login.eq_ignore_ascii_case(login),
-            (Some(_), None) => false,
-        };
-        marked && author
+    fn is_ours(&self, ours: Ours<'_>) -> bool {
+        // Logins are case-insensitive on GitHub; a deleted author (`user:
+        // null`, shown as "ghost") is nobody's.
+        let by_us = self.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(ours.login));
+        by_us && self.body.as_deref().is_some_and(|b| carries(b, ours.marker))
     }
 }
 
@@ -49,12 +58,12 @@ pub(crate) async fn upsert<H: HttpClient>(
     owner: &str,
     repo: &str,
     number: u64,
-    bot_login: Option<&str>,
+    ours: Ours<'_>,
     text: &str,
 ) -> Result<StepOutcome, Halt> {
     let repo_path = repo_path(owner, repo)?;
-    let body = json!({ "body": text });
-    match find_ours(rest, &repo_path, number, bot_login).await? {
+    let body = json!({ "body": marked(text, ours.marker) });
+    match find_ours(rest, &repo_path, number, ours).await? {
         Some(id) => {
             let url = rest.url(&format!("/repos/{repo_path}/issues/comments/{id}"));
             let comment: Comment = rest.json("update issue comment", http::Method::PATCH, &url, Some(&body)).await?;
@@ -63,17 +72,23 @@ pub(crate) async fn upsert<H: HttpClient>(
         None => {
             let url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments"));
             let comment: Comment = rest.json("create issue comment", http::Method::POST, &url, Some(&body)).await?;
-            // Two deliveries of the same publication can both find no comment
-            // and both post. Converge on one: keep the oldest of ours, delete
-            // our newer duplicates (only ever our own comments).
-            let ours = all_ours(rest, &repo_path, number, bot_login).await?;
-            if let Some(&keep) = ours.iter().min() {
-                for id in ours.into_iter().filter(|id| *id != keep) {
+            // Two deliveries of the same publication (or two runs on the same
+            // subject) can both find no comment and both post. Converge on
+            // one: keep the oldest of ours, delete our newer duplicates. Only
+            // comments by our own login with this subject's marker are
+            // candidates: nobody else's comment is ever deleted.
+            let mine = all_ours(rest, &repo_path, number, ours).await?;
+            if let Some(&keep) = mine.iter().min() {
+                for id in mine.into_iter().filter(|id| *id != keep) {
                     let url = rest.url(&format!("/repos/{repo_path}/issues/comments/{id}"));
                     let _ = rest.call("delete duplicate issue comment", http::Method::DELETE, &url, None).await?;
                 }
                 if keep != comment.id {
-                    return Ok(StepOutcome::Updated { url: None });
+                    // The older one stays; it gets this run's verdict.
+                    let url = rest.url(&format!("/repos/{repo_path}/issues/comments/{keep}"));
+                    let kept: Comment =
+                        rest.json("update issue comment", http::Method::PATCH, &url, Some(&body)).await?;
+                    return Ok(StepOutcome::Updated { url: kept.html_url });
                 }
             }
             Ok(StepOutcome::Created { url: comment.html_url })
@@ -86,23 +101,23 @@ async fn all_ours<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     repo_path: &str,
     number: u64,
-    bot_login: Option<&str>,
+    ours: Ours<'_>,
 ) -> Result<Vec<u64>, Halt> {
     const OP: &str = "list issue comments";
     let base = rest.client.parts().1.base_url();
     let mut url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"));
-    let mut ours = Vec::new();
+    let mut mine = Vec::new();
     for _ in 0..MAX_COMMENT_PAGES {
         let response = rest.call(OP, http::Method::GET, &url, None).await?;
         let next = next_link(&response, base);
         let page: Vec<Comment> = rest.decode(OP, response)?;
-        ours.extend(page.iter().filter(|c| c.is_ours(bot_login)).map(|c| c.id));
+        mine.extend(page.iter().filter(|c| c.is_ours(ours)).map(|c| c.id));
         match next {
             Some(next) => url = next,
             None => break,
         }
     }
-    Ok(ours)
+    Ok(mine)
 }
 
 /// Our comment's id, reading at most [`MAX_COMMENT_PAGES`] pages. Any
@@ -112,7 +127,7 @@ async fn find_ours<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     repo_path: &str,
     number: u64,
-    bot_login: Option<&str>,
+    ours: Ours<'_>,
 ) -> Result<Option<u64>, Halt> {
     const OP: &str = "list issue comments";
     let base = rest.client.parts().1.base_url();
@@ -121,8 +136,8 @@ async fn find_ours<H: HttpClient>(
         let response = rest.call(OP, http::Method::GET, &url, None).await?;
         let next = next_link(&response, base);
         let page: Vec<Comment> = rest.decode(OP, response)?;
-        if let Some(ours) = page.iter().find(|c| c.is_ours(bot_login)) {
-            return Ok(Some(ours.id));
+        if let Some(comment) = page.iter().find(|c| c.is_ours(ours)) {
+            return Ok(Some(comment.id));
         }
         match next {
             Some(next) => url = next,

@@ -3,8 +3,11 @@
 //!
 //! - the `Agent Zero` check run on the pull request head (one per task,
 //!   edited in place);
-//! - the issue validation comment (one per issue, edited in place; none
-//!   when the run failed before a verdict);
+//! - the validation comment, on the issue of an issue run or on the pull
+//!   request whose review feedback started the run (one per subject, edited
+//!   in place; none when the run failed before a verdict). Ours means
+//!   written by our own login *and* marked with the subject (see
+//!   `subject.rs`); without a known login no comment is written at all;
 //! - for a completed, accepted, verified, not high-impact change: a fresh
 //!   branch through the Git data API and a pull request.
 //!
@@ -20,8 +23,9 @@ mod eligibility;
 mod pull_request;
 mod report;
 mod rest;
+mod subject;
 
-use agent_zero_contracts::{EvidenceBundle, IssueRef, TaskResult};
+use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
 use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body};
 use agent_zero_ports::HttpClient;
 
@@ -89,14 +93,32 @@ pub struct PublishRequest<'a> {
     pub policy: PublishPolicy<'a>,
     /// The changed files' contents (see [`PublishFile`]).
     pub files: &'a [PublishFile<'a>],
-    /// Our own login (`GET /user` for a token, `<app-slug>[bot]` for an
-    /// App): only comments by it are edited. `None`: the marker alone.
+    /// The task's feedback items: the id of a review or review comment
+    /// names the subject of a feedback run's comment (nothing else of them
+    /// is read).
+    pub feedback: &'a [FeedbackItem],
+    /// Our own login ([`crate::Credentials::own_login`]: `GET /user` for a
+    /// token, `{app-slug}[bot]` for an App): only comments by it are ours.
+    /// `None` (not learned): the comment step fails and writes nothing; it
+    /// never falls back to "any marked comment is ours".
     pub bot_login: Option<&'a str>,
     /// Secrets to redact, evidence link, limits.
     pub render: RenderOptions<'a>,
     /// Now, for `x-ratelimit-reset` arithmetic.
     pub now_ms: u64,
 }
+
+impl PublishRequest<'_> {
+    /// Whether publishing this request writes a validation comment (and
+    /// so needs [`bot_login`](Self::bot_login)).
+    pub fn posts_comment(&self) -> bool {
+        eligibility::comment_refusal(self).is_none()
+    }
+}
+
+/// Why the comment step writes nothing when our login is unknown.
+const LOGIN_UNKNOWN: &str =
+    "the app's own GitHub login is not known, so no comment can be told apart as ours; nothing was written";
 
 /// Publishes a finished run: check run, issue comment, verified pull
 /// request, in that order. Never fails; see [`PublishReport`].
@@ -152,10 +174,20 @@ async fn run<H: HttpClient>(
     report.push(PublishStep::CheckRun, settle(outcome)?);
 
     let outcome = match (eligibility::comment_refusal(request), eligibility::comment_target(request)) {
-        (None, Some((owner, repo, number))) => {
-            let text = render_issue_comment(bundle, &request.render);
-            comment::upsert(rest, owner, repo, number, request.bot_login, &text).await
-        }
+        (None, Some((owner, repo, number))) => match (request.bot_login, subject::Subject::of(request)) {
+            (None, _) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
+            (_, Err(reason)) => Ok(StepOutcome::Failed { reason }),
+            (Some(login), Ok(subject)) => {
+                let marker = subject.marker();
+                // The marker line is added to the rendered text: keep the
+                // whole within the limit.
+                let mut render = request.render;
+                render.max_bytes = render.max_bytes.saturating_sub(marker.len() + 1);
+                let text = render_issue_comment(bundle, &render);
+                let ours = comment::Ours { login, marker: &marker };
+                comment::upsert(rest, owner, repo, number, ours, &text).await
+            }
+        },
         (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
     };
     report.push(PublishStep::IssueComment, settle(outcome)?);

@@ -1,4 +1,6 @@
-//! Harness for the publication tests: a blocking `ureq` adapter for the
+//! Harness for the publication tests: the seeded fake and one publication
+//! ([`github`], [`Run`]), the write rules every test checks
+//! ([`assert_only_allowed_writes`]), and a blocking `ureq` adapter for the
 //! [`HttpClient`] port that talks to the loopback [`FakeGitHub`], logs every
 //! request the product sends, and answers the two listing routes the fake
 //! does not serve yet from the fake's own state:
@@ -8,30 +10,51 @@
 //!
 //! (GitHub's documented shapes: `{"total_count", "check_runs": [...]}` and
 //! an array of pull requests.) With `serve_lists: false` they go to the
-//! fake, which answers 422/404, to exercise the adapter's fallbacks.
+//! fake, which answers 422/404, to exercise the adapter's fallbacks. A hook
+//! ([`Loopback::before_each`]) can change the fake between two requests.
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::cell::RefCell;
 
-use agent_zero_contracts::{EvidenceBundle, TaskResult, is_verified};
-use agent_zero_fakes::FakeGitHub;
+use agent_zero_contracts::{EvidenceBundle, FeedbackItem, TaskResult, is_verified};
+use agent_zero_evidence::{ISSUE_VALIDATION_MARKER, RenderOptions};
+use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
+use agent_zero_github::publish::{
+    PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, StepOutcome, publish,
+};
+use agent_zero_github::{ApiConfig, GitHubClient, Secret};
 use agent_zero_ports::{HttpClient, HttpError};
 use serde_json::{Value, json};
 
+/// Runs before a request reaches the fake, with its `METHOD /path?query`:
+/// to make something happen "meanwhile" (a concurrent writer).
+pub type Hook<'g> = Box<dyn FnMut(&str) + 'g>;
+
 /// The product's view of the wire: what it sent, in order.
-#[derive(Debug)]
 pub struct Loopback<'g> {
     agent: ureq::Agent,
     gh: &'g FakeGitHub,
     pub serve_lists: bool,
     log: RefCell<Vec<String>>,
+    before: RefCell<Option<Hook<'g>>>,
+}
+
+impl std::fmt::Debug for Loopback<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loopback").field("log", &self.log).finish_non_exhaustive()
+    }
 }
 
 impl<'g> Loopback<'g> {
     pub fn new(gh: &'g FakeGitHub) -> Self {
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-        Self { agent, gh, serve_lists: true, log: RefCell::new(Vec::new()) }
+        Self { agent, gh, serve_lists: true, log: RefCell::new(Vec::new()), before: RefCell::new(None) }
+    }
+
+    /// Calls `hook` before every later request is forwarded.
+    pub fn before_each(&self, hook: impl FnMut(&str) + 'g) {
+        *self.before.borrow_mut() = Some(Box::new(hook));
     }
 
     /// `METHOD /path?query` of every request since the last call.
@@ -97,6 +120,9 @@ impl HttpClient for Loopback<'_> {
         let query = request.uri().query().unwrap_or_default().to_owned();
         let target = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
         self.log.borrow_mut().push(format!("{method} {target}"));
+        if let Some(hook) = self.before.borrow_mut().as_mut() {
+            hook(&format!("{method} {target}"));
+        }
         if let Some(response) = self.listed(&method, &path, &query) {
             return Ok(response);
         }
@@ -135,5 +161,137 @@ pub fn result_of(bundle: &EvidenceBundle) -> TaskResult {
         runner: bundle.runner.clone(),
         usage: bundle.usage.clone(),
         summary: bundle.summary.clone(),
+    }
+}
+
+pub const TOKEN: &str = "ghp_publishTestToken0123456789";
+pub const NOW_MS: u64 = 1_700_000_000_000;
+pub const OLD_PAGE: &str = "pub fn next_page(items: &[u32], cursor: usize, limit: usize) -> &[u32] {\n    let start = cursor;\n    &items[start..start + limit]\n}\n";
+/// The subject line of issue 42's comment (the wire format, pinned).
+pub const SUBJECT_42: &str = "<!-- agent-zero:subject issue=42 -->";
+
+/// The opening two lines of our comment on issue 42.
+pub fn marker_42() -> String {
+    format!("{ISSUE_VALIDATION_MARKER}\n{SUBJECT_42}")
+}
+
+/// The fake with `acme/widgets` (the golden bundles' repository) seeded;
+/// returns the head of `main`.
+pub fn github() -> (FakeGitHub, String) {
+    let gh = FakeGitHub::start();
+    let head = gh.add_repo("acme", "widgets", "main", &[("README.md", "# widgets\n"), ("src/page.rs", OLD_PAGE)]);
+    gh.require_token(TOKEN);
+    (gh, head)
+}
+
+/// What varies between runs; the rest comes from the bundle.
+pub struct Run<'a> {
+    pub bundle: &'a EvidenceBundle,
+    pub files: &'a [PublishFile<'a>],
+    pub head_sha: Option<&'a str>,
+    pub feedback: &'a [FeedbackItem],
+    pub bot_login: Option<&'a str>,
+    pub policy: PublishPolicy<'a>,
+    /// The byte limit of GitHub-bound text (GitHub's own by default).
+    pub max_bytes: usize,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(bundle: &'a EvidenceBundle, files: &'a [PublishFile<'a>]) -> Self {
+        Self {
+            bundle,
+            files,
+            head_sha: None,
+            feedback: &[],
+            bot_login: Some(DEFAULT_ACTOR),
+            policy: PublishPolicy::default(),
+            max_bytes: agent_zero_evidence::GITHUB_TEXT_LIMIT,
+        }
+    }
+
+    pub fn publish(&self, gh: &FakeGitHub, http: &Loopback<'_>) -> PublishReport {
+        let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
+        let client = GitHubClient::new(http, &config).with_token(Secret::new(TOKEN));
+        let result = result_of(self.bundle);
+        let secrets = [TOKEN];
+        let request = PublishRequest {
+            bundle: self.bundle,
+            result: &result,
+            task_id: &self.bundle.task_id,
+            owner: "acme",
+            repo: "widgets",
+            default_branch: None,
+            head_sha: self.head_sha,
+            issue: self.bundle.issue.as_ref(),
+            policy: self.policy,
+            files: self.files,
+            feedback: self.feedback,
+            bot_login: self.bot_login,
+            render: RenderOptions { secrets: &secrets, max_bytes: self.max_bytes, ..RenderOptions::default() },
+            now_ms: NOW_MS,
+        };
+        let report = block_on(publish(&client, &request));
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(!json.contains(TOKEN), "the report never carries the token: {json}");
+        report
+    }
+}
+
+pub fn outcome(report: &PublishReport, step: PublishStep) -> &StepOutcome {
+    report.outcome(step).unwrap_or_else(|| panic!("no {step:?} step in {report:#?}"))
+}
+
+/// Every write the fake saw is one the adapter may make: refs only created
+/// (never on `main`, never forced), comments only ours, nothing else.
+pub fn assert_only_allowed_writes(gh: &FakeGitHub) {
+    assert_only_allowed_writes_deleting(gh, &[]);
+}
+
+/// [`assert_only_allowed_writes`], where the comments `deleted` (our own
+/// duplicates) may have been deleted; no other comment is.
+pub fn assert_only_allowed_writes_deleting(gh: &FakeGitHub, deleted: &[u64]) {
+    let comments: Vec<serde_json::Value> =
+        [7, 42].into_iter().flat_map(|n| gh.comments("acme", "widgets", n)).collect();
+    let author = |id: u64| {
+        let comment = comments.iter().find(|c| c["id"] == id);
+        comment.map(|c| c["user"]["login"].as_str().unwrap_or_default().to_owned())
+    };
+    for call in gh.calls().iter().filter(|c| c.method != "GET") {
+        let path = call.decoded_path();
+        let rest =
+            path.strip_prefix("/repos/acme/widgets/").unwrap_or_else(|| panic!("write outside the repo: {path}"));
+        let allowed = match call.method.as_str() {
+            "POST" => {
+                matches!(rest, "check-runs" | "git/blobs" | "git/trees" | "git/commits" | "git/refs" | "pulls")
+                    || rest
+                        .strip_prefix("issues/")
+                        .and_then(|r| r.strip_suffix("/comments"))
+                        .is_some_and(|n| n.parse::<u64>().is_ok())
+            }
+            "PATCH" => {
+                rest.starts_with("check-runs/")
+                    || rest.strip_prefix("issues/comments/").is_some_and(|id| {
+                        let id: u64 = id.parse().unwrap();
+                        author(id).as_deref() == Some(DEFAULT_ACTOR)
+                    })
+            }
+            "DELETE" => rest
+                .strip_prefix("issues/comments/")
+                .is_some_and(|id| deleted.contains(&id.parse().unwrap()) && author(id.parse().unwrap()).is_none()),
+            _ => false,
+        };
+        assert!(allowed, "unexpected write {} {path}", call.method);
+        if rest == "git/refs" {
+            let body = call.json().unwrap();
+            let name = body["ref"].as_str().unwrap();
+            assert!(name.starts_with("refs/heads/agent-zero/"), "{name}");
+            assert_ne!(name, "refs/heads/main");
+            assert!(body.get("force").is_none(), "{body}");
+        }
+    }
+    for comment in &comments {
+        if comment["user"]["login"] != DEFAULT_ACTOR {
+            assert_eq!(comment["created_at"], comment["updated_at"], "someone else's comment was edited: {comment}");
+        }
     }
 }

@@ -39,12 +39,13 @@ pub(crate) fn credential(call: &RecordedCall) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// Checks an App JWT; `Err` carries GitHub's 401 message.
+/// Checks an App JWT; `Ok` is its issuer (`iss`, the App id or client id),
+/// `Err` GitHub's 401 message.
 pub(crate) fn check_jwt(
     call: &RecordedCall,
     app: Option<&App>,
     now: u64,
-) -> Result<(), &'static str> {
+) -> Result<String, &'static str> {
     const UNDECODABLE: &str = "A JSON web token could not be decoded";
     let bearer = call
         .header("authorization")
@@ -77,12 +78,12 @@ pub(crate) fn check_jwt(
     if exp - iat > MAX_JWT_LIFETIME_SECS || iat > now + 60 {
         return Err("'Expiration time' claim ('exp') is too far in the future");
     }
-    let Some(app) = app else { return Ok(()) };
     let issuer = match &claims["iss"] {
         Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),
         _ => return Err("'Issuer' claim ('iss') must be an Integer"),
     };
+    let Some(app) = app else { return Ok(issuer) };
     if issuer != app.id {
         return Err("Integration not found");
     }
@@ -94,5 +95,5 @@ pub(crate) fn check_jwt(
             .verify(signing_input.as_bytes(), &signature)
             .map_err(|_| UNDECODABLE)?;
     }
-    Ok(())
+    Ok(issuer)
 }

@@ -81,7 +81,12 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
             if state.comments.len() == before {
                 not_found()
             } else {
-                Reply { status: 204, headers: Vec::new(), body: Vec::new(), delay_ms: 0 }
+                Reply {
+                    status: 204,
+                    headers: Vec::new(),
+                    body: Vec::new(),
+                    delay_ms: 0,
+                }
             }
         }),
         ("POST", ["pulls"]) => create_pull(state, key, call),
@@ -143,7 +148,7 @@ fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply 
                    "annotations_url": format!("{}/check-runs/{id}/annotations", urls.api)},
         "name": name,
         "check_suite": {"id": id + 10_000},
-        "app": {"id": 1, "slug": "agent-zero-edge", "name": "Agent Zero Edge", "owner": RepoUrls::user(&state.base_url, &urls.owner)},
+        "app": {"id": 1, "slug": state.app_slug, "name": "Agent Zero Edge", "owner": RepoUrls::user(&state.base_url, &urls.owner)},
         "pull_requests": [],
     });
     apply_check_run_update(&mut run, &body);
@@ -261,7 +266,7 @@ fn create_comment(state: &mut State, key: &str, number: u64, call: &RecordedCall
         Ok(text) => text,
         Err(reply) => return reply,
     };
-    let login = state.actor.clone();
+    let login = state.login_of(call);
     let comment = insert_comment(state, key, number, &login, &text);
     let json = state.comment_json(&comment);
     let location = json["url"].as_str().unwrap_or_default().to_owned();
@@ -359,7 +364,7 @@ fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
     let side = |branch: &str, sha: &str| json!({"label": format!("{}:{branch}", repo.owner), "ref": branch, "sha": sha, "user": owner, "repo": repo_json});
     let (head_json, base_json) = (side(head_branch, &head_sha), side(base, &base_sha));
     let number = repo.next_number;
-    let user = RepoUrls::user(&state.base_url, &state.actor);
+    let user = RepoUrls::user(&state.base_url, &state.login_of(call));
     let id = state.fresh_id();
     let now = now_rfc3339();
     let pull = json!({

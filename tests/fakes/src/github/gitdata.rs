@@ -174,7 +174,7 @@ pub(super) fn create_commit(state: &mut State, key: &str, call: &RecordedCall) -
                 .collect()
         })
         .unwrap_or_default();
-    let actor = state.actor.clone();
+    let actor = state.login_of(call);
     let urls = state.urls(&state.repos[key]);
     let repo = state.repos.get_mut(key).expect("checked by the caller");
     if repo.git.tree(tree).is_none() {

@@ -10,6 +10,8 @@
 //!   `PATCH|DELETE /repos/{o}/{r}/git/refs/{ref}` (fast-forward unless
 //!   `force`; 422 `Reference already exists` on a duplicate create)
 //! - `POST|GET /repos/{o}/{r}/git/{blobs,trees,commits}`
+//! - `GET /user` (the token's user; 403 for an installation token) and
+//!   `GET /app` (the App of the JWT: its `slug`)
 //! - `POST /app/installations/{id}/access_tokens` (App JWT checked)
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
@@ -18,10 +20,18 @@
 //!
 //! Issue numbers need not be seeded: comments may be posted on any number of
 //! a seeded repository.
+//!
+//! Writes are attributed as GitHub attributes them: a comment, pull request
+//! or commit made with an installation token is by the App's bot
+//! ([`FakeGitHub::app_login`], `{slug}[bot]`, `type: "Bot"`); with any other
+//! token by the tokens' user ([`DEFAULT_ACTOR`] unless
+//! [`FakeGitHub::set_actor`]), `type: "User"`. A test plants comments by
+//! anyone else with [`FakeGitHub::add_comment`].
 
 mod auth;
 mod collab;
 mod gitdata;
+mod identity;
 mod routes;
 mod state;
 mod store;
@@ -38,10 +48,16 @@ use crate::time::now_rfc3339;
 use state::{Fault, Repo, State, repo_key};
 use store::{Commit, GitStore};
 
-/// The login the fake records as author of what the product writes
-/// (comments, pull requests, commits without an author), unless
-/// [`FakeGitHub::set_actor`] says otherwise.
-pub const DEFAULT_ACTOR: &str = "agent-zero-edge[bot]";
+/// The user the product's tokens belong to (what `GET /user` answers, and
+/// the author of comments, pull requests and commits without an author
+/// written with them), unless [`FakeGitHub::set_actor`] says otherwise. A
+/// plain user account, as a personal access token's owner is; writes with
+/// an installation token are by [`FakeGitHub::app_login`] instead.
+pub const DEFAULT_ACTOR: &str = "agent-zero-operator";
+
+/// The registered App's slug unless [`FakeGitHub::set_app_slug`] says
+/// otherwise; its bot account is `agent-zero-edge[bot]`.
+const DEFAULT_APP_SLUG: &str = "agent-zero-edge";
 
 /// A fake GitHub on `127.0.0.1:<port>`; stops when dropped.
 #[derive(Debug)]
@@ -58,6 +74,7 @@ impl FakeGitHub {
     pub fn start() -> Self {
         let state = Arc::new(Mutex::new(State {
             actor: DEFAULT_ACTOR.to_owned(),
+            app_slug: DEFAULT_APP_SLUG.to_owned(),
             ..State::default()
         }));
         let handler_state = Arc::clone(&state);
@@ -279,9 +296,21 @@ impl FakeGitHub {
         self.with(|state| state.minted.clone())
     }
 
-    /// The login recorded as author of what the product writes.
+    /// Sets the user the configured tokens belong to (`GET /user`, and the
+    /// author of what they write).
     pub fn set_actor(&self, login: &str) {
         self.with(|state| state.actor = login.to_owned());
+    }
+
+    /// Sets the App's slug (`GET /app`); its bot is `{slug}[bot]`.
+    pub fn set_app_slug(&self, slug: &str) {
+        self.with(|state| state.app_slug = slug.to_owned());
+    }
+
+    /// The App's bot login, `{slug}[bot]`: the author of what an
+    /// installation token writes.
+    pub fn app_login(&self) -> String {
+        self.with(|state| state.app_login())
     }
 
     /// Seeds a comment on issue or pull request `number`; returns its id.

@@ -11,6 +11,7 @@ use super::collab;
 use super::gitdata::{
     create_blob, create_commit, create_tree, get_blob, get_git_commit, get_tree, json_body,
 };
+use super::identity;
 use super::state::{State, repo_key};
 use super::store::FlatTree;
 use super::wire::{RepoUrls, error, not_found};
@@ -81,6 +82,8 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = call.method.as_str();
     match segments.as_slice() {
+        ["user"] if method == "GET" => identity::authenticated_user(state, call),
+        ["app"] if method == "GET" => identity::authenticated_app(state, call),
         ["app", "installations", id, "access_tokens"] if method == "POST" => {
             collab::installation_token(state, call, id)
         }

@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
-use super::auth::App;
+use super::auth::{App, credential};
 use super::store::GitStore;
 use super::wire::RepoUrls;
+use crate::record::RecordedCall;
 
 /// One repository.
 #[derive(Debug)]
@@ -59,8 +60,11 @@ pub(crate) struct State {
     pub(crate) check_runs: Vec<(String, Value)>,
     /// `(repo key, pull request)`.
     pub(crate) pulls: Vec<(String, Value)>,
-    /// The login that authored what the product writes.
+    /// The user the configured tokens belong to: what `GET /user` answers
+    /// for them and the author of what they write.
     pub(crate) actor: String,
+    /// The App's slug: installation tokens act as `{slug}[bot]`.
+    pub(crate) app_slug: String,
     pub(crate) requests_served: u64,
 }
 
@@ -96,6 +100,25 @@ impl State {
             f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix)
         })?;
         self.faults.remove(index)
+    }
+
+    /// The App's bot account, which writes with installation tokens.
+    pub(crate) fn app_login(&self) -> String {
+        format!("{}[bot]", self.app_slug)
+    }
+
+    /// Whether `token` is an installation token the fake minted.
+    pub(crate) fn is_minted(&self, token: &str) -> bool {
+        self.minted.iter().any(|t| t == token)
+    }
+
+    /// Who a request acts as, as GitHub attributes a write: the App's bot
+    /// for an installation token, else the tokens' user ([`State::actor`]).
+    pub(crate) fn login_of(&self, call: &RecordedCall) -> String {
+        match credential(call) {
+            Some(token) if self.is_minted(token) => self.app_login(),
+            _ => self.actor.clone(),
+        }
     }
 
     /// The JSON of a comment.

@@ -31,6 +31,8 @@ pub const DELAYED_STATUS: u16 = 504;
 #[derive(Debug, Clone)]
 enum Step {
     Say(Said),
+    /// Like `Say`, answered after this many milliseconds.
+    SayLate(Said, u64),
     Raw(Reply),
     Delay(u64),
 }
@@ -89,6 +91,12 @@ impl FakeModel {
     /// (Anthropic), `candidates[0].content.parts[0].text` (Gemini).
     pub fn push_decision(&self, decision: Value) {
         self.push(Step::Say(Said::Decision(decision)));
+    }
+
+    /// [`FakeModel::push_decision`], answered only after `ms` milliseconds:
+    /// a call that is in flight for that long and then succeeds.
+    pub fn push_decision_after(&self, ms: u64, decision: Value) {
+        self.push(Step::SayLate(Said::Decision(decision), ms));
     }
 
     /// Answers with free text where structured output was asked for (an
@@ -182,6 +190,7 @@ fn answer(script: &Mutex<Script>, call: &RecordedCall) -> Reply {
     }
     match script.steps.pop_front() {
         Some(Step::Say(said)) => wire::render(format, call, &said, serial),
+        Some(Step::SayLate(said, ms)) => Reply { delay_ms: ms, ..wire::render(format, call, &said, serial) },
         Some(Step::Raw(reply)) => reply,
         Some(Step::Delay(ms)) => {
             let message =
