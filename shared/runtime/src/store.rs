@@ -286,6 +286,25 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(self.kv.compare_and_swap(&key, Some(mine), &bytes).await?)
     }
 
+    /// Gives up our claim (the bytes we wrote, or the same claim marked
+    /// committing) after a failed commit, by expiring it at `now_ms`, so the
+    /// redelivery that retries the tick can take it at once instead of
+    /// waiting out the step's whole bound. `false` when it is not ours any
+    /// more (nothing changed).
+    pub(crate) async fn release_claim(&self, id: &str, seq: u64, mine: &[u8], now_ms: u64) -> Result<bool, StoreError> {
+        let key = claim_key(id, seq);
+        let ours: Claim = decode(&key, mine)?;
+        let Some(current) = self.get(&key).await? else { return Ok(false) };
+        let held: Claim = decode(&key, &current)?;
+        if (held.at_ms, held.deadline_ms, held.supersedes_ms) != (ours.at_ms, ours.deadline_ms, ours.supersedes_ms) {
+            return Ok(false);
+        }
+        let expired = Claim { deadline_ms: now_ms.min(ours.deadline_ms), committing: false, ..ours };
+        let bytes = serde_json::to_vec(&expired).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        self.writes.set(self.writes.get() + 1);
+        Ok(self.kv.compare_and_swap(&key, Some(&current), &bytes).await?)
+    }
+
     /// The live claim on `seq`, if one holds at `now_ms`.
     pub(crate) async fn live_claim(&self, id: &str, seq: u64, now_ms: u64) -> Result<Option<Claim>, StoreError> {
         let key = claim_key(id, seq);

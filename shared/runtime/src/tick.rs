@@ -137,11 +137,20 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         next.apply(&entry)?;
 
         // commit: only while the claim is still ours, and only if the seq is free.
-        let superseded = match &claim {
-            Some(mine) => !store.begin_commit(id, seq, mine).await?,
-            None => false,
+        let committed = self.commit(&store, id, &entry, claim.as_deref()).await;
+        let committed = match committed {
+            Ok(committed) => committed,
+            Err(e) => {
+                // Nothing was committed: let the redelivery take the claim at
+                // once (best effort; a store that is down keeps it until its
+                // deadline, and the sweep re-drives the seq then).
+                if let Some(mine) = &claim {
+                    let _ = store.release_claim(id, seq, mine, now_ms).await;
+                }
+                return Err(e.into());
+            }
         };
-        if superseded || store.append(id, &entry).await? == Append::Taken {
+        if !committed {
             store.count_into(&mut stats);
             return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None });
         }
@@ -170,6 +179,19 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         }
         store.count_into(&mut stats);
         Ok(TickReport { outcome, stats, warnings, resident: Some(next) })
+    }
+}
+
+impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
+    /// Marks our claim committing, then inserts the entry; `false` when the
+    /// claim was superseded or the seq was taken meanwhile.
+    async fn commit(&self, store: &Store<'_, K>, id: &str, entry: &Entry, claim: Option<&[u8]>) -> Result<bool, StoreError> {
+        if let Some(mine) = claim
+            && !store.begin_commit(id, entry.seq, mine).await?
+        {
+            return Ok(false);
+        }
+        Ok(store.append(id, entry).await? == Append::Committed)
     }
 }
 

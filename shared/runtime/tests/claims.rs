@@ -189,3 +189,59 @@ fn of_an_approve_and_a_reject_exactly_one_commits_and_the_loser_learns_the_winne
     }
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)), "the winner's decision stands");
 }
+
+/// A store whose next insert of a log entry fails, as a transient backend
+/// error would; everything else goes through.
+struct FailsOneCommit<'a> {
+    kv: &'a MemoryKv,
+    armed: std::cell::Cell<bool>,
+}
+
+impl KeyValue for FailsOneCommit<'_> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, agent_zero_ports::KvError> {
+        self.kv.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), agent_zero_ports::KvError> {
+        self.kv.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), agent_zero_ports::KvError> {
+        self.kv.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<agent_zero_ports::KeyPage, agent_zero_ports::KvError> {
+        self.kv.list(prefix, cursor, limit).await
+    }
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, agent_zero_ports::KvError> {
+        if key.contains("/log/") && self.armed.replace(false) {
+            return Err(agent_zero_ports::KvError::Backend("injected commit failure".into()));
+        }
+        self.kv.put_if_absent(key, value).await
+    }
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, agent_zero_ports::KvError> {
+        self.kv.compare_and_swap(key, expected, value).await
+    }
+}
+
+#[test]
+fn a_failed_commit_gives_its_claim_up_so_the_retry_runs_at_once() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-retry", RunMode::Fix, policy(FIX_POLICY)));
+    let tick = advance_to(&h, UNDERSTAND);
+    let flaky = FailsOneCommit { kv: &h.kv, armed: std::cell::Cell::new(true) };
+    let engine = Engine {
+        kv: &flaky,
+        ports: Ports { decider: &h.decider, workspace: &h.workspace, publisher: &h.publisher },
+        queue: &h.queue,
+        limits: h.limits,
+    };
+    let failed = block_on(engine.tick(&tick, h.clock.now_ms()));
+    assert!(matches!(failed, Err(agent_zero_runtime::TickError::Store(_))), "{failed:?}");
+    let released = stored_claim(&h, "t-retry", UNDERSTAND).unwrap();
+    assert!(released.deadline_ms <= h.clock.now_ms() && !released.committing, "{released:?}");
+    // The redelivery (a moment later) runs the step again instead of waiting out its bound.
+    let report = h.tick(&tick).unwrap();
+    assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
+    assert_eq!(h.decider.calls(), 2, "the lost answer is asked for again, once");
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+}

@@ -35,6 +35,8 @@ struct State {
     next: AtomicU64,
     /// Most leases ever held at once (test observability: `GET /v1/stats`).
     peak: AtomicU64,
+    /// Commands run (`POST /v1/leases/{id}/run`, one per command), for the same.
+    runs: AtomicU64,
 }
 
 type Reply = (u16, Value);
@@ -48,7 +50,13 @@ fn error(status: u16, code: &str, message: impl Into<String>, field: Option<&str
 }
 
 pub(crate) fn serve(server: tiny_http::Server, config: Config) {
-    let state = Arc::new(State { config, leases: Mutex::new(HashMap::new()), next: AtomicU64::new(1), peak: AtomicU64::new(0) });
+    let state = Arc::new(State {
+        config,
+        leases: Mutex::new(HashMap::new()),
+        next: AtomicU64::new(1),
+        peak: AtomicU64::new(0),
+        runs: AtomicU64::new(0),
+    });
     for request in server.incoming_requests() {
         let state = Arc::clone(&state);
         std::thread::spawn(move || handle(&state, request));
@@ -91,6 +99,7 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
                 "active": active,
                 "peak": state.peak.load(Ordering::SeqCst),
                 "created": state.next.load(Ordering::SeqCst) - 1,
+                "runs": state.runs.load(Ordering::SeqCst),
             }))
         }
         ("DELETE", ["v1", "leases", id]) => {
@@ -104,7 +113,10 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
                 return error(404, "unknown-lease", format!("lease `{id}` is not held"), None);
             };
             match (method, *action) {
-                ("POST", "run") => run(&lease, body),
+                ("POST", "run") => {
+                    state.runs.fetch_add(1, Ordering::SeqCst);
+                    run(&lease, body)
+                }
                 ("POST", "read") => read(&lease, body),
                 ("POST", "write") => write(&lease, body),
                 ("GET", "files") => files(&lease),
