@@ -345,11 +345,12 @@ struct ErrorBody {
 }
 
 pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, ApiError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ApiError::Decode {
+    // The path only on failure, from serde_json's error position
+    // (`json_path_at`), so each response type compiles once.
+    serde_json::from_slice(body).map_err(|e| ApiError::Decode {
         operation,
-        path: e.path().to_string(),
-        reason: capped(&e.inner().to_string()),
+        path: crate::event::json_path_at(body, e.line(), e.column()),
+        reason: capped(&e.to_string()),
     })
 }
 

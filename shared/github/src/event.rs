@@ -412,7 +412,7 @@ enum Frame {
 /// not know (before its `:`), or after the `}` of an object that lacked a
 /// field. Scanning the valid prefix up to there and keeping the open
 /// containers is enough to name it.
-fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
+pub fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
     if line == 0 {
         return ".".to_owned();
     }
@@ -501,11 +501,13 @@ mod path_tests {
     fn mutate<T: for<'de> Deserialize<'de>>(root: &Value, pointer: &str, node: &Value) {
         let replacements = [json!(5), json!("s"), json!(true), json!(null), json!([]), json!({}), json!({"zz": 1}), json!([1])];
         let mut read = false;
-        for replacement in replacements {
+        for (n, replacement) in replacements.into_iter().enumerate() {
             let mut changed = root.clone();
             *changed.pointer_mut(pointer).unwrap() = replacement;
-            read |= compare::<T>(&serde_json::to_vec(&changed).unwrap());
             read |= compare::<T>(&serde_json::to_vec_pretty(&changed).unwrap());
+            if n < 2 {
+                read |= compare::<T>(&serde_json::to_vec(&changed).unwrap());
+            }
         }
         if let Some((parent, key)) = pointer.rsplit_once('/') {
             let mut changed = root.clone();

@@ -27,7 +27,7 @@ pub use client::{
     InstallationToken, RepositoryInfo,
 };
 pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
-pub use event::{IntakeError, check_delivery_id, parse_delivery};
+pub use event::{IntakeError, check_delivery_id, json_path_at, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
 pub use intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,

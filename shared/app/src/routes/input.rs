@@ -78,10 +78,12 @@ pub(crate) fn json_body<T: DeserializeOwned>(request: &http::Request<Vec<u8>>, m
     if request.body().len() > max_bytes {
         return Err(ApiError::new(ErrorCode::PayloadTooLarge, format!("the body is over {max_bytes} bytes")));
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(request.body());
-    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let mut path = e.path().to_string();
-        let message = e.inner().to_string();
+    let body = request.body();
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let value = T::deserialize(&mut deserializer).map_err(|e| {
+        // The path from serde_json's error position: each body type compiles once.
+        let mut path = agent_zero_github::json_path_at(body, e.line(), e.column());
+        let message = e.to_string();
         // Unknown and missing fields are reported at their parent: name the field itself.
         let named = ["unknown field `", "missing field `"]
             .iter()
