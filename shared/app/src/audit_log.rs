@@ -24,7 +24,7 @@ pub struct AuditEntry {
     pub at: String,
     /// The authenticated principal's name.
     pub principal: String,
-    /// `tasks.create` or `approvals.decide`.
+    /// `tasks.create`, `approvals.decide` or `sweep`.
     pub action: String,
     /// The task id (or, for a refused create, the requested repository).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,8 +8,10 @@
 //!   `POST /api/v1/tasks` may target (ASCII case-insensitive). Empty: none.
 //! - `AGENT_ZERO_CONTROL_PLANE_MODES`: `name:mode|mode,...`; a principal
 //!   without a grant may request only `observe` and `suggest`.
-//! - `AGENT_ZERO_CONTROL_PLANE_READS`: `open` (default) or `token`: whether
-//!   task reads need a valid token too. The audit log always does.
+//! - `AGENT_ZERO_CONTROL_PLANE_READS`: `open` or `token`: whether task reads
+//!   need a valid token too. The default is `token` when the app has GitHub
+//!   credentials (it can then read private repositories), `open` otherwise.
+//!   The audit log always needs a token.
 //! - `AGENT_ZERO_CONTROL_PLANE_ORIGINS`: exact origins (`https://host[:port]`)
 //!   allowed to call `/api/v1/*` from a browser (CORS). Empty by default.
 //!
@@ -69,15 +71,25 @@ impl Access {
     /// Parses the access variables. `Ok(None)`: no tokens configured.
     pub(crate) fn from_config(config: &Config) -> Result<Option<Self>, ApiError> {
         let reads_need_token = match config.get(READS).map(str::trim) {
-            None | Some("open") => false,
+            None => has_github_credentials(config),
+            Some("open") => false,
             Some("token") => true,
             Some(_) => return Err(misconfigured(READS, "expected `open` or `token`")),
         };
         let Some(tokens) = config.get(TOKENS) else {
-            return if reads_need_token {
+            return if !reads_need_token {
+                Ok(None)
+            } else if config.is_set(READS) {
                 Err(ApiError::new(ErrorCode::NotConfigured, format!("{READS}=token needs {TOKENS}")).with_field(TOKENS))
             } else {
-                Ok(None)
+                Err(ApiError::new(
+                    ErrorCode::NotConfigured,
+                    format!(
+                        "no control-plane principals: set {TOKENS} (`name:token,...`); task reads need a token because \
+                         GitHub credentials are set (private repositories are readable), unless {READS}=open"
+                    ),
+                )
+                .with_field(TOKENS))
             };
         };
         let grants = parse_grants(config.get(MODES).unwrap_or_default())?;
@@ -140,6 +152,12 @@ impl Access {
     }
 }
 
+/// Whether the app can read private repositories: a token, or a complete
+/// GitHub App (its id and key).
+fn has_github_credentials(config: &Config) -> bool {
+    config.is_set("GITHUB_TOKEN") || (config.is_set("GITHUB_APP_ID") && config.is_set("GITHUB_APP_PRIVATE_KEY"))
+}
+
 fn unauthorized(message: &str) -> ApiError {
     let mut error = ApiError::new(ErrorCode::Unauthorized, message).with_field("Authorization");
     error.headers.push((header::WWW_AUTHENTICATE, "Bearer".to_owned()));
@@ -190,7 +208,8 @@ pub(crate) fn principal(config: &Config, headers: &HeaderMap) -> Result<Principa
     access.authenticate(headers).cloned()
 }
 
-/// Checks a task read: open, unless `AGENT_ZERO_CONTROL_PLANE_READS=token`.
+/// Checks a task read: a valid token when reads need one (see
+/// `AGENT_ZERO_CONTROL_PLANE_READS`), otherwise open.
 pub(crate) fn authorize_read(config: &Config, headers: &HeaderMap) -> Result<(), ApiError> {
     match Access::from_config(config)? {
         Some(access) if access.reads_need_token() => access.authenticate(headers).map(|_| ()),
@@ -215,7 +234,9 @@ pub(crate) fn secrets(config: &Config) -> Vec<String> {
 /// What replaces a secret value in stored text.
 pub(crate) use agent_zero_ports::REDACTED;
 
-/// `text` with every occurrence of every secret replaced.
+/// `text` with every occurrence of every secret replaced, and every
+/// GitHub-token-shaped run (a minted `ghs_` installation token is in no
+/// configured list) too.
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_owned();
     for secret in secrets {
@@ -223,7 +244,7 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
             out = out.replace(secret.as_str(), REDACTED);
         }
     }
-    out
+    agent_zero_ports::scrub_token_shapes(&out).into_owned()
 }
 
 /// The allowed origin of a cross-origin request, if it is allowed:
@@ -322,11 +343,41 @@ mod tests {
     }
 
     #[test]
+    fn reads_default_to_token_when_the_app_can_read_private_repositories() {
+        let anonymous = HeaderMap::new();
+        let alice = headers(&[("authorization", "Bearer tok-alice-123")]);
+        let tokens = (TOKENS, "alice:tok-alice-123");
+        let app = [("GITHUB_APP_ID", "123"), ("GITHUB_APP_PRIVATE_KEY", "-----BEGIN PRIVATE KEY-----")];
+        for credentials in [vec![("GITHUB_TOKEN", "ghp_x1")], app.to_vec()] {
+            let mut pairs = credentials.clone();
+            pairs.push(tokens);
+            let closed = Config::from_pairs(pairs.clone());
+            let e = authorize_read(&closed, &anonymous).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::Unauthorized, Some("Authorization")), "{credentials:?}");
+            assert!(authorize_read(&closed, &alice).is_ok());
+            // An explicit `open` still opens them.
+            pairs.push((READS, "open"));
+            assert!(authorize_read(&Config::from_pairs(pairs), &anonymous).is_ok(), "{credentials:?}");
+            // Without principals nobody could read: 503 naming the variable to set.
+            let e = authorize_read(&Config::from_pairs(credentials.clone()), &alice).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::NotConfigured, Some(TOKENS)), "{credentials:?}");
+            assert!(e.message.contains(READS) && !e.message.contains("ghp_x1"), "{}", e.message);
+        }
+        // No credentials, or an incomplete App: open as before.
+        assert!(authorize_read(&Config::from_pairs([tokens]), &anonymous).is_ok());
+        assert!(authorize_read(&Config::from_pairs([tokens, ("GITHUB_APP_ID", "123")]), &anonymous).is_ok());
+        assert!(authorize_read(&Config::default(), &anonymous).is_ok());
+    }
+
+    #[test]
     fn redacts_every_token_and_secret() {
         let config = Config::from_pairs([(TOKENS, "a:tok-one,b:tok-one-longer"), ("GITHUB_TOKEN", "ghp_x1")]);
         let secrets = secrets(&config);
         let text = redact("tok-one-longer tok-one ghp_x1 a:tok-one,b:tok-one-longer", &secrets);
         assert_eq!(text, "[redacted] [redacted] [redacted] [redacted]");
+        // A minted installation token is in no configured list.
+        let minted = redact("token ghs_16C7e42F292c6912E7710c838347Ae178B4a expired", &secrets);
+        assert_eq!(minted, "token [redacted] expired");
     }
 
     #[test]

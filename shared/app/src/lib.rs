@@ -11,8 +11,10 @@
 
 mod audit_log;
 mod auth;
+mod body_limit;
 mod config;
 mod error;
+mod github_access;
 mod repository_policy;
 mod router;
 mod routes;
@@ -24,6 +26,7 @@ mod ticks;
 
 pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use audit_log::AuditEntry;
+pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};

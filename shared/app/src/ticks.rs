@@ -44,7 +44,7 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
         queue: host.queue(),
-        limits: Limits::default(),
+        limits: limits(config),
     };
     let mut report = engine.tick(tick, now_ms).await?;
     if let Some(after) = &report.resident
@@ -53,6 +53,21 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         report.warnings.push(e.to_string());
     }
     Ok(report)
+}
+
+/// The engine's bounds, with the operator's: a claim on a model step lasts
+/// as long as the calls it may make (`AGENT_ZERO_MODEL_TIMEOUT_MS`), plus
+/// `AGENT_ZERO_CLAIM_MARGIN_MS` (default 30 s) on every step.
+fn limits(config: &Config) -> Limits {
+    let mut limits = Limits::default();
+    let ms = |name: &str| config.get(name).and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(ms) = ms("AGENT_ZERO_MODEL_TIMEOUT_MS") {
+        limits.model_call_ms = ms;
+    }
+    if let Some(ms) = ms("AGENT_ZERO_CLAIM_MARGIN_MS") {
+        limits.claim_margin_ms = ms;
+    }
+    limits
 }
 
 /// What one sweep did: overdue ticks re-enqueued, expired leases stopped.

@@ -1,15 +1,21 @@
 //! The cases, one module per feature. Each case takes the runtime it runs on
 //! and panics on failure.
 
+mod commit_point;
+mod exactly_once;
+mod atomic;
 mod health;
+mod identity;
 mod lifecycle;
+mod limits;
 mod webhooks;
 mod tasks;
+mod trust;
 mod pages;
 
 use crate::Case;
 
 /// Every case, in order.
 pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
-    [health::CASES, webhooks::CASES, lifecycle::CASES, pages::CASES, tasks::CASES].into_iter().flatten()
+    [health::CASES, webhooks::CASES, lifecycle::CASES, trust::CASES, exactly_once::CASES, identity::CASES, pages::CASES, tasks::CASES, limits::CASES, commit_point::CASES, atomic::CASES].into_iter().flatten()
 }

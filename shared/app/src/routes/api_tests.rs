@@ -528,3 +528,24 @@ fn with_a_github_token_the_repository_policy_is_read_and_a_failure_creates_nothi
     assert!(!host.kv.snapshot().keys().any(|k| k.starts_with("task/") || k.starts_with("index/")));
     assert!(!reply.body.to_string().contains("ghp_test_1234567890"));
 }
+
+#[test]
+fn a_feedback_author_is_the_principal_or_marked_as_caller_supplied() {
+    let host = TestHost::new();
+    let config = config(&[]);
+    let body = json!({
+        "repository": "acme/widgets",
+        "trigger": "feedback",
+        "feedback": [
+            { "body": "parse_limit accepts 0", "author": "torvalds" },
+            { "body": "and it is never checked" },
+        ],
+        "pullRequest": { "number": 42, "headSha": SHA },
+    });
+    let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let stored: String = host.kv.snapshot().values().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+    assert!(stored.contains("torvalds (caller-supplied, via api:alice)"), "a named author is marked as the caller's word");
+    assert!(stored.contains("\"author\":\"api:alice\""), "without a name, the author is the principal");
+    assert!(!stored.contains("\"author\":\"torvalds\""), "never stored as if GitHub had said so");
+}

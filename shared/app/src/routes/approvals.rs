@@ -5,6 +5,9 @@
 //! body has no actor field (an unknown field is a 400). Approving lets the
 //! task write, so it needs the task's mode granted to the principal;
 //! rejecting needs only a valid token. A task that is not waiting → 409.
+//! Of an approve and a reject racing on one task exactly one commits (the
+//! task log's atomic insert decides); the other is 409 naming the winner,
+//! and the audit records both answers as given.
 
 use agent_zero_contracts::TaskState;
 use agent_zero_runtime::ApprovalDecision;
@@ -91,7 +94,14 @@ async fn decide_as<H: Host>(
         .with_field("decision"));
     }
     if resident.state != TaskState::NeedsHuman {
-        return Err(ApiError::new(ErrorCode::Conflict, format!("task `{id}` is {}, not needs-human", resident.state)));
+        let message = match &resident.decided {
+            Some((winner, decision)) => {
+                let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
+                format!("task `{id}` was already {verb} by {winner}; it is {}", resident.state)
+            }
+            None => format!("task `{id}` is {}, not needs-human", resident.state),
+        };
+        return Err(ApiError::new(ErrorCode::Conflict, message));
     }
     let secrets = auth::secrets(context.config);
     let comment = body.comment.as_deref().map(|c| redact(c, &secrets));

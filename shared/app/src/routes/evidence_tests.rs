@@ -127,8 +127,10 @@ fn get(host: &TestHost, path: &str, accept: Option<&str>) -> http::Response<Vec<
     send(host, "GET", path, accept)
 }
 
+/// A read by alice: with GitHub credentials configured (`config`), task
+/// reads need a token.
 fn send(host: &TestHost, method: &str, path: &str, accept: Option<&str>) -> http::Response<Vec<u8>> {
-    let mut request = http::Request::builder().method(method).uri(path);
+    let mut request = http::Request::builder().method(method).uri(path).header(http::header::AUTHORIZATION, format!("Bearer {TOKEN}"));
     if let Some(accept) = accept {
         request = request.header(http::header::ACCEPT, accept);
     }

@@ -1,5 +1,10 @@
 //! `GET /api/v1/health`: version, configured capabilities (names only) and
-//! a storage probe that writes, reads back and deletes a KV key.
+//! a storage probe.
+//!
+//! Anonymous callers cost no write: their probe is one read of a key that is
+//! never written (Cloudflare's free plan allows 1,000 writes a day, and
+//! health is polled). A caller presenting a valid control-plane token gets
+//! the full probe, which writes, reads back and deletes a key.
 
 use agent_zero_ports::KeyValue;
 use http::StatusCode;
@@ -7,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::Context;
 use crate::error::{ApiError, ErrorCode};
-use crate::{Config, Host, PRODUCT, VERSION};
+use crate::{Config, Host, PRODUCT, VERSION, auth};
 
 /// Model providers and the variable holding each one's credential.
 const MODEL_CREDENTIALS: &[(&str, &str)] = &[
@@ -17,8 +22,35 @@ const MODEL_CREDENTIALS: &[(&str, &str)] = &[
     ("ai-gateway", "AI_GATEWAY_API_KEY"),
 ];
 
-pub(super) async fn get<H: Host>(context: &Context<'_, H>) -> http::Response<Vec<u8>> {
-    let storage = probe_storage(context).await;
+/// The key the anonymous probe reads. Nothing writes it.
+const READ_PROBE_KEY: &str = "health/read-probe";
+
+/// Which storage probe ran, as the report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// One read (anonymous callers).
+    Read,
+    /// Write, read back, delete (control-plane token holders).
+    ReadWrite,
+}
+
+impl Probe {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::ReadWrite => "read-write",
+        }
+    }
+}
+
+pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    // A missing, wrong or malformed credential is simply anonymous here:
+    // health stays answerable, and the report says which probe ran.
+    let probe = if auth::principal(context.config, request.headers()).is_ok() { Probe::ReadWrite } else { Probe::Read };
+    let storage = match probe {
+        Probe::Read => read_storage(context).await,
+        Probe::ReadWrite => probe_storage(context).await,
+    };
     let mut body = json!({
         "status": if storage.is_ok() { "ok" } else { "degraded" },
         "name": PRODUCT,
@@ -28,17 +60,23 @@ pub(super) async fn get<H: Host>(context: &Context<'_, H>) -> http::Response<Vec
     });
     let status = match storage {
         Ok(()) => {
-            body["storage"] = json!({ "ok": true });
+            body["storage"] = json!({ "ok": true, "probe": probe.as_str() });
             StatusCode::OK
         }
         Err(message) => {
             let error = ApiError::new(ErrorCode::StorageUnavailable, message.clone());
-            body["storage"] = json!({ "ok": false, "message": message });
+            body["storage"] = json!({ "ok": false, "probe": probe.as_str(), "message": message });
             body["error"] = error.body()["error"].clone();
             StatusCode::SERVICE_UNAVAILABLE
         }
     };
     crate::json_response(status, &body)
+}
+
+/// Reads a key nothing writes: the store answers, and nothing is spent
+/// but one read.
+async fn read_storage<H: Host>(context: &Context<'_, H>) -> Result<(), String> {
+    context.host.kv().get(READ_PROBE_KEY).await.map(|_| ()).map_err(|e| format!("read failed: {e}"))
 }
 
 /// Writes a per-request key (Cloudflare allows one write per second per
@@ -118,4 +156,90 @@ fn capabilities(config: &Config) -> Value {
             ]),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_ports::MemoryKvFault;
+
+    use crate::Config;
+    use crate::test_host::TestHost;
+
+    const TOKEN: &str = "tok-health-0c9a7d2b";
+
+    fn health(host: &TestHost, config: &Config, authorization: Option<&str>) -> (u16, serde_json::Value) {
+        let mut request = http::Request::get("/api/v1/health");
+        if let Some(value) = authorization {
+            request = request.header(http::header::AUTHORIZATION, value);
+        }
+        let response = host.send(config, request.body(Vec::new()).unwrap());
+        (response.status().as_u16(), serde_json::from_slice(response.body()).unwrap())
+    }
+
+    #[test]
+    fn anonymous_health_costs_one_read_and_no_write() {
+        let host = TestHost::new();
+        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
+        // Writes fail, reads work: anonymous health is still fine.
+        host.kv.set_fault(Some(MemoryKvFault::Writes));
+        let wrong = format!("Bearer {TOKEN}x");
+        for authorization in [None, Some("Bearer "), Some(wrong.as_str())] {
+            let before = host.kv.operations();
+            let (status, body) = health(&host, &config, authorization);
+            assert_eq!(status, 200, "{authorization:?}: {body}");
+            assert_eq!(body["storage"], serde_json::json!({ "ok": true, "probe": "read" }));
+            assert_eq!(host.kv.operations() - before, 1, "{authorization:?}: one read");
+        }
+        // Malformed access variables do not make health fail either.
+        let malformed = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "no-colon")]);
+        assert_eq!(health(&host, &malformed, Some(&format!("Bearer {TOKEN}"))).0, 200);
+        // A broken store is still 503.
+        host.kv.set_fault(Some(MemoryKvFault::All));
+        let (status, body) = health(&host, &config, None);
+        assert_eq!((status, body["error"]["code"].as_str()), (503, Some("storage_unavailable")), "{body}");
+        assert_eq!(body["storage"]["probe"], "read");
+    }
+
+    #[test]
+    fn a_token_holder_gets_the_write_probe() {
+        let host = TestHost::new();
+        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
+        let bearer = format!("Bearer {TOKEN}");
+        let (status, body) = health(&host, &config, Some(&bearer));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["storage"], serde_json::json!({ "ok": true, "probe": "read-write" }));
+        assert!(host.kv.snapshot().is_empty(), "the probe deletes its key");
+        host.kv.set_fault(Some(MemoryKvFault::Writes));
+        let (status, body) = health(&host, &config, Some(&bearer));
+        assert_eq!((status, body["storage"]["probe"].as_str()), (503, Some("read-write")), "{body}");
+        assert!(body["storage"]["message"].as_str().unwrap_or_default().starts_with("write failed"), "{body}");
+    }
+
+    #[test]
+    fn anonymous_listings_read_one_page_and_write_nothing() {
+        let host = TestHost::new();
+        let config = Config::from_pairs([
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b"),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
+        ]);
+        let task = serde_json::json!({
+            "repository": "acme/widgets",
+            "trigger": "proactive",
+            "pullRequest": { "number": 1, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+        });
+        let create = http::Request::post("/api/v1/tasks")
+            .header(http::header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&task).unwrap())
+            .unwrap();
+        let created = host.send(&config, create);
+        assert_eq!(created.status(), 201, "{}", String::from_utf8_lossy(created.body()));
+        host.kv.set_fault(Some(MemoryKvFault::Writes));
+        for path in ["/api/v1/tasks", "/"] {
+            let before = host.kv.operations();
+            let response = host.send(&config, http::Request::get(path).body(Vec::new()).unwrap());
+            assert_eq!(response.status(), 200, "{path}: {}", String::from_utf8_lossy(response.body()));
+            assert_eq!(host.kv.operations() - before, 2, "{path}: one list and one read for the one row");
+        }
+    }
 }

@@ -13,6 +13,8 @@ mod sweep;
 mod tasks;
 mod webhooks;
 
+pub(crate) use tasks::MAX_CREATE_BYTES;
+
 use crate::router::{Matched, RouteId};
 use crate::{Config, Host, Invocation};
 
@@ -32,7 +34,7 @@ pub(crate) async fn dispatch<H: Host>(
     let params = route.params;
     let id = || params.first().map(String::as_str).unwrap_or_default();
     let mut response = match route.id {
-        RouteId::Health => health::get(context).await,
+        RouteId::Health => health::get(context, &request).await,
         RouteId::GithubWebhook => webhooks::github(context, &request).await,
         RouteId::ListTasks => tasks::list(context, &request).await,
         RouteId::CreateTask => tasks::create(context, &request).await,

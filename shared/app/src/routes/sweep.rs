@@ -1,20 +1,26 @@
 //! `POST /api/v1/sweep`: re-sends overdue ticks and stops expired sandbox
 //! leases. Cloudflare runs the same sweep from its cron trigger; on Spin a
 //! scheduler (Fermyon Cloud cron jobs, any external cron, or the test host's
-//! `--schedule`) calls this route. Control-plane token holders only.
+//! `--schedule`) calls this route. Control-plane token holders only; every
+//! sweep that acts (re-drives a tick, stops a lease), is held off by a live
+//! claim or fails is audited (`sweep`); an idle one writes nothing, so a
+//! scheduler calling it every minute costs no storage writes. No `graceMs` re-drives a seq whose claim is
+//! live: `ticksClaimed` counts the overdue markers left to their holders.
 
 use serde_json::json;
 
 use super::Context;
+use crate::audit_log::AuditEntry;
 use crate::{Host, auth};
 
 /// How long a pending tick may be overdue before it is re-sent.
 const DEFAULT_GRACE_MS: u64 = 30_000;
 
 pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-    if let Err(error) = auth::principal(context.config, request.headers()) {
-        return error.into_response();
-    }
+    let principal = match auth::principal(context.config, request.headers()) {
+        Ok(principal) => principal,
+        Err(error) => return error.into_response(),
+    };
     let grace_ms = request
         .uri()
         .query()
@@ -23,7 +29,28 @@ pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Requ
         .unwrap_or(DEFAULT_GRACE_MS);
     let outcome = crate::sweep(context.host, context.config, context.invocation.now_ms, grace_ms).await;
     let ticks = outcome.ticks.as_ref().map_or(0, |r| r.enqueued.len());
+    let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
     let status = if outcome.errors.is_empty() { http::StatusCode::OK } else { http::StatusCode::SERVICE_UNAVAILABLE };
-    crate::json_response(status, &json!({ "ticksEnqueued": ticks, "leasesStopped": leases, "errors": outcome.errors }))
+    let audit = AuditEntry {
+        at: String::new(),
+        principal: principal.name.clone(),
+        action: "sweep".into(),
+        target: None,
+        detail: Some(format!("graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped")),
+        status: status.as_u16(),
+        outcome: if outcome.errors.is_empty() { "ok".into() } else { "storage_unavailable".into() },
+        field: None,
+        request_id: context.invocation.request_id.clone(),
+    };
+    // An idle sweep (a scheduler's every minute) changed nothing and costs
+    // no write; any sweep that acted, was held off by a claim, or failed is
+    // recorded.
+    let idle = ticks == 0 && claimed == 0 && leases == 0 && outcome.errors.is_empty();
+    if !idle {
+        let secrets = auth::secrets(context.config);
+        let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+    }
+    let body = json!({ "ticksEnqueued": ticks, "ticksClaimed": claimed, "leasesStopped": leases, "errors": outcome.errors });
+    crate::json_response(status, &body)
 }

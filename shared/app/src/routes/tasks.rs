@@ -98,9 +98,10 @@ pub(super) fn task_error(error: TaskError) -> ApiError {
     let message = error.to_string();
     match error {
         TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => ApiError::new(ErrorCode::NotFound, message).with_field("id"),
-        TaskError::Exists(_) | TaskError::NotAwaitingHuman { .. } | TaskError::Conflict(_) => {
-            ApiError::new(ErrorCode::Conflict, message)
-        }
+        TaskError::Exists(_)
+        | TaskError::NotAwaitingHuman { .. }
+        | TaskError::Conflict(_)
+        | TaskError::AlreadyDecided { .. } => ApiError::new(ErrorCode::Conflict, message),
         TaskError::Store(_) => ApiError::new(ErrorCode::StorageUnavailable, message),
         _ => ApiError::new(ErrorCode::Internal, message),
     }

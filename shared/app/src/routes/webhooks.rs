@@ -10,7 +10,7 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{
-    Credentials, GitHubClient, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject, TaskSeed,
+    check_delivery_id, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject, TaskSeed,
     parse_delivery, verify_headers,
 };
 use agent_zero_ports::KeyValue;
@@ -20,14 +20,7 @@ use serde_json::json;
 
 use super::Context;
 use crate::error::{ApiError, ErrorCode};
-use crate::{Config, Host, repository_policy};
-
-/// GitHub caps webhook payloads at 25 MB.
-pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
-
-fn max_body_bytes(config: &Config) -> usize {
-    config.get("AGENT_ZERO_WEBHOOK_MAX_BYTES").and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_BODY_BYTES)
-}
+use crate::{Host, repository_policy};
 
 fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
@@ -38,10 +31,12 @@ fn accepted(status: StatusCode, body: serde_json::Value) -> http::Response<Vec<u
 }
 
 /// The task id of a delivery: deterministic, so a redelivery (or a
-/// concurrent duplicate) addresses the same write-once task log.
+/// concurrent duplicate) addresses the same write-once task log. The id
+/// was validated as it arrived ([`check_delivery_id`]: letters, digits and
+/// `-`, at most 64 bytes), so this never maps two deliveries to one task.
 pub(crate) fn task_id_for_delivery(delivery: &str) -> String {
-    let clean: String = delivery.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(100).collect();
-    format!("gh-{clean}")
+    debug_assert!(check_delivery_id(delivery).is_ok(), "delivery ids are validated before use");
+    format!("gh-{delivery}")
 }
 
 fn delivery_key(delivery: &str) -> String {
@@ -65,7 +60,7 @@ async fn intake<H: Host>(
             .with_field("GITHUB_WEBHOOK_SECRET")
     })?;
 
-    let limit = max_body_bytes(config);
+    let limit = crate::body_limit::webhook_max_bytes(config)?;
     let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
     let body = request.body();
     if declared.is_some_and(|n| n > limit) || body.len() > limit {
@@ -98,6 +93,10 @@ async fn intake<H: Host>(
     let delivery = header(request, "x-github-delivery").filter(|d| !d.is_empty()).ok_or_else(|| {
         ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Delivery header").with_field("X-GitHub-Delivery")
     })?;
+    // Validated as it arrived, before it keys anything: `abc/123` is a bad
+    // id, never a duplicate of `abc123`.
+    check_delivery_id(delivery)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("X-GitHub-Delivery"))?;
 
     // A redelivery answers what the first delivery did.
     let kv = context.host.kv();
@@ -160,6 +159,8 @@ async fn task<H: Host>(
         proactive_enabled: policy.proactive.enabled,
         issues_enabled: policy.issues.enabled,
         issues_require_label: &policy.issues.require_label,
+        author_associations: &policy.triggers.author_associations,
+        allowed_bots: &policy.triggers.allowed_bots,
     };
     if let Err(reason) = seed.admit(&switches) {
         return Ok((StatusCode::ACCEPTED, json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() })));
@@ -212,25 +213,18 @@ async fn task<H: Host>(
 async fn load_policy<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<Policy, ApiError> {
     let config = context.config;
     let api = repository_policy::github_api(config)?;
-    let http = context.host.http();
-    let client = GitHubClient::new(http, &api);
-    let credentials = Credentials::from_env(
-        config.get("GITHUB_TOKEN"),
-        config.get("GITHUB_APP_ID"),
-        config.get("GITHUB_APP_PRIVATE_KEY"),
+    let credentials = crate::github_access::credentials(config)
+        .map_err(|e| ApiError::new(ErrorCode::NotConfigured, format!("GitHub credentials: {e}")))?;
+    // Public repositories are readable without credentials.
+    let client = crate::github_access::client(
+        context.host.http(),
+        &api,
+        credentials.as_ref(),
+        seed.installation_id,
+        context.invocation.now_ms,
     )
-    .map_err(|e| ApiError::new(ErrorCode::NotConfigured, format!("GitHub credentials: {e}")))?;
-    let client = match credentials {
-        Some(credentials) => {
-            let token = credentials
-                .token_for(seed.installation_id, &client, context.invocation.now_ms)
-                .await
-                .map_err(|e| ApiError::new(ErrorCode::UpstreamFailed, format!("GitHub credentials: {e}")))?;
-            GitHubClient::new(http, &api).with_token(token)
-        }
-        // Public repositories are readable without credentials.
-        None => client,
-    };
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::UpstreamFailed, format!("GitHub credentials: {e}")))?;
     repository_policy::read(&client, context.host.kv(), &seed.repository.owner, &seed.repository.repo, |e| {
         format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
     })

@@ -3,14 +3,29 @@
 //! already committed in the task log and served by the task API; this
 //! reports it where the work was asked for. A failed publication never
 //! fails the run: the report says why no pull request exists.
+//!
+//! The validation comment needs the app's own login (only comments by it
+//! are ours): learned from GitHub once and kept in [`IDENTITIES`] for the
+//! isolate's (Workers) or component instance's (Spin) life, never in KV.
+//! When it cannot be learned, the other steps still publish, the comment
+//! step writes nothing, and the publication fails with the reason, so the
+//! runtime's backoff tries it again.
+
+use std::rc::Rc;
 
 use agent_zero_evidence::RenderOptions;
-use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, StepOutcome, publish};
-use agent_zero_github::{Credentials, GitHubClient};
+use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
+use agent_zero_github::{GitHubClient, IdentityCache};
 use agent_zero_ports::HttpClient;
 use agent_zero_runtime::{Publication, Publisher};
 
 use crate::Config;
+
+thread_local! {
+    /// The app's own GitHub login per API and credential (keyed by a
+    /// digest), for as long as this isolate or instance lives.
+    static IDENTITIES: Rc<IdentityCache> = Rc::new(IdentityCache::default());
+}
 
 /// Publishes to GitHub when credentials are configured.
 pub(crate) struct ForgePublisher<'a, H> {
@@ -29,9 +44,7 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
         let config = self.config;
         let stimulus = publication.stimulus;
-        let credentials =
-            Credentials::from_env(config.get("GITHUB_TOKEN"), config.get("GITHUB_APP_ID"), config.get("GITHUB_APP_PRIVATE_KEY"))
-                .map_err(|e| format!("GitHub credentials: {e}"))?;
+        let credentials = crate::github_access::credentials(config).map_err(|e| format!("GitHub credentials: {e}"))?;
         let Some(credentials) = credentials else {
             return Ok("stored only: no GitHub credentials are configured".into());
         };
@@ -40,11 +53,9 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
         };
         let api = crate::repository_policy::github_api(config).map_err(|e| e.message)?;
         let anonymous = GitHubClient::new(self.http, &api);
-        let token = credentials
-            .token_for(stimulus.input.installation_id, &anonymous, self.now_ms)
+        let client = crate::github_access::client(self.http, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
             .await
             .map_err(|e| format!("GitHub credentials: {e}"))?;
-        let client = GitHubClient::new(self.http, &api).with_token(token);
 
         let files: Vec<PublishFile<'_>> = publication
             .changes
@@ -55,7 +66,8 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
         let secrets = crate::auth::secrets(config);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let policy = &stimulus.policy;
-        let request = PublishRequest {
+        let mut own_login: Option<String> = None;
+        let mut request = PublishRequest {
             bundle: publication.evidence,
             result: publication.result,
             task_id: &stimulus.task_id,
@@ -66,14 +78,31 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
             issue: stimulus.input.issue.as_ref(),
             policy: PublishPolicy { validation_comment: policy.issues.validation_comment, branch_prefix: &policy.issues.branch_prefix },
             files: &files,
+            feedback: &stimulus.input.feedback,
             bot_login: None,
             render: RenderOptions { secrets: &secrets, ..RenderOptions::default() },
             now_ms: self.now_ms,
         };
+        let mut identity_error = None;
+        if request.posts_comment() {
+            let cache = IDENTITIES.with(Rc::clone);
+            match credentials.own_login(&anonymous, &cache, self.now_ms).await {
+                Ok(login) => own_login = Some(login),
+                Err(e) => identity_error = Some(e),
+            }
+        }
+        request.bot_login = own_login.as_deref();
         let report = publish(&client, &request).await;
         if let Some(retry) = &report.retry_after {
             // The runtime backs off and tries again (bounded attempts).
             return Err(format!("GitHub rate limit: retry after {} ms", retry.ms));
+        }
+        if let Some(error) = identity_error
+            && matches!(report.outcome(PublishStep::IssueComment), Some(StepOutcome::Failed { .. }))
+        {
+            // Everything else is published (and is found again on the
+            // retry); the comment waits for the login.
+            return Err(format!("validation comment not published: {error}"));
         }
         let steps: Vec<String> = report
             .steps
