@@ -483,6 +483,27 @@ fn fault_host_killed_mid_tick_resumes_after_restart(runtime: Runtime) {
     assert_eq!(task["result"]["verified"], true, "{text}");
 }
 
+/// Delivers `count` labelled issues at once (`{prefix}-{i}`); their task ids.
+pub(super) fn file_issues_at_once(world: &World, prefix: &str, count: usize) -> Vec<String> {
+    let body = labeled_issue(world);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..count)
+            .map(|i| {
+                let body = &body;
+                scope.spawn(move || deliver(world, &format!("{prefix}-{i}"), "issues", body))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                let reply = h.join().unwrap();
+                assert_eq!(reply.status, 202, "{}", reply.text());
+                reply.json()["taskId"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    })
+}
+
 /// Every transition of the task appears once: no step was committed twice.
 pub(super) fn assert_each_step_committed_once(task: &Value) {
     let events: Vec<&str> = task["events"].as_array().unwrap().iter().map(|e| e["state"].as_str().unwrap()).collect();
@@ -522,26 +543,9 @@ fn lease_quota_holds_under_concurrent_tasks(runtime: Runtime) {
     for _ in 0..3 {
         world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     }
-    let body = labeled_issue(&world);
     // Three deliveries at once for one repository: maxActivePerRepository is 1,
     // so the coordinator (Durable Object / Spin KV) must serialise the leases.
-    let ids: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..3)
-            .map(|i| {
-                let body = &body;
-                let world = &world;
-                scope.spawn(move || deliver(world, &format!("quota-{i}"), "issues", body))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                let reply = h.join().unwrap();
-                assert_eq!(reply.status, 202, "{}", reply.text());
-                reply.json()["taskId"].as_str().unwrap().to_owned()
-            })
-            .collect()
-    });
+    let ids = file_issues_at_once(&world, "quota", 3);
     for id in &ids {
         let task = wait_terminal(&world, id);
         assert_eq!(task["state"], "completed", "{task}");
