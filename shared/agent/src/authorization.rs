@@ -33,6 +33,7 @@ use agent_zero_contracts::{ChangeRisk, Refusal, RunMode, Verdict, is_repository_
 
 use crate::policy::Policy;
 use crate::risk::classify_change_risk;
+use crate::validation::normalize_path;
 
 /// Everything the chain looks at, gathered by the plan step.
 #[derive(Debug, Clone, Copy)]
@@ -228,16 +229,12 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
 /// by the validated finding, or absent at the leased commit (unless
 /// `autofix.allowNewFiles`).
 fn out_of_scope(policy: &Policy, request: &WriteRequest<'_>, distinct: &BTreeSet<&str>) -> Vec<String> {
-    let normalize = |p: &str| {
-        let p = p.replace('\\', "/");
-        p.strip_prefix("./").unwrap_or(&p).to_owned()
-    };
-    let cited: BTreeSet<String> = request.cited_files.iter().map(|p| normalize(p)).collect();
-    let present: BTreeSet<String> = request.checkout_files.iter().map(|p| normalize(p)).collect();
+    let cited: BTreeSet<String> = request.cited_files.iter().map(|p| normalize_path(p)).collect();
+    let present: BTreeSet<String> = request.checkout_files.iter().map(|p| normalize_path(p)).collect();
     distinct
         .iter()
         .filter_map(|path| {
-            let normalized = normalize(path);
+            let normalized = normalize_path(path);
             if !cited.contains(&normalized) {
                 Some(format!("`{path}` is not cited by the validated finding"))
             } else if !present.contains(&normalized) && !policy.autofix.allow_new_files {

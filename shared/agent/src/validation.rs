@@ -303,7 +303,7 @@ fn collapse_whitespace(text: &str) -> String {
 }
 
 /// `./a\b` -> `a/b`: the spelling the file list uses.
-fn normalize_path(path: &str) -> String {
+pub(crate) fn normalize_path(path: &str) -> String {
     let path = path.replace('\\', "/");
     path.strip_prefix("./").unwrap_or(&path).to_owned()
 }

@@ -12,7 +12,7 @@ use crate::fact::{Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, W
 use crate::ports::{Decider, LeaseRequest, Publication, Publisher, Workspace, WorkspaceError};
 use crate::render::model_request;
 use crate::resident::{FoldError, Resident};
-use crate::step::{Limits, Step, backoff};
+use crate::step::{Limits, Step, backoff, remaining_ms};
 use crate::store::TickStats;
 
 /// Most cited files read for validation.
@@ -51,7 +51,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
     let r = cx.resident;
     let stimulus = r.stimulus();
     let policy = &stimulus.policy;
-    let remaining = policy.agent.timeout_ms.saturating_sub(cx.now_ms.saturating_sub(r.created_ms)).max(1);
+    let remaining = remaining_ms(r, cx.now_ms);
     let now = |facts: Vec<Fact>| Ok(Acted { facts, delay_ms: 0 });
     let sandbox_failed = |operation: &str, error: WorkspaceError| {
         let (operation, tries) = match error {

@@ -46,6 +46,13 @@ impl Default for Limits {
     }
 }
 
+/// What is left at `now_ms` of the run's `agent.timeoutMs` (at least 1):
+/// the bound of a lease and of the checks.
+pub(crate) fn remaining_ms(resident: &Resident, now_ms: u64) -> u64 {
+    let timeout = resident.stimulus.as_ref().map_or(0, |s| s.policy.agent.timeout_ms);
+    timeout.saturating_sub(now_ms.saturating_sub(resident.created_ms)).max(1)
+}
+
 impl Step {
     /// How long this step may take at `now_ms`, from its own bound, when it
     /// has external effects (and so takes a claim first); `None` for the
@@ -54,10 +61,7 @@ impl Step {
     pub fn bound_ms(&self, resident: &Resident, now_ms: u64, limits: &Limits) -> Option<u64> {
         let bound = match self {
             Self::Understand | Self::Plan { replan: true } => limits.model_call_ms.saturating_mul(2),
-            Self::Verify => {
-                let timeout = resident.stimulus.as_ref().map_or(0, |s| s.policy.agent.timeout_ms);
-                timeout.saturating_sub(now_ms.saturating_sub(resident.created_ms)).max(1)
-            }
+            Self::Verify => remaining_ms(resident, now_ms),
             Self::Lease | Self::Discover | Self::Validate | Self::Execute { .. } | Self::Review | Self::Release => {
                 limits.sandbox_call_ms
             }

@@ -238,7 +238,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
     /// caller stops without side effects.
     pub(crate) async fn append(&self, id: &str, entry: &Entry) -> Result<Append, StoreError> {
         let key = log_key(id, entry.seq);
-        let bytes = serde_json::to_vec(entry).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        let bytes = encode(&key, entry)?;
         self.writes.set(self.writes.get() + 1);
         if self.kv.put_if_absent(&key, &bytes).await? { Ok(Append::Committed) } else { Ok(Append::Taken) }
     }
@@ -263,7 +263,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
             }
             None => None,
         };
-        let bytes = serde_json::to_vec(&mine).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        let bytes = encode(&key, &mine)?;
         self.writes.set(self.writes.get() + 1);
         if self.kv.compare_and_swap(&key, expected, &bytes).await? {
             return Ok(Claimed::Ours(bytes));
@@ -281,7 +281,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
         let key = claim_key(id, seq);
         let mut claim: Claim = decode(&key, mine)?;
         claim.committing = true;
-        let bytes = serde_json::to_vec(&claim).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        let bytes = encode(&key, &claim)?;
         self.writes.set(self.writes.get() + 1);
         Ok(self.kv.compare_and_swap(&key, Some(mine), &bytes).await?)
     }
@@ -300,7 +300,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
             return Ok(false);
         }
         let expired = Claim { deadline_ms: now_ms.min(ours.deadline_ms), committing: false, ..ours };
-        let bytes = serde_json::to_vec(&expired).map_err(|e| StoreError::Corrupt { key: key.clone(), reason: e.to_string() })?;
+        let bytes = encode(&key, &expired)?;
         self.writes.set(self.writes.get() + 1);
         Ok(self.kv.compare_and_swap(&key, Some(&current), &bytes).await?)
     }
@@ -337,6 +337,10 @@ impl<'k, K: KeyValue> Store<'k, K> {
         let Some(bytes) = self.get(key).await? else { return Ok(None) };
         Ok(serde_json::from_slice(&bytes).ok())
     }
+}
+
+fn encode<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Corrupt { key: key.to_owned(), reason: e.to_string() })
 }
 
 fn decode<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, StoreError> {
