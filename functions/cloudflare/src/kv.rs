@@ -67,6 +67,10 @@ impl KeyValue for HostKv {
             self.kv.compare_and_swap(key, expected, value).await
         }
     }
+
+    async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
+        if task_of(key).is_some() { self.tasks.put(key, value).await } else { self.kv.put_expiring(key, value, ttl_secs).await }
+    }
 }
 
 /// A KV namespace, or the reason it is not bound (every operation then
@@ -116,6 +120,13 @@ impl KeyValue for CloudflareKv {
             keys: page.keys.into_iter().map(|k| k.name).collect(),
             cursor: if page.list_complete { None } else { page.cursor },
         })
+    }
+
+    /// Workers KV removes the key itself after `ttl_secs` (its floor is 60 s).
+    async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
+        check_key(key)?;
+        let put = self.store()?.put_bytes(key, value).map_err(backend)?;
+        put.expiration_ttl(ttl_secs.max(60)).execute().await.map_err(backend)
     }
 
     /// Workers KV has no compare-and-set: refused, never imitated.

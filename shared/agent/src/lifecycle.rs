@@ -14,14 +14,15 @@
 //! executed, so a change that failed verification can never end as
 //! `completed`. `executing` reaches `completed` only through `verifying`
 //! and `reviewing`. `needs-human` is reachable from `validating` onwards;
-//! every non-terminal state can reach `failed`. The only ways out of
+//! every non-terminal state can reach `failed`; `queued -> ignored` is the
+//! policy gate declining a delivery before anything ran. The only ways out of
 //! `needs-human` are a human's: [`LifecycleMachine::approve`] (back to
 //! `planning`) and [`LifecycleMachine::deny`] (`failed`).
 
 use agent_zero_contracts::{TaskState, TerminalState};
 
 use TaskState::{
-    Completed, Discovering, Executing, Failed, NeedsHuman, Planning, Queued, Reviewing,
+    Completed, Discovering, Executing, Failed, Ignored, NeedsHuman, Planning, Queued, Reviewing,
     Understanding, Validating, Verifying,
 };
 
@@ -52,6 +53,8 @@ pub const fn edge(from: TaskState, to: TaskState) -> Option<Edge> {
         | (Verifying, Reviewing)
         | (Reviewing, Completed) => Some(Edge::Forward),
         (Verifying, Planning) => Some(Edge::Repair),
+        // The policy gate, at admission: nothing ran.
+        (Queued, Ignored) => Some(Edge::Stop),
         (Validating | Planning | Executing | Verifying | Reviewing, NeedsHuman) => Some(Edge::Stop),
         (Queued | Discovering | Understanding | Validating | Planning | Executing | Verifying
         | Reviewing, Failed) => Some(Edge::Stop),

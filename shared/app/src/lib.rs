@@ -16,6 +16,7 @@ mod config;
 mod error;
 mod github_access;
 mod repository_policy;
+pub mod retention;
 mod router;
 mod routes;
 mod services;
@@ -56,6 +57,9 @@ pub trait Host {
     /// Strongly consistent sandbox-lease bookkeeping (a Durable Object on
     /// Cloudflare, Spin's key-value store on Spin).
     type Leases: Coordinator;
+    /// RS256 for the GitHub App JWT (WebCrypto on Cloudflare, pure Rust on
+    /// Spin).
+    type Signer: agent_zero_github::Rs256Signer;
 
     /// Short host name for health and evidence: `cloudflare`, `spin`, `test`.
     fn name(&self) -> &'static str;
@@ -70,6 +74,8 @@ pub trait Host {
     fn queue(&self) -> &Self::Queue;
     /// The lease coordinator.
     fn leases(&self) -> &Self::Leases;
+    /// The JWT signer.
+    fn signer(&self) -> &Self::Signer;
 }
 
 /// Values the host supplies for one invocation: the core has no clock and no

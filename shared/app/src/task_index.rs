@@ -24,7 +24,7 @@
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
-use agent_zero_runtime::{Resident, Stimulus};
+use agent_zero_runtime::{Origin, Resident, Stimulus};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -85,10 +85,29 @@ impl TaskSummary {
         }
     }
 
+    /// The summary of a task from where it came from (a delivery that
+    /// awaits its policy gate is listed as `observe`, the least a run does).
+    pub fn of_origin(origin: &Origin<'_>, now_ms: u64) -> Self {
+        Self {
+            id: origin.task_id.to_owned(),
+            repository: origin.repository.to_owned(),
+            state: TaskState::Queued,
+            trigger: origin.trigger,
+            mode: origin.mode.unwrap_or(RunMode::Observe),
+            source: origin.source.map(str::to_owned),
+            verdict: None,
+            verified: false,
+            title: origin.title.map(cap),
+            created_at: rfc3339(now_ms),
+            updated_at: rfc3339(now_ms),
+            created_ms: now_ms,
+        }
+    }
+
     /// The summary of a folded task (`None` before entry 0).
     pub fn of_resident(resident: &Resident, now_ms: u64) -> Option<Self> {
-        let stimulus = resident.stimulus.as_deref()?;
-        let mut summary = Self::of_stimulus(stimulus, resident.created_ms);
+        let origin = resident.origin()?;
+        let mut summary = Self::of_origin(&origin, resident.created_ms);
         summary.state = resident.state;
         summary.updated_at = rfc3339(now_ms);
         summary.verdict = resident.finding.as_ref().map(|f| f.verdict);
@@ -203,7 +222,7 @@ struct Stored {
     created_ms: u64,
 }
 
-async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
+pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
     let Some(bytes) = kv.get(&summary_key(id)).await? else { return Ok(None) };
     Ok(serde_json::from_slice::<Stored>(&bytes).ok().map(|s| TaskSummary { created_ms: s.created_ms, ..s.summary }))
 }
@@ -248,6 +267,26 @@ pub async fn record_created<K: KeyValue>(kv: &K, stimulus: &Stimulus, now_ms: u6
         return Ok(());
     }
     record(kv, &TaskSummary::of_stimulus(stimulus, now_ms)).await
+}
+
+/// Indexes a delivery `runtime::receive` just recorded, before its
+/// admission tick; a task already indexed is left alone.
+pub async fn record_received<K: KeyValue>(kv: &K, resident: &Resident, now_ms: u64) -> Result<(), IndexError> {
+    let Some(origin) = resident.origin() else { return Ok(()) };
+    if read_summary(kv, origin.task_id).await?.is_some() {
+        return Ok(());
+    }
+    record(kv, &TaskSummary::of_origin(&origin, now_ms)).await
+}
+
+/// Removes every index key of task `id` (retention); nothing when it is
+/// not indexed.
+pub(crate) async fn forget_task<K: KeyValue>(kv: &K, id: &str) -> Result<(), KvError> {
+    let Some(summary) = read_summary(kv, id).await? else { return Ok(()) };
+    for key in fixed_keys(&summary).iter().chain(&state_keys(&summary, summary.state)) {
+        kv.delete(key).await?;
+    }
+    kv.delete(&summary_key(&summary.id)).await
 }
 
 /// Removes the keys of a task whose creation failed after it was indexed.

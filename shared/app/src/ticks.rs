@@ -2,9 +2,9 @@
 //! cron trigger or in-invocation driver calls.
 
 use agent_zero_runner::{RunnerPoolConfig, SweepReport as LeaseSweepReport};
-use agent_zero_runtime::{Engine, Limits, Ports, SweepOptions, SweepReport, Tick, TickError, TickReport};
+use agent_zero_runtime::{Engine, Limits, Ports, Start, SweepOptions, SweepReport, Tick, TickError, TickReport};
 
-use crate::services::{AnySandbox, ForgePublisher, ModelDecider, PoolWorkspace, sandbox_from_config};
+use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace, sandbox_from_config};
 use crate::{Config, Host};
 
 /// Why a tick could not run; the host leaves the message for redelivery.
@@ -22,24 +22,30 @@ pub enum RunTickError {
 /// Runs one tick of `tick.task_id` at `now_ms` with the services the
 /// operator configured and the task's policy snapshot.
 pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
-    // Entry 0 alone (one read): the engine folds the rest of the log itself.
-    let stimulus = agent_zero_runtime::stimulus(host.kv(), &tick.task_id)
+    // Entry 0 (and an admission): the engine folds the rest of the log itself.
+    let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
         .await
         .map_err(|e| RunTickError::Load { task_id: tick.task_id.clone(), reason: e.to_string() })?
         .ok_or_else(|| RunTickError::Tick(TickError::UnknownTask(tick.task_id.clone())))?;
-    let policy = &stimulus.policy;
+    // A delivery awaiting its gate has no policy yet: its one step (admit)
+    // uses the forge port only, so the others are built from the defaults.
+    let awaiting = agent_zero_agent::Policy::default();
+    let (policy, pull_request) = match &start {
+        Start::Run(stimulus) => (&stimulus.policy, stimulus.input.pull_request.as_ref()),
+        Start::Awaiting(_) => (&awaiting, None),
+        _ => (&awaiting, None),
+    };
 
     let decider = ModelDecider::new(policy, config, host.http(), host.clock());
     let provider: Result<AnySandbox<&H::Http>, String> = sandbox_from_config(config, host.http());
-    let pool_config = RunnerPoolConfig {
-        max_output_bytes: policy.runner.max_output_bytes,
-        max_lease_ms: policy.agent.timeout_ms,
-        ..RunnerPoolConfig::default()
-    };
-    let git_ref = stimulus.input.pull_request.as_ref().map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
+    let pool_config = crate::services::pool_config(config, policy.runner.max_output_bytes);
+    let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
+    let installation = match &start { Start::Run(stimulus) => stimulus.input.installation_id, _ => None };
+    let checkout = crate::services::GitHubCheckout { config, http: host.http(), signer: host.signer(), installation, now_ms };
     let workspace =
-        PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref);
-    let publisher = ForgePublisher::new(config, host.http(), now_ms);
+        PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
+            .with_checkout(checkout);
+    let publisher = Gate::new(host, config, now_ms, ForgePublisher::new(config, host.http(), host.signer(), now_ms));
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
@@ -47,10 +53,21 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         limits: limits(config),
     };
     let mut report = engine.tick(tick, now_ms).await?;
-    if let Some(after) = &report.resident
-        && let Err(e) = crate::task_index::record_tick(host.kv(), after, now_ms).await
-    {
-        report.warnings.push(e.to_string());
+    if let Some(after) = &report.resident {
+        if let Err(e) = crate::task_index::record_tick(host.kv(), after, now_ms).await {
+            report.warnings.push(e.to_string());
+        }
+        // Finished: its lifetime starts (the same key however often this runs).
+        if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_)) {
+            match crate::retention::Lifetimes::from_config(config) {
+                Ok(lifetimes) => {
+                    if let Err(e) = crate::retention::schedule_finished(host.kv(), &lifetimes, after).await {
+                        report.warnings.push(format!("retention not scheduled: {e}"));
+                    }
+                }
+                Err(e) => report.warnings.push(format!("retention not scheduled: {}", e.message)),
+            }
+        }
     }
     Ok(report)
 }
@@ -75,6 +92,8 @@ fn limits(config: &Config) -> Limits {
 pub struct SweepOutcome {
     pub ticks: Option<SweepReport>,
     pub leases: Option<LeaseSweepReport>,
+    /// What the retention pass removed.
+    pub retention: Option<crate::retention::RetentionReport>,
     pub errors: Vec<String>,
 }
 
@@ -88,11 +107,17 @@ pub async fn sweep<H: Host>(host: &H, config: &Config, now_ms: u64, grace_ms: u6
         Err(e) => outcome.errors.push(format!("ticks: {e}")),
     }
     if let Ok(provider) = sandbox_from_config(config, host.http()) {
-        let pool = agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), RunnerPoolConfig::default());
-        match pool.sweep().await {
-            Ok(report) => outcome.leases = Some(report),
+        match crate::services::pool_config(config, RunnerPoolConfig::default().max_output_bytes) {
+            Ok(limits) => match agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), limits).sweep().await {
+                Ok(report) => outcome.leases = Some(report),
+                Err(e) => outcome.errors.push(format!("leases: {e}")),
+            },
             Err(e) => outcome.errors.push(format!("leases: {e}")),
         }
+    }
+    match crate::retention::pass(host.kv(), now_ms).await {
+        Ok(report) => outcome.retention = Some(report),
+        Err(e) => outcome.errors.push(format!("retention: {e}")),
     }
     outcome
 }

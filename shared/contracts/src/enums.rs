@@ -121,6 +121,8 @@ vocabulary! {
         Completed = "completed",
         NeedsHuman = "needs-human",
         Failed = "failed",
+        /// A delivery the repository's policy does not act on (never ran).
+        Ignored = "ignored",
     }
 }
 
@@ -128,7 +130,7 @@ impl TaskState {
     /// Whether a task in this state is finished (`needs-human` waits for an
     /// approval but no tick moves it on its own).
     pub const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::NeedsHuman | Self::Failed)
+        matches!(self, Self::Completed | Self::NeedsHuman | Self::Failed | Self::Ignored)
     }
 
     /// The terminal state this is, if any.
@@ -137,6 +139,7 @@ impl TaskState {
             Self::Completed => Some(TerminalState::Completed),
             Self::NeedsHuman => Some(TerminalState::NeedsHuman),
             Self::Failed => Some(TerminalState::Failed),
+            Self::Ignored => Some(TerminalState::Ignored),
             _ => None,
         }
     }
@@ -144,7 +147,13 @@ impl TaskState {
 
 vocabulary! {
     /// The states a run can finish in.
-    TerminalState { Completed = "completed", NeedsHuman = "needs-human", Failed = "failed" }
+    TerminalState {
+        Completed = "completed",
+        NeedsHuman = "needs-human",
+        Failed = "failed",
+        /// The policy gate declined the delivery before anything ran.
+        Ignored = "ignored",
+    }
 }
 
 impl From<TerminalState> for TaskState {
@@ -153,6 +162,7 @@ impl From<TerminalState> for TaskState {
             TerminalState::Completed => Self::Completed,
             TerminalState::NeedsHuman => Self::NeedsHuman,
             TerminalState::Failed => Self::Failed,
+            TerminalState::Ignored => Self::Ignored,
         }
     }
 }

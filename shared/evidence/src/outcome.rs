@@ -123,7 +123,9 @@ pub fn shown_verified(bundle: &EvidenceBundle) -> bool {
 /// The outcome of a finished run (table on [`Outcome`]).
 pub fn outcome(bundle: &EvidenceBundle) -> Outcome {
     match bundle.state {
-        TerminalState::Failed => Outcome::Failed,
+        // An ignored delivery never ran, so it has no evidence bundle; one
+        // claiming to be is reported as the failure it would be.
+        TerminalState::Failed | TerminalState::Ignored => Outcome::Failed,
         TerminalState::NeedsHuman => Outcome::NeedsHuman,
         TerminalState::Completed if shown_verified(bundle) => Outcome::Verified,
         TerminalState::Completed if bundle.refusal.is_some() => Outcome::Refused,
@@ -133,6 +135,15 @@ pub fn outcome(bundle: &EvidenceBundle) -> Outcome {
             Verdict::Inconclusive => Outcome::Inconclusive,
         },
     }
+}
+
+/// The GitHub conclusion of a finished run: its outcome's (table on
+/// [`Outcome`]), except that a pull-request review that did not read every
+/// changed file whole never concludes `success`: it is `neutral`.
+pub fn conclusion(bundle: &EvidenceBundle) -> CheckConclusion {
+    let concluded = outcome(bundle).github_conclusion();
+    let partial = bundle.review.as_ref().is_some_and(|r| !r.is_complete());
+    if partial && concluded == CheckConclusion::Success { CheckConclusion::Neutral } else { concluded }
 }
 
 /// Plain-text status of the change: why it is, or is not, proven.
@@ -208,6 +219,7 @@ mod tests {
             refusal: refused.then(|| Refusal { code: "autofix-disabled".into(), message: "m".into() }),
             coverage: Coverage::default(),
             summary: String::new(),
+            review: None,
         }
     }
 
@@ -221,7 +233,7 @@ mod tests {
                     for refused in [false, true] {
                         let b = bundle(state, verdict, verified, refused);
                         let expected = match state {
-                            TerminalState::Failed => (Outcome::Failed, C::Failure),
+                            TerminalState::Failed | TerminalState::Ignored => (Outcome::Failed, C::Failure),
                             TerminalState::NeedsHuman => (Outcome::NeedsHuman, C::ActionRequired),
                             TerminalState::Completed if verified => (Outcome::Verified, C::Success),
                             TerminalState::Completed if refused => (Outcome::Refused, C::Neutral),
@@ -252,6 +264,25 @@ mod tests {
         assert_eq!(outcome(&b), Outcome::Confirmed);
         b.verified = false;
         assert_eq!(change_status(&b), "not proven: no check ran");
+    }
+
+    #[test]
+    fn a_review_that_skipped_anything_never_concludes_success() {
+        use agent_zero_contracts::{FileCoverage, FileReview, ReviewLedger, SkipReason};
+        let file = |review, reason| FileCoverage { path: "a.rs".into(), review, hunks: vec![], skipped_hunks: vec![], reason };
+        let mut b = bundle(TerminalState::Completed, Verdict::Accepted, true, false);
+        assert_eq!(conclusion(&b), CheckConclusion::Success);
+        b.review = Some(ReviewLedger { files: vec![file(FileReview::Reviewed, None)], ..ReviewLedger::default() });
+        assert_eq!(conclusion(&b), CheckConclusion::Success, "a whole review passes like any run");
+        for (review, reason) in [(FileReview::Partial, Some(SkipReason::TooLarge)), (FileReview::Skipped, Some(SkipReason::Binary))] {
+            b.review = Some(ReviewLedger { files: vec![file(FileReview::Reviewed, None), file(review, reason)], ..ReviewLedger::default() });
+            assert_eq!(conclusion(&b), CheckConclusion::Neutral, "{review:?}");
+        }
+        b.review = Some(ReviewLedger { unlisted: Some("no credentials".into()), ..ReviewLedger::default() });
+        assert_eq!(conclusion(&b), CheckConclusion::Neutral);
+        // Other conclusions are kept: a failure stays a failure.
+        b.state = TerminalState::Failed;
+        assert_eq!(conclusion(&b), CheckConclusion::Failure);
     }
 
     #[test]

@@ -60,6 +60,15 @@ pub trait KeyValue {
     /// `expected` (`None`: absent), as one atomic step; `Ok(false)`, with
     /// nothing written, when it was not.
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError>;
+    /// Writes `value` at `key` and asks the backend to remove it after
+    /// `ttl_secs` when it can (Workers KV's `expirationTtl`, at least 60 s).
+    /// A backend without expiry keeps it: callers that need the lifetime
+    /// enforced record it in the value and remove the key themselves (the
+    /// app's retention pass).
+    async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
+        let _ = ttl_secs;
+        self.put(key, value).await
+    }
 }
 
 /// Checks a key against the limits every backend shares.
@@ -81,6 +90,10 @@ pub fn check_key(key: &str) -> Result<(), KvError> {
 }
 
 impl<T: KeyValue + ?Sized> KeyValue for &T {
+    async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
+        (**self).put_expiring(key, value, ttl_secs).await
+    }
+
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
         (**self).get(key).await
     }

@@ -8,11 +8,11 @@ use agent_zero_contracts::{ProposedChange,
 
 use crate::conclude::conclude;
 use crate::discover::{MANIFESTS, default_checks};
-use crate::fact::{Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, WriteOutcome};
-use crate::ports::{Decider, LeaseRequest, Publication, Publisher, Workspace, WorkspaceError};
+use crate::fact::{Admission, Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, WriteOutcome};
+use crate::ports::{AdmitError, Decider, ForgeError, LeaseRequest, Publication, Publisher, Workspace, WorkspaceError};
 use crate::render::model_request;
 use crate::resident::{FoldError, Resident};
-use crate::step::{Limits, Step, backoff, remaining_ms};
+use crate::step::{Limits, Step, admission_backoff, backoff, remaining_ms};
 use crate::store::TickStats;
 
 /// Most cited files read for validation.
@@ -49,6 +49,9 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
     stats: &mut TickStats,
 ) -> Result<Acted, FoldError> {
     let r = cx.resident;
+    if r.stimulus.is_none() {
+        return admit(step, cx, ports.publisher, stats).await;
+    }
     let stimulus = r.stimulus();
     let policy = &stimulus.policy;
     let remaining = remaining_ms(r, cx.now_ms);
@@ -107,15 +110,28 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 }
                 checks = default_checks(&files, package_json.as_deref());
             }
-            let mut diff = None;
+            let (mut diff, mut review) = (None, None);
             if stimulus.trigger == agent_zero_contracts::Trigger::Proactive {
-                stats.sandbox_calls += 1;
-                match ports.workspace.diff(lease).await {
-                    Ok(d) => diff = Some(d.patch),
-                    Err(e) => return sandbox_failed("diff", e),
+                // The pull request's own diff (`base...head`) from the forge:
+                // a clean checkout of the head has no working-tree changes.
+                let head = stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str());
+                match ports.publisher.changed_files(stimulus).await {
+                    Ok(listed) => {
+                        let (text, ledger) = crate::review::read(&listed, head);
+                        (diff, review) = (Some(text), Some(ledger));
+                    }
+                    Err(ForgeError::Unavailable(reason)) => review = Some(crate::review::unlisted(reason, head)),
+                    Err(ForgeError::Failed(reason)) => return sandbox_failed("pull-request-files", WorkspaceError::Failed(reason)),
                 }
             }
             let mut omitted = Vec::new();
+            if files.len() > crate::render::MAX_LISTED_FILES {
+                omitted.push(agent_zero_contracts::OmittedItem {
+                    kind: "context".into(),
+                    subject: "repository file list".into(),
+                    reason: format!("the model was shown the first {} of {} paths", crate::render::MAX_LISTED_FILES, files.len()),
+                });
+            }
             if checks.is_empty() {
                 omitted.push(agent_zero_contracts::OmittedItem {
                     kind: "check".into(),
@@ -124,7 +140,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 });
             }
             let message = format!("Interpreting the {} against the checkout", stimulus.trigger);
-            now(vec![Fact::Discovered { files, checks, diff, omitted }, transition(r, TaskState::Understanding, &message, None)])
+            now(vec![Fact::Discovered { files, checks, diff, omitted, review }, transition(r, TaskState::Understanding, &message, None)])
         }
         Step::Understand => {
             stats.model_calls += 1;
@@ -144,6 +160,10 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             cited.dedup();
             cited.truncate(MAX_CITED_FILES);
             let mut facts_seen = RepositoryFacts::new(r.files.iter().cloned());
+            if let Some(review) = r.review.as_ref().filter(|l| !l.files.is_empty()) {
+                // A review's finding must be about a file the pull request changed.
+                facts_seen.require_files(review.files.iter().map(|f| f.path.clone()));
+            }
             if !cited.is_empty() {
                 stats.sandbox_calls += 1;
                 match ports.workspace.read_files(lease, &cited).await {
@@ -284,7 +304,44 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             };
             Ok(Acted { facts: vec![Fact::Published { outcome }], delay_ms })
         }
-        Step::Quiet(_) => now(Vec::new()),
+        Step::Quiet(_) | Step::Admit => now(Vec::new()),
+    }
+}
+
+/// The steps of a delivery that awaits its policy gate: read the policy
+/// and admit or decline it, or fail once GitHub was unreachable too long.
+/// Nothing ran, so nothing is concluded or published.
+async fn admit<P: Publisher>(step: &Step, cx: &Context<'_>, publisher: &P, stats: &mut TickStats) -> Result<Acted, FoldError> {
+    let r = cx.resident;
+    let fail = |reason: String| {
+        let facts = vec![transition(r, TaskState::Failed, &reason, None), Fact::Failure { reason: reason.clone() }];
+        Ok(Acted { facts, delay_ms: 0 })
+    };
+    match step {
+        Step::Admit => {
+            let received = r.received.as_deref().ok_or_else(|| FoldError::Malformed {
+                seq: cx.seq,
+                reason: "a task with neither a stimulus nor a received delivery".into(),
+            })?;
+            stats.publications += 1;
+            match publisher.admit(received).await {
+                Ok(Admission::Admitted(stimulus)) => Ok(Acted { facts: vec![Fact::Admitted { stimulus }], delay_ms: 0 }),
+                Ok(Admission::Declined { reason, message }) => {
+                    let facts = vec![
+                        Fact::Declined { reason, message: message.clone() },
+                        transition(r, TaskState::Ignored, &message, None),
+                    ];
+                    Ok(Acted { facts, delay_ms: 0 })
+                }
+                Err(AdmitError::Unavailable(reason)) => Ok(Acted {
+                    facts: vec![Fact::AdmissionError { reason }],
+                    delay_ms: admission_backoff(cx.limits, r.admission_errors + 1),
+                }),
+                Err(AdmitError::Invalid(reason)) => fail(reason),
+            }
+        }
+        Step::Fail { reason } => fail(reason.clone()),
+        _ => Ok(Acted { facts: Vec::new(), delay_ms: 0 }),
     }
 }
 

@@ -66,6 +66,7 @@ pub fn conclude(resident: &Resident, state: TerminalState, summary: &str) -> (Ta
         refusal: refusal.or_else(|| review_refusal(resident)),
         coverage: Coverage { omitted: resident.omitted.clone() },
         summary,
+        review: crate::review::ledger(resident),
     };
     (result, evidence)
 }

@@ -62,6 +62,39 @@ pub struct TaskInput {
     pub installation_id: Option<u64>,
 }
 
+/// A delivery recorded at intake, before its policy gate. Intake answers
+/// as soon as this is committed (GitHub never retries a failed delivery);
+/// reading the repository's policy and deciding whether the delivery
+/// becomes a run is the task's first tick ([`Fact::Admitted`] or
+/// [`Fact::Declined`]), with retries while GitHub cannot be reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Received {
+    pub task_id: String,
+    /// `owner/name`.
+    pub repository: String,
+    pub trigger: Trigger,
+    /// `github:<delivery>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Untrusted: the issue or pull request title, for listings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What intake parsed from the delivery, for the host's admission port
+    /// (untrusted, opaque to the engine).
+    pub seed: serde_json::Value,
+}
+
+/// What the policy gate decided about a [`Received`] delivery.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// It becomes a run with this stimulus (policy snapshot, mode).
+    Admitted(Box<Stimulus>),
+    /// The policy does not act on it: `reason` is a stable code.
+    Declined { reason: String, message: String },
+}
+
 /// A sandbox lease as recorded: its id and what the boundary allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,6 +160,14 @@ pub enum PublicationOutcome {
 pub enum Fact {
     /// The stimulus; always alone in entry 0.
     Created { stimulus: Box<Stimulus> },
+    /// A delivery awaiting its policy gate; always alone in entry 0.
+    Received { received: Box<Received> },
+    /// The policy gate admitted the delivery: the run's stimulus.
+    Admitted { stimulus: Box<Stimulus> },
+    /// The policy gate declined the delivery (beside `queued -> ignored`).
+    Declined { reason: String, message: String },
+    /// The policy could not be read (GitHub unreachable): retried with backoff.
+    AdmissionError { reason: String },
     /// A lifecycle move the machine allowed.
     Transition {
         from: TaskState,
@@ -148,6 +189,9 @@ pub enum Fact {
         diff: Option<String>,
         #[serde(default)]
         omitted: Vec<OmittedItem>,
+        /// A pull-request review's ledger of the changed files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        review: Option<agent_zero_contracts::ReviewLedger>,
     },
     /// One model call.
     ModelCall { purpose: ModelPurpose, outcome: ModelOutcome },

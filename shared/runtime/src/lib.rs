@@ -23,8 +23,10 @@ mod act;
 mod conclude;
 mod discover;
 mod fact;
+pub mod log;
 pub mod ports;
 mod render;
+mod review;
 mod resident;
 mod step;
 mod store;
@@ -36,17 +38,17 @@ pub use act::Ports;
 pub use conclude::conclude;
 pub use discover::default_checks;
 pub use fact::{
-    ApprovalDecision, Entry, Fact, Lease, ModelOutcome, ModelPurpose, PublicationOutcome, Stimulus, TaskInput,
-    WriteOutcome,
+    Admission, ApprovalDecision, Entry, Fact, Lease, ModelOutcome, ModelPurpose, PublicationOutcome, Received,
+    Stimulus, TaskInput, WriteOutcome,
 };
-pub use ports::{Decider, Diff, LeaseRequest, ModelRequest, Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError};
+pub use ports::{AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError};
 pub use render::DECISION_SCHEMA;
-pub use resident::{FoldError, Resident, fold};
+pub use resident::{FoldError, Origin, Resident, fold};
 pub use step::{Limits, Step, decide};
 pub use store::{
     Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,
     meta_key, pending_key,
 };
 pub use sweep::{SweepOptions, SweepReport, sweep};
-pub use task::{TaskError, approve, create, load, stimulus};
+pub use task::{Start, TaskError, approve, create, load, receive, start, stimulus};
 pub use tick::{Engine, TickError, TickOutcome, TickReport};

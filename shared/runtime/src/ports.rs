@@ -9,7 +9,7 @@ use agent_zero_contracts::{CheckResult, EvidenceBundle, NetworkPolicy, ProposedC
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::fact::{Lease, ModelOutcome, ModelPurpose, Stimulus};
+use crate::fact::{Admission, Lease, ModelOutcome, ModelPurpose, Received, Stimulus};
 
 /// One model request: a fixed system prompt, the rendered (untrusted)
 /// context, the schema of the answer, and the model's own previous
@@ -95,11 +95,74 @@ pub struct Publication<'a> {
     pub idempotency_key: &'a str,
 }
 
-/// The forge/report port. Publications update in place (a comment found by
-/// its marker), so publishing twice does not post twice.
+/// One file a pull request changes, as the forge lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub path: String,
+    /// `added`, `removed`, `modified`, `renamed`, `copied`, `changed`, `unchanged`.
+    pub status: String,
+    /// The unified-diff hunks (`@@ ... @@` onwards); `None` when the forge
+    /// sends none (a binary file, or a diff too large for it).
+    pub patch: Option<String>,
+    pub additions: u64,
+    pub deletions: u64,
+}
+
+/// A pull request's changed files, and whether that is all of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangedFiles {
+    pub files: Vec<ChangedFile>,
+    /// Why the list stops early (page limit, the forge's own cap), if it does.
+    pub cut: Option<String>,
+}
+
+/// Why the forge could not list a pull request's changed files.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ForgeError {
+    /// It never will for this task (no credentials, not a forge
+    /// repository, no pull request): the review records why.
+    #[error("{0}")]
+    Unavailable(String),
+    /// It failed this time (transport, 5xx, rate limit): retried.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Why the policy gate could not decide about a delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum AdmitError {
+    /// The forge could not be reached or answered 5xx: retried with backoff.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The delivery can never be admitted (its policy does not parse, the
+    /// recorded seed is not one this host wrote): the task fails with this.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The forge port: the policy gate of a received delivery, and the
+/// reports. Publications update in place (a comment found by its marker),
+/// so publishing twice does not post twice.
 pub trait Publisher {
     /// Reports the outcome; `Ok` carries a reference (URL, comment id).
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String>;
+
+    /// Reads the repository's policy for `received` (from its default
+    /// branch) and decides whether it becomes a run. Reads only: a repeat
+    /// after a crash has no effect of its own.
+    async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
+        let _ = received;
+        Err(AdmitError::Invalid("this host admits no webhook deliveries".into()))
+    }
+
+    /// The files a pull request changes (`base...head`) with their
+    /// patches, as the forge lists them. Reads only.
+    async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
+        let _ = stimulus;
+        Err(ForgeError::Unavailable("this host reads no pull request's changed files".into()))
+    }
 }
 
 /// A tick message: which task, and which log seq this tick will write.

@@ -11,7 +11,9 @@ use agent_zero_contracts::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::fact::{ApprovalDecision, Entry, Fact, Lease, ModelOutcome, PublicationOutcome, Stimulus, WriteOutcome};
+use crate::fact::{
+    ApprovalDecision, Entry, Fact, Lease, ModelOutcome, PublicationOutcome, Received, Stimulus, WriteOutcome,
+};
 
 /// Why a log cannot be folded: it was not written by this engine, or
 /// entries are missing. Never a policy outcome.
@@ -39,12 +41,40 @@ pub(crate) const LEASE_REFUSED: &str = "lease-refused";
 pub struct Resident {
     /// The last folded seq; `None` before entry 0.
     pub seq: Option<u64>,
+    /// The run's input: entry 0 of a task created with it, or the
+    /// admission of a [`Received`] delivery. `None` while a delivery
+    /// awaits its policy gate.
     pub stimulus: Option<Box<Stimulus>>,
+    /// The delivery a webhook task started from (entry 0), if it did.
+    #[serde(default)]
+    pub received: Option<Box<Received>>,
+    /// Consecutive failures to read the policy at admission.
+    #[serde(default)]
+    pub admission_errors: u32,
+    /// The last of those failures.
+    #[serde(default)]
+    pub admission_error: Option<String>,
+    /// Why the policy gate declined the delivery (`reason`, `message`).
+    #[serde(default)]
+    pub declined: Option<(String, String)>,
     pub state: TaskState,
     /// Every state entered, in order (replayed into the machine).
     pub path: Vec<TaskState>,
     pub events: Vec<TaskEvent>,
     pub created_ms: u64,
+    /// When the run began: creation, or a delivery's admission. The run's
+    /// `agent.timeoutMs` counts from here.
+    #[serde(default)]
+    pub started_ms: u64,
+    /// The seq of the admission; ticks before it (waiting for GitHub) do
+    /// not count against the runaway guard.
+    #[serde(default)]
+    pub admitted_seq: u64,
+    /// When the task last entered a finished state (`completed`, `failed`,
+    /// `ignored`): its retention counts from here. `None` while it runs or
+    /// waits for a person.
+    #[serde(default)]
+    pub ended_ms: Option<u64>,
     pub lease: Option<Lease>,
     /// The runner of the most recent lease (kept after release, for evidence).
     pub runner: Option<RunnerDescription>,
@@ -60,6 +90,9 @@ pub struct Resident {
     pub files: Vec<String>,
     pub checks: Vec<Vec<String>>,
     pub diff: Option<String>,
+    /// A pull-request review's ledger of the changed files.
+    #[serde(default)]
+    pub review: Option<agent_zero_contracts::ReviewLedger>,
     pub omitted: Vec<OmittedItem>,
     pub decision: Option<AgentDecision>,
     /// True when `decision` was produced since the last repair began.
@@ -94,10 +127,17 @@ impl Default for Resident {
         Self {
             seq: None,
             stimulus: None,
+            received: None,
+            admission_errors: 0,
+            admission_error: None,
+            declined: None,
             state: TaskState::Queued,
             path: Vec::new(),
             events: Vec::new(),
             created_ms: 0,
+            started_ms: 0,
+            admitted_seq: 0,
+            ended_ms: None,
             decided: None,
             lease: None,
             runner: None,
@@ -108,6 +148,7 @@ impl Default for Resident {
             files: Vec::new(),
             checks: Vec::new(),
             diff: None,
+            review: None,
             omitted: Vec::new(),
             decision: None,
             fresh_decision: false,
@@ -142,9 +183,32 @@ pub fn fold(entries: &[Entry]) -> Result<Resident, FoldError> {
 }
 
 impl Resident {
-    /// The stimulus (present once entry 0 is folded).
+    /// The stimulus (present once entry 0 is folded and, for a webhook
+    /// delivery, once it was admitted: [`crate::decide`] admits first).
     pub fn stimulus(&self) -> &Stimulus {
-        self.stimulus.as_deref().expect("entry 0 folded before any decision")
+        self.stimulus.as_deref().expect("entry 0 folded and the delivery admitted before any decision")
+    }
+
+    /// Where the task came from, whether or not it was admitted yet.
+    pub fn origin(&self) -> Option<Origin<'_>> {
+        if let Some(s) = self.stimulus.as_deref() {
+            return Some(Origin {
+                task_id: &s.task_id,
+                repository: &s.repository,
+                trigger: s.trigger,
+                mode: Some(s.mode),
+                source: s.source.as_deref(),
+                title: s.input.issue.as_ref().map(|i| i.title.text.as_str()),
+            });
+        }
+        self.received.as_deref().map(|r| Origin {
+            task_id: &r.task_id,
+            repository: &r.repository,
+            trigger: r.trigger,
+            mode: None,
+            source: r.source.as_deref(),
+            title: r.title.as_deref(),
+        })
     }
 
     /// The lifecycle machine, rebuilt by replaying every state entered.
@@ -175,8 +239,8 @@ impl Resident {
         }
         let seq = entry.seq;
         let malformed = |reason: &str| FoldError::Malformed { seq, reason: reason.to_owned() };
-        if (seq == 0) != matches!(entry.facts.first(), Some(Fact::Created { .. })) {
-            return Err(malformed("entry 0, and only entry 0, starts with the stimulus"));
+        if (seq == 0) != matches!(entry.facts.first(), Some(Fact::Created { .. } | Fact::Received { .. })) {
+            return Err(malformed("entry 0, and only entry 0, starts with the stimulus or the received delivery"));
         }
         let mut machine = if seq == 0 { None } else { Some(self.machine()?) };
         for fact in &entry.facts {
@@ -187,8 +251,38 @@ impl Resident {
                     }
                     self.max_attempts = stimulus.policy.agent.max_attempts.max(1);
                     self.created_ms = entry.at_ms;
+                    self.started_ms = entry.at_ms;
                     self.stimulus = Some(stimulus.clone());
                     machine = Some(LifecycleMachine::new(self.max_attempts));
+                }
+                Fact::Received { received } => {
+                    if seq != 0 {
+                        return Err(malformed("a second received delivery"));
+                    }
+                    self.created_ms = entry.at_ms;
+                    self.received = Some(received.clone());
+                    machine = Some(LifecycleMachine::new(self.max_attempts));
+                }
+                Fact::Admitted { stimulus } => {
+                    if self.received.is_none() || self.stimulus.is_some() || self.state != TaskState::Queued {
+                        return Err(malformed("an admission of a task that awaits none"));
+                    }
+                    if stimulus.task_id != self.received.as_ref().map_or("", |r| r.task_id.as_str()) {
+                        return Err(malformed("an admission of another task"));
+                    }
+                    self.max_attempts = stimulus.policy.agent.max_attempts.max(1);
+                    self.stimulus = Some(stimulus.clone());
+                    // The machine's attempt bound comes from the admitted policy.
+                    machine = Some(LifecycleMachine::new(self.max_attempts));
+                    self.admission_errors = 0;
+                    self.admission_error = None;
+                    self.started_ms = entry.at_ms;
+                    self.admitted_seq = seq;
+                }
+                Fact::Declined { reason, message } => self.declined = Some((reason.clone(), message.clone())),
+                Fact::AdmissionError { reason } => {
+                    self.admission_errors += 1;
+                    self.admission_error = Some(reason.clone());
                 }
                 Fact::Transition { from, to, message, attempt } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("transition before the stimulus"))?;
@@ -218,7 +312,8 @@ impl Resident {
                         self.lease = None;
                     }
                 }
-                Fact::Discovered { files, checks, diff, omitted } => {
+                Fact::Discovered { files, checks, diff, omitted, review } => {
+                    self.review.clone_from(review);
                     self.discovered = true;
                     self.files.clone_from(files);
                     self.checks.clone_from(checks);
@@ -291,12 +386,27 @@ impl Resident {
             self.fresh_decision = false;
         }
         self.state = to;
+        self.ended_ms = (to.is_terminal() && to != TaskState::NeedsHuman).then_some(at_ms);
         self.path.push(to);
         self.events.push(TaskEvent { state: to, message: message.to_owned(), timestamp: rfc3339(at_ms), attempt });
         self.model_failures = 0;
         self.last_violation = None;
         self.sandbox_errors = 0;
     }
+}
+
+/// Where a task came from: its stimulus, or the delivery awaiting
+/// admission (whose mode the policy has not decided yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin<'a> {
+    pub task_id: &'a str,
+    pub repository: &'a str,
+    pub trigger: agent_zero_contracts::Trigger,
+    /// `None` until the policy gate decided it.
+    pub mode: Option<agent_zero_contracts::RunMode>,
+    pub source: Option<&'a str>,
+    /// Untrusted: the issue title, when there is one.
+    pub title: Option<&'a str>,
 }
 
 /// One move of the machine, the way the log records it: `failed` is

@@ -28,6 +28,11 @@ pub struct Limits {
     pub publish_ms: u64,
     /// Added to every step's bound before its claim expires.
     pub claim_margin_ms: u64,
+    /// How long a delivery may wait for its policy (GitHub unreachable)
+    /// before the task fails; within GitHub's 3-day redelivery window.
+    pub admission_ms: u64,
+    /// Longest retry delay while waiting for the policy.
+    pub max_admission_backoff_ms: u64,
 }
 
 impl Default for Limits {
@@ -42,6 +47,8 @@ impl Default for Limits {
             sandbox_call_ms: 300_000,
             publish_ms: 120_000,
             claim_margin_ms: 30_000,
+            admission_ms: 24 * 3_600_000,
+            max_admission_backoff_ms: 300_000,
         }
     }
 }
@@ -50,7 +57,7 @@ impl Default for Limits {
 /// the bound of a lease and of the checks.
 pub(crate) fn remaining_ms(resident: &Resident, now_ms: u64) -> u64 {
     let timeout = resident.stimulus.as_ref().map_or(0, |s| s.policy.agent.timeout_ms);
-    timeout.saturating_sub(now_ms.saturating_sub(resident.created_ms)).max(1)
+    timeout.saturating_sub(now_ms.saturating_sub(resident.started_ms)).max(1)
 }
 
 impl Step {
@@ -65,7 +72,7 @@ impl Step {
             Self::Lease | Self::Discover | Self::Validate | Self::Execute { .. } | Self::Review | Self::Release => {
                 limits.sandbox_call_ms
             }
-            Self::Publish => limits.publish_ms,
+            Self::Admit | Self::Publish => limits.publish_ms,
             Self::Plan { replan: false } | Self::Fail { .. } | Self::Quiet(_) => return None,
         };
         Some(bound.saturating_add(limits.claim_margin_ms))
@@ -75,6 +82,8 @@ impl Step {
 /// The next step of a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
+    /// Read the repository policy and admit or decline a received delivery.
+    Admit,
     /// Lease a sandbox (and leave `queued`).
     Lease,
     /// List files, read manifests, resolve checks (and the PR diff).
@@ -107,12 +116,23 @@ pub fn decide(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
     if state.is_terminal() {
         return chores(resident, limits);
     }
+    if resident.stimulus.is_none() {
+        // A delivery awaiting its policy gate: GitHub may be down for a while.
+        let waited = now_ms.saturating_sub(resident.created_ms);
+        if resident.admission_errors > 0 && waited > limits.admission_ms {
+            let last = resident.admission_error.as_deref().unwrap_or("unknown");
+            return Step::Fail {
+                reason: format!("the repository policy could not be read for {} s: {last}", waited / 1_000),
+            };
+        }
+        return Step::Admit;
+    }
     let policy = &resident.stimulus().policy;
-    let ticks = resident.seq.unwrap_or(0);
+    let ticks = resident.seq.unwrap_or(0).saturating_sub(resident.admitted_seq);
     if ticks >= limits.max_ticks {
         return Step::Fail { reason: format!("runaway guard: {ticks} ticks without reaching a terminal state (maxTicks {})", limits.max_ticks) };
     }
-    let elapsed = now_ms.saturating_sub(resident.created_ms);
+    let elapsed = now_ms.saturating_sub(resident.started_ms);
     if elapsed > policy.agent.timeout_ms {
         return Step::Fail { reason: format!("timed out: {elapsed} ms elapsed, agent.timeoutMs is {}", policy.agent.timeout_ms) };
     }
@@ -146,7 +166,7 @@ pub fn decide(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
         }
         TaskState::Verifying => Step::Verify,
         TaskState::Reviewing => Step::Review,
-        TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed => chores(resident, limits),
+        TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored => chores(resident, limits),
     }
 }
 
@@ -161,6 +181,12 @@ fn chores(resident: &Resident, limits: &Limits) -> Step {
         return Step::Publish;
     }
     Step::Quiet(terminal)
+}
+
+/// The retry delay after `failures` consecutive failures to read a policy.
+pub(crate) fn admission_backoff(limits: &Limits, failures: u32) -> u64 {
+    let factor = 1u64 << failures.saturating_sub(1).min(16);
+    limits.backoff_ms.saturating_mul(factor).min(limits.max_admission_backoff_ms)
 }
 
 /// The retry delay after `failures` consecutive failures.

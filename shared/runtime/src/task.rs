@@ -4,7 +4,7 @@ use agent_zero_contracts::TaskState;
 use agent_zero_ports::KeyValue;
 
 use crate::conclude::conclude;
-use crate::fact::{ApprovalDecision, Entry, Fact, Stimulus};
+use crate::fact::{ApprovalDecision, Entry, Fact, Received, Stimulus};
 use crate::ports::{Queue, Tick};
 use crate::resident::{FoldError, Resident};
 use crate::store::{Append, Store, StoreError, is_valid_task_id, pending_key};
@@ -48,11 +48,25 @@ pub enum TaskError {
 /// between is recovered by the sweep.
 pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus, now_ms: u64) -> Result<Tick, TaskError> {
     let id = stimulus.task_id.clone();
+    begin(kv, queue, id, Fact::Created { stimulus: Box::new(stimulus) }, now_ms).await
+}
+
+/// Records a webhook delivery as a task awaiting its policy gate at
+/// `now_ms` and enqueues the admission tick: everything that needs GitHub
+/// happens in ticks, so a delivery is never lost to a GitHub outage. Of
+/// any number of concurrent copies exactly one is created; the rest are
+/// [`TaskError::Exists`].
+pub async fn receive<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, received: Received, now_ms: u64) -> Result<Tick, TaskError> {
+    let id = received.task_id.clone();
+    begin(kv, queue, id, Fact::Received { received: Box::new(received) }, now_ms).await
+}
+
+async fn begin<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, id: String, first: Fact, now_ms: u64) -> Result<Tick, TaskError> {
     if !is_valid_task_id(&id) {
         return Err(TaskError::InvalidTaskId(id));
     }
     let store = Store::new(kv);
-    let entry = Entry { seq: 0, at_ms: now_ms, facts: vec![Fact::Created { stimulus: Box::new(stimulus) }] };
+    let entry = Entry { seq: 0, at_ms: now_ms, facts: vec![first] };
     let mut resident = Resident::default();
     resident.apply(&entry)?;
     if store.append(&id, &entry).await? == Append::Taken {
@@ -66,17 +80,53 @@ pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus
     Ok(tick)
 }
 
-/// What started the task (its entry 0, with the policy snapshot), in one
-/// KV read: it never changes, so a host can build a tick's ports from it
-/// before the engine folds the log. `None` when the task does not exist.
-pub async fn stimulus<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Stimulus>, TaskError> {
+/// What a host builds a tick's ports from, before the engine folds the log.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Start {
+    /// The run's stimulus, with its policy snapshot.
+    Run(Box<Stimulus>),
+    /// A delivery still awaiting its policy gate (no policy yet).
+    Awaiting(Box<Received>),
+}
+
+/// What started the task, in one KV read (two for an admitted delivery:
+/// its entry 0 and the admission at entry 1). Neither ever changes, so a
+/// host can build a tick's ports from it before the engine folds the log.
+/// `None` when the task does not exist.
+pub async fn start<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Start>, TaskError> {
     if !is_valid_task_id(task_id) {
         return Err(TaskError::InvalidTaskId(task_id.to_owned()));
     }
-    let Some(entry) = Store::new(kv).entry(task_id, 0).await? else { return Ok(None) };
+    let store = Store::new(kv);
+    let Some(entry) = store.entry(task_id, 0).await? else { return Ok(None) };
     let mut resident = Resident::default();
     resident.apply(&entry)?;
-    Ok(resident.stimulus.map(|s| *s))
+    if let Some(stimulus) = resident.stimulus {
+        return Ok(Some(Start::Run(stimulus)));
+    }
+    let Some(received) = resident.received else { return Ok(None) };
+    // The admission, if any, is the first fact after entry 0: nothing else
+    // can be committed while the delivery awaits its gate.
+    let admitted = store.entry(task_id, 1).await?.and_then(|e| {
+        e.facts.into_iter().find_map(|f| match f {
+            Fact::Admitted { stimulus } => Some(stimulus),
+            _ => None,
+        })
+    });
+    Ok(Some(match admitted {
+        Some(stimulus) => Start::Run(stimulus),
+        None => Start::Awaiting(received),
+    }))
+}
+
+/// The stimulus of an admitted task ([`start`]); `None` when the task does
+/// not exist or still awaits its policy gate.
+pub async fn stimulus<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Stimulus>, TaskError> {
+    Ok(match start(kv, task_id).await? {
+        Some(Start::Run(stimulus)) => Some(*stimulus),
+        _ => None,
+    })
 }
 
 /// The task folded up to its last visible entry (checkpoint, then probing
@@ -101,7 +151,7 @@ async fn load_from<K: KeyValue>(store: &Store<'_, K>, id: &str) -> Result<Option
             None => break,
         }
     }
-    Ok(resident.stimulus.is_some().then_some(resident))
+    Ok(resident.origin().is_some().then_some(resident))
 }
 
 const fn decided_verb(decision: ApprovalDecision) -> &'static str {

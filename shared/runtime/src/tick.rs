@@ -204,13 +204,14 @@ fn quiet(terminal: TerminalState) -> TickOutcome {
 
 /// The listing summary and checkpoint of `resident`.
 pub(crate) fn meta_of(resident: &Resident, now_ms: u64, quiet: bool) -> Meta {
-    let stimulus = resident.stimulus();
+    let origin = resident.origin().expect("entry 0 folded");
     Meta {
         seq: resident.seq.unwrap_or(0),
         state: resident.state,
-        repository: stimulus.repository.clone(),
-        trigger: stimulus.trigger,
-        mode: stimulus.mode,
+        repository: origin.repository.to_owned(),
+        trigger: origin.trigger,
+        // Until the policy gate decides, the least a run may do.
+        mode: origin.mode.unwrap_or(agent_zero_contracts::RunMode::Observe),
         created_ms: resident.created_ms,
         updated_ms: now_ms,
         quiet,

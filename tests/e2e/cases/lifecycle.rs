@@ -194,13 +194,19 @@ pub(super) fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) 
 
 /// Polls the task until it reaches a terminal (or waiting) state.
 pub(super) fn wait_terminal(world: &World, task_id: &str) -> Value {
+    wait_task(&world.server, task_id)
+}
+
+/// Polls `GET /api/v1/tasks/{id}` (as the operator) until the task is
+/// terminal or waits for a person.
+pub(super) fn wait_task(server: &Server, task_id: &str) -> Value {
     let started = Instant::now();
     loop {
-        let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
+        let reply = read(server, &format!("/api/v1/tasks/{task_id}"));
         if reply.status == 200 {
             let task = reply.json();
             let state = task["state"].as_str().unwrap_or_default().to_owned();
-            if ["completed", "failed", "needs-human"].contains(&state.as_str()) {
+            if ["completed", "failed", "needs-human", "ignored"].contains(&state.as_str()) {
                 return task;
             }
         }
@@ -518,6 +524,15 @@ pub(super) fn sandbox_stats(world: &World) -> Value {
     let auth = format!("Bearer {SANDBOX_TOKEN}");
     agent_zero_e2e::request("GET", &format!("{}/v1/stats", world._sandbox.url), &[("authorization", &auth)], b"")
         .expect("sandbox stats")
+        .json()
+}
+
+/// What the reference sandbox acted on (`GET /v1/record`): create bodies
+/// and each command's argv, cwd and whole environment.
+pub(super) fn sandbox_record(world: &World) -> Value {
+    let auth = format!("Bearer {SANDBOX_TOKEN}");
+    agent_zero_e2e::request("GET", &format!("{}/v1/record", world._sandbox.url), &[("authorization", &auth)], b"")
+        .expect("sandbox record")
         .json()
 }
 

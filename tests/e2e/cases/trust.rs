@@ -76,18 +76,21 @@ fn review_comment_by(world: &super::lifecycle::World, login: &str, association: 
 
 fn outsiders_review_comment_is_ignored_a_collaborators_runs(runtime: Runtime) {
     let world = world(runtime, &policy("observe"));
-    // An outside contributor's comment: ignored with its reason, nothing created.
+    // An outside contributor's comment: recorded, then ignored with its
+    // reason by the policy gate; nothing ran.
     for association in ["CONTRIBUTOR", "NONE", "FIRST_TIME_CONTRIBUTOR"] {
         let body = review_comment_by(&world, "outsider", association);
         let reply = deliver(&world, &format!("trust-outsider-{}", association.replace('_', "-")), "pull_request_review_comment", &body);
         assert_eq!(reply.status, 202, "{association}: {}", reply.text());
-        let answer = reply.json();
-        assert_eq!(answer["ignored"], true, "{association}: {answer}");
-        assert_eq!(answer["reason"], "author-not-allowed", "{association}: {answer}");
-        let message = answer["message"].as_str().unwrap_or_default();
+        let task_id = reply.json()["taskId"].as_str().expect("the delivery is recorded").to_owned();
+        let task = wait_terminal(&world, &task_id);
+        assert_eq!(task["state"], "ignored", "{association}: {task}");
+        assert_eq!(task["ignored"]["reason"], "author-not-allowed", "{association}: {task}");
+        let message = task["ignored"]["message"].as_str().unwrap_or_default();
         assert!(message.contains("outsider") && message.contains(association), "{message}");
-        assert!(answer["taskId"].is_null(), "{answer}");
+        assert!(task["result"].is_null(), "nothing ran: {task}");
     }
+    assert!(world.model.calls().is_empty(), "no outsider's comment reached the model");
     // A collaborator's comment starts a run.
     world.model.push_decision(json!({
         "finding": finding(calc::BUG_QUOTE, 0.9),
@@ -102,8 +105,8 @@ fn outsiders_review_comment_is_ignored_a_collaborators_runs(runtime: Runtime) {
     let task = wait_terminal(&world, &task_id);
     assert_eq!(task["state"], "completed", "{task}");
     assert_eq!(world.model.calls().len(), 1, "only the collaborator's comment reached the model");
-    // The listing holds the one task.
-    let list = read(&world.server, "/api/v1/tasks").json();
+    // The listing holds the one run (and the three ignored deliveries).
+    let list = read(&world.server, "/api/v1/tasks?state=completed").json();
     let ids: Vec<&str> = list["items"].as_array().map(|t| t.iter().filter_map(|x| x["id"].as_str()).collect()).unwrap_or_default();
     assert_eq!(ids, [task_id.as_str()], "{list}");
 }

@@ -15,6 +15,7 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "webhook_without_secret_is_503_naming_it", run: webhook_without_secret_is_503_naming_it },
     Case { name: "webhook_signature_and_framing_rejections", run: webhook_signature_and_framing_rejections },
     Case { name: "webhook_every_fixture_answers_without_5xx", run: webhook_every_fixture_answers_without_5xx },
+    Case { name: "webhook_github_outage_loses_no_delivery", run: webhook_github_outage_loses_no_delivery },
     Case { name: "webhook_redelivery_creates_one_task", run: webhook_redelivery_creates_one_task },
     Case { name: "webhook_policy_from_default_branch", run: webhook_policy_from_default_branch },
 ];
@@ -150,21 +151,19 @@ fn all_fixtures() -> Vec<(String, String, Vec<u8>)> {
     out
 }
 
-fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
-    let github = FakeGitHub::start();
-    for (name, branch) in fixture_repositories() {
-        let (owner, repo) = name.split_once('/').unwrap();
-        github.add_repo(owner, repo, &branch, &[("README.md", "fixture\n")]);
-    }
-    let server = start(runtime, &github, &[]);
+/// Delivers every real fixture payload; how intake answered each (`task`
+/// for a recorded delivery), and the recorded task ids.
+fn deliver_every_fixture(server: &Server) -> (BTreeMap<String, usize>, Vec<String>) {
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tasks = Vec::new();
     let fixtures = all_fixtures();
     assert_eq!(fixtures.len(), 273);
     for (i, (event, file, body)) in fixtures.iter().enumerate() {
-        let reply = deliver(&server, event, &format!("fixture-{i}"), body);
-        assert!(reply.status < 500, "{event}/{file}: {} {}", reply.status, reply.text());
+        let reply = deliver(server, event, &format!("fixture-{i}"), body);
+        assert!((200..300).contains(&reply.status), "{event}/{file}: {} {}", reply.status, reply.text());
         let answer = reply.json();
-        let outcome = if answer["taskId"].is_string() {
+        let outcome = if let Some(id) = answer["taskId"].as_str() {
+            tasks.push(id.to_owned());
             "task".to_owned()
         } else if answer["ignored"] == true {
             format!("ignored:{}", answer["reason"].as_str().unwrap_or("?"))
@@ -177,15 +176,74 @@ fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
         };
         *outcomes.entry(outcome).or_default() += 1;
     }
-    // Under the default policy (no .agent-zero.yml): feedback is validated,
-    // proactive review and issue tasks are off.
-    assert_eq!(outcomes.get("task"), Some(&2), "{outcomes:?}");
-    assert_eq!(outcomes.get("ping"), Some(&3), "{outcomes:?}");
-    assert_eq!(outcomes.get("installation"), Some(&8), "{outcomes:?}");
-    assert_eq!(outcomes.get("ignored:proactive-disabled"), Some(&9), "{outcomes:?}");
-    assert_eq!(outcomes.get("ignored:issues-disabled"), Some(&6), "{outcomes:?}");
     assert!(outcomes.keys().all(|k| !k.starts_with("other")), "{outcomes:?}");
     assert_eq!(outcomes.values().sum::<usize>(), 273);
+    (outcomes, tasks)
+}
+
+/// How the policy gate settled each recorded delivery under the default
+/// policy (no .agent-zero.yml): feedback is validated, proactive review
+/// and issue tasks are off.
+fn assert_settled_under_the_default_policy(server: &Server, tasks: &[String]) {
+    let mut settled: BTreeMap<String, usize> = BTreeMap::new();
+    for id in tasks {
+        let task = super::lifecycle::wait_task(server, id);
+        let outcome = match task["state"].as_str() {
+            Some("ignored") => format!("ignored:{}", task["ignored"]["reason"].as_str().unwrap_or("?")),
+            _ => "admitted".to_owned(),
+        };
+        *settled.entry(outcome).or_default() += 1;
+    }
+    assert_eq!(settled.get("admitted"), Some(&2), "{settled:?}");
+    assert_eq!(settled.get("ignored:proactive-disabled"), Some(&9), "{settled:?}");
+    assert_eq!(settled.get("ignored:issues-disabled"), Some(&6), "{settled:?}");
+    assert_eq!(settled.values().sum::<usize>(), tasks.len(), "{settled:?}");
+}
+
+fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    for (name, branch) in fixture_repositories() {
+        let (owner, repo) = name.split_once('/').unwrap();
+        github.add_repo(owner, repo, &branch, &[("README.md", "fixture\n")]);
+    }
+    let server = start(runtime, &github, &[]);
+    let (outcomes, tasks) = deliver_every_fixture(&server);
+    // Intake decides only what the payload says; the policy gate is a tick.
+    assert_eq!(outcomes.get("task"), Some(&17), "{outcomes:?}");
+    assert_eq!(outcomes.get("ping"), Some(&3), "{outcomes:?}");
+    assert_eq!(outcomes.get("installation"), Some(&8), "{outcomes:?}");
+    assert_settled_under_the_default_policy(&server, &tasks);
+}
+
+/// GitHub is down while every real payload arrives: each is answered 2xx
+/// and recorded (GitHub never retries a failed delivery), none reads GitHub
+/// in intake; when GitHub is back the recorded ones proceed.
+fn webhook_github_outage_loses_no_delivery(runtime: Runtime) {
+    let github = FakeGitHub::start();
+    for (name, branch) in fixture_repositories() {
+        let (owner, repo) = name.split_once('/').unwrap();
+        github.add_repo(owner, repo, &branch, &[("README.md", "fixture\n")]);
+    }
+    let server = start(runtime, &github, &[]);
+    github.set_outage(true);
+    github.clear_calls();
+    let (outcomes, tasks) = deliver_every_fixture(&server);
+    assert_eq!(outcomes.get("task"), Some(&17), "{outcomes:?}");
+    // The policy gate of a recorded delivery tries, fails, and waits.
+    let waiting = &tasks[0];
+    let started = std::time::Instant::now();
+    loop {
+        let task = super::lifecycle::read(&server, &format!("/api/v1/tasks/{waiting}")).json();
+        assert_eq!(task["state"], "queued", "nothing proceeds while GitHub is down: {task}");
+        if task["admission"]["errors"].as_u64().unwrap_or(0) >= 1 {
+            assert!(task["admission"]["lastError"].as_str().unwrap_or_default().contains("503"), "{task}");
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the gate never tried: {task}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    github.set_outage(false);
+    assert_settled_under_the_default_policy(&server, &tasks);
 }
 
 fn webhook_redelivery_creates_one_task(runtime: Runtime) {
@@ -236,17 +294,20 @@ fn webhook_policy_from_default_branch(runtime: Runtime) {
     let reply = deliver(&server, "issues", "policy-1", &body);
     assert_eq!(reply.status, 202, "{}", reply.text());
     assert_eq!(reply.json()["trigger"], "issue");
-    assert_eq!(reply.json()["mode"], "fix");
+    let task = super::lifecycle::wait_task(&server, reply.json()["taskId"].as_str().unwrap());
+    assert_eq!(task["mode"], "fix", "the default branch's policy decided the mode: {task}");
     let contents = github.calls_matching("GET", &format!("/repos/{owner}/{repo}/contents/"));
     assert!(!contents.is_empty());
     let head = github.branch_sha(owner, repo, branch).unwrap();
     assert!(contents.iter().all(|c| c.query.iter().any(|(k, v)| k == "ref" && *v == head)), "{contents:?}");
 
-    // A policy that does not validate: 422 naming the field; nothing created.
+    // A policy that does not validate: recorded, then failed naming the field.
     github.set_file(owner, repo, branch, ".agent-zero.yml", "version: 1\nautofix:\n  minConfidence: 7\n");
     let reply = deliver(&server, "issues", "policy-2", &body);
-    assert_eq!(reply.status, 422, "{}", reply.text());
-    let (code, _, field) = error_of(&reply);
-    assert_eq!(code, "invalid_policy");
-    assert!(field.contains("autofix.minConfidence"), "{field}");
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task = super::lifecycle::wait_task(&server, reply.json()["taskId"].as_str().unwrap());
+    assert_eq!(task["state"], "failed", "{task}");
+    let failure = task["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("autofix.minConfidence"), "{failure}");
+    assert!(task["result"].is_null(), "nothing ran: {task}");
 }

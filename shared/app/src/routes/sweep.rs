@@ -1,7 +1,9 @@
 //! `POST /api/v1/sweep`: re-sends overdue ticks and stops expired sandbox
 //! leases. Cloudflare runs the same sweep from its cron trigger; on Spin a
 //! scheduler (Fermyon Cloud cron jobs, any external cron, or the test host's
-//! `--schedule`) calls this route. Control-plane token holders only; every
+//! `--schedule`) calls this route. Each sweep also runs the retention pass
+//! (`crate::retention`): expired delivery records and finished tasks past
+//! `AGENT_ZERO_RETENTION_DAYS` are removed. Control-plane token holders only; every
 //! sweep that acts (re-drives a tick, stops a lease), is held off by a live
 //! claim or fails is audited (`sweep`); an idle one writes nothing, so a
 //! scheduler calling it every minute costs no storage writes. No `graceMs` re-drives a seq whose claim is
@@ -31,13 +33,15 @@ pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Requ
     let ticks = outcome.ticks.as_ref().map_or(0, |r| r.enqueued.len());
     let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
+    let retention = outcome.retention.clone().unwrap_or_default();
+    let removed = retention.deliveries + retention.tasks;
     let status = if outcome.errors.is_empty() { http::StatusCode::OK } else { http::StatusCode::SERVICE_UNAVAILABLE };
     let audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
         action: "sweep".into(),
         target: None,
-        detail: Some(format!("graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped")),
+        detail: Some(format!("graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s) and {} finished task(s) removed", retention.deliveries, retention.tasks)),
         status: status.as_u16(),
         outcome: if outcome.errors.is_empty() { "ok".into() } else { "storage_unavailable".into() },
         field: None,
@@ -46,11 +50,18 @@ pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Requ
     // An idle sweep (a scheduler's every minute) changed nothing and costs
     // no write; any sweep that acted, was held off by a claim, or failed is
     // recorded.
-    let idle = ticks == 0 && claimed == 0 && leases == 0 && outcome.errors.is_empty();
+    let idle = ticks == 0 && claimed == 0 && leases == 0 && removed == 0 && outcome.errors.is_empty();
     if !idle {
         let secrets = auth::secrets(context.config);
         let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
     }
-    let body = json!({ "ticksEnqueued": ticks, "ticksClaimed": claimed, "leasesStopped": leases, "errors": outcome.errors });
+    let body = json!({
+        "ticksEnqueued": ticks,
+        "ticksClaimed": claimed,
+        "leasesStopped": leases,
+        "deliveriesRemoved": retention.deliveries,
+        "tasksRemoved": retention.tasks,
+        "errors": outcome.errors,
+    });
     crate::json_response(status, &body)
 }

@@ -7,6 +7,8 @@
 //!   events and (once concluded) its result.
 //! - `POST /api/v1/tasks`: create a task as the authenticated principal,
 //!   for an allowlisted repository, in a mode granted to the principal.
+//! - `GET /api/v1/tasks/{id}/log`: the task's raw log entries in seq order,
+//!   for token holders only (what `agent-zero replay` folds).
 //!
 //! Reads need a token when `AGENT_ZERO_CONTROL_PLANE_READS=token`, the default
 //! once GitHub credentials are set ([`crate::auth`]).
@@ -82,6 +84,31 @@ pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Reque
     }
 }
 
+/// The raw log of task `id`, for token holders only whatever
+/// `AGENT_ZERO_CONTROL_PLANE_READS` says (it holds the whole record: model
+/// answers, command output, the policy), with configured secret values
+/// redacted as in every other answer.
+pub(super) async fn log<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+    let result = async {
+        auth::principal(context.config, request.headers())?;
+        let entries = match agent_zero_runtime::log::read_log(context.host.kv(), id).await {
+            Ok(Some(entries)) => entries,
+            Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
+                return Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"));
+            }
+            Err(e) => return Err(task_error(e)),
+        };
+        let text = serde_json::to_string(&json!({ "taskId": id, "entries": entries }))
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        serde_json::from_str::<Value>(&redact(&text, &auth::secrets(context.config)))
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the redacted log is not JSON: {e}")))
+    };
+    match result.await {
+        Ok(body) => crate::json_response(StatusCode::OK, &body),
+        Err(e) => e.into_response(),
+    }
+}
+
 /// The task, or 404 (also for an id that cannot name a task).
 pub(super) async fn load<H: Host>(context: &Context<'_, H>, id: &str) -> Result<Resident, ApiError> {
     match agent_zero_runtime::load(context.host.kv(), id).await {
@@ -109,7 +136,6 @@ pub(super) fn task_error(error: TaskError) -> ApiError {
 
 /// The task as the API shows it.
 fn detail(resident: &Resident, now_ms: u64) -> Value {
-    let stimulus = resident.stimulus();
     let mut body = serde_json::to_value(TaskSummary::of_resident(resident, now_ms)).unwrap_or_default();
     // Updated when the last event happened, not when it was read.
     let updated = resident.events.last().map_or_else(|| body["createdAt"].clone(), |e| json!(e.timestamp));
@@ -117,11 +143,22 @@ fn detail(resident: &Resident, now_ms: u64) -> Value {
     body["events"] = json!(resident.events);
     body["result"] = json!(resident.concluded.as_deref().map(|c| &c.0));
     body["attempts"] = json!(resident.attempts());
-    if let Some(pr) = &stimulus.input.pull_request {
-        body["pullRequest"] = json!(pr);
+    if let Some(stimulus) = resident.stimulus.as_deref() {
+        if let Some(pr) = &stimulus.input.pull_request {
+            body["pullRequest"] = json!(pr);
+        }
+        if let Some(issue) = &stimulus.input.issue {
+            body["issue"] = json!(issue);
+        }
     }
-    if let Some(issue) = &stimulus.input.issue {
-        body["issue"] = json!(issue);
+    if let Some((reason, message)) = &resident.declined {
+        body["ignored"] = json!({ "reason": reason, "message": message });
+    }
+    if resident.stimulus.is_none()
+        && let Some(error) = &resident.admission_error
+    {
+        // Waiting for GitHub: what the last policy read said, and how often.
+        body["admission"] = json!({ "errors": resident.admission_errors, "lastError": error });
     }
     if let Some(by) = &resident.approved_by {
         body["approvedBy"] = json!(by);
@@ -129,9 +166,10 @@ fn detail(resident: &Resident, now_ms: u64) -> Value {
     if let Some(reason) = &resident.failure {
         body["failure"] = json!(reason);
     }
+    let id = resident.origin().map_or("", |o| o.task_id);
     body["links"] = json!({
-        "self": format!("/api/v1/tasks/{}", stimulus.task_id),
-        "evidence": format!("/api/v1/tasks/{}/evidence", stimulus.task_id),
+        "self": format!("/api/v1/tasks/{id}"),
+        "evidence": format!("/api/v1/tasks/{id}/evidence"),
     });
     body
 }

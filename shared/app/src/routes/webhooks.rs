@@ -2,25 +2,27 @@
 //!
 //! Order matters: configuration (503) → size (413, from `Content-Length`
 //! before reading further) → signature over the raw bytes (401) → headers
-//! and content type (400) → parse (400) → policy from the default branch →
-//! create the task (write-once log entry 0 keyed by the delivery) → enqueue.
-//! Nothing is parsed before the signature is verified; nothing is written
-//! for a rejected request.
+//! and content type (400) → parse (400) → record the delivery (write-once
+//! log entry 0 keyed by the delivery) → enqueue. Nothing is parsed before
+//! the signature is verified; nothing is written for a rejected request.
+//!
+//! Intake never calls GitHub: GitHub does not retry a failed delivery, so
+//! the answer is 2xx once the delivery is durably recorded, and the policy
+//! gate (`.agent-zero.yml` from the default branch) is the task's first
+//! tick, retried with backoff while GitHub cannot be reached. A delivery
+//! the policy does not act on ends `ignored`, with its reason on the task.
 
-use agent_zero_agent::Policy;
-use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{
-    check_delivery_id, Intake, IntakeOptions, PolicySwitches, RepositoryAllowlist, Subject, TaskSeed,
-    parse_delivery, verify_headers,
+    check_delivery_id, Intake, IntakeOptions, RepositoryAllowlist, TaskSeed, parse_delivery, verify_headers,
 };
 use agent_zero_ports::KeyValue;
-use agent_zero_runtime::{Stimulus, TaskError, TaskInput};
+use agent_zero_runtime::{Received, TaskError};
 use http::StatusCode;
 use serde_json::json;
 
 use super::Context;
 use crate::error::{ApiError, ErrorCode};
-use crate::{Host, repository_policy};
+use crate::Host;
 
 fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
@@ -98,12 +100,20 @@ async fn intake<H: Host>(
     check_delivery_id(delivery)
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("X-GitHub-Delivery"))?;
 
-    // A redelivery answers what the first delivery did.
+    let lifetimes = crate::retention::Lifetimes::from_config(config)?;
+    let now = context.invocation.now_ms;
+    // A redelivery answers what the first delivery did, while its record lives.
     let kv = context.host.kv();
     if let Some(previous) = kv.get(&delivery_key(delivery)).await.ok().flatten() {
         let mut previous: serde_json::Value = serde_json::from_slice(&previous).unwrap_or_else(|_| json!({}));
-        previous["duplicate"] = json!(true);
-        return Ok(accepted(StatusCode::OK, previous));
+        let expired = previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now);
+        if !expired {
+            if let Some(fields) = previous.as_object_mut() {
+                fields.remove("expiresAtMs");
+            }
+            previous["duplicate"] = json!(true);
+            return Ok(accepted(StatusCode::OK, previous));
+        }
     }
 
     let options = IntakeOptions {
@@ -135,15 +145,29 @@ async fn intake<H: Host>(
         Intake::Task(seed) => task(context, &seed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
-    remember(kv, delivery, &answer).await;
+    remember(kv, delivery, &answer, now, &lifetimes).await;
     Ok(accepted(status, answer))
 }
 
-/// Records the answer for redeliveries. Best effort: the task log itself is
-/// the de-duplication point, this only saves work and answers consistently.
-async fn remember<K: KeyValue>(kv: &K, delivery: &str, answer: &serde_json::Value) {
-    let bytes = serde_json::to_vec(answer).unwrap_or_default();
-    let _ = kv.put(&delivery_key(delivery), &bytes).await;
+/// Records the answer for redeliveries, for the delivery retention
+/// (GitHub redelivers for 3 days). Best effort: the task log itself is the
+/// de-duplication point, this only saves work and answers consistently.
+async fn remember<K: KeyValue>(
+    kv: &K,
+    delivery: &str,
+    answer: &serde_json::Value,
+    now_ms: u64,
+    lifetimes: &crate::retention::Lifetimes,
+) {
+    let expires = now_ms.saturating_add(lifetimes.delivery_ms);
+    let mut record = answer.clone();
+    record["expiresAtMs"] = json!(expires);
+    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    let ttl_secs = lifetimes.delivery_ms.div_ceil(1_000);
+    if kv.put_expiring(&delivery_key(delivery), &bytes, ttl_secs).await.is_ok() {
+        let id = task_id_for_delivery(delivery);
+        let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
+    }
 }
 
 fn storage(e: impl std::fmt::Display) -> ApiError {
@@ -154,79 +178,35 @@ async fn task<H: Host>(
     context: &Context<'_, H>,
     seed: &TaskSeed,
 ) -> Result<(StatusCode, serde_json::Value), ApiError> {
-    let policy = load_policy(context, seed).await?;
-    let switches = PolicySwitches {
-        proactive_enabled: policy.proactive.enabled,
-        issues_enabled: policy.issues.enabled,
-        issues_require_label: &policy.issues.require_label,
-        author_associations: &policy.triggers.author_associations,
-        allowed_bots: &policy.triggers.allowed_bots,
-    };
-    if let Err(reason) = seed.admit(&switches) {
-        return Ok((StatusCode::ACCEPTED, json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() })));
-    }
-
     let task_id = task_id_for_delivery(&seed.delivery_id);
-    // Webhooks never raise the mode: the policy's own mode is the ceiling.
-    let mode: RunMode = policy.restrict_mode(None);
-    let mut input = TaskInput {
-        feedback: seed.feedback.clone(),
-        installation_id: seed.installation_id,
-        ..TaskInput::default()
-    };
-    match &seed.subject {
-        Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
-        Subject::Issue(issue) => {
-            input.issue = Some(issue.clone());
-            input.issue_body = seed.body.clone();
-        }
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
-    let stimulus = Stimulus {
+    let received = Received {
         task_id: task_id.clone(),
         repository: seed.repository.full_name(),
         trigger: seed.trigger,
-        mode,
         source: Some(format!("github:{}", seed.delivery_id)),
-        input,
-        policy,
+        title: seed.title.as_ref().map(|t| t.text.clone()),
+        seed: serde_json::to_value(seed)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the delivery could not be recorded: {e}")))?,
     };
     let now = context.invocation.now_ms;
-    let listed = stimulus.clone();
-    match agent_zero_runtime::create(context.host.kv(), context.host.queue(), stimulus, now).await {
+    let kv = context.host.kv();
+    match agent_zero_runtime::receive(kv, context.host.queue(), received.clone(), now).await {
         Ok(_) => {
             // Best effort: a missing index entry is rebuilt by the first tick.
-            let _ = crate::task_index::record_created(context.host.kv(), &listed, now).await;
-            Ok((
-            StatusCode::ACCEPTED,
-            json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger, "mode": mode }),
-        ))
+            let mut resident = agent_zero_runtime::Resident::default();
+            let entry = agent_zero_runtime::Entry {
+                seq: 0,
+                at_ms: now,
+                facts: vec![agent_zero_runtime::Fact::Received { received: Box::new(received) }],
+            };
+            if resident.apply(&entry).is_ok() {
+                let _ = crate::task_index::record_received(kv, &resident, now).await;
+            }
+            // The policy gate runs in the task's first tick: `state` may
+            // still become `ignored`, with its reason on the task.
+            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger })))
         }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
     }
-}
-
-/// The repository policy from its default branch (never a pull request's
-/// head, which an outsider controls); the safe defaults when absent.
-async fn load_policy<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<Policy, ApiError> {
-    let config = context.config;
-    let api = repository_policy::github_api(config)?;
-    let credentials = crate::github_access::credentials(config)
-        .map_err(|e| ApiError::new(ErrorCode::NotConfigured, format!("GitHub credentials: {e}")))?;
-    // Public repositories are readable without credentials.
-    let client = crate::github_access::client(
-        context.host.http(),
-        &api,
-        credentials.as_ref(),
-        seed.installation_id,
-        context.invocation.now_ms,
-    )
-    .await
-    .map_err(|e| ApiError::new(ErrorCode::UpstreamFailed, format!("GitHub credentials: {e}")))?;
-    repository_policy::read(&client, context.host.kv(), &seed.repository.owner, &seed.repository.repo, |e| {
-        format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
-    })
-    .await
 }

@@ -3,12 +3,14 @@
 //! provider, and the forge publisher. Built per tick from operator
 //! configuration and the task's own policy snapshot.
 
+mod admission;
 mod decider;
 mod publisher;
 mod sandbox;
 mod workspace;
 
+pub(crate) use admission::Gate;
 pub(crate) use decider::ModelDecider;
 pub(crate) use publisher::ForgePublisher;
-pub(crate) use sandbox::{AnySandbox, sandbox_from_config};
-pub(crate) use workspace::PoolWorkspace;
+pub(crate) use sandbox::{AnySandbox, pool_config, sandbox_from_config};
+pub(crate) use workspace::{GitHubCheckout, PoolWorkspace};

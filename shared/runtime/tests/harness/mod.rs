@@ -14,7 +14,7 @@ use agent_zero_contracts::{
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 use agent_zero_runtime::{
-    Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
+    Admission, AdmitError, Received, Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
     Publication, Publisher, Queue, QueueError, Stimulus, TaskInput, Tick, TickError, TickOutcome,
     TickReport, Workspace, WorkspaceError,
 };
@@ -141,6 +141,10 @@ impl Workspace for ScriptedWorkspace {
 pub struct RecordingPublisher {
     pub published: RefCell<Vec<(String, agent_zero_contracts::TerminalState, bool)>>,
     pub fail: Cell<u32>,
+    /// What the policy gate answers, in order (then: the policy cannot be read).
+    pub admissions: RefCell<VecDeque<Result<Admission, AdmitError>>>,
+    /// Every delivery the gate was asked about.
+    pub admitted: RefCell<Vec<String>>,
 }
 
 impl Publisher for RecordingPublisher {
@@ -151,6 +155,11 @@ impl Publisher for RecordingPublisher {
         }
         self.published.borrow_mut().push((p.stimulus.task_id.clone(), p.result.state, p.result.verified));
         Ok(format!("comment:{}", p.stimulus.task_id))
+    }
+
+    async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
+        self.admitted.borrow_mut().push(received.task_id.clone());
+        self.admissions.borrow_mut().pop_front().unwrap_or_else(|| Err(AdmitError::Unavailable("GitHub: connection refused".into())))
     }
 }
 
@@ -216,6 +225,10 @@ impl Harness {
         }
     }
 
+    pub fn receive(&self, received: Received) -> Tick {
+        block_on(agent_zero_runtime::receive(&self.kv, &self.queue, received, self.clock.now_ms())).expect("receive")
+    }
+
     pub fn create(&self, stimulus: Stimulus) -> Tick {
         block_on(agent_zero_runtime::create(&self.kv, &self.queue, stimulus, self.clock.now_ms())).expect("create")
     }
@@ -271,6 +284,18 @@ pub fn stimulus(id: &str, mode: RunMode, policy: Policy) -> Stimulus {
         source: Some("api:tester".into()),
         input: TaskInput::default(),
         policy,
+    }
+}
+
+/// A webhook delivery awaiting its policy gate.
+pub fn received(id: &str) -> Received {
+    Received {
+        task_id: id.into(),
+        repository: "acme/demo".into(),
+        trigger: Trigger::Feedback,
+        source: Some(format!("github:{id}")),
+        title: Some("add subtracts".into()),
+        seed: serde_json::json!({ "opaque": "to the engine" }),
     }
 }
 

@@ -17,6 +17,10 @@
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
 //!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
 //! - `POST /repos/{o}/{r}/pulls`, `GET /repos/{o}/{r}/pulls/{n}`
+//! - `GET /repos/{o}/{r}/pulls/{n}/files`, `GET|POST .../pulls/{n}/reviews`
+//!   (pull requests seeded with [`FakeGitHub::open_pull_request`]; `pulls.rs`)
+//! - `GET /repos/{o}/{r}/tarball/{ref}` (302 to a short-lived link) and the
+//!   link itself (`archive.rs`)
 //!
 //! Issue numbers need not be seeded: comments may be posted on any number of
 //! a seeded repository.
@@ -28,10 +32,12 @@
 //! [`FakeGitHub::set_actor`]), `type: "User"`. A test plants comments by
 //! anyone else with [`FakeGitHub::add_comment`].
 
+mod archive;
 mod auth;
 mod collab;
 mod gitdata;
 mod identity;
+mod pulls;
 mod routes;
 mod state;
 mod store;
@@ -395,6 +401,12 @@ impl FakeGitHub {
             body: body.to_owned(),
         };
         self.with(|state| state.faults.push_back(fault));
+    }
+
+    /// Starts (`true`) or ends an outage: meanwhile every request is
+    /// answered 503 `Service Unavailable` and changes nothing.
+    pub fn set_outage(&self, outage: bool) {
+        self.with(|state| state.outage = outage);
     }
 
     /// Every request so far, in arrival order.

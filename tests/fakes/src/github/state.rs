@@ -60,12 +60,16 @@ pub(crate) struct State {
     pub(crate) check_runs: Vec<(String, Value)>,
     /// `(repo key, pull request)`.
     pub(crate) pulls: Vec<(String, Value)>,
+    /// `(repo key, {number, review, comments})` (see `pulls.rs`).
+    pub(crate) reviews: Vec<(String, Value)>,
     /// The user the configured tokens belong to: what `GET /user` answers
     /// for them and the author of what they write.
     pub(crate) actor: String,
     /// The App's slug: installation tokens act as `{slug}[bot]`.
     pub(crate) app_slug: String,
     pub(crate) requests_served: u64,
+    /// While true every request answers 503, as GitHub does in an outage.
+    pub(crate) outage: bool,
 }
 
 /// The map key of a repository (GitHub names are case-insensitive).
@@ -96,6 +100,15 @@ impl State {
 
     /// Takes the first fault matching the request.
     pub(crate) fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
+        if self.outage {
+            return Some(Fault {
+                method: method.to_owned(),
+                path_prefix: path.to_owned(),
+                status: 503,
+                headers: Vec::new(),
+                body: r#"{"message":"Service Unavailable"}"#.to_owned(),
+            });
+        }
         let index = self.faults.iter().position(|f| {
             f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix)
         })?;

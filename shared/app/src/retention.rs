@@ -1,0 +1,195 @@
+//! Retention: every record has a lifetime, so storage grows with work and
+//! not with history.
+//!
+//! | record | lives | removed by |
+//! |---|---|---|
+//! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare; the pass below everywhere |
+//! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
+//!
+//! A task waiting for a person (`needs-human`) is never removed: it is not
+//! finished. Each lifetime is scheduled when the record is written, as one
+//! key `retention/{due_ms:013}/{kind}/{id}`: ascending key order is due
+//! order, so the pass (run by every sweep) lists from the front and stops
+//! at the first key not yet due. It costs nothing while nothing is due,
+//! and a bounded amount per sweep ([`MAX_PURGED_PER_PASS`]) when it is.
+//! A delivery record also carries its own `expiresAtMs`, so an expired one
+//! is never answered from, whether or not it was removed yet.
+
+use agent_zero_contracts::TaskState;
+use agent_zero_ports::{KeyValue, KvError};
+
+use crate::Config;
+use crate::error::{ApiError, ErrorCode};
+
+/// Prefix of every schedule key.
+pub const RETENTION_PREFIX: &str = "retention/";
+/// Most records one pass removes (each task is a list plus a delete per key).
+pub const MAX_PURGED_PER_PASS: usize = 25;
+const DAY_MS: f64 = 86_400_000.0;
+
+/// The operator's lifetimes, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetimes {
+    pub delivery_ms: u64,
+    pub task_ms: u64,
+}
+
+impl Default for Lifetimes {
+    fn default() -> Self {
+        Self { delivery_ms: 3 * 86_400_000, task_ms: 30 * 86_400_000 }
+    }
+}
+
+impl Lifetimes {
+    /// From `AGENT_ZERO_DELIVERY_RETENTION_DAYS` and `AGENT_ZERO_RETENTION_DAYS`
+    /// (positive numbers of days; fractions allowed). A malformed value is an
+    /// error naming the variable, never replaced by the default.
+    pub fn from_config(config: &Config) -> Result<Self, ApiError> {
+        let defaults = Self::default();
+        Ok(Self {
+            delivery_ms: days(config, "AGENT_ZERO_DELIVERY_RETENTION_DAYS")?.unwrap_or(defaults.delivery_ms),
+            task_ms: days(config, "AGENT_ZERO_RETENTION_DAYS")?.unwrap_or(defaults.task_ms),
+        })
+    }
+}
+
+fn days(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
+    let Some(text) = config.get(name) else { return Ok(None) };
+    let bad = || {
+        ApiError::new(ErrorCode::NotConfigured, format!("{name} must be a positive number of days (fractions allowed)"))
+            .with_field(name)
+    };
+    let value: f64 = text.trim().parse().map_err(|_| bad())?;
+    if !value.is_finite() || value <= 0.0 || value > 36_500.0 {
+        return Err(bad());
+    }
+    Ok(Some(((value * DAY_MS) as u64).max(1)))
+}
+
+/// What a schedule key removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A delivery record (`delivery/github/{id}`).
+    Delivery,
+    /// A finished task's log, claims, meta and index keys.
+    Task,
+}
+
+impl Kind {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Delivery => "delivery",
+            Self::Task => "task",
+        }
+    }
+}
+
+/// The schedule key of `id` due at `due_ms`.
+pub fn schedule_key(due_ms: u64, kind: Kind, id: &str) -> String {
+    format!("{RETENTION_PREFIX}{due_ms:013}/{}/{id}", kind.as_str())
+}
+
+fn parse_schedule_key(key: &str) -> Option<(u64, Kind, &str)> {
+    let rest = key.strip_prefix(RETENTION_PREFIX)?;
+    let (due, rest) = rest.split_once('/')?;
+    let (kind, id) = rest.split_once('/')?;
+    let kind = match kind {
+        "delivery" => Kind::Delivery,
+        "task" => Kind::Task,
+        _ => return None,
+    };
+    (due.len() == 13 && !id.is_empty()).then_some(())?;
+    Some((due.parse().ok()?, kind, id))
+}
+
+/// Schedules `id` for removal at `due_ms` (idempotent: the same due time
+/// is the same key).
+pub async fn schedule<K: KeyValue>(kv: &K, due_ms: u64, kind: Kind, id: &str) -> Result<(), KvError> {
+    kv.put(&schedule_key(due_ms, kind, id), b"").await
+}
+
+/// Schedules a finished task after the tick that finished it; a task that
+/// runs on or waits for a person is left alone.
+pub async fn schedule_finished<K: KeyValue>(
+    kv: &K,
+    lifetimes: &Lifetimes,
+    resident: &agent_zero_runtime::Resident,
+) -> Result<(), KvError> {
+    let (Some(ended), Some(origin)) = (resident.ended_ms, resident.origin()) else { return Ok(()) };
+    schedule(kv, ended.saturating_add(lifetimes.task_ms), Kind::Task, origin.task_id).await
+}
+
+/// What one pass removed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RetentionReport {
+    /// Delivery records removed.
+    pub deliveries: u32,
+    /// Finished tasks removed (log, claims, meta, index).
+    pub tasks: u32,
+    /// Scheduled tasks that were not finished (approved since, or a
+    /// schedule this engine did not write): left alone.
+    pub kept: u32,
+}
+
+/// Removes what is due at `now_ms`, at most [`MAX_PURGED_PER_PASS`] records.
+pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, KvError> {
+    let mut report = RetentionReport::default();
+    let page = kv.list(RETENTION_PREFIX, None, MAX_PURGED_PER_PASS).await?;
+    for key in &page.keys {
+        let Some((due, kind, id)) = parse_schedule_key(key) else {
+            kv.delete(key).await?;
+            continue;
+        };
+        if due > now_ms {
+            break;
+        }
+        match kind {
+            Kind::Delivery => {
+                kv.delete(&format!("delivery/github/{id}")).await?;
+                report.deliveries += 1;
+            }
+            Kind::Task => {
+                if purge_task(kv, id).await? {
+                    report.tasks += 1;
+                } else {
+                    report.kept += 1;
+                }
+            }
+        }
+        kv.delete(key).await?;
+    }
+    Ok(report)
+}
+
+/// Removes a finished task's keys and index entries; `false` (nothing
+/// removed) when it is not finished.
+async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<bool, KvError> {
+    let resident = match agent_zero_runtime::load(kv, id).await {
+        Ok(Some(resident)) => resident,
+        Ok(None) | Err(agent_zero_runtime::TaskError::InvalidTaskId(_)) => return Ok(true),
+        Err(e) => return Err(KvError::Backend(e.to_string())),
+    };
+    let finished = resident.state.is_terminal() && resident.state != TaskState::NeedsHuman && resident.ended_ms.is_some();
+    if !finished {
+        return Ok(false);
+    }
+    // The index first: a crash after it leaves an unlisted task the next
+    // pass removes (its schedule key is deleted last).
+    crate::task_index::forget_task(kv, id).await?;
+    let prefix = format!("task/{id}/");
+    // Bounded: a task has well under 48 ticks' worth of entries and claims.
+    for _ in 0..8 {
+        let page = kv.list(&prefix, None, 100).await?;
+        if page.keys.is_empty() {
+            break;
+        }
+        for key in &page.keys {
+            kv.delete(key).await?;
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+#[path = "retention_tests.rs"]
+mod tests;

@@ -1,0 +1,120 @@
+//! The policy gate of a webhook delivery, as the task's first tick: the
+//! repository's `.agent-zero.yml` from its default branch (never a pull
+//! request's head, which an outsider controls), the switches and author
+//! rules it sets, and the run's stimulus when it admits the delivery.
+//!
+//! Intake records the delivery and answers before any of this (GitHub never
+//! retries a failed delivery): a GitHub outage here is a retried tick, not
+//! a lost event. [`Gate`] adds this to the forge port the tick already has.
+
+use agent_zero_contracts::{PullRequestRef, RunMode};
+use agent_zero_github::{PolicySwitches, Subject, TaskSeed};
+use agent_zero_runtime::{
+    AdmitError, Admission, Publication, Publisher, Received, Stimulus, TaskInput,
+};
+
+use crate::error::ErrorCode;
+use crate::{Config, Host, repository_policy};
+
+/// The forge port of a tick: publications through `inner`, admissions
+/// through the repository policy.
+pub(crate) struct Gate<'a, H, P> {
+    host: &'a H,
+    config: &'a Config,
+    now_ms: u64,
+    inner: P,
+}
+
+impl<'a, H: Host, P: Publisher> Gate<'a, H, P> {
+    pub(crate) fn new(host: &'a H, config: &'a Config, now_ms: u64, inner: P) -> Self {
+        Self { host, config, now_ms, inner }
+    }
+}
+
+impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
+    async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
+        self.inner.publish(publication).await
+    }
+
+    async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
+        let seed: TaskSeed = serde_json::from_value(received.seed.clone())
+            .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
+        let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
+        Ok(decide(received, &seed, policy))
+    }
+}
+
+/// The policy of the seed's repository; an unreadable one is retried, one
+/// that does not validate fails the task with the field at fault.
+async fn read_policy<H: Host>(
+    host: &H,
+    config: &Config,
+    seed: &TaskSeed,
+    now_ms: u64,
+) -> Result<agent_zero_agent::Policy, AdmitError> {
+    let unavailable = |e: crate::error::ApiError| AdmitError::Unavailable(e.message);
+    let api = repository_policy::github_api(config).map_err(unavailable)?;
+    let credentials = crate::github_access::credentials(config)
+        .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
+    // Public repositories are readable without credentials.
+    let client = crate::github_access::client(
+        host.http(),
+        host.signer(),
+        &api,
+        credentials.as_ref(),
+        seed.installation_id,
+        now_ms,
+    )
+    .await
+    .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
+    let field = |e: &agent_zero_agent::PolicyError| {
+        format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
+    };
+    repository_policy::read(&client, host.kv(), &seed.repository.owner, &seed.repository.repo, field)
+        .await
+        .map_err(|e| match e.code {
+            ErrorCode::InvalidPolicy => {
+                AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or(".agent-zero.yml")))
+            }
+            _ => AdmitError::Unavailable(e.message),
+        })
+}
+
+/// Admits or declines `seed` under `policy`. Pure.
+pub(crate) fn decide(received: &Received, seed: &TaskSeed, policy: agent_zero_agent::Policy) -> Admission {
+    let switches = PolicySwitches {
+        proactive_enabled: policy.proactive.enabled,
+        issues_enabled: policy.issues.enabled,
+        issues_require_label: &policy.issues.require_label,
+        author_associations: &policy.triggers.author_associations,
+        allowed_bots: &policy.triggers.allowed_bots,
+    };
+    if let Err(reason) = seed.admit(&switches) {
+        return Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() };
+    }
+    // Webhooks never raise the mode: the policy's own mode is the ceiling.
+    let mode: RunMode = policy.restrict_mode(None);
+    let mut input = TaskInput {
+        feedback: seed.feedback.clone(),
+        installation_id: seed.installation_id,
+        ..TaskInput::default()
+    };
+    match &seed.subject {
+        Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
+        Subject::Issue(issue) => {
+            input.issue = Some(issue.clone());
+            input.issue_body = seed.body.clone();
+        }
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    Admission::Admitted(Box::new(Stimulus {
+        task_id: received.task_id.clone(),
+        repository: received.repository.clone(),
+        trigger: seed.trigger,
+        mode,
+        source: received.source.clone(),
+        input,
+        policy,
+    }))
+}

@@ -1,0 +1,66 @@
+//! A task's raw log replays to the conclusion it recorded: every field of
+//! the result and the evidence is rebuilt from the facts before the
+//! conclusion, so an edited fact shows up as a difference.
+
+mod harness;
+
+use agent_zero_contracts::{ChangeRisk, RunMode, TerminalState};
+use agent_zero_runtime::log::{read_log, replay};
+use agent_zero_runtime::{ApprovalDecision, Fact, TickOutcome};
+use harness::*;
+
+fn log(h: &Harness, id: &str) -> Vec<agent_zero_runtime::Entry> {
+    block_on(read_log(&h.kv, id)).expect("read").expect("exists")
+}
+
+#[test]
+fn a_completed_run_rebuilds_its_recorded_conclusion() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    assert_eq!(h.run(stimulus("t-replay", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let entries = log(&h, "t-replay");
+    assert_eq!(entries.iter().map(|e| e.seq).collect::<Vec<_>>(), (0..entries.len() as u64).collect::<Vec<_>>());
+    let replayed = replay(&entries).expect("folds");
+    assert_eq!(replayed.resident, h.load("t-replay"));
+    let rebuilt = replayed.rebuilt.expect("concluded");
+    assert!(rebuilt.1.verified);
+    assert_eq!(Some(rebuilt), replayed.recorded);
+    assert_eq!(block_on(read_log(&h.kv, "t-none")).unwrap(), None);
+    assert!(block_on(read_log(&h.kv, "a/b")).is_err());
+}
+
+#[test]
+fn a_rejection_and_a_second_ending_replay_too() {
+    let h = Harness::new();
+    let mut finding = claim();
+    finding.change_risk = ChangeRisk::HighImpact;
+    h.decider.push(decision(finding));
+    assert_eq!(h.run(stimulus("t-rej", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
+    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-rej", "alice", ApprovalDecision::Reject, None, START_MS + 5_000)).unwrap();
+    h.drive();
+    let replayed = replay(&log(&h, "t-rej")).expect("folds");
+    let rebuilt = replayed.rebuilt.expect("concluded");
+    assert_eq!(rebuilt.1.state, TerminalState::Failed);
+    assert_eq!(Some(rebuilt), replayed.recorded);
+}
+
+#[test]
+fn an_edited_check_result_no_longer_rebuilds_the_record() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.run(stimulus("t-edit", RunMode::Fix, policy(FIX_POLICY)));
+    let mut entries = log(&h, "t-edit");
+    let edited = entries
+        .iter_mut()
+        .flat_map(|e| e.facts.iter_mut())
+        .find_map(|f| match f {
+            Fact::Checked { results, .. } => results.first_mut(),
+            _ => None,
+        })
+        .expect("a check ran");
+    edited.stdout = "test result: ok. 99 passed".into();
+    let replayed = replay(&entries).expect("still folds");
+    let (rebuilt, recorded) = (replayed.rebuilt.unwrap(), replayed.recorded.unwrap());
+    assert_ne!(rebuilt.1.checks, recorded.1.checks);
+    assert_eq!(rebuilt.1.checks[0].stdout, "test result: ok. 99 passed");
+}
