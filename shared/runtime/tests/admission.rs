@@ -147,3 +147,36 @@ fn the_fold_refuses_admissions_this_engine_never_writes() {
     let late = fold(&[zero.clone(), Entry { seq: 1, ..zero }]);
     assert!(matches!(late, Err(FoldError::Malformed { seq: 1, .. })), "{late:?}");
 }
+
+#[test]
+fn a_webhook_task_costs_one_admission_tick_more_and_an_ignored_one_little() {
+    // A fix with one repair, from a delivery: the admission tick, then the run.
+    let h = Harness::new();
+    h.publisher.admissions.borrow_mut().push_back(admitted("gh-cost"));
+    h.workspace.exits.borrow_mut().extend([1, 0]);
+    h.decider.push(decision(claim()));
+    h.decider.push(decision(claim()));
+    h.receive(received("gh-cost"));
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let reports = h.reports.borrow();
+    for report in reports.iter() {
+        assert!(report.stats.kv_operations() <= 9, "{:?}", report.stats);
+    }
+    let admission = reports[0].stats;
+    assert_eq!(admission.publications, 1, "the gate's read is the forge call");
+    let kv: u32 = reports.iter().map(|r| r.stats.kv_operations()).sum();
+    eprintln!("webhook fix with one repair: {} ticks, {kv} storage operations", reports.len());
+    drop(reports);
+
+    // A declined delivery: one tick after the record.
+    let h = Harness::new();
+    let declined = Admission::Declined { reason: "proactive-disabled".into(), message: "off".into() };
+    h.publisher.admissions.borrow_mut().push_back(Ok(declined));
+    h.receive(received("gh-cheap"));
+    h.drive();
+    let reports = h.reports.borrow();
+    let kv: u32 = reports.iter().map(|r| r.stats.kv_operations()).sum();
+    assert_eq!(reports.len(), 1, "one tick: admit and end");
+    assert!(kv <= 9, "an ignored delivery costs one tick's storage: {kv}");
+    eprintln!("ignored delivery: {} tick, {kv} storage operations", reports.len());
+}

@@ -101,12 +101,17 @@ pub(super) fn world(runtime: Runtime, policy_text: &str) -> World {
 /// `state`: reuse a KV directory (restarts); `dead_sandbox`: point the app at
 /// a port where nothing listens.
 fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::PathBuf>, dead_sandbox: bool) -> World {
-    world_of(runtime, policy_text, &[], state, dead_sandbox)
+    world_of(runtime, policy_text, &[], state, dead_sandbox, &[])
 }
 
 /// A world whose fixture repository also holds `files`.
 pub(super) fn world_with_files(runtime: Runtime, policy_text: &str, files: &[(&str, &str)]) -> World {
-    world_of(runtime, policy_text, files, None, false)
+    world_of(runtime, policy_text, files, None, false, &[])
+}
+
+/// A world whose app also has the variables `extra`.
+pub(super) fn world_with_vars(runtime: Runtime, policy_text: &str, extra: &[(&str, &str)]) -> World {
+    world_of(runtime, policy_text, &[], None, false, extra)
 }
 
 fn world_of(
@@ -115,6 +120,7 @@ fn world_of(
     files: &[(&str, &str)],
     state: Option<std::path::PathBuf>,
     dead_sandbox: bool,
+    extra: &[(&str, &str)],
 ) -> World {
     let builder = files.iter().fold(FixtureRepo::calc("acme", "calc"), |b, (path, content)| b.file(path, content));
     let fixture = builder.file(".agent-zero.yml", policy_text).build().expect("fixture repo");
@@ -138,7 +144,11 @@ fn world_of(
         ("AGENT_ZERO_CLAIM_MARGIN_MS", CLAIM_MARGIN_MS.to_string()),
     ];
     let options = ServerOptions {
-        vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        vars: vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .chain(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .collect(),
         state_dir: state,
         ..ServerOptions::default()
     };

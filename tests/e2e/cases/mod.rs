@@ -4,6 +4,8 @@
 mod commit_point;
 mod exactly_once;
 mod atomic;
+mod cli;
+mod checkout;
 mod health;
 mod identity;
 mod lifecycle;
@@ -12,10 +14,12 @@ mod webhooks;
 mod tasks;
 mod trust;
 mod pages;
+mod review;
+mod retention;
 
 use crate::Case;
 
 /// Every case, in order.
 pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
-    [health::CASES, webhooks::CASES, lifecycle::CASES, trust::CASES, exactly_once::CASES, identity::CASES, pages::CASES, tasks::CASES, limits::CASES, commit_point::CASES, atomic::CASES].into_iter().flatten()
+    [health::CASES, webhooks::CASES, lifecycle::CASES, trust::CASES, exactly_once::CASES, identity::CASES, pages::CASES, tasks::CASES, limits::CASES, commit_point::CASES, atomic::CASES, checkout::CASES, review::CASES, cli::CASES, retention::CASES].into_iter().flatten()
 }
