@@ -49,6 +49,8 @@ sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$root/functio
     --var "AGENT_ZERO_CONTROL_PLANE_TOKENS:schemathesis:$token" \
     --var "AGENT_ZERO_CONTROL_PLANE_MODES:schemathesis:observe|suggest|fix|autonomous" \
     --var "AGENT_ZERO_CONTROL_PLANE_REPOSITORIES:acme/widgets" \
+    --var "AGENT_ZERO_SANDBOX_PROVIDER:custom" --var "AGENT_ZERO_SANDBOX_URL:http://127.0.0.1:9" \
+    --var "AGENT_ZERO_SANDBOX_TOKEN:schemathesis-unreached" --var "OPENAI_API_KEY:sk-schemathesis-unreached" \
     --var "GITHUB_WEBHOOK_SECRET:$token-webhook"
 ) > "$work/wrangler.log" 2>&1 &
 pid=$!

@@ -17,6 +17,7 @@ mod error;
 mod github_access;
 mod repository_policy;
 pub mod retention;
+pub mod settings;
 mod router;
 mod routes;
 mod services;

@@ -10,6 +10,15 @@ use agent_zero_runtime::{Queue, QueueError, Tick};
 
 use crate::{Config, Host, Invocation};
 
+/// The settings a task needs to be accepted (a sandbox and a model key);
+/// none of them is reached by a unit test.
+pub(crate) const RUNNABLE: [(&str, &str); 4] = [
+    ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+    ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
+    ("AGENT_ZERO_SANDBOX_TOKEN", "unit-unreached"),
+    ("OPENAI_API_KEY", "sk-unit-unreached"),
+];
+
 /// Refuses every outbound request.
 #[derive(Debug, Default)]
 pub(crate) struct RefusingHttp;
@@ -73,12 +82,27 @@ impl TestHost {
     }
 }
 
+/// Signs nothing: the test host reaches no GitHub App.
+#[derive(Debug)]
+pub(crate) struct RefusingSigner;
+
+impl agent_zero_github::Rs256Signer for RefusingSigner {
+    async fn sign_rs256(
+        &self,
+        _key: &agent_zero_github::PrivateKeyDer,
+        _message: &[u8],
+    ) -> Result<Vec<u8>, agent_zero_github::CredentialsError> {
+        Err(agent_zero_github::CredentialsError::Signing { reason: "the test host has no signer".into() })
+    }
+}
+
 impl Host for TestHost {
     type Kv = MemoryKv;
     type Http = RefusingHttp;
     type Clock = ManualClock;
     type Queue = RecordingQueue;
     type Leases = MemoryCoordinator;
+    type Signer = RefusingSigner;
 
     fn name(&self) -> &'static str {
         "test"
@@ -97,6 +121,9 @@ impl Host for TestHost {
     }
     fn leases(&self) -> &MemoryCoordinator {
         &self.leases
+    }
+    fn signer(&self) -> &RefusingSigner {
+        &RefusingSigner
     }
 }
 

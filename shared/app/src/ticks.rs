@@ -2,7 +2,7 @@
 //! cron trigger or in-invocation driver calls.
 
 use agent_zero_runner::{RunnerPoolConfig, SweepReport as LeaseSweepReport};
-use agent_zero_runtime::{Engine, Limits, Ports, Start, SweepOptions, SweepReport, Tick, TickError, TickReport};
+use agent_zero_runtime::{Engine, Ports, Start, SweepOptions, SweepReport, Tick, TickError, TickReport};
 
 use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace, sandbox_from_config};
 use crate::{Config, Host};
@@ -17,11 +17,15 @@ pub enum RunTickError {
     /// Loading the task's policy failed.
     #[error("loading task `{task_id}`: {reason}")]
     Load { task_id: String, reason: String },
+    /// An operator setting is malformed (named); nothing ran.
+    #[error("settings: {0}")]
+    Settings(String),
 }
 
 /// Runs one tick of `tick.task_id` at `now_ms` with the services the
 /// operator configured and the task's policy snapshot.
 pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
+    let settings = crate::settings::RunSettings::from_config(config).map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
         .await
@@ -50,7 +54,7 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
         queue: host.queue(),
-        limits: limits(config),
+        limits: settings.limits,
     };
     let mut report = engine.tick(tick, now_ms).await?;
     if let Some(after) = &report.resident {
@@ -59,32 +63,12 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
         }
         // Finished: its lifetime starts (the same key however often this runs).
         if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_)) {
-            match crate::retention::Lifetimes::from_config(config) {
-                Ok(lifetimes) => {
-                    if let Err(e) = crate::retention::schedule_finished(host.kv(), &lifetimes, after).await {
-                        report.warnings.push(format!("retention not scheduled: {e}"));
-                    }
-                }
-                Err(e) => report.warnings.push(format!("retention not scheduled: {}", e.message)),
+            if let Err(e) = crate::retention::schedule_finished(host.kv(), &settings.lifetimes, after).await {
+                report.warnings.push(format!("retention not scheduled: {e}"));
             }
         }
     }
     Ok(report)
-}
-
-/// The engine's bounds, with the operator's: a claim on a model step lasts
-/// as long as the calls it may make (`AGENT_ZERO_MODEL_TIMEOUT_MS`), plus
-/// `AGENT_ZERO_CLAIM_MARGIN_MS` (default 30 s) on every step.
-fn limits(config: &Config) -> Limits {
-    let mut limits = Limits::default();
-    let ms = |name: &str| config.get(name).and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(ms) = ms("AGENT_ZERO_MODEL_TIMEOUT_MS") {
-        limits.model_call_ms = ms;
-    }
-    if let Some(ms) = ms("AGENT_ZERO_CLAIM_MARGIN_MS") {
-        limits.claim_margin_ms = ms;
-    }
-    limits
 }
 
 /// What one sweep did: overdue ticks re-enqueued, expired leases stopped.

@@ -35,6 +35,12 @@ fn start_with_api(runtime: Runtime) -> Server {
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("e2e:{TOKEN}")),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets".to_owned()),
         ("GITHUB_WEBHOOK_SECRET", SECRET.to_owned()),
+        // A task must be able to run to be accepted: a sandbox nobody
+        // listens on (the task fails and concludes) and a model key.
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
+        ("AGENT_ZERO_SANDBOX_URL", "http://127.0.0.1:9".to_owned()),
+        ("AGENT_ZERO_SANDBOX_TOKEN", "e2e-unreached".to_owned()),
+        ("OPENAI_API_KEY", "sk-e2e-unreached".to_owned()),
     ];
     let options = ServerOptions { vars: vars.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(), ..ServerOptions::default() };
     Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"))

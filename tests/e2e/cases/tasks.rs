@@ -8,6 +8,7 @@ use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
     Case { name: "tasks_authorization_matrix", run: tasks_authorization_matrix },
+    Case { name: "tasks_that_could_never_run_are_503_naming_the_setting", run: tasks_that_could_never_run_are_503_naming_the_setting },
     Case { name: "tasks_reads_can_require_a_token", run: tasks_reads_can_require_a_token },
     Case { name: "tasks_pagination_with_concurrent_creates", run: tasks_pagination_with_concurrent_creates },
     Case { name: "tasks_openapi_document_and_page", run: tasks_openapi_document_and_page },
@@ -23,6 +24,11 @@ fn vars(extra: &[(&str, &str)]) -> Vec<(String, String)> {
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("alice:{ALICE},bob:{BOB}")),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix".to_owned()),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets".to_owned()),
+        // Tasks must be able to run to be accepted; none of these is reached.
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
+        ("AGENT_ZERO_SANDBOX_URL", "http://127.0.0.1:9".to_owned()),
+        ("AGENT_ZERO_SANDBOX_TOKEN", "e2e-unreached".to_owned()),
+        ("OPENAI_API_KEY", "sk-e2e-unreached".to_owned()),
     ];
     vars.extend(extra.iter().map(|(n, v)| (*n, (*v).to_owned())));
     vars.into_iter().map(|(n, v)| (n.to_owned(), v)).collect()
@@ -43,6 +49,35 @@ fn call(server: &Server, method: &str, path: &str, token: Option<&str>, body: Op
     }
     let bytes = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
     server.send(method, path, &headers, &bytes)
+}
+
+/// A task is accepted only when it can run here: without a sandbox provider,
+/// or without a model credential, creating one is 503 naming the variable,
+/// and nothing is created.
+fn tasks_that_could_never_run_are_503_naming_the_setting(runtime: Runtime) {
+    let all = vars(&[]);
+    let without = |names: &[&str]| all.iter().filter(|(n, _)| !names.contains(&n.as_str())).cloned().collect::<Vec<_>>();
+    for (missing, field) in [
+        (&["AGENT_ZERO_SANDBOX_PROVIDER"][..], "AGENT_ZERO_SANDBOX_PROVIDER"),
+        (&["OPENAI_API_KEY"][..], "_API_KEY"),
+    ] {
+        let server = start(runtime, without(missing));
+        let reply = call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe")));
+        assert_eq!(reply.status, 503, "{missing:?}: {}", reply.text());
+        let error = &reply.json()["error"];
+        assert_eq!(error["code"], "not_configured", "{error}");
+        assert!(error["field"].as_str().is_some_and(|f| f.ends_with(field)), "{missing:?}: {error}");
+        let listed = call(&server, "GET", "/api/v1/tasks", Some(ALICE), None).json();
+        assert_eq!(listed["items"].as_array().map(Vec::len), Some(0), "nothing was created: {listed}");
+    }
+    // A malformed run setting is named too, never replaced by its default.
+    let mut malformed = vars(&[("AGENT_ZERO_MODEL_TIMEOUT_MS", "2 minutes")]);
+    malformed.retain(|(n, v)| n != "AGENT_ZERO_MODEL_TIMEOUT_MS" || v == "2 minutes");
+    let server = start(runtime, malformed);
+    let reply = call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe")));
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["field"], "AGENT_ZERO_MODEL_TIMEOUT_MS");
+    assert!(!reply.text().contains("2 minutes"), "the value is not echoed: {}", reply.text());
 }
 
 fn task_body(repository: &str, mode: &str) -> Value {

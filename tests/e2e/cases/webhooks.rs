@@ -289,7 +289,14 @@ fn webhook_policy_from_default_branch(runtime: Runtime) {
     let label = value["label"]["name"].as_str().unwrap().to_owned();
     let policy = format!("version: 1\nmode: fix\nissues:\n  enabled: true\n  requireLabel: {label}\n");
     github.add_repo(owner, repo, branch, &[(".agent-zero.yml", &policy)]);
-    let server = start(runtime, &github, &[]);
+    // Runnable here (a sandbox nobody listens on, a model key), so the gate admits.
+    let runnable = [
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+        ("AGENT_ZERO_SANDBOX_URL", "http://127.0.0.1:9"),
+        ("AGENT_ZERO_SANDBOX_TOKEN", "e2e-unreached"),
+        ("OPENAI_API_KEY", "sk-e2e-unreached"),
+    ];
+    let server = start(runtime, &github, &runnable);
 
     let reply = deliver(&server, "issues", "policy-1", &body);
     assert_eq!(reply.status, 202, "{}", reply.text());

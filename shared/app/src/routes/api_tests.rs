@@ -20,6 +20,7 @@ fn config(extra: &[(&str, &str)]) -> Config {
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
     ];
+    pairs.extend_from_slice(&crate::test_host::RUNNABLE);
     pairs.extend_from_slice(extra);
     Config::from_pairs(pairs)
 }
@@ -431,6 +432,8 @@ fn no_configured_secret_reaches_storage() {
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+        ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
     ]);
     let config = Config::from_pairs(pairs);
     let leak = format!("{ALICE} {BOB} {}", secrets.iter().map(|(_, v)| *v).collect::<Vec<_>>().join(" "));

@@ -20,22 +20,30 @@ const HOSTILE: &str = "<script>alert(1)</script> @octocat #12 \u{202E}";
 /// The operator's configuration when the task came in: `SECRET` was not
 /// configured yet, so intake could not redact it.
 fn intake_config() -> Config {
-    Config::from_pairs([
-        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
-        ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
-        ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets"),
-    ])
+    Config::from_pairs(
+        [
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
+            ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets"),
+        ]
+        .into_iter()
+        .chain(crate::test_host::RUNNABLE),
+    )
 }
 
 /// The configuration when the evidence is read: `SECRET` is now a
 /// credential, and rendering must redact it wherever it was recorded.
 fn config() -> Config {
-    Config::from_pairs([
-        ("GITHUB_TOKEN", SECRET),
-        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
-        ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
-        ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets"),
-    ])
+    Config::from_pairs(
+        [
+            ("GITHUB_TOKEN", SECRET),
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
+            ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets"),
+        ]
+        .into_iter()
+        .chain(crate::test_host::RUNNABLE),
+    )
 }
 
 /// Creates a feedback task through the API.

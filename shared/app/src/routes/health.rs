@@ -218,10 +218,14 @@ mod tests {
     #[test]
     fn anonymous_listings_read_one_page_and_write_nothing() {
         let host = TestHost::new();
-        let config = Config::from_pairs([
-            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b"),
-            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
-        ]);
+        let config = Config::from_pairs(
+            [
+                ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b"),
+                ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
+            ]
+            .into_iter()
+            .chain(crate::test_host::RUNNABLE),
+        );
         let task = serde_json::json!({
             "repository": "acme/widgets",
             "trigger": "proactive",

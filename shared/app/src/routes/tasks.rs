@@ -295,6 +295,8 @@ async fn create_as<H: Host>(
         .with_field("mode"));
     }
     let policy = policy_for(context, &body.repository).await?;
+    // A task that could never run is not accepted as if it could.
+    crate::settings::check_runnable(context.config, &policy, context.host.http())?;
     let stimulus = Stimulus {
         task_id: task_id(&context.invocation.request_id),
         repository: body.repository.clone(),

@@ -36,11 +36,21 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         self.inner.publish(publication).await
     }
 
+    async fn changed_files(&self, stimulus: &Stimulus) -> Result<agent_zero_runtime::ChangedFiles, agent_zero_runtime::ForgeError> {
+        self.inner.changed_files(stimulus).await
+    }
+
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         let seed: TaskSeed = serde_json::from_value(received.seed.clone())
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
-        Ok(decide(received, &seed, policy))
+        let admission = decide(received, &seed, policy);
+        if let Admission::Admitted(stimulus) = &admission {
+            // Admitted, but it could never run here: fail naming what to set.
+            crate::settings::check_runnable(self.config, &stimulus.policy, self.host.http())
+                .map_err(|e| AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings"))))?;
+        }
+        Ok(admission)
     }
 }
 

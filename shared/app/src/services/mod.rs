@@ -10,7 +10,7 @@ mod sandbox;
 mod workspace;
 
 pub(crate) use admission::Gate;
-pub(crate) use decider::ModelDecider;
+pub(crate) use decider::{ModelDecider, model_selection};
 pub(crate) use publisher::ForgePublisher;
 pub(crate) use sandbox::{AnySandbox, pool_config, sandbox_from_config};
 pub(crate) use workspace::{GitHubCheckout, PoolWorkspace};
