@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn terminal_states() {
         let terminal: Vec<_> = TaskState::ALL.iter().filter(|s| s.is_terminal()).collect();
-        assert_eq!(terminal, [&TaskState::Completed, &TaskState::NeedsHuman, &TaskState::Failed]);
+        assert_eq!(terminal, [&TaskState::Completed, &TaskState::NeedsHuman, &TaskState::Failed, &TaskState::Ignored]);
         for t in TerminalState::ALL {
             assert_eq!(TaskState::from(*t).terminal(), Some(*t));
         }
