@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# The benchmark of issue 10, in one command: `bash tests/bench/run.sh`.
+# The intake benchmark (issues 10 and 20), in one command: `bash tests/bench/run.sh`.
 #
-# 1. Intake: signed 25,600-byte `pull_request` `closed` deliveries (the real
-#    fixture, body padded) against the Rust worker and the equivalent
-#    TypeScript worker (tests/bench/ts-worker), both in `wrangler dev
-#    --local`, in alternating rounds; wrk (Debian `wrk`) drives the load with
-#    a distinct X-GitHub-Delivery per request (load/intake.lua). Two floors
-#    run in the same rounds: the TS worker doing only the KV get+put, and
-#    doing nothing (the dev stack alone).
+# 1. Intake: signed `pull_request` `closed` deliveries (the real fixture,
+#    body padded) at 28 KiB, 259 KiB and 2.5 MiB against the Rust worker and
+#    the equivalent TypeScript worker (tests/bench/ts-worker), both in
+#    `wrangler dev --local`, in alternating rounds; wrk (Debian `wrk`) drives
+#    the load with a distinct X-GitHub-Delivery per request
+#    (load/intake.lua). Two floors run in the same rounds: the TS worker
+#    doing only the KV get+put, and doing nothing (the dev stack alone); and
+#    the 401 path (a wrong signature: verify only) of both workers.
 # 2. CPU per request: utime+stime of the workerd process running the worker
 #    (/proc/PID/stat) across a round, over the requests served. An estimate:
 #    it includes workerd's local KV simulation and HTTP handling.
-# 3. The native floor: `cargo bench -p agent-zero-github --bench intake`.
+# 3. The native floor at each size: `cargo bench -p agent-zero-github --bench intake`.
 # 4. Sizes (gzip -9) of the worker wasm, its JS glue, the Spin component and
 #    the TS bundle.
 # 5. KV operations and subrequests per task run (runtime harness test).
 #
-# Prints a markdown table of medians and ratios and writes it to
-# $BENCH_OUT (default /tmp/bench-results.md). Knobs: BENCH_ROUNDS (3),
-# BENCH_DURATION (seconds per round, 10), BENCH_CONNECTIONS (8).
+# Prints markdown tables of medians and ratios per payload size, and the cost
+# against size for both workers, and writes them to $BENCH_OUT (default
+# /tmp/bench-results.md). Knobs: BENCH_ROUNDS (3), BENCH_DURATION (seconds
+# per case and round, 10), BENCH_CONNECTIONS (8), BENCH_SIZES (body bytes,
+# "28672 265216 2621440"). A full run is sizes x 6 cases x rounds x duration
+# (9 minutes by default) plus the starts.
 # Needs: node + tests/node (wrangler), wrk, gzip, cargo.
 set -euo pipefail
 
@@ -27,6 +31,7 @@ bench="$root/tests/bench"
 rounds="${BENCH_ROUNDS:-3}"
 duration="${BENCH_DURATION:-10}"
 connections="${BENCH_CONNECTIONS:-8}"
+read -r -a sizes <<<"${BENCH_SIZES:-28672 265216 2621440}"
 out="${BENCH_OUT:-/tmp/bench-results.md}"
 wrangler="$root/tests/node/node_modules/.bin/wrangler"
 secret="bench-webhook-secret-$RANDOM$RANDOM"
@@ -69,9 +74,12 @@ if [ -z "$spin_wasm" ]; then
   spin_wasm="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release/agent_zero_spin.wasm"
 fi
 
-payload="$work/payload.json"
-signature="$(node "$bench/load/payload.mjs" \
-  "$root/tests/fixtures/github-webhooks/pull_request/closed.payload.json" "$payload" "$secret")"
+# payload-SIZE.json and its signature in signature-SIZE, one per size.
+for size in "${sizes[@]}"; do
+  [[ "$size" =~ ^[0-9]+$ ]] || die "BENCH_SIZES: \`$size\` is not a byte count"
+  node "$bench/load/payload.mjs" "$root/tests/fixtures/github-webhooks/pull_request/closed.payload.json" \
+    "$work/payload-$size.json" "$secret" "$size" >"$work/signature-$size"
+done
 
 # --- workers --------------------------------------------------------------
 free_port() {
@@ -124,28 +132,29 @@ wait_ready() {
   die "$name did not answer on port $port within 90 s"
 }
 
-# post NAME DELIVERY [SIGNATURE]: prints "STATUS BODY".
+# post NAME SIZE DELIVERY [SIGNATURE]: prints "STATUS BODY".
 post() {
   local port
   port="$(cat "$work/$1/port")"
   curl -sS -X POST "http://127.0.0.1:$port/webhooks/github" -w ' %{http_code}' \
     -H 'Content-Type: application/json' -H 'X-GitHub-Event: pull_request' \
-    -H "X-Hub-Signature-256: ${3:-$signature}" -H "X-GitHub-Delivery: $2" \
-    --data-binary "@$payload" | awk '{status=$NF; $NF=""; print status, $0}'
+    -H "X-Hub-Signature-256: ${4:-$(cat "$work/signature-$2")}" -H "X-GitHub-Delivery: $3" \
+    --data-binary "@$work/payload-$2.json" | awk '{status=$NF; $NF=""; print status, $0}'
 }
 
 # The workers do the work compared: verify (a bad signature is refused),
 # ignore the `closed` delivery with 202, answer a redelivery from KV.
+# check NAME SIZE
 check() {
-  local name="$1" first second bad
-  first="$(post "$name" "check-$name-1")"
-  second="$(post "$name" "check-$name-1")"
-  bad="$(post "$name" "check-$name-2" "$bad_signature")"
-  case "$first" in "202 "*ignored*) ;; *) die "$name: first delivery answered: $first" ;; esac
+  local name="$1" size="$2" first second bad
+  first="$(post "$name" "$size" "check-$name-$size-1")"
+  second="$(post "$name" "$size" "check-$name-$size-1")"
+  bad="$(post "$name" "$size" "check-$name-$size-2" "$bad_signature")"
+  case "$first" in "202 "*ignored*) ;; *) die "$name ($size bytes): first delivery answered: $first" ;; esac
   case "$name" in ts-noop) return 0 ;; esac
-  case "$second" in "200 "*duplicate*) ;; *) die "$name: redelivery answered: $second" ;; esac
+  case "$second" in "200 "*duplicate*) ;; *) die "$name ($size bytes): redelivery answered: $second" ;; esac
   case "$name" in ts-kv) return 0 ;; esac
-  case "$bad" in "401 "*) ;; *) die "$name: bad signature answered: $bad" ;; esac
+  case "$bad" in "401 "*) ;; *) die "$name ($size bytes): bad signature answered: $bad" ;; esac
 }
 
 # cpu NAME: "worker_ticks stack_ticks": the workerd that runs the worker (the
@@ -161,36 +170,44 @@ cpu() {
   echo "$worker $stack"
 }
 
-# load CASE SECONDS PREFIX: runs wrk; prints its BENCH line.
+# load CASE SIZE SECONDS PREFIX: runs wrk; prints its BENCH line.
 load() {
-  local port sig="$signature" expect=202
+  local port sig expect=202
+  sig="$(cat "$work/signature-$2")"
   port="$(cat "$work/${1%-401}/port")"
   case "$1" in *-401) sig="$bad_signature" expect=401 ;; esac
-  wrk -t1 -c"$connections" -d"${2}s" --timeout 10s -s "$bench/load/intake.lua" \
-    "http://127.0.0.1:$port/webhooks/github" -- "$payload" "$sig" "$3" "$expect" | grep '^BENCH ' || die "$1: wrk printed no result"
+  wrk -t1 -c"$connections" -d"${3}s" --timeout 10s -s "$bench/load/intake.lua" \
+    "http://127.0.0.1:$port/webhooks/github" -- "$work/payload-$2.json" "$sig" "$4" "$expect" | grep '^BENCH ' \
+    || die "$1 ($2 bytes): wrk printed no result"
 }
 
-say "starting ${workers[*]} in wrangler dev (rounds: $rounds x ${duration}s, $connections connections)"
+say "starting ${workers[*]} in wrangler dev (sizes: ${sizes[*]} bytes; rounds: $rounds x ${duration}s; $connections connections)"
 for name in "${workers[@]}"; do prepare "$name"; done
 # One at a time: four wrangler starts at once swamp 2 cores.
-for name in "${workers[@]}"; do start "$name"; wait_ready "$name"; check "$name"; done
+for name in "${workers[@]}"; do
+  start "$name"
+  wait_ready "$name"
+  for size in "${sizes[@]}"; do check "$name" "$size"; done
+done
 
 say "warming up"
-for name in "${workers[@]}"; do load "$name" 3 "warm-$name-$RANDOM" >/dev/null; done
+for name in "${workers[@]}"; do load "$name" "${sizes[0]}" 3 "warm-$name-$RANDOM" >/dev/null; done
 
 results="$work/rounds.tsv"
 : >"$results"
 for round in $(seq 1 "$rounds"); do
-  # Rotate the order each round so no worker always follows the same one.
-  shift_by=$(((round - 1) % ${#cases[@]}))
-  order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
-  for name in "${order[@]}"; do
-    read -r worker_before stack_before <<<"$(cpu "$name")"
-    line="$(load "$name" "$duration" "r$round-$name-$RANDOM$RANDOM")"
-    read -r worker_after stack_after <<<"$(cpu "$name")"
-    printf '%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$round" "$name" "$line" \
-      "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
-    say "round $round $name: ${line#BENCH }"
+  for size in "${sizes[@]}"; do
+    # Rotate the order each round so no worker always follows the same one.
+    shift_by=$(((round - 1) % ${#cases[@]}))
+    order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
+    for name in "${order[@]}"; do
+      read -r worker_before stack_before <<<"$(cpu "$name")"
+      line="$(load "$name" "$size" "$duration" "r$round-$size-$name-$RANDOM$RANDOM")"
+      read -r worker_after stack_after <<<"$(cpu "$name")"
+      printf '%s\t%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$round" "$size" "$name" "$line" \
+        "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
+      say "round $round, $size bytes, $name: ${line#BENCH }"
+    done
   done
 done
 
@@ -198,10 +215,13 @@ for name in "${workers[@]}"; do kill -KILL -- "-$(cat "$work/$name/pid")" 2>/dev
 pids=()
 
 # --- native floor ---------------------------------------------------------
-say "native floor: cargo bench -p agent-zero-github --bench intake"
+say "native floor: cargo bench -p agent-zero-github --bench intake (each size)"
 native="$work/native.txt"
-(cd "$root" && AGENT_ZERO_BENCH_PAYLOAD="$payload" cargo bench -q -p agent-zero-github --bench intake) >"$native" 2>"$work/native.log" \
-  || { cat "$work/native.log" >&2; die "cargo bench failed"; }
+: >"$native"
+for size in "${sizes[@]}"; do
+  (cd "$root" && AGENT_ZERO_BENCH_PAYLOAD="$work/payload-$size.json" cargo bench -q -p agent-zero-github --bench intake) \
+    >>"$native" 2>"$work/native.log" || { cat "$work/native.log" >&2; die "cargo bench failed"; }
+done
 
 # --- sizes ----------------------------------------------------------------
 say "sizes"
@@ -224,6 +244,6 @@ costs="$work/costs.txt"
 
 # --- report ---------------------------------------------------------------
 node "$bench/load/report.mjs" --rounds "$results" --native "$native" --sizes "$sizes" --costs "$costs" \
-  --duration "$duration" --connections "$connections" --bytes "$(wc -c <"$payload")" --out "$out" \
+  --duration "$duration" --connections "$connections" --out "$out" \
   --clk "$(getconf CLK_TCK)" --load "$load_at_start" --wrangler "$("$wrangler" --version 2>/dev/null | tail -1)"
 say "written to $out"

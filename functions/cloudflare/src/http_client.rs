@@ -18,7 +18,9 @@ impl HttpClient for FetchClient {
         }
         let method = Method::from(parts.method.as_str().to_owned());
         let mut init = RequestInit::new();
-        init.with_method(method).with_headers(headers);
+        // Redirects are answers, as on Spin's wasi:http: an archive link
+        // (302 + Location) must reach the caller, not be downloaded here.
+        init.with_method(method).with_headers(headers).with_redirect(worker::RequestRedirect::Manual);
         if !body.is_empty() {
             init.with_body(Some(worker::js_sys::Uint8Array::from(body.as_slice()).into()));
         }

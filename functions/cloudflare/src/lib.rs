@@ -4,8 +4,8 @@
 //! `http::Request<Vec<u8>>`/`http::Response<Vec<u8>>`, reads operator
 //! configuration from the worker's vars and secrets, and implements the
 //! ports over Cloudflare bindings (KV namespace `KV`, the `TaskStore`
-//! Durable Objects `TASKS` for task keys, `Fetch`). All behaviour lives in
-//! `agent-zero-app`.
+//! Durable Objects `TASKS` for task keys, `Fetch`, WebCrypto for the App
+//! JWT). All behaviour lives in `agent-zero-app`.
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +14,7 @@ mod http_client;
 mod kv;
 mod leases;
 mod ports;
+mod signer;
 mod task_store;
 
 use agent_zero_app::{Config, Host, Invocation, Tick};
@@ -46,6 +47,7 @@ struct CloudflareHost {
     clock: ports::WorkerClock,
     queue: ports::TickQueue,
     leases: RemoteCoordinator<ports::DurableObjectTransport>,
+    signer: signer::WebCryptoSigner,
 }
 
 impl CloudflareHost {
@@ -56,6 +58,7 @@ impl CloudflareHost {
             clock: ports::WorkerClock,
             queue: ports::TickQueue::bind(env, QUEUE_BINDING),
             leases: ports::DurableObjectTransport::bind(env, LEASES_BINDING),
+            signer: signer::WebCryptoSigner,
         }
     }
 }
@@ -66,6 +69,7 @@ impl Host for CloudflareHost {
     type Clock = ports::WorkerClock;
     type Queue = ports::TickQueue;
     type Leases = RemoteCoordinator<ports::DurableObjectTransport>;
+    type Signer = signer::WebCryptoSigner;
 
     fn name(&self) -> &'static str {
         "cloudflare"
@@ -89,6 +93,10 @@ impl Host for CloudflareHost {
 
     fn leases(&self) -> &Self::Leases {
         &self.leases
+    }
+
+    fn signer(&self) -> &Self::Signer {
+        &self.signer
     }
 }
 

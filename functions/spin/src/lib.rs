@@ -28,6 +28,7 @@ struct SpinHost {
     clock: ports::SystemClock,
     queue: ports::InvocationQueue,
     leases: KvCoordinator<kv::SpinKv>,
+    signer: agent_zero_github::RsaSigner,
 }
 
 impl SpinHost {
@@ -38,6 +39,7 @@ impl SpinHost {
             clock: ports::SystemClock,
             queue: ports::InvocationQueue::default(),
             leases: KvCoordinator::new(kv::SpinKv::open_default()),
+            signer: agent_zero_github::RsaSigner,
         }
     }
 }
@@ -48,6 +50,7 @@ impl Host for SpinHost {
     type Clock = ports::SystemClock;
     type Queue = ports::InvocationQueue;
     type Leases = KvCoordinator<kv::SpinKv>;
+    type Signer = agent_zero_github::RsaSigner;
 
     fn name(&self) -> &'static str {
         "spin"
@@ -71,6 +74,10 @@ impl Host for SpinHost {
 
     fn leases(&self) -> &Self::Leases {
         &self.leases
+    }
+
+    fn signer(&self) -> &Self::Signer {
+        &self.signer
     }
 }
 

@@ -23,4 +23,4 @@ pub use policy::{
     ValidationPolicy,
 };
 pub use risk::{HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_path};
-pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, validate};
+pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, evidence_quotes, validate};

@@ -30,6 +30,9 @@ use crate::policy::ValidationPolicy;
 /// Shortest backtick span worth checking against the repository.
 pub const MIN_SPAN_CHARS: usize = 8;
 
+/// Most required files named in a rejection reason.
+const MAX_LISTED_REQUIRED: usize = 10;
+
 /// Longest quote repeated in a rejection reason.
 const MAX_QUOTE_CHARS: usize = 120;
 
@@ -39,6 +42,9 @@ const MAX_QUOTE_CHARS: usize = 120;
 pub struct RepositoryFacts {
     files: BTreeSet<String>,
     contents: BTreeMap<String, String>,
+    /// The files a claim must cite one of (a pull request's changed files,
+    /// the reference's `requiredFiles`); `None`: no such rule.
+    required: Option<BTreeSet<String>>,
 }
 
 impl RepositoryFacts {
@@ -51,7 +57,18 @@ impl RepositoryFacts {
         Self {
             files: files.into_iter().map(|f| normalize_path(&f.into())).collect(),
             contents: BTreeMap::new(),
+            required: None,
         }
+    }
+
+    /// Requires a claim to cite at least one of `files` (a proactive
+    /// review's finding must be about a file the pull request changed).
+    pub fn require_files<I, S>(&mut self, files: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required = Some(files.into_iter().map(|f| normalize_path(&f.into())).collect());
     }
 
     /// Records the content of `path` (also adding it to the file list).
@@ -104,6 +121,9 @@ pub enum RejectionReason {
     /// Quotes found in none of the existing cited files
     /// (`validation.verifyQuotedEvidence`).
     QuotesNotFound { quotes: Vec<String> },
+    /// A pull-request review's claim that cites none of the files the pull
+    /// request changed (the reference's `requiredFiles`).
+    NoRequiredFile { required: Vec<String> },
     /// Quotes to check, but no existing cited file's content was available.
     QuotesUnverifiable { quotes: Vec<String> },
     /// Nothing checkable was quoted (only spans shorter than
@@ -129,6 +149,12 @@ impl fmt::Display for RejectionReason {
             Self::NoFileNamed => f.write_str("The claim does not name any repository file."),
             Self::NoKnownFile { missing } => {
                 write!(f, "None of the cited files exist in the checkout: {}.", missing.join(", "))
+            }
+            Self::NoRequiredFile { required } => {
+                let shown: Vec<&str> = required.iter().take(MAX_LISTED_REQUIRED).map(String::as_str).collect();
+                let more = required.len().saturating_sub(shown.len());
+                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                write!(f, "The claim cites none of the files this pull request changed: {}{more}.", shown.join(", "))
             }
             Self::QuotesNotFound { quotes } => {
                 write!(f, "Quoted evidence does not appear in the cited files: {}.", backticked(quotes))
@@ -193,6 +219,12 @@ pub fn assess(
             RejectionReason::NoKnownFile { missing: missing.into_iter().cloned().collect() }
         });
     }
+    if let Some(required) = &repo.required {
+        let cites_one = known.iter().any(|p| required.contains(&normalize_path(p)));
+        if !cites_one {
+            reasons.push(RejectionReason::NoRequiredFile { required: required.iter().cloned().collect() });
+        }
+    }
 
     let mut unsupported = Vec::new();
     if policy.verify_quoted_evidence && !known.is_empty() {
@@ -255,6 +287,14 @@ pub fn finding_id(finding: &ModelFinding) -> String {
         }
     }
     format!("finding-{hash:016x}")
+}
+
+/// The quotes a claim's evidence makes, as validation checks them
+/// (backtick spans of at least [`MIN_SPAN_CHARS`], or a whole entry without
+/// backticks), whitespace-collapsed and de-duplicated.
+pub fn evidence_quotes(evidence: &[String]) -> Vec<String> {
+    let entries: Vec<&str> = evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
+    quotes(&entries)
 }
 
 /// The quotes in `evidence`, whitespace-collapsed and de-duplicated.

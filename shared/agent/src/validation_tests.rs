@@ -233,3 +233,29 @@ fn a_claim_that_quotes_nothing_checkable_is_inconclusive() {
     let off = ValidationPolicy { verify_quoted_evidence: false, ..policy() };
     assert_eq!(assess(&short, &repo(), &off).verdict, Verdict::Accepted);
 }
+
+#[test]
+fn a_review_claim_must_cite_a_changed_file() {
+    // The pull request changed README.md only: a claim about src/lib.rs,
+    // however well quoted, is not about this pull request.
+    let mut facts = repo();
+    facts.require_files(["./README.md"]);
+    let a = assess(&claim(), &facts, &policy());
+    assert_eq!(a.verdict, Verdict::Rejected);
+    assert_eq!(a.reasons, [RejectionReason::NoRequiredFile { required: vec!["README.md".into()] }]);
+    assert_eq!(a.reasons[0].to_string(), "The claim cites none of the files this pull request changed: README.md.");
+    // Citing a changed file (in any spelling) satisfies the rule.
+    facts.require_files(["src\\lib.rs", "README.md"]);
+    assert_eq!(assess(&claim(), &facts, &policy()).verdict, Verdict::Accepted);
+    // A cited changed file that is not in the checkout does not count.
+    let mut gone = repo();
+    gone.require_files(["src/removed.rs"]);
+    let removed = ModelFinding { files: vec!["src/lib.rs".into(), "src/removed.rs".into()], ..claim() };
+    assert_eq!(assess(&removed, &gone, &policy()).verdict, Verdict::Rejected);
+}
+
+#[test]
+fn evidence_quotes_are_the_checked_spans() {
+    let evidence = vec!["`parse` calls `Config::from(value).unwrap()`".into(), "  ".into(), "let value = input.trim();".into()];
+    assert_eq!(evidence_quotes(&evidence), ["Config::from(value).unwrap()", "let value = input.trim();"]);
+}

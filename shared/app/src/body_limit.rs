@@ -45,6 +45,8 @@ pub fn body_limit(method: &Method, path: &str, config: &Config) -> Result<usize,
         | RouteId::TaskEvidenceMarkdown
         | RouteId::TaskEvidenceJson
         | RouteId::TaskEvidenceHtml
+        | RouteId::TaskLog
+        | RouteId::Doctor
         | RouteId::Audit
         | RouteId::OpenApi
         | RouteId::Docs

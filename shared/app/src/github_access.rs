@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use agent_zero_github::{ApiConfig, Credentials, CredentialsError, GitHubClient, TokenCache};
+use agent_zero_github::{ApiConfig, Credentials, CredentialsError, GitHubClient, Rs256Signer, TokenCache};
 use agent_zero_ports::HttpClient;
 
 thread_local! {
@@ -24,9 +24,11 @@ pub(crate) fn credentials(config: &crate::Config) -> Result<Option<Credentials>,
 }
 
 /// A client authenticated for `installation` at `now_ms` with `credentials`
-/// (anonymous without them: public repositories are readable).
-pub(crate) async fn client<'h, H: HttpClient>(
+/// (anonymous without them: public repositories are readable); an App's JWT
+/// is signed with `signer`.
+pub(crate) async fn client<'h, H: HttpClient, S: Rs256Signer>(
     http: &'h H,
+    signer: &S,
     api: &'h ApiConfig,
     credentials: Option<&Credentials>,
     installation: Option<u64>,
@@ -34,6 +36,6 @@ pub(crate) async fn client<'h, H: HttpClient>(
 ) -> Result<GitHubClient<'h, H>, CredentialsError> {
     let anonymous = GitHubClient::new(http, api);
     let Some(credentials) = credentials else { return Ok(anonymous) };
-    let token = credentials.token_for(installation, &anonymous, now_ms).await?;
+    let token = credentials.token_for(installation, &anonymous, signer, now_ms).await?;
     Ok(GitHubClient::new(http, api).with_token(token))
 }

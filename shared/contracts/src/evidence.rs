@@ -40,6 +40,107 @@ pub struct EvidenceBundle {
     /// What the run did not look at: the report must say so.
     pub coverage: Coverage,
     pub summary: String,
+    /// A pull-request review: every changed file and how much of it was
+    /// read, and where the findings sit in the diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewLedger>,
+}
+
+/// What a pull-request review read of the pull request's changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewLedger {
+    /// The head the review read (`base...head`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_sha: Option<String>,
+    /// Every changed file the forge listed, in its order.
+    pub files: Vec<FileCoverage>,
+    /// Why the list of changed files is incomplete or missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlisted: Option<String>,
+    /// The findings' places on the right side of the diff.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<DiffAnchor>,
+}
+
+impl ReviewLedger {
+    /// True when every changed file was listed and read whole.
+    pub fn is_complete(&self) -> bool {
+        self.unlisted.is_none() && self.files.iter().all(|f| f.review == FileReview::Reviewed)
+    }
+
+    /// Files read whole, read in part, and skipped.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let n = |r: FileReview| self.files.iter().filter(|f| f.review == r).count();
+        (n(FileReview::Reviewed), n(FileReview::Partial), n(FileReview::Skipped))
+    }
+}
+
+/// One changed file in a review's ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileCoverage {
+    pub path: String,
+    pub review: FileReview,
+    /// The hunk headers read (`@@ -1,3 +1,4 @@`), when read in part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hunks: Vec<String>,
+    /// The hunk headers left out, when read in part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_hunks: Vec<String>,
+    /// Why it was skipped or read in part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<SkipReason>,
+}
+
+/// How much of a changed file a review read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileReview {
+    Reviewed,
+    Partial,
+    Skipped,
+}
+
+/// Why a changed file (or some of its hunks) was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// The review's total diff budget was spent.
+    Budget,
+    /// No text diff (GitHub sends no patch and counts no lines).
+    Binary,
+    /// A lockfile, minified or generated file.
+    Generated,
+    /// Third-party code kept in the repository.
+    Vendored,
+    /// Over the per-file budget, or too large for GitHub to send a patch.
+    TooLarge,
+}
+
+impl SkipReason {
+    /// The words a ledger uses.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Budget => "diff budget spent",
+            Self::Binary => "binary",
+            Self::Generated => "generated",
+            Self::Vendored => "vendored",
+            Self::TooLarge => "too large",
+        }
+    }
+}
+
+/// Where a finding sits: lines of the head's version of `path` that the
+/// diff shows (GitHub's `side: RIGHT`), `start_line..=line`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffAnchor {
+    pub finding_id: String,
+    pub path: String,
+    pub line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u32>,
 }
 
 /// A refused write: a stable code and a sentence for humans.

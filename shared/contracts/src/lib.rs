@@ -17,7 +17,9 @@ pub use enums::{
     ChangeRisk, FeedbackKind, NetworkPolicy, RunMode, Severity, TaskState, TerminalState, Trigger,
     Verdict,
 };
-pub use evidence::{Coverage, EvidenceBundle, OmittedItem, Refusal};
+pub use evidence::{
+    Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, OmittedItem, Refusal, ReviewLedger, SkipReason,
+};
 pub use finding::{
     AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed,
 };

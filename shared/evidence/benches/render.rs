@@ -71,6 +71,7 @@ fn bundle() -> EvidenceBundle {
         refusal: None,
         coverage: Coverage::default(),
         summary: "Summary of the run.".into(),
+        review: None,
     }
 }
 

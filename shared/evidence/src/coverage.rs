@@ -1,7 +1,7 @@
 //! What the run did not cover, gathered from every place the bundle records
 //! it, so no report can leave a gap out.
 
-use agent_zero_contracts::EvidenceBundle;
+use agent_zero_contracts::{EvidenceBundle, FileReview, SkipReason};
 
 use crate::format::{argv, thousands};
 
@@ -15,7 +15,8 @@ pub(crate) struct Gap {
 }
 
 /// Every gap, in a stable order: checks first (missing, stopped, cut
-/// output), then the run's own omissions, then cut issue text.
+/// output), then a review's unread files, then the run's own omissions,
+/// then cut issue text.
 pub(crate) fn gaps(bundle: &EvidenceBundle) -> Vec<Gap> {
     let mut out = Vec::new();
     if bundle.checks.is_empty() {
@@ -38,6 +39,19 @@ pub(crate) fn gaps(bundle: &EvidenceBundle) -> Vec<Gap> {
                     thousands(check.truncated_bytes)
                 ),
             });
+        }
+    }
+    if let Some(ledger) = &bundle.review {
+        if let Some(reason) = &ledger.unlisted {
+            out.push(Gap { kind: "diff".into(), subject: "changed files".into(), reason: format!("not all listed: {reason}") });
+        }
+        for f in ledger.files.iter().filter(|f| f.review != FileReview::Reviewed) {
+            let why = f.reason.map_or("", SkipReason::as_str);
+            let reason = match f.review {
+                FileReview::Partial => format!("reviewed in part ({why}): {} of {} hunks left out", f.skipped_hunks.len(), f.hunks.len() + f.skipped_hunks.len()),
+                _ => format!("not reviewed ({why})"),
+            };
+            out.push(Gap { kind: "file".into(), subject: f.path.clone(), reason });
         }
     }
     for item in &bundle.coverage.omitted {

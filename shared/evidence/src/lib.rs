@@ -36,10 +36,10 @@ pub use html::{TaskListItem, render_evidence_html, render_task_list_html};
 pub use json::render_json;
 pub use markdown::{
     TITLE_MAX_BYTES,
-    CheckRunOutput, render_check_run, render_issue_comment, render_markdown_document,
-    render_pull_request_body,
+    CheckRunOutput, ReviewComment, ReviewOutput, render_check_run, render_issue_comment, render_markdown_document,
+    render_pull_request_body, render_review,
 };
-pub use outcome::{CheckConclusion, Outcome, outcome, shown_verified};
+pub use outcome::{CheckConclusion, Outcome, conclusion, outcome, shown_verified};
 
 /// GitHub's limit for a check-run summary, an issue comment and a
 /// pull-request body: 65,535 characters. Output is held to this many

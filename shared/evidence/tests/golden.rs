@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict};
 use agent_zero_evidence::{
     RenderOptions, TaskListItem, render_check_run, render_evidence_html, render_issue_comment, render_json,
-    render_markdown_document, render_pull_request_body, render_task_list_html,
+    render_markdown_document, render_pull_request_body, render_review, render_task_list_html,
 };
 
 const SECRETS: &[&str] = &[common::SECRET];
@@ -80,6 +80,14 @@ fn every_renderer_matches_its_golden() {
             outputs.push(("bundle.json", render_json(&bundle, &opts)));
             outputs.push(("document.md", render_markdown_document(&bundle, &opts)));
             outputs.push(("page.html", render_evidence_html(&bundle, &opts)));
+        }
+        if let Some(review) = render_review(&bundle, &opts) {
+            let mut text = format!("{}\n", review.body);
+            for c in &review.comments {
+                let range = c.start_line.map(|s| format!("start_line: {s} (RIGHT)\n")).unwrap_or_default();
+                text.push_str(&format!("\n---- comment\npath: {}\n{range}line: {} (RIGHT)\n\n{}\n", c.path, c.line, c.body));
+            }
+            outputs.push(("review.md", text));
         }
         for (file, text) in outputs {
             failures.extend(compare(&dir.join(file), &text));

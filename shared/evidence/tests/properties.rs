@@ -131,6 +131,7 @@ prop_compose! {
                 omitted: omitted.into_iter().map(|(kind, subject, reason)| OmittedItem { kind, subject, reason }).collect(),
             },
             summary,
+            review: None,
         }
     }
 }

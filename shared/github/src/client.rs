@@ -111,6 +111,33 @@ pub struct FileContents {
     pub bytes: Vec<u8>,
 }
 
+/// One entry of a pull request's changed files, as GitHub lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct PullRequestFile {
+    pub filename: String,
+    /// `added`, `removed`, `modified`, `renamed`, `copied`, `changed`, `unchanged`.
+    pub status: String,
+    #[serde(default)]
+    pub additions: u64,
+    #[serde(default)]
+    pub deletions: u64,
+    /// The unified-diff hunks; absent for a binary file or a diff too large.
+    #[serde(default)]
+    pub patch: Option<String>,
+    #[serde(default)]
+    pub previous_filename: Option<String>,
+}
+
+/// A pull request's changed files, and whether GitHub lists more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PullRequestFiles {
+    pub files: Vec<PullRequestFile>,
+    /// More files follow than were read.
+    pub more: bool,
+}
+
 /// A freshly minted installation access token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -248,6 +275,60 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         let response = self.success(OP, response)?;
         let minted: MintedToken = decode(OP, response.body())?;
         Ok(InstallationToken { token: Secret::new(minted.token), expires_at: minted.expires_at })
+    }
+
+    /// The short-lived download link of the tarball of `sha`:
+    /// `GET /repos/{o}/{r}/tarball/{sha}` answers `302` with a `Location`
+    /// that carries its own token, scoped to that archive and valid for
+    /// minutes; the redirect is not followed. A fork pull request's head is
+    /// served through the base repository; GitHub Enterprise Server through
+    /// the configured `GITHUB_API_URL`. The link is a credential of its
+    /// own: hold it as a [`Secret`].
+    pub async fn archive_link(&self, owner: &str, repo: &str, sha: &str) -> Result<Secret, ApiError> {
+        const OP: &str = "get archive link";
+        check_ref(sha)?;
+        let url = format!("{}/repos/{}/tarball/{}", self.config.base_url, repo_path(owner, repo)?, encode(sha, true));
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        if !response.status().is_redirection() {
+            let response = self.success(OP, response)?;
+            return Err(ApiError::Status { operation: OP, status: response.status().as_u16(), message: Some("expected a redirect to the archive".into()) });
+        }
+        let location = response.headers().get(http::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if !(location.starts_with("https://") || location.starts_with("http://")) {
+            return Err(ApiError::Decode { operation: OP, path: "Location".into(), reason: "not an absolute http(s) URL".into() });
+        }
+        Ok(Secret::new(location))
+    }
+
+    /// The files pull request `number` changes (`base...head`), with their
+    /// patches: `GET /repos/{o}/{r}/pulls/{n}/files?per_page=100`, following
+    /// `Link: rel="next"` (on this API only) for at most `max_files`. GitHub
+    /// itself lists at most 3,000 files and sends no `patch` for a binary
+    /// file or a diff too large for it.
+    pub async fn pull_request_files(&self, owner: &str, repo: &str, number: u64, max_files: usize) -> Result<PullRequestFiles, ApiError> {
+        const OP: &str = "list pull request files";
+        let mut url = format!("{}/repos/{}/pulls/{number}/files?per_page=100", self.config.base_url, repo_path(owner, repo)?);
+        let mut listed = PullRequestFiles::default();
+        loop {
+            let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+            let response = self.success(OP, response)?;
+            let page: Vec<PullRequestFile> = decode(OP, response.body())?;
+            let next = crate::publish::next_link(&response, &self.config.base_url);
+            let room = max_files.saturating_sub(listed.files.len());
+            let more_here = page.len() > room;
+            listed.files.extend(page.into_iter().take(room));
+            match next {
+                Some(next) if !more_here && listed.files.len() < max_files => url = next,
+                Some(_) => {
+                    listed.more = true;
+                    return Ok(listed);
+                }
+                None => {
+                    listed.more = more_here;
+                    return Ok(listed);
+                }
+            }
+        }
     }
 
     /// A request sent with this client's own token (for the publication

@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::client::{ApiError, GitHubClient};
 use crate::jwt::AppKey;
+use crate::signer::Rs256Signer;
 use agent_zero_ports::Secret;
 
 /// A cached token is used until this long before it expires.
@@ -38,6 +39,9 @@ pub enum CredentialsError {
     /// App credentials act per installation, and the delivery named none.
     #[error("GitHub App credentials need an installation id, and none was given")]
     InstallationRequired,
+    /// The host's RS256 signer failed (the key itself is never shown).
+    #[error("signing the GitHub App JWT failed: {reason}")]
+    Signing { reason: String },
     /// Minting the installation token failed.
     #[error(transparent)]
     Api(#[from] ApiError),
@@ -89,11 +93,12 @@ impl Credentials {
     }
 
     /// The token to call the API with for `installation` (the delivery's
-    /// `installation.id`) at `now_ms`.
-    pub async fn token_for<H: HttpClient>(
+    /// `installation.id`) at `now_ms`; an App's JWT is signed with `signer`.
+    pub async fn token_for<H: HttpClient, S: Rs256Signer>(
         &self,
         installation: Option<u64>,
         client: &GitHubClient<'_, H>,
+        signer: &S,
         now_ms: u64,
     ) -> Result<Secret, CredentialsError> {
         match self {
@@ -103,7 +108,7 @@ impl Credentials {
                 if let Some(token) = cache.get(id, now_ms) {
                     return Ok(token);
                 }
-                let minted = client.create_installation_token(&key.jwt(now_ms), id).await?;
+                let minted = client.create_installation_token(&key.jwt(signer, now_ms).await?, id).await?;
                 if let Some(expires_ms) = parse_rfc3339_ms(&minted.expires_at) {
                     cache.put(id, minted.token.clone(), expires_ms, now_ms);
                 }

@@ -16,6 +16,7 @@ use thiserror::Error;
 
 use crate::client::{ApiError, GitHubClient, capped};
 use crate::credentials::Credentials;
+use crate::signer::Rs256Signer;
 
 /// How long a learned login is trusted before GitHub is asked again (an App
 /// slug or a user login can be renamed).
@@ -35,6 +36,9 @@ pub enum IdentityError {
     /// refused by `GET /app`.
     #[error("the app's own GitHub login could not be learned: {0}")]
     Api(#[from] ApiError),
+    /// The App's JWT could not be signed.
+    #[error("the app's own GitHub login could not be learned: {0}")]
+    Credentials(#[from] crate::credentials::CredentialsError),
     /// GitHub answered with something that is not a login or slug.
     #[error(
         "the app's own GitHub login could not be learned: GitHub {operation} named `{value}`, which is not a GitHub {what}"
@@ -45,10 +49,12 @@ pub enum IdentityError {
 impl Credentials {
     /// The login that comments written with these credentials carry:
     /// cached in `cache`, else asked of GitHub through `client`'s HTTP port
-    /// and API (its own token, if any, is not used).
-    pub async fn own_login<H: HttpClient>(
+    /// and API (its own token, if any, is not used); an App's JWT is signed
+    /// with `signer`.
+    pub async fn own_login<H: HttpClient, S: Rs256Signer>(
         &self,
         client: &GitHubClient<'_, H>,
+        signer: &S,
         cache: &IdentityCache,
         now_ms: u64,
     ) -> Result<String, IdentityError> {
@@ -67,7 +73,7 @@ impl Credentials {
             }
             Self::App { key, .. } => {
                 const OP: &str = "get the authenticated app";
-                let client = GitHubClient::new(http, config).with_token(key.jwt(now_ms));
+                let client = GitHubClient::new(http, config).with_token(key.jwt(signer, now_ms).await?);
                 let slug = field(&client, OP, "/app", "slug").await?;
                 check(OP, "App slug", &slug, is_slug)?;
                 format!("{slug}[bot]")

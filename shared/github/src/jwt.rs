@@ -1,20 +1,16 @@
 //! The GitHub App JSON Web Token: RS256 over `{iat, exp, iss}`, signed with
-//! the App's private key (PKCS#1 or PKCS#8 PEM), in pure Rust.
+//! the App's private key (PKCS#1 or PKCS#8 PEM) through the host's
+//! [`Rs256Signer`].
 //!
 //! `iat` is 60 s in the past (clock drift) and `exp` 9 minutes ahead (GitHub
-//! refuses more than 10). Signing is PKCS#1 v1.5 without blinding: the core
-//! has no RNG, and a token is signed about once an hour per installation.
+//! refuses more than 10). A token is signed about once an hour per
+//! installation (installation tokens are cached).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rsa::RsaPrivateKey;
-use rsa::pkcs1::DecodeRsaPrivateKey;
-use rsa::pkcs1v15::SigningKey;
-use rsa::pkcs8::DecodePrivateKey;
-use rsa::signature::{SignatureEncoding, Signer};
-use sha2::Sha256;
 
 use crate::credentials::CredentialsError;
+use crate::signer::{PrivateKeyDer, Rs256Signer};
 use agent_zero_ports::Secret;
 
 /// Seconds `iat` is backdated.
@@ -25,7 +21,7 @@ pub const JWT_LIFETIME_SECS: u64 = 9 * 60;
 /// An App's identity: its id (or client id) and private key.
 pub struct AppKey {
     issuer: String,
-    signing_key: SigningKey<Sha256>,
+    key: PrivateKeyDer,
 }
 
 impl AppKey {
@@ -48,18 +44,7 @@ impl AppKey {
         } else {
             pem
         };
-        let key = if pem.starts_with("-----BEGIN RSA PRIVATE KEY-----") {
-            RsaPrivateKey::from_pkcs1_pem(pem)
-                .map_err(|_| CredentialsError::InvalidPrivateKey { reason: "not a valid PKCS#1 RSA private key" })?
-        } else if pem.starts_with("-----BEGIN PRIVATE KEY-----") {
-            RsaPrivateKey::from_pkcs8_pem(pem)
-                .map_err(|_| CredentialsError::InvalidPrivateKey { reason: "not a valid PKCS#8 RSA private key" })?
-        } else {
-            return Err(CredentialsError::InvalidPrivateKey {
-                reason: "expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block",
-            });
-        };
-        Ok(Self { issuer: issuer.to_owned(), signing_key: SigningKey::<Sha256>::new(key) })
+        Ok(Self { issuer: issuer.to_owned(), key: PrivateKeyDer::from_pem(pem)? })
     }
 
     /// The `iss` claim.
@@ -68,7 +53,7 @@ impl AppKey {
     }
 
     /// A JWT valid from `now - 60 s` to `now + 9 min`.
-    pub fn jwt(&self, now_ms: u64) -> Secret {
+    pub async fn jwt<S: Rs256Signer>(&self, signer: &S, now_ms: u64) -> Result<Secret, CredentialsError> {
         let now = now_ms / 1000;
         let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
         // A numeric App id goes out as a number, a client id as a string.
@@ -83,8 +68,8 @@ impl AppKey {
         });
         let claims = URL_SAFE_NO_PAD.encode(claims.to_string());
         let signing_input = format!("{header}.{claims}");
-        let signature = self.signing_key.sign(signing_input.as_bytes()).to_vec();
-        Secret::new(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
+        let signature = signer.sign_rs256(&self.key, signing_input.as_bytes()).await?;
+        Ok(Secret::new(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The GitHub side of Agent Zero Edge, host-neutral: webhook signature
-//! checks, delivery intake, a small REST client, GitHub App credentials, the
+//! checks, delivery intake, a small REST client, GitHub App credentials (JWTs
+//! signed through the host's [`Rs256Signer`] port), the
 //! app's own identity (its login) and the `.agent-zero.yml` policy source.
 //!
 //! I/O boundary: signature checks and intake are pure functions of bytes.
@@ -21,10 +22,11 @@ mod payload;
 mod policy_source;
 pub mod publish;
 pub mod signature;
+mod signer;
 
 pub use client::{
     API_VERSION, ApiConfig, ApiError, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
-    InstallationToken, RepositoryInfo,
+    InstallationToken, PullRequestFile, PullRequestFiles, RepositoryInfo,
 };
 pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
 pub use event::{IntakeError, check_delivery_id, json_path_at, parse_delivery};
@@ -40,3 +42,6 @@ pub use policy_source::{
 };
 pub use agent_zero_ports::Secret;
 pub use signature::{SignatureError, verify, verify_headers};
+#[cfg(feature = "rsa")]
+pub use signer::RsaSigner;
+pub use signer::{PrivateKeyDer, Rs256Signer};

@@ -5,7 +5,7 @@ mod support;
 
 use agent_zero_github::{
     ApiConfig, ApiError, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, Intake, IntakeOptions,
-    POLICY_PATH, PolicySourceError, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text, parse_delivery,
+    POLICY_PATH, PolicySourceError, RsaSigner, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text, parse_delivery,
     policy_cache_key,
 };
 use agent_zero_ports::{KeyValue, MemoryKv, MemoryKvFault};
@@ -44,7 +44,7 @@ fn verify_jwt(jwt: &str) -> (serde_json::Value, serde_json::Value) {
 fn app_jwt_is_rs256_and_verifies_with_the_public_key() {
     let now_ms = 1_700_000_000_123;
     let pkcs1 = AppKey::from_pem("12345", PKCS1).unwrap();
-    let jwt = pkcs1.jwt(now_ms);
+    let jwt = block_on(pkcs1.jwt(&RsaSigner, now_ms)).unwrap();
     let (header, claims) = verify_jwt(jwt.expose());
     assert_eq!(header, serde_json::json!({"alg": "RS256", "typ": "JWT"}));
     assert_eq!(claims, serde_json::json!({"iat": 1_700_000_000 - 60, "exp": 1_700_000_000 + 540, "iss": 12345}));
@@ -52,11 +52,11 @@ fn app_jwt_is_rs256_and_verifies_with_the_public_key() {
     // PKCS#8, and a key pasted into an env var with literal `\n`, are the same key.
     let pkcs8 = AppKey::from_pem("12345", PKCS8).unwrap();
     let escaped = AppKey::from_pem("12345", &PKCS8.trim().replace('\n', "\\n")).unwrap();
-    assert_eq!(pkcs8.jwt(now_ms), jwt);
-    assert_eq!(escaped.jwt(now_ms), jwt);
+    assert_eq!(block_on(pkcs8.jwt(&RsaSigner, now_ms)).unwrap(), jwt);
+    assert_eq!(block_on(escaped.jwt(&RsaSigner, now_ms)).unwrap(), jwt);
 
     // A client id goes out as a string.
-    let (_, claims) = verify_jwt(AppKey::from_pem("Iv1.abc123", PKCS1).unwrap().jwt(now_ms).expose());
+    let (_, claims) = verify_jwt(block_on(AppKey::from_pem("Iv1.abc123", PKCS1).unwrap().jwt(&RsaSigner, now_ms)).unwrap().expose());
     assert_eq!(claims["iss"], "Iv1.abc123");
 
     // Tampered claims no longer verify.
@@ -85,7 +85,7 @@ fn installation_tokens_are_minted_with_the_jwt_and_cached() {
     let credentials = Credentials::from_env(Some("ghp_ignored"), Some("12345"), Some(PKCS1)).unwrap().unwrap();
     let now = EXPIRES_MS - 3_600_000;
 
-    let token = block_on(credentials.token_for(Some(42), &client, now)).unwrap();
+    let token = block_on(credentials.token_for(Some(42), &client, &RsaSigner, now)).unwrap();
     assert_eq!(token.expose(), "ghs_16C7e42F292c6912E7710c838347Ae178B4a");
     let seen = fake.seen.borrow()[0].clone();
     assert_eq!(seen.method, "POST");
@@ -96,20 +96,20 @@ fn installation_tokens_are_minted_with_the_jwt_and_cached() {
     assert_eq!(seen.headers["x-github-api-version"], "2022-11-28");
 
     // Cached until 5 minutes before expiry, then minted again.
-    block_on(credentials.token_for(Some(42), &client, EXPIRES_MS - TOKEN_REFRESH_MARGIN_MS - 1)).unwrap();
+    block_on(credentials.token_for(Some(42), &client, &RsaSigner, EXPIRES_MS - TOKEN_REFRESH_MARGIN_MS - 1)).unwrap();
     assert_eq!(fake.seen.borrow().len(), 1);
-    block_on(credentials.token_for(Some(42), &client, EXPIRES_MS - TOKEN_REFRESH_MARGIN_MS)).unwrap();
+    block_on(credentials.token_for(Some(42), &client, &RsaSigner, EXPIRES_MS - TOKEN_REFRESH_MARGIN_MS)).unwrap();
     assert_eq!(fake.seen.borrow().len(), 2);
 
     // Another installation is its own token; none at all is an error.
     assert!(matches!(
-        block_on(credentials.token_for(Some(7), &client, now)),
+        block_on(credentials.token_for(Some(7), &client, &RsaSigner, now)),
         Err(CredentialsError::Api(ApiError::Status { status: 404, .. }))
     ));
-    assert_eq!(block_on(credentials.token_for(None, &client, now)), Err(CredentialsError::InstallationRequired));
+    assert_eq!(block_on(credentials.token_for(None, &client, &RsaSigner, now)), Err(CredentialsError::InstallationRequired));
 
     let plain = Credentials::from_env(Some("ghp_plain"), None, None).unwrap().unwrap();
-    assert_eq!(block_on(plain.token_for(None, &client, now)).unwrap().expose(), "ghp_plain");
+    assert_eq!(block_on(plain.token_for(None, &client, &RsaSigner, now)).unwrap().expose(), "ghp_plain");
     assert_eq!(fake.seen.borrow().len(), 3, "a plain token needs no request");
 }
 
@@ -131,13 +131,13 @@ fn one_installation_token_is_minted_per_hour_per_installation_across_calls() {
     for call in 0..5u64 {
         let credentials =
             Credentials::from_env(None, Some("12345"), Some(PKCS1)).unwrap().unwrap().with_cache(std::rc::Rc::clone(&shared));
-        let token = block_on(credentials.token_for(Some(42), &client, now + call * 60_000)).unwrap();
+        let token = block_on(credentials.token_for(Some(42), &client, &RsaSigner, now + call * 60_000)).unwrap();
         assert_eq!(token.expose(), "ghs_16C7e42F292c6912E7710c838347Ae178B4a");
     }
     assert_eq!(fake.seen.borrow().len(), 1, "five calls within the hour mint one token");
     // Without the shared cache each call would mint its own.
     let alone = Credentials::from_env(None, Some("12345"), Some(PKCS1)).unwrap().unwrap();
-    block_on(alone.token_for(Some(42), &client, now)).unwrap();
+    block_on(alone.token_for(Some(42), &client, &RsaSigner, now)).unwrap();
     assert_eq!(fake.seen.borrow().len(), 2);
 }
 

@@ -8,7 +8,7 @@ mod publish_support;
 
 use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM};
 use agent_zero_github::{
-    ApiConfig, ApiError, Credentials, GitHubClient, IDENTITY_TTL_MS, IdentityCache, IdentityError,
+    ApiConfig, ApiError, Credentials, GitHubClient, IDENTITY_TTL_MS, IdentityCache, IdentityError, RsaSigner,
 };
 use publish_support::{Loopback, block_on};
 
@@ -27,7 +27,7 @@ fn learn(
 ) -> Result<String, IdentityError> {
     let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
     let client = GitHubClient::new(http, &config);
-    block_on(credentials.own_login(&client, cache, now_ms))
+    block_on(credentials.own_login(&client, &RsaSigner, cache, now_ms))
 }
 
 #[test]
@@ -107,7 +107,7 @@ fn a_credential_that_cannot_say_who_it_is_is_a_clear_error() {
     let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
     let client = GitHubClient::new(&http, &config);
     let app = Credentials::from_env(None, Some("4242"), Some(TEST_APP_PRIVATE_KEY_PEM)).unwrap().unwrap();
-    let minted = block_on(app.token_for(Some(7), &client, now_ms())).unwrap();
+    let minted = block_on(app.token_for(Some(7), &client, &RsaSigner, now_ms())).unwrap();
     let installation = Credentials::from_env(Some(minted.expose()), None, None).unwrap().unwrap();
     let error = learn(&gh, &http, &installation, &cache, now_ms()).unwrap_err();
     let text = error.to_string();
@@ -139,7 +139,7 @@ fn a_credential_that_cannot_say_who_it_is_is_a_clear_error() {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let config = ApiConfig::new(Some(&format!("http://127.0.0.1:{dead}")), "agent-zero-edge-test").unwrap();
     let client = GitHubClient::new(&http, &config);
-    let error = block_on(token.own_login(&client, &cache, now_ms())).unwrap_err();
+    let error = block_on(token.own_login(&client, &RsaSigner, &cache, now_ms())).unwrap_err();
     assert!(matches!(error, IdentityError::Api(ApiError::Transport { .. })), "{error:?}");
     assert!(cache.is_empty(), "nothing is cached for a failure");
 }

@@ -52,6 +52,6 @@ pub use provider::{Decision, DecisionRequest, ModelProvider, ModelRef, SchemaNam
 pub use redact::{REDACTED, Secret, redact};
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{
-    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelPolicy,
-    ModelSelection, select_models,
+    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE,
+    ModelPolicy, ModelSelection, default_model, select_models,
 };

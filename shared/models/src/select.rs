@@ -14,6 +14,17 @@ use crate::{FallbackProvider, HttpProvider, ProviderKind};
 pub const BASE_URL_VARIABLE: &str = "AGENT_ZERO_MODEL_BASE_URL";
 pub const FALLBACK_PROVIDER_VARIABLE: &str = "AGENT_ZERO_MODEL_FALLBACK_PROVIDER";
 pub const FALLBACK_MODEL_VARIABLE: &str = "AGENT_ZERO_MODEL_FALLBACK_MODEL";
+/// Names the model of a policy that names none, as in the reference.
+pub const MODEL_VARIABLE: &str = "AGENT_ZERO_MODEL";
+
+/// The model a policy without `model.name` runs: the operator's
+/// `AGENT_ZERO_MODEL` when set and not blank, else the reference's `gpt-5`.
+pub fn default_model(mut env: impl FnMut(&str) -> Option<String>) -> String {
+    env(MODEL_VARIABLE)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "gpt-5".to_owned())
+}
 
 /// The policy's `model` section, as parsed by the policy loader.
 #[derive(Debug, Clone, PartialEq)]
@@ -386,6 +397,16 @@ mod tests {
                 provider: ProviderKind::Google,
                 variable: "GOOGLE_GENERATIVE_AI_API_KEY"
             }
+        );
+    }
+
+    #[test]
+    fn agent_zero_model_names_the_default_model() {
+        assert_eq!(default_model(env(&[])), "gpt-5");
+        assert_eq!(default_model(env(&[(MODEL_VARIABLE, "  ")])), "gpt-5");
+        assert_eq!(
+            default_model(env(&[(MODEL_VARIABLE, " claude-sonnet-4-5 ")])),
+            "claude-sonnet-4-5"
         );
     }
 

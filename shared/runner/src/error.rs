@@ -30,6 +30,9 @@ pub enum RunnerError {
     /// A write through a read-only (observe/suggest) lease.
     #[error("write to `{path}` refused: the lease is read-only")]
     ReadOnly { path: String },
+    /// The file is over the read limit ([`MAX_READ_BYTES`](crate::MAX_READ_BYTES)).
+    #[error("`{path}` is {size} bytes, over the {limit}-byte read limit")]
+    FileTooLarge { path: String, size: u64, limit: u64 },
     /// The file is not UTF-8 text.
     #[error("`{0}` is not UTF-8 text")]
     NotUtf8(String),

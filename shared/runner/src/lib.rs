@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+mod checkout;
 mod coordinator;
 mod kv_coordinator;
 mod error;
@@ -25,9 +26,10 @@ mod runner;
 pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
+pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
 pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, decide};
 pub use error::RunnerError;
 pub use pool::{RunnerPool, SweepReport, is_repository_name};
 pub use provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
-pub use runner::{Command, ENV_ALLOWLIST, Runner, cap_output, validate_argv};
+pub use runner::{Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

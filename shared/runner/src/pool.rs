@@ -2,6 +2,7 @@
 
 use agent_zero_ports::Clock;
 
+use crate::checkout::{CheckoutSource, Provision};
 use crate::coordinator::{CoordinatorError, Coordinator};
 use crate::error::RunnerError;
 use crate::provider::SandboxProvider;
@@ -38,10 +39,13 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         self.config
     }
 
-    /// Reserves a lease under the quotas, then provisions its sandbox.
-    /// `lease_id` comes from the caller (e.g. `lease-{taskId}-{seq}`), so a
-    /// redelivered tick asking again gets the same lease back.
-    pub async fn acquire(&self, request: &SandboxRequest, lease_id: &str) -> Result<Runner<'a, P>, RunnerError> {
+    /// Reserves a lease under the quotas, then provisions its sandbox with
+    /// the code from `source` (never recorded). `lease_id` comes from the
+    /// caller (e.g. `lease-{taskId}`), so a redelivered tick asking again
+    /// gets the same lease back, and the provider gets it as its
+    /// idempotency key: a replay after a crash mid-provisioning finds the
+    /// sandbox it made instead of making a second one.
+    pub async fn acquire(&self, request: &SandboxRequest, lease_id: &str, source: &CheckoutSource) -> Result<Runner<'a, P>, RunnerError> {
         check_request(request, lease_id)?;
         let limits = LeaseLimits::from(self.config);
         let reservation = Lease::reserve(lease_id, request, self.provider.kind(), self.clock.now_ms());
@@ -49,8 +53,13 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         if acquired.replayed && acquired.lease.external_id.is_some() {
             return Runner::new(self.provider, acquired.lease, self.config.max_output_bytes);
         }
-        let writable = reservation.writable;
-        let provisioned = match self.provider.provision(request, writable).await {
+        let provision = Provision {
+            lease_id,
+            writable: reservation.writable,
+            source,
+            checkout_timeout_ms: Provision::checkout_bound(request.lease_ms),
+        };
+        let provisioned = match self.provider.provision(request, &provision).await {
             Ok(provisioned) => provisioned,
             Err(error) => {
                 self.coordinator.release(lease_id).await?;
@@ -66,6 +75,8 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         lease.external_id = Some(provisioned.external_id.clone());
         lease.root = Some(provisioned.root);
         lease.isolated = provisioned.isolated;
+        // The lease (and the evidence) record the network as enforced.
+        lease.network = provisioned.network;
         match self.coordinator.update(&lease).await {
             Ok(()) => Runner::new(self.provider, lease, self.config.max_output_bytes),
             Err(error) => {

@@ -10,6 +10,7 @@ pub use agent_zero_ports::Secret;
 use agent_zero_ports::HttpError;
 use thiserror::Error;
 
+use crate::checkout::{CheckoutSource, Provision};
 use crate::request::{ProviderKind, SandboxRequest};
 
 /// A provisioned sandbox, as the provider reported it.
@@ -20,6 +21,9 @@ pub struct Provisioned {
     pub root: String,
     /// Whether commands run inside an isolated boundary.
     pub isolated: bool,
+    /// The network policy the provider enforces (not the one asked for):
+    /// what the evidence reports.
+    pub network: agent_zero_contracts::NetworkPolicy,
 }
 
 /// Which sandbox an operation addresses.
@@ -90,8 +94,11 @@ pub trait SandboxProvider {
     /// Which provider this is (recorded in evidence).
     fn kind(&self) -> ProviderKind;
     /// Creates a sandbox with `request.repository` at `request.git_ref`
-    /// checked out, honouring `writable` (already policy-checked) and `network`.
-    async fn provision(&self, request: &SandboxRequest, writable: bool) -> Result<Provisioned, ProviderError>;
+    /// checked out from `provision.source`, honouring `provision.writable`
+    /// (already policy-checked) and `request.network`, tagged with
+    /// `provision.lease_id` (a replay with the same lease id finds the
+    /// sandbox it made where the provider can look it up).
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError>;
     /// Runs one argv inside the checkout.
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError>;
     /// Reads a checkout-relative file.
@@ -134,6 +141,74 @@ fn git_ok(kind: ProviderKind, operation: &'static str, out: &ExecOutput) -> Resu
     })
 }
 
+/// Puts `request.repository` at `request.git_ref` into `root` with argv
+/// fixed by this crate, for providers whose create call cannot check out:
+/// an archive is downloaded by the edge (`client`, bounded) and uploaded as
+/// a file, then unpacked and committed as the baseline the diff is taken
+/// against; a public clone fetches the one commit (`--depth 1`, so fork
+/// heads and large repositories work). Every step is bounded by
+/// `provision.checkout_timeout_ms`. No URL with a token is ever in an argv.
+pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::HttpClient>(
+    provider: &P,
+    client: &C,
+    external_id: &str,
+    root: &str,
+    request: &SandboxRequest,
+    provision: &Provision<'_>,
+) -> Result<(), ProviderError> {
+    let outside = SandboxRef { external_id: external_id.to_owned(), root: String::new() };
+    let timeout = provision.checkout_timeout_ms;
+    let mut steps: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let argv = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<String>>();
+    match provision.source {
+        CheckoutSource::PublicClone => {
+            let url = format!("https://github.com/{}.git", request.repository);
+            steps.push(("checkout", argv(&["git", "init", "--quiet", root])));
+            steps.push(("fetch", argv(&["git", "-C", root, "fetch", "--quiet", "--depth", "1", "--", &url, &request.git_ref])));
+            steps.push(("checkout", argv(&["git", "-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD", "--"])));
+        }
+        CheckoutSource::Archive { url, commit } => {
+            let archive = crate::providers::fetch_archive(client, provider.kind().as_str(), url, timeout).await?;
+            let file = format!("{}.agent-zero.tar.gz", root.trim_end_matches('/'));
+            provider.write_file(&outside, &file, &archive).await?;
+            steps.push(("unpack", argv(&["mkdir", "-p", "--", root])));
+            steps.push(("unpack", argv(&["tar", "-xzf", &file, "--strip-components=1", "--no-same-owner", "-C", root])));
+            steps.push(("unpack", argv(&["rm", "-f", "--", &file])));
+            steps.extend(baseline(root, commit));
+        }
+    }
+    for (operation, argv) in steps {
+        let exec = Exec { argv, timeout_ms: timeout, ..fixed_git(&[]) };
+        let out = provider.exec(&outside, &exec).await?;
+        if out.timed_out {
+            return Err(ProviderError::Refused {
+                provider: provider.kind().as_str(),
+                operation,
+                reason: format!("the checkout took longer than {timeout} ms"),
+            });
+        }
+        git_ok(provider.kind(), operation, &out)?;
+    }
+    Ok(())
+}
+
+/// `git init` + one commit of everything unpacked: the diff's baseline.
+pub(crate) fn baseline(root: &str, commit: &str) -> Vec<(&'static str, Vec<String>)> {
+    let message = format!("agent-zero checkout of {commit}");
+    let identity = ["-c", "user.name=agent-zero", "-c", "user.email=agent-zero@invalid", "-c", "commit.gpgsign=false"];
+    let mut commit_args = vec!["git", "-C", root];
+    commit_args.extend(identity);
+    commit_args.extend(["commit", "--quiet", "--no-verify", "--allow-empty", "-m", &message]);
+    [
+        vec!["git", "init", "--quiet", root],
+        vec!["git", "-C", root, "add", "--all", "--force"],
+        commit_args,
+    ]
+    .into_iter()
+    .map(|args| ("baseline", args.into_iter().map(str::to_owned).collect()))
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,23 +222,4 @@ mod tests {
         assert_eq!(sandbox.path("src/a.rs"), "/workspace/repo/src/a.rs");
         assert_eq!(sandbox.path(""), "/workspace/repo/");
     }
-}
-
-/// Clones `repository` at `git_ref` into `root` with git argv fixed by this
-/// crate, for providers whose create call cannot check out a repository.
-pub(crate) async fn clone_checkout<P: SandboxProvider + ?Sized>(
-    provider: &P,
-    external_id: &str,
-    root: &str,
-    repository: &str,
-    git_ref: &str,
-) -> Result<(), ProviderError> {
-    let outside = SandboxRef { external_id: external_id.to_owned(), root: String::new() };
-    let url = format!("https://github.com/{repository}.git");
-    let clone = fixed_git(&["clone", "--quiet", "--no-checkout", "--", &url, root]);
-    let out = provider.exec(&outside, &clone).await?;
-    git_ok(provider.kind(), "clone", &out)?;
-    let checkout = fixed_git(&["-C", root, "checkout", "--quiet", "--detach", git_ref, "--"]);
-    let out = provider.exec(&outside, &checkout).await?;
-    git_ok(provider.kind(), "checkout", &out)
 }

@@ -93,6 +93,7 @@ pub struct Lease {
     pub git_ref: String,
     pub provider: ProviderKind,
     pub writable: bool,
+    /// As asked while provisioning; as the provider enforces it after.
     pub network: NetworkPolicy,
     pub lease_ms: u64,
     pub acquired_at_ms: u64,

@@ -13,6 +13,9 @@ use crate::request::Lease;
 /// check cannot smuggle in `LD_PRELOAD` or a credential-shaped variable.
 pub const ENV_ALLOWLIST: &[&str] = &["CI", "LANG", "LC_ALL", "NODE_ENV", "RUST_BACKTRACE", "TERM", "TZ", "NO_COLOR"];
 
+/// The largest file [`Runner::read_file`] returns, on every provider.
+pub const MAX_READ_BYTES: usize = 2 * 1024 * 1024;
+
 /// One command as the agent asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
@@ -158,6 +161,9 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
     pub async fn read_file(&self, path: &str) -> Result<String, RunnerError> {
         check_path(path)?;
         let bytes = self.provider.read_file(&self.sandbox, path).await?;
+        if bytes.len() > MAX_READ_BYTES {
+            return Err(RunnerError::FileTooLarge { path: path.to_owned(), size: bytes.len() as u64, limit: MAX_READ_BYTES as u64 });
+        }
         String::from_utf8(bytes).map_err(|_| RunnerError::NotUtf8(path.to_owned()))
     }
 

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, Waker};
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::ManualClock;
 use agent_zero_runner::{
-    Command, Exec, ExecOutput, MemoryCoordinator, ProviderError, ProviderKind, Provisioned, QuotaError, RunnerError, RunnerPool,
+    CheckoutSource, Command, Exec, ExecOutput, MemoryCoordinator, ProviderError, ProviderKind, Provision, Provisioned, QuotaError, RunnerError, RunnerPool,
     RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest, Secret,
 };
 
@@ -30,11 +30,12 @@ struct Fake {
     stopped: RefCell<Vec<String>>,
     fail_stop: Cell<bool>,
     output: RefCell<ExecOutput>,
+    file: RefCell<Vec<u8>>,
 }
 
 impl Fake {
     fn new() -> Self {
-        Self { secret: Secret::new(SECRET), provisioned: Cell::new(0), stopped: RefCell::default(), fail_stop: Cell::new(false), output: RefCell::default() }
+        Self { secret: Secret::new(SECRET), provisioned: Cell::new(0), stopped: RefCell::default(), fail_stop: Cell::new(false), output: RefCell::default(), file: RefCell::new(b"content".to_vec()) }
     }
 }
 
@@ -42,16 +43,16 @@ impl SandboxProvider for Fake {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Custom
     }
-    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+    async fn provision(&self, request: &SandboxRequest, _: &Provision<'_>) -> Result<Provisioned, ProviderError> {
         YieldOnce(false).await;
         self.provisioned.set(self.provisioned.get() + 1);
-        Ok(Provisioned { external_id: format!("sbx-{}", request.task_id), root: String::new(), isolated: true })
+        Ok(Provisioned { external_id: format!("sbx-{}", request.task_id), root: String::new(), isolated: true, network: request.network })
     }
     async fn exec(&self, _: &SandboxRef, _: &Exec) -> Result<ExecOutput, ProviderError> {
         Ok(self.output.borrow().clone())
     }
     async fn read_file(&self, _: &SandboxRef, _: &str) -> Result<Vec<u8>, ProviderError> {
-        Ok(b"content".to_vec())
+        Ok(self.file.borrow().clone())
     }
     async fn write_file(&self, _: &SandboxRef, _: &str, _: &[u8]) -> Result<(), ProviderError> {
         Ok(())
@@ -99,7 +100,7 @@ fn concurrent_acquires_never_exceed_quotas() {
             .enumerate()
             .map(|(i, r)| {
                 let pool = &pool;
-                Box::pin(async move { pool.acquire(r, &format!("lease-{i}")).await.map(|_| ()) }) as Pin<Box<dyn Future<Output = _>>>
+                Box::pin(async move { pool.acquire(r, &format!("lease-{i}"), &CheckoutSource::PublicClone).await.map(|_| ()) }) as Pin<Box<dyn Future<Output = _>>>
             })
             .collect();
         let results: Vec<Result<(), RunnerError>> = run_interleaved(futures);
@@ -123,17 +124,17 @@ fn quota_errors_name_their_limit_and_lease_ceiling() {
     let config = RunnerPoolConfig { max_active: 1, max_active_per_repository: 1, max_lease_ms: 1000, ..RunnerPoolConfig::default() };
     let pool = RunnerPool::new(&coordinator, &provider, &clock, config);
     block_on(async {
-        let long = pool.acquire(&request("a", "acme/app", RunMode::Fix, 5000), "l-a").await.unwrap_err();
+        let long = pool.acquire(&request("a", "acme/app", RunMode::Fix, 5000), "l-a", &CheckoutSource::PublicClone).await.unwrap_err();
         assert_eq!(long.to_string(), "requested leaseMs 5000 exceeds maxLeaseMs 1000");
-        assert!(pool.acquire(&request("a", "acme/app", RunMode::Fix, 0), "l-a").await.unwrap_err().to_string().contains("positive"));
-        pool.acquire(&request("a", "acme/app", RunMode::Fix, 1000), "l-a").await.unwrap();
-        let full = pool.acquire(&request("b", "acme/other", RunMode::Fix, 1000), "l-b").await.unwrap_err();
+        assert!(pool.acquire(&request("a", "acme/app", RunMode::Fix, 0), "l-a", &CheckoutSource::PublicClone).await.unwrap_err().to_string().contains("positive"));
+        pool.acquire(&request("a", "acme/app", RunMode::Fix, 1000), "l-a", &CheckoutSource::PublicClone).await.unwrap();
+        let full = pool.acquire(&request("b", "acme/other", RunMode::Fix, 1000), "l-b", &CheckoutSource::PublicClone).await.unwrap_err();
         assert!(full.to_string().contains("maxActive 1"), "{full}");
         // A redelivered tick gets the same lease back, not a second sandbox.
-        let again = pool.acquire(&request("a", "acme/app", RunMode::Fix, 1000), "l-a").await.unwrap();
+        let again = pool.acquire(&request("a", "acme/app", RunMode::Fix, 1000), "l-a", &CheckoutSource::PublicClone).await.unwrap();
         assert_eq!(again.lease().external_id.as_deref(), Some("sbx-a"));
         assert_eq!(provider.provisioned.get(), 1);
-        let bad = pool.acquire(&request("c", "not a repo", RunMode::Fix, 10), "l-c").await.unwrap_err();
+        let bad = pool.acquire(&request("c", "not a repo", RunMode::Fix, 10), "l-c", &CheckoutSource::PublicClone).await.unwrap_err();
         assert!(bad.to_string().contains("repository"), "{bad}");
     });
 }
@@ -144,12 +145,12 @@ fn observe_and_suggest_are_read_only_and_described() {
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig { max_active: 9, max_active_per_repository: 9, ..RunnerPoolConfig::default() });
     block_on(async {
         for (i, mode) in [RunMode::Observe, RunMode::Suggest].into_iter().enumerate() {
-            let runner = pool.acquire(&request(&format!("m{i}"), "acme/app", mode, 1000), &format!("m{i}")).await.unwrap();
+            let runner = pool.acquire(&request(&format!("m{i}"), "acme/app", mode, 1000), &format!("m{i}"), &CheckoutSource::PublicClone).await.unwrap();
             assert!(!runner.describe().writable);
             assert_eq!(runner.describe().network, NetworkPolicy::Restricted);
             assert!(matches!(runner.write_file("a.txt", "x").await, Err(RunnerError::ReadOnly { .. })));
         }
-        let fix = pool.acquire(&request("f", "acme/app", RunMode::Fix, 1000), "f").await.unwrap();
+        let fix = pool.acquire(&request("f", "acme/app", RunMode::Fix, 1000), "f", &CheckoutSource::PublicClone).await.unwrap();
         assert!(fix.describe().writable && fix.describe().isolated);
         fix.write_file("a.txt", "x").await.unwrap();
         assert!(matches!(fix.write_file("../a", "x").await, Err(RunnerError::PathOutsideCheckout { .. })));
@@ -162,6 +163,13 @@ fn observe_and_suggest_are_read_only_and_described() {
         let result = fix.run(&Command::new(["make", "test"], 10)).await.unwrap();
         assert_eq!(result.stdout.len() + result.stderr.len(), 200_000);
         assert_eq!(result.truncated_bytes, 7 + 100_001);
+        // Every read is bounded, whatever the provider sent.
+        assert_eq!(fix.read_file("a.txt").await.unwrap(), "content");
+        *provider.file.borrow_mut() = vec![b'x'; agent_zero_runner::MAX_READ_BYTES + 1];
+        let big = fix.read_file("a.txt").await.unwrap_err();
+        assert!(matches!(big, RunnerError::FileTooLarge { .. }) && big.to_string().contains("a.txt"), "{big}");
+        // The lease records the network the provider enforces.
+        assert_eq!(fix.describe().network, NetworkPolicy::Restricted);
     });
 }
 
@@ -170,8 +178,8 @@ fn expiry_sweep_release_and_credentials() {
     let (coordinator, provider, clock) = (MemoryCoordinator::new(), Fake::new(), ManualClock::new(1_000));
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig { max_active: 9, max_active_per_repository: 9, ..RunnerPoolConfig::default() });
     block_on(async {
-        pool.acquire(&request("short", "acme/app", RunMode::Fix, 1_000), "short").await.unwrap();
-        pool.acquire(&request("long", "acme/app", RunMode::Fix, 60_000), "long").await.unwrap();
+        pool.acquire(&request("short", "acme/app", RunMode::Fix, 1_000), "short", &CheckoutSource::PublicClone).await.unwrap();
+        pool.acquire(&request("long", "acme/app", RunMode::Fix, 60_000), "long", &CheckoutSource::PublicClone).await.unwrap();
         clock.advance(999);
         assert!(pool.sweep().await.unwrap().stopped.is_empty());
         clock.advance(1);
@@ -195,7 +203,7 @@ fn expiry_sweep_release_and_credentials() {
 
         // Credential scan: nothing observable carries the provider secret.
         let mut observed = vec![format!("{error}"), format!("{error:?}"), format!("{provider:?}"), format!("{report:?}")];
-        pool.acquire(&request("x", "acme/app", RunMode::Fix, 1_000), "x").await.unwrap();
+        pool.acquire(&request("x", "acme/app", RunMode::Fix, 1_000), "x", &CheckoutSource::PublicClone).await.unwrap();
         observed.extend(coordinator.snapshot().iter().map(|l| serde_json::to_string(l).unwrap()));
         observed.push(serde_json::to_string(&request("x", "acme/app", RunMode::Fix, 1)).unwrap());
         for text in observed {

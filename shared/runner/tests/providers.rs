@@ -8,12 +8,18 @@ use std::collections::BTreeMap;
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use support::{Loopback, block_on};
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
-use agent_zero_runner::{Exec, SandboxProvider, SandboxRef, SandboxRequest, Secret};
+use agent_zero_runner::{CheckoutSource, Exec, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret};
 
 const KEY: &str = "provider-key-0c0ffee";
 
 fn request(network: NetworkPolicy) -> SandboxRequest {
     SandboxRequest::new("t1", "acme/app", "main", RunMode::Fix, true, network, 600_000)
+}
+
+const PUBLIC: CheckoutSource = CheckoutSource::PublicClone;
+
+fn provision<'a>(writable: bool, source: &'a CheckoutSource) -> Provision<'a> {
+    Provision { lease_id: "lease-t1", writable, source, checkout_timeout_ms: 120_000 }
 }
 
 fn exec(argv: &[&str]) -> Exec {
@@ -32,14 +38,17 @@ fn e2b_create_clone_exec_and_kill() {
     let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let out = [envelope(0, r#"{"event":{"data":{"stdout":"b2sK"}}}"#), end.clone()].concat();
     let server = Loopback::start()
+        .answer(200, "[]")
         .answer(201, r#"{"templateID":"base","sandboxID":"sbx1","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-77","domain":null}"#)
+        .answer(200, &end)
         .answer(200, &end)
         .answer(200, &end)
         .answer(200, &out)
         .answer(404, r#"{"code":404,"message":"sandbox not found"}"#);
     let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
     block_on(async {
-        let p = e2b.provision(&request(NetworkPolicy::Restricted), true).await.unwrap();
+        let p = e2b.provision(&request(NetworkPolicy::Restricted), &provision(true, &PUBLIC)).await.unwrap();
+        assert_eq!(p.network, NetworkPolicy::Restricted, "E2B enforces denyOut/allowOut");
         assert_eq!((p.external_id.as_str(), p.root.as_str(), p.isolated), ("sbx1", "/home/user/repo", true));
         let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
         let result = e2b.exec(&sandbox, &exec(&["cargo", "test"])).await.unwrap();
@@ -47,15 +56,20 @@ fn e2b_create_clone_exec_and_kill() {
         e2b.stop("sbx1").await.unwrap(); // 404 = already gone
     });
     let seen = server.seen();
-    assert_eq!(seen[0].uri, "https://api.e2b.app/sandboxes");
-    assert_eq!(seen[0].headers["x-api-key"], KEY);
-    let create: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(seen[0].uri, "https://api.e2b.app/v2/sandboxes?metadata=agentZeroLease%3Dlease-t1&state=running");
+    assert_eq!(seen[1].uri, "https://api.e2b.app/sandboxes");
+    assert_eq!(seen[1].headers["x-api-key"], KEY);
+    let create: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
     assert_eq!(create["timeout"], 600);
     assert_eq!(create["network"]["denyOut"][0], "0.0.0.0/0");
-    assert_eq!(seen[1].uri, "https://49983-sbx1.e2b.app/process.Process/Start");
-    assert_eq!(seen[3].headers["x-access-token"], "envd-tok-77");
-    assert_eq!(seen[3].headers["content-type"], "application/connect+json");
-    let start: serde_json::Value = serde_json::from_slice(&seen[3].body[5..]).unwrap();
+    assert_eq!(seen[2].uri, "https://49983-sbx1.e2b.app/process.Process/Start");
+    assert_eq!(create["metadata"]["agentZeroLease"], "lease-t1");
+    // The public clone fetches exactly the one commit, shallow.
+    let fetch: serde_json::Value = serde_json::from_slice(&seen[3].body[5..]).unwrap();
+    assert_eq!(fetch["process"]["args"], serde_json::json!(["-C", "/home/user/repo", "fetch", "--quiet", "--depth", "1", "--", "https://github.com/acme/app.git", "main"]));
+    assert_eq!(seen[5].headers["x-access-token"], "envd-tok-77");
+    assert_eq!(seen[5].headers["content-type"], "application/connect+json");
+    let start: serde_json::Value = serde_json::from_slice(&seen[5].body[5..]).unwrap();
     assert_eq!(start["process"]["cmd"], "cargo");
     assert_eq!(start["process"]["cwd"], "/home/user/repo/src");
     assert!(!format!("{e2b:?}").contains("envd-tok-77") && !format!("{e2b:?}").contains(KEY));
@@ -66,7 +80,8 @@ fn daytona_quotes_argv_and_reads_merged_output() {
     let server = Loopback::start()
         .answer(200, r#"{"id":"d1","state":"started","toolboxProxyUrl":"https://proxy.app.daytona.io/toolbox"}"#)
         .answer(200, r#"{"exitCode":1,"result":"FAIL: it's broken\n"}"#)
-        .answer(500, format!(r#"{{"message":"invalid key {KEY}"}}"#));
+        .answer(500, format!(r#"{{"message":"invalid key {KEY}"}}"#))
+        .answer(408, r#"{"statusCode":408,"message":"command execution timeout"}"#);
     let daytona = Daytona::new(server.client(), Secret::new(KEY));
     block_on(async {
         let sandbox = SandboxRef { external_id: "d1".into(), root: "/home/daytona/repo".into() };
@@ -74,6 +89,8 @@ fn daytona_quotes_argv_and_reads_merged_output() {
         assert_eq!((out.exit_code, out.stdout.as_str()), (1, "FAIL: it's broken\n"));
         let error = daytona.read_file(&sandbox, "a.rs").await.unwrap_err();
         assert!(error.to_string().contains("500") && !error.to_string().contains(KEY), "{error}");
+        let slow = daytona.exec(&sandbox, &exec(&["sleep", "60"])).await.unwrap();
+        assert!(slow.timed_out && slow.exit_code == -1, "a 408 is a timeout, not an error: {slow:?}");
     });
     let seen = server.seen();
     assert_eq!(seen[0].uri, "https://app.daytona.io/api/sandbox/d1");
@@ -109,7 +126,8 @@ fn vercel_runs_waits_and_reads_logs() {
 #[test]
 fn cloudflare_bridge_sse_and_refusals() {
     let sse = "event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\nevent: exit\ndata: {\"exit_code\":0}\n\n";
-    let server = Loopback::start().answer(200, sse).answer(401, format!("{{\"error\":\"bad token {KEY}\"}}"));
+    let killed = "event: exit\ndata: {\"exit_code\":124}\n\n";
+    let server = Loopback::start().answer(200, sse).answer(401, format!("{{\"error\":\"bad token {KEY}\"}}")).answer(200, killed);
     let base = server.base_url();
     let bridge = CloudflareSandbox::new(server.client(), format!("{base}/"), Secret::new(KEY));
     block_on(async {
@@ -118,8 +136,13 @@ fn cloudflare_bridge_sse_and_refusals() {
         assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (0, "hi\n", "err\n"));
         let error = bridge.read_file(&sandbox, "a b.txt").await.unwrap_err();
         assert!(error.to_string().contains("401") && !error.to_string().contains(KEY), "{error}");
-        let refused = bridge.provision(&request(NetworkPolicy::None), false).await.unwrap_err();
+        let refused = bridge.provision(&request(NetworkPolicy::None), &provision(false, &PUBLIC)).await.unwrap_err();
         assert!(refused.to_string().contains("none"), "{refused}");
+        // No egress control in the bridge: `restricted` would be a claim, not a policy.
+        let refused = bridge.provision(&request(NetworkPolicy::Restricted), &provision(false, &PUBLIC)).await.unwrap_err();
+        assert!(refused.to_string().contains("`restricted` is not enforceable"), "{refused}");
+        let out = bridge.exec(&sandbox, &exec(&["sleep", "60"])).await.unwrap();
+        assert!(out.timed_out && out.exit_code == 124, "{out:?}");
     });
     let seen = server.seen();
     assert_eq!(seen[0].uri, format!("{base}/v1/sandbox/abc/exec"));
@@ -142,8 +165,9 @@ fn custom_protocol_leases_runs_files_and_release() {
     let base = server.base_url();
     let custom = CustomSandbox::new(server.client(), base.clone(), Secret::new(KEY));
     block_on(async {
-        let p = custom.provision(&request(NetworkPolicy::Restricted), true).await.unwrap();
+        let p = custom.provision(&request(NetworkPolicy::Restricted), &provision(true, &PUBLIC)).await.unwrap();
         assert_eq!((p.external_id.as_str(), p.isolated), ("lease-7", false));
+        assert_eq!(p.network, NetworkPolicy::Full, "a server that names no enforcement enforces nothing");
         let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
         let out = custom.exec(&sandbox, &exec(&["cargo", "test"])).await.unwrap();
         assert_eq!((out.exit_code, out.stderr.as_str(), out.duration_ms, out.truncated_bytes), (101, "tail\n", 48, 3));
@@ -172,7 +196,7 @@ fn custom_protocol_leases_runs_files_and_release() {
     let create: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
     assert_eq!(
         create,
-        serde_json::json!({"taskId":"t1","repository":"acme/app","ref":"main","writable":true,"network":"restricted","leaseMs":600_000})
+        serde_json::json!({"taskId":"t1","repository":"acme/app","ref":"main","writable":true,"network":"restricted","leaseMs":600_000,"idempotencyKey":"lease-t1"})
     );
     let run: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
     assert_eq!((run["argv"][1].as_str(), run["cwd"].as_str(), run["timeoutMs"].as_u64()), (Some("test"), Some("src"), Some(5_000)));
@@ -210,4 +234,131 @@ fn loopback_rejects_unscripted_requests() {
     let response = block_on(server.client().send(request)).unwrap();
     assert_eq!(response.status().as_u16(), 599);
     server.seen();
+}
+
+/// An archive checkout through a vendor that takes files: the edge
+/// downloads the link (no credential header), uploads the bytes, unpacks
+/// and commits a baseline with argv that never contain the link.
+#[test]
+fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
+    let link = "https://codeload.github.com/acme/app/legacy.tar.gz/abc123?token=LINKTOKEN42";
+    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let mut server = Loopback::start()
+        .answer(200, "[]")
+        .answer(201, r#"{"templateID":"base","sandboxID":"sbx2","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-78","domain":null}"#)
+        .answer(200, "gzip-archive-bytes")
+        .answer(200, "[]");
+    for _ in 0..6 {
+        server = server.answer(200, &end);
+    }
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into() };
+    block_on(async {
+        let p = e2b.provision(&request(NetworkPolicy::None), &provision(true, &source)).await.unwrap();
+        assert_eq!(p.external_id, "sbx2");
+    });
+    let seen = server.seen();
+    assert_eq!(seen[2].uri, link);
+    assert!(!seen[2].headers.contains_key("authorization") && !seen[2].headers.contains_key("x-api-key"));
+    assert!(seen[3].uri.starts_with("https://49983-sbx2.e2b.app/files"), "{}", seen[3].uri);
+    let argvs: Vec<serde_json::Value> = seen[4..].iter().map(|s| serde_json::from_slice::<serde_json::Value>(&s.body[5..]).unwrap()["process"].clone()).collect();
+    assert_eq!(argvs[1]["cmd"], "tar");
+    assert_eq!(argvs[5]["args"][argvs[5]["args"].as_array().unwrap().len() - 1], "agent-zero checkout of abc123");
+    for s in &seen[3..] {
+        assert!(!String::from_utf8_lossy(&s.body).contains("LINKTOKEN42") && !s.uri.contains("LINKTOKEN42"), "{}", s.uri);
+    }
+    let create: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
+    assert_eq!(create["allow_internet_access"], false, "the edge fetched the code, so the sandbox needs no egress");
+}
+
+/// The custom protocol takes the link in the create body only, with the
+/// lease id as idempotency key and the checkout bound.
+#[test]
+fn custom_archive_link_goes_in_the_create_body_only() {
+    let server = Loopback::start().answer(201, r#"{"leaseId":"lease-8","isolated":false}"#);
+    let custom = CustomSandbox::new(server.client(), server.base_url(), Secret::new(KEY));
+    let source = CheckoutSource::Archive { url: Secret::new("http://127.0.0.1:1/_codeload/x?token=T0K"), commit: "abc".into() };
+    let request = request(NetworkPolicy::None);
+    block_on(async { custom.provision(&request, &provision(false, &source)).await.unwrap() });
+    let create: serde_json::Value = serde_json::from_slice(&server.seen()[0].body).unwrap();
+    assert_eq!(create["archive"], serde_json::json!({"url": "http://127.0.0.1:1/_codeload/x?token=T0K", "commit": "abc", "timeoutMs": 120_000}));
+    assert_eq!(create["idempotencyKey"], "lease-t1");
+    assert!(!serde_json::to_string(&request).unwrap().contains("T0K"));
+    assert!(!format!("{source:?}").contains("T0K"));
+}
+
+/// E2B per its published definitions (e2b-dev/E2B `spec/envd/process/process.proto`,
+/// `spec/openapi.yml`, JS SDK `sandbox/commands`): stdin closed, the SDK's
+/// keepalive header, a command past its deadline killed by its tag with
+/// SIGKILL and reported `timed_out`, and the create response's `domain` used.
+#[test]
+fn e2b_deadline_kills_the_command_and_the_domain_is_honoured() {
+    let deadline = envelope(2, r#"{"error":{"code":"deadline_exceeded","message":"context deadline exceeded"}}"#);
+    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let server = Loopback::start()
+        .answer(200, "[]")
+        .answer(201, r#"{"templateID":"base","sandboxID":"sbx3","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-79","domain":"eu.e2b.dev"}"#)
+        .answer(200, &end)
+        .answer(200, &end)
+        .answer(200, &end)
+        .answer(200, &deadline)
+        .answer(200, "{}");
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    block_on(async {
+        let p = e2b.provision(&request(NetworkPolicy::Full), &provision(true, &PUBLIC)).await.unwrap();
+        let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
+        let out = e2b.exec(&sandbox, &exec(&["sleep", "60"])).await.unwrap();
+        assert!(out.timed_out && out.exit_code == -1, "{out:?}");
+    });
+    let seen = server.seen();
+    assert_eq!(seen[5].uri, "https://49983-sbx3.eu.e2b.dev/process.Process/Start");
+    assert_eq!(seen[5].headers["keepalive-ping-interval"], "50");
+    let start: serde_json::Value = serde_json::from_slice(&seen[5].body[5..]).unwrap();
+    assert_eq!(start["stdin"], false);
+    assert_eq!(seen[6].uri, "https://49983-sbx3.eu.e2b.dev/process.Process/SendSignal");
+    let kill: serde_json::Value = serde_json::from_slice(&seen[6].body).unwrap();
+    assert_eq!(kill["signal"], "SIGNAL_SIGKILL");
+    assert_eq!(kill["process"]["tag"], start["tag"]);
+    assert_eq!(seen[6].headers["x-access-token"], "envd-tok-79");
+}
+
+/// An envd error that echoes the sandbox's access token never carries it.
+#[test]
+fn e2b_envd_errors_are_scrubbed_of_the_envd_token() {
+    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let server = Loopback::start()
+        .answer(200, "[]")
+        .answer(201, r#"{"templateID":"base","sandboxID":"sbx4","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-80","domain":null}"#)
+        .answer(200, &end)
+        .answer(200, &end)
+        .answer(200, &end)
+        .answer(401, r#"{"code":401,"message":"invalid access token envd-tok-80"}"#);
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    block_on(async {
+        let p = e2b.provision(&request(NetworkPolicy::Full), &provision(true, &PUBLIC)).await.unwrap();
+        let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
+        let error = e2b.read_file(&sandbox, "a.rs").await.unwrap_err();
+        assert!(error.to_string().contains("401") && !error.to_string().contains("envd-tok-80"), "{error}");
+        assert!(!format!("{error:?}").contains("envd-tok-80"));
+    });
+}
+
+/// A replayed provision (the edge crashed after creating the sandbox) finds
+/// the sandbox tagged with its lease id and creates nothing.
+#[test]
+fn e2b_replay_finds_the_sandbox_of_the_lease() {
+    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let server = Loopback::start()
+        .answer(200, r#"[{"templateID":"base","sandboxID":"sbx-old","clientID":"c","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T01:00:00Z","cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"state":"running","envdVersion":"0.2","metadata":{"agentZeroLease":"lease-t1"}}]"#)
+        .answer(200, r#"{"templateID":"base","sandboxID":"sbx-old","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-81","domain":null}"#)
+        .answer(200, &end)
+        .answer(200, &end)
+        .answer(200, &end);
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    let p = block_on(e2b.provision(&request(NetworkPolicy::Full), &provision(true, &PUBLIC))).unwrap();
+    assert_eq!(p.external_id, "sbx-old");
+    let seen = server.seen();
+    assert!(seen.iter().all(|s| !(s.method == "POST" && s.uri == "https://api.e2b.app/sandboxes")), "no second sandbox");
+    assert_eq!(seen[1].uri, "https://api.e2b.app/sandboxes/sbx-old");
+    assert_eq!(seen[2].headers["x-access-token"], "envd-tok-81");
 }

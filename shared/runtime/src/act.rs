@@ -158,6 +158,14 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             let claim = &r.decision.as_ref().expect("validating follows a decision").finding;
             let mut cited: Vec<String> = claim.files.iter().filter(|p| is_repository_relative_path(p) && r.files.contains(p)).cloned().collect();
             cited.dedup();
+            let mut omitted = Vec::new();
+            if cited.len() > MAX_CITED_FILES {
+                omitted.push(agent_zero_contracts::OmittedItem {
+                    kind: "file".into(),
+                    subject: "cited files".into(),
+                    reason: format!("validation read the first {MAX_CITED_FILES} of {} cited files", cited.len()),
+                });
+            }
             cited.truncate(MAX_CITED_FILES);
             let mut facts_seen = RepositoryFacts::new(r.files.iter().cloned());
             if let Some(review) = r.review.as_ref().filter(|l| !l.files.is_empty()) {
@@ -180,7 +188,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             let finding = validate(claim, &facts_seen, &policy.validation);
             let reasons = finding.rejection_reasons.join(" ");
             let verdict = finding.verdict;
-            let mut facts = vec![Fact::Finding { finding }];
+            let mut facts = vec![Fact::Finding { finding, omitted }];
             match verdict {
                 Verdict::Accepted => {
                     facts.push(transition(r, TaskState::Planning, "Recording an evidence-backed plan", Some(1)));
@@ -267,9 +275,15 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 Ok(diff) => diff,
                 Err(e) => return sandbox_failed("diff", e),
             };
-            let out_of_scope: Vec<String> = diff.changed_files.iter().filter(|f| !r.applied.contains(f)).cloned().collect();
-            let empty = diff.changed_files.is_empty();
-            let facts = vec![Fact::Reviewed { changed_files: diff.changed_files, out_of_scope: out_of_scope.clone() }];
+            // Judged: what the run wrote, and any tracked file a check
+            // modified. A new file the run did not write is a byproduct of
+            // the checks (`__pycache__/`, `target/`, coverage): listed, never
+            // published, never a reason to stop.
+            let (byproducts, changed_files): (Vec<String>, Vec<String>) =
+                diff.changed_files.into_iter().partition(|f| !r.applied.contains(f) && !r.files.contains(f));
+            let out_of_scope: Vec<String> = changed_files.iter().filter(|f| !r.applied.contains(f)).cloned().collect();
+            let empty = changed_files.is_empty();
+            let facts = vec![Fact::Reviewed { changed_files, out_of_scope: out_of_scope.clone(), byproducts }];
             if !out_of_scope.is_empty() {
                 let summary = format!("The diff changes files outside the authorised change: {}", out_of_scope.join(", "));
                 finish(cx, facts, TerminalState::NeedsHuman, &summary, None)

@@ -2,7 +2,7 @@
 //! alone (so the same log always concludes the same way).
 
 use agent_zero_contracts::{
-    Coverage, EvidenceBundle, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict,
+    Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict,
     is_verified,
 };
 
@@ -64,7 +64,17 @@ pub fn conclude(resident: &Resident, state: TerminalState, summary: &str) -> (Ta
         transitions: resident.events.clone(),
         usage: resident.usage.clone(),
         refusal: refusal.or_else(|| review_refusal(resident)),
-        coverage: Coverage { omitted: resident.omitted.clone() },
+        // What the policy asked that the edge did not honour as written (a
+        // file written for the reference), then what the run left out.
+        coverage: Coverage {
+            omitted: stimulus
+                .policy
+                .warnings()
+                .into_iter()
+                .map(|w| OmittedItem { kind: "policy".into(), subject: w.field, reason: w.message })
+                .chain(resident.omitted.iter().cloned())
+                .collect(),
+        },
         summary,
         review: crate::review::ledger(resident),
     };

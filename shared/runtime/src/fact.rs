@@ -196,7 +196,12 @@ pub enum Fact {
     /// One model call.
     ModelCall { purpose: ModelPurpose, outcome: ModelOutcome },
     /// The validated finding (verdict decided by repository evidence).
-    Finding { finding: Finding },
+    Finding {
+        finding: Finding,
+        /// What validation did not read (cited files past the limit).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        omitted: Vec<OmittedItem>,
+    },
     /// The write authorisation outcome.
     WriteDecision { outcome: WriteOutcome },
     /// Proposed files written into the sandbox checkout.
@@ -204,7 +209,14 @@ pub enum Fact {
     /// One batch of checks (one attempt's verification).
     Checked { attempt: u32, results: Vec<CheckResult> },
     /// The diff inspection at review.
-    Reviewed { changed_files: Vec<String>, out_of_scope: Vec<String> },
+    Reviewed {
+        changed_files: Vec<String>,
+        out_of_scope: Vec<String>,
+        /// New files the checks wrote (caches, build output): listed in the
+        /// evidence, never judged, never published.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        byproducts: Vec<String>,
+    },
     /// A person decided a `needs-human` task.
     Approval {
         principal: String,

@@ -335,17 +335,25 @@ impl Resident {
                     }
                     ModelOutcome::Unavailable { .. } => self.model_failures += 1,
                 },
-                Fact::Finding { finding } => self.finding = Some(finding.clone()),
+                Fact::Finding { finding, omitted } => {
+                    self.finding = Some(finding.clone());
+                    self.omitted.extend(omitted.iter().cloned());
+                }
                 Fact::WriteDecision { outcome } => self.write = Some(outcome.clone()),
                 Fact::Applied { files } => {
                     self.applied.clone_from(files);
                     self.applied_on = self.lease.as_ref().map(|l| l.id.clone());
                 }
                 Fact::Checked { results, .. } => self.check_results.clone_from(results),
-                Fact::Reviewed { changed_files, out_of_scope } => {
+                Fact::Reviewed { changed_files, out_of_scope, byproducts } => {
                     self.reviewed = true;
                     self.changed_files.clone_from(changed_files);
                     self.out_of_scope.clone_from(out_of_scope);
+                    self.omitted.extend(byproducts.iter().map(|path| OmittedItem {
+                        kind: "byproduct".into(),
+                        subject: path.clone(),
+                        reason: "written by the repository's checks, not tracked at the leased commit: not part of the change, never published".into(),
+                    }));
                 }
                 Fact::Approval { principal, decision, .. } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("approval before the stimulus"))?;

@@ -64,3 +64,26 @@ fn an_edited_check_result_no_longer_rebuilds_the_record() {
     assert_ne!(rebuilt.1.checks, recorded.1.checks);
     assert_eq!(rebuilt.1.checks[0].stdout, "test result: ok. 99 passed");
 }
+
+#[test]
+fn reference_settings_without_an_edge_meaning_are_recorded_in_the_evidence() {
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let yaml = format!("{FIX_POLICY}runner:\n  isolation: local\n  engine: docker\n  workdir: /workspace\n");
+    h.run(stimulus("t-ref", RunMode::Fix, policy(&yaml)));
+    let r = h.load("t-ref");
+    let evidence = &r.concluded.as_ref().expect("concluded").1;
+    let policy_items: Vec<(&str, &str)> = evidence
+        .coverage
+        .omitted
+        .iter()
+        .filter(|o| o.kind == "policy")
+        .map(|o| (o.subject.as_str(), o.reason.as_str()))
+        .collect();
+    let fields: Vec<&str> = policy_items.iter().map(|(s, _)| *s).collect();
+    assert_eq!(fields, ["runner.isolation", "runner.engine", "runner.workdir"]);
+    assert!(policy_items.iter().all(|(_, reason)| reason.contains("hosted sandbox")), "{policy_items:?}");
+    // And the replay rebuilds them from the policy snapshot in entry 0.
+    let replayed = replay(&log(&h, "t-ref")).unwrap();
+    assert_eq!(replayed.rebuilt, replayed.recorded);
+}

@@ -29,15 +29,15 @@ const LABELS = {
   "ts-401": "TypeScript worker, wrong signature (401: verify only)",
 };
 const problems = [];
-const rounds = {}; // rounds[round][name] = metrics
+const bySize = {}; // bySize[bytes][round][name] = metrics
 for (const line of readFileSync(args.rounds, "utf8").split("\n").filter(Boolean)) {
-  const [round, name, ...rest] = line.split("\t");
+  const [round, size, name, ...rest] = line.split("\t");
   const f = fields(rest.join(" "));
   if (f.other > 0 || f.socket_errors > 0 || f.accepted !== f.requests) {
-    problems.push(`round ${round} ${name}: ${f.other} unexpected answers, ${f.socket_errors} socket errors`);
+    problems.push(`round ${round}, ${size} bytes, ${name}: ${f.other} unexpected answers, ${f.socket_errors} socket errors`);
   }
   const seconds = f.duration_us / 1e6;
-  (rounds[round] ??= {})[name] = {
+  ((bySize[size] ??= {})[round] ??= {})[name] = {
     rps: f.accepted / seconds,
     p50: f.p50_us / 1e3,
     p90: f.p90_us / 1e3,
@@ -47,50 +47,89 @@ for (const line of readFileSync(args.rounds, "utf8").split("\n").filter(Boolean)
     requests: f.accepted,
   };
 }
-const all = Object.values(rounds);
-const med = (name, key) => median(all.filter((r) => r[name]).map((r) => r[name][key]));
-const ratio = (fn) => median(all.map(fn).filter(Number.isFinite));
+const sizes = Object.keys(bySize).map(Number).sort((a, b) => a - b);
+const roundsOf = (size) => Object.values(bySize[size]);
+const med = (size, name, key) => median(roundsOf(size).filter((r) => r[name]).map((r) => r[name][key]));
+const ratio = (size, fn) => median(roundsOf(size).map(fn).filter(Number.isFinite));
+const handler = (size, name) => median(roundsOf(size).map((r) => r[name].cpu - r["ts-kv"].cpu));
+const label = (bytes) =>
+  bytes >= 1024 * 1024 ? `${fmt(bytes / 1024 / 1024, 1)} MiB` : `${fmt(bytes / 1024, 0)} KiB`;
 
-const native = fields(readFileSync(args.native, "utf8").match(/^BENCH native .*$/m)?.[0] ?? "");
+const natives = {};
+for (const match of readFileSync(args.native, "utf8").matchAll(/^BENCH native .*$/gm)) {
+  const f = fields(match[0]);
+  natives[f.bytes] = f;
+}
 
 const out = [];
 const p = (s = "") => out.push(s);
 const cpuModel = cpus()[0]?.model ?? "unknown CPU";
+const roundCount = Math.max(...sizes.map((size) => roundsOf(size).length));
 p("## Benchmarks (tests/bench/run.sh)");
 p();
 p(
   `Machine: ${cpus().length} cores (${cpuModel}), shared with other work (load average at start: ${args.load ?? "n/a"}). ` +
     `\`wrangler dev --local\` (wrangler ${args.wrangler ?? "?"}), wrk 1 thread, ${args.connections} connections, ` +
-    `${all.length} alternating rounds of ${args.duration} s per worker; body ${int(Number(args.bytes))} bytes ` +
-    `(\`pull_request\` \`closed\` fixture, padded), a distinct \`X-GitHub-Delivery\` per request. Medians over rounds.`,
+    `${roundCount} alternating rounds of ${args.duration} s per case and size; bodies of ` +
+    `${sizes.map((b) => `${int(b)}`).join(", ")} bytes (\`pull_request\` \`closed\` fixture, padded), ` +
+    "a distinct `X-GitHub-Delivery` per request. Medians over rounds; ratios are medians of the per-round ratios.",
 );
 p();
-p("### Intake");
+p("### Rust / TypeScript at every payload size");
 p();
-p("| Worker | req/s | p50 ms | p90 ms | p99 ms | CPU ms/req, worker's workerd (estimate) | CPU ms/req, whole dev stack (estimate) |");
-p("|---|---:|---:|---:|---:|---:|---:|");
-for (const name of Object.keys(LABELS)) {
-  if (!all.some((r) => r[name])) continue;
+p("| Payload | throughput, Rust / TS | CPU per request (workerd), TS / Rust | 401 path throughput, Rust / TS | 401 path CPU, TS / Rust |");
+p("|---|---:|---:|---:|---:|");
+for (const size of sizes) {
   p(
-    `| ${LABELS[name]} | ${fmt(med(name, "rps"), 0)} | ${fmt(med(name, "p50"), 1)} | ${fmt(med(name, "p90"), 1)} | ` +
-      `${fmt(med(name, "p99"), 1)} | ${fmt(med(name, "cpu"), 3)} | ${fmt(med(name, "stack"), 3)} |`,
+    `| ${label(size)} | ${fmt(ratio(size, (r) => r.rust.rps / r.ts.rps))}x | ` +
+      `${fmt(ratio(size, (r) => r.ts.cpu / r.rust.cpu))}x | ` +
+      `${fmt(ratio(size, (r) => r["rust-401"].rps / r["ts-401"].rps))}x | ` +
+      `${fmt(ratio(size, (r) => r["ts-401"].cpu / r["rust-401"].cpu))}x |`,
   );
 }
 p();
-const handler = (r, name) => r[name].cpu - r["ts-kv"].cpu;
-const rustHandler = median(all.map((r) => handler(r, "rust")));
-const tsHandler = median(all.map((r) => handler(r, "ts")));
-p("| Ratio (median of per-round ratios) | Value |");
-p("|---|---:|");
-p(`| throughput, Rust / TS | ${fmt(ratio((r) => r.rust.rps / r.ts.rps))}x |`);
-p(`| p50 latency, TS / Rust | ${fmt(ratio((r) => r.ts.p50 / r.rust.p50))}x |`);
-p(`| p99 latency, TS / Rust | ${fmt(ratio((r) => r.ts.p99 / r.rust.p99))}x |`);
-p(`| CPU per request (workerd), TS / Rust | ${fmt(ratio((r) => r.ts.cpu / r.rust.cpu))}x |`);
-p(`| 401 path (verify only): throughput, Rust / TS | ${fmt(ratio((r) => r["rust-401"].rps / r["ts-401"].rps))}x |`);
-p(`| 401 path (verify only): CPU per request, TS / Rust | ${fmt(ratio((r) => r["ts-401"].cpu / r["rust-401"].cpu))}x |`);
-p(`| handler CPU above the KV floor, Rust | ${fmt(rustHandler * 1e3, 0)} µs/req (estimate) |`);
-p(`| handler CPU above the KV floor, TS | ${fmt(tsHandler * 1e3, 0)} µs/req (estimate) |`);
+p("### Cost against payload size (chart-ready)");
 p();
+p(
+  "| Payload bytes | Rust CPU ms/req | TS CPU ms/req | Rust handler above KV floor, µs | TS handler above KV floor, µs | " +
+    "Rust 401 CPU ms/req | TS 401 CPU ms/req | native verify + parse, µs |",
+);
+p("|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const size of sizes) {
+  p(
+    `| ${size} | ${fmt(med(size, "rust", "cpu"), 3)} | ${fmt(med(size, "ts", "cpu"), 3)} | ` +
+      `${fmt(handler(size, "rust") * 1e3, 0)} | ${fmt(handler(size, "ts") * 1e3, 0)} | ` +
+      `${fmt(med(size, "rust-401", "cpu"), 3)} | ${fmt(med(size, "ts-401", "cpu"), 3)} | ` +
+      `${fmt((natives[size]?.floor_ns ?? NaN) / 1e3, 1)} |`,
+  );
+}
+p();
+for (const size of sizes) {
+  p(`### Intake, ${label(size)} (${int(size)} bytes)`);
+  p();
+  p("| Worker | req/s | p50 ms | p90 ms | p99 ms | CPU ms/req, worker's workerd (estimate) | CPU ms/req, whole dev stack (estimate) |");
+  p("|---|---:|---:|---:|---:|---:|---:|");
+  for (const name of Object.keys(LABELS)) {
+    if (!roundsOf(size).some((r) => r[name])) continue;
+    p(
+      `| ${LABELS[name]} | ${fmt(med(size, name, "rps"), 0)} | ${fmt(med(size, name, "p50"), 1)} | ` +
+        `${fmt(med(size, name, "p90"), 1)} | ${fmt(med(size, name, "p99"), 1)} | ${fmt(med(size, name, "cpu"), 3)} | ` +
+        `${fmt(med(size, name, "stack"), 3)} |`,
+    );
+  }
+  p();
+  p("| Ratio (median of per-round ratios) | Value |");
+  p("|---|---:|");
+  p(`| throughput, Rust / TS | ${fmt(ratio(size, (r) => r.rust.rps / r.ts.rps))}x |`);
+  p(`| p50 latency, TS / Rust | ${fmt(ratio(size, (r) => r.ts.p50 / r.rust.p50))}x |`);
+  p(`| p99 latency, TS / Rust | ${fmt(ratio(size, (r) => r.ts.p99 / r.rust.p99))}x |`);
+  p(`| CPU per request (workerd), TS / Rust | ${fmt(ratio(size, (r) => r.ts.cpu / r.rust.cpu))}x |`);
+  p(`| 401 path (verify only): throughput, Rust / TS | ${fmt(ratio(size, (r) => r["rust-401"].rps / r["ts-401"].rps))}x |`);
+  p(`| 401 path (verify only): CPU per request, TS / Rust | ${fmt(ratio(size, (r) => r["ts-401"].cpu / r["rust-401"].cpu))}x |`);
+  p(`| handler CPU above the KV floor, Rust | ${fmt(handler(size, "rust") * 1e3, 0)} µs/req (estimate) |`);
+  p(`| handler CPU above the KV floor, TS | ${fmt(handler(size, "ts") * 1e3, 0)} µs/req (estimate) |`);
+  p();
+}
 p(
   "CPU is utime+stime of the workerd process that runs the worker (`/proc/PID/stat`), across a round, over the " +
     "requests answered; `wrangler dev` reports no CPU time. It includes workerd's HTTP handling and its local KV " +
@@ -100,16 +139,20 @@ p(
     "simulation.",
 );
 p();
-p("### Native floor (`cargo bench -p agent-zero-github --bench intake`, same body)");
+p("### Native floor (`cargo bench -p agent-zero-github --bench intake`, same bodies)");
 p();
-p("| Step | Median |");
-p("|---|---:|");
-const row = (label, ns) => p(`| ${label} | ${fmt(ns / 1e3)} µs |`);
-row("HMAC-SHA256 verify (`agent_zero_github::verify`)", native.verify_ns);
-row("`parse_delivery` (what the handler parses for `closed`)", native.parse_ns);
-row("verify + `parse_delivery`: the floor", native.floor_ns);
-row("full `serde_json::Value` parse (what `JSON.parse` builds)", native.value_parse_ns);
-p(`| Rust worker handler CPU above the KV floor / native floor | ${fmt(rustHandler * 1e6 / native.floor_ns, 1)}x |`);
+p("| Step | " + sizes.map(label).join(" | ") + " |");
+p("|---|" + sizes.map(() => "---:").join("|") + "|");
+const row = (text, key) => p(`| ${text} | ${sizes.map((size) => `${fmt((natives[size]?.[key] ?? NaN) / 1e3)} µs`).join(" | ")} |`);
+row("HMAC-SHA256 verify (`agent_zero_github::verify`)", "verify_ns");
+row("`parse_delivery` (what the handler parses for `closed`)", "parse_ns");
+row("verify + `parse_delivery`: the floor", "floor_ns");
+row("full `serde_json::Value` parse (what `JSON.parse` builds)", "value_parse_ns");
+p(
+  "| Rust worker handler CPU above the KV floor / native floor | " +
+    sizes.map((size) => `${fmt((handler(size, "rust") * 1e6) / (natives[size]?.floor_ns ?? NaN), 1)}x`).join(" | ") +
+    " |",
+);
 p();
 
 // --- sizes ---

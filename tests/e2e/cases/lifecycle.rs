@@ -101,28 +101,35 @@ pub(super) fn world(runtime: Runtime, policy_text: &str) -> World {
 /// `state`: reuse a KV directory (restarts); `dead_sandbox`: point the app at
 /// a port where nothing listens.
 fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::PathBuf>, dead_sandbox: bool) -> World {
-    world_of(runtime, policy_text, &[], state, dead_sandbox, &[])
+    world_of(runtime, FixtureRepo::calc("acme", "calc"), policy_text, &[], state, dead_sandbox, &[])
 }
 
 /// A world whose fixture repository also holds `files`.
 pub(super) fn world_with_files(runtime: Runtime, policy_text: &str, files: &[(&str, &str)]) -> World {
-    world_of(runtime, policy_text, files, None, false, &[])
+    world_of(runtime, FixtureRepo::calc("acme", "calc"), policy_text, files, None, false, &[])
 }
 
 /// A world whose app also has the variables `extra`.
 pub(super) fn world_with_vars(runtime: Runtime, policy_text: &str, extra: &[(&str, &str)]) -> World {
-    world_of(runtime, policy_text, &[], None, false, extra)
+    world_of(runtime, FixtureRepo::calc("acme", "calc"), policy_text, &[], None, false, extra)
+}
+
+/// A world whose fixture repository has no `.gitignore`: what its checks
+/// write shows up in the checkout's diff.
+pub(super) fn world_without_gitignore(runtime: Runtime, policy_text: &str) -> World {
+    world_of(runtime, FixtureRepo::calc("acme", "calc").without(".gitignore"), policy_text, &[], None, false, &[])
 }
 
 fn world_of(
     runtime: Runtime,
+    base: agent_zero_fakes::FixtureBuilder,
     policy_text: &str,
     files: &[(&str, &str)],
     state: Option<std::path::PathBuf>,
     dead_sandbox: bool,
     extra: &[(&str, &str)],
 ) -> World {
-    let builder = files.iter().fold(FixtureRepo::calc("acme", "calc"), |b, (path, content)| b.file(path, content));
+    let builder = files.iter().fold(base, |b, (path, content)| b.file(path, content));
     let fixture = builder.file(".agent-zero.yml", policy_text).build().expect("fixture repo");
     let github = FakeGitHub::start();
     github.add_fixture(&fixture);

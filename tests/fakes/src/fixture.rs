@@ -95,6 +95,12 @@ impl FixtureBuilder {
         self
     }
 
+    /// Leaves a preloaded file out (e.g. the `.gitignore` of [`FixtureRepo::calc`]).
+    pub fn without(mut self, path: &str) -> Self {
+        self.files.retain(|(p, _)| p != path);
+        self
+    }
+
     /// The first commit's message.
     pub fn message(mut self, message: &str) -> Self {
         message.clone_into(&mut self.message);

@@ -6,7 +6,7 @@ mod support;
 use agent_zero_fakes::{
     FakeGitHub, FixtureRepo, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM, calc, sign_github,
 };
-use agent_zero_github::{ApiConfig, AppKey, GitHubClient, Secret, verify};
+use agent_zero_github::{ApiConfig, AppKey, GitHubClient, RsaSigner, Secret, verify};
 use agent_zero_ports::block_on;
 use support::http;
 
@@ -74,11 +74,11 @@ fn the_product_app_jwt_mints_an_installation_token() {
     let config = ApiConfig::new(Some(&gh.url()), "agent-zero-fakes-test").unwrap();
     let client = GitHubClient::new(&http, &config);
     let key = AppKey::from_pem("4242", TEST_APP_PRIVATE_KEY_PEM).unwrap();
-    let minted = block_on(client.create_installation_token(&key.jwt(now_ms()), 7)).unwrap();
+    let minted = block_on(client.create_installation_token(&block_on(key.jwt(&RsaSigner, now_ms())).unwrap(), 7)).unwrap();
     assert_eq!(gh.minted_tokens(), [minted.token.expose().to_owned()]);
     // A JWT from another App id is refused.
     let stranger = AppKey::from_pem("1", TEST_APP_PRIVATE_KEY_PEM).unwrap();
-    assert!(block_on(client.create_installation_token(&stranger.jwt(now_ms()), 7)).is_err());
+    assert!(block_on(client.create_installation_token(&block_on(stranger.jwt(&RsaSigner, now_ms())).unwrap(), 7)).is_err());
 }
 
 #[test]

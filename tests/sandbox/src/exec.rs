@@ -21,15 +21,20 @@ pub(crate) struct Outcome {
 /// Inherited from the server's environment; nothing else is (the token never is).
 const INHERITED: &[&str] = &["PATH", "HOME", "LANG", "TMPDIR", "USER"];
 
+/// The whole environment a command starts with: the inherited names, no
+/// prompt from git, and the request's own `env`.
+pub(crate) fn environment(env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut all: BTreeMap<String, String> =
+        INHERITED.iter().filter_map(|name| std::env::var(name).ok().map(|value| ((*name).to_owned(), value))).collect();
+    all.insert("GIT_TERMINAL_PROMPT".into(), "0".into());
+    all.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all
+}
+
 pub(crate) fn run(argv: &[String], cwd: &Path, timeout: Duration, max_output: usize, env: &BTreeMap<String, String>) -> std::io::Result<Outcome> {
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).current_dir(cwd).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for name in INHERITED {
-        if let Ok(value) = std::env::var(name) {
-            command.env(name, value);
-        }
-    }
-    command.env("GIT_TERMINAL_PROMPT", "0").envs(env).process_group(0);
+    command.envs(environment(env)).process_group(0);
     let started = Instant::now();
     let mut child = command.spawn()?;
     let half = max_output;

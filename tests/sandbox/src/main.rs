@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod checkout;
 mod exec;
 mod server;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_zero_contracts::is_repository_relative_path;
 use serde::Deserialize;
@@ -21,6 +21,9 @@ pub(crate) struct Config {
 struct LeaseState {
     dir: tempfile::TempDir,
     writable: bool,
+    /// `leaseMs` after creation: past it the lease is released (server-side
+    /// expiry, whatever the client does).
+    expires_at: Instant,
 }
 
 impl LeaseState {
@@ -28,6 +31,9 @@ impl LeaseState {
         self.dir.path().join("checkout")
     }
 }
+
+/// The lease an idempotency key made and the answer given, once made.
+type KeySlot = Arc<Mutex<Option<(String, Value)>>>;
 
 struct State {
     config: Config,
@@ -37,6 +43,13 @@ struct State {
     peak: AtomicU64,
     /// Commands run (`POST /v1/leases/{id}/run`, one per command), for the same.
     runs: AtomicU64,
+    /// Idempotency key -> the lease it created and the answer given; one
+    /// slot per key, locked while that lease is being made.
+    keys: Mutex<HashMap<String, KeySlot>>,
+    /// Every request the server acted on, for `GET /v1/record`: create
+    /// bodies (the archive link replaced), each command's argv, cwd and
+    /// its whole environment.
+    record: Mutex<Vec<Value>>,
 }
 
 type Reply = (u16, Value);
@@ -56,6 +69,15 @@ pub(crate) fn serve(server: tiny_http::Server, config: Config) {
         next: AtomicU64::new(1),
         peak: AtomicU64::new(0),
         runs: AtomicU64::new(0),
+        keys: Mutex::new(HashMap::new()),
+        record: Mutex::new(Vec::new()),
+    });
+    let reaper = Arc::clone(&state);
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = Instant::now();
+        // Dropping a lease deletes its directory.
+        reaper.leases.lock().expect("lease map").retain(|_, lease| lease.expires_at > now);
     });
     for request in server.incoming_requests() {
         let state = Arc::clone(&state);
@@ -102,6 +124,8 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
                 "runs": state.runs.load(Ordering::SeqCst),
             }))
         }
+        // Not part of the protocol: what reached the server, for scans.
+        ("GET", ["v1", "record"]) => (200, json!({ "requests": *state.record.lock().expect("record") })),
         ("DELETE", ["v1", "leases", id]) => {
             // Release is idempotent: an unknown lease is already released.
             let removed = state.leases.lock().expect("lease map").remove(*id);
@@ -112,9 +136,14 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
             let Some(lease) = state.leases.lock().expect("lease map").get(*id).cloned() else {
                 return error(404, "unknown-lease", format!("lease `{id}` is not held"), None);
             };
+            if lease.expires_at <= Instant::now() {
+                state.leases.lock().expect("lease map").remove(*id);
+                return error(410, "lease-expired", format!("lease `{id}` passed its leaseMs"), None);
+            }
             match (method, *action) {
                 ("POST", "run") => {
                     state.runs.fetch_add(1, Ordering::SeqCst);
+                    record_run(state, id, body);
                     run(&lease, body)
                 }
                 ("POST", "read") => read(&lease, body),
@@ -141,6 +170,30 @@ struct CreateLease {
     writable: bool,
     network: String,
     lease_ms: u64,
+    #[serde(default)]
+    idempotency_key: Option<String>,
+    #[serde(default)]
+    archive: Option<ArchiveSource>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ArchiveSource {
+    url: String,
+    #[serde(default)]
+    commit: String,
+    timeout_ms: u64,
+}
+
+/// The longest a checkout may take when the client names no bound.
+const CHECKOUT_MS: u64 = 300_000;
+
+fn record_run(state: &State, lease: &str, body: &[u8]) {
+    let Ok(run) = serde_json::from_slice::<Run>(body) else { return };
+    let entry = json!({
+        "lease": lease, "argv": run.argv, "cwd": run.cwd, "env": crate::exec::environment(&run.env),
+    });
+    state.record.lock().expect("record").push(entry);
 }
 
 fn valid_repository(repository: &str) -> bool {
@@ -166,6 +219,30 @@ fn create(state: &State, body: &[u8]) -> Reply {
         Ok(r) => r,
         Err(reply) => return reply,
     };
+    let mut recorded: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if recorded.pointer("/archive/url").is_some() {
+        recorded["archive"]["url"] = json!("[archive link]");
+    }
+    state.record.lock().expect("record").push(json!({ "create": recorded }));
+    let Some(key) = request.idempotency_key.clone().filter(|k| !k.is_empty()) else {
+        return create_lease(state, &request);
+    };
+    let slot = Arc::clone(state.keys.lock().expect("keys").entry(key).or_default());
+    let mut made = slot.lock().expect("key slot");
+    if let Some((id, reply)) = made.as_ref()
+        && state.leases.lock().expect("lease map").contains_key(id)
+    {
+        // A replay: the lease this key made, not a second one.
+        return (200, reply.clone());
+    }
+    let (status, reply) = create_lease(state, &request);
+    if status == 201 {
+        *made = Some((reply["leaseId"].as_str().unwrap_or_default().to_owned(), reply.clone()));
+    }
+    (status, reply)
+}
+
+fn create_lease(state: &State, request: &CreateLease) -> Reply {
     if !valid_repository(&request.repository) {
         return error(400, "invalid-repository", "repository must be `owner/name`", Some("repository"));
     }
@@ -178,46 +255,61 @@ fn create(state: &State, body: &[u8]) -> Reply {
     if request.lease_ms == 0 {
         return error(400, "invalid-lease", "leaseMs must be positive", Some("leaseMs"));
     }
-    let source = match &state.config.repos {
-        Some(root) => {
-            let local = root.join(&request.repository);
-            if !local.is_dir() {
-                return error(404, "unknown-repository", format!("`{}` is not under --repos", request.repository), Some("repository"));
-            }
-            local.to_string_lossy().into_owned()
+    if let Some(archive) = &request.archive {
+        if !(archive.url.starts_with("https://") || archive.url.starts_with("http://")) {
+            return error(400, "invalid-archive", "archive.url must be an http(s) URL", Some("archive.url"));
         }
-        None => format!("https://github.com/{}.git", request.repository),
-    };
+        if archive.timeout_ms == 0 {
+            return error(400, "invalid-archive", "archive.timeoutMs must be positive", Some("archive.timeoutMs"));
+        }
+    }
     let dir = match tempfile::Builder::new().prefix("agent-zero-lease-").tempdir() {
         Ok(dir) => dir,
         Err(e) => return error(500, "tempdir", e.to_string(), None),
     };
     let checkout = dir.path().join("checkout");
-    let clone = match git(dir.path(), &["clone", "--quiet", "--no-checkout", "--", &source, "checkout"]) {
-        Ok(out) => out,
-        Err(reply) => return reply,
+    // The checkout is bounded by the client's bound, and always by the lease.
+    let bound = request.archive.as_ref().map_or(CHECKOUT_MS, |a| a.timeout_ms).min(request.lease_ms);
+    let deadline = Instant::now() + Duration::from_millis(bound);
+    let made = match &request.archive {
+        Some(archive) => crate::checkout::from_archive(dir.path(), &checkout, &archive.url, &archive.commit, deadline),
+        None => {
+            let source = match &state.config.repos {
+                Some(root) => {
+                    let local = root.join(&request.repository);
+                    if !local.is_dir() {
+                        return error(404, "unknown-repository", format!("`{}` is not under --repos", request.repository), Some("repository"));
+                    }
+                    local.to_string_lossy().into_owned()
+                }
+                None => format!("https://github.com/{}.git", request.repository),
+            };
+            crate::checkout::from_clone(dir.path(), &checkout, &source, &request.git_ref, deadline)
+        }
     };
-    if !clone.status.success() {
-        return error(502, "clone-failed", String::from_utf8_lossy(&clone.stderr).trim().to_owned(), Some("repository"));
-    }
-    let co = match git(&checkout, &["checkout", "--quiet", "--detach", &request.git_ref, "--"]) {
-        Ok(out) => out,
-        Err(reply) => return reply,
-    };
-    if !co.status.success() {
-        return error(422, "unknown-ref", String::from_utf8_lossy(&co.stderr).trim().to_owned(), Some("ref"));
+    if let Err(failed) = made {
+        let field = if request.archive.is_some() { "archive" } else { "repository" };
+        return error(failed.status, failed.code, failed.message, Some(field));
     }
     let commit = git(&checkout, &["rev-parse", "HEAD"]).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
     let id = format!("lease-{}-{}", state.next.fetch_add(1, Ordering::Relaxed), std::process::id());
     {
         let mut leases = state.leases.lock().expect("lease map");
-        leases.insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable }));
+        let expires_at = Instant::now() + Duration::from_millis(request.lease_ms);
+        leases.insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable, expires_at }));
         state.peak.fetch_max(leases.len() as u64, Ordering::SeqCst);
     }
     (201, json!({
         "leaseId": id,
         "isolated": false,
-        "checkout": { "ref": request.git_ref, "commit": commit },
+        "checkout": {
+            "ref": request.git_ref,
+            "commit": request.archive.as_ref().map_or(commit.clone(), |a| a.commit.clone()),
+            "source": if request.archive.is_some() { "archive" } else { "clone" },
+        },
+        "leaseMs": request.lease_ms,
+        // Local processes: no egress control, whatever was asked.
+        "enforced": { "network": "full" },
         "writable": request.writable,
         "network": request.network,
     }))

@@ -7,7 +7,10 @@ use std::process::{Child, Command, Stdio};
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use agent_zero_runner::providers::CustomSandbox;
-use agent_zero_runner::{Command as Cmd, MemoryCoordinator, RunnerError, RunnerPool, RunnerPoolConfig, SandboxRequest, Secret};
+use agent_zero_runner::{
+    CheckoutSource, Command as Cmd, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider,
+    SandboxRef, SandboxRequest, Secret,
+};
 
 const TOKEN: &str = "sandbox-test-token-5e1f";
 
@@ -83,10 +86,11 @@ fn custom_provider_end_to_end() {
     let pool = RunnerPool::new(&coordinator, &provider, &clock, config);
     block_on(async {
         let request = SandboxRequest::new("task-1", "acme/app", "main", RunMode::Fix, true, NetworkPolicy::None, 60_000);
-        let runner = pool.acquire(&request, "lease-task-1-0").await.unwrap();
+        let runner = pool.acquire(&request, "lease-task-1-0", &CheckoutSource::PublicClone).await.unwrap();
         let description = runner.describe();
         assert_eq!((description.provider.as_str(), description.writable, description.isolated), ("custom", true, false));
-        assert_eq!(description.network, NetworkPolicy::None);
+        // Asked for `none`; the reference server enforces nothing, and the evidence says so.
+        assert_eq!(description.network, NetworkPolicy::Full);
 
         let status = runner.run(&Cmd::new(["git", "status", "--short", "--branch"], 10_000)).await.unwrap();
         assert_eq!(status.exit_code, 0, "{status:?}");
@@ -136,25 +140,112 @@ fn read_only_lease_refuses_writes_at_both_ends_and_wrong_token_is_refused() {
     block_on(async {
         // Observe asks for write access and does not get it.
         let request = SandboxRequest::new("t2", "acme/app", "main", RunMode::Observe, true, NetworkPolicy::Restricted, 60_000);
-        let runner = pool.acquire(&request, "lease-t2").await.unwrap();
+        let runner = pool.acquire(&request, "lease-t2", &CheckoutSource::PublicClone).await.unwrap();
         assert!(!runner.describe().writable);
         assert!(matches!(runner.write_file("README.md", "x").await, Err(RunnerError::ReadOnly { .. })));
         // The server enforces it too, for a client that skips the runner.
-        let sandbox = agent_zero_runner::SandboxRef { external_id: runner.lease().external_id.clone().unwrap(), root: String::new() };
-        use agent_zero_runner::SandboxProvider;
+        let sandbox = SandboxRef { external_id: runner.lease().external_id.clone().unwrap(), root: String::new() };
         let direct = provider.write_file(&sandbox, "README.md", b"x").await.unwrap_err();
         assert!(direct.to_string().contains("403") && direct.to_string().contains("read-only"), "{direct}");
         assert!(pool.release("lease-t2").await.unwrap());
 
         let wrong = CustomSandbox::new(agent(), &server.1, Secret::new("wrong-token-value"));
-        let error = wrong.provision(&request, false).await.unwrap_err();
+        let provision = Provision { lease_id: "lease-t2b", writable: false, source: &CheckoutSource::PublicClone, checkout_timeout_ms: 10_000 };
+        let error = wrong.provision(&request, &provision).await.unwrap_err();
         assert!(error.to_string().contains("401"), "{error}");
         assert!(!error.to_string().contains("wrong-token-value") && !format!("{error:?}").contains("wrong-token-value"));
         assert!(!format!("{wrong:?}").contains("wrong-token-value"));
         // Unknown repositories and refs are clear errors.
         let missing = SandboxRequest::new("t3", "acme/missing", "main", RunMode::Observe, false, NetworkPolicy::None, 60_000);
-        let error = pool.acquire(&missing, "lease-t3").await.unwrap_err();
+        let error = pool.acquire(&missing, "lease-t3", &CheckoutSource::PublicClone).await.unwrap_err();
         assert!(error.to_string().contains("`acme/missing` not found"), "{error}");
         assert!(coordinator.snapshot().is_empty(), "a failed provision frees its reservation");
     });
+}
+
+/// Serves `archive` once per request at `/_codeload/archive.tar.gz` (any
+/// query), like GitHub's codeload: the link is all the server gets.
+fn archive_server(archive: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/_codeload/archive.tar.gz?token=LINK-TOKEN-1", server.server_addr().to_ip().unwrap());
+    let handle = std::thread::spawn(move || {
+        for request in server.incoming_requests().take(2) {
+            let ok = request.url().ends_with("token=LINK-TOKEN-1");
+            let response = tiny_http::Response::from_data(if ok { archive.clone() } else { Vec::new() }).with_status_code(if ok { 200 } else { 404 });
+            let _ = request.respond(response);
+        }
+    });
+    (url, handle)
+}
+
+fn stats(server: &Server, path: &str) -> serde_json::Value {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut response = agent.get(&format!("{}{path}", server.1)).header("authorization", &format!("Bearer {TOKEN}")).call().unwrap();
+    serde_json::from_slice(&response.body_mut().read_to_vec().unwrap()).unwrap()
+}
+
+/// The archive path: no `--repos` entry for the repository, so the only way
+/// to its code is the link; the checkout has a baseline commit (diffs work),
+/// the link is in no record, a replay of the same lease id finds the same
+/// lease, and the server releases it itself at `leaseMs`.
+#[test]
+fn archive_checkout_is_idempotent_and_expires_server_side() {
+    let source = tempfile::tempdir().unwrap();
+    fixture_repo(source.path());
+    let repo = source.path().join("acme/app");
+    std::fs::write(repo.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    git(&repo, &["update-index", "--add", "--chmod=+x", "run.sh"]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "script"]);
+    let archive = Command::new("git").args(["archive", "--format=tar.gz", "--prefix=acme-app-0123abc/", "HEAD"]).current_dir(&repo).output().unwrap().stdout;
+    let (url, served) = archive_server(archive);
+    let empty = tempfile::tempdir().unwrap();
+    let server = start_server(empty.path());
+    let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
+    let request = SandboxRequest::new("t4", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 1_500);
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let provision = Provision { lease_id: "lease-t4", writable: true, source: &source, checkout_timeout_ms: 1_000 };
+    block_on(async {
+        let first = provider.provision(&request, &provision).await.unwrap();
+        let again = provider.provision(&request, &provision).await.unwrap();
+        assert_eq!(first.external_id, again.external_id, "a replay finds the lease it made");
+        let sandbox = SandboxRef { external_id: first.external_id.clone(), root: String::new() };
+        assert_eq!(provider.read_file(&sandbox, "README.md").await.unwrap(), b"hello\n");
+        let exec = agent_zero_runner::Exec { argv: vec!["./run.sh".into()], cwd: String::new(), timeout_ms: 5_000, max_output_bytes: 1_000, env: Default::default() };
+        assert_eq!(provider.exec(&sandbox, &exec).await.unwrap().stdout, "hi\n", "the executable bit survives the archive");
+        provider.write_file(&sandbox, "README.md", b"changed\n").await.unwrap();
+        let diff = provider.diff(&sandbox).await.unwrap();
+        assert!(diff.contains("-hello") && diff.contains("+changed"), "{diff}");
+        let record = stats(&server, "/v1/record").to_string();
+        assert!(!record.contains("LINK-TOKEN-1") && record.contains("[archive link]"), "{record}");
+        assert_eq!(stats(&server, "/v1/stats")["created"], 1);
+        // Past leaseMs the server has released it, whatever the client does.
+        assert_eq!(stats(&server, "/v1/stats")["active"], 1);
+        let started = std::time::Instant::now();
+        while stats(&server, "/v1/stats")["active"] != 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the lease never expired");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(started.elapsed() >= std::time::Duration::from_millis(200), "released at leaseMs, not at once");
+        let gone = provider.read_file(&sandbox, "README.md").await.unwrap_err();
+        assert!(gone.to_string().contains("not found"), "{gone}");
+    });
+    drop(server);
+    let _ = served;
+}
+
+/// A link that does not answer 200 fails the lease with a reason that
+/// never shows the link.
+#[test]
+fn a_bad_archive_link_is_a_clear_error_without_the_link() {
+    let (url, _served) = archive_server(Vec::new());
+    let url = url.replace("LINK-TOKEN-1", "EXPIRED-TOKEN-2");
+    let empty = tempfile::tempdir().unwrap();
+    let server = start_server(empty.path());
+    let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
+    let request = SandboxRequest::new("t5", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 60_000);
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let provision = Provision { lease_id: "lease-t5", writable: true, source: &source, checkout_timeout_ms: 5_000 };
+    let error = block_on(provider.provision(&request, &provision)).unwrap_err().to_string();
+    assert!(error.contains("502") && error.contains("answered 404"), "{error}");
+    assert!(!error.contains("EXPIRED-TOKEN-2"), "{error}");
 }

@@ -11,6 +11,7 @@ mod checks;
 mod error;
 mod parse;
 mod provider;
+mod reference;
 
 use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,7 @@ pub use checks::CheckCommand;
 pub use error::PolicyError;
 pub use parse::MAX_POLICY_BYTES;
 pub use provider::ModelProvider;
+pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
 
 /// The whole repository policy. `Policy::default()` is the policy of a
 /// repository without `.agent-zero.yml`.
@@ -233,20 +235,50 @@ impl Default for Permissions {
 }
 
 /// Execution-boundary settings a repository may set. The reference's local
-/// container-runner fields (`isolation`, `engine`, `image`, `workdir`,
-/// `cpus`, `memory`, `network`) are rejected with a reason: at the edge the
-/// operator's hosted sandbox decides them.
+/// container-runner fields are accepted for compatibility: `isolation:
+/// container` means writes need an isolated sandbox; the others have no
+/// edge meaning and become [`Policy::warnings`] (see `reference.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct RunnerPolicy {
     /// Ceiling on captured output per command, in bytes (>= 1).
     pub max_output_bytes: u64,
+    /// The reference's `local` or `container`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<RunnerIsolation>,
+    /// The reference's `docker` or `podman` (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<ContainerEngine>,
+    /// The reference's container image (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// The reference's mount point of the checkout (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// The reference's container CPU limit, verbatim (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "reference::verbatim")]
+    pub cpus: Option<String>,
+    /// The reference's container memory limit, verbatim (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "reference::verbatim")]
+    pub memory: Option<String>,
+    /// The reference's pre-provisioned container network (no edge meaning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 impl Default for RunnerPolicy {
     fn default() -> Self {
-        Self { max_output_bytes: 200_000 }
+        Self {
+            max_output_bytes: 200_000,
+            isolation: None,
+            engine: None,
+            image: None,
+            workdir: None,
+            cpus: None,
+            memory: None,
+            network: None,
+        }
     }
 }
 
@@ -257,10 +289,11 @@ impl Default for RunnerPolicy {
 #[non_exhaustive]
 pub struct ModelPolicy {
     pub provider: ModelProvider,
-    /// Non-blank model name. The reference defaults it from
-    /// `AGENT_ZERO_MODEL`; the core has no environment, so the default is
-    /// `gpt-5` and the host may override it.
-    pub name: String,
+    /// Non-blank model name. Absent, the operator's `AGENT_ZERO_MODEL`
+    /// names it, else [`DEFAULT_MODEL`], as in the reference (the core has
+    /// no environment: the model layer reads the variable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// USD per million input tokens; cost is reported only when both are set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_cost_per_million_tokens: Option<f64>,
@@ -269,11 +302,14 @@ pub struct ModelPolicy {
     pub output_cost_per_million_tokens: Option<f64>,
 }
 
+/// The model of a policy that names none, when `AGENT_ZERO_MODEL` is unset.
+pub const DEFAULT_MODEL: &str = "gpt-5";
+
 impl Default for ModelPolicy {
     fn default() -> Self {
         Self {
             provider: ModelProvider::OpenAiCompatible,
-            name: "gpt-5".into(),
+            name: None,
             input_cost_per_million_tokens: None,
             output_cost_per_million_tokens: None,
         }

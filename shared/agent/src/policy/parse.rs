@@ -16,19 +16,8 @@ const MAX_LABEL_CHARS: usize = 50;
 const MAX_LOGIN_BYTES: usize = 100;
 
 /// Keys the reference knows that a repository may not set at the edge.
-const FORBIDDEN: &[(&str, &str, &str)] = &[
-    ("model", "baseUrl", "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL"),
-    ("runner", "isolation", SANDBOX_OWNS),
-    ("runner", "engine", SANDBOX_OWNS),
-    ("runner", "image", SANDBOX_OWNS),
-    ("runner", "workdir", SANDBOX_OWNS),
-    ("runner", "cpus", SANDBOX_OWNS),
-    ("runner", "memory", SANDBOX_OWNS),
-    ("runner", "network", SANDBOX_OWNS),
-];
-
-const SANDBOX_OWNS: &str = "it configures the reference's local container runner; at the edge every \
-                            command runs in the operator's hosted sandbox, which decides it";
+const FORBIDDEN: &[(&str, &str, &str)] =
+    &[("model", "baseUrl", "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL")];
 
 impl Policy {
     /// Parses `.agent-zero.yml` bytes; see [`Policy::parse`].
@@ -43,7 +32,9 @@ impl Policy {
     /// Parses and validates `.agent-zero.yml`. An empty file (or one with
     /// only comments) is the default policy; an absent file is the
     /// caller's `Policy::default()`. Unknown keys, `model.baseUrl` and
-    /// out-of-range values are errors naming the field path.
+    /// out-of-range values are errors naming the field path; the
+    /// reference's settings without an edge meaning parse, and are listed
+    /// by [`Policy::warnings`].
     pub fn parse(text: &str) -> Result<Self, PolicyError> {
         if text.len() > MAX_POLICY_BYTES {
             return Err(PolicyError::TooLarge { bytes: text.len(), max: MAX_POLICY_BYTES });
@@ -66,8 +57,9 @@ impl Policy {
                 });
             }
         }
-        let policy: Self = serde_norway::from_str(text).map_err(syntax)?;
+        let mut policy: Self = serde_norway::from_str(text).map_err(syntax)?;
         policy.check()?;
+        policy.map_reference_fields();
         Ok(policy)
     }
 
@@ -127,7 +119,7 @@ impl Policy {
         positive(self.agent.timeout_ms, "agent.timeoutMs")?;
         positive(self.agent.max_changed_files.into(), "agent.maxChangedFiles")?;
         positive(self.runner.max_output_bytes, "runner.maxOutputBytes")?;
-        if self.model.name.trim().is_empty() {
+        if self.model.name.as_ref().is_some_and(|name| name.trim().is_empty()) {
             return Err(PolicyError::invalid("model.name", "must be a non-empty string"));
         }
         price(self.model.input_cost_per_million_tokens, "model.inputCostPerMillionTokens")?;

@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
-/// A model API the edge can call over HTTP. `claude-code` and `codex-cli`
-/// (reference providers that drive a local subprocess) are refused when
-/// parsed, with that reason.
+/// A model provider a policy may name. `claude-code` and `codex-cli`
+/// (reference providers that drive a local subprocess) parse, for
+/// compatibility, and are refused when a run calls them, so the operator's
+/// fallback provider answers ([`Self::needs_subprocess`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ModelProvider {
@@ -13,12 +14,21 @@ pub enum ModelProvider {
     Google,
     OpenAi,
     OpenAiCompatible,
+    ClaudeCode,
+    CodexCli,
 }
 
 impl ModelProvider {
     /// Every provider, in declaration order.
-    pub const ALL: &'static [Self] =
-        &[Self::AiGateway, Self::Anthropic, Self::Google, Self::OpenAi, Self::OpenAiCompatible];
+    pub const ALL: &'static [Self] = &[
+        Self::AiGateway,
+        Self::Anthropic,
+        Self::Google,
+        Self::OpenAi,
+        Self::OpenAiCompatible,
+        Self::ClaudeCode,
+        Self::CodexCli,
+    ];
 
     /// The wire name (`openai-compatible`).
     pub const fn as_str(self) -> &'static str {
@@ -28,7 +38,14 @@ impl ModelProvider {
             Self::Google => "google",
             Self::OpenAi => "openai",
             Self::OpenAiCompatible => "openai-compatible",
+            Self::ClaudeCode => "claude-code",
+            Self::CodexCli => "codex-cli",
         }
+    }
+
+    /// Whether this provider drives a local CLI, which the edge cannot start.
+    pub const fn needs_subprocess(self) -> bool {
+        matches!(self, Self::ClaudeCode | Self::CodexCli)
     }
 
     /// Parses a wire name; the error says why a name is not usable.
@@ -36,15 +53,10 @@ impl ModelProvider {
         if let Some(provider) = Self::ALL.iter().find(|p| p.as_str() == text) {
             return Ok(*provider);
         }
-        Err(match text {
-            "claude-code" | "codex-cli" => {
-                format!("`{text}` drives a local subprocess, which the edge does not have")
-            }
-            _ => format!(
-                "unknown model provider `{text}`, expected one of: {}",
-                Self::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
-            ),
-        })
+        Err(format!(
+            "unknown model provider `{text}`, expected one of: {}",
+            Self::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+        ))
     }
 }
 

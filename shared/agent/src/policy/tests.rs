@@ -40,8 +40,9 @@ fn defaults_match_the_reference() {
     assert_eq!(p.permissions.network, NetworkPolicy::Restricted);
     assert_eq!(p.runner.max_output_bytes, 200_000);
     assert_eq!(p.model.provider, ModelProvider::OpenAiCompatible);
-    assert_eq!(p.model.name, "gpt-5");
+    assert_eq!(p.model.name, None, "the operator's AGENT_ZERO_MODEL, else {DEFAULT_MODEL}");
     assert_eq!(p.model.cost_usd(1, 1), None);
+    assert!(p.warnings().is_empty());
 }
 
 #[test]
@@ -94,7 +95,8 @@ model:
     assert_eq!(p.permissions.network, NetworkPolicy::None);
     assert_eq!(p.runner.max_output_bytes, 1024);
     assert_eq!(p.model.provider, ModelProvider::Anthropic);
-    assert_eq!(p.model.name, "claude-sonnet-4-5");
+    assert_eq!(p.model.name.as_deref(), Some("claude-sonnet-4-5"));
+    assert!(p.warnings().is_empty(), "{:?}", p.warnings());
     assert_eq!(p.model.cost_usd(1_000_000, 2_000_000), Some(33.0));
 }
 
@@ -131,7 +133,7 @@ fn wrong_types_name_the_field() {
 }
 
 #[test]
-fn endpoints_and_sandbox_settings_are_forbidden() {
+fn endpoints_are_forbidden() {
     assert_eq!(
         err("model:\n  name: x\n  baseUrl: https://evil.example\n"),
         PolicyError::Forbidden {
@@ -140,13 +142,6 @@ fn endpoints_and_sandbox_settings_are_forbidden() {
         }
     );
     assert!(message("model:\n  baseUrl: ~\n").starts_with("model.baseUrl is not allowed"));
-    for key in ["isolation: container", "image: alpine", "engine: docker", "workdir: /w", "network: host"] {
-        let field = format!("runner.{}", key.split(':').next().unwrap());
-        match err(&format!("runner:\n  {key}\n")) {
-            PolicyError::Forbidden { field: f, .. } => assert_eq!(f, field),
-            other => panic!("{key}: {other:?}"),
-        }
-    }
 }
 
 #[test]
@@ -202,8 +197,6 @@ fn issues_fields_are_checked() {
 #[test]
 fn model_fields_are_checked() {
     assert_eq!(message("model:\n  name: ' '\n"), "model.name: must be a non-empty string");
-    let m = message("model:\n  provider: claude-code\n");
-    assert!(m.contains("model.provider") && m.contains("subprocess"), "{m}");
     let m = message("model:\n  provider: skynet\n");
     assert!(m.contains("model.provider") && m.contains("openai-compatible"), "{m}");
     assert!(message("model:\n  inputCostPerMillionTokens: -1\n").starts_with("model.inputCostPerMillionTokens:"));
@@ -286,3 +279,6 @@ fn round_trips_through_json_for_the_task_log() {
     assert_eq!(json["model"]["provider"], "openai-compatible");
     assert_eq!(serde_json::from_value::<Policy>(json).unwrap(), p);
 }
+
+#[path = "reference_tests.rs"]
+mod reference;

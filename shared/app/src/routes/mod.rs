@@ -5,6 +5,7 @@ mod approvals;
 #[cfg(test)]
 mod api_tests;
 mod audit;
+mod doctor;
 mod evidence;
 mod health;
 mod input;
@@ -43,8 +44,10 @@ pub(crate) async fn dispatch<H: Host>(
         RouteId::TaskEvidenceMarkdown => evidence::markdown(context, &request, id()).await,
         RouteId::TaskEvidenceJson => evidence::json(context, &request, id()).await,
         RouteId::TaskEvidenceHtml => evidence::html(context, &request, id()).await,
+        RouteId::TaskLog => tasks::log(context, &request, id()).await,
         RouteId::DecideApproval => approvals::decide(context, &request, id()).await,
         RouteId::Audit => audit::list(context, &request).await,
+        RouteId::Doctor => doctor::get(context, &request).await,
         RouteId::OpenApi => openapi::document(context, &request).await,
         RouteId::Docs => openapi::docs(context, &request).await,
         RouteId::Sweep => sweep::post(context, &request).await,

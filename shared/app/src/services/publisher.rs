@@ -1,5 +1,7 @@
-//! `runtime::Publisher` over GitHub: check run, issue validation comment and
-//! verified pull request (`agent_zero_github::publish`). The evidence is
+//! `runtime::Publisher` over GitHub: check run, pull-request review, issue
+//! validation comment and verified pull request (`agent_zero_github::publish`),
+//! and a proactive run's diff: the pull request's changed files with their
+//! patches (`GET /repos/{o}/{r}/pulls/{n}/files`, at most [`MAX_REVIEW_FILES`]). The evidence is
 //! already committed in the task log and served by the task API; this
 //! reports it where the work was asked for. A failed publication never
 //! fails the run: the report says why no pull request exists.
@@ -15,9 +17,9 @@ use std::rc::Rc;
 
 use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
-use agent_zero_github::{GitHubClient, IdentityCache};
+use agent_zero_github::{ApiError, GitHubClient, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
-use agent_zero_runtime::{Publication, Publisher};
+use agent_zero_runtime::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 
 use crate::Config;
 
@@ -27,20 +29,52 @@ thread_local! {
     static IDENTITIES: Rc<IdentityCache> = Rc::new(IdentityCache::default());
 }
 
+/// Most changed files a review lists (three pages of 100).
+const MAX_REVIEW_FILES: usize = 300;
+
 /// Publishes to GitHub when credentials are configured.
-pub(crate) struct ForgePublisher<'a, H> {
+pub(crate) struct ForgePublisher<'a, H, S> {
     config: &'a Config,
     http: &'a H,
+    signer: &'a S,
     now_ms: u64,
 }
 
-impl<'a, H: HttpClient> ForgePublisher<'a, H> {
-    pub(crate) fn new(config: &'a Config, http: &'a H, now_ms: u64) -> Self {
-        Self { config, http, now_ms }
+impl<'a, H: HttpClient, S: Rs256Signer> ForgePublisher<'a, H, S> {
+    pub(crate) fn new(config: &'a Config, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
+        Self { config, http, signer, now_ms }
     }
 }
 
-impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
+impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
+    async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
+        let config = self.config;
+        let unavailable = |reason: String| Err(ForgeError::Unavailable(reason));
+        let Some(pr) = &stimulus.input.pull_request else {
+            return unavailable("the task names no pull request".into());
+        };
+        let credentials = crate::github_access::credentials(config).map_err(|e| ForgeError::Unavailable(format!("GitHub credentials: {e}")))?;
+        let Some(credentials) = credentials else {
+            return unavailable("no GitHub credentials are configured, so the pull request's changes could not be read".into());
+        };
+        let api = crate::repository_policy::github_api(config).map_err(|e| ForgeError::Unavailable(e.message))?;
+        let client = crate::github_access::client(self.http, self.signer, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
+            .await
+            .map_err(|e| ForgeError::Failed(format!("GitHub credentials: {e}")))?;
+        let listed = client.pull_request_files(&pr.owner, &pr.repo, pr.number, MAX_REVIEW_FILES).await.map_err(|e| match &e {
+            // Not there, or not ours to read: asking again will not change it.
+            ApiError::Status { status: 404 | 422, .. } | ApiError::InvalidName { .. } => ForgeError::Unavailable(e.to_string()),
+            _ => ForgeError::Failed(e.to_string()),
+        })?;
+        let cut = listed.more.then(|| format!("GitHub lists more changed files than the {MAX_REVIEW_FILES} a review reads"));
+        let files = listed
+            .files
+            .into_iter()
+            .map(|f| ChangedFile { path: f.filename, status: f.status, patch: f.patch, additions: f.additions, deletions: f.deletions })
+            .collect();
+        Ok(ChangedFiles { files, cut })
+    }
+
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
         let config = self.config;
         let stimulus = publication.stimulus;
@@ -53,7 +87,7 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
         };
         let api = crate::repository_policy::github_api(config).map_err(|e| e.message)?;
         let anonymous = GitHubClient::new(self.http, &api);
-        let client = crate::github_access::client(self.http, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
+        let client = crate::github_access::client(self.http, self.signer, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
             .await
             .map_err(|e| format!("GitHub credentials: {e}"))?;
 
@@ -84,9 +118,9 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
             now_ms: self.now_ms,
         };
         let mut identity_error = None;
-        if request.posts_comment() {
+        if request.posts_comment() || request.posts_review() {
             let cache = IDENTITIES.with(Rc::clone);
-            match credentials.own_login(&anonymous, &cache, self.now_ms).await {
+            match credentials.own_login(&anonymous, self.signer, &cache, self.now_ms).await {
                 Ok(login) => own_login = Some(login),
                 Err(e) => identity_error = Some(e),
             }
@@ -98,11 +132,13 @@ impl<H: HttpClient> Publisher for ForgePublisher<'_, H> {
             return Err(format!("GitHub rate limit: retry after {} ms", retry.ms));
         }
         if let Some(error) = identity_error
-            && matches!(report.outcome(PublishStep::IssueComment), Some(StepOutcome::Failed { .. }))
+            && [PublishStep::IssueComment, PublishStep::Review]
+                .into_iter()
+                .any(|step| matches!(report.outcome(step), Some(StepOutcome::Failed { .. })))
         {
             // Everything else is published (and is found again on the
             // retry); the comment waits for the login.
-            return Err(format!("validation comment not published: {error}"));
+            return Err(format!("validation comment or review not published: {error}"));
         }
         let steps: Vec<String> = report
             .steps

@@ -4,8 +4,8 @@
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
 use agent_zero_runner::{
-    Exec, ExecOutput, ProviderError, ProviderKind, Provisioned, SandboxProvider, SandboxRef, SandboxRequest,
-    Secret,
+    Exec, ExecOutput, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider, SandboxRef,
+    SandboxRequest, Secret,
 };
 
 use crate::Config;
@@ -52,6 +52,38 @@ pub(crate) fn sandbox_from_config<C: HttpClient>(config: &Config, client: C) -> 
     }
 }
 
+/// The pool limits: the operator's (`AGENT_ZERO_SANDBOX_MAX_ACTIVE`,
+/// `AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY`,
+/// `AGENT_ZERO_SANDBOX_MAX_LEASE_MS`, defaults 4, 1 and 30 minutes) and the
+/// repository's output cap. The lease ceiling is the operator's alone: a
+/// repository's `agent.timeoutMs` asks for a lease, it never raises it.
+/// A malformed value is an error naming the variable.
+pub(crate) fn pool_config(config: &Config, max_output_bytes: u64) -> Result<RunnerPoolConfig, String> {
+    let defaults = RunnerPoolConfig::default();
+    let number = |name: &str, default: u64, min: u64| -> Result<u64, String> {
+        match config.get(name).map(str::trim).filter(|v| !v.is_empty()) {
+            None => Ok(default),
+            Some(text) => match text.parse::<u64>() {
+                Ok(value) if value >= min => Ok(value),
+                _ => Err(format!("`{name}` is `{text}`; expected a whole number of at least {min}")),
+            },
+        }
+    };
+    let count = |name: &str, default: u32| {
+        number(name, u64::from(default), 1)
+            .and_then(|v| u32::try_from(v).map_err(|_| format!("`{name}` is `{v}`; expected at most {}", u32::MAX)))
+    };
+    let max_active = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE", defaults.max_active)?;
+    let per_repository = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", defaults.max_active_per_repository)?;
+    if per_repository > max_active {
+        return Err(format!(
+            "`AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY` ({per_repository}) is over `AGENT_ZERO_SANDBOX_MAX_ACTIVE` ({max_active})"
+        ));
+    }
+    let max_lease_ms = number("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", defaults.max_lease_ms, 1_000)?;
+    Ok(RunnerPoolConfig { max_active, max_active_per_repository: per_repository, max_lease_ms, max_output_bytes })
+}
+
 macro_rules! each {
     ($self:ident, $p:ident => $e:expr) => {
         match $self {
@@ -69,8 +101,8 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
         each!(self, p => p.kind())
     }
 
-    async fn provision(&self, request: &SandboxRequest, writable: bool) -> Result<Provisioned, ProviderError> {
-        each!(self, p => p.provision(request, writable).await)
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+        each!(self, p => p.provision(request, provision).await)
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
@@ -95,5 +127,37 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
 
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
         each!(self, p => p.stop(external_id).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pool_config;
+    use crate::Config;
+
+    #[test]
+    fn pool_settings_come_from_the_operator_and_bad_values_name_the_variable() {
+        let defaults = pool_config(&Config::from_pairs([]), 1000).unwrap();
+        assert_eq!((defaults.max_active, defaults.max_active_per_repository, defaults.max_lease_ms), (4, 1, 1_800_000));
+        assert_eq!(defaults.max_output_bytes, 1000);
+        let set = Config::from_pairs([
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "8"),
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", " 2 "),
+            ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "600000"),
+        ]);
+        let set = pool_config(&set, 5).unwrap();
+        assert_eq!((set.max_active, set.max_active_per_repository, set.max_lease_ms), (8, 2, 600_000));
+        for (name, value) in [
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "0"),
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "four"),
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", "-1"),
+            ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "10"),
+            ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "1e6"),
+        ] {
+            let error = pool_config(&Config::from_pairs([(name, value)]), 1).unwrap_err();
+            assert!(error.contains(name) && error.contains(value), "{error}");
+        }
+        let over = Config::from_pairs([("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "2"), ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", "3")]);
+        assert!(pool_config(&over, 1).unwrap_err().contains("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY"));
     }
 }

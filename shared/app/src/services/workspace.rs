@@ -1,20 +1,85 @@
 //! `runtime::Workspace` over the runner pool: every repository operation
-//! goes through a lease of the configured sandbox provider.
+//! goes through a lease of the configured sandbox provider, whose code
+//! comes from the edge's own GitHub access (`GitHubCheckout`): the tarball
+//! of the exact commit behind a short-lived link, handed to the provider
+//! apart from the recorded request. The sandbox never sees a GitHub
+//! credential.
 
 use agent_zero_contracts::{CheckResult, ProposedChange};
-use agent_zero_ports::Clock;
+use agent_zero_github::Rs256Signer;
+use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
-    Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider,
-    SandboxRequest,
+    CheckoutSource, Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig,
+    SandboxProvider, SandboxRequest,
 };
 use agent_zero_runtime::{Diff, Lease, LeaseRequest, Workspace, WorkspaceError};
 
+use crate::Config;
+
+/// Where a lease's code comes from: the commit to check out and how.
+pub(crate) trait CheckoutPort {
+    /// `git_ref` of `repository` resolved to what the sandbox gets.
+    async fn source(&self, repository: &str, git_ref: &str) -> Result<(String, CheckoutSource), String>;
+}
+
+/// No GitHub access: an anonymous clone of a public repository.
+pub(crate) struct PublicCheckout;
+
+impl CheckoutPort for PublicCheckout {
+    async fn source(&self, _: &str, git_ref: &str) -> Result<(String, CheckoutSource), String> {
+        Ok((git_ref.to_owned(), CheckoutSource::PublicClone))
+    }
+}
+
+/// The edge's GitHub access (`GITHUB_TOKEN` or the App's installation
+/// token, `GITHUB_API_URL` for GitHub Enterprise Server): resolves the ref
+/// to its commit and asks for that commit's archive link. Without
+/// configured credentials, a public clone.
+pub(crate) struct GitHubCheckout<'a, H, S> {
+    pub(crate) config: &'a Config,
+    pub(crate) http: &'a H,
+    pub(crate) signer: &'a S,
+    pub(crate) installation: Option<u64>,
+    pub(crate) now_ms: u64,
+}
+
+impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
+    async fn source(&self, repository: &str, git_ref: &str) -> Result<(String, CheckoutSource), String> {
+        let failed = |e: &dyn std::fmt::Display| format!("checkout of `{repository}`: {e}");
+        let credentials = crate::github_access::credentials(self.config).map_err(|e| failed(&e))?;
+        let Some(credentials) = credentials else { return PublicCheckout.source(repository, git_ref).await };
+        let (owner, name) = repository.split_once('/').ok_or_else(|| failed(&"not `owner/name`"))?;
+        let api = crate::repository_policy::github_api(self.config).map_err(|e| failed(&e.message))?;
+        let client =
+            crate::github_access::client(self.http, self.signer, &api, Some(&credentials), self.installation, self.now_ms)
+                .await
+                .map_err(|e| failed(&e))?;
+        let commit = if is_commit_sha(git_ref) {
+            git_ref.to_ascii_lowercase()
+        } else {
+            let branch = match git_ref {
+                "HEAD" => client.repository(owner, name).await.map_err(|e| failed(&e))?.default_branch,
+                other => other.to_owned(),
+            };
+            client.branch_head(owner, name, &branch).await.map_err(|e| failed(&e))?
+        };
+        let url = client.archive_link(owner, name, &commit).await.map_err(|e| failed(&e))?;
+        Ok((commit.clone(), CheckoutSource::Archive { url, commit }))
+    }
+}
+
+fn is_commit_sha(git_ref: &str) -> bool {
+    git_ref.len() == 40 && git_ref.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The sandbox port of one tick. `pool` is `Err` when no provider is
-/// configured: every call then fails with that reason (recorded as a fact).
-pub(crate) struct PoolWorkspace<'a, C, P, K> {
+/// configured or the pool settings are malformed: every call then fails
+/// with that reason (recorded as a fact).
+pub(crate) struct PoolWorkspace<'a, C, P, K, G = PublicCheckout> {
     pool: Result<RunnerPool<'a, C, P, K>, String>,
     /// What to check out: the pull request head, else the default branch.
     git_ref: String,
+    checkout: G,
 }
 
 impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> PoolWorkspace<'a, C, P, K> {
@@ -22,11 +87,18 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> PoolWorkspace<'a, C, P, K
         coordinator: &'a C,
         provider: Result<&'a P, String>,
         clock: &'a K,
-        config: RunnerPoolConfig,
+        config: Result<RunnerPoolConfig, String>,
         git_ref: String,
     ) -> Self {
-        let pool = provider.map(|p| RunnerPool::new(coordinator, p, clock, config));
-        Self { pool, git_ref }
+        let pool = provider.and_then(|p| config.map(|config| RunnerPool::new(coordinator, p, clock, config)));
+        Self { pool, git_ref, checkout: PublicCheckout }
+    }
+}
+
+impl<'a, C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> PoolWorkspace<'a, C, P, K, G> {
+    /// The same workspace, its code coming from `checkout`.
+    pub(crate) fn with_checkout<G2: CheckoutPort>(self, checkout: G2) -> PoolWorkspace<'a, C, P, K, G2> {
+        PoolWorkspace { pool: self.pool, git_ref: self.git_ref, checkout }
     }
 
     fn pool(&self) -> Result<&RunnerPool<'a, C, P, K>, WorkspaceError> {
@@ -63,18 +135,27 @@ fn changed_files(patch: &str) -> Vec<String> {
     files
 }
 
-impl<C: Coordinator, P: SandboxProvider, K: Clock> Workspace for PoolWorkspace<'_, C, P, K> {
+impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace for PoolWorkspace<'_, C, P, K, G> {
     async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError> {
+        let pool = self.pool()?;
+        let id = lease_id(&request.task_id);
+        // A replay of a provisioned lease needs no second checkout.
+        if let Ok(runner) = pool.attach(&id).await {
+            return Ok(Lease { id: runner.lease().id.clone(), runner: runner.describe() });
+        }
+        let (commit, source) = self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
+        // The operator's ceiling bounds the lease; the repository cannot raise it.
+        let lease_ms = request.lease_ms.min(pool.config().max_lease_ms);
         let sandbox = SandboxRequest::new(
             &request.task_id,
             &request.repository,
-            &self.git_ref,
+            commit,
             request.mode,
             request.writable,
             request.network,
-            request.lease_ms,
+            lease_ms,
         );
-        let runner = self.pool()?.acquire(&sandbox, &lease_id(&request.task_id)).await.map_err(error)?;
+        let runner = pool.acquire(&sandbox, &id, &source).await.map_err(error)?;
         Ok(Lease { id: runner.lease().id.clone(), runner: runner.describe() })
     }
 

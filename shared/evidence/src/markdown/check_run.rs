@@ -6,6 +6,7 @@ use crate::format::count;
 use crate::markdown::limit::fit;
 use crate::markdown::sections::{self, Outputs};
 use crate::outcome::{CheckConclusion, Outcome, change_detail, outcome};
+
 use crate::text::{Ctx, head, line};
 use crate::RenderOptions;
 
@@ -28,6 +29,8 @@ pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) ->
     let o = outcome(bundle);
     let max_block = options.max_block_bytes;
     let mut blocks = vec![sections::header(bundle, "Agent Zero · ")];
+    // A review leads with what it read: a partial one must not look whole.
+    blocks.extend(crate::markdown::review_ledger(&ctx, bundle, Some(sections::GITHUB_GAPS_LISTED)));
     let off_head = verified_off_head(bundle, o);
     if off_head {
         blocks.push(OFF_HEAD_NOTE.to_owned());
@@ -43,10 +46,16 @@ pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) ->
     let summary = fit(&ctx, sections::join(blocks), options.max_bytes);
     let (title, conclusion) = if off_head {
         let full = format!("Fix verified in the sandbox, not on this head: {}", change_detail(bundle));
-        (head(&full, TITLE_MAX_BYTES).0.to_owned(), CheckConclusion::Neutral)
+        (full, CheckConclusion::Neutral)
     } else {
-        (title(&ctx, bundle, o), o.github_conclusion())
+        (title(&ctx, bundle, o), crate::outcome::conclusion(bundle))
     };
+    // The ledger's counts come first, so no cut of the title can drop them.
+    let title = match &bundle.review {
+        Some(ledger) => format!("{} · {title}", crate::markdown::review::ledger_counts(ledger)),
+        None => title,
+    };
+    let title = head(&title, TITLE_MAX_BYTES).0.to_owned();
     CheckRunOutput { title, summary, conclusion }
 }
 

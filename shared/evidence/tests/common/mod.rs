@@ -5,7 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use agent_zero_contracts::{
-    ChangeRisk, CheckResult, Coverage, EvidenceBundle, Finding, IssueRef, ModelFinding, NetworkPolicy,
+    ChangeRisk, CheckResult, Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, IssueRef, ModelFinding, NetworkPolicy,
     OmittedItem, PullRequestRef, Refusal, RunMode, RunnerDescription, Severity, TaskEvent, TaskState,
     TerminalState, Trigger, UntrustedText, Usage, Verdict,
 };
@@ -114,6 +114,7 @@ pub fn verified() -> EvidenceBundle {
         refusal: None,
         coverage: Coverage::default(),
         summary: "Made the pagination cursor exclusive and added a boundary test.".into(),
+        review: None,
     }
 }
 
@@ -349,6 +350,7 @@ pub fn empty() -> EvidenceBundle {
         refusal: None,
         coverage: Coverage::default(),
         summary: String::new(),
+        review: None,
     }
 }
 
@@ -367,6 +369,60 @@ pub fn verified_feedback() -> EvidenceBundle {
     EvidenceBundle { trigger: Trigger::Feedback, issue: None, task_id: "task-0013".into(), ..verified() }
 }
 
+/// The ledger of a review of `acme/widgets#7` whose diff the budget cut:
+/// one file read whole, one in part, three skipped.
+pub fn ledger(complete: bool) -> ReviewLedger {
+    let file = |path: &str, review, reason| FileCoverage { path: path.into(), review, hunks: vec![], skipped_hunks: vec![], reason };
+    let mut files = vec![file("src/page.rs", FileReview::Reviewed, None)];
+    if !complete {
+        files.push(FileCoverage {
+            hunks: vec!["@@ -1,40 +1,52 @@".into()],
+            skipped_hunks: vec!["@@ -200,7 +212,90 @@ fn render".into()],
+            ..file("src/render.rs", FileReview::Partial, Some(SkipReason::TooLarge))
+        });
+        files.push(file("assets/logo.png", FileReview::Skipped, Some(SkipReason::Binary)));
+        files.push(file("Cargo.lock", FileReview::Skipped, Some(SkipReason::Generated)));
+        files.push(file("src/big_table.rs", FileReview::Skipped, Some(SkipReason::Budget)));
+    }
+    ReviewLedger {
+        head_sha: Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080".into()),
+        files,
+        unlisted: None,
+        anchors: vec![DiffAnchor { finding_id: "finding-0001".into(), path: "src/page.rs".into(), line: 42, start_line: Some(41) }],
+    }
+}
+
+/// A proactive review in observe mode that found a supported bug, with a
+/// diff the budget cut: a line comment, the ledger first, `neutral`.
+pub fn review_partial() -> EvidenceBundle {
+    let mut finding = finding(Verdict::Accepted, &[]);
+    finding.id = "finding-0001".into();
+    EvidenceBundle {
+        task_id: "task-0014".into(),
+        trigger: Trigger::Proactive,
+        issue: None,
+        review: Some(ledger(false)),
+        ..confirmed_observe()
+    }
+    .with_finding(finding)
+}
+
+/// The same review with every changed file read whole.
+pub fn review_whole() -> EvidenceBundle {
+    EvidenceBundle { task_id: "task-0015".into(), review: Some(ledger(true)), ..review_partial() }
+}
+
+trait WithFinding {
+    fn with_finding(self, finding: Finding) -> Self;
+}
+
+impl WithFinding for EvidenceBundle {
+    fn with_finding(mut self, finding: Finding) -> Self {
+        self.finding = Some(finding);
+        self
+    }
+}
+
 pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
     vec![
         ("verified", verified()),
@@ -381,5 +437,7 @@ pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
         ("empty", empty()),
         ("flag-disagrees", flag_disagrees()),
         ("verified-feedback", verified_feedback()),
+        ("review-partial", review_partial()),
+        ("review-whole", review_whole()),
     ]
 }

@@ -3,6 +3,9 @@
 //!
 //! - the `Agent Zero` check run on the pull request head (one per task,
 //!   edited in place);
+//! - for a proactive run whose finding was accepted: one pull-request
+//!   review (`event: COMMENT`) with the finding as a line comment on the
+//!   right side of the diff (once per head and finding, see `review.rs`);
 //! - the validation comment, on the issue of an issue run or on the pull
 //!   request whose review feedback started the run (one per subject, edited
 //!   in place; none when the run failed before a verdict). Ours means
@@ -23,10 +26,13 @@ mod eligibility;
 mod pull_request;
 mod report;
 mod rest;
+mod review;
 mod subject;
 
+pub(crate) use rest::next_link;
+
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
-use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body};
+use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_review};
 use agent_zero_ports::HttpClient;
 
 pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
@@ -114,7 +120,16 @@ impl PublishRequest<'_> {
     pub fn posts_comment(&self) -> bool {
         eligibility::comment_refusal(self).is_none()
     }
+
+    /// Whether publishing this request posts a pull-request review (and so
+    /// needs [`bot_login`](Self::bot_login) to find an earlier one).
+    pub fn posts_review(&self) -> bool {
+        self.head_sha.is_some() && render_review(self.bundle, &self.render).is_some()
+    }
 }
+
+/// Bytes kept free in a review body for its marker line.
+const REVIEW_MARKER_ROOM: usize = 160;
 
 /// Why the comment step writes nothing when our login is unknown.
 const LOGIN_UNKNOWN: &str =
@@ -172,6 +187,20 @@ async fn run<H: HttpClient>(
         None => Ok(StepOutcome::skipped("the run has no pull request head")),
     };
     report.push(PublishStep::CheckRun, settle(outcome)?);
+
+    // The marker line is added to the rendered body: keep the whole within the limit.
+    let mut render = request.render;
+    render.max_bytes = render.max_bytes.saturating_sub(REVIEW_MARKER_ROOM);
+    if let (Some(pr), Some(sha), Some(review)) = (&bundle.pull_request, request.head_sha, render_review(bundle, &render)) {
+        let outcome = match (request.bot_login, &bundle.finding) {
+            (None, _) | (_, None) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
+            (Some(login), Some(finding)) => {
+                let target = review::Target { owner: &pr.owner, repo: &pr.repo, number: pr.number, head_sha: sha, finding_id: &finding.id, login };
+                review::post(rest, target, &review).await
+            }
+        };
+        report.push(PublishStep::Review, settle(outcome)?);
+    }
 
     let outcome = match (eligibility::comment_refusal(request), eligibility::comment_target(request)) {
         (None, Some((owner, repo, number))) => match (request.bot_login, subject::Subject::of(request)) {

@@ -9,6 +9,8 @@ use serde::Serialize;
 pub enum PublishStep {
     /// The `Agent Zero` check run on the pull request head.
     CheckRun,
+    /// The pull-request review of a proactive run (line comments).
+    Review,
     /// The issue validation comment.
     IssueComment,
     /// The fresh branch carrying the verified change.
@@ -22,6 +24,7 @@ impl PublishStep {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::CheckRun => "check-run",
+            Self::Review => "review",
             Self::IssueComment => "issue-comment",
             Self::Branch => "branch",
             Self::PullRequest => "pull-request",

@@ -104,16 +104,26 @@ pub(crate) fn error_message(response: &http::Response<Vec<u8>>) -> String {
         #[serde(default)]
         errors: Vec<Detail>,
     }
+    /// GitHub sends details as objects (`{"message": ...}`) and, for
+    /// review comments, as plain strings (`"Line could not be resolved"`).
     #[derive(Deserialize)]
-    struct Detail {
-        #[serde(default)]
-        message: Option<String>,
+    #[serde(untagged)]
+    enum Detail {
+        Text(String),
+        Object {
+            #[serde(default)]
+            message: Option<String>,
+        },
     }
     let Ok(body) = serde_json::from_slice::<Body>(response.body()) else {
         return String::new();
     };
     let mut text = body.message.unwrap_or_default();
-    for detail in body.errors.into_iter().filter_map(|d| d.message) {
+    let details = body.errors.into_iter().filter_map(|d| match d {
+        Detail::Text(text) => Some(text),
+        Detail::Object { message } => message,
+    });
+    for detail in details {
         text.push_str(": ");
         text.push_str(&detail);
     }
@@ -213,5 +223,8 @@ mod tests {
             "Validation Failed: A pull request already exists for o:b."
         );
         assert_eq!(error_message(&response(422, &[], "not json")), "");
+        // A review comment outside the diff (GitHub's answer to a bad line).
+        let line = r#"{"message":"Unprocessable Entity","errors":["Line could not be resolved"],"documentation_url":"https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request","status":"422"}"#;
+        assert_eq!(error_message(&response(422, &[], line)), "Unprocessable Entity: Line could not be resolved");
     }
 }

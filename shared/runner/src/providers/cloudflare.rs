@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{Call, encode, encode_path, exec_deadline};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, clone_checkout};
+use crate::checkout::Provision;
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "cloudflare";
@@ -81,32 +82,40 @@ fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
         exit_code,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        // The bridge kills a command at `timeout_ms` and reports exit 124,
+        // as coreutils `timeout` does.
+        timed_out: exit_code == TIMEOUT_EXIT,
         ..ExecOutput::default()
     })
 }
+
+/// The exit status the bridge reports for a command killed at its deadline.
+const TIMEOUT_EXIT: i32 = 124;
 
 impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Cloudflare
     }
 
-    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
-        if request.network == NetworkPolicy::None {
-            // The bridge has no per-sandbox egress switch: a `none` lease
-            // cannot be honoured, so it is refused rather than widened.
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+        if request.network != NetworkPolicy::Full {
+            // The bridge has no per-sandbox egress control: a `none` or
+            // `restricted` lease cannot be honoured, so it is refused rather
+            // than widened (the evidence would claim a restriction that
+            // does not exist).
             return Err(ProviderError::Refused {
                 provider: NAME,
                 operation: "create sandbox",
-                reason: "network policy `none` is not enforceable through the bridge".into(),
+                reason: format!("network policy `{}` is not enforceable through the bridge; only `full` is", request.network.as_str()),
             });
         }
         let bytes = self.send("create sandbox", http::Method::POST, "/v1/sandbox", b"{}".to_vec(), 60_000, &request.repository).await?;
         let created: Created = self.call("create sandbox").json(&bytes)?;
-        if let Err(error) = clone_checkout(self, &created.id, ROOT, &request.repository, &request.git_ref).await {
+        if let Err(error) = checkout(self, &self.client, &created.id, ROOT, request, provision).await {
             let _ = self.stop(&created.id).await;
             return Err(error);
         }
-        Ok(Provisioned { external_id: created.id, root: ROOT.into(), isolated: true })
+        Ok(Provisioned { external_id: created.id, root: ROOT.into(), isolated: true, network: NetworkPolicy::Full })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {

@@ -4,6 +4,7 @@ use agent_zero_ports::HttpClient;
 use serde::{Deserialize, Serialize};
 
 use super::http::{Call, encode, exec_deadline};
+use crate::checkout::{CheckoutSource, Provision};
 use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 use crate::request::{ProviderKind, SandboxRequest};
 
@@ -27,6 +28,21 @@ struct CreateLease<'a> {
     writable: bool,
     network: agent_zero_contracts::NetworkPolicy,
     lease_ms: u64,
+    /// The lease id: a second create with the same key answers the lease
+    /// the first made.
+    idempotency_key: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archive: Option<Archive<'a>>,
+}
+
+/// Where the server downloads the checkout from (the link carries its own
+/// short-lived token; the server never records it).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Archive<'a> {
+    url: &'a str,
+    commit: &'a str,
+    timeout_ms: u64,
 }
 
 #[derive(Deserialize)]
@@ -35,6 +51,15 @@ struct Created {
     lease_id: String,
     #[serde(default)]
     isolated: bool,
+    #[serde(default)]
+    enforced: Option<Enforced>,
+}
+
+/// What the server enforces of what was asked.
+#[derive(Deserialize)]
+struct Enforced {
+    #[serde(default)]
+    network: Option<agent_zero_contracts::NetworkPolicy>,
 }
 
 #[derive(Serialize)]
@@ -111,19 +136,30 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         ProviderKind::Custom
     }
 
-    async fn provision(&self, request: &SandboxRequest, writable: bool) -> Result<Provisioned, ProviderError> {
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+        let archive = match provision.source {
+            CheckoutSource::Archive { url, commit } => {
+                Some(Archive { url: url.expose(), commit, timeout_ms: provision.checkout_timeout_ms })
+            }
+            CheckoutSource::PublicClone => None,
+        };
         let body = serde_json::to_vec(&CreateLease {
             task_id: &request.task_id,
             repository: &request.repository,
             git_ref: &request.git_ref,
-            writable,
+            writable: provision.writable,
             network: request.network,
             lease_ms: request.lease_ms,
+            idempotency_key: provision.lease_id,
+            archive,
         })
         .map_err(|e| self.call("create lease").protocol(e.to_string()))?;
-        let bytes = self.json_call("create lease", http::Method::POST, "/v1/leases", Some(body), 300_000, &request.repository).await?;
+        let deadline = exec_deadline(provision.checkout_timeout_ms);
+        let bytes = self.json_call("create lease", http::Method::POST, "/v1/leases", Some(body), deadline, &request.repository).await?;
         let created: Created = self.call("create lease").json(&bytes)?;
-        Ok(Provisioned { external_id: created.lease_id, root: String::new(), isolated: created.isolated })
+        // A server that does not say what it enforces enforces nothing.
+        let network = created.enforced.and_then(|e| e.network).unwrap_or(agent_zero_contracts::NetworkPolicy::Full);
+        Ok(Provisioned { external_id: created.lease_id, root: String::new(), isolated: created.isolated, network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{Call, encode, exec_deadline, multipart_file, shell_quote};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, fixed_git};
+use crate::checkout::Provision;
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "daytona";
@@ -89,9 +90,9 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         ProviderKind::Daytona
     }
 
-    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
         let mut body = json!({
-            "labels": { "agent-zero-task": request.task_id },
+            "labels": { "agent-zero-task": request.task_id, "agent-zero-lease": provision.lease_id },
             "autoStopInterval": request.lease_ms.div_ceil(60_000),
             "networkBlockAll": request.network == NetworkPolicy::None,
         });
@@ -105,27 +106,12 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         if let Some(url) = &info.toolbox_proxy_url {
             self.toolbox_urls.borrow_mut().insert(info.id.clone(), url.trim_end_matches('/').to_owned());
         }
-        let result = async {
-            let toolbox = self.toolbox(&info.id).await?;
-            let call = self.call("git clone");
-            let clone = json!({ "url": format!("https://github.com/{}.git", request.repository), "path": ROOT });
-            let builder = self
-                .authed(&call, http::Method::POST, &format!("{toolbox}/{}/git/clone", encode(&info.id)))
-                .header("content-type", "application/json");
-            call.send(&self.client, builder, clone.to_string().into_bytes(), 300_000, &request.repository).await?;
-            let sandbox = SandboxRef { external_id: info.id.clone(), root: ROOT.into() };
-            let out = self.exec(&sandbox, &fixed_git(&["checkout", "--quiet", "--detach", &request.git_ref, "--"])).await?;
-            if out.exit_code != 0 {
-                return Err(self.call("checkout").protocol(format!("git checkout exited {}: {}", out.exit_code, out.stdout)));
-            }
-            Ok(())
-        }
-        .await;
+        let result = checkout(self, &self.client, &info.id, ROOT, request, provision).await;
         if let Err(error) = result {
             let _ = self.stop(&info.id).await;
             return Err(error);
         }
-        Ok(Provisioned { external_id: info.id, root: ROOT.into(), isolated: true })
+        Ok(Provisioned { external_id: info.id, root: ROOT.into(), isolated: true, network: request.network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
@@ -153,7 +139,9 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
                 // Daytona merges stdout and stderr into `result`.
                 Ok(ExecOutput { exit_code: response.exit_code, stdout: response.result, ..ExecOutput::default() })
             }
-            Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
+            // The toolbox answers 408 when the command outlived its `timeout`
+            // (and has ended it); no answer in time is the same outcome.
+            Err(ProviderError::Http { source: HttpError::Timeout(_), .. } | ProviderError::Status { status: 408, .. }) => {
                 Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
             }
             Err(other) => Err(other),

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{Call, encode, exec_deadline, multipart_file};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, clone_checkout};
+use crate::checkout::Provision;
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "e2b";
@@ -29,6 +30,10 @@ pub struct E2b<C> {
     restricted_allow: Vec<String>,
     /// envd access tokens of sandboxes this adapter created or looked up.
     envd_tokens: RefCell<BTreeMap<String, Secret>>,
+    /// The create response's `domain` per sandbox (when it names one).
+    domains: RefCell<BTreeMap<String, String>>,
+    /// Numbers the `tag` of each started process (the kill selector).
+    started: std::cell::Cell<u64>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +43,9 @@ struct SandboxInfo {
     sandbox_id: String,
     #[serde(default)]
     envd_access_token: Option<String>,
+    /// Base domain of the sandbox's traffic (`null`: the client's default).
+    #[serde(default)]
+    domain: Option<String>,
 }
 
 impl<C: HttpClient> E2b<C> {
@@ -51,6 +59,8 @@ impl<C: HttpClient> E2b<C> {
             domain: "e2b.app".into(),
             restricted_allow: vec!["github.com".into()],
             envd_tokens: RefCell::new(BTreeMap::new()),
+            domains: RefCell::new(BTreeMap::new()),
+            started: std::cell::Cell::new(0),
         }
     }
 
@@ -66,8 +76,50 @@ impl<C: HttpClient> E2b<C> {
         Call { provider: NAME, operation, secret: &self.api_key }
     }
 
+    /// The running sandbox tagged with `lease_id`, if one exists:
+    /// `GET /v2/sandboxes?metadata=agentZeroLease%3D{lease}&state=running`.
+    async fn find_by_lease(&self, lease_id: &str) -> Result<Option<String>, ProviderError> {
+        #[derive(Deserialize)]
+        struct Listed {
+            #[serde(rename = "sandboxID")]
+            sandbox_id: String,
+        }
+        let call = self.call("find sandbox");
+        let query = encode(&format!("agentZeroLease={}", encode(lease_id)));
+        let url = format!("{}/v2/sandboxes?metadata={query}&state=running", self.api_url);
+        let builder = call.request(http::Method::GET, &url).header("x-api-key", self.api_key.expose());
+        let (_, body) = call.send(&self.client, builder, Vec::new(), 30_000, lease_id).await?;
+        let listed: Vec<Listed> = call.json(&body)?;
+        Ok(listed.into_iter().next().map(|l| l.sandbox_id))
+    }
+
+    /// A call to envd: its errors are scrubbed of the sandbox's envd token
+    /// (envd never sees the API key).
+    fn envd_call<'s>(&'s self, operation: &'static str, token: Option<&'s Secret>) -> Call<'s> {
+        Call { provider: NAME, operation, secret: token.unwrap_or(&self.api_key) }
+    }
+
     fn envd_url(&self, id: &str, path: &str) -> String {
-        format!("https://{ENVD_PORT}-{id}.{}{path}", self.domain)
+        let domains = self.domains.borrow();
+        let domain = domains.get(id).map_or(self.domain.as_str(), String::as_str);
+        format!("https://{ENVD_PORT}-{id}.{domain}{path}")
+    }
+
+    /// `process.Process/SendSignal` SIGKILL to the process tagged `tag`
+    /// (what the SDK's `kill` sends): a command past its deadline is killed,
+    /// not left running.
+    async fn kill(&self, sandbox: &SandboxRef, tag: &str) -> Result<(), ProviderError> {
+        let token = self.envd_token(&sandbox.external_id).await?;
+        let call = self.envd_call("kill command", token.as_ref());
+        let message = json!({ "process": { "tag": tag }, "signal": "SIGNAL_SIGKILL" }).to_string();
+        let mut builder = call
+            .request(http::Method::POST, &self.envd_url(&sandbox.external_id, "/process.Process/SendSignal"))
+            .header("connect-protocol-version", "1")
+            .header("content-type", "application/json");
+        if let Some(token) = &token {
+            builder = builder.header("x-access-token", token.expose());
+        }
+        call.send(&self.client, builder, message.into_bytes(), 30_000, tag).await.map(|_| ())
     }
 
     async fn envd_token(&self, id: &str) -> Result<Option<Secret>, ProviderError> {
@@ -151,13 +203,22 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
         ProviderKind::E2b
     }
 
-    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+        if let Some(found) = self.find_by_lease(provision.lease_id).await? {
+            // A replay (the edge crashed after creating it): the same
+            // sandbox, its checkout redone in place (every step is idempotent).
+            if let Err(error) = checkout(self, &self.client, &found, ROOT, request, provision).await {
+                let _ = self.stop(&found).await;
+                return Err(error);
+            }
+            return Ok(Provisioned { external_id: found, root: ROOT.into(), isolated: true, network: request.network });
+        }
         let mut body = json!({
             "templateID": self.template,
             "timeout": request.lease_ms.div_ceil(1000),
             "secure": true,
             "allow_internet_access": request.network != NetworkPolicy::None,
-            "metadata": { "agentZeroTask": request.task_id },
+            "metadata": { "agentZeroTask": request.task_id, "agentZeroLease": provision.lease_id },
         });
         if request.network == NetworkPolicy::Restricted {
             body["network"] = json!({ "denyOut": ["0.0.0.0/0"], "allowOut": self.restricted_allow });
@@ -172,57 +233,77 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
         if let Some(token) = info.envd_access_token {
             self.envd_tokens.borrow_mut().insert(info.sandbox_id.clone(), Secret::new(token));
         }
-        if let Err(error) = clone_checkout(self, &info.sandbox_id, ROOT, &request.repository, &request.git_ref).await {
+        if let Some(domain) = info.domain.filter(|d| !d.is_empty()) {
+            self.domains.borrow_mut().insert(info.sandbox_id.clone(), domain);
+        }
+        if let Err(error) = checkout(self, &self.client, &info.sandbox_id, ROOT, request, provision).await {
             let _ = self.stop(&info.sandbox_id).await;
             return Err(error);
         }
-        Ok(Provisioned { external_id: info.sandbox_id, root: ROOT.into(), isolated: true })
+        Ok(Provisioned { external_id: info.sandbox_id, root: ROOT.into(), isolated: true, network: request.network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
-        let call = self.call("run");
+        let token = self.envd_token(&sandbox.external_id).await?;
+        let call = self.envd_call("run", token.as_ref());
         let mut process = json!({ "cmd": exec.argv[0], "args": exec.argv[1..], "envs": exec.env });
         let cwd = sandbox.path(&exec.cwd);
         if !cwd.is_empty() {
             process["cwd"] = json!(cwd);
         }
-        let message = json!({ "process": process }).to_string();
+        self.started.set(self.started.get() + 1);
+        let tag = format!("agent-zero-{}", self.started.get());
+        // stdin closed (a command reading it gets EOF, not a hang), as the
+        // SDK starts commands; tagged so a command past its deadline can be killed.
+        let message = json!({ "process": process, "stdin": false, "tag": tag }).to_string();
         let mut builder = call
             .request(http::Method::POST, &self.envd_url(&sandbox.external_id, "/process.Process/Start"))
             .header("connect-protocol-version", "1")
             .header("content-type", "application/connect+json")
-            .header("connect-timeout-ms", exec.timeout_ms.to_string());
-        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+            .header("connect-timeout-ms", exec.timeout_ms.to_string())
+            // The SDK's keepalive: a long silent command keeps its stream.
+            .header("keepalive-ping-interval", "50");
+        if let Some(token) = &token {
             builder = builder.header("x-access-token", token.expose());
         }
         let deadline = exec_deadline(exec.timeout_ms);
-        match call.send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id).await {
-            Ok((_, body)) => fold_process_stream(&body, &call),
+        let out = match call.send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id).await {
+            Ok((_, body)) => fold_process_stream(&body, &call)?,
             Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
-                Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
+                ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() }
             }
-            Err(other) => Err(other),
+            Err(other) => return Err(other),
+        };
+        if out.timed_out {
+            // Already gone is fine; any other failure says the command may live on.
+            match self.kill(sandbox, &tag).await {
+                Ok(()) | Err(ProviderError::NotFound { .. }) => {}
+                Err(error) => return Err(error),
+            }
         }
+        Ok(out)
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
-        let call = self.call("read file");
+        let token = self.envd_token(&sandbox.external_id).await?;
+        let call = self.envd_call("read file", token.as_ref());
         let url = self.envd_url(&sandbox.external_id, &format!("/files?path={}", encode(&sandbox.path(path))));
         let mut builder = call.request(http::Method::GET, &url);
-        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+        if let Some(token) = &token {
             builder = builder.header("x-access-token", token.expose());
         }
         Ok(call.send(&self.client, builder, Vec::new(), 60_000, path).await?.1)
     }
 
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
-        let call = self.call("write file");
+        let token = self.envd_token(&sandbox.external_id).await?;
+        let call = self.envd_call("write file", token.as_ref());
         let boundary = "agent-zero-e2b-boundary-7f3a";
         let url = self.envd_url(&sandbox.external_id, &format!("/files?path={}", encode(&sandbox.path(path))));
         let mut builder = call
             .request(http::Method::POST, &url)
             .header("content-type", format!("multipart/form-data; boundary={boundary}"));
-        if let Some(token) = self.envd_token(&sandbox.external_id).await? {
+        if let Some(token) = &token {
             builder = builder.header("x-access-token", token.expose());
         }
         let name = path.rsplit('/').next().unwrap_or(path);
@@ -242,6 +323,13 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
             }
             Err(other) => Err(other),
         }
+    }
+}
+
+impl<C> std::fmt::Debug for E2b<C> {
+    /// Shows no client state and no credential (envd tokens, keys, headers).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("E2b").finish_non_exhaustive()
     }
 }
 
@@ -275,12 +363,5 @@ mod tests {
         assert!(fold_process_stream(&deadline, &call).unwrap().timed_out);
         assert!(fold_process_stream(&frame(2, r#"{"error":{"code":"unavailable","message":"x"}}"#), &call).is_err());
         assert!(fold_process_stream(&body[..body.len() - 3], &call).is_err());
-    }
-}
-
-impl<C> std::fmt::Debug for E2b<C> {
-    /// Shows no client state and no credential (envd tokens, keys, headers).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("E2b").finish_non_exhaustive()
     }
 }

@@ -65,6 +65,26 @@ fn scrub_http(secret: &Secret, error: agent_zero_ports::HttpError) -> agent_zero
     }
 }
 
+/// Downloads a checkout archive through the edge for adapters that take
+/// files, not links: no credential header (the link carries its own
+/// token), bounded by `timeout_ms` and [`MAX_ARCHIVE_BYTES`]. Errors never
+/// show the link.
+///
+/// [`MAX_ARCHIVE_BYTES`]: crate::MAX_ARCHIVE_BYTES
+pub(crate) async fn fetch_archive<C: HttpClient>(client: &C, provider: &'static str, url: &Secret, timeout_ms: u64) -> Result<Vec<u8>, ProviderError> {
+    let call = Call { provider, operation: "download checkout", secret: url };
+    let builder = call.request(http::Method::GET, url.expose());
+    let (_, body) = call.send(client, builder, Vec::new(), timeout_ms, "the checkout archive").await?;
+    if body.len() > crate::MAX_ARCHIVE_BYTES {
+        return Err(ProviderError::Refused {
+            provider,
+            operation: "download checkout",
+            reason: format!("the archive is {} bytes, over the {}-byte limit", body.len(), crate::MAX_ARCHIVE_BYTES),
+        });
+    }
+    Ok(body)
+}
+
 /// Percent-encodes a query or path component (RFC 3986 unreserved kept).
 pub(crate) fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -13,4 +13,5 @@ pub use custom::CustomSandbox;
 pub use daytona::Daytona;
 pub use e2b::E2b;
 pub use http::shell_quote;
+pub(crate) use http::fetch_archive;
 pub use vercel::VercelSandbox;

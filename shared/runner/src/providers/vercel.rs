@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http::{Call, encode, exec_deadline};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+use crate::checkout::{CheckoutSource, Provision};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "vercel";
@@ -87,14 +88,25 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
         ProviderKind::Vercel
     }
 
-    async fn provision(&self, request: &SandboxRequest, _writable: bool) -> Result<Provisioned, ProviderError> {
+    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
         let network = match request.network {
             NetworkPolicy::None => json!({ "mode": "deny-all" }),
             NetworkPolicy::Restricted => json!({ "mode": "custom", "allowedDomains": self.restricted_allow }),
             NetworkPolicy::Full => json!({ "mode": "allow-all" }),
         };
+        // Vercel fetches the source itself: the archive link (its own
+        // short-lived token) in the create body, never in a command.
+        let source = match provision.source {
+            CheckoutSource::Archive { url, .. } => json!({ "type": "tarball", "url": url.expose() }),
+            CheckoutSource::PublicClone => json!({
+                "type": "git",
+                "url": format!("https://github.com/{}.git", request.repository),
+                "revision": request.git_ref,
+                "depth": 1,
+            }),
+        };
         let body = json!({
-            "source": { "type": "git", "url": format!("https://github.com/{}.git", request.repository), "revision": request.git_ref },
+            "source": source,
             "timeout": request.lease_ms,
             "runtime": "node22",
             "networkPolicy": network,
@@ -103,7 +115,22 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
             .send("create sandbox", http::Method::POST, "/v1/sandboxes", body.to_string().into_bytes(), "application/json", 300_000, &request.repository)
             .await?;
         let created: Created = self.call("create sandbox").json(&bytes)?;
-        Ok(Provisioned { external_id: created.sandbox.id, root: ROOT.into(), isolated: true })
+        if let CheckoutSource::Archive { commit, .. } = provision.source {
+            // An unpacked tarball has no history: commit it as the baseline.
+            let sandbox = SandboxRef { external_id: created.sandbox.id.clone(), root: String::new() };
+            for (operation, argv) in baseline(ROOT, commit) {
+                let exec = Exec { argv, timeout_ms: provision.checkout_timeout_ms, ..fixed_git(&[]) };
+                let outcome = self.exec(&sandbox, &exec).await.and_then(|out| match out.exit_code {
+                    0 => Ok(()),
+                    code => Err(self.call(operation).protocol(format!("git exited {code}"))),
+                });
+                if let Err(error) = outcome {
+                    let _ = self.stop(&created.sandbox.id).await;
+                    return Err(error);
+                }
+            }
+        }
+        Ok(Provisioned { external_id: created.sandbox.id, root: ROOT.into(), isolated: true, network: request.network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
@@ -222,6 +249,13 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
+impl<C> std::fmt::Debug for VercelSandbox<C> {
+    /// Shows no client state and no credential (envd tokens, keys, headers).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VercelSandbox").finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,12 +269,5 @@ mod tests {
         let gz = gzip_stored(&tar);
         assert_eq!(&gz[..2], &[0x1f, 0x8b]);
         assert_eq!(gz.len(), 10 + 5 + tar.len() + 8);
-    }
-}
-
-impl<C> std::fmt::Debug for VercelSandbox<C> {
-    /// Shows no client state and no credential (envd tokens, keys, headers).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VercelSandbox").finish_non_exhaustive()
     }
 }

@@ -80,6 +80,9 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
         .map(|s| percent_decode(s, false))
         .collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    if let Some(reply) = super::archive::route(state, call, &segments, authenticate) {
+        return reply;
+    }
     let method = call.method.as_str();
     match segments.as_slice() {
         ["user"] if method == "GET" => identity::authenticated_user(state, call),
@@ -161,6 +164,7 @@ fn repo_route(
         }
         ("POST", ["git", "commits"]) => create_commit(state, &key, call),
         ("GET", ["git", "commits", sha]) => get_git_commit(state, &key, sha),
+        ("GET" | "POST", ["pulls", _, "files" | "reviews"]) => super::pulls::route(state, call, &key, rest),
         _ => collab::route(state, call, &key, rest),
     }
 }

@@ -1,0 +1,49 @@
+//! RS256 for the GitHub App JWT through WebCrypto (`crypto.subtle`, native
+//! in workerd), so the worker links no RSA implementation of its own.
+
+use agent_zero_github::{CredentialsError, PrivateKeyDer, Rs256Signer};
+use worker::js_sys::{Array, Object, Reflect, Uint8Array};
+use worker::wasm_bindgen::{JsCast as _, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::{CryptoKey, WorkerGlobalScope};
+
+/// The WebCrypto algorithm name of RS256.
+const RSASSA_PKCS1_V1_5: &str = "RSASSA-PKCS1-v1_5";
+
+/// `crypto.subtle.importKey("pkcs8", …)` then `sign("RSASSA-PKCS1-v1_5", …)`.
+/// The key is imported per signature, which is rare (installation tokens
+/// are cached for an hour), and not extractable.
+pub(crate) struct WebCryptoSigner;
+
+impl Rs256Signer for WebCryptoSigner {
+    async fn sign_rs256(&self, key: &PrivateKeyDer, message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
+        let subtle = worker::js_sys::global()
+            .unchecked_into::<WorkerGlobalScope>()
+            .crypto()
+            .map_err(|e| failed("crypto", &e))?
+            .subtle();
+        let algorithm = Object::new();
+        Reflect::set(&algorithm, &"name".into(), &RSASSA_PKCS1_V1_5.into()).map_err(|e| failed("algorithm", &e))?;
+        Reflect::set(&algorithm, &"hash".into(), &"SHA-256".into()).map_err(|e| failed("algorithm", &e))?;
+        let der = Uint8Array::from(key.pkcs8());
+        let usages = Array::of1(&"sign".into());
+        let import = subtle
+            .import_key_with_object("pkcs8", &der, &algorithm, false, &usages)
+            .map_err(|e| failed("importKey", &e))?;
+        let crypto_key: CryptoKey = JsFuture::from(import).await.map_err(|e| failed("importKey", &e))?.unchecked_into();
+        let sign = subtle
+            .sign_with_str_and_u8_array(RSASSA_PKCS1_V1_5, &crypto_key, message)
+            .map_err(|e| failed("sign", &e))?;
+        let signature = JsFuture::from(sign).await.map_err(|e| failed("sign", &e))?;
+        Ok(Uint8Array::new(&signature).to_vec())
+    }
+}
+
+/// WebCrypto's error (its name and message: never the key) for `step`.
+fn failed(step: &str, error: &JsValue) -> CredentialsError {
+    let text = error
+        .dyn_ref::<worker::js_sys::Error>()
+        .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
+        .unwrap_or_else(|| "unknown error".to_owned());
+    CredentialsError::Signing { reason: format!("crypto.subtle {step}: {text}") }
+}

@@ -1,0 +1,210 @@
+//! `GET /api/v1/doctor`: the deep checks `agent-zero doctor` cannot make
+//! from outside, for token holders only:
+//!
+//! - `github-identity`: the configured credentials are asked who they are
+//!   (`GET /user` for a token, `GET /app` with the App's JWT), as
+//!   publication does;
+//! - `model-reachable`: each configured provider's endpoint answers HTTP
+//!   (`GET {base}/models`, sent without a credential, so nothing is spent);
+//! - `sandbox-reachable`: the sandbox provider's endpoint answers HTTP
+//!   (sent without its token).
+//!
+//! An answer names variables and providers, never a value: no URL, token
+//! or key is echoed, and upstream error text is not passed through.
+
+use agent_zero_github::{GitHubClient, IdentityCache};
+use agent_zero_models::{BASE_URL_VARIABLE, ProviderKind, default_base_url};
+use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use super::Context;
+use crate::{Host, auth, github_access, repository_policy};
+
+/// Bound on each probe: a doctor answers within a few seconds.
+const PROBE_TIMEOUT_MS: u64 = 5_000;
+
+/// Model providers by the variable holding their key (as health lists them).
+const MODEL_KEYS: &[(ProviderKind, &str)] = &[
+    (ProviderKind::OpenAi, "OPENAI_API_KEY"),
+    (ProviderKind::Anthropic, "ANTHROPIC_API_KEY"),
+    (ProviderKind::Google, "GOOGLE_GENERATIVE_AI_API_KEY"),
+    (ProviderKind::AiGateway, "AI_GATEWAY_API_KEY"),
+];
+
+/// Sandbox providers whose platform API is fixed, and that API.
+const SANDBOX_APIS: &[(&str, &str)] = &[("e2b", "https://api.e2b.app"), ("daytona", "https://app.daytona.io/api")];
+
+fn check(name: &str, status: &str, detail: String, fix: Option<&str>) -> Value {
+    json!({ "name": name, "status": status, "detail": detail, "fix": fix })
+}
+
+pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    if let Err(e) = auth::principal(context.config, request.headers()) {
+        return e.into_response();
+    }
+    let mut checks = vec![github_identity(context).await];
+    checks.push(model_reachable(context).await);
+    checks.push(sandbox_reachable(context).await);
+    crate::json_response(StatusCode::OK, &json!({ "checks": checks }))
+}
+
+async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
+    const NAME: &str = "github-identity";
+    let fix_credentials = "set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, or GITHUB_TOKEN (a user's token)";
+    let credentials = match github_access::credentials(context.config) {
+        Ok(Some(credentials)) => credentials,
+        Ok(None) => return check(NAME, "fail", "no GitHub credentials are configured".into(), Some(fix_credentials)),
+        Err(e) => return check(NAME, "fail", redacted(context, &e.to_string()), Some(fix_credentials)),
+    };
+    let api = match repository_policy::github_api(context.config) {
+        Ok(api) => api,
+        Err(e) => return check(NAME, "fail", e.message, Some("fix GITHUB_API_URL (https://HOST/api/v3 for Enterprise Server)")),
+    };
+    let anonymous = GitHubClient::new(context.host.http(), &api);
+    let cache = IdentityCache::default();
+    match credentials.own_login(&anonymous, context.host.signer(), &cache, context.invocation.now_ms).await {
+        Ok(login) => check(NAME, "pass", format!("GitHub knows the credentials as `{login}`"), None),
+        Err(e) => check(
+            NAME,
+            "fail",
+            redacted(context, &e.to_string()),
+            Some("check that the credentials are current and GITHUB_API_URL points at their GitHub"),
+        ),
+    }
+}
+
+async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
+    const NAME: &str = "model-reachable";
+    let config = context.config;
+    let mut targets: Vec<(String, String, &str)> = Vec::new();
+    if let Some(base) = config.get(BASE_URL_VARIABLE) {
+        targets.push(("openai-compatible".into(), base.trim().trim_end_matches('/').to_owned(), BASE_URL_VARIABLE));
+    }
+    // AGENT_ZERO_MODEL_BASE_URL overrides every provider's endpoint.
+    for (kind, key) in MODEL_KEYS {
+        if config.is_set(key)
+            && !config.is_set(BASE_URL_VARIABLE)
+            && let Some(base) = default_base_url(*kind)
+        {
+            targets.push((kind.as_str().to_owned(), base.to_owned(), key));
+        }
+    }
+    if targets.is_empty() {
+        return check(NAME, "fail", "no model provider is configured".into(), Some("set a provider's key (OPENAI_API_KEY, ...)"));
+    }
+    let mut reached = Vec::new();
+    for (provider, base, variable) in &targets {
+        match probe(context, &format!("{base}/models")).await {
+            Ok(status) => reached.push(format!("{provider} answered HTTP {status}")),
+            Err(why) => {
+                return check(
+                    NAME,
+                    "fail",
+                    format!("{provider} (from {variable}) is unreachable: {why}"),
+                    Some("check the provider's endpoint (AGENT_ZERO_MODEL_BASE_URL) and that the host may reach it"),
+                );
+            }
+        }
+    }
+    check(NAME, "pass", reached.join("; "), None)
+}
+
+async fn sandbox_reachable<H: Host>(context: &Context<'_, H>) -> Value {
+    const NAME: &str = "sandbox-reachable";
+    let config = context.config;
+    let Some(provider) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
+        return check(NAME, "fail", "no sandbox provider is configured".into(), Some("set AGENT_ZERO_SANDBOX_PROVIDER"));
+    };
+    let (url, from) = match (config.get("AGENT_ZERO_SANDBOX_URL"), SANDBOX_APIS.iter().find(|(p, _)| *p == provider)) {
+        (Some(url), _) => (url.trim().trim_end_matches('/').to_owned(), "AGENT_ZERO_SANDBOX_URL"),
+        (None, Some((_, api))) => ((*api).to_owned(), "its platform API"),
+        (None, None) => {
+            return check(
+                NAME,
+                "fail",
+                format!("sandbox provider `{provider}` needs AGENT_ZERO_SANDBOX_URL"),
+                Some("set AGENT_ZERO_SANDBOX_URL"),
+            );
+        }
+    };
+    match probe(context, &url).await {
+        Ok(status) => check(NAME, "pass", format!("{provider} ({from}) answered HTTP {status}"), None),
+        Err(why) => check(
+            NAME,
+            "fail",
+            format!("{provider} ({from}) is unreachable: {why}"),
+            Some("check AGENT_ZERO_SANDBOX_URL and that the sandbox server is running and reachable from the host"),
+        ),
+    }
+}
+
+/// One credential-less GET: the status, or why there was none (the kind
+/// of failure only, never upstream text that could carry the URL).
+async fn probe<H: Host>(context: &Context<'_, H>, url: &str) -> Result<u16, String> {
+    let mut request = http::Request::get(url).body(Vec::new()).map_err(|_| "not a valid URL".to_owned())?;
+    request.extensions_mut().insert(RequestTimeout(PROBE_TIMEOUT_MS));
+    match context.host.http().send(request).await {
+        Ok(response) => Ok(response.status().as_u16()),
+        Err(HttpError::NotAllowed(_)) => Err("the host does not allow this outbound destination".into()),
+        Err(HttpError::Timeout(ms)) => Err(format!("no answer within {ms} ms")),
+        Err(HttpError::Transport(_)) => Err("the connection failed".into()),
+        Err(_) => Err("the request failed".into()),
+    }
+}
+
+fn redacted<H: Host>(context: &Context<'_, H>, text: &str) -> String {
+    auth::redact(text, &auth::secrets(context.config))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Config;
+    use crate::test_host::TestHost;
+
+    const TOKEN: &str = "tok-doctor-5d1e";
+    const SANDBOX_URL: &str = "http://sandbox.internal.example:8080";
+
+    fn doctor(config: &Config, authorization: Option<&str>) -> (u16, serde_json::Value) {
+        let mut request = http::Request::get("/api/v1/doctor");
+        if let Some(value) = authorization {
+            request = request.header(http::header::AUTHORIZATION, value);
+        }
+        let response = TestHost::new().send(config, request.body(Vec::new()).unwrap());
+        (response.status().as_u16(), serde_json::from_slice(response.body()).unwrap())
+    }
+
+    #[test]
+    fn token_holders_only() {
+        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e")]);
+        let (status, body) = doctor(&config, None);
+        assert_eq!((status, body["error"]["code"].as_str()), (401, Some("unauthorized")), "{body}");
+        let (status, body) = doctor(&Config::from_pairs([("GITHUB_TOKEN", "ghp_x")]), Some("Bearer x"));
+        assert_eq!(status, 503, "{body}");
+    }
+
+    #[test]
+    fn each_fault_is_named_with_its_fix_and_no_value_is_echoed() {
+        let config = Config::from_pairs([
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e"),
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+            ("AGENT_ZERO_SANDBOX_URL", SANDBOX_URL),
+            ("OPENAI_API_KEY", "sk-doctor-secret"),
+        ]);
+        let (status, body) = doctor(&config, Some(&format!("Bearer {TOKEN}")));
+        assert_eq!(status, 200, "{body}");
+        let checks = body["checks"].as_array().unwrap();
+        let named = |name: &str| checks.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name}: {body}"));
+        assert_eq!(named("github-identity")["status"], "fail");
+        assert!(named("github-identity")["fix"].as_str().unwrap().contains("GITHUB_TOKEN"));
+        // The test host refuses every outbound request.
+        assert_eq!(named("model-reachable")["status"], "fail");
+        assert!(named("model-reachable")["detail"].as_str().unwrap().contains("openai (from OPENAI_API_KEY)"), "{body}");
+        assert_eq!(named("sandbox-reachable")["status"], "fail");
+        assert!(named("sandbox-reachable")["detail"].as_str().unwrap().contains("custom (AGENT_ZERO_SANDBOX_URL)"), "{body}");
+        let text = body.to_string();
+        for value in [TOKEN, SANDBOX_URL, "sandbox.internal", "sk-doctor-secret", "api.openai.com"] {
+            assert!(!text.contains(value), "{value} echoed: {text}");
+        }
+    }
+}

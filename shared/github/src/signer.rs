@@ -1,0 +1,248 @@
+//! The RS256 signing port (RSASSA-PKCS1-v1_5 with SHA-256, JWS `RS256`)
+//! the GitHub App JWT is signed through, and the App's private key as the
+//! PKCS#8 DER every implementation takes.
+//!
+//! Each host brings its own signer: the worker signs with WebCrypto
+//! (`crypto.subtle`, native in workerd); Spin and the host tests with the
+//! pure-Rust [`RsaSigner`] (cargo feature `rsa`), so the worker never links
+//! the `rsa` crate. Key parsing here is pure: PEM to DER, PKCS#1 wrapped
+//! into PKCS#8, and a structural check of the DER so a bad key is refused
+//! when the deployment's variables are read, not at the first signature.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::credentials::CredentialsError;
+
+/// Signs with RSASSA-PKCS1-v1_5 / SHA-256.
+pub trait Rs256Signer {
+    /// The signature of `message` under `key` (as many bytes as the modulus).
+    async fn sign_rs256(&self, key: &PrivateKeyDer, message: &[u8]) -> Result<Vec<u8>, CredentialsError>;
+}
+
+impl<S: Rs256Signer + ?Sized> Rs256Signer for &S {
+    async fn sign_rs256(&self, key: &PrivateKeyDer, message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
+        (**self).sign_rs256(key, message).await
+    }
+}
+
+/// An RSA private key as PKCS#8 `PrivateKeyInfo` DER (what WebCrypto's
+/// `importKey("pkcs8", …)` takes), checked to hold an `RSAPrivateKey`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PrivateKeyDer(Vec<u8>);
+
+/// `SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }`.
+const RSA_ALGORITHM: [u8; 15] = [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+const PKCS1_LABEL: &str = "RSA PRIVATE KEY";
+const PKCS8_LABEL: &str = "PRIVATE KEY";
+
+impl PrivateKeyDer {
+    /// From the PEM GitHub issued (PKCS#1 `RSA PRIVATE KEY`) or its PKCS#8
+    /// form (`PRIVATE KEY`).
+    pub fn from_pem(pem: &str) -> Result<Self, CredentialsError> {
+        let invalid = |reason| CredentialsError::InvalidPrivateKey { reason };
+        let (label, der) = pem_block(pem).ok_or(invalid("expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block"))?;
+        match label {
+            PKCS1_LABEL => {
+                check_rsa_private_key(&der).ok_or(invalid("not a valid PKCS#1 RSA private key"))?;
+                Ok(Self::wrap_pkcs1(&der))
+            }
+            PKCS8_LABEL => {
+                let inner = pkcs8_rsa_key(&der).ok_or(invalid("not a valid PKCS#8 RSA private key"))?;
+                check_rsa_private_key(inner).ok_or(invalid("not a valid PKCS#8 RSA private key"))?;
+                Ok(Self(der))
+            }
+            _ => Err(invalid("expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block")),
+        }
+    }
+
+    /// `PrivateKeyInfo { version 0, rsaEncryption, OCTET STRING pkcs1 }`.
+    fn wrap_pkcs1(pkcs1: &[u8]) -> Self {
+        let mut body = vec![0x02, 0x01, 0x00];
+        body.extend_from_slice(&RSA_ALGORITHM);
+        body.push(0x04);
+        push_len(&mut body, pkcs1.len());
+        body.extend_from_slice(pkcs1);
+        let mut der = vec![0x30];
+        push_len(&mut der, body.len());
+        der.extend_from_slice(&body);
+        Self(der)
+    }
+
+    /// The PKCS#8 DER bytes.
+    pub fn pkcs8(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The PKCS#1 `RSAPrivateKey` inside.
+    pub fn pkcs1(&self) -> &[u8] {
+        // Checked when built.
+        pkcs8_rsa_key(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for PrivateKeyDer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrivateKeyDer([redacted])")
+    }
+}
+
+/// The label and decoded bytes of the one PEM block in `pem`.
+fn pem_block(pem: &str) -> Option<(&str, Vec<u8>)> {
+    let pem = pem.trim();
+    let rest = pem.strip_prefix("-----BEGIN ")?;
+    let (label, rest) = rest.split_once("-----")?;
+    let footer = format!("-----END {label}-----");
+    let body = rest.trim_end().strip_suffix(footer.as_str())?;
+    let base64: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    Some((label, STANDARD.decode(base64).ok()?))
+}
+
+/// DER length octets.
+fn push_len(out: &mut Vec<u8>, len: usize) {
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes = len.to_be_bytes();
+        let skip = bytes.iter().take_while(|b| **b == 0).count();
+        out.push(0x80 | (bytes.len() - skip) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+}
+
+/// One DER TLV at the start of `der`: `(tag, contents, rest)`.
+fn tlv(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, mut rest) = rest.split_first()?;
+    let len = if first < 0x80 {
+        usize::from(first)
+    } else {
+        let count = usize::from(first & 0x7f);
+        if count == 0 || count > 4 || rest.len() < count {
+            return None;
+        }
+        let (octets, after) = rest.split_at(count);
+        rest = after;
+        octets.iter().fold(0usize, |n, b| (n << 8) | usize::from(*b))
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+/// The `RSAPrivateKey` of a PKCS#8 `PrivateKeyInfo` whose algorithm is
+/// rsaEncryption.
+fn pkcs8_rsa_key(der: &[u8]) -> Option<&[u8]> {
+    let (0x30, info, []) = tlv(der)? else { return None };
+    let (0x02, [0x00], rest) = tlv(info)? else { return None };
+    let rest = rest.strip_prefix(&RSA_ALGORITHM[..])?;
+    // Optional attributes may follow the key.
+    let (0x04, key, _) = tlv(rest)? else { return None };
+    Some(key)
+}
+
+/// `RSAPrivateKey ::= SEQUENCE { version 0, n, e, d, p, q, dp, dq, qinv }`
+/// (two-prime keys, as GitHub issues), each a positive INTEGER.
+fn check_rsa_private_key(der: &[u8]) -> Option<()> {
+    let (0x30, mut fields, []) = tlv(der)? else { return None };
+    for index in 0..9 {
+        let (0x02, value, rest) = tlv(fields)? else { return None };
+        match (index, value) {
+            (0, [0x00]) => {}
+            (0, _) => return None,
+            (_, []) => return None,
+            (_, [first, ..]) if *first >= 0x80 => return None,
+            _ => {}
+        }
+        fields = rest;
+    }
+    fields.is_empty().then_some(())
+}
+
+/// RS256 in pure Rust (the `rsa` crate): PKCS#1 v1.5 without blinding, as
+/// the core has no RNG. RUSTSEC-2023-0071 (Marvin: a timing side channel on
+/// private-key operations, exploited by timing very many of them precisely
+/// over the network) is accepted on the hosts that use it (deny.toml says
+/// why): a signature is made only to mint an installation token, which is
+/// then cached; only a signed delivery or an authenticated call leads to
+/// one; and no caller sees when it happens except through GitHub's webhook
+/// pipeline and our own round trip to GitHub, seconds of jitter each.
+#[cfg(feature = "rsa")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RsaSigner;
+
+#[cfg(feature = "rsa")]
+impl Rs256Signer for RsaSigner {
+    async fn sign_rs256(&self, key: &PrivateKeyDer, message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
+        use rsa::pkcs1::DecodeRsaPrivateKey as _;
+        use rsa::signature::{SignatureEncoding as _, Signer as _};
+        let key = rsa::RsaPrivateKey::from_pkcs1_der(key.pkcs1())
+            .map_err(|_| CredentialsError::InvalidPrivateKey { reason: "not a valid PKCS#1 RSA private key" })?;
+        let signing_key = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(key);
+        Ok(signing_key.try_sign(message).map_err(|e| CredentialsError::Signing { reason: e.to_string() })?.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PKCS1: &str = include_str!("../tests/data/test-app-key.pkcs1.pem");
+    const PKCS8: &str = include_str!("../tests/data/test-app-key.pkcs8.pem");
+
+    #[test]
+    fn pkcs1_is_wrapped_into_the_same_pkcs8_as_openssl_writes() {
+        let wrapped = PrivateKeyDer::from_pem(PKCS1).unwrap();
+        let pkcs8 = PrivateKeyDer::from_pem(PKCS8).unwrap();
+        assert_eq!(wrapped, pkcs8);
+        assert_eq!(pem_block(PKCS1).unwrap().1, wrapped.pkcs1());
+        assert_eq!(format!("{wrapped:?}"), "PrivateKeyDer([redacted])");
+    }
+
+    #[test]
+    fn malformed_keys_are_refused_with_a_reason() {
+        let reason = |pem: &str| match PrivateKeyDer::from_pem(pem) {
+            Err(CredentialsError::InvalidPrivateKey { reason }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(reason("not a key"), "expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block");
+        assert_eq!(
+            reason("-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"),
+            "expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block"
+        );
+        assert_eq!(reason(&PKCS1[..PKCS1.len() / 2]), "expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block");
+        // Valid base64, truncated DER.
+        let der = pem_block(PKCS1).unwrap().1;
+        let short = format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+            STANDARD.encode(&der[..der.len() - 3])
+        );
+        assert_eq!(reason(&short), "not a valid PKCS#1 RSA private key");
+        // A PKCS#1 body under the PKCS#8 label.
+        let mislabelled = PKCS1.replace("RSA PRIVATE KEY", "PRIVATE KEY");
+        assert_eq!(reason(&mislabelled), "not a valid PKCS#8 RSA private key");
+    }
+
+    #[cfg(feature = "rsa")]
+    #[test]
+    fn rsa_signer_output_verifies_with_the_loopback_github_public_key() {
+        use rsa::pkcs8::DecodePublicKey as _;
+        use rsa::signature::Verifier as _;
+        let key = PrivateKeyDer::from_pem(agent_zero_fakes::TEST_APP_PRIVATE_KEY_PEM).unwrap();
+        let message = b"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOjF9";
+        let signature = agent_zero_ports::block_on(RsaSigner.sign_rs256(&key, message)).unwrap();
+        assert_eq!(signature.len(), 256, "a 2048-bit key signs 256 bytes");
+        let public = rsa::RsaPublicKey::from_public_key_pem(agent_zero_fakes::TEST_APP_PUBLIC_KEY_PEM).unwrap();
+        let verifier = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(public);
+        let signature = rsa::pkcs1v15::Signature::try_from(signature.as_slice()).unwrap();
+        verifier.verify(message, &signature).expect("verifies with the public key");
+        assert!(verifier.verify(b"another message", &signature).is_err());
+    }
+
+    #[test]
+    fn der_lengths_use_the_shortest_form() {
+        for (len, octets) in [(0, vec![0]), (0x7f, vec![0x7f]), (0x80, vec![0x81, 0x80]), (0x4a8, vec![0x82, 0x04, 0xa8])] {
+            let mut out = Vec::new();
+            push_len(&mut out, len);
+            assert_eq!(out, octets, "{len}");
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! What the checks produce is not the change: a Python repository without
+//! a `.gitignore` (its tests write `__pycache__/`) goes from labelled issue
+//! to a verified pull request; the byproducts are listed in the evidence
+//! and never published.
+
+use agent_zero_e2e::Runtime;
+use agent_zero_fakes::calc;
+use serde_json::json;
+
+use super::lifecycle::{file_issue, finding, policy, read, wait_github, wait_terminal, world_without_gitignore};
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "byproducts_of_the_checks_are_listed_never_published",
+    run: byproducts_of_the_checks_are_listed_never_published,
+}];
+
+fn byproducts_of_the_checks_are_listed_never_published(runtime: Runtime) {
+    let world = world_without_gitignore(runtime, &policy("fix"));
+    world.model.push_decision(json!({
+        "finding": finding(calc::BUG_QUOTE, 0.95),
+        "plan": ["Divide by len(values)"],
+        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" }]
+    }));
+    let task_id = file_issue(&world, "byproducts-1");
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    assert_eq!(task["result"]["changedFiles"], json!([calc::BUG_PATH]), "only the run's own write is judged: {text}");
+
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
+    let omitted = evidence["coverage"]["omitted"].as_array().cloned().unwrap_or_default();
+    let byproducts: Vec<&str> =
+        omitted.iter().filter(|o| o["kind"] == "byproduct").filter_map(|o| o["subject"].as_str()).collect();
+    assert!(!byproducts.is_empty() && byproducts.iter().all(|p| p.starts_with("__pycache__/")), "{evidence}");
+
+    // Published: the fix, and nothing the checks wrote.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    let writes = world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/"));
+    assert!(!writes.is_empty(), "the fix was committed");
+    for call in &writes {
+        assert!(!call.body_text().contains("__pycache__"), "a byproduct was published: {}", call.body_text());
+    }
+}

@@ -1,0 +1,252 @@
+//! Pull-request review on each runtime: a `pull_request` delivery with
+//! proactive review enabled reads the pull request's real diff from GitHub
+//! (`GET /pulls/{n}/files`), the model sees the added lines, the supported
+//! finding is posted as one review with a line comment the loopback GitHub
+//! places on the diff (it refuses any line outside the hunks, as GitHub
+//! does), and the check run leads with the coverage ledger. A pull request
+//! over the diff budget names what it skipped and never passes.
+
+use std::time::{Duration, Instant};
+
+use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root, request};
+use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc};
+use serde_json::{Value, json};
+
+use super::lifecycle::{OPERATOR, Sandbox, read};
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[
+    Case { name: "review_of_a_pull_request_that_adds_a_bug_comments_on_its_line", run: review_of_a_pull_request_that_adds_a_bug_comments_on_its_line },
+    Case { name: "review_over_the_diff_budget_names_what_it_skipped_and_is_neutral", run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral },
+];
+
+const SECRET: &str = "e2e-review-secret";
+const SANDBOX_TOKEN: &str = "e2e-review-sandbox-token";
+const GITHUB_TOKEN: &str = "ghp_e2e_review";
+const POLICY: &str = "version: 1\nmode: observe\nproactive:\n  enabled: true\nchecks:\n  - [python3, -m, unittest]\n";
+
+struct World {
+    github: FakeGitHub,
+    model: FakeModel,
+    fixture: FixtureRepo,
+    _sandbox: Sandbox,
+    server: Server,
+    number: u64,
+    head: String,
+}
+
+/// The fixture's base holds the correct `calc.py`; the pull request's head
+/// (a real commit, so the sandbox checks it out) adds the off-by-one and
+/// `extra` files.
+fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
+    let mut fixture = FixtureRepo::calc("acme", "calc")
+        .file(calc::BUG_PATH, calc::CALC_PY_FIXED)
+        .file(".agent-zero.yml", POLICY)
+        .build()
+        .expect("fixture repo");
+    let github = FakeGitHub::start();
+    github.add_fixture(&fixture);
+    let mut changes: Vec<(&str, &str)> = vec![(calc::BUG_PATH, calc::CALC_PY)];
+    changes.extend_from_slice(extra);
+    let head = fixture.commit(&changes, "average: divide by the count plus one").expect("head commit");
+    let seeded: Vec<(&str, Option<&str>)> = changes.iter().map(|(p, c)| (*p, Some(*c))).collect();
+    let number = github.open_pull_request(fixture.owner(), fixture.name(), "feature", &head, &seeded);
+    let model = FakeModel::start();
+    let sandbox = Sandbox::with_token(fixture.repos_dir(), SANDBOX_TOKEN);
+    let vars = [
+        ("GITHUB_WEBHOOK_SECRET", SECRET.to_owned()),
+        ("GITHUB_API_URL", github.url()),
+        ("GITHUB_TOKEN", GITHUB_TOKEN.to_owned()),
+        ("AGENT_ZERO_MODEL_BASE_URL", model.base_url()),
+        ("OPENAI_COMPATIBLE_API_KEY", "sk-e2e-review-key".to_owned()),
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
+        ("AGENT_ZERO_SANDBOX_URL", sandbox.url.clone()),
+        ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
+        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
+        ("AGENT_ZERO_MODEL_TIMEOUT_MS", "1500".to_owned()),
+        ("AGENT_ZERO_CLAIM_MARGIN_MS", "2000".to_owned()),
+    ];
+    let options = ServerOptions { vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(), ..ServerOptions::default() };
+    let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
+    World { github, model, fixture, _sandbox: sandbox, server, number, head }
+}
+
+/// The real `pull_request` `opened` payload (octokit/webhooks), pointed at
+/// the fixture's pull request.
+fn opened(world: &World) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/github-webhooks/pull_request/opened.payload.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let point = |repository: &mut Value| {
+        repository["name"] = json!(name);
+        repository["full_name"] = json!(format!("{owner}/{name}"));
+        repository["owner"]["login"] = json!(owner);
+        repository["default_branch"] = json!(world.fixture.branch());
+    };
+    point(&mut payload["repository"]);
+    point(&mut payload["pull_request"]["head"]["repo"]);
+    point(&mut payload["pull_request"]["base"]["repo"]);
+    let pull = &world.github.pulls(owner, name)[0];
+    payload["number"] = json!(world.number);
+    payload["pull_request"]["number"] = json!(world.number);
+    payload["pull_request"]["head"]["sha"] = json!(world.head);
+    payload["pull_request"]["head"]["ref"] = json!("feature");
+    payload["pull_request"]["base"]["sha"] = pull["base"]["sha"].clone();
+    payload["pull_request"]["base"]["ref"] = json!(world.fixture.branch());
+    serde_json::to_vec(&payload).unwrap()
+}
+
+/// The model's answer: the off-by-one the pull request adds, quoting the
+/// added line.
+fn decision() -> Value {
+    json!({
+        "finding": {
+            "title": "average() divides by one too many",
+            "explanation": "The pull request changes the denominator to len(values) + 1.",
+            "severity": "high",
+            "confidence": 0.95,
+            "valid": true,
+            "evidence": [format!("`{}`", calc::BUG_QUOTE.trim())],
+            "files": [calc::BUG_PATH],
+            "changeRisk": "behavioral"
+        },
+        "plan": ["Divide by len(values)"],
+        "acceptanceCriteria": [],
+        "changes": []
+    })
+}
+
+fn deliver(world: &World, delivery: &str) -> String {
+    let reply: Reply = world.server.deliver_github(SECRET, "pull_request", delivery, &opened(world));
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert_eq!(reply.json()["trigger"], "proactive", "{}", reply.text());
+    reply.json()["taskId"].as_str().expect("task id").to_owned()
+}
+
+fn wait_terminal(world: &World, task_id: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
+        if reply.status == 200 && ["completed", "failed", "needs-human"].contains(&reply.json()["state"].as_str().unwrap_or_default()) {
+            return reply.json();
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "task {task_id} did not finish: {}", reply.text());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The completed check run, once publication has written it.
+fn completed_check(world: &World) -> Value {
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let started = Instant::now();
+    loop {
+        if let Some(run) = world.github.check_runs(owner, name).into_iter().find(|r| r["status"] == "completed") {
+            return run;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "no completed check run: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtime) {
+    let world = world(runtime, &[]);
+    world.model.push_decision(decision());
+    let task_id = deliver(&world, "review-bug-1");
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verdict"], "accepted", "{text}");
+
+    // The model was shown the pull request's own diff: the added line.
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 1, "one model call");
+    let prompt = calls[0].body_text();
+    assert!(prompt.contains(&format!("+{}", calc::BUG_QUOTE)), "the added line is in the model's context: {prompt}");
+    assert!(prompt.contains(&format!("-{}", calc::CALC_PY_FIXED.lines().nth(10).unwrap())), "and the removed one: {prompt}");
+    assert!(prompt.contains("diff under review (base...head)"), "{prompt}");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{}/files", world.number)).is_empty());
+
+    // One review, event COMMENT, with one comment on the added line (RIGHT).
+    let started = Instant::now();
+    while world.github.reviews(owner, name, world.number).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(90), "no review posted: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let reviews = world.github.reviews(owner, name, world.number);
+    assert_eq!(reviews.len(), 1, "{reviews:#?}");
+    let review = &reviews[0];
+    assert_eq!(review["state"], "COMMENTED", "never approves or requests changes: {review}");
+    assert_eq!(review["commit_id"], json!(world.head));
+    let body = review["body"].as_str().unwrap_or_default();
+    assert!(body.starts_with("<!-- agent-zero:review head="), "{body}");
+    assert!(body.contains("Reviewed 1 of 1 changed file"), "the ledger is in the review body: {body}");
+    let comments = review["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert_eq!((comments[0]["path"].as_str(), comments[0]["line"].as_u64(), comments[0]["side"].as_str()), (Some(calc::BUG_PATH), Some(u64::from(calc::BUG_LINE)), Some("RIGHT")));
+    assert!(comments[0]["body"].as_str().unwrap_or_default().contains("divides by one too many"));
+
+    // The loopback GitHub places comments as GitHub does: line 1 is not in
+    // the diff's hunk (lines 8 to 11), so the same review there is refused.
+    let url = format!("{}/repos/{owner}/{name}/pulls/{}/reviews", world.github.url(), world.number);
+    let misplaced = json!({"event": "COMMENT", "body": "x", "comments": [{"path": calc::BUG_PATH, "line": 1, "side": "RIGHT", "body": "x"}]});
+    let auth = format!("Bearer {GITHUB_TOKEN}");
+    let refused = request("POST", &url, &[("authorization", &auth), ("content-type", "application/json")], misplaced.to_string().as_bytes()).expect("fake GitHub");
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    assert_eq!(refused.json()["errors"][0], "Line could not be resolved", "{}", refused.text());
+    assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "a refused review is not stored");
+
+    // The check run carries the ledger, first, and is neutral (observe mode).
+    let check = completed_check(&world);
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("Reviewed 1 of 1 changed file ·"), "{title}");
+    let summary = check["output"]["summary"].as_str().unwrap_or_default();
+    let ledger = summary.find("### Review coverage").expect("ledger in the summary");
+    assert!(ledger < summary.find("### Finding").expect("finding"), "the ledger comes first: {summary}");
+    assert_eq!(check["conclusion"], "neutral", "{check}");
+    // The same head delivered again (a `reopened`, a redelivery under a new
+    // id): reviewed and published again, but the review is not repeated.
+    world.model.push_decision(decision());
+    let again = deliver(&world, "review-bug-2");
+    assert_ne!(again, task_id);
+    assert_eq!(wait_terminal(&world, &again)["state"], "completed");
+    let started = Instant::now();
+    while world.github.check_runs(owner, name).iter().filter(|r| r["status"] == "completed").count() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(90), "the second run never published: {:#?}", world.github.check_runs(owner, name));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "one review per head");
+    let reviews_path = format!("/repos/{owner}/{name}/pulls/{}/reviews", world.number);
+    assert_eq!(world.github.calls_matching("GET", &reviews_path).len(), 2, "each run looked for its review first");
+    assert_eq!(world.github.calls_matching("POST", &reviews_path).len(), 2, "the product posted once (the other is the misplaced one above)");
+
+    // The evidence record holds the ledger and the anchor.
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json"));
+    assert_eq!(evidence.status, 200, "{}", evidence.text());
+    assert_eq!(evidence.json()["review"]["anchors"][0]["line"], calc::BUG_LINE, "{}", evidence.text());
+}
+
+fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Runtime) {
+    // Three generated-looking data files of ~7 KB each: the per-file and
+    // total budgets cannot hold them beside the bug, and a lockfile is skipped.
+    let table = |tag: &str| (0..100).map(|i| format!("{tag} row {i:03} {}\n", "v".repeat(60))).collect::<String>();
+    let (a, b, c) = (table("a"), table("b"), table("c"));
+    let extra = [("data/a.txt", a.as_str()), ("data/b.txt", b.as_str()), ("data/c.txt", c.as_str()), ("package-lock.json", "{\"lockfileVersion\": 3}\n")];
+    let world = world(runtime, &extra);
+    world.model.push_decision(decision());
+    let task_id = deliver(&world, "review-budget-1");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    let check = completed_check(&world);
+    assert_eq!(check["conclusion"], "neutral", "a review that skipped anything never passes: {check}");
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    let summary = check["output"]["summary"].as_str().unwrap_or_default();
+    assert!(title.starts_with("Reviewed ") && title.contains(" of 5 changed files (") && title.contains("skipped"), "{title}\n{summary}");
+    assert!(summary.contains("**This review did not read the whole diff**"), "{summary}");
+    assert!(summary.contains("**skipped** (generated): <code>package-lock.json</code>"), "{summary}");
+    assert!(summary.contains("**skipped** (diff budget spent): <code>data/c.txt</code>"), "{summary}");
+    // What the ledger says was skipped was not shown to the model.
+    let prompt = world.model.calls()[0].body_text();
+    assert!(!prompt.contains("c row 000"), "a skipped file's lines are not in the prompt");
+    assert!(prompt.contains("changed files not shown in full"), "{prompt}");
+}

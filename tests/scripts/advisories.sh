@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The advisory check, offline: cargo-deny (installed by install-tools.sh)
+# against the RustSec snapshot vendored in tests/advisory-db, over what ships:
+# the worker's graph (wasm32-unknown-unknown) and the Spin component's
+# (wasm32-wasip2), normal dependencies only. Fails on an open advisory
+# (vulnerability, unmaintained, unsound) unless deny.toml ignores it with a
+# reason, and if the worker's graph links `rsa` at all.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { echo "advisories: $*" >&2; }
+
+# cargo-deny opens a database as a git work tree at
+# <db-path>/<last URL segment>-<xxhash64 of the URL> (db-path and the URL are
+# in deny.toml); with --offline it reads it as it is, fetching nothing.
+db="target/advisory-dbs/advisory-db-3157b0e258782691"
+commit="$(sed -n 's/^- Commit: `\([0-9a-f]\{40\}\)`$/\1/p' tests/advisory-db/README.md)"
+committed="$(sed -n 's/^- Committed: \(.*\)$/\1/p' tests/advisory-db/README.md)"
+if [ -z "$commit" ] || [ -z "$committed" ]; then
+  say "FAIL: tests/advisory-db/README.md names no source commit and date"
+  exit 1
+fi
+rm -rf "$db"
+mkdir -p "$db"
+cp -R tests/advisory-db/crates "$db/crates"
+git -C "$db" init -q
+git -C "$db" add -A
+GIT_AUTHOR_DATE="$committed" GIT_COMMITTER_DATE="$committed" \
+  git -C "$db" -c user.name=rustsec -c user.email=rustsec@invalid -c commit.gpgsign=false \
+  commit -q -m "rustsec/advisory-db $commit"
+age_days=$(( ($(date +%s) - $(date -d "$committed" +%s)) / 86400 ))
+say "RustSec snapshot $commit ($committed, $age_days days old)"
+if [ "$age_days" -gt 90 ]; then
+  say "WARN: the snapshot is over 90 days old: refresh it (tests/advisory-db/README.md)"
+fi
+
+# The crates the graphs name (from crates.io), so the rest runs offline.
+cargo fetch --locked -q
+worker_graph="$(cargo tree --offline --locked -q -p agent-zero-cloudflare --target wasm32-unknown-unknown \
+  -e normal --prefix none)"
+if grep -q '^rsa v' <<<"$worker_graph"; then
+  say "FAIL: the worker links the rsa crate (RUSTSEC-2023-0071); it signs with WebCrypto"
+  exit 1
+fi
+
+for shipped in functions/cloudflare functions/spin; do
+  say "cargo deny check advisories ($shipped)"
+  cargo deny --offline --log-level error --config deny.toml --manifest-path "$shipped/Cargo.toml" \
+    check advisories
+done
+say "ok"

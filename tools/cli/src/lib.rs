@@ -1,0 +1,204 @@
+//! `agent-zero`, the operator's command line:
+//!
+//! - `init` writes a commented `.agent-zero.yml` for the repository in the
+//!   current directory (checks detected by the deployment's own discovery)
+//!   and prints the deployment steps for Cloudflare and Spin;
+//! - `doctor` checks a deployment as a user would hit it, one line per
+//!   check with the fix to make;
+//! - `tasks list|show|approve|reject|evidence` over the task API;
+//! - `replay` folds a task's raw log with the deployment's own crates and
+//!   proves its stored evidence is reproduced byte for byte.
+//!
+//! I/O boundary: [`run`] takes the arguments, the working directory and the
+//! two output streams; HTTP goes through [`api::Api`] (ureq). Every command
+//! is a function of those, so the tests drive it in-process.
+
+#![forbid(unsafe_code)]
+
+pub mod api;
+mod doctor;
+mod init;
+mod replay;
+mod tasks;
+mod text;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit status of a command that did what was asked.
+pub const EXIT_OK: u8 = 0;
+/// Exit status of a failed check, a reproduced difference, or an API error.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status of a command line clap refused.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "agent-zero", version, about = "Set up, check and operate an Agent Zero Edge deployment")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write a commented `.agent-zero.yml` for the repository here and print the deployment steps.
+    Init(InitArgs),
+    /// Check a deployment: health, capabilities, webhook secret, GitHub, model, sandbox, storage.
+    Doctor(DoctorArgs),
+    /// List, show, approve, reject a deployment's tasks, or fetch their evidence.
+    Tasks(TasksArgs),
+    /// Fold a task's raw log locally and prove its stored evidence is reproduced byte for byte.
+    Replay(ReplayArgs),
+}
+
+/// Which deployment, and as whom.
+#[derive(Debug, Clone, Args)]
+struct Target {
+    /// The deployment's base URL (`https://zero.example.workers.dev`).
+    #[arg(long, env = "AGENT_ZERO_URL")]
+    url: String,
+    /// A control-plane token (`AGENT_ZERO_CONTROL_PLANE_TOKENS`); sent only as a bearer header.
+    #[arg(long, env = "AGENT_ZERO_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// Replace an existing `.agent-zero.yml`.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, Args)]
+struct DoctorArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The deployment's `GITHUB_WEBHOOK_SECRET`: sends a signed `ping` delivery with it.
+    #[arg(long, env = "AGENT_ZERO_WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: Option<String>,
+    /// One JSON object for scripts instead of lines.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct TasksArgs {
+    #[command(flatten)]
+    target: Target,
+    #[command(subcommand)]
+    command: TasksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TasksCommand {
+    /// Newest first.
+    List {
+        /// Only tasks of `owner/name`.
+        #[arg(long)]
+        repository: Option<String>,
+        /// Only tasks in this state (`needs-human`, `completed`, ...).
+        #[arg(long)]
+        state: Option<String>,
+        /// Rows on one page (1 to 100).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// The `nextCursor` of the previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// The API's JSON as given.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One task with its events and result.
+    Show {
+        id: String,
+        /// The API's JSON as given.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a `needs-human` task (recorded under the token's principal).
+    Approve {
+        id: String,
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Reject a `needs-human` task.
+    Reject {
+        id: String,
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// A concluded task's evidence, as the API renders it.
+    Evidence {
+        id: String,
+        #[arg(long, value_enum, default_value_t = EvidenceFormat::Markdown)]
+        format: EvidenceFormat,
+    },
+}
+
+/// The evidence representations the API serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EvidenceFormat {
+    #[value(name = "md")]
+    Markdown,
+    Json,
+    Html,
+}
+
+impl EvidenceFormat {
+    const fn suffix(self) -> &'static str {
+        match self {
+            Self::Markdown => "md",
+            Self::Json => "json",
+            Self::Html => "html",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The task id.
+    task: String,
+    #[command(flatten)]
+    target: Target,
+    /// Replay this log file (the `GET /api/v1/tasks/{id}/log` JSON) instead of fetching it.
+    #[arg(long)]
+    log: Option<PathBuf>,
+}
+
+/// Runs the command line `args` (program name first) in directory `cwd`,
+/// writing results to `out` and diagnostics to `err`; the exit status.
+pub fn run<I, T>(args: I, cwd: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let to_out = !error.use_stderr();
+            let rendered = error.render().to_string();
+            let _ = if to_out { out.write_all(rendered.as_bytes()) } else { err.write_all(rendered.as_bytes()) };
+            return if to_out { EXIT_OK } else { EXIT_USAGE };
+        }
+    };
+    let result = match cli.command {
+        Command::Init(args) => init::run(cwd, args.force, out),
+        Command::Doctor(args) => doctor::run(&args.target, args.webhook_secret.as_deref(), args.json, out),
+        Command::Tasks(args) => tasks::run(&args.target, args.command, out),
+        Command::Replay(args) => replay::run(&args.target, &args.task, args.log.as_deref(), cwd, out),
+    };
+    match result {
+        Ok(status) => status,
+        Err(message) => {
+            let _ = writeln!(err, "agent-zero: {message}");
+            EXIT_FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! `agent-zero tasks list|show|approve|reject|evidence`: the task API, with
+//! its answers shown as given and its errors as one line each.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::api::{Answer, Api, encode};
+use crate::text::{printable, printable_block};
+use crate::{EXIT_OK, TasksCommand, Target};
+
+pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -> Result<u8, String> {
+    let api = Api::new(&target.url, target.token.as_deref())?;
+    let text = match command {
+        TasksCommand::List { repository, state, limit, cursor, json } => {
+            let mut query = Vec::new();
+            if let Some(repository) = &repository {
+                query.push(format!("repository={}", encode(repository)));
+            }
+            if let Some(state) = &state {
+                query.push(format!("state={}", encode(state)));
+            }
+            if let Some(limit) = limit {
+                query.push(format!("limit={limit}"));
+            }
+            if let Some(cursor) = &cursor {
+                query.push(format!("cursor={}", encode(cursor)));
+            }
+            let path = if query.is_empty() { "/api/v1/tasks".to_owned() } else { format!("/api/v1/tasks?{}", query.join("&")) };
+            let answer = expect_success(api.get(&path, "application/json")?)?;
+            if json { pretty(&answer)? } else { list_text(&answer.json()?) }
+        }
+        TasksCommand::Show { id, json } => {
+            let answer = expect_success(api.get(&format!("/api/v1/tasks/{}", encode(&id)), "application/json")?)?;
+            if json { pretty(&answer)? } else { show_text(&answer.json()?) }
+        }
+        TasksCommand::Approve { id, comment } => decide(&api, &id, "approve", comment)?,
+        TasksCommand::Reject { id, comment } => decide(&api, &id, "reject", comment)?,
+        TasksCommand::Evidence { id, format } => {
+            let path = format!("/api/v1/tasks/{}/evidence.{}", encode(&id), format.suffix());
+            let answer = expect_success(api.get(&path, "*/*")?)?;
+            String::from_utf8(answer.body).map_err(|_| "the evidence is not UTF-8".to_owned())?
+        }
+    };
+    out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(EXIT_OK)
+}
+
+/// The answer when it is 2xx, else the API's error line.
+pub(crate) fn expect_success(answer: Answer) -> Result<Answer, String> {
+    if answer.is_success() { Ok(answer) } else { Err(answer.error_line()) }
+}
+
+fn pretty(answer: &Answer) -> Result<String, String> {
+    let value = answer.json()?;
+    Ok(format!("{}\n", serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?))
+}
+
+fn decide(api: &Api, id: &str, decision: &str, comment: Option<String>) -> Result<String, String> {
+    let mut body = json!({ "decision": decision });
+    if let Some(comment) = comment {
+        body["comment"] = json!(comment);
+    }
+    let answer = expect_success(api.post_json(&format!("/api/v1/approvals/{}", encode(id)), &body)?)?;
+    let value = answer.json()?;
+    let state = value["state"].as_str().or_else(|| value["task"]["state"].as_str()).unwrap_or("?");
+    let verb = if decision == "approve" { "approved" } else { "rejected" };
+    Ok(format!("{} {verb}; now {}\n", printable(id), printable(state)))
+}
+
+/// One row per task: id, state, verdict, repository, title.
+pub(crate) fn list_text(page: &Value) -> String {
+    let items = page["items"].as_array().cloned().unwrap_or_default();
+    let mut text = String::new();
+    if items.is_empty() {
+        text.push_str("no tasks\n");
+    }
+    for item in &items {
+        let field = |name: &str| printable(item[name].as_str().unwrap_or("-"));
+        let verified = if item["verified"] == true { " verified" } else { "" };
+        let _ = writeln!(
+            text,
+            "{}  {}  {}{verified}  {}  {}",
+            field("id"),
+            field("state"),
+            field("verdict"),
+            field("repository"),
+            field("title")
+        );
+    }
+    if let Some(cursor) = page["nextCursor"].as_str() {
+        let _ = writeln!(text, "more: --cursor {}", printable(cursor));
+    }
+    text
+}
+
+/// A task: its summary, then each event, then the result's summary.
+pub(crate) fn show_text(task: &Value) -> String {
+    let field = |name: &str| printable(task[name].as_str().unwrap_or("-"));
+    let mut text = format!(
+        "{}  {}  {} on {} ({}, mode {})\n",
+        field("id"),
+        field("state"),
+        field("trigger"),
+        field("repository"),
+        field("source"),
+        field("mode")
+    );
+    for event in task["events"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            text,
+            "  {}  {:<12} {}",
+            printable(event["timestamp"].as_str().unwrap_or_default()),
+            printable(event["state"].as_str().unwrap_or_default()),
+            printable(event["message"].as_str().unwrap_or_default())
+        );
+    }
+    if let Some(failure) = task["failure"].as_str() {
+        let _ = writeln!(text, "failure: {}", printable(failure));
+    }
+    let result = &task["result"];
+    if result.is_object() {
+        let _ = writeln!(
+            text,
+            "result: {} verified={} {}",
+            printable(result["verdict"].as_str().unwrap_or("-")),
+            result["verified"] == true,
+            printable_block(result["summary"].as_str().unwrap_or_default())
+        );
+    }
+    text
+}
