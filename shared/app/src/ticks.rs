@@ -62,10 +62,10 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
             report.warnings.push(e.to_string());
         }
         // Finished: its lifetime starts (the same key however often this runs).
-        if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_)) {
-            if let Err(e) = crate::retention::schedule_finished(host.kv(), &settings.lifetimes, after).await {
-                report.warnings.push(format!("retention not scheduled: {e}"));
-            }
+        if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_))
+            && let Err(e) = crate::retention::schedule_finished(host.kv(), &settings.lifetimes, after).await
+        {
+            report.warnings.push(format!("retention not scheduled: {e}"));
         }
     }
     Ok(report)

@@ -47,9 +47,11 @@ fn start_server(repos: &Path) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Owned by the guard from here: killed and waited for on every path.
+    let server = Server(child, format!("http://{listen}"));
     for _ in 0..200 {
         if std::net::TcpStream::connect(&listen).is_ok() {
-            return Server(child, format!("http://{listen}"));
+            return server;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
