@@ -26,6 +26,13 @@ for t in $targets; do
     rustup target add "$t" >&2
   fi
 done
+# The format and lint gates of tests/scripts/test.sh.
+for c in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^$c"; then
+    say "rustup component add $c"
+    rustup component add "$c" >&2
+  fi
+done
 
 if [ "$(worker-build --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
   say "cargo install worker-build $WORKER_BUILD_VERSION (about 8 min cold)"

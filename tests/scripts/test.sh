@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of Agent Zero Edge, from a fresh clone:
 #   1. installs the tools it needs (tests/scripts/install-tools.sh)
-#   2. the advisory check of the shipped graphs (tests/scripts/advisories.sh)
-#      and the host unit and integration tests (cargo test: default members)
+#   2. the format and lint gates (cargo fmt --check; cargo clippy -D warnings
+#      over the workspace, the worker and the Spin component on their wasm
+#      targets included), the advisory check of the shipped graphs
+#      (tests/scripts/advisories.sh) and the host unit and integration tests
+#      (cargo test: default members)
 #   3. builds the worker (worker-build) and the Spin component (wasip2) once,
 #      prints their gzip sizes and fails if the worker is over budget
 #   4. checks the Spin component against its WIT contract (wit/world.wit)
@@ -28,6 +31,13 @@ bash tests/scripts/install-tools.sh all
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 step() { echo; echo "==> $*"; }
+
+step "format (cargo fmt --check)"
+cargo fmt --all --check
+step "lints (cargo clippy -D warnings: host, worker wasm32-unknown-unknown, Spin wasm32-wasip2)"
+cargo clippy --workspace --exclude agent-zero-cloudflare --exclude agent-zero-spin --all-targets -- -D warnings
+cargo clippy -p agent-zero-cloudflare --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p agent-zero-spin --target wasm32-wasip2 -- -D warnings
 
 step "advisories (cargo deny, offline, vendored RustSec snapshot)"
 bash tests/scripts/advisories.sh

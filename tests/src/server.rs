@@ -1,8 +1,8 @@
 //! Starting and stopping the two runtimes.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -71,11 +71,7 @@ impl Server {
             Runtime::Workerd => workerd_command(&root, temp.path(), &state_dir, port, options)?,
             Runtime::Spin => spin_command(&root, temp.path(), &state_dir, port, options)?,
         };
-        command
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .process_group(0);
+        command.stdin(Stdio::null()).stdout(log.try_clone().map_err(|e| e.to_string())?).stderr(log).process_group(0);
         let child = command.spawn().map_err(|e| format!("starting {}: {e}", runtime.name()))?;
         let server = Self { runtime, base_url: format!("http://127.0.0.1:{port}"), state_dir, child, _temp: temp };
         server.wait_ready(Duration::from_secs(90))?;
@@ -267,13 +263,7 @@ fn workerd_command(
     Ok(command)
 }
 
-fn spin_command(
-    root: &Path,
-    temp: &Path,
-    state: &Path,
-    port: u16,
-    options: &ServerOptions,
-) -> Result<Command, String> {
+fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &ServerOptions) -> Result<Command, String> {
     let host = root.join("target/tools/agent-zero-spin-host");
     let component = root.join("target/wasm32-wasip2/release/agent_zero_spin.wasm");
     for path in [&host, &component] {
@@ -286,10 +276,7 @@ fn spin_command(
         "source = \"target/wasm32-wasip2/release/agent_zero_spin.wasm\"",
         &format!("source = \"{}\"", component.display()),
     );
-    manifest = manifest.replace(
-        "allowed_outbound_hosts = [",
-        "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",",
-    );
+    manifest = manifest.replace("allowed_outbound_hosts = [", "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",");
     if options.without_kv {
         manifest = manifest.replace("key_value_stores = [\"default\"]", "key_value_stores = []");
     }

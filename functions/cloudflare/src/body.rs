@@ -63,7 +63,10 @@ async fn cancel(promise: Promise) {
 }
 
 fn describe(error: &JsValue) -> String {
-    error.as_string().or_else(|| error.dyn_ref::<worker::js_sys::Error>().map(|e| e.message().into())).unwrap_or_default()
+    error
+        .as_string()
+        .or_else(|| error.dyn_ref::<worker::js_sys::Error>().map(|e| e.message().into()))
+        .unwrap_or_default()
 }
 
 fn unreadable(why: &str) -> ApiError {

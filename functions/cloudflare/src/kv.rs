@@ -57,7 +57,11 @@ impl KeyValue for HostKv {
     }
 
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
-        if task_of(key).is_some() { self.tasks.put_if_absent(key, value).await } else { self.kv.put_if_absent(key, value).await }
+        if task_of(key).is_some() {
+            self.tasks.put_if_absent(key, value).await
+        } else {
+            self.kv.put_if_absent(key, value).await
+        }
     }
 
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
@@ -69,7 +73,11 @@ impl KeyValue for HostKv {
     }
 
     async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
-        if task_of(key).is_some() { self.tasks.put(key, value).await } else { self.kv.put_expiring(key, value, ttl_secs).await }
+        if task_of(key).is_some() {
+            self.tasks.put(key, value).await
+        } else {
+            self.kv.put_expiring(key, value, ttl_secs).await
+        }
     }
 }
 

@@ -20,8 +20,8 @@ mod task_store;
 use agent_zero_app::{Config, Host, Invocation, Tick};
 use agent_zero_runner::RemoteCoordinator;
 use worker::{
-    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, Request, Response, ScheduleContext, ScheduledEvent,
-    event,
+    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, Request, Response, ScheduleContext,
+    ScheduledEvent, event,
 };
 
 pub use leases::LeaseCoordinator;
@@ -111,10 +111,7 @@ fn config(env: &Env) -> std::rc::Rc<Config> {
     CONFIG.with(|cell| {
         cell.get_or_init(|| {
             std::rc::Rc::new(Config::from_lookup(|name| {
-                env.secret(name)
-                    .map(|s| s.to_string())
-                    .or_else(|_| env.var(name).map(|v| v.to_string()))
-                    .ok()
+                env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
             }))
         })
         .clone()
@@ -204,9 +201,7 @@ async fn to_http(
 ) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
     let url = request.inner().url();
     let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
-    let mut builder = http::Request::builder()
-        .method(request.method().as_ref())
-        .uri(path_and_query);
+    let mut builder = http::Request::builder().method(request.method().as_ref()).uri(path_and_query);
     for (name, value) in request.headers().entries() {
         builder = builder.header(name, value);
     }

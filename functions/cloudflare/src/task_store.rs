@@ -32,7 +32,9 @@ use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
-use worker::{DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State, durable_object};
+use worker::{
+    DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State, durable_object,
+};
 
 /// The longest page a list returns (Workers KV's own bound).
 const MAX_LIST: usize = 1000;
@@ -260,7 +262,9 @@ impl TaskStores {
     /// Sends `op` to the object of `task`.
     async fn call(&self, task: &str, op: &Op) -> Result<Reply, KvError> {
         let namespace = self.namespace.as_ref().map_err(|e| KvError::Unavailable(e.clone()))?;
-        let failed = |e: &dyn std::fmt::Display| KvError::Backend(format!("durable object `{}` of task `{task}`: {e}", self.binding));
+        let failed = |e: &dyn std::fmt::Display| {
+            KvError::Backend(format!("durable object `{}` of task `{task}`: {e}", self.binding))
+        };
         let stub = namespace.id_from_name(task).and_then(|id| id.get_stub()).map_err(|e| failed(&e))?;
         let body = serde_json::to_string(op).map_err(|e| failed(&e))?;
         let mut init = RequestInit::new();

@@ -22,8 +22,7 @@ impl HttpClient for SpinHttp {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         let host = request.uri().host().unwrap_or_default().to_owned();
         let timeout = RequestTimeout::of(&request);
-        let (outgoing, body) =
-            request.try_into_outgoing_request().map_err(|e| HttpError::Transport(e.to_string()))?;
+        let (outgoing, body) = request.try_into_outgoing_request().map_err(|e| HttpError::Transport(e.to_string()))?;
         let mut sink = body.as_ref().map(|_| outgoing.take_body());
         let options = timeout.map(|ms| {
             let options = RequestOptions::new();
@@ -77,9 +76,10 @@ async fn incoming_response(
 
 fn error(code: ErrorCode, host: &str, timeout: Option<u64>) -> HttpError {
     match (code, timeout) {
-        (ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout, Some(ms)) => {
-            HttpError::Timeout(ms)
-        }
+        (
+            ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout,
+            Some(ms),
+        ) => HttpError::Timeout(ms),
         (ErrorCode::HttpRequestDenied, _) => HttpError::NotAllowed(host.to_owned()),
         (code, _) => HttpError::Transport(format!("{code:?}")),
     }

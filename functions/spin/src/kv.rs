@@ -57,7 +57,8 @@ impl SpinKv {
     fn bucket(&self) -> Result<&store::Bucket, KvError> {
         self.bucket
             .get_or_init(|| {
-                store::open(STORE).map_err(|e| KvError::Unavailable(format!("wasi:keyvalue bucket `{STORE}`: {}", describe(&e))))
+                store::open(STORE)
+                    .map_err(|e| KvError::Unavailable(format!("wasi:keyvalue bucket `{STORE}`: {}", describe(&e))))
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -164,10 +164,8 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
     }
     let confidence = request.confidence;
     if !(confidence.is_finite() && confidence >= autofix.min_confidence) {
-        let message = format!(
-            "confidence {confidence:.2} is below autofix.minConfidence {:.2}",
-            autofix.min_confidence
-        );
+        let message =
+            format!("confidence {confidence:.2} is below autofix.minConfidence {:.2}", autofix.min_confidence);
         return refuse(C::ConfidenceBelowThreshold, message);
     }
     let distinct: BTreeSet<&str> = request.changed_paths.iter().map(String::as_str).collect();
@@ -212,10 +210,8 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
         } else {
             format!(" (declared `{}`, raised by the paths it writes)", request.change_risk)
         };
-        let message = format!(
-            "change risk `{risk}`{raised} is not in autofix.allowedChangeRisks [{}]",
-            allowed.join(", ")
-        );
+        let message =
+            format!("change risk `{risk}`{raised} is not in autofix.allowedChangeRisks [{}]", allowed.join(", "));
         return refuse(C::ChangeRiskNotAllowed, message);
     }
     if autofix.require_isolated && !request.runner_isolated {

@@ -276,7 +276,10 @@ fn scope_is_earned_by_evidence() {
     assert!(authorize_write(&p, &new_file).is_allowed());
     // Spellings of one path are one path.
     let dotted = vec!["./docs/a.md".to_owned()];
-    assert!(authorize_write(&p, &WriteRequest { cited_files: &cited, checkout_files: &cited, ..request(&dotted) }).is_allowed());
+    assert!(
+        authorize_write(&p, &WriteRequest { cited_files: &cited, checkout_files: &cited, ..request(&dotted) })
+            .is_allowed()
+    );
 }
 
 #[test]

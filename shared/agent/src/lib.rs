@@ -18,9 +18,8 @@ pub mod validation;
 pub use authorization::{RefusalCode, WriteDecision, WriteRequest, authorize_write};
 pub use lifecycle::{Edge, LifecycleMachine, TransitionError, can_transition, edge, successors};
 pub use policy::{
-    AgentLimits, AutofixPolicy, CheckCommand, IssuePolicy, MAX_POLICY_BYTES, ModelPolicy,
-    ModelProvider, Permissions, Policy, PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy,
-    ValidationPolicy,
+    AgentLimits, AutofixPolicy, CheckCommand, IssuePolicy, MAX_POLICY_BYTES, ModelPolicy, ModelProvider, Permissions,
+    Policy, PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
 pub use risk::{HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_path};
 pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, evidence_quotes, validate};

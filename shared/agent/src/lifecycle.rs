@@ -22,8 +22,8 @@
 use agent_zero_contracts::{TaskState, TerminalState};
 
 use TaskState::{
-    Completed, Discovering, Executing, Failed, Ignored, NeedsHuman, Planning, Queued, Reviewing,
-    Understanding, Validating, Verifying,
+    Completed, Discovering, Executing, Failed, Ignored, NeedsHuman, Planning, Queued, Reviewing, Understanding,
+    Validating, Verifying,
 };
 
 /// What kind of move a defined transition is.
@@ -56,8 +56,9 @@ pub const fn edge(from: TaskState, to: TaskState) -> Option<Edge> {
         // The policy gate, at admission: nothing ran.
         (Queued, Ignored) => Some(Edge::Stop),
         (Validating | Planning | Executing | Verifying | Reviewing, NeedsHuman) => Some(Edge::Stop),
-        (Queued | Discovering | Understanding | Validating | Planning | Executing | Verifying
-        | Reviewing, Failed) => Some(Edge::Stop),
+        (Queued | Discovering | Understanding | Validating | Planning | Executing | Verifying | Reviewing, Failed) => {
+            Some(Edge::Stop)
+        }
         (NeedsHuman, Planning | Failed) => Some(Edge::Human),
         _ => None,
     }

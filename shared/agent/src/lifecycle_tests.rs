@@ -183,12 +183,7 @@ fn repair_loops_until_max_attempts() {
     assert_eq!(m.to(Executing), Ok(Executing));
     assert_eq!(m.attempts(), 2);
     m.to(Verifying).unwrap();
-    let exhausted = TransitionError::AttemptsExhausted {
-        from: Verifying,
-        to: Planning,
-        attempts: 2,
-        max_attempts: 2,
-    };
+    let exhausted = TransitionError::AttemptsExhausted { from: Verifying, to: Planning, attempts: 2, max_attempts: 2 };
     assert_eq!(m.to(Planning), Err(exhausted));
     assert!(!m.has_attempt_left());
     assert_eq!(m.finish(TerminalState::Failed), Ok(TerminalState::Failed));
@@ -235,10 +230,7 @@ fn finish_keeps_the_first_ending() {
     assert_eq!(m.finish(TerminalState::Completed), Ok(TerminalState::Completed));
     assert_eq!(m.finish(TerminalState::Failed), Ok(TerminalState::Completed));
     let mut early = LifecycleMachine::new(3);
-    assert_eq!(
-        early.finish(TerminalState::Completed),
-        Err(TransitionError::Undefined { from: Queued, to: Completed })
-    );
+    assert_eq!(early.finish(TerminalState::Completed), Err(TransitionError::Undefined { from: Queued, to: Completed }));
     assert_eq!(early.finish(TerminalState::Failed), Ok(TerminalState::Failed));
 }
 

@@ -86,8 +86,7 @@ pub struct RiskAssessment {
 }
 
 /// Repository policy files, by lowercased file name anywhere.
-const POLICY_NAMES: &[&str] =
-    &[".agent-zero.yml", ".agent-zero.yaml", "codeowners", ".gitmodules", ".gitattributes"];
+const POLICY_NAMES: &[&str] = &[".agent-zero.yml", ".agent-zero.yaml", "codeowners", ".gitmodules", ".gitattributes"];
 
 /// CI and automation, by lowercased file name anywhere.
 const AUTOMATION_NAMES: &[&str] = &[
@@ -250,7 +249,8 @@ const CHECK_PREFIXES: &[&str] = &[
 const CHECK_DIRS: &[&str] = &[".cargo", ".config", "gradle", ".mvn"];
 
 /// Test directories, by lowercased directory name.
-const TEST_DIRS: &[&str] = &["test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "__snapshots__", "e2e"];
+const TEST_DIRS: &[&str] =
+    &["test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "__snapshots__", "e2e"];
 
 /// Inert files, by lowercased extension.
 const INERT_EXTENSIONS: &[&str] = &[

@@ -136,9 +136,7 @@ pub enum RejectionReason {
 impl fmt::Display for RejectionReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::ModelMarkedInvalid => {
-                f.write_str("The model could not support the claim with repository evidence.")
-            }
+            Self::ModelMarkedInvalid => f.write_str("The model could not support the claim with repository evidence."),
             Self::ConfidenceOutOfRange { confidence } => {
                 write!(f, "Reported confidence {confidence} is outside 0 to 1.")
             }
@@ -168,10 +166,9 @@ impl fmt::Display for RejectionReason {
                 f,
                 "The evidence quotes no repository text that could be checked (every backtick span is shorter than {MIN_SPAN_CHARS} characters)."
             ),
-            Self::BelowMinConfidence { confidence, min_confidence } => write!(
-                f,
-                "Confidence {confidence:.2} is below the {min_confidence:.2} required to act."
-            ),
+            Self::BelowMinConfidence { confidence, min_confidence } => {
+                write!(f, "Confidence {confidence:.2} is below the {min_confidence:.2} required to act.")
+            }
         }
     }
 }
@@ -184,11 +181,7 @@ pub struct Assessment {
 }
 
 /// Judges `finding` against the repository under `policy`.
-pub fn assess(
-    finding: &ModelFinding,
-    repo: &RepositoryFacts,
-    policy: &ValidationPolicy,
-) -> Assessment {
+pub fn assess(finding: &ModelFinding, repo: &RepositoryFacts, policy: &ValidationPolicy) -> Assessment {
     let mut reasons = Vec::new();
     if !finding.valid {
         reasons.push(RejectionReason::ModelMarkedInvalid);
@@ -198,8 +191,7 @@ pub fn assess(
     if !confidence_ok {
         reasons.push(RejectionReason::ConfidenceOutOfRange { confidence });
     }
-    let evidence: Vec<&str> =
-        finding.evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
+    let evidence: Vec<&str> = finding.evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
     if policy.require_evidence && evidence.is_empty() {
         reasons.push(RejectionReason::NoEvidence);
     }
@@ -210,8 +202,7 @@ pub fn assess(
         let paths = outside.into_iter().cloned().collect();
         reasons.push(RejectionReason::PathsOutsideCheckout { paths });
     }
-    let (known, missing): (Vec<&String>, Vec<&String>) =
-        inside.into_iter().partition(|p| repo.has_file(p));
+    let (known, missing): (Vec<&String>, Vec<&String>) = inside.into_iter().partition(|p| repo.has_file(p));
     if policy.require_known_files && known.is_empty() {
         reasons.push(if missing.is_empty() {
             RejectionReason::NoFileNamed
@@ -232,15 +223,12 @@ pub fn assess(
         if quotes.is_empty() && !evidence.is_empty() {
             unsupported.push(RejectionReason::NoQuoteToVerify);
         }
-        let texts: Vec<String> =
-            known.iter().filter_map(|p| repo.content(p)).map(collapse_whitespace).collect();
+        let texts: Vec<String> = known.iter().filter_map(|p| repo.content(p)).map(collapse_whitespace).collect();
         if !quotes.is_empty() && texts.is_empty() {
             reasons.push(RejectionReason::QuotesUnverifiable { quotes });
         } else {
-            let absent: Vec<String> = quotes
-                .into_iter()
-                .filter(|q| !texts.iter().any(|t| t.contains(q.as_str())))
-                .collect();
+            let absent: Vec<String> =
+                quotes.into_iter().filter(|q| !texts.iter().any(|t| t.contains(q.as_str()))).collect();
             if !absent.is_empty() {
                 reasons.push(RejectionReason::QuotesNotFound { quotes: absent });
             }
@@ -262,11 +250,7 @@ pub fn assess(
 
 /// Validates `finding` into a [`Finding`] whose id is a stable hash of the
 /// claim (the same model output gives the same id on a redelivered tick).
-pub fn validate(
-    finding: &ModelFinding,
-    repo: &RepositoryFacts,
-    policy: &ValidationPolicy,
-) -> Finding {
+pub fn validate(finding: &ModelFinding, repo: &RepositoryFacts, policy: &ValidationPolicy) -> Finding {
     let Assessment { verdict, reasons } = assess(finding, repo, policy);
     Finding {
         id: finding_id(finding),

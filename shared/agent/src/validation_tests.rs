@@ -3,7 +3,8 @@ use agent_zero_contracts::{ChangeRisk, ModelFinding, Severity, Verdict};
 use super::*;
 use crate::policy::ValidationPolicy;
 
-const LIB: &str = "pub fn parse(input: &str) -> Config {\n    let value = input.trim();\n    Config::from(value).unwrap()\n}\n";
+const LIB: &str =
+    "pub fn parse(input: &str) -> Config {\n    let value = input.trim();\n    Config::from(value).unwrap()\n}\n";
 
 fn repo() -> RepositoryFacts {
     RepositoryFacts::new(["src/lib.rs", "README.md", "src/main.rs"])
@@ -88,10 +89,7 @@ fn paths_outside_the_checkout_are_named() {
     let only = ModelFinding { files: vec![".git/config".into()], ..claim() };
     assert_eq!(
         reasons(&only),
-        [
-            RejectionReason::PathsOutsideCheckout { paths: vec![".git/config".into()] },
-            RejectionReason::NoFileNamed,
-        ]
+        [RejectionReason::PathsOutsideCheckout { paths: vec![".git/config".into()] }, RejectionReason::NoFileNamed,]
     );
 }
 
@@ -126,7 +124,8 @@ fn quote_matching_tolerates_whitespace_only() {
     assert_eq!(reasons(&bare), [], "an entry without backticks is itself the quote");
     let case = ModelFinding { evidence: vec!["LET VALUE = INPUT.TRIM();".into()], ..claim() };
     assert!(matches!(reasons(&case)[..], [RejectionReason::QuotesNotFound { .. }]), "case matters");
-    let punct = ModelFinding { evidence: vec!["`let value = input.trim()`;".into(), "`input . trim()`".into()], ..claim() };
+    let punct =
+        ModelFinding { evidence: vec!["`let value = input.trim()`;".into(), "`input . trim()`".into()], ..claim() };
     assert_eq!(
         reasons(&punct),
         [RejectionReason::QuotesNotFound { quotes: vec!["input . trim()".into()] }],
@@ -256,6 +255,7 @@ fn a_review_claim_must_cite_a_changed_file() {
 
 #[test]
 fn evidence_quotes_are_the_checked_spans() {
-    let evidence = vec!["`parse` calls `Config::from(value).unwrap()`".into(), "  ".into(), "let value = input.trim();".into()];
+    let evidence =
+        vec!["`parse` calls `Config::from(value).unwrap()`".into(), "  ".into(), "let value = input.trim();".into()];
     assert_eq!(evidence_quotes(&evidence), ["Config::from(value).unwrap()", "let value = input.trim();"]);
 }

@@ -58,7 +58,12 @@ impl AuditEntry {
 }
 
 /// Appends `entry` at `now_ms`.
-pub(crate) async fn append<K: KeyValue>(kv: &K, entry: &AuditEntry, now_ms: u64, secrets: &[String]) -> Result<(), KvError> {
+pub(crate) async fn append<K: KeyValue>(
+    kv: &K,
+    entry: &AuditEntry,
+    now_ms: u64,
+    secrets: &[String],
+) -> Result<(), KvError> {
     let when = 9_999_999_999_999u64.saturating_sub(now_ms);
     let key = format!("{PREFIX}{when:013}-{}", entry.request_id);
     let entry = AuditEntry { at: rfc3339(now_ms), ..entry.redacted(secrets) };

@@ -103,7 +103,8 @@ impl Access {
             if !is_principal_name(name) {
                 return Err(misconfigured(TOKENS, "names are 1 to 64 letters, digits, `.`, `_`, `-` or `@`"));
             }
-            let modes = grants.iter().find(|(n, _)| n == name).map_or_else(|| DEFAULT_MODES.to_vec(), |(_, m)| m.clone());
+            let modes =
+                grants.iter().find(|(n, _)| n == name).map_or_else(|| DEFAULT_MODES.to_vec(), |(_, m)| m.clone());
             principals.push((token.to_owned(), Principal { name: name.to_owned(), modes }));
         }
         if principals.is_empty() {
@@ -316,8 +317,12 @@ mod tests {
         assert!(alice.may_use(RunMode::Fix) && !alice.may_use(RunMode::Suggest));
         let bob = access.authenticate(&headers(&[("authorization", "Bearer tok-bob-456")])).unwrap();
         assert_eq!(bob.modes, DEFAULT_MODES);
-        assert!(access.may_target("acme/widgets") && access.may_target("ACME/TOOLS") && !access.may_target("acme/other"));
-        for bad in ["", "Bearer ", "Bearer tok-alice-12", "Bearer tok-alice-1234", "Basic tok-alice-123", "tok-alice-123"] {
+        assert!(
+            access.may_target("acme/widgets") && access.may_target("ACME/TOOLS") && !access.may_target("acme/other")
+        );
+        for bad in
+            ["", "Bearer ", "Bearer tok-alice-12", "Bearer tok-alice-1234", "Basic tok-alice-123", "tok-alice-123"]
+        {
             let e = access.authenticate(&headers(&[("authorization", bad)])).unwrap_err();
             assert_eq!(e.code, ErrorCode::Unauthorized, "{bad:?}");
         }
@@ -353,7 +358,11 @@ mod tests {
             pairs.push(tokens);
             let closed = Config::from_pairs(pairs.clone());
             let e = authorize_read(&closed, &anonymous).unwrap_err();
-            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::Unauthorized, Some("Authorization")), "{credentials:?}");
+            assert_eq!(
+                (e.code, e.field.as_deref()),
+                (ErrorCode::Unauthorized, Some("Authorization")),
+                "{credentials:?}"
+            );
             assert!(authorize_read(&closed, &alice).is_ok());
             // An explicit `open` still opens them.
             pairs.push((READS, "open"));

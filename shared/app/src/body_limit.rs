@@ -62,7 +62,8 @@ pub(crate) fn webhook_max_bytes(config: &Config) -> Result<usize, ApiError> {
     let Some(value) = config.get(WEBHOOK_MAX_BYTES) else { return Ok(DEFAULT_WEBHOOK_MAX_BYTES) };
     value.trim().parse::<usize>().ok().filter(|bytes| *bytes > 0).ok_or_else(|| {
         let why = "expected a whole number of bytes from 1";
-        ApiError::new(ErrorCode::NotConfigured, format!("{WEBHOOK_MAX_BYTES} is malformed: {why}")).with_field(WEBHOOK_MAX_BYTES)
+        ApiError::new(ErrorCode::NotConfigured, format!("{WEBHOOK_MAX_BYTES} is malformed: {why}"))
+            .with_field(WEBHOOK_MAX_BYTES)
     })
 }
 
@@ -198,7 +199,11 @@ mod tests {
         for value in ["25MiB", "-1", "0", "1e6", "99999999999999999999999"] {
             let config = Config::from_pairs([(WEBHOOK_MAX_BYTES, value)]);
             let error = body_limit(&Method::POST, "/webhooks/github", &config).unwrap_err();
-            assert_eq!((error.code, error.field.as_deref()), (ErrorCode::NotConfigured, Some(WEBHOOK_MAX_BYTES)), "{value}");
+            assert_eq!(
+                (error.code, error.field.as_deref()),
+                (ErrorCode::NotConfigured, Some(WEBHOOK_MAX_BYTES)),
+                "{value}"
+            );
             assert_eq!(error.code.status(), 503);
             assert!(error.message.contains(WEBHOOK_MAX_BYTES), "{}", error.message);
             // Other routes do not depend on it.
@@ -221,10 +226,12 @@ mod tests {
 
     #[test]
     fn a_malformed_declared_length_is_400_naming_the_header() {
-        for pairs in [&[("content-length", "12x")][..], &[("content-length", "")], &[("content-length", "-1")], &[
-            ("content-length", "10"),
-            ("content-length", "11"),
-        ]] {
+        for pairs in [
+            &[("content-length", "12x")][..],
+            &[("content-length", "")],
+            &[("content-length", "-1")],
+            &[("content-length", "10"), ("content-length", "11")],
+        ] {
             let error = BoundedBody::start(100, &headers(pairs)).unwrap_err();
             let got = (error.code, error.field.as_deref());
             assert_eq!(got, (ErrorCode::InvalidRequest, Some("Content-Length")), "{pairs:?}");

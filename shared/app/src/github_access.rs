@@ -18,8 +18,11 @@ thread_local! {
 /// else `GITHUB_TOKEN`), sharing this isolate's token cache; `Ok(None)`
 /// when none is configured.
 pub(crate) fn credentials(config: &crate::Config) -> Result<Option<Credentials>, CredentialsError> {
-    let credentials =
-        Credentials::from_env(config.get("GITHUB_TOKEN"), config.get("GITHUB_APP_ID"), config.get("GITHUB_APP_PRIVATE_KEY"))?;
+    let credentials = Credentials::from_env(
+        config.get("GITHUB_TOKEN"),
+        config.get("GITHUB_APP_ID"),
+        config.get("GITHUB_APP_PRIVATE_KEY"),
+    )?;
     Ok(credentials.map(|c| c.with_cache(TOKENS.with(Rc::clone))))
 }
 

@@ -17,18 +17,18 @@ mod error;
 mod github_access;
 mod repository_policy;
 pub mod retention;
-pub mod settings;
 mod router;
 mod routes;
 mod services;
+pub mod settings;
 pub mod task_index;
 #[cfg(test)]
 mod test_host;
 mod ticks;
 
-pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use audit_log::AuditEntry;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
+pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
@@ -102,7 +102,12 @@ pub async fn handle<H: Host>(
     let mut response = match router::resolve(request.method(), &path) {
         Ok(route) => routes::dispatch(&context, route, request).await,
         Err(error) if request.method() == http::Method::OPTIONS && error.code == ErrorCode::MethodNotAllowed => {
-            let allow = error.headers.iter().find(|(n, _)| n == http::header::ALLOW).map(|(_, v)| v.clone()).unwrap_or_default();
+            let allow = error
+                .headers
+                .iter()
+                .find(|(n, _)| n == http::header::ALLOW)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
             let methods: Vec<&str> = allow.split(", ").collect();
             return auth::preflight(config, &path, request.headers(), &methods);
         }
@@ -118,10 +123,9 @@ pub async fn handle<H: Host>(
 pub(crate) fn json_response(status: http::StatusCode, body: &serde_json::Value) -> http::Response<Vec<u8>> {
     let mut response = http::Response::new(serde_json::to_vec(body).unwrap_or_default());
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json; charset=utf-8"),
-    );
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json; charset=utf-8"));
     response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
     response
 }

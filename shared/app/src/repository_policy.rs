@@ -27,7 +27,10 @@ pub(crate) async fn read<H: HttpClient, K: KeyValue>(
     field: impl FnOnce(&PolicyError) -> String,
 ) -> Result<Policy, ApiError> {
     let source = load_policy_text(client, kv, owner, repo).await.map_err(|e| {
-        ApiError::new(ErrorCode::UpstreamFailed, format!("could not read the repository policy; nothing was created: {e}"))
+        ApiError::new(
+            ErrorCode::UpstreamFailed,
+            format!("could not read the repository policy; nothing was created: {e}"),
+        )
     })?;
     match source.text {
         None => Ok(Policy::default()),

@@ -169,7 +169,8 @@ async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<bool, KvError> {
         Ok(None) | Err(agent_zero_runtime::TaskError::InvalidTaskId(_)) => return Ok(true),
         Err(e) => return Err(KvError::Backend(e.to_string())),
     };
-    let finished = resident.state.is_terminal() && resident.state != TaskState::NeedsHuman && resident.ended_ms.is_some();
+    let finished =
+        resident.state.is_terminal() && resident.state != TaskState::NeedsHuman && resident.ended_ms.is_some();
     if !finished {
         return Ok(false);
     }

@@ -82,7 +82,11 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
         let report = pass(&kv, ended + 30 * DAY).await.unwrap();
         assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, kept: 0 });
         assert!(keys(&kv, "task/t-done/").is_empty());
-        assert!(!kv.snapshot().keys().any(|k| k.starts_with("index/") && k.ends_with("t-done")), "{:?}", keys(&kv, "index/"));
+        assert!(
+            !kv.snapshot().keys().any(|k| k.starts_with("index/") && k.ends_with("t-done")),
+            "{:?}",
+            keys(&kv, "index/")
+        );
         assert!(keys(&kv, RETENTION_PREFIX).is_empty());
         assert!(agent_zero_runtime::load(&kv, "t-done").await.unwrap().is_none());
         for live in ["t-running", "t-unscheduled"] {

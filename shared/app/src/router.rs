@@ -40,7 +40,10 @@ pub struct Route {
 pub static ROUTES: &[Route] = &[
     Route { pattern: "/api/v1/health", methods: &[(Method::GET, RouteId::Health)] },
     Route { pattern: "/webhooks/github", methods: &[(Method::POST, RouteId::GithubWebhook)] },
-    Route { pattern: "/api/v1/tasks", methods: &[(Method::GET, RouteId::ListTasks), (Method::POST, RouteId::CreateTask)] },
+    Route {
+        pattern: "/api/v1/tasks",
+        methods: &[(Method::GET, RouteId::ListTasks), (Method::POST, RouteId::CreateTask)],
+    },
     Route { pattern: "/api/v1/tasks/{id}", methods: &[(Method::GET, RouteId::GetTask)] },
     Route { pattern: "/api/v1/tasks/{id}/evidence", methods: &[(Method::GET, RouteId::TaskEvidence)] },
     Route { pattern: "/api/v1/tasks/{id}/evidence.md", methods: &[(Method::GET, RouteId::TaskEvidenceMarkdown)] },
@@ -70,9 +73,7 @@ pub fn resolve(method: &Method, path: &str) -> Result<Matched, ApiError> {
     for route in ROUTES {
         let Some(params) = match_pattern(route.pattern, path) else { continue };
         let head_as_get = *method == Method::HEAD;
-        if let Some((_, id)) =
-            route.methods.iter().find(|(m, _)| m == method || (head_as_get && *m == Method::GET))
-        {
+        if let Some((_, id)) = route.methods.iter().find(|(m, _)| m == method || (head_as_get && *m == Method::GET)) {
             return Ok(Matched { id: *id, params });
         }
         let allow: Vec<&str> = route.methods.iter().map(|(m, _)| m.as_str()).collect();

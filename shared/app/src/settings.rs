@@ -41,8 +41,11 @@ fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
     let Some(text) = config.get(name) else { return Ok(None) };
     match text.trim().parse::<u64>() {
         Ok(ms) if (1..=86_400_000).contains(&ms) => Ok(Some(ms)),
-        _ => Err(ApiError::new(ErrorCode::NotConfigured, format!("{name} must be whole milliseconds, at least 1 and at most a day"))
-            .with_field(name)),
+        _ => Err(ApiError::new(
+            ErrorCode::NotConfigured,
+            format!("{name} must be whole milliseconds, at least 1 and at most a day"),
+        )
+        .with_field(name)),
     }
 }
 
@@ -101,7 +104,8 @@ mod tests {
         let policy = Policy::default();
         let none = check_runnable(&Config::default(), &policy, &http).unwrap_err();
         assert_eq!(none.field.as_deref(), Some("AGENT_ZERO_SANDBOX_PROVIDER"), "{}", none.message);
-        let no_token = Config::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "custom"), ("AGENT_ZERO_SANDBOX_URL", "http://s")]);
+        let no_token =
+            Config::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "custom"), ("AGENT_ZERO_SANDBOX_URL", "http://s")]);
         let error = check_runnable(&no_token, &policy, &http).unwrap_err();
         assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_SANDBOX_TOKEN"), "{}", error.message);
         let sandbox = [

@@ -308,7 +308,12 @@ pub async fn record_tick<K: KeyValue>(kv: &K, after: &Resident, now_ms: u64) -> 
 }
 
 /// One page of tasks matching `filter`, newest first.
-pub async fn list<K: KeyValue>(kv: &K, filter: &Filter, cursor: Option<&str>, limit: usize) -> Result<Page, IndexError> {
+pub async fn list<K: KeyValue>(
+    kv: &K,
+    filter: &Filter,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Page, IndexError> {
     let prefix = prefix(filter);
     let backend_cursor = cursor.map(|c| decode_cursor(c, &prefix)).transpose()?;
     let listed = kv.list(&prefix, backend_cursor.as_deref(), limit.clamp(1, MAX_PAGE)).await?;
@@ -317,8 +322,7 @@ pub async fn list<K: KeyValue>(kv: &K, filter: &Filter, cursor: Option<&str>, li
         // `{when:13}-{id}` after the prefix.
         let Some(id) = key.strip_prefix(prefix.as_str()).and_then(|tail| tail.get(14..)) else { continue };
         let Some(summary) = read_summary(kv, id).await? else { continue };
-        let repository_matches =
-            filter.repository.as_ref().is_none_or(|r| r.eq_ignore_ascii_case(&summary.repository));
+        let repository_matches = filter.repository.as_ref().is_none_or(|r| r.eq_ignore_ascii_case(&summary.repository));
         if repository_matches && filter.state.is_none_or(|s| s == summary.state) {
             items.push(summary);
         }

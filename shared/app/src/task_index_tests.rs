@@ -98,7 +98,10 @@ fn filters_combine_and_cursors_are_tied_to_their_filter() {
 
 #[test]
 fn keys_fit_the_smallest_backend_limit() {
-    let mut s = TaskSummary::of_stimulus(&stimulus(&"i".repeat(128), &format!("{}/{}", "o".repeat(39), "r".repeat(100))), u64::MAX);
+    let mut s = TaskSummary::of_stimulus(
+        &stimulus(&"i".repeat(128), &format!("{}/{}", "o".repeat(39), "r".repeat(100))),
+        u64::MAX,
+    );
     s.state = TaskState::Understanding;
     for key in fixed_keys(&s).iter().chain(&state_keys(&s, s.state)).chain([&summary_key(&s.id)]) {
         assert!(agent_zero_ports::check_key(key).is_ok(), "{key}");

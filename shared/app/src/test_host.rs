@@ -72,7 +72,10 @@ impl TestHost {
     pub(crate) fn invocation(&self) -> Invocation {
         let mut n = self.requests.borrow_mut();
         *n += 1;
-        Invocation { now_ms: agent_zero_ports::Clock::now_ms(&self.clock), request_id: format!("{:016x}", 0xabc0_0000 + *n) }
+        Invocation {
+            now_ms: agent_zero_ports::Clock::now_ms(&self.clock),
+            request_id: format!("{:016x}", 0xabc0_0000 + *n),
+        }
     }
 
     /// Sends one request through [`crate::handle`].

@@ -24,7 +24,12 @@ pub enum RunTickError {
 
 /// Runs one tick of `tick.task_id` at `now_ms` with the services the
 /// operator configured and the task's policy snapshot.
-pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
+pub async fn run_tick<H: Host>(
+    host: &H,
+    config: &Config,
+    tick: &Tick,
+    now_ms: u64,
+) -> Result<TickReport, RunTickError> {
     let settings = crate::settings::RunSettings::from_config(config).map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
@@ -44,8 +49,12 @@ pub async fn run_tick<H: Host>(host: &H, config: &Config, tick: &Tick, now_ms: u
     let provider: Result<AnySandbox<&H::Http>, String> = sandbox_from_config(config, host.http());
     let pool_config = crate::services::pool_config(config, policy.runner.max_output_bytes);
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
-    let installation = match &start { Start::Run(stimulus) => stimulus.input.installation_id, _ => None };
-    let checkout = crate::services::GitHubCheckout { config, http: host.http(), signer: host.signer(), installation, now_ms };
+    let installation = match &start {
+        Start::Run(stimulus) => stimulus.input.installation_id,
+        _ => None,
+    };
+    let checkout =
+        crate::services::GitHubCheckout { config, http: host.http(), signer: host.signer(), installation, now_ms };
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
             .with_checkout(checkout);
@@ -92,10 +101,12 @@ pub async fn sweep<H: Host>(host: &H, config: &Config, now_ms: u64, grace_ms: u6
     }
     if let Ok(provider) = sandbox_from_config(config, host.http()) {
         match crate::services::pool_config(config, RunnerPoolConfig::default().max_output_bytes) {
-            Ok(limits) => match agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), limits).sweep().await {
-                Ok(report) => outcome.leases = Some(report),
-                Err(e) => outcome.errors.push(format!("leases: {e}")),
-            },
+            Ok(limits) => {
+                match agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), limits).sweep().await {
+                    Ok(report) => outcome.leases = Some(report),
+                    Err(e) => outcome.errors.push(format!("leases: {e}")),
+                }
+            }
             Err(e) => outcome.errors.push(format!("leases: {e}")),
         }
     }

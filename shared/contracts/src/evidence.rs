@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    CheckResult, Finding, IssueRef, PullRequestRef, RunMode, RunnerDescription, TaskEvent,
-    TerminalState, Trigger, Usage, Verdict,
+    CheckResult, Finding, IssueRef, PullRequestRef, RunMode, RunnerDescription, TaskEvent, TerminalState, Trigger,
+    Usage, Verdict,
 };
 
 /// Everything a report may say about a run. Derived only from facts the run

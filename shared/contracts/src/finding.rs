@@ -141,10 +141,8 @@ mod tests {
 
     #[test]
     fn decisions_reject_unknown_fields() {
-        let err = serde_json::from_str::<ProposedChange>(
-            r#"{"path":"a","content":"b","reason":"c","mode":"x"}"#,
-        )
-        .unwrap_err();
+        let err = serde_json::from_str::<ProposedChange>(r#"{"path":"a","content":"b","reason":"c","mode":"x"}"#)
+            .unwrap_err();
         assert!(err.to_string().contains("unknown field `mode`"), "{err}");
     }
 }

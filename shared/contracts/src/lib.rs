@@ -14,15 +14,12 @@ mod task;
 mod time;
 
 pub use enums::{
-    ChangeRisk, FeedbackKind, NetworkPolicy, RunMode, Severity, TaskState, TerminalState, Trigger,
-    Verdict,
+    ChangeRisk, FeedbackKind, NetworkPolicy, RunMode, Severity, TaskState, TerminalState, Trigger, Verdict,
 };
 pub use evidence::{
     Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, OmittedItem, Refusal, ReviewLedger, SkipReason,
 };
-pub use finding::{
-    AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed,
-};
+pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
@@ -42,9 +39,7 @@ pub fn is_repository_relative_path(path: &str) -> bool {
     if path.starts_with('/') || path.starts_with('\\') || windows_drive {
         return false;
     }
-    !path
-        .split(['/', '\\'])
-        .any(|segment| segment == ".." || segment.eq_ignore_ascii_case(".git"))
+    !path.split(['/', '\\']).any(|segment| segment == ".." || segment.eq_ignore_ascii_case(".git"))
 }
 
 #[cfg(test)]
@@ -57,8 +52,18 @@ mod tests {
             assert!(is_repository_relative_path(ok), "{ok}");
         }
         for bad in [
-            "", "/etc/passwd", "\\x", "C:/x", "c:\\x", "../x", "a/../b", "a/..", ".git/config",
-            "a/.GIT/hooks", "a\0b", "a\\..\\b",
+            "",
+            "/etc/passwd",
+            "\\x",
+            "C:/x",
+            "c:\\x",
+            "../x",
+            "a/../b",
+            "a/..",
+            ".git/config",
+            "a/.GIT/hooks",
+            "a\0b",
+            "a\\..\\b",
         ] {
             assert!(!is_repository_relative_path(bad), "{bad:?}");
         }

@@ -8,12 +8,7 @@ pub fn rfc3339(unix_ms: u64) -> String {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
 }
 
 /// Howard Hinnant's days-to-civil algorithm.

@@ -45,7 +45,12 @@ fn bundle() -> EvidenceBundle {
         source: Some("github:bench".into()),
         issue: None,
         pull_request: None,
-        runner: RunnerDescription { provider: "custom".into(), isolated: true, writable: true, network: NetworkPolicy::Restricted },
+        runner: RunnerDescription {
+            provider: "custom".into(),
+            isolated: true,
+            writable: true,
+            network: NetworkPolicy::Restricted,
+        },
         finding: Some(Finding {
             id: "f".into(),
             claim: ModelFinding {
@@ -90,7 +95,11 @@ fn median(runs: usize, mut f: impl FnMut() -> usize) -> (Duration, usize) {
 fn main() {
     let b = bundle();
     let secrets: &[&str] = &["ghp_notarealtoken0000000000"];
-    let opts = RenderOptions { secrets, evidence_url: Some("https://example.test/tasks/bench-task"), ..RenderOptions::default() };
+    let opts = RenderOptions {
+        secrets,
+        evidence_url: Some("https://example.test/tasks/bench-task"),
+        ..RenderOptions::default()
+    };
     let items: Vec<TaskListItem> = (0..50).map(|i| TaskListItem::from_bundle(&b, &rfc3339(i * 1_000))).collect();
     let runs = 101;
     println!("bundle: {} events, {} checks; median of {runs} runs", b.transitions.len(), b.checks.len());

@@ -43,12 +43,20 @@ pub(crate) fn gaps(bundle: &EvidenceBundle) -> Vec<Gap> {
     }
     if let Some(ledger) = &bundle.review {
         if let Some(reason) = &ledger.unlisted {
-            out.push(Gap { kind: "diff".into(), subject: "changed files".into(), reason: format!("not all listed: {reason}") });
+            out.push(Gap {
+                kind: "diff".into(),
+                subject: "changed files".into(),
+                reason: format!("not all listed: {reason}"),
+            });
         }
         for f in ledger.files.iter().filter(|f| f.review != FileReview::Reviewed) {
             let why = f.reason.map_or("", SkipReason::as_str);
             let reason = match f.review {
-                FileReview::Partial => format!("reviewed in part ({why}): {} of {} hunks left out", f.skipped_hunks.len(), f.hunks.len() + f.skipped_hunks.len()),
+                FileReview::Partial => format!(
+                    "reviewed in part ({why}): {} of {} hunks left out",
+                    f.skipped_hunks.len(),
+                    f.hunks.len() + f.skipped_hunks.len()
+                ),
                 _ => format!("not reviewed ({why})"),
             };
             out.push(Gap { kind: "file".into(), subject: f.path.clone(), reason });

@@ -5,8 +5,8 @@
 use agent_zero_contracts::EvidenceBundle;
 use serde_json::Value;
 
-use crate::text::Ctx;
 use crate::RenderOptions;
+use crate::text::Ctx;
 
 /// Serialises the bundle with stable field names. Every string value has the
 /// given secrets replaced; nothing else is changed (untrusted text stays as

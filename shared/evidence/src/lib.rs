@@ -35,9 +35,8 @@ pub use agent_zero_contracts::EvidenceBundle;
 pub use html::{TaskListItem, render_evidence_html, render_task_list_html};
 pub use json::render_json;
 pub use markdown::{
-    TITLE_MAX_BYTES,
-    CheckRunOutput, ReviewComment, ReviewOutput, render_check_run, render_issue_comment, render_markdown_document,
-    render_pull_request_body, render_review,
+    CheckRunOutput, ReviewComment, ReviewOutput, TITLE_MAX_BYTES, render_check_run, render_issue_comment,
+    render_markdown_document, render_pull_request_body, render_review,
 };
 pub use outcome::{CheckConclusion, Outcome, conclusion, outcome, shown_verified};
 

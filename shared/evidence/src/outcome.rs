@@ -78,9 +78,7 @@ impl Outcome {
     pub const fn github_conclusion(self) -> CheckConclusion {
         match self {
             Self::Verified => CheckConclusion::Success,
-            Self::Confirmed | Self::Refused | Self::NotConfirmed | Self::Inconclusive => {
-                CheckConclusion::Neutral
-            }
+            Self::Confirmed | Self::Refused | Self::NotConfirmed | Self::Inconclusive => CheckConclusion::Neutral,
             Self::NeedsHuman => CheckConclusion::ActionRequired,
             Self::Failed => CheckConclusion::Failure,
         }
@@ -180,9 +178,7 @@ pub(crate) fn change_detail(bundle: &EvidenceBundle) -> String {
 
 #[cfg(test)]
 mod tests {
-    use agent_zero_contracts::{
-        CheckResult, Coverage, Refusal, RunMode, RunnerDescription, Trigger, Usage,
-    };
+    use agent_zero_contracts::{CheckResult, Coverage, Refusal, RunMode, RunnerDescription, Trigger, Usage};
 
     use super::*;
 
@@ -259,7 +255,10 @@ mod tests {
         assert_eq!(outcome(&b), Outcome::Verified);
         b.checks[0].exit_code = 1;
         assert_eq!(outcome(&b), Outcome::Confirmed);
-        assert_eq!(change_status(&b), "not proven: 1 of 1 checks did not pass (the record's flag disagrees with its evidence)");
+        assert_eq!(
+            change_status(&b),
+            "not proven: 1 of 1 checks did not pass (the record's flag disagrees with its evidence)"
+        );
         b.checks.clear();
         assert_eq!(outcome(&b), Outcome::Confirmed);
         b.verified = false;
@@ -269,13 +268,19 @@ mod tests {
     #[test]
     fn a_review_that_skipped_anything_never_concludes_success() {
         use agent_zero_contracts::{FileCoverage, FileReview, ReviewLedger, SkipReason};
-        let file = |review, reason| FileCoverage { path: "a.rs".into(), review, hunks: vec![], skipped_hunks: vec![], reason };
+        let file =
+            |review, reason| FileCoverage { path: "a.rs".into(), review, hunks: vec![], skipped_hunks: vec![], reason };
         let mut b = bundle(TerminalState::Completed, Verdict::Accepted, true, false);
         assert_eq!(conclusion(&b), CheckConclusion::Success);
         b.review = Some(ReviewLedger { files: vec![file(FileReview::Reviewed, None)], ..ReviewLedger::default() });
         assert_eq!(conclusion(&b), CheckConclusion::Success, "a whole review passes like any run");
-        for (review, reason) in [(FileReview::Partial, Some(SkipReason::TooLarge)), (FileReview::Skipped, Some(SkipReason::Binary))] {
-            b.review = Some(ReviewLedger { files: vec![file(FileReview::Reviewed, None), file(review, reason)], ..ReviewLedger::default() });
+        for (review, reason) in
+            [(FileReview::Partial, Some(SkipReason::TooLarge)), (FileReview::Skipped, Some(SkipReason::Binary))]
+        {
+            b.review = Some(ReviewLedger {
+                files: vec![file(FileReview::Reviewed, None), file(review, reason)],
+                ..ReviewLedger::default()
+            });
             assert_eq!(conclusion(&b), CheckConclusion::Neutral, "{review:?}");
         }
         b.review = Some(ReviewLedger { unlisted: Some("no credentials".into()), ..ReviewLedger::default() });

@@ -63,12 +63,8 @@ fn every_renderer_matches_its_golden() {
     for (name, bundle) in common::all() {
         let dir = golden_dir().join(name);
         let check = render_check_run(&bundle, &opts);
-        let check_text = format!(
-            "title: {}\nconclusion: {}\n\n{}",
-            check.title,
-            check.conclusion.as_str(),
-            check.summary
-        );
+        let check_text =
+            format!("title: {}\nconclusion: {}\n\n{}", check.title, check.conclusion.as_str(), check.summary);
         let mut outputs = vec![
             ("check-run.md", check_text),
             ("issue-comment.md", render_issue_comment(&bundle, &opts)),
@@ -85,7 +81,10 @@ fn every_renderer_matches_its_golden() {
             let mut text = format!("{}\n", review.body);
             for c in &review.comments {
                 let range = c.start_line.map(|s| format!("start_line: {s} (RIGHT)\n")).unwrap_or_default();
-                text.push_str(&format!("\n---- comment\npath: {}\n{range}line: {} (RIGHT)\n\n{}\n", c.path, c.line, c.body));
+                text.push_str(&format!(
+                    "\n---- comment\npath: {}\n{range}line: {} (RIGHT)\n\n{}\n",
+                    c.path, c.line, c.body
+                ));
             }
             outputs.push(("review.md", text));
         }
@@ -107,7 +106,9 @@ fn task_list_items() -> Vec<TaskListItem> {
         .iter()
         .filter(|(name, _)| *name != "huge")
         .enumerate()
-        .map(|(i, (_, b))| TaskListItem::from_bundle(b, &agent_zero_contracts::rfc3339(1_795_983_400_000 + i as u64 * 60_000)))
+        .map(|(i, (_, b))| {
+            TaskListItem::from_bundle(b, &agent_zero_contracts::rfc3339(1_795_983_400_000 + i as u64 * 60_000))
+        })
         .collect();
     items.push(TaskListItem {
         id: "task-0012".into(),

@@ -3,9 +3,9 @@
 //! output carries NUL, bidi controls or a given secret.
 
 use agent_zero_contracts::{
-    ChangeRisk, CheckResult, Coverage, EvidenceBundle, Finding, IssueRef, ModelFinding, NetworkPolicy,
-    OmittedItem, Refusal, RunMode, RunnerDescription, Severity, TaskEvent, TaskState, TerminalState, Trigger,
-    UntrustedText, Usage, Verdict,
+    ChangeRisk, CheckResult, Coverage, EvidenceBundle, Finding, IssueRef, ModelFinding, NetworkPolicy, OmittedItem,
+    Refusal, RunMode, RunnerDescription, Severity, TaskEvent, TaskState, TerminalState, Trigger, UntrustedText, Usage,
+    Verdict,
 };
 use agent_zero_evidence::{
     ISSUE_VALIDATION_MARKER, PULL_REQUEST_MARKER, RenderOptions, TITLE_MAX_BYTES, outcome, render_check_run,

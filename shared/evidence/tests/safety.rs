@@ -96,7 +96,10 @@ fn hostile_text_stays_inert() {
         assert!(!text.contains(common::SECRET), "{what}: secret");
         // Raw HTML only ever inside a code fence, where GitHub shows it as text.
         let structure = if what == "html" { text.clone() } else { outside_fences(&text).join("\n") };
-        assert!(!structure.contains("<script") && !structure.contains("<img") && !structure.contains("<b>"), "{what}: raw HTML");
+        assert!(
+            !structure.contains("<script") && !structure.contains("<img") && !structure.contains("<b>"),
+            "{what}: raw HTML"
+        );
         if what == "html" {
             assert!(!text.contains("</pre><script") && !text.contains("href=\"javascript"), "{what}");
             continue;

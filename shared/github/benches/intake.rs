@@ -39,12 +39,10 @@ fn main() {
     }
 
     println!("native intake floor, {} byte body, median of {SAMPLES} samples:", body.len());
-    let verify_ns = measure("verify (HMAC-SHA256)", || {
-        verify(SECRET, Some(black_box(&signature)), black_box(&body)).is_ok()
-    });
-    let parse_ns = measure("parse_delivery", || {
-        parse_delivery("pull_request", delivery, black_box(&body), &options).is_ok()
-    });
+    let verify_ns =
+        measure("verify (HMAC-SHA256)", || verify(SECRET, Some(black_box(&signature)), black_box(&body)).is_ok());
+    let parse_ns =
+        measure("parse_delivery", || parse_delivery("pull_request", delivery, black_box(&body), &options).is_ok());
     let floor_ns = measure("verify + parse_delivery", || {
         verify(SECRET, Some(black_box(&signature)), black_box(&body)).is_ok()
             && parse_delivery("pull_request", delivery, black_box(&body), &options).is_ok()
@@ -93,7 +91,8 @@ fn payload() -> Vec<u8> {
     if let Some(path) = std::env::var_os("AGENT_ZERO_BENCH_PAYLOAD") {
         return std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.to_string_lossy()));
     }
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/github-webhooks/pull_request/closed.payload.json");
+    let fixture =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/github-webhooks/pull_request/closed.payload.json");
     let text = std::fs::read(fixture).unwrap_or_else(|e| panic!("reading {fixture}: {e}"));
     let mut value: serde_json::Value = serde_json::from_slice(&text).expect("the fixture is JSON");
     let compact = serde_json::to_vec(&value).expect("serializable").len();

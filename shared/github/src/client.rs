@@ -291,11 +291,19 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
         if !response.status().is_redirection() {
             let response = self.success(OP, response)?;
-            return Err(ApiError::Status { operation: OP, status: response.status().as_u16(), message: Some("expected a redirect to the archive".into()) });
+            return Err(ApiError::Status {
+                operation: OP,
+                status: response.status().as_u16(),
+                message: Some("expected a redirect to the archive".into()),
+            });
         }
         let location = response.headers().get(http::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
         if !(location.starts_with("https://") || location.starts_with("http://")) {
-            return Err(ApiError::Decode { operation: OP, path: "Location".into(), reason: "not an absolute http(s) URL".into() });
+            return Err(ApiError::Decode {
+                operation: OP,
+                path: "Location".into(),
+                reason: "not an absolute http(s) URL".into(),
+            });
         }
         Ok(Secret::new(location))
     }
@@ -305,9 +313,16 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// `Link: rel="next"` (on this API only) for at most `max_files`. GitHub
     /// itself lists at most 3,000 files and sends no `patch` for a binary
     /// file or a diff too large for it.
-    pub async fn pull_request_files(&self, owner: &str, repo: &str, number: u64, max_files: usize) -> Result<PullRequestFiles, ApiError> {
+    pub async fn pull_request_files(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        max_files: usize,
+    ) -> Result<PullRequestFiles, ApiError> {
         const OP: &str = "list pull request files";
-        let mut url = format!("{}/repos/{}/pulls/{number}/files?per_page=100", self.config.base_url, repo_path(owner, repo)?);
+        let mut url =
+            format!("{}/repos/{}/pulls/{number}/files?per_page=100", self.config.base_url, repo_path(owner, repo)?);
         let mut listed = PullRequestFiles::default();
         loop {
             let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;

@@ -72,9 +72,7 @@ impl Credentials {
             v.map(str::trim).filter(|v| !v.is_empty())
         }
         match (set(app_id), set(private_key), set(github_token)) {
-            (Some(id), Some(pem), _) => {
-                Ok(Some(Self::App { key: AppKey::from_pem(id, pem)?, cache: Rc::default() }))
-            }
+            (Some(id), Some(pem), _) => Ok(Some(Self::App { key: AppKey::from_pem(id, pem)?, cache: Rc::default() })),
             (Some(_), None, None) => Err(CredentialsError::Incomplete { missing: "the GitHub App private key" }),
             (None, Some(_), None) => Err(CredentialsError::Incomplete { missing: "GITHUB_APP_ID" }),
             (_, _, Some(token)) => Ok(Some(Self::Token(Secret::new(token)))),

@@ -28,9 +28,8 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::intake::{
-    IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
-    Author, MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed,
-    is_bot,
+    Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
+    MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed, is_bot,
 };
 use crate::payload::{
     Account, ActionOnly, InstallationEvent, InstallationId, IssuesEvent, PingEvent, PullRequestEvent,
@@ -499,7 +498,8 @@ mod path_tests {
     }
 
     fn mutate<T: for<'de> Deserialize<'de>>(root: &Value, pointer: &str, node: &Value) {
-        let replacements = [json!(5), json!("s"), json!(true), json!(null), json!([]), json!({}), json!({"zz": 1}), json!([1])];
+        let replacements =
+            [json!(5), json!("s"), json!(true), json!(null), json!([]), json!({}), json!({"zz": 1}), json!([1])];
         let mut read = false;
         for (n, replacement) in replacements.into_iter().enumerate() {
             let mut changed = root.clone();
@@ -522,7 +522,9 @@ mod path_tests {
             return; // a value the type skips, and so everything under it
         }
         let children: Vec<(String, Value)> = match node {
-            Value::Object(map) => map.iter().map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v.clone())).collect(),
+            Value::Object(map) => {
+                map.iter().map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v.clone())).collect()
+            }
             Value::Array(items) => items.iter().take(2).enumerate().map(|(i, v)| (i.to_string(), v.clone())).collect(),
             _ => Vec::new(),
         };
@@ -553,7 +555,9 @@ mod path_tests {
         for (key, value) in comment.as_object().unwrap() {
             mutate::<ReviewCommentEvent>(&comment, &format!("/{key}"), value);
         }
-        for body in [&b"{\"a\\u0062\": {\"x\": 1}, \"pull_request\": 5}"[..], b"[1,", b"{\"pull_request\": {\"head\": ", b"  "] {
+        for body in
+            [&b"{\"a\\u0062\": {\"x\": 1}, \"pull_request\": 5}"[..], b"[1,", b"{\"pull_request\": {\"head\": ", b"  "]
+        {
             compare::<PullRequestEvent>(body);
         }
     }

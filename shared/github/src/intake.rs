@@ -252,7 +252,9 @@ pub enum IgnoreReason {
     BotAuthor { login: String },
     /// The author's association with the repository does not start runs
     /// (`triggers.authorAssociations`).
-    #[error("{login} is `{association}` on this repository; runs start only for {allowed} (triggers.authorAssociations)")]
+    #[error(
+        "{login} is `{association}` on this repository; runs start only for {allowed} (triggers.authorAssociations)"
+    )]
     AuthorNotAllowed { login: String, association: String, allowed: String },
     /// An approval, dismissal or pending review carries no claim to validate.
     #[error("a `{state}` review carries no claim to validate")]
@@ -452,7 +454,8 @@ mod tests {
         let off = PolicySwitches { proactive_enabled: false, ..ON };
         assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
         seed.gate = PolicyGate::Feedback;
-        let all_off = PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "", ..ON };
+        let all_off =
+            PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "", ..ON };
         assert_eq!(seed.admit(&all_off), Ok(()));
     }
 

@@ -24,6 +24,7 @@ pub mod publish;
 pub mod signature;
 mod signer;
 
+pub use agent_zero_ports::Secret;
 pub use client::{
     API_VERSION, ApiConfig, ApiError, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
     InstallationToken, PullRequestFile, PullRequestFiles, RepositoryInfo,
@@ -40,7 +41,6 @@ pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{
     CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,
 };
-pub use agent_zero_ports::Secret;
 pub use signature::{SignatureError, verify, verify_headers};
 #[cfg(feature = "rsa")]
 pub use signer::RsaSigner;

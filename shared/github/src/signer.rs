@@ -32,7 +32,8 @@ impl<S: Rs256Signer + ?Sized> Rs256Signer for &S {
 pub struct PrivateKeyDer(Vec<u8>);
 
 /// `SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }`.
-const RSA_ALGORITHM: [u8; 15] = [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+const RSA_ALGORITHM: [u8; 15] =
+    [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
 const PKCS1_LABEL: &str = "RSA PRIVATE KEY";
 const PKCS8_LABEL: &str = "PRIVATE KEY";
 
@@ -239,7 +240,9 @@ mod tests {
 
     #[test]
     fn der_lengths_use_the_shortest_form() {
-        for (len, octets) in [(0, vec![0]), (0x7f, vec![0x7f]), (0x80, vec![0x81, 0x80]), (0x4a8, vec![0x82, 0x04, 0xa8])] {
+        for (len, octets) in
+            [(0, vec![0]), (0x7f, vec![0x7f]), (0x80, vec![0x81, 0x80]), (0x4a8, vec![0x82, 0x04, 0xa8])]
+        {
             let mut out = Vec::new();
             push_len(&mut out, len);
             assert_eq!(out, octets, "{len}");

@@ -5,8 +5,8 @@ mod support;
 
 use agent_zero_github::{
     ApiConfig, ApiError, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, Intake, IntakeOptions,
-    POLICY_PATH, PolicySourceError, RsaSigner, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text, parse_delivery,
-    policy_cache_key,
+    POLICY_PATH, PolicySourceError, RsaSigner, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text,
+    parse_delivery, policy_cache_key,
 };
 use agent_zero_ports::{KeyValue, MemoryKv, MemoryKvFault};
 use base64::Engine as _;
@@ -56,7 +56,8 @@ fn app_jwt_is_rs256_and_verifies_with_the_public_key() {
     assert_eq!(block_on(escaped.jwt(&RsaSigner, now_ms)).unwrap(), jwt);
 
     // A client id goes out as a string.
-    let (_, claims) = verify_jwt(block_on(AppKey::from_pem("Iv1.abc123", PKCS1).unwrap().jwt(&RsaSigner, now_ms)).unwrap().expose());
+    let (_, claims) =
+        verify_jwt(block_on(AppKey::from_pem("Iv1.abc123", PKCS1).unwrap().jwt(&RsaSigner, now_ms)).unwrap().expose());
     assert_eq!(claims["iss"], "Iv1.abc123");
 
     // Tampered claims no longer verify.
@@ -106,7 +107,10 @@ fn installation_tokens_are_minted_with_the_jwt_and_cached() {
         block_on(credentials.token_for(Some(7), &client, &RsaSigner, now)),
         Err(CredentialsError::Api(ApiError::Status { status: 404, .. }))
     ));
-    assert_eq!(block_on(credentials.token_for(None, &client, &RsaSigner, now)), Err(CredentialsError::InstallationRequired));
+    assert_eq!(
+        block_on(credentials.token_for(None, &client, &RsaSigner, now)),
+        Err(CredentialsError::InstallationRequired)
+    );
 
     let plain = Credentials::from_env(Some("ghp_plain"), None, None).unwrap().unwrap();
     assert_eq!(block_on(plain.token_for(None, &client, &RsaSigner, now)).unwrap().expose(), "ghp_plain");
@@ -129,8 +133,10 @@ fn one_installation_token_is_minted_per_hour_per_installation_across_calls() {
     // variables; the cache they share is the isolate's.
     let shared = std::rc::Rc::new(TokenCache::default());
     for call in 0..5u64 {
-        let credentials =
-            Credentials::from_env(None, Some("12345"), Some(PKCS1)).unwrap().unwrap().with_cache(std::rc::Rc::clone(&shared));
+        let credentials = Credentials::from_env(None, Some("12345"), Some(PKCS1))
+            .unwrap()
+            .unwrap()
+            .with_cache(std::rc::Rc::clone(&shared));
         let token = block_on(credentials.token_for(Some(42), &client, &RsaSigner, now + call * 60_000)).unwrap();
         assert_eq!(token.expose(), "ghs_16C7e42F292c6912E7710c838347Ae178B4a");
     }

@@ -30,15 +30,8 @@ pub(crate) fn build(
         }],
         "tool_choice": {"type": "tool", "name": tool},
     });
-    let key = config
-        .api_key
-        .as_ref()
-        .map(|k| k.expose())
-        .unwrap_or_default();
-    let headers = [
-        ("x-api-key", key, true),
-        ("anthropic-version", ANTHROPIC_VERSION, false),
-    ];
+    let key = config.api_key.as_ref().map(|k| k.expose()).unwrap_or_default();
+    let headers = [("x-api-key", key, true), ("anthropic-version", ANTHROPIC_VERSION, false)];
     json_request(&format!("{}/messages", config.base_url), &headers, &body)
 }
 
@@ -73,21 +66,12 @@ struct Tokens {
 
 /// Reads a `message` object; the answer is the named tool's input.
 pub(crate) fn parse(body: &[u8], tool: &str) -> Result<Reply, String> {
-    let message: Message =
-        serde_json::from_slice(body).map_err(|e| format!("not a message: {e}"))?;
+    let message: Message = serde_json::from_slice(body).map_err(|e| format!("not a message: {e}"))?;
     let (input_tokens, output_tokens) = message.usage.map_or((0, 0), |u| {
-        let cached =
-            u.cache_creation_input_tokens.unwrap_or(0) + u.cache_read_input_tokens.unwrap_or(0);
+        let cached = u.cache_creation_input_tokens.unwrap_or(0) + u.cache_read_input_tokens.unwrap_or(0);
         (u.input_tokens + cached, u.output_tokens)
     });
-    let text = || {
-        message
-            .content
-            .iter()
-            .filter_map(|b| b.text.as_deref())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let text = || message.content.iter().filter_map(|b| b.text.as_deref()).collect::<Vec<_>>().join(" ");
     let answer = match message.stop_reason.as_deref() {
         Some("refusal") => Answer::Refusal(text()),
         Some("max_tokens") => Answer::Truncated,
@@ -96,14 +80,7 @@ pub(crate) fn parse(body: &[u8], tool: &str) -> Result<Reply, String> {
             .iter()
             .find(|b| b.kind == "tool_use" && b.name.as_deref() == Some(tool))
             .and_then(|b| b.input.clone())
-            .map_or(
-                Answer::Missing("the message has no call of the decision tool"),
-                Answer::Structured,
-            ),
+            .map_or(Answer::Missing("the message has no call of the decision tool"), Answer::Structured),
     };
-    Ok(Reply {
-        answer,
-        input_tokens,
-        output_tokens,
-    })
+    Ok(Reply { answer, input_tokens, output_tokens })
 }

@@ -33,8 +33,7 @@ pub struct Pricing {
 impl Pricing {
     /// USD for the given token counts.
     pub fn cost_usd(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_million_tokens
-            + output_tokens as f64 * self.output_per_million_tokens)
+        (input_tokens as f64 * self.input_per_million_tokens + output_tokens as f64 * self.output_per_million_tokens)
             / 1_000_000.0
     }
 }
@@ -77,19 +76,13 @@ pub enum ConfigError {
     UnknownProvider { field: &'static str, value: String },
     /// The model name is empty, too long, or has characters its URL cannot carry.
     #[error("`{field}`: invalid model name: {reason}")]
-    InvalidModelName {
-        field: &'static str,
-        reason: &'static str,
-    },
+    InvalidModelName { field: &'static str, reason: &'static str },
     /// A price is negative or not a number.
     #[error("`{field}` must be a non-negative number")]
     InvalidCost { field: &'static str },
     /// The provider's credential variable is not set.
     #[error("model provider `{provider}` needs `{variable}`")]
-    MissingCredential {
-        provider: ProviderKind,
-        variable: &'static str,
-    },
+    MissingCredential { provider: ProviderKind, variable: &'static str },
     /// A credential holds characters an HTTP header cannot carry.
     #[error("`{variable}` is not a valid header value")]
     InvalidCredential { variable: &'static str },
@@ -97,9 +90,7 @@ pub enum ConfigError {
     #[error("`AGENT_ZERO_MODEL_BASE_URL`: {reason}")]
     InvalidBaseUrl { reason: &'static str },
     /// Only one of the two fallback variables is set.
-    #[error(
-        "`AGENT_ZERO_MODEL_FALLBACK_PROVIDER` and `AGENT_ZERO_MODEL_FALLBACK_MODEL` must be set together"
-    )]
+    #[error("`AGENT_ZERO_MODEL_FALLBACK_PROVIDER` and `AGENT_ZERO_MODEL_FALLBACK_MODEL` must be set together")]
     IncompleteFallback,
     /// The fallback names a CLI provider, which is never a fallback.
     #[error("`AGENT_ZERO_MODEL_FALLBACK_PROVIDER` must be an API-key provider, not `{provider}`")]

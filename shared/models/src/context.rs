@@ -49,11 +49,7 @@ pub struct ContextPiece {
 impl ContextPiece {
     /// A piece of `kind` about `subject`.
     pub fn new(kind: PieceKind, subject: impl Into<String>, text: impl Into<String>) -> Self {
-        Self {
-            kind,
-            subject: subject.into(),
-            text: text.into(),
-        }
+        Self { kind, subject: subject.into(), text: text.into() }
     }
 }
 
@@ -72,11 +68,7 @@ pub fn render_context(pieces: &[ContextPiece], budget_bytes: usize) -> RenderedC
     let mut text = String::new();
     let mut omitted = Vec::new();
     for piece in pieces {
-        let subject: String = piece
-            .subject
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
+        let subject: String = piece.subject.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let header = format!("=== {}: {subject} ===\n", piece.kind.label());
         let newline = if piece.text.ends_with('\n') { "" } else { "\n" };
         let whole = header.len() + piece.text.len() + newline.len();
@@ -91,11 +83,7 @@ pub fn render_context(pieces: &[ContextPiece], budget_bytes: usize) -> RenderedC
         let room = left.saturating_sub(header.len() + marker_room);
         if left >= MIN_PARTIAL_BYTES && room > 0 {
             let kept = head(&piece.text, room);
-            let marker = format!(
-                "\n[cut: {} of {} bytes shown]\n",
-                kept.len(),
-                piece.text.len()
-            );
+            let marker = format!("\n[cut: {} of {} bytes shown]\n", kept.len(), piece.text.len());
             text.push_str(&header);
             text.push_str(kept);
             text.push_str(&marker);
@@ -148,17 +136,11 @@ mod tests {
 
     #[test]
     fn everything_fits() {
-        let pieces = [
-            file("a.rs", 100),
-            ContextPiece::new(PieceKind::Feedback, "comment 7", "is this null?"),
-        ];
+        let pieces = [file("a.rs", 100), ContextPiece::new(PieceKind::Feedback, "comment 7", "is this null?")];
         let out = render_context(&pieces, 10_000);
         assert!(out.omitted.is_empty());
         assert!(out.text.starts_with("=== file: a.rs ===\nlet x"));
-        assert!(
-            out.text
-                .ends_with("=== untrusted feedback: comment 7 ===\nis this null?\n")
-        );
+        assert!(out.text.ends_with("=== untrusted feedback: comment 7 ===\nis this null?\n"));
     }
 
     #[test]
@@ -175,25 +157,16 @@ mod tests {
         assert!(out.text.contains("=== file: a.rs ==="));
         assert!(out.text.contains("=== file: big.rs ===") && out.text.contains("[cut: "));
         assert!(!out.text.contains("@@ -1,3"));
-        assert!(
-            out.text
-                .contains("=== untrusted feedback: comment 9 ===\nshort\n"),
-            "a later small piece still fits"
-        );
+        assert!(out.text.contains("=== untrusted feedback: comment 9 ===\nshort\n"), "a later small piece still fits");
         assert_eq!(out.omitted.len(), 2);
         assert_eq!(out.omitted[0].kind, "file");
         assert_eq!(out.omitted[0].subject, "big.rs");
         assert!(
             out.omitted[0].reason.starts_with("cut to ")
-                && out.omitted[0]
-                    .reason
-                    .ends_with("of 5000 bytes by the 1500-byte context budget")
+                && out.omitted[0].reason.ends_with("of 5000 bytes by the 1500-byte context budget")
         );
         assert_eq!(out.omitted[1].kind, "diff-hunk");
-        assert_eq!(
-            out.omitted[1].reason,
-            "left out: the 1500-byte context budget was spent"
-        );
+        assert_eq!(out.omitted[1].reason, "left out: the 1500-byte context budget was spent");
         // The cut ends on a whole line and on a char boundary.
         let cut = out.text.split("=== file: big.rs ===\n").nth(1).unwrap();
         assert!(cut.split("\n[cut: ").next().unwrap().ends_with('\n'));

@@ -31,10 +31,7 @@ pub struct AnswerError {
 
 impl AnswerError {
     fn new(kind: UnusableKind, violation: &str) -> Self {
-        Self {
-            kind,
-            violation: redact_to(violation, &[], MAX_VIOLATION_CHARS),
-        }
+        Self { kind, violation: redact_to(violation, &[], MAX_VIOLATION_CHARS) }
     }
 }
 
@@ -43,17 +40,10 @@ impl AnswerError {
 pub fn parse_decision(text: &str) -> Result<AgentDecision, AnswerError> {
     let body = strip_fence(text.trim());
     if body.is_empty() {
-        return Err(AnswerError::new(
-            UnusableKind::MalformedJson,
-            "the answer was empty",
-        ));
+        return Err(AnswerError::new(UnusableKind::MalformedJson, "the answer was empty"));
     }
-    let value: Value = serde_json::from_str(body).map_err(|e| {
-        AnswerError::new(
-            UnusableKind::MalformedJson,
-            &format!("the answer is not JSON: {e}"),
-        )
-    })?;
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| AnswerError::new(UnusableKind::MalformedJson, &format!("the answer is not JSON: {e}")))?;
     decision_from_value(value)
 }
 
@@ -63,18 +53,13 @@ pub fn decision_from_value(value: Value) -> Result<AgentDecision, AnswerError> {
     check(&decision_shape(), &value, "", &mut violations);
     if !violations.is_empty() {
         let extra = violations.len().saturating_sub(MAX_LISTED);
-        let mut text = violations
-            .into_iter()
-            .take(MAX_LISTED)
-            .collect::<Vec<_>>()
-            .join("; ");
+        let mut text = violations.into_iter().take(MAX_LISTED).collect::<Vec<_>>().join("; ");
         if extra > 0 {
             text.push_str(&format!("; and {extra} more"));
         }
         return Err(AnswerError::new(UnusableKind::SchemaViolation, &text));
     }
-    serde_json::from_value(value)
-        .map_err(|e| AnswerError::new(UnusableKind::SchemaViolation, &e.to_string()))
+    serde_json::from_value(value).map_err(|e| AnswerError::new(UnusableKind::SchemaViolation, &e.to_string()))
 }
 
 fn strip_fence(text: &str) -> &str {
@@ -109,11 +94,7 @@ fn quote(text: &str) -> String {
 
 fn check(shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
     let expected = |what: &str, out: &mut Vec<String>| {
-        out.push(format!(
-            "`{}`: expected {what}, got {}",
-            at(path),
-            kind_of(value)
-        ));
+        out.push(format!("`{}`: expected {what}, got {}", at(path), kind_of(value)));
     };
     match shape {
         Shape::Object(fields) => {
@@ -122,10 +103,7 @@ fn check(shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
             };
             for key in map.keys() {
                 if !fields.iter().any(|f| f.name == key) {
-                    out.push(format!(
-                        "`{}`: unknown field",
-                        join(path, &cap(key, MAX_QUOTE))
-                    ));
+                    out.push(format!("`{}`: unknown field", join(path, &cap(key, MAX_QUOTE))));
                 }
             }
             for f in fields {
@@ -152,11 +130,7 @@ fn check(shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
         Shape::Path => match value.as_str() {
             None => expected("a string", out),
             Some(p) if !is_repository_relative_path(p) => {
-                out.push(format!(
-                    "`{}`: {} is not a path inside the checkout",
-                    at(path),
-                    quote(p)
-                ));
+                out.push(format!("`{}`: {} is not a path inside the checkout", at(path), quote(p)));
             }
             Some(_) => {}
         },
@@ -174,23 +148,14 @@ fn check(shape: &Shape, value: &Value, path: &str, out: &mut Vec<String>) {
         }
         Shape::Enum(values) => match value.as_str() {
             Some(s) if values.contains(&s) => {}
-            Some(s) => out.push(format!(
-                "`{}`: expected one of {}, got {}",
-                at(path),
-                values.join(", "),
-                quote(s)
-            )),
+            Some(s) => out.push(format!("`{}`: expected one of {}, got {}", at(path), values.join(", "), quote(s))),
             None => expected("a string", out),
         },
     }
 }
 
 fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
+    if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
 }
 
 #[cfg(test)]
@@ -231,15 +196,8 @@ mod tests {
     fn malformed_json_is_its_own_kind() {
         let e = parse_decision("sure thing!").unwrap_err();
         assert_eq!(e.kind, UnusableKind::MalformedJson);
-        assert!(
-            e.violation.starts_with("the answer is not JSON"),
-            "{}",
-            e.violation
-        );
-        assert_eq!(
-            parse_decision("  ").unwrap_err().kind,
-            UnusableKind::MalformedJson
-        );
+        assert!(e.violation.starts_with("the answer is not JSON"), "{}", e.violation);
+        assert_eq!(parse_decision("  ").unwrap_err().kind, UnusableKind::MalformedJson);
     }
 
     #[test]
@@ -267,10 +225,7 @@ mod tests {
         let mut v = good();
         v["changes"][0]["path"] = json!("/etc/passwd");
         let e = decision_from_value(v).unwrap_err();
-        assert_eq!(
-            e.violation,
-            "`changes[0].path`: \"/etc/passwd\" is not a path inside the checkout"
-        );
+        assert_eq!(e.violation, "`changes[0].path`: \"/etc/passwd\" is not a path inside the checkout");
         assert_eq!(
             decision_from_value(json!([1])).unwrap_err().violation,
             "`answer`: expected an object, got an array"

@@ -58,60 +58,31 @@ pub enum ErrorClass {
 pub enum ModelError {
     /// The provider cannot run at the edge (`claude-code`, `codex-cli`).
     #[error("model provider `{provider}` is refused at the edge: {reason}")]
-    Refused {
-        provider: ProviderKind,
-        reason: &'static str,
-    },
+    Refused { provider: ProviderKind, reason: &'static str },
     /// Connection, TLS, or a destination the host does not allow.
     #[error("model provider `{provider}` could not be reached: {detail}")]
-    Transport {
-        provider: ProviderKind,
-        detail: String,
-    },
+    Transport { provider: ProviderKind, detail: String },
     /// No response within the request's timeout.
     #[error("model provider `{provider}` did not answer within {timeout_ms} ms")]
-    Timeout {
-        provider: ProviderKind,
-        timeout_ms: u64,
-    },
+    Timeout { provider: ProviderKind, timeout_ms: u64 },
     /// HTTP 5xx (including Anthropic's 529 overloaded) or 408.
     #[error("model provider `{provider}` failed with HTTP {status}: {detail}")]
-    ServerError {
-        provider: ProviderKind,
-        status: u16,
-        detail: String,
-    },
+    ServerError { provider: ProviderKind, status: u16, detail: String },
     /// HTTP 429 with no retry hint, or one longer than the caller's budget.
     #[error("model provider `{provider}` is rate limited{}", retry_suffix(*retry_after_ms))]
-    RateLimited {
-        provider: ProviderKind,
-        retry_after_ms: Option<u64>,
-    },
+    RateLimited { provider: ProviderKind, retry_after_ms: Option<u64> },
     /// HTTP 429 whose retry hint fits the caller's budget.
     #[error("model provider `{provider}` is rate limited; retry after {retry_after_ms} ms")]
-    RetryAfter {
-        provider: ProviderKind,
-        retry_after_ms: u64,
-    },
+    RetryAfter { provider: ProviderKind, retry_after_ms: u64 },
     /// HTTP 4xx other than 408/429: bad credential, unknown model, bad request.
     #[error("model provider `{provider}` rejected the request with HTTP {status}: {detail}")]
-    Rejected {
-        provider: ProviderKind,
-        status: u16,
-        detail: String,
-    },
+    Rejected { provider: ProviderKind, status: u16, detail: String },
     /// The configuration cannot form a request (e.g. a key no header can carry).
     #[error("model provider `{provider}` is misconfigured: {reason}")]
-    Misconfigured {
-        provider: ProviderKind,
-        reason: &'static str,
-    },
+    Misconfigured { provider: ProviderKind, reason: &'static str },
     /// A 2xx whose envelope is not the provider's response shape.
     #[error("model provider `{provider}` sent an unreadable response: {detail}")]
-    BadResponse {
-        provider: ProviderKind,
-        detail: String,
-    },
+    BadResponse { provider: ProviderKind, detail: String },
     /// The provider answered, but the answer is not a usable decision.
     #[error("model answer from `{provider}` is unusable ({}): {violation}", kind.as_str())]
     Unusable {
@@ -124,10 +95,7 @@ pub enum ModelError {
     },
     /// The primary was unavailable and so was the fallback.
     #[error("{primary}; the fallback failed too: {fallback}")]
-    FallbackFailed {
-        primary: Box<Self>,
-        fallback: Box<Self>,
-    },
+    FallbackFailed { primary: Box<Self>, fallback: Box<Self> },
 }
 
 fn retry_suffix(retry_after_ms: Option<u64>) -> String {
@@ -186,12 +154,7 @@ mod tests {
     #[test]
     fn classes() {
         let p = ProviderKind::OpenAi;
-        let usage = Usage {
-            input_tokens: 1,
-            output_tokens: 2,
-            latency_ms: 3,
-            cost_usd: None,
-        };
+        let usage = Usage { input_tokens: 1, output_tokens: 2, latency_ms: 3, cost_usd: None };
         let unusable = ModelError::Unusable {
             provider: p,
             kind: UnusableKind::Truncated,
@@ -201,38 +164,16 @@ mod tests {
         assert_eq!(unusable.class(), ErrorClass::Unusable);
         assert_eq!(unusable.violation(), Some("cut"));
         assert_eq!(unusable.usage(), Some(&usage));
-        assert!(
-            ModelError::Timeout {
-                provider: p,
-                timeout_ms: 5
-            }
-            .is_unavailable()
-        );
-        assert!(
-            !ModelError::Rejected {
-                provider: p,
-                status: 401,
-                detail: String::new()
-            }
-            .is_unavailable()
-        );
-        let retry = ModelError::RetryAfter {
-            provider: p,
-            retry_after_ms: 900,
-        };
+        assert!(ModelError::Timeout { provider: p, timeout_ms: 5 }.is_unavailable());
+        assert!(!ModelError::Rejected { provider: p, status: 401, detail: String::new() }.is_unavailable());
+        let retry = ModelError::RetryAfter { provider: p, retry_after_ms: 900 };
         assert_eq!(retry.class(), ErrorClass::RetryAfter(900));
-        let limited = ModelError::RateLimited {
-            provider: p,
-            retry_after_ms: Some(60_000),
-        };
+        let limited = ModelError::RateLimited { provider: p, retry_after_ms: Some(60_000) };
         assert_eq!(
             limited.to_string(),
             "model provider `openai` is rate limited for 60000 ms, beyond the retry budget"
         );
-        let both = ModelError::FallbackFailed {
-            primary: Box::new(limited),
-            fallback: Box::new(unusable),
-        };
+        let both = ModelError::FallbackFailed { primary: Box::new(limited), fallback: Box::new(unusable) };
         assert_eq!(both.class(), ErrorClass::Unusable);
         assert_eq!(both.violation(), Some("cut"));
     }

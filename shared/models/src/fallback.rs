@@ -30,15 +30,10 @@ impl<P: ModelProvider, F: ModelProvider> ModelProvider for FallbackProvider<P, F
             Err(e) => e,
         };
         match &self.fallback {
-            Some(fallback) if primary.is_unavailable() => {
-                fallback
-                    .decide(request)
-                    .await
-                    .map_err(|f| ModelError::FallbackFailed {
-                        primary: Box::new(primary),
-                        fallback: Box::new(f),
-                    })
-            }
+            Some(fallback) if primary.is_unavailable() => fallback
+                .decide(request)
+                .await
+                .map_err(|f| ModelError::FallbackFailed { primary: Box::new(primary), fallback: Box::new(f) }),
             _ => Err(primary),
         }
     }

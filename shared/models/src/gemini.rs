@@ -10,15 +10,8 @@ use crate::wire::{Answer, Reply, json_request};
 use crate::{DecisionRequest, ProviderConfig};
 
 /// Finish reasons that mean the answer was withheld.
-const BLOCKED: &[&str] = &[
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "LANGUAGE",
-];
+const BLOCKED: &[&str] =
+    &["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"];
 
 /// `POST {base}/models/{model}:generateContent` with `x-goog-api-key`.
 pub(crate) fn build(
@@ -34,15 +27,8 @@ pub(crate) fn build(
             "maxOutputTokens": config.max_output_tokens,
         },
     });
-    let key = config
-        .api_key
-        .as_ref()
-        .map(|k| k.expose())
-        .unwrap_or_default();
-    let url = format!(
-        "{}/models/{}:generateContent",
-        config.base_url, config.model
-    );
+    let key = config.api_key.as_ref().map(|k| k.expose()).unwrap_or_default();
+    let url = format!("{}/models/{}:generateContent", config.base_url, config.model);
     json_request(&url, &[("x-goog-api-key", key, true)], &body)
 }
 
@@ -95,14 +81,10 @@ struct Tokens {
 
 /// Reads a `GenerateContentResponse`.
 pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
-    let response: Response =
-        serde_json::from_slice(body).map_err(|e| format!("not a GenerateContentResponse: {e}"))?;
-    let (input_tokens, output_tokens) = response.usage_metadata.map_or((0, 0), |u| {
-        (
-            u.prompt_token_count,
-            u.candidates_token_count + u.thoughts_token_count,
-        )
-    });
+    let response: Response = serde_json::from_slice(body).map_err(|e| format!("not a GenerateContentResponse: {e}"))?;
+    let (input_tokens, output_tokens) = response
+        .usage_metadata
+        .map_or((0, 0), |u| (u.prompt_token_count, u.candidates_token_count + u.thoughts_token_count));
     let blocked = response.prompt_feedback.and_then(|f| f.block_reason);
     let answer = match (response.candidates.into_iter().next(), blocked) {
         (_, Some(reason)) => Answer::Refusal(format!("the prompt was blocked ({reason})")),
@@ -111,13 +93,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
             let reason = candidate.finish_reason.unwrap_or_default();
             let text: String = candidate
                 .content
-                .map(|c| {
-                    c.parts
-                        .into_iter()
-                        .filter(|p| !p.thought)
-                        .filter_map(|p| p.text)
-                        .collect()
-                })
+                .map(|c| c.parts.into_iter().filter(|p| !p.thought).filter_map(|p| p.text).collect())
                 .unwrap_or_default();
             if reason == "MAX_TOKENS" {
                 Answer::Truncated
@@ -130,9 +106,5 @@ pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
             }
         }
     };
-    Ok(Reply {
-        answer,
-        input_tokens,
-        output_tokens,
-    })
+    Ok(Reply { answer, input_tokens, output_tokens })
 }

@@ -9,8 +9,8 @@ use crate::decode::{decision_from_value, parse_decision};
 use crate::redact::{Secret, redact};
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
-    Decision, DecisionRequest, ModelError, ModelProvider, ModelRef, ProviderConfig, ProviderKind,
-    UnusableKind, anthropic, gemini, openai,
+    Decision, DecisionRequest, ModelError, ModelProvider, ModelRef, ProviderConfig, ProviderKind, UnusableKind,
+    anthropic, gemini, openai,
 };
 
 /// Why CLI providers are refused here.
@@ -25,20 +25,14 @@ pub struct HttpProvider<'a, C, K> {
 
 impl<C, K> std::fmt::Debug for HttpProvider<'_, C, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpProvider")
-            .field("config", self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("HttpProvider").field("config", self.config).finish_non_exhaustive()
     }
 }
 
 impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
     /// An adapter over the host's HTTP client and clock.
     pub fn new(config: &'a ProviderConfig, http: &'a C, clock: &'a K) -> Self {
-        Self {
-            config,
-            http,
-            clock,
-        }
+        Self { config, http, clock }
     }
 
     fn secrets(&self) -> Vec<&Secret> {
@@ -51,17 +45,12 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
             ProviderKind::Anthropic => anthropic::build(self.config, request),
             ProviderKind::Google => gemini::build(self.config, request),
             ProviderKind::ClaudeCode | ProviderKind::CodexCli => {
-                return Err(ModelError::Refused {
-                    provider,
-                    reason: CLI_REFUSAL,
-                });
+                return Err(ModelError::Refused { provider, reason: CLI_REFUSAL });
             }
             _ => openai::build(self.config, request),
         };
         let mut built = built.map_err(|reason| ModelError::Misconfigured { provider, reason })?;
-        built
-            .extensions_mut()
-            .insert(RequestTimeout(self.config.timeout_ms));
+        built.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
         Ok(built)
     }
 
@@ -79,39 +68,19 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
         let detail = || redact(&error_detail(response.body()), &self.secrets());
         match status {
             429 => match retry_after_ms(response.headers(), response.body()) {
-                Some(ms) if ms <= budget_ms => ModelError::RetryAfter {
-                    provider,
-                    retry_after_ms: ms,
-                },
-                hint => ModelError::RateLimited {
-                    provider,
-                    retry_after_ms: hint,
-                },
+                Some(ms) if ms <= budget_ms => ModelError::RetryAfter { provider, retry_after_ms: ms },
+                hint => ModelError::RateLimited { provider, retry_after_ms: hint },
             },
-            408 | 500..=599 => ModelError::ServerError {
-                provider,
-                status,
-                detail: detail(),
-            },
-            400..=499 => ModelError::Rejected {
-                provider,
-                status,
-                detail: detail(),
-            },
-            _ => ModelError::BadResponse {
-                provider,
-                detail: format!("unexpected HTTP status {status}"),
-            },
+            408 | 500..=599 => ModelError::ServerError { provider, status, detail: detail() },
+            400..=499 => ModelError::Rejected { provider, status, detail: detail() },
+            _ => ModelError::BadResponse { provider, detail: format!("unexpected HTTP status {status}") },
         }
     }
 }
 
 impl<C: HttpClient, K: Clock> ModelProvider for HttpProvider<'_, C, K> {
     fn model(&self) -> ModelRef {
-        ModelRef {
-            provider: self.config.kind,
-            model: self.config.model.clone(),
-        }
+        ModelRef { provider: self.config.kind, model: self.config.model.clone() }
     }
 
     async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError> {
@@ -121,24 +90,15 @@ impl<C: HttpClient, K: Clock> ModelProvider for HttpProvider<'_, C, K> {
         let sent = self.http.send(outbound).await;
         let latency_ms = self.clock.now_ms().saturating_sub(started);
         let response = sent.map_err(|e| match e {
-            HttpError::Timeout(ms) => ModelError::Timeout {
-                provider,
-                timeout_ms: ms,
-            },
-            other => ModelError::Transport {
-                provider,
-                detail: redact(&other.to_string(), &self.secrets()),
-            },
+            HttpError::Timeout(ms) => ModelError::Timeout { provider, timeout_ms: ms },
+            other => ModelError::Transport { provider, detail: redact(&other.to_string(), &self.secrets()) },
         })?;
         if !response.status().is_success() {
             return Err(self.status_error(&response, request.retry_budget_ms));
         }
-        let reply =
-            self.read(response.body(), request)
-                .map_err(|detail| ModelError::BadResponse {
-                    provider,
-                    detail: redact(&detail, &self.secrets()),
-                })?;
+        let reply = self
+            .read(response.body(), request)
+            .map_err(|detail| ModelError::BadResponse { provider, detail: redact(&detail, &self.secrets()) })?;
         let usage = reply.usage(latency_ms, self.config.pricing);
         let unusable = |kind, violation: String| ModelError::Unusable {
             provider,
@@ -150,38 +110,22 @@ impl<C: HttpClient, K: Clock> ModelProvider for HttpProvider<'_, C, K> {
             Answer::Text(text) => parse_decision(&text),
             Answer::Structured(value) => decision_from_value(value),
             Answer::Refusal(words) => {
-                let words = if words.trim().is_empty() {
-                    "no reason given".into()
-                } else {
-                    words
-                };
-                return Err(unusable(
-                    UnusableKind::Refusal,
-                    format!("the model declined to answer: {words}"),
-                ));
+                let words = if words.trim().is_empty() { "no reason given".into() } else { words };
+                return Err(unusable(UnusableKind::Refusal, format!("the model declined to answer: {words}")));
             }
             Answer::Truncated => {
                 let limit = self.config.max_output_tokens;
                 return Err(unusable(
                     UnusableKind::Truncated,
-                    format!(
-                        "the answer was cut at the {limit}-token output limit; answer more briefly"
-                    ),
+                    format!("the answer was cut at the {limit}-token output limit; answer more briefly"),
                 ));
             }
             Answer::Missing(what) => {
-                return Err(unusable(
-                    UnusableKind::MalformedJson,
-                    format!("no answer: {what}"),
-                ));
+                return Err(unusable(UnusableKind::MalformedJson, format!("no answer: {what}")));
             }
         };
         match parsed {
-            Ok(decision) => Ok(Decision {
-                decision,
-                usage,
-                answered_by: self.model(),
-            }),
+            Ok(decision) => Ok(Decision { decision, usage, answered_by: self.model() }),
             Err(e) => Err(unusable(e.kind, e.violation)),
         }
     }

@@ -87,10 +87,7 @@ mod tests {
         }
         assert_eq!(ProviderKind::parse("OpenAI"), None);
         assert_eq!(ProviderKind::parse("azure"), None);
-        let cli: Vec<_> = ProviderKind::ALL
-            .iter()
-            .filter(|k| k.needs_subprocess())
-            .collect();
+        let cli: Vec<_> = ProviderKind::ALL.iter().filter(|k| k.needs_subprocess()).collect();
         assert_eq!(cli, [&ProviderKind::ClaudeCode, &ProviderKind::CodexCli]);
     }
 }

@@ -38,8 +38,7 @@ mod wire;
 
 pub use anthropic::ANTHROPIC_VERSION;
 pub use config::{
-    ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_MS, Pricing, ProviderConfig,
-    default_base_url,
+    ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_MS, Pricing, ProviderConfig, default_base_url,
 };
 pub use context::{ContextPiece, MIN_PARTIAL_BYTES, PieceKind, RenderedContext, render_context};
 pub use decode::{AnswerError, MAX_VIOLATION_CHARS, decision_from_value, parse_decision};
@@ -52,6 +51,6 @@ pub use provider::{Decision, DecisionRequest, ModelProvider, ModelRef, SchemaNam
 pub use redact::{REDACTED, Secret, redact};
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{
-    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE,
-    ModelPolicy, ModelSelection, default_model, select_models,
+    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE, ModelPolicy,
+    ModelSelection, default_model, select_models,
 };

@@ -39,19 +39,9 @@ pub(crate) fn build(
         },
     });
     body[limit_field] = Value::from(config.max_output_tokens);
-    let bearer = config
-        .api_key
-        .as_ref()
-        .map(|key| format!("Bearer {}", key.expose()));
-    let headers: Vec<_> = bearer
-        .iter()
-        .map(|b| ("authorization", b.as_str(), true))
-        .collect();
-    json_request(
-        &format!("{}/chat/completions", config.base_url),
-        &headers,
-        &body,
-    )
+    let bearer = config.api_key.as_ref().map(|key| format!("Bearer {}", key.expose()));
+    let headers: Vec<_> = bearer.iter().map(|b| ("authorization", b.as_str(), true)).collect();
+    json_request(&format!("{}/chat/completions", config.base_url), &headers, &body)
 }
 
 #[derive(Deserialize)]
@@ -83,37 +73,23 @@ struct Tokens {
 
 /// Reads a `chat.completion` object.
 pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
-    let completion: Completion =
-        serde_json::from_slice(body).map_err(|e| format!("not a chat completion: {e}"))?;
-    let (input_tokens, output_tokens) = completion
-        .usage
-        .map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
+    let completion: Completion = serde_json::from_slice(body).map_err(|e| format!("not a chat completion: {e}"))?;
+    let (input_tokens, output_tokens) = completion.usage.map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
     let answer = match completion.choices.into_iter().next() {
         None => Answer::Missing("the completion has no choices"),
         Some(choice) => {
-            let (content, refusal) = choice
-                .message
-                .map_or((None, None), |m| (m.content, m.refusal));
-            match (
-                refusal.filter(|r| !r.is_empty()),
-                choice.finish_reason.as_deref(),
-            ) {
+            let (content, refusal) = choice.message.map_or((None, None), |m| (m.content, m.refusal));
+            match (refusal.filter(|r| !r.is_empty()), choice.finish_reason.as_deref()) {
                 (Some(words), _) => Answer::Refusal(words),
                 (None, Some("length")) => Answer::Truncated,
                 (None, Some("content_filter")) => {
                     Answer::Refusal("the provider's content filter withheld the answer".into())
                 }
-                (None, _) => {
-                    content.map_or(Answer::Missing("the message has no content"), Answer::Text)
-                }
+                (None, _) => content.map_or(Answer::Missing("the message has no content"), Answer::Text),
             }
         }
     };
-    Ok(Reply {
-        answer,
-        input_tokens,
-        output_tokens,
-    })
+    Ok(Reply { answer, input_tokens, output_tokens })
 }
 
 #[cfg(test)]
@@ -123,25 +99,12 @@ mod tests {
     #[test]
     fn reads_each_finish_reason() {
         let ok = br#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{}","refusal":null},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}"#;
-        assert_eq!(
-            parse(ok).unwrap(),
-            Reply {
-                answer: Answer::Text("{}".into()),
-                input_tokens: 9,
-                output_tokens: 3
-            }
-        );
+        assert_eq!(parse(ok).unwrap(), Reply { answer: Answer::Text("{}".into()), input_tokens: 9, output_tokens: 3 });
         let refused = br#"{"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}"#;
-        assert_eq!(
-            parse(refused).unwrap().answer,
-            Answer::Refusal("I can't help with that.".into())
-        );
+        assert_eq!(parse(refused).unwrap().answer, Answer::Refusal("I can't help with that.".into()));
         let cut = br#"{"choices":[{"message":{"content":"{\"fin"},"finish_reason":"length"}]}"#;
         assert_eq!(parse(cut).unwrap().answer, Answer::Truncated);
-        assert!(matches!(
-            parse(br#"{"choices":[]}"#).unwrap().answer,
-            Answer::Missing(_)
-        ));
+        assert!(matches!(parse(br#"{"choices":[]}"#).unwrap().answer, Answer::Missing(_)));
         assert!(parse(b"<html>").is_err());
     }
 }

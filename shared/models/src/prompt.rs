@@ -37,10 +37,7 @@ mod tests {
         assert!(first.contains("<step name=\"agent_zero_plan\">"));
         assert!(first.contains("<repository-context>\nFILES\nsrc/a.rs\n</repository-context>"));
         assert!(!first.contains("previous-answer-rejected"));
-        assert!(
-            !first.contains("sys"),
-            "the system prompt travels separately"
-        );
+        assert!(!first.contains("sys"), "the system prompt travels separately");
         request.previous_violation = Some("`plan`: missing".into());
         let again = render_user_message(&request);
         assert!(again.contains("could not be used: `plan`: missing"));

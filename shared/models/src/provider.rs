@@ -56,13 +56,7 @@ pub struct DecisionRequest {
 impl DecisionRequest {
     /// A first attempt with no rate-limit budget.
     pub fn new(system: impl Into<String>, context: impl Into<String>, schema: SchemaName) -> Self {
-        Self {
-            system: system.into(),
-            context: context.into(),
-            schema,
-            previous_violation: None,
-            retry_budget_ms: 0,
-        }
+        Self { system: system.into(), context: context.into(), schema, previous_violation: None, retry_budget_ms: 0 }
     }
 }
 

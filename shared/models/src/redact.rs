@@ -14,20 +14,8 @@ const WINDOW: usize = 8;
 
 /// Prefixes of well-known credential formats (OpenAI `sk-`, Google `AIza`,
 /// GitHub tokens, Vercel AI Gateway `vck_`, Slack `xox`).
-const CREDENTIAL_PREFIXES: &[&str] = &[
-    "sk-",
-    "sk_",
-    "AIza",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "vck_",
-    "xoxb-",
-    "xoxp-",
-];
+const CREDENTIAL_PREFIXES: &[&str] =
+    &["sk-", "sk_", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "vck_", "xoxb-", "xoxp-"];
 
 /// Removes `secrets` (and any token sharing an 8-character run with one),
 /// tokens shaped like well-known credentials and the word after `Bearer`;
@@ -40,10 +28,7 @@ pub fn redact(text: &str, secrets: &[&Secret]) -> String {
 pub(crate) fn redact_to(text: &str, secrets: &[&Secret], max_chars: usize) -> String {
     let mut out = String::new();
     let mut after_bearer = false;
-    for token in text
-        .split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|t| !t.is_empty())
-    {
+    for token in text.split(|c: char| c.is_whitespace() || c.is_control()).filter(|t| !t.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -59,10 +44,7 @@ pub(crate) fn redact_to(text: &str, secrets: &[&Secret], max_chars: usize) -> St
 
 fn leaks(token: &str, secrets: &[&Secret]) -> bool {
     let bare = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_');
-    if CREDENTIAL_PREFIXES
-        .iter()
-        .any(|p| bare.starts_with(p) && bare.len() >= p.len() + 8)
-    {
+    if CREDENTIAL_PREFIXES.iter().any(|p| bare.starts_with(p) && bare.len() >= p.len() + 8) {
         return true;
     }
     secrets.iter().any(|secret| {
@@ -74,9 +56,7 @@ fn leaks(token: &str, secrets: &[&Secret]) -> bool {
             return token.contains(value);
         }
         let bytes = value.as_bytes();
-        bytes
-            .windows(WINDOW)
-            .any(|w| std::str::from_utf8(w).is_ok_and(|w| token.contains(w)))
+        bytes.windows(WINDOW).any(|w| std::str::from_utf8(w).is_ok_and(|w| token.contains(w)))
     })
 }
 
@@ -102,10 +82,7 @@ mod tests {
         assert!(!out.contains("abc.def"), "{out}");
         assert!(!out.contains("sk-proj"), "{out}");
         assert!(!out.contains("AIzaSy"), "{out}");
-        assert!(
-            out.starts_with("Incorrect API key provided: [redacted]"),
-            "{out}"
-        );
+        assert!(out.starts_with("Incorrect API key provided: [redacted]"), "{out}");
         assert!(!out.contains('\n'));
     }
 

@@ -37,12 +37,7 @@ pub(crate) struct Field {
 }
 
 fn field(name: &'static str, description: &'static str, shape: Shape) -> Field {
-    Field {
-        name,
-        description,
-        shape,
-        optional: false,
-    }
+    Field { name, description, shape, optional: false }
 }
 
 fn strings() -> Shape {
@@ -53,11 +48,7 @@ fn strings() -> Shape {
 pub(crate) fn decision_shape() -> Shape {
     let finding = Shape::Object(vec![
         field("title", "One line naming the problem.", Shape::String),
-        field(
-            "explanation",
-            "Why the claim holds or does not, citing the evidence.",
-            Shape::String,
-        ),
+        field("explanation", "Why the claim holds or does not, citing the evidence.", Shape::String),
         field(
             "severity",
             "Impact if the claim holds.",
@@ -68,21 +59,9 @@ pub(crate) fn decision_shape() -> Shape {
             "Confidence that the claim holds, a number between 0 and 1.",
             Shape::Number { min: 0.0, max: 1.0 },
         ),
-        field(
-            "valid",
-            "True only when repository evidence supports the claim.",
-            Shape::Boolean,
-        ),
-        field(
-            "evidence",
-            "Exact repository text quoted in backticks.",
-            strings(),
-        ),
-        field(
-            "files",
-            "Repository-relative paths the claim is about.",
-            strings(),
-        ),
+        field("valid", "True only when repository evidence supports the claim.", Shape::Boolean),
+        field("evidence", "Exact repository text quoted in backticks.", strings()),
+        field("files", "Repository-relative paths the claim is about.", strings()),
         field(
             "changeRisk",
             "mechanical: routine, semantics-preserving; behavioral: runtime behaviour changes; high-impact: security, data, dependencies, public API or architecture.",
@@ -90,29 +69,14 @@ pub(crate) fn decision_shape() -> Shape {
         ),
     ]);
     let change = Shape::Object(vec![
-        field(
-            "path",
-            "Repository-relative path of the file to replace.",
-            Shape::Path,
-        ),
+        field("path", "Repository-relative path of the file to replace.", Shape::Path),
         field("content", "The complete new file content.", Shape::String),
         field("reason", "Why this file changes.", Shape::String),
     ]);
     Shape::Object(vec![
         field("finding", "The single most important finding.", finding),
-        field(
-            "plan",
-            "Ordered steps of the fix; empty when nothing should change.",
-            strings(),
-        ),
-        Field {
-            optional: true,
-            ..field(
-                "acceptanceCriteria",
-                "Verifiable conditions for done.",
-                strings(),
-            )
-        },
+        field("plan", "Ordered steps of the fix; empty when nothing should change.", strings()),
+        Field { optional: true, ..field("acceptanceCriteria", "Verifiable conditions for done.", strings()) },
         Field {
             optional: true,
             ..field(
@@ -132,15 +96,8 @@ pub fn decision_json_schema() -> Value {
 fn json_schema(shape: &Shape, description: Option<&str>) -> Value {
     let mut node = match shape {
         Shape::Object(fields) => {
-            let properties: Map<String, Value> = fields
-                .iter()
-                .map(|f| {
-                    (
-                        f.name.to_owned(),
-                        json_schema(&f.shape, Some(f.description)),
-                    )
-                })
-                .collect();
+            let properties: Map<String, Value> =
+                fields.iter().map(|f| (f.name.to_owned(), json_schema(&f.shape, Some(f.description)))).collect();
             let required: Vec<&str> = fields.iter().map(|f| f.name).collect();
             json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
         }
@@ -166,15 +123,8 @@ pub fn decision_gemini_schema() -> Value {
 fn gemini_schema(shape: &Shape, description: Option<&str>) -> Value {
     let mut node = match shape {
         Shape::Object(fields) => {
-            let properties: Map<String, Value> = fields
-                .iter()
-                .map(|f| {
-                    (
-                        f.name.to_owned(),
-                        gemini_schema(&f.shape, Some(f.description)),
-                    )
-                })
-                .collect();
+            let properties: Map<String, Value> =
+                fields.iter().map(|f| (f.name.to_owned(), gemini_schema(&f.shape, Some(f.description)))).collect();
             let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
             json!({"type": "OBJECT", "properties": properties, "required": names, "propertyOrdering": names})
         }
@@ -197,21 +147,12 @@ mod tests {
     #[test]
     fn json_schema_is_strict_everywhere() {
         let schema = decision_json_schema();
-        assert_eq!(
-            schema["required"],
-            json!(["finding", "plan", "acceptanceCriteria", "changes"])
-        );
+        assert_eq!(schema["required"], json!(["finding", "plan", "acceptanceCriteria", "changes"]));
         assert_eq!(schema["additionalProperties"], false);
         let finding = &schema["properties"]["finding"];
         assert_eq!(finding["additionalProperties"], false);
-        assert_eq!(
-            finding["properties"]["severity"]["enum"],
-            json!(["critical", "high", "medium", "low"])
-        );
-        assert_eq!(
-            finding["properties"]["changeRisk"]["enum"],
-            json!(["mechanical", "behavioral", "high-impact"])
-        );
+        assert_eq!(finding["properties"]["severity"]["enum"], json!(["critical", "high", "medium", "low"]));
+        assert_eq!(finding["properties"]["changeRisk"]["enum"], json!(["mechanical", "behavioral", "high-impact"]));
         assert_eq!(finding["properties"]["confidence"]["type"], "number");
         assert!(finding["properties"]["confidence"].get("minimum").is_none());
         let change = &schema["properties"]["changes"]["items"];
@@ -221,12 +162,7 @@ mod tests {
         fn walk(v: &Value) {
             if v["type"] == "object" {
                 let props: Vec<&String> = v["properties"].as_object().unwrap().keys().collect();
-                let req: Vec<&str> = v["required"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| r.as_str().unwrap())
-                    .collect();
+                let req: Vec<&str> = v["required"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
                 assert_eq!(props.len(), req.len());
                 assert_eq!(v["additionalProperties"], false);
                 v["properties"].as_object().unwrap().values().for_each(walk);
@@ -243,19 +179,13 @@ mod tests {
         let schema = decision_gemini_schema();
         assert_eq!(schema["type"], "OBJECT");
         assert!(schema.get("additionalProperties").is_none());
-        assert_eq!(
-            schema["propertyOrdering"],
-            json!(["finding", "plan", "acceptanceCriteria", "changes"])
-        );
+        assert_eq!(schema["propertyOrdering"], json!(["finding", "plan", "acceptanceCriteria", "changes"]));
         let confidence = &schema["properties"]["finding"]["properties"]["confidence"];
         assert_eq!(
             confidence,
             &json!({"type": "NUMBER", "minimum": 0.0, "maximum": 1.0, "description": "Confidence that the claim holds, a number between 0 and 1."})
         );
-        assert_eq!(
-            schema["properties"]["finding"]["properties"]["severity"]["format"],
-            "enum"
-        );
+        assert_eq!(schema["properties"]["finding"]["properties"]["severity"]["format"], "enum");
         assert_eq!(schema["properties"]["plan"]["items"]["type"], "STRING");
     }
 }

@@ -20,10 +20,7 @@ pub const MODEL_VARIABLE: &str = "AGENT_ZERO_MODEL";
 /// The model a policy without `model.name` runs: the operator's
 /// `AGENT_ZERO_MODEL` when set and not blank, else the reference's `gpt-5`.
 pub fn default_model(mut env: impl FnMut(&str) -> Option<String>) -> String {
-    env(MODEL_VARIABLE)
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "gpt-5".to_owned())
+    env(MODEL_VARIABLE).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).unwrap_or_else(|| "gpt-5".to_owned())
 }
 
 /// The policy's `model` section, as parsed by the policy loader.
@@ -64,9 +61,7 @@ impl ModelSelection {
     ) -> FallbackProvider<HttpProvider<'a, C, K>, HttpProvider<'a, C, K>> {
         FallbackProvider::new(
             HttpProvider::new(&self.primary, http, clock),
-            self.fallback
-                .as_ref()
-                .map(|f| HttpProvider::new(f, http, clock)),
+            self.fallback.as_ref().map(|f| HttpProvider::new(f, http, clock)),
         )
     }
 }
@@ -77,53 +72,27 @@ pub fn select_models(
     policy: &ModelPolicy,
     mut env: impl FnMut(&str) -> Option<String>,
 ) -> Result<ModelSelection, ConfigError> {
-    let mut var = |name: &str| {
-        env(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
-    let base_url = var(BASE_URL_VARIABLE)
-        .map(|u| check_base_url(&u))
-        .transpose()?;
+    let mut var = |name: &str| env(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let base_url = var(BASE_URL_VARIABLE).map(|u| check_base_url(&u)).transpose()?;
 
-    let kind =
-        ProviderKind::parse(&policy.provider).ok_or_else(|| ConfigError::UnknownProvider {
-            field: "model.provider",
-            value: policy.provider.clone(),
-        })?;
+    let kind = ProviderKind::parse(&policy.provider)
+        .ok_or_else(|| ConfigError::UnknownProvider { field: "model.provider", value: policy.provider.clone() })?;
     let pricing = pricing(policy)?;
-    let mut primary = configure(
-        kind,
-        &policy.name,
-        "model.name",
-        base_url.as_deref(),
-        &mut var,
-    )?;
+    let mut primary = configure(kind, &policy.name, "model.name", base_url.as_deref(), &mut var)?;
     if let Some(url) = base_url.as_ref().filter(|_| !kind.needs_subprocess()) {
         primary.base_url.clone_from(url);
     }
     primary.pricing = pricing;
 
-    let fallback = match (
-        var(FALLBACK_PROVIDER_VARIABLE),
-        var(FALLBACK_MODEL_VARIABLE),
-    ) {
+    let fallback = match (var(FALLBACK_PROVIDER_VARIABLE), var(FALLBACK_MODEL_VARIABLE)) {
         (None, None) => None,
         (Some(provider), Some(model)) => {
-            let kind = ProviderKind::parse(&provider).ok_or(ConfigError::UnknownProvider {
-                field: FALLBACK_PROVIDER_VARIABLE,
-                value: provider,
-            })?;
+            let kind = ProviderKind::parse(&provider)
+                .ok_or(ConfigError::UnknownProvider { field: FALLBACK_PROVIDER_VARIABLE, value: provider })?;
             if kind.needs_subprocess() {
                 return Err(ConfigError::CliFallback { provider: kind });
             }
-            Some(configure(
-                kind,
-                &model,
-                FALLBACK_MODEL_VARIABLE,
-                base_url.as_deref(),
-                &mut var,
-            )?)
+            Some(configure(kind, &model, FALLBACK_MODEL_VARIABLE, base_url.as_deref(), &mut var)?)
         }
         _ => return Err(ConfigError::IncompleteFallback),
     };
@@ -150,17 +119,11 @@ fn configure(
     }
     let keyless_local = kind == ProviderKind::OpenAiCompatible && base_url.is_some();
     if api_key.is_none() && !kind.needs_subprocess() && !keyless_local {
-        return Err(ConfigError::MissingCredential {
-            provider: kind,
-            variable: kind.credential_variables()[0],
-        });
+        return Err(ConfigError::MissingCredential { provider: kind, variable: kind.credential_variables()[0] });
     }
     let mut config = ProviderConfig::new(kind, model, api_key);
     if kind == ProviderKind::OpenAiCompatible {
-        config.base_url = base_url
-            .or(default_base_url(kind))
-            .unwrap_or_default()
-            .to_owned();
+        config.base_url = base_url.or(default_base_url(kind)).unwrap_or_default().to_owned();
     }
     Ok(config)
 }
@@ -170,28 +133,15 @@ fn pricing(policy: &ModelPolicy) -> Result<Option<Pricing>, ConfigError> {
         Some(v) if !(v.is_finite() && v >= 0.0) => Err(ConfigError::InvalidCost { field }),
         other => Ok(other),
     };
-    let input = check(
-        policy.input_cost_per_million_tokens,
-        "model.inputCostPerMillionTokens",
-    )?;
-    let output = check(
-        policy.output_cost_per_million_tokens,
-        "model.outputCostPerMillionTokens",
-    )?;
+    let input = check(policy.input_cost_per_million_tokens, "model.inputCostPerMillionTokens")?;
+    let output = check(policy.output_cost_per_million_tokens, "model.outputCostPerMillionTokens")?;
     Ok(match (input, output) {
-        (Some(i), Some(o)) => Some(Pricing {
-            input_per_million_tokens: i,
-            output_per_million_tokens: o,
-        }),
+        (Some(i), Some(o)) => Some(Pricing { input_per_million_tokens: i, output_per_million_tokens: o }),
         _ => None,
     })
 }
 
-fn check_model_name(
-    kind: ProviderKind,
-    name: &str,
-    field: &'static str,
-) -> Result<String, ConfigError> {
+fn check_model_name(kind: ProviderKind, name: &str, field: &'static str) -> Result<String, ConfigError> {
     let name = name.trim();
     let invalid = |reason| Err(ConfigError::InvalidModelName { field, reason });
     if name.is_empty() {
@@ -206,11 +156,7 @@ fn check_model_name(
     if kind == ProviderKind::Google {
         // Gemini puts the model in the URL path: one plain segment only.
         let bare = name.strip_prefix("models/").unwrap_or(name);
-        if !bare
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
-            || bare.starts_with('.')
-        {
+        if !bare.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b)) || bare.starts_with('.') {
             return invalid("a Gemini model name may hold only letters, digits, `-`, `.` and `_`");
         }
         return Ok(bare.to_owned());
@@ -220,10 +166,7 @@ fn check_model_name(
 
 fn check_base_url(url: &str) -> Result<String, ConfigError> {
     let invalid = |reason| Err(ConfigError::InvalidBaseUrl { reason });
-    let Some(rest) = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-    else {
+    let Some(rest) = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")) else {
         return invalid("must start with https:// or http://");
     };
     let authority = rest.split('/').next().unwrap_or_default();
@@ -244,74 +187,35 @@ mod tests {
     use super::*;
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| (*v).to_owned())
-        }
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
     }
 
     fn policy(provider: &str, name: &str) -> ModelPolicy {
-        ModelPolicy {
-            provider: provider.into(),
-            name: name.into(),
-            ..ModelPolicy::default()
-        }
+        ModelPolicy { provider: provider.into(), name: name.into(), ..ModelPolicy::default() }
     }
 
     #[test]
     fn each_provider_reads_its_own_key_and_endpoint() {
         let cases = [
             ("openai", "OPENAI_API_KEY", "https://api.openai.com/v1"),
-            (
-                "anthropic",
-                "ANTHROPIC_API_KEY",
-                "https://api.anthropic.com/v1",
-            ),
-            (
-                "google",
-                "GOOGLE_GENERATIVE_AI_API_KEY",
-                "https://generativelanguage.googleapis.com/v1beta",
-            ),
-            (
-                "ai-gateway",
-                "AI_GATEWAY_API_KEY",
-                "https://ai-gateway.vercel.sh/v1",
-            ),
-            (
-                "openai-compatible",
-                "OPENAI_COMPATIBLE_API_KEY",
-                "https://api.openai.com/v1",
-            ),
+            ("anthropic", "ANTHROPIC_API_KEY", "https://api.anthropic.com/v1"),
+            ("google", "GOOGLE_GENERATIVE_AI_API_KEY", "https://generativelanguage.googleapis.com/v1beta"),
+            ("ai-gateway", "AI_GATEWAY_API_KEY", "https://ai-gateway.vercel.sh/v1"),
+            ("openai-compatible", "OPENAI_COMPATIBLE_API_KEY", "https://api.openai.com/v1"),
         ];
         for (provider, variable, url) in cases {
-            let s = select_models(
-                &policy(provider, "m-1"),
-                env(&[(variable, "key-value-123")]),
-            )
-            .unwrap();
+            let s = select_models(&policy(provider, "m-1"), env(&[(variable, "key-value-123")])).unwrap();
             assert_eq!(s.primary.kind.as_str(), provider);
             assert_eq!(s.primary.base_url, url);
             assert_eq!(s.primary.api_key, Some(Secret::new("key-value-123")));
             assert_eq!(s.primary.model, "m-1");
             assert_eq!(s.fallback, None);
             let missing = select_models(&policy(provider, "m-1"), env(&[])).unwrap_err();
-            assert_eq!(
-                missing,
-                ConfigError::MissingCredential {
-                    provider: s.primary.kind,
-                    variable
-                }
-            );
+            assert_eq!(missing, ConfigError::MissingCredential { provider: s.primary.kind, variable });
             assert!(missing.to_string().contains(variable));
         }
         // openai-compatible may reuse OPENAI_API_KEY, as in the reference.
-        let s = select_models(
-            &ModelPolicy::default(),
-            env(&[("OPENAI_API_KEY", "k-openai-1")]),
-        )
-        .unwrap();
+        let s = select_models(&ModelPolicy::default(), env(&[("OPENAI_API_KEY", "k-openai-1")])).unwrap();
         assert_eq!(s.primary.api_key, Some(Secret::new("k-openai-1")));
         assert_eq!(s.primary.model, "gpt-5");
     }
@@ -325,21 +229,10 @@ mod tests {
         .unwrap();
         assert_eq!(s.primary.base_url, "http://127.0.0.1:11434/v1");
         assert_eq!(s.primary.api_key, None);
-        for bad in [
-            "ftp://x",
-            "https://user:pw@host/v1",
-            "https://host/v1?key=1",
-            "https://",
-        ] {
-            let e = select_models(
-                &ModelPolicy::default(),
-                env(&[(BASE_URL_VARIABLE, bad), ("OPENAI_API_KEY", "k")]),
-            )
-            .unwrap_err();
-            assert!(
-                matches!(e, ConfigError::InvalidBaseUrl { .. }),
-                "{bad}: {e}"
-            );
+        for bad in ["ftp://x", "https://user:pw@host/v1", "https://host/v1?key=1", "https://"] {
+            let e = select_models(&ModelPolicy::default(), env(&[(BASE_URL_VARIABLE, bad), ("OPENAI_API_KEY", "k")]))
+                .unwrap_err();
+            assert!(matches!(e, ConfigError::InvalidBaseUrl { .. }), "{bad}: {e}");
             assert!(!e.to_string().contains("pw"), "{e}");
         }
     }
@@ -358,31 +251,16 @@ mod tests {
         let fallback = s.fallback.unwrap();
         assert_eq!(fallback.kind, ProviderKind::Anthropic);
         assert_eq!(fallback.model, "claude-sonnet-4-5");
-        assert_eq!(
-            fallback.base_url, "https://api.anthropic.com/v1",
-            "the base URL is the policy provider's"
-        );
+        assert_eq!(fallback.base_url, "https://api.anthropic.com/v1", "the base URL is the policy provider's");
         assert_eq!(fallback.pricing, None);
 
-        let e = select_models(
-            &policy("openai", "m"),
-            env(&[("OPENAI_API_KEY", "k"), (FALLBACK_MODEL_VARIABLE, "x")]),
-        );
+        let e = select_models(&policy("openai", "m"), env(&[("OPENAI_API_KEY", "k"), (FALLBACK_MODEL_VARIABLE, "x")]));
         assert_eq!(e.unwrap_err(), ConfigError::IncompleteFallback);
         let e = select_models(
             &policy("openai", "m"),
-            env(&[
-                ("OPENAI_API_KEY", "k"),
-                (FALLBACK_PROVIDER_VARIABLE, "codex-cli"),
-                (FALLBACK_MODEL_VARIABLE, "x"),
-            ]),
+            env(&[("OPENAI_API_KEY", "k"), (FALLBACK_PROVIDER_VARIABLE, "codex-cli"), (FALLBACK_MODEL_VARIABLE, "x")]),
         );
-        assert_eq!(
-            e.unwrap_err(),
-            ConfigError::CliFallback {
-                provider: ProviderKind::CodexCli
-            }
-        );
+        assert_eq!(e.unwrap_err(), ConfigError::CliFallback { provider: ProviderKind::CodexCli });
         let e = select_models(
             &policy("openai", "m"),
             env(&[
@@ -393,10 +271,7 @@ mod tests {
         );
         assert_eq!(
             e.unwrap_err(),
-            ConfigError::MissingCredential {
-                provider: ProviderKind::Google,
-                variable: "GOOGLE_GENERATIVE_AI_API_KEY"
-            }
+            ConfigError::MissingCredential { provider: ProviderKind::Google, variable: "GOOGLE_GENERATIVE_AI_API_KEY" }
         );
     }
 
@@ -404,61 +279,31 @@ mod tests {
     fn agent_zero_model_names_the_default_model() {
         assert_eq!(default_model(env(&[])), "gpt-5");
         assert_eq!(default_model(env(&[(MODEL_VARIABLE, "  ")])), "gpt-5");
-        assert_eq!(
-            default_model(env(&[(MODEL_VARIABLE, " claude-sonnet-4-5 ")])),
-            "claude-sonnet-4-5"
-        );
+        assert_eq!(default_model(env(&[(MODEL_VARIABLE, " claude-sonnet-4-5 ")])), "claude-sonnet-4-5");
     }
 
     #[test]
     fn policy_values_are_checked_with_their_field() {
         let e = select_models(&policy("azure", "m"), env(&[])).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "`model.provider`: unknown model provider `azure`"
-        );
-        let e =
-            select_models(&policy("openai", "  "), env(&[("OPENAI_API_KEY", "k")])).unwrap_err();
-        assert_eq!(
-            e,
-            ConfigError::InvalidModelName {
-                field: "model.name",
-                reason: "empty"
-            }
-        );
-        let e = select_models(
-            &policy("google", "../../v1/files"),
-            env(&[("GOOGLE_GENERATIVE_AI_API_KEY", "k")]),
-        );
+        assert_eq!(e.to_string(), "`model.provider`: unknown model provider `azure`");
+        let e = select_models(&policy("openai", "  "), env(&[("OPENAI_API_KEY", "k")])).unwrap_err();
+        assert_eq!(e, ConfigError::InvalidModelName { field: "model.name", reason: "empty" });
+        let e = select_models(&policy("google", "../../v1/files"), env(&[("GOOGLE_GENERATIVE_AI_API_KEY", "k")]));
         assert!(matches!(e, Err(ConfigError::InvalidModelName { .. })));
-        let s = select_models(
-            &policy("google", "models/gemini-2.5-flash"),
-            env(&[("GOOGLE_GENERATIVE_AI_API_KEY", "k")]),
-        );
+        let s =
+            select_models(&policy("google", "models/gemini-2.5-flash"), env(&[("GOOGLE_GENERATIVE_AI_API_KEY", "k")]));
         assert_eq!(s.unwrap().primary.model, "gemini-2.5-flash");
         let mut p = policy("openai", "m");
         p.input_cost_per_million_tokens = Some(-1.0);
         let e = select_models(&p, env(&[("OPENAI_API_KEY", "k")])).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "`model.inputCostPerMillionTokens` must be a non-negative number"
-        );
+        assert_eq!(e.to_string(), "`model.inputCostPerMillionTokens` must be a non-negative number");
         p.input_cost_per_million_tokens = Some(2.5);
         let s = select_models(&p, env(&[("OPENAI_API_KEY", "k")])).unwrap();
-        assert_eq!(
-            s.primary.pricing, None,
-            "one price alone is not a cost model"
-        );
+        assert_eq!(s.primary.pricing, None, "one price alone is not a cost model");
         p.output_cost_per_million_tokens = Some(10.0);
         let s = select_models(&p, env(&[("OPENAI_API_KEY", "k")])).unwrap();
         assert_eq!(s.primary.pricing.unwrap().cost_usd(1_000_000, 100_000), 3.5);
-        let e =
-            select_models(&policy("openai", "m"), env(&[("OPENAI_API_KEY", "k\ney")])).unwrap_err();
-        assert_eq!(
-            e,
-            ConfigError::InvalidCredential {
-                variable: "OPENAI_API_KEY"
-            }
-        );
+        let e = select_models(&policy("openai", "m"), env(&[("OPENAI_API_KEY", "k\ney")])).unwrap_err();
+        assert_eq!(e, ConfigError::InvalidCredential { variable: "OPENAI_API_KEY" });
     }
 }

@@ -74,12 +74,7 @@ pub(crate) fn error_detail(body: &[u8]) -> String {
 /// in seconds (every provider), or Gemini's `RetryInfo.retryDelay` (`"17s"`).
 /// An HTTP-date `retry-after` counts as no hint.
 pub(crate) fn retry_after_ms(headers: &HeaderMap, body: &[u8]) -> Option<u64> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return to_ms(ms);
     }
@@ -87,13 +82,10 @@ pub(crate) fn retry_after_ms(headers: &HeaderMap, body: &[u8]) -> Option<u64> {
         return to_ms(s * 1000.0);
     }
     let body: Value = serde_json::from_slice(body).ok()?;
-    body["error"]["details"]
-        .as_array()?
-        .iter()
-        .find_map(|detail| {
-            let delay = detail["retryDelay"].as_str()?.strip_suffix('s')?;
-            to_ms(delay.parse::<f64>().ok()? * 1000.0)
-        })
+    body["error"]["details"].as_array()?.iter().find_map(|detail| {
+        let delay = detail["retryDelay"].as_str()?.strip_suffix('s')?;
+        to_ms(delay.parse::<f64>().ok()? * 1000.0)
+    })
 }
 
 fn to_ms(ms: f64) -> Option<u64> {
@@ -110,14 +102,11 @@ pub(crate) fn json_request(
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json");
     for (name, value, sensitive) in headers {
-        let mut value =
-            http::HeaderValue::from_str(value).map_err(|_| "a header value is not valid")?;
+        let mut value = http::HeaderValue::from_str(value).map_err(|_| "a header value is not valid")?;
         value.set_sensitive(*sensitive);
         builder = builder.header(*name, value);
     }
-    builder
-        .body(serde_json::to_vec(body).unwrap_or_default())
-        .map_err(|_| "the endpoint URL is not valid")
+    builder.body(serde_json::to_vec(body).unwrap_or_default()).map_err(|_| "the endpoint URL is not valid")
 }
 
 #[cfg(test)]
@@ -128,16 +117,11 @@ mod tests {
     fn error_details_from_each_envelope() {
         let openai = br#"{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
         assert_eq!(error_detail(openai), "requests: Rate limit reached");
-        let anthropic =
-            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let anthropic = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert_eq!(error_detail(anthropic), "overloaded_error: Overloaded");
-        let gemini =
-            br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
+        let gemini = br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(error_detail(gemini), "RESOURCE_EXHAUSTED: Quota exceeded");
-        assert_eq!(
-            error_detail(b"<html>Bad gateway</html>"),
-            "non-JSON error body (24 bytes)"
-        );
+        assert_eq!(error_detail(b"<html>Bad gateway</html>"), "non-JSON error body (24 bytes)");
     }
 
     #[test]
@@ -149,10 +133,7 @@ mod tests {
         headers.insert("retry-after-ms", "150.5".parse().unwrap());
         assert_eq!(retry_after_ms(&headers, b""), Some(151));
         let mut dated = HeaderMap::new();
-        dated.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
-        );
+        dated.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
         assert_eq!(retry_after_ms(&dated, b"{}"), None);
         let gemini = br#"{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"17s"}]}}"#;
         assert_eq!(retry_after_ms(&HeaderMap::new(), gemini), Some(17_000));

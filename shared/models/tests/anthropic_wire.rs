@@ -3,9 +3,7 @@
 mod support;
 
 use agent_zero_contracts::{Severity, Usage};
-use agent_zero_models::{
-    ANTHROPIC_VERSION, ModelError, ProviderKind, SchemaName, UnusableKind, decision_json_schema,
-};
+use agent_zero_models::{ANTHROPIC_VERSION, ModelError, ProviderKind, SchemaName, UnusableKind, decision_json_schema};
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};
 use support::*;
@@ -61,21 +59,13 @@ fn sends_one_forced_tool_and_reads_its_input() {
     assert_eq!(body["tools"].as_array().unwrap().len(), 1);
     assert_eq!(body["tools"][0]["name"], "agent_zero_plan");
     assert_eq!(body["tools"][0]["input_schema"], decision_json_schema());
-    assert_eq!(
-        body["tool_choice"],
-        json!({"type": "tool", "name": "agent_zero_plan"})
-    );
+    assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "agent_zero_plan"}));
 
     assert_eq!(decision.decision.finding.severity, Severity::High);
     assert_eq!(decision.decision.plan, ["Guard the null return"]);
     assert_eq!(
         decision.usage,
-        Usage {
-            input_tokens: 2_200,
-            output_tokens: 503,
-            latency_ms: 1_234,
-            cost_usd: None
-        },
+        Usage { input_tokens: 2_200, output_tokens: 503, latency_ms: 1_234, cost_usd: None },
         "cache writes and reads count as input"
     );
 }
@@ -86,34 +76,22 @@ fn unusable_answers() {
     let config = config(ProviderKind::Anthropic, "claude-sonnet-4-5");
     let cases = [
         (
-            message(
-                json!([{"type": "text", "text": "I can't assist with this request."}]),
-                "refusal",
-            ),
+            message(json!([{"type": "text", "text": "I can't assist with this request."}]), "refusal"),
             UnusableKind::Refusal,
             "the model declined to answer: I can't assist with this request.",
         ),
         (
-            message(
-                tool_use("agent_zero_understand", json!({"finding": {"title": "Nu"}})),
-                "max_tokens",
-            ),
+            message(tool_use("agent_zero_understand", json!({"finding": {"title": "Nu"}})), "max_tokens"),
             UnusableKind::Truncated,
             "the answer was cut at the 16384-token output limit; answer more briefly",
         ),
         (
-            message(
-                json!([{"type": "text", "text": "Here is my analysis: the code is fine."}]),
-                "end_turn",
-            ),
+            message(json!([{"type": "text", "text": "Here is my analysis: the code is fine."}]), "end_turn"),
             UnusableKind::MalformedJson,
             "no answer: the message has no call of the decision tool",
         ),
         (
-            message(
-                tool_use("agent_zero_understand", violating_json()),
-                "tool_use",
-            ),
+            message(tool_use("agent_zero_understand", violating_json()), "tool_use"),
             UnusableKind::SchemaViolation,
             "`finding.severity`: expected one of critical, high, medium, low, got \"catastrophic\"",
         ),
@@ -126,17 +104,9 @@ fn unusable_answers() {
     for (body, kind, violation) in cases {
         let http = FakeHttp::new(&clock, 7, vec![respond(200, &body)]);
         match decide(&config, &http, &clock, &request()) {
-            Err(ModelError::Unusable {
-                kind: k,
-                violation: v,
-                usage,
-                ..
-            }) => {
+            Err(ModelError::Unusable { kind: k, violation: v, usage, .. }) => {
                 assert_eq!((k, v.as_str()), (kind, violation));
-                assert_eq!(
-                    (usage.input_tokens, usage.output_tokens, usage.latency_ms),
-                    (2_200, 503, 7)
-                );
+                assert_eq!((usage.input_tokens, usage.output_tokens, usage.latency_ms), (2_200, 503, 7));
             }
             other => panic!("expected unusable, got {other:?}"),
         }
@@ -161,19 +131,9 @@ fn overloaded_is_unavailable_and_rate_limits_follow_retry_after() {
     assert!(e.is_unavailable());
 
     let limited = json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}});
-    let http = FakeHttp::new(
-        &clock,
-        3,
-        vec![respond_with(429, &limited, &[("retry-after", "12")])],
-    );
+    let http = FakeHttp::new(&clock, 3, vec![respond_with(429, &limited, &[("retry-after", "12")])]);
     let mut req = request();
     req.retry_budget_ms = 15_000;
     let e = decide(&config, &http, &clock, &req).unwrap_err();
-    assert_eq!(
-        e,
-        ModelError::RetryAfter {
-            provider: ProviderKind::Anthropic,
-            retry_after_ms: 12_000
-        }
-    );
+    assert_eq!(e, ModelError::RetryAfter { provider: ProviderKind::Anthropic, retry_after_ms: 12_000 });
 }

@@ -46,72 +46,26 @@ fn run(kind: ProviderKind, scripted: Scripted, budget_ms: u64) -> ModelError {
 fn rate_limits_within_and_beyond_the_budget() {
     for kind in HTTP_PROVIDERS {
         let body = error_body(kind, 429, "Rate limit reached");
-        let within = run(
-            kind,
-            respond_with(429, &body, &[("retry-after", "3")]),
-            5_000,
-        );
-        assert_eq!(
-            within,
-            ModelError::RetryAfter {
-                provider: kind,
-                retry_after_ms: 3_000
-            },
-            "{kind}"
-        );
+        let within = run(kind, respond_with(429, &body, &[("retry-after", "3")]), 5_000);
+        assert_eq!(within, ModelError::RetryAfter { provider: kind, retry_after_ms: 3_000 }, "{kind}");
         assert_eq!(within.class(), ErrorClass::RetryAfter(3_000));
-        let beyond = run(
-            kind,
-            respond_with(429, &body, &[("retry-after", "30")]),
-            5_000,
-        );
-        assert_eq!(
-            beyond,
-            ModelError::RateLimited {
-                provider: kind,
-                retry_after_ms: Some(30_000)
-            },
-            "{kind}"
-        );
+        let beyond = run(kind, respond_with(429, &body, &[("retry-after", "30")]), 5_000);
+        assert_eq!(beyond, ModelError::RateLimited { provider: kind, retry_after_ms: Some(30_000) }, "{kind}");
         assert!(beyond.is_unavailable());
         let no_hint = run(kind, respond(429, &body), 5_000);
-        assert_eq!(
-            no_hint,
-            ModelError::RateLimited {
-                provider: kind,
-                retry_after_ms: None
-            },
-            "{kind}"
-        );
+        assert_eq!(no_hint, ModelError::RateLimited { provider: kind, retry_after_ms: None }, "{kind}");
     }
     // OpenAI's millisecond header wins over the seconds one.
     let body = error_body(ProviderKind::OpenAi, 429, "Rate limit reached");
-    let e = run(
-        ProviderKind::OpenAi,
-        respond_with(
-            429,
-            &body,
-            &[("retry-after-ms", "250"), ("retry-after", "1")],
-        ),
-        1_000,
-    );
-    assert_eq!(
-        e,
-        ModelError::RetryAfter {
-            provider: ProviderKind::OpenAi,
-            retry_after_ms: 250
-        }
-    );
+    let e =
+        run(ProviderKind::OpenAi, respond_with(429, &body, &[("retry-after-ms", "250"), ("retry-after", "1")]), 1_000);
+    assert_eq!(e, ModelError::RetryAfter { provider: ProviderKind::OpenAi, retry_after_ms: 250 });
 }
 
 #[test]
 fn server_errors_and_timeouts_are_unavailable() {
     for kind in HTTP_PROVIDERS {
-        let e = run(
-            kind,
-            respond(500, &error_body(kind, 500, "The server had an error")),
-            0,
-        );
+        let e = run(kind, respond(500, &error_body(kind, 500, "The server had an error")), 0);
         assert!(
             matches!(&e, ModelError::ServerError { status: 500, detail, .. } if detail.ends_with("The server had an error")),
             "{e:?}"
@@ -123,20 +77,11 @@ fn server_errors_and_timeouts_are_unavailable() {
             "{e:?}"
         );
         let e = run(kind, Err(HttpError::Timeout(120_000)), 0);
-        assert_eq!(
-            e,
-            ModelError::Timeout {
-                provider: kind,
-                timeout_ms: 120_000
-            }
-        );
+        assert_eq!(e, ModelError::Timeout { provider: kind, timeout_ms: 120_000 });
         assert!(e.is_unavailable());
         let e = run(
             kind,
-            Ok(http::Response::builder()
-                .status(200)
-                .body(b"<html>captive portal</html>".to_vec())
-                .unwrap()),
+            Ok(http::Response::builder().status(200).body(b"<html>captive portal</html>".to_vec()).unwrap()),
             0,
         );
         assert!(matches!(e, ModelError::BadResponse { .. }), "{e:?}");
@@ -147,48 +92,21 @@ fn server_errors_and_timeouts_are_unavailable() {
 #[test]
 fn rejected_requests_and_transport_errors_never_leak_the_key() {
     for kind in HTTP_PROVIDERS {
-        let echo = format!(
-            "Incorrect API key provided: {}****. Authorization: Bearer {KEY}",
-            &KEY[..8]
-        );
+        let echo = format!("Incorrect API key provided: {}****. Authorization: Bearer {KEY}", &KEY[..8]);
         let e = run(kind, respond(401, &error_body(kind, 401, &echo)), 0);
         assert_eq!(e.class(), ErrorClass::Rejected, "{e:?}");
-        let ModelError::Rejected {
-            status: 401,
-            detail,
-            ..
-        } = &e
-        else {
-            panic!("{e:?}")
-        };
-        assert!(
-            detail.contains("Incorrect API key provided: [redacted]"),
-            "{detail}"
-        );
+        let ModelError::Rejected { status: 401, detail, .. } = &e else { panic!("{e:?}") };
+        assert!(detail.contains("Incorrect API key provided: [redacted]"), "{detail}");
 
-        let e = run(
-            kind,
-            Err(HttpError::Transport(format!(
-                "connection reset; x-api-key: {KEY}"
-            ))),
-            0,
-        );
+        let e = run(kind, Err(HttpError::Transport(format!("connection reset; x-api-key: {KEY}"))), 0);
         assert!(matches!(e, ModelError::Transport { .. }), "{e:?}");
         assert!(e.is_unavailable());
 
-        let e = run(
-            kind,
-            Err(HttpError::NotAllowed("api.example.com".into())),
-            0,
-        );
+        let e = run(kind, Err(HttpError::NotAllowed("api.example.com".into())), 0);
         assert!(e.to_string().contains("api.example.com"), "{e}");
 
         // A long provider message is capped, not copied whole.
-        let e = run(
-            kind,
-            respond(400, &error_body(kind, 400, &"bad request ".repeat(500))),
-            0,
-        );
+        let e = run(kind, respond(400, &error_body(kind, 400, &"bad request ".repeat(500))), 0);
         assert!(e.to_string().len() < 400, "{}", e.to_string().len());
     }
 }
@@ -221,15 +139,10 @@ fn debug_output_of_configuration_and_providers_shows_no_key() {
         ("ai-gateway", "AI_GATEWAY_API_KEY"),
         ("openai-compatible", "OPENAI_COMPATIBLE_API_KEY"),
     ] {
-        let selection = select_models(&policy(provider, "m-1"), |name| {
-            (name == variable).then(|| KEY.to_owned())
-        })
-        .unwrap();
+        let selection =
+            select_models(&policy(provider, "m-1"), |name| (name == variable).then(|| KEY.to_owned())).unwrap();
         let shown = format!("{selection:?} {:?}", selection.provider(&http, &clock));
-        assert!(
-            !shown.contains(KEY) && !shown.contains(&KEY[..12]),
-            "{shown}"
-        );
+        assert!(!shown.contains(KEY) && !shown.contains(&KEY[..12]), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");
     }
 }

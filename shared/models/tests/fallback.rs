@@ -3,8 +3,8 @@
 mod support;
 
 use agent_zero_models::{
-    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelError, ModelProvider,
-    ModelRef, ModelSelection, ProviderKind, select_models,
+    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelError, ModelProvider, ModelRef,
+    ModelSelection, ProviderKind, select_models,
 };
 use agent_zero_ports::{HttpError, ManualClock};
 use serde_json::{Value, json};
@@ -41,49 +41,23 @@ fn unavailable_primary_hands_over_to_the_fallback() {
     let unavailable: Vec<(&str, Scripted)> = vec![
         ("500", server_error()),
         ("timeout", Err(HttpError::Timeout(120_000))),
-        (
-            "transport",
-            Err(HttpError::Transport("connection refused".into())),
-        ),
-        (
-            "429 without hint",
-            respond(
-                429,
-                &json!({"error": {"message": "Rate limit reached", "type": "requests"}}),
-            ),
-        ),
+        ("transport", Err(HttpError::Transport("connection refused".into()))),
+        ("429 without hint", respond(429, &json!({"error": {"message": "Rate limit reached", "type": "requests"}}))),
     ];
     for (case, primary) in unavailable {
         let clock = ManualClock::new(0);
         let http = FakeHttp::new(&clock, 100, vec![primary, respond(200, &anthropic_ok())]);
         let selection = selection("openai");
-        let decision = decide_selected(&selection, &http, &clock, &request())
-            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        let decision = decide_selected(&selection, &http, &clock, &request()).unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_eq!(http.sent(), 2, "{case}");
-        assert_eq!(
-            http.request(0).uri(),
-            "https://api.openai.com/v1/chat/completions"
-        );
-        assert_eq!(
-            http.request(1).uri(),
-            "https://api.anthropic.com/v1/messages"
-        );
+        assert_eq!(http.request(0).uri(), "https://api.openai.com/v1/chat/completions");
+        assert_eq!(http.request(1).uri(), "https://api.anthropic.com/v1/messages");
         assert_eq!(
             decision.answered_by,
-            ModelRef {
-                provider: ProviderKind::Anthropic,
-                model: "claude-sonnet-4-5".into()
-            }
+            ModelRef { provider: ProviderKind::Anthropic, model: "claude-sonnet-4-5".into() }
         );
-        assert_eq!(
-            (decision.usage.input_tokens, decision.usage.latency_ms),
-            (20, 100),
-            "{case}"
-        );
-        assert_eq!(
-            selection.provider(&http, &clock).model().provider,
-            ProviderKind::OpenAi
-        );
+        assert_eq!((decision.usage.input_tokens, decision.usage.latency_ms), (20, 100), "{case}");
+        assert_eq!(selection.provider(&http, &clock).model().provider, ProviderKind::OpenAi);
     }
 }
 
@@ -95,11 +69,7 @@ fn refused_cli_primary_hands_over_without_calling_out() {
     assert_eq!(http.sent(), 1);
     assert_eq!(decision.answered_by.provider, ProviderKind::Anthropic);
     let sent = http.request(0);
-    assert_eq!(
-        header(&sent, "x-api-key"),
-        Some(format!("{KEY}-anthropic").as_str()),
-        "the fallback's own key"
-    );
+    assert_eq!(header(&sent, "x-api-key"), Some(format!("{KEY}-anthropic").as_str()), "the fallback's own key");
     assert_eq!(header(&sent, "authorization"), None);
     assert!(!String::from_utf8_lossy(sent.body()).contains(KEY));
 }
@@ -107,16 +77,8 @@ fn refused_cli_primary_hands_over_without_calling_out() {
 #[test]
 fn unusable_answers_retries_and_rejections_never_fall_back() {
     let cases: Vec<(&str, Scripted, ErrorClass)> = vec![
-        (
-            "malformed",
-            respond(200, &chat("not json")),
-            ErrorClass::Unusable,
-        ),
-        (
-            "violation",
-            respond(200, &chat(&violating_json().to_string())),
-            ErrorClass::Unusable,
-        ),
+        ("malformed", respond(200, &chat("not json")), ErrorClass::Unusable),
+        ("violation", respond(200, &chat(&violating_json().to_string())), ErrorClass::Unusable),
         (
             "refusal",
             respond(
@@ -127,19 +89,12 @@ fn unusable_answers_retries_and_rejections_never_fall_back() {
         ),
         (
             "retry within budget",
-            respond_with(
-                429,
-                &json!({"error": {"message": "slow down"}}),
-                &[("retry-after", "1")],
-            ),
+            respond_with(429, &json!({"error": {"message": "slow down"}}), &[("retry-after", "1")]),
             ErrorClass::RetryAfter(1_000),
         ),
         (
             "bad key",
-            respond(
-                401,
-                &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
-            ),
+            respond(401, &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})),
             ErrorClass::Rejected,
         ),
     ];
@@ -158,36 +113,17 @@ fn unusable_answers_retries_and_rejections_never_fall_back() {
 #[test]
 fn both_failing_reports_both() {
     let clock = ManualClock::new(0);
-    let overloaded = respond(
-        529,
-        &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-    );
+    let overloaded =
+        respond(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
     let http = FakeHttp::new(&clock, 1, vec![server_error(), overloaded]);
     let e = decide_selected(&selection("openai"), &http, &clock, &request()).unwrap_err();
     assert!(e.is_unavailable());
-    let ModelError::FallbackFailed { primary, fallback } = &e else {
-        panic!("{e:?}")
-    };
-    assert!(matches!(
-        **primary,
-        ModelError::ServerError {
-            provider: ProviderKind::OpenAi,
-            status: 500,
-            ..
-        }
-    ));
-    assert!(matches!(
-        **fallback,
-        ModelError::ServerError {
-            provider: ProviderKind::Anthropic,
-            status: 529,
-            ..
-        }
-    ));
+    let ModelError::FallbackFailed { primary, fallback } = &e else { panic!("{e:?}") };
+    assert!(matches!(**primary, ModelError::ServerError { provider: ProviderKind::OpenAi, status: 500, .. }));
+    assert!(matches!(**fallback, ModelError::ServerError { provider: ProviderKind::Anthropic, status: 529, .. }));
     let text = e.to_string();
     assert!(
-        text.contains("`openai` failed with HTTP 500")
-            && text.contains("`anthropic` failed with HTTP 529"),
+        text.contains("`openai` failed with HTTP 500") && text.contains("`anthropic` failed with HTTP 529"),
         "{text}"
     );
 
@@ -213,10 +149,8 @@ fn both_failing_reports_both() {
 fn without_a_fallback_the_primary_error_stands() {
     let clock = ManualClock::new(0);
     let http = FakeHttp::new(&clock, 1, vec![server_error()]);
-    let selection = select_models(&policy("openai", "gpt-5"), |n| {
-        (n == "OPENAI_API_KEY").then(|| KEY.to_owned())
-    })
-    .unwrap();
+    let selection =
+        select_models(&policy("openai", "gpt-5"), |n| (n == "OPENAI_API_KEY").then(|| KEY.to_owned())).unwrap();
     let e = decide_selected(&selection, &http, &clock, &request()).unwrap_err();
     assert!(matches!(e, ModelError::ServerError { status: 500, .. }));
 }

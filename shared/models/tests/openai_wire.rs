@@ -4,8 +4,7 @@ mod support;
 
 use agent_zero_contracts::{ChangeRisk, Severity, Usage};
 use agent_zero_models::{
-    BASE_URL_VARIABLE, ModelError, ModelRef, Pricing, ProviderKind, UnusableKind,
-    decision_json_schema, select_models,
+    BASE_URL_VARIABLE, ModelError, ModelRef, Pricing, ProviderKind, UnusableKind, decision_json_schema, select_models,
 };
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};
@@ -43,10 +42,7 @@ fn openai_sends_a_strict_json_schema_request_and_returns_decision_and_usage() {
     let clock = ManualClock::new(1_000);
     let http = FakeHttp::new(&clock, 250, vec![respond(200, &success())]);
     let mut config = config(ProviderKind::OpenAi, "gpt-5");
-    config.pricing = Some(Pricing {
-        input_per_million_tokens: 1.25,
-        output_per_million_tokens: 10.0,
-    });
+    config.pricing = Some(Pricing { input_per_million_tokens: 1.25, output_per_million_tokens: 10.0 });
     let decision = decide(&config, &http, &clock, &request()).unwrap();
 
     let sent = http.request(0);
@@ -57,76 +53,38 @@ fn openai_sends_a_strict_json_schema_request_and_returns_decision_and_usage() {
     assert_key_only_in(&sent, "authorization", "Bearer ");
     let body = http.body(0);
     assert_eq!(body["model"], "gpt-5");
-    assert_eq!(
-        body["messages"][0],
-        json!({"role": "system", "content": "SYSTEM PROMPT"})
-    );
+    assert_eq!(body["messages"][0], json!({"role": "system", "content": "SYSTEM PROMPT"}));
     assert_eq!(body["messages"][1]["role"], "user");
-    assert!(
-        body["messages"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("export const load = () => null;")
-    );
+    assert!(body["messages"][1]["content"].as_str().unwrap().contains("export const load = () => null;"));
     assert_eq!(body["response_format"]["type"], "json_schema");
-    assert_eq!(
-        body["response_format"]["json_schema"]["name"],
-        "agent_zero_understand"
-    );
+    assert_eq!(body["response_format"]["json_schema"]["name"], "agent_zero_understand");
     assert_eq!(body["response_format"]["json_schema"]["strict"], true);
-    assert_eq!(
-        body["response_format"]["json_schema"]["schema"],
-        decision_json_schema()
-    );
+    assert_eq!(body["response_format"]["json_schema"]["schema"], decision_json_schema());
     assert_eq!(body["max_completion_tokens"], 16_384);
     assert!(body.get("max_tokens").is_none());
 
     assert_eq!(decision.decision.finding.severity, Severity::High);
-    assert_eq!(
-        decision.decision.finding.change_risk,
-        ChangeRisk::Mechanical
-    );
+    assert_eq!(decision.decision.finding.change_risk, ChangeRisk::Mechanical);
     assert_eq!(decision.decision.changes[0].path, "src/user.ts");
     let cost = (1117.0 * 1.25 + 46.0 * 10.0) / 1_000_000.0;
-    assert_eq!(
-        decision.usage,
-        Usage {
-            input_tokens: 1117,
-            output_tokens: 46,
-            latency_ms: 250,
-            cost_usd: Some(cost)
-        }
-    );
-    assert_eq!(
-        decision.answered_by,
-        ModelRef {
-            provider: ProviderKind::OpenAi,
-            model: "gpt-5".into()
-        }
-    );
+    assert_eq!(decision.usage, Usage { input_tokens: 1117, output_tokens: 46, latency_ms: 250, cost_usd: Some(cost) });
+    assert_eq!(decision.answered_by, ModelRef { provider: ProviderKind::OpenAi, model: "gpt-5".into() });
 }
 
 #[test]
 fn ai_gateway_uses_vercels_endpoint_and_provider_slash_model_names() {
     let clock = ManualClock::new(0);
     let http = FakeHttp::new(&clock, 10, vec![respond(200, &success())]);
-    let selection = select_models(
-        &policy("ai-gateway", "anthropic/claude-sonnet-4.5"),
-        |name| (name == "AI_GATEWAY_API_KEY").then(|| KEY.to_owned()),
-    )
+    let selection = select_models(&policy("ai-gateway", "anthropic/claude-sonnet-4.5"), |name| {
+        (name == "AI_GATEWAY_API_KEY").then(|| KEY.to_owned())
+    })
     .unwrap();
     let decision = decide_selected(&selection, &http, &clock, &request()).unwrap();
     let sent = http.request(0);
-    assert_eq!(
-        sent.uri(),
-        "https://ai-gateway.vercel.sh/v1/chat/completions"
-    );
+    assert_eq!(sent.uri(), "https://ai-gateway.vercel.sh/v1/chat/completions");
     assert_key_only_in(&sent, "authorization", "Bearer ");
     assert_eq!(http.body(0)["model"], "anthropic/claude-sonnet-4.5");
-    assert_eq!(
-        decision.usage.cost_usd, None,
-        "no prices in policy, no cost"
-    );
+    assert_eq!(decision.usage.cost_usd, None, "no prices in policy, no cost");
     assert_eq!(decision.answered_by.provider, ProviderKind::AiGateway);
 }
 
@@ -150,36 +108,21 @@ fn openai_compatible_goes_to_the_operator_base_url_without_a_key_when_none_is_se
     // With a key (Cloudflare AI Gateway, vLLM with --api-key) it is a bearer token.
     let http = FakeHttp::new(&clock, 10, vec![respond(200, &success())]);
     let cf = "https://gateway.ai.cloudflare.com/v1/acct/gw/compat";
-    let selection = select_models(
-        &policy(
-            "openai-compatible",
-            "workers-ai/@cf/meta/llama-3.1-8b-instruct",
-        ),
-        |name| match name {
+    let selection =
+        select_models(&policy("openai-compatible", "workers-ai/@cf/meta/llama-3.1-8b-instruct"), |name| match name {
             BASE_URL_VARIABLE => Some(cf.to_owned()),
             "OPENAI_COMPATIBLE_API_KEY" => Some(KEY.to_owned()),
             _ => None,
-        },
-    )
-    .unwrap();
+        })
+        .unwrap();
     decide_selected(&selection, &http, &clock, &request()).unwrap();
-    assert_eq!(
-        http.request(0).uri(),
-        "https://gateway.ai.cloudflare.com/v1/acct/gw/compat/chat/completions"
-    );
+    assert_eq!(http.request(0).uri(), "https://gateway.ai.cloudflare.com/v1/acct/gw/compat/chat/completions");
     assert_key_only_in(&http.request(0), "authorization", "Bearer ");
 }
 
-fn unusable(
-    result: Result<agent_zero_models::Decision, ModelError>,
-) -> (UnusableKind, String, Usage) {
+fn unusable(result: Result<agent_zero_models::Decision, ModelError>) -> (UnusableKind, String, Usage) {
     match result {
-        Err(ModelError::Unusable {
-            kind,
-            violation,
-            usage,
-            provider,
-        }) => {
+        Err(ModelError::Unusable { kind, violation, usage, provider }) => {
             assert_eq!(provider, ProviderKind::OpenAi);
             (kind, violation, usage)
         }
@@ -224,12 +167,7 @@ fn refusal_truncation_invalid_json_and_schema_violations_are_unusable_answers() 
         assert_eq!((got_kind, got_violation.as_str()), (kind, violation));
         assert_eq!(
             usage,
-            Usage {
-                input_tokens: 1117,
-                output_tokens: 46,
-                latency_ms: 40,
-                cost_usd: None
-            },
+            Usage { input_tokens: 1117, output_tokens: 46, latency_ms: 40, cost_usd: None },
             "tokens were spent"
         );
     }
@@ -240,23 +178,8 @@ fn the_previous_violation_is_shown_to_the_model() {
     let clock = ManualClock::new(0);
     let http = FakeHttp::new(&clock, 1, vec![respond(200, &success())]);
     let mut repair = request();
-    repair.previous_violation =
-        Some("`finding.severity`: expected one of critical, high, medium, low".into());
-    decide(
-        &config(ProviderKind::OpenAi, "gpt-5"),
-        &http,
-        &clock,
-        &repair,
-    )
-    .unwrap();
-    let user = http.body(0)["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        user.contains(
-            "Your previous answer could not be used: `finding.severity`: expected one of"
-        ),
-        "{user}"
-    );
+    repair.previous_violation = Some("`finding.severity`: expected one of critical, high, medium, low".into());
+    decide(&config(ProviderKind::OpenAi, "gpt-5"), &http, &clock, &repair).unwrap();
+    let user = http.body(0)["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(user.contains("Your previous answer could not be used: `finding.severity`: expected one of"), "{user}");
 }

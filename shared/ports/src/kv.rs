@@ -81,10 +81,7 @@ pub fn check_key(key: &str) -> Result<(), KvError> {
         while !key.is_char_boundary(end) {
             end -= 1;
         }
-        return Err(KvError::InvalidKey {
-            key: format!("{}…", &key[..end]),
-            reason: "longer than 256 bytes",
-        });
+        return Err(KvError::InvalidKey { key: format!("{}…", &key[..end]), reason: "longer than 256 bytes" });
     }
     Ok(())
 }

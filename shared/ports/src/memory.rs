@@ -107,9 +107,7 @@ pub fn page_of<'a>(
     limit: usize,
 ) -> KeyPage {
     let limit = limit.max(1);
-    let mut matching = keys
-        .into_iter()
-        .filter(|k| k.starts_with(prefix) && cursor.is_none_or(|c| *k > c));
+    let mut matching = keys.into_iter().filter(|k| k.starts_with(prefix) && cursor.is_none_or(|c| *k > c));
     let keys: Vec<String> = matching.by_ref().take(limit).map(str::to_owned).collect();
     let more = matching.next().is_some();
     let cursor = if more { keys.last().cloned() } else { None };

@@ -12,6 +12,8 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(output) => output,
-        Poll::Pending => panic!("block_on: the future suspended; only ports that answer at once can be driven this way"),
+        Poll::Pending => {
+            panic!("block_on: the future suspended; only ports that answer at once can be driven this way")
+        }
     }
 }

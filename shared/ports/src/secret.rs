@@ -57,7 +57,11 @@ pub fn scrub_token_shapes(text: &str) -> std::borrow::Cow<'_, str> {
     let mut at = 0;
     while at < bytes.len() {
         let starts_word = at == 0 || !token_char(bytes[at - 1]);
-        let prefix = if starts_word { GITHUB_TOKEN_PREFIXES.iter().find(|p| bytes[at..].starts_with(p.as_bytes())) } else { None };
+        let prefix = if starts_word {
+            GITHUB_TOKEN_PREFIXES.iter().find(|p| bytes[at..].starts_with(p.as_bytes()))
+        } else {
+            None
+        };
         if let Some(prefix) = prefix {
             let body = bytes[at + prefix.len()..].iter().take_while(|b| token_char(**b)).count();
             if body >= MIN_TOKEN_BODY {

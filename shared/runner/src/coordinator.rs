@@ -63,8 +63,12 @@ pub trait Coordinator {
     /// Atomically: if `lease.id` is held, return it (`replayed`); else check
     /// every limit against the held leases (expired ones still count until
     /// swept) and insert `lease`, or refuse with the limit that was hit.
-    async fn try_acquire(&self, lease: &Lease, limits: &LeaseLimits, now_ms: u64)
-    -> Result<Result<Acquired, QuotaError>, CoordinatorError>;
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError>;
     /// Replaces a held lease's record (provisioning filled in its sandbox).
     async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError>;
     /// Removes a lease; releasing an unknown id is not an error. Returns the
@@ -81,7 +85,12 @@ pub trait Coordinator {
 pub fn decide(held: &[Lease], lease: &Lease, limits: &LeaseLimits) -> Result<Acquired, QuotaError> {
     if let Some(existing) = held.iter().find(|l| l.id == lease.id) {
         let for_repo = held.iter().filter(|l| l.repository == existing.repository).count() as u32;
-        return Ok(Acquired { lease: existing.clone(), active: held.len() as u32, active_for_repository: for_repo, replayed: true });
+        return Ok(Acquired {
+            lease: existing.clone(),
+            active: held.len() as u32,
+            active_for_repository: for_repo,
+            replayed: true,
+        });
     }
     if lease.lease_ms == 0 {
         return Err(QuotaError::EmptyLease);
@@ -124,8 +133,12 @@ impl MemoryCoordinator {
 }
 
 impl Coordinator for MemoryCoordinator {
-    async fn try_acquire(&self, lease: &Lease, limits: &LeaseLimits, _now_ms: u64)
-    -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        _now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
         let mut leases = self.leases.borrow_mut();
         let held: Vec<Lease> = leases.values().cloned().collect();
         let decision = decide(&held, lease, limits);

@@ -115,8 +115,10 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
 
     async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
         self.change("updating a lease", |held| {
-            let slot =
-                held.iter_mut().find(|l| l.id == lease.id).ok_or_else(|| CoordinatorError::UnknownLease(lease.id.clone()))?;
+            let slot = held
+                .iter_mut()
+                .find(|l| l.id == lease.id)
+                .ok_or_else(|| CoordinatorError::UnknownLease(lease.id.clone()))?;
             *slot = lease.clone();
             Ok(Change::Write(()))
         })
@@ -182,7 +184,9 @@ pub async fn apply_op<C: Coordinator>(coordinator: &C, op: CoordinatorOp) -> Coo
         CoordinatorOp::Expired { now_ms } => {
             coordinator.expired(now_ms).await.map(|leases| CoordinatorReply::Leases { leases })
         }
-        CoordinatorOp::Get { lease_id } => coordinator.get(&lease_id).await.map(|lease| CoordinatorReply::Lease { lease }),
+        CoordinatorOp::Get { lease_id } => {
+            coordinator.get(&lease_id).await.map(|lease| CoordinatorReply::Lease { lease })
+        }
     };
     result.unwrap_or_else(|e| match e {
         CoordinatorError::UnknownLease(lease_id) => CoordinatorReply::UnknownLease { lease_id },

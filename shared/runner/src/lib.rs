@@ -15,20 +15,20 @@
 
 mod checkout;
 mod coordinator;
-mod kv_coordinator;
 mod error;
+mod kv_coordinator;
 mod pool;
 mod provider;
 pub mod providers;
 mod request;
 mod runner;
 
-pub use kv_coordinator::{
-    CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
-};
 pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
 pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, decide};
 pub use error::RunnerError;
+pub use kv_coordinator::{
+    CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
+};
 pub use pool::{RunnerPool, SweepReport, is_repository_name};
 pub use provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};

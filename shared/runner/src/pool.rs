@@ -3,7 +3,7 @@
 use agent_zero_ports::Clock;
 
 use crate::checkout::{CheckoutSource, Provision};
-use crate::coordinator::{CoordinatorError, Coordinator};
+use crate::coordinator::{Coordinator, CoordinatorError};
 use crate::error::RunnerError;
 use crate::provider::SandboxProvider;
 use crate::request::{Lease, LeaseLimits, RunnerPoolConfig, SandboxRequest};
@@ -45,7 +45,12 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
     /// gets the same lease back, and the provider gets it as its
     /// idempotency key: a replay after a crash mid-provisioning finds the
     /// sandbox it made instead of making a second one.
-    pub async fn acquire(&self, request: &SandboxRequest, lease_id: &str, source: &CheckoutSource) -> Result<Runner<'a, P>, RunnerError> {
+    pub async fn acquire(
+        &self,
+        request: &SandboxRequest,
+        lease_id: &str,
+        source: &CheckoutSource,
+    ) -> Result<Runner<'a, P>, RunnerError> {
         check_request(request, lease_id)?;
         let limits = LeaseLimits::from(self.config);
         let reservation = Lease::reserve(lease_id, request, self.provider.kind(), self.clock.now_ms());
@@ -92,7 +97,8 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
 
     /// The runner of a lease acquired earlier (a later tick).
     pub async fn attach(&self, lease_id: &str) -> Result<Runner<'a, P>, RunnerError> {
-        let lease = self.coordinator.get(lease_id).await?.ok_or_else(|| RunnerError::UnknownLease(lease_id.to_owned()))?;
+        let lease =
+            self.coordinator.get(lease_id).await?.ok_or_else(|| RunnerError::UnknownLease(lease_id.to_owned()))?;
         if lease.is_expired(self.clock.now_ms()) {
             return Err(RunnerError::UnknownLease(lease_id.to_owned()));
         }
@@ -148,7 +154,10 @@ pub fn is_repository_name(repository: &str) -> bool {
     let mut parts = repository.split('/');
     let ok = |p: Option<&str>| {
         p.is_some_and(|p| {
-            !p.is_empty() && p != "." && p != ".." && !p.starts_with('-')
+            !p.is_empty()
+                && p != "."
+                && p != ".."
+                && !p.starts_with('-')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         })
     };

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-pub use agent_zero_ports::Secret;
 use agent_zero_ports::HttpError;
+pub use agent_zero_ports::Secret;
 use thiserror::Error;
 
 use crate::checkout::{CheckoutSource, Provision};
@@ -98,7 +98,11 @@ pub trait SandboxProvider {
     /// (already policy-checked) and `request.network`, tagged with
     /// `provision.lease_id` (a replay with the same lease id finds the
     /// sandbox it made where the provider can look it up).
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError>;
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError>;
     /// Runs one argv inside the checkout.
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError>;
     /// Reads a checkout-relative file.
@@ -164,7 +168,10 @@ pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::H
         CheckoutSource::PublicClone => {
             let url = format!("https://github.com/{}.git", request.repository);
             steps.push(("checkout", argv(&["git", "init", "--quiet", root])));
-            steps.push(("fetch", argv(&["git", "-C", root, "fetch", "--quiet", "--depth", "1", "--", &url, &request.git_ref])));
+            steps.push((
+                "fetch",
+                argv(&["git", "-C", root, "fetch", "--quiet", "--depth", "1", "--", &url, &request.git_ref]),
+            ));
             steps.push(("checkout", argv(&["git", "-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD", "--"])));
         }
         CheckoutSource::Archive { url, commit } => {
@@ -172,7 +179,8 @@ pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::H
             let file = format!("{}.agent-zero.tar.gz", root.trim_end_matches('/'));
             provider.write_file(&outside, &file, &archive).await?;
             steps.push(("unpack", argv(&["mkdir", "-p", "--", root])));
-            steps.push(("unpack", argv(&["tar", "-xzf", &file, "--strip-components=1", "--no-same-owner", "-C", root])));
+            steps
+                .push(("unpack", argv(&["tar", "-xzf", &file, "--strip-components=1", "--no-same-owner", "-C", root])));
             steps.push(("unpack", argv(&["rm", "-f", "--", &file])));
             steps.extend(baseline(root, commit));
         }
@@ -199,14 +207,10 @@ pub(crate) fn baseline(root: &str, commit: &str) -> Vec<(&'static str, Vec<Strin
     let mut commit_args = vec!["git", "-C", root];
     commit_args.extend(identity);
     commit_args.extend(["commit", "--quiet", "--no-verify", "--allow-empty", "-m", &message]);
-    [
-        vec!["git", "init", "--quiet", root],
-        vec!["git", "-C", root, "add", "--all", "--force"],
-        commit_args,
-    ]
-    .into_iter()
-    .map(|args| ("baseline", args.into_iter().map(str::to_owned).collect()))
-    .collect()
+    [vec!["git", "init", "--quiet", root], vec!["git", "-C", root, "add", "--all", "--force"], commit_args]
+        .into_iter()
+        .map(|args| ("baseline", args.into_iter().map(str::to_owned).collect()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -134,7 +134,10 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
             return Err(RunnerError::InvalidCommand { field: "timeoutMs", reason: "must be positive".into() });
         }
         if let Some(name) = command.env.keys().find(|k| !ENV_ALLOWLIST.contains(&k.as_str())) {
-            return Err(RunnerError::InvalidCommand { field: "env", reason: format!("`{name}` is not in the allowlist") });
+            return Err(RunnerError::InvalidCommand {
+                field: "env",
+                reason: format!("`{name}` is not in the allowlist"),
+            });
         }
         let cwd = if command.cwd == "." { String::new() } else { command.cwd.clone() };
         let exec = Exec {
@@ -162,7 +165,11 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
         check_path(path)?;
         let bytes = self.provider.read_file(&self.sandbox, path).await?;
         if bytes.len() > MAX_READ_BYTES {
-            return Err(RunnerError::FileTooLarge { path: path.to_owned(), size: bytes.len() as u64, limit: MAX_READ_BYTES as u64 });
+            return Err(RunnerError::FileTooLarge {
+                path: path.to_owned(),
+                size: bytes.len() as u64,
+                limit: MAX_READ_BYTES as u64,
+            });
         }
         String::from_utf8(bytes).map_err(|_| RunnerError::NotUtf8(path.to_owned()))
     }

@@ -9,7 +9,10 @@ use std::pin::Pin;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{KeyPage, KeyValue, KvError, MemoryKv, block_on};
-use agent_zero_runner::{Coordinator, CoordinatorError, KvCoordinator, LEASES_KEY, Lease, LeaseLimits, ProviderKind, QuotaError, SandboxRequest};
+use agent_zero_runner::{
+    Coordinator, CoordinatorError, KvCoordinator, LEASES_KEY, Lease, LeaseLimits, ProviderKind, QuotaError,
+    SandboxRequest,
+};
 
 type Hook<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
@@ -133,7 +136,9 @@ fn a_release_between_read_and_write_loses_no_lease() {
     let a = KvCoordinator::new(Interleaved::new(&kv, async {
         plain.release("new").await.unwrap();
     }));
-    assert!(matches!(block_on(a.update(&lease("new", "o/new"))), Err(CoordinatorError::UnknownLease(id)) if id == "new"));
+    assert!(
+        matches!(block_on(a.update(&lease("new", "o/new"))), Err(CoordinatorError::UnknownLease(id)) if id == "new")
+    );
     assert_eq!(held(&kv), Vec::<String>::new());
 }
 
@@ -167,7 +172,9 @@ fn sustained_contention_gives_up_with_the_reason() {
     let store = AlwaysChanged(MemoryKv::new(), Cell::new(0));
     let coordinator = KvCoordinator::new(&store);
     match block_on(coordinator.try_acquire(&lease("a", "o/r"), &ONE_PER_REPO, 0)) {
-        Err(CoordinatorError::Unavailable(reason)) => assert!(reason.contains("attempts") && reason.contains(LEASES_KEY), "{reason}"),
+        Err(CoordinatorError::Unavailable(reason)) => {
+            assert!(reason.contains("attempts") && reason.contains(LEASES_KEY), "{reason}")
+        }
         other => panic!("expected unavailable, got {other:?}"),
     }
     let attempts = store.1.get();

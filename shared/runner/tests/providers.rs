@@ -6,9 +6,9 @@ mod support;
 use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
-use support::{Loopback, block_on};
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
 use agent_zero_runner::{CheckoutSource, Exec, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret};
+use support::{Loopback, block_on};
 
 const KEY: &str = "provider-key-0c0ffee";
 
@@ -23,7 +23,13 @@ fn provision<'a>(writable: bool, source: &'a CheckoutSource) -> Provision<'a> {
 }
 
 fn exec(argv: &[&str]) -> Exec {
-    Exec { argv: argv.iter().map(|s| (*s).to_owned()).collect(), cwd: "src".into(), timeout_ms: 5_000, max_output_bytes: 1000, env: BTreeMap::new() }
+    Exec {
+        argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+        cwd: "src".into(),
+        timeout_ms: 5_000,
+        max_output_bytes: 1000,
+        env: BTreeMap::new(),
+    }
 }
 
 fn envelope(flags: u8, json: &str) -> Vec<u8> {
@@ -35,7 +41,8 @@ fn envelope(flags: u8, json: &str) -> Vec<u8> {
 
 #[test]
 fn e2b_create_clone_exec_and_kill() {
-    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let out = [envelope(0, r#"{"event":{"data":{"stdout":"b2sK"}}}"#), end.clone()].concat();
     let server = Loopback::start()
         .answer(200, "[]")
@@ -66,7 +73,20 @@ fn e2b_create_clone_exec_and_kill() {
     assert_eq!(create["metadata"]["agentZeroLease"], "lease-t1");
     // The public clone fetches exactly the one commit, shallow.
     let fetch: serde_json::Value = serde_json::from_slice(&seen[3].body[5..]).unwrap();
-    assert_eq!(fetch["process"]["args"], serde_json::json!(["-C", "/home/user/repo", "fetch", "--quiet", "--depth", "1", "--", "https://github.com/acme/app.git", "main"]));
+    assert_eq!(
+        fetch["process"]["args"],
+        serde_json::json!([
+            "-C",
+            "/home/user/repo",
+            "fetch",
+            "--quiet",
+            "--depth",
+            "1",
+            "--",
+            "https://github.com/acme/app.git",
+            "main"
+        ])
+    );
     assert_eq!(seen[5].headers["x-access-token"], "envd-tok-77");
     assert_eq!(seen[5].headers["content-type"], "application/connect+json");
     let start: serde_json::Value = serde_json::from_slice(&seen[5].body[5..]).unwrap();
@@ -99,7 +119,10 @@ fn daytona_quotes_argv_and_reads_merged_output() {
     assert_eq!(body["command"], r#"grep -r 'it'\''s $(x)' ."#);
     assert_eq!(body["cwd"], "/home/daytona/repo/src");
     assert_eq!(body["timeout"], 5);
-    assert_eq!(seen[2].uri, "https://proxy.app.daytona.io/toolbox/d1/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs");
+    assert_eq!(
+        seen[2].uri,
+        "https://proxy.app.daytona.io/toolbox/d1/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs"
+    );
 }
 
 #[test]
@@ -127,7 +150,10 @@ fn vercel_runs_waits_and_reads_logs() {
 fn cloudflare_bridge_sse_and_refusals() {
     let sse = "event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\nevent: exit\ndata: {\"exit_code\":0}\n\n";
     let killed = "event: exit\ndata: {\"exit_code\":124}\n\n";
-    let server = Loopback::start().answer(200, sse).answer(401, format!("{{\"error\":\"bad token {KEY}\"}}")).answer(200, killed);
+    let server = Loopback::start()
+        .answer(200, sse)
+        .answer(401, format!("{{\"error\":\"bad token {KEY}\"}}"))
+        .answer(200, killed);
     let base = server.base_url();
     let bridge = CloudflareSandbox::new(server.client(), format!("{base}/"), Secret::new(KEY));
     block_on(async {
@@ -139,7 +165,8 @@ fn cloudflare_bridge_sse_and_refusals() {
         let refused = bridge.provision(&request(NetworkPolicy::None), &provision(false, &PUBLIC)).await.unwrap_err();
         assert!(refused.to_string().contains("none"), "{refused}");
         // No egress control in the bridge: `restricted` would be a claim, not a policy.
-        let refused = bridge.provision(&request(NetworkPolicy::Restricted), &provision(false, &PUBLIC)).await.unwrap_err();
+        let refused =
+            bridge.provision(&request(NetworkPolicy::Restricted), &provision(false, &PUBLIC)).await.unwrap_err();
         assert!(refused.to_string().contains("`restricted` is not enforceable"), "{refused}");
         let out = bridge.exec(&sandbox, &exec(&["sleep", "60"])).await.unwrap();
         assert!(out.timed_out && out.exit_code == 124, "{out:?}");
@@ -179,7 +206,8 @@ fn custom_protocol_leases_runs_files_and_release() {
         custom.stop("lease-7").await.unwrap();
     });
     let seen = server.seen();
-    let calls: Vec<(&str, &str)> = seen.iter().map(|s| (s.method.as_str(), s.uri.strip_prefix(&base).unwrap())).collect();
+    let calls: Vec<(&str, &str)> =
+        seen.iter().map(|s| (s.method.as_str(), s.uri.strip_prefix(&base).unwrap())).collect();
     assert_eq!(
         calls,
         [
@@ -199,7 +227,10 @@ fn custom_protocol_leases_runs_files_and_release() {
         serde_json::json!({"taskId":"t1","repository":"acme/app","ref":"main","writable":true,"network":"restricted","leaseMs":600_000,"idempotencyKey":"lease-t1"})
     );
     let run: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
-    assert_eq!((run["argv"][1].as_str(), run["cwd"].as_str(), run["timeoutMs"].as_u64()), (Some("test"), Some("src"), Some(5_000)));
+    assert_eq!(
+        (run["argv"][1].as_str(), run["cwd"].as_str(), run["timeoutMs"].as_u64()),
+        (Some("test"), Some("src"), Some(5_000))
+    );
     assert!(!format!("{custom:?}").contains(KEY));
 }
 
@@ -242,7 +273,8 @@ fn loopback_rejects_unscripted_requests() {
 #[test]
 fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
     let link = "https://codeload.github.com/acme/app/legacy.tar.gz/abc123?token=LINKTOKEN42";
-    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let mut server = Loopback::start()
         .answer(200, "[]")
         .answer(201, r#"{"templateID":"base","sandboxID":"sbx2","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-78","domain":null}"#)
@@ -261,11 +293,18 @@ fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
     assert_eq!(seen[2].uri, link);
     assert!(!seen[2].headers.contains_key("authorization") && !seen[2].headers.contains_key("x-api-key"));
     assert!(seen[3].uri.starts_with("https://49983-sbx2.e2b.app/files"), "{}", seen[3].uri);
-    let argvs: Vec<serde_json::Value> = seen[4..].iter().map(|s| serde_json::from_slice::<serde_json::Value>(&s.body[5..]).unwrap()["process"].clone()).collect();
+    let argvs: Vec<serde_json::Value> = seen[4..]
+        .iter()
+        .map(|s| serde_json::from_slice::<serde_json::Value>(&s.body[5..]).unwrap()["process"].clone())
+        .collect();
     assert_eq!(argvs[1]["cmd"], "tar");
     assert_eq!(argvs[5]["args"][argvs[5]["args"].as_array().unwrap().len() - 1], "agent-zero checkout of abc123");
     for s in &seen[3..] {
-        assert!(!String::from_utf8_lossy(&s.body).contains("LINKTOKEN42") && !s.uri.contains("LINKTOKEN42"), "{}", s.uri);
+        assert!(
+            !String::from_utf8_lossy(&s.body).contains("LINKTOKEN42") && !s.uri.contains("LINKTOKEN42"),
+            "{}",
+            s.uri
+        );
     }
     let create: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
     assert_eq!(create["allow_internet_access"], false, "the edge fetched the code, so the sandbox needs no egress");
@@ -277,11 +316,15 @@ fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
 fn custom_archive_link_goes_in_the_create_body_only() {
     let server = Loopback::start().answer(201, r#"{"leaseId":"lease-8","isolated":false}"#);
     let custom = CustomSandbox::new(server.client(), server.base_url(), Secret::new(KEY));
-    let source = CheckoutSource::Archive { url: Secret::new("http://127.0.0.1:1/_codeload/x?token=T0K"), commit: "abc".into() };
+    let source =
+        CheckoutSource::Archive { url: Secret::new("http://127.0.0.1:1/_codeload/x?token=T0K"), commit: "abc".into() };
     let request = request(NetworkPolicy::None);
     block_on(async { custom.provision(&request, &provision(false, &source)).await.unwrap() });
     let create: serde_json::Value = serde_json::from_slice(&server.seen()[0].body).unwrap();
-    assert_eq!(create["archive"], serde_json::json!({"url": "http://127.0.0.1:1/_codeload/x?token=T0K", "commit": "abc", "timeoutMs": 120_000}));
+    assert_eq!(
+        create["archive"],
+        serde_json::json!({"url": "http://127.0.0.1:1/_codeload/x?token=T0K", "commit": "abc", "timeoutMs": 120_000})
+    );
     assert_eq!(create["idempotencyKey"], "lease-t1");
     assert!(!serde_json::to_string(&request).unwrap().contains("T0K"));
     assert!(!format!("{source:?}").contains("T0K"));
@@ -294,7 +337,8 @@ fn custom_archive_link_goes_in_the_create_body_only() {
 #[test]
 fn e2b_deadline_kills_the_command_and_the_domain_is_honoured() {
     let deadline = envelope(2, r#"{"error":{"code":"deadline_exceeded","message":"context deadline exceeded"}}"#);
-    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let server = Loopback::start()
         .answer(200, "[]")
         .answer(201, r#"{"templateID":"base","sandboxID":"sbx3","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-79","domain":"eu.e2b.dev"}"#)
@@ -325,7 +369,8 @@ fn e2b_deadline_kills_the_command_and_the_domain_is_honoured() {
 /// An envd error that echoes the sandbox's access token never carries it.
 #[test]
 fn e2b_envd_errors_are_scrubbed_of_the_envd_token() {
-    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let server = Loopback::start()
         .answer(200, "[]")
         .answer(201, r#"{"templateID":"base","sandboxID":"sbx4","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-80","domain":null}"#)
@@ -347,7 +392,8 @@ fn e2b_envd_errors_are_scrubbed_of_the_envd_token() {
 /// the sandbox tagged with its lease id and creates nothing.
 #[test]
 fn e2b_replay_finds_the_sandbox_of_the_lease() {
-    let end = [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
     let server = Loopback::start()
         .answer(200, r#"[{"templateID":"base","sandboxID":"sbx-old","clientID":"c","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T01:00:00Z","cpuCount":2,"memoryMB":512,"diskSizeMB":1024,"state":"running","envdVersion":"0.2","metadata":{"agentZeroLease":"lease-t1"}}]"#)
         .answer(200, r#"{"templateID":"base","sandboxID":"sbx-old","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-81","domain":null}"#)
@@ -358,7 +404,10 @@ fn e2b_replay_finds_the_sandbox_of_the_lease() {
     let p = block_on(e2b.provision(&request(NetworkPolicy::Full), &provision(true, &PUBLIC))).unwrap();
     assert_eq!(p.external_id, "sbx-old");
     let seen = server.seen();
-    assert!(seen.iter().all(|s| !(s.method == "POST" && s.uri == "https://api.e2b.app/sandboxes")), "no second sandbox");
+    assert!(
+        seen.iter().all(|s| !(s.method == "POST" && s.uri == "https://api.e2b.app/sandboxes")),
+        "no second sandbox"
+    );
     assert_eq!(seen[1].uri, "https://api.e2b.app/sandboxes/sbx-old");
     assert_eq!(seen[2].headers["x-access-token"], "envd-tok-81");
 }

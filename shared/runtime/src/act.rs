@@ -2,8 +2,8 @@
 //! produced. Nothing here writes to KV; the tick commits what this returns.
 
 use agent_zero_agent::{RepositoryFacts, WriteDecision, WriteRequest, authorize_write, validate};
-use agent_zero_contracts::{ProposedChange,
-    Refusal, TaskState, TerminalState, Verdict, all_checks_passed, is_repository_relative_path,
+use agent_zero_contracts::{
+    ProposedChange, Refusal, TaskState, TerminalState, Verdict, all_checks_passed, is_repository_relative_path,
 };
 
 use crate::conclude::conclude;
@@ -83,7 +83,12 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 Ok(lease) => {
                     let mut facts = vec![Fact::Leased { lease }];
                     if r.state == TaskState::Queued {
-                        facts.push(transition(r, TaskState::Discovering, "Collecting the checkout, its files and its native checks", None));
+                        facts.push(transition(
+                            r,
+                            TaskState::Discovering,
+                            "Collecting the checkout, its files and its native checks",
+                            None,
+                        ));
                     }
                     now(facts)
                 }
@@ -99,12 +104,15 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             };
             let mut checks: Vec<Vec<String>> = policy.checks.iter().map(|c| c.argv.clone()).collect();
             if checks.is_empty() {
-                let manifests: Vec<String> = MANIFESTS.iter().filter(|m| files.iter().any(|f| f == *m)).map(|m| (*m).to_owned()).collect();
+                let manifests: Vec<String> =
+                    MANIFESTS.iter().filter(|m| files.iter().any(|f| f == *m)).map(|m| (*m).to_owned()).collect();
                 let mut package_json = None;
                 if !manifests.is_empty() {
                     stats.sandbox_calls += 1;
                     match ports.workspace.read_files(lease, &manifests).await {
-                        Ok(read) => package_json = read.into_iter().find(|(p, _)| p == "package.json").and_then(|(_, c)| c),
+                        Ok(read) => {
+                            package_json = read.into_iter().find(|(p, _)| p == "package.json").and_then(|(_, c)| c)
+                        }
                         Err(e) => return sandbox_failed("read-manifests", e),
                     }
                 }
@@ -121,7 +129,9 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                         (diff, review) = (Some(text), Some(ledger));
                     }
                     Err(ForgeError::Unavailable(reason)) => review = Some(crate::review::unlisted(reason, head)),
-                    Err(ForgeError::Failed(reason)) => return sandbox_failed("pull-request-files", WorkspaceError::Failed(reason)),
+                    Err(ForgeError::Failed(reason)) => {
+                        return sandbox_failed("pull-request-files", WorkspaceError::Failed(reason));
+                    }
                 }
             }
             let mut omitted = Vec::new();
@@ -129,7 +139,11 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 omitted.push(agent_zero_contracts::OmittedItem {
                     kind: "context".into(),
                     subject: "repository file list".into(),
-                    reason: format!("the model was shown the first {} of {} paths", crate::render::MAX_LISTED_FILES, files.len()),
+                    reason: format!(
+                        "the model was shown the first {} of {} paths",
+                        crate::render::MAX_LISTED_FILES,
+                        files.len()
+                    ),
                 });
             }
             if checks.is_empty() {
@@ -140,7 +154,10 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 });
             }
             let message = format!("Interpreting the {} against the checkout", stimulus.trigger);
-            now(vec![Fact::Discovered { files, checks, diff, omitted, review }, transition(r, TaskState::Understanding, &message, None)])
+            now(vec![
+                Fact::Discovered { files, checks, diff, omitted, review },
+                transition(r, TaskState::Understanding, &message, None),
+            ])
         }
         Step::Understand => {
             stats.model_calls += 1;
@@ -156,7 +173,8 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
         Step::Validate => {
             let lease = lease.expect("decide leases first");
             let claim = &r.decision.as_ref().expect("validating follows a decision").finding;
-            let mut cited: Vec<String> = claim.files.iter().filter(|p| is_repository_relative_path(p) && r.files.contains(p)).cloned().collect();
+            let mut cited: Vec<String> =
+                claim.files.iter().filter(|p| is_repository_relative_path(p) && r.files.contains(p)).cloned().collect();
             cited.dedup();
             let mut omitted = Vec::new();
             if cited.len() > MAX_CITED_FILES {
@@ -194,9 +212,13 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                     facts.push(transition(r, TaskState::Planning, "Recording an evidence-backed plan", Some(1)));
                     now(facts)
                 }
-                Verdict::Rejected => {
-                    finish(cx, facts, TerminalState::Completed, &format!("Rejected the claim with evidence: {reasons}"), None)
-                }
+                Verdict::Rejected => finish(
+                    cx,
+                    facts,
+                    TerminalState::Completed,
+                    &format!("Rejected the claim with evidence: {reasons}"),
+                    None,
+                ),
                 Verdict::Inconclusive => {
                     finish(cx, facts, TerminalState::Completed, &format!("Evidence is inconclusive: {reasons}"), None)
                 }
@@ -222,15 +244,28 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             match outcome {
                 WriteOutcome::Allowed => {
                     let count = planned.decision.as_ref().map_or(0, |d| d.changes.len());
-                    facts.push(transition(r, TaskState::Executing, &format!("Applying {count} planned change(s)"), Some(attempts + 1)));
+                    facts.push(transition(
+                        r,
+                        TaskState::Executing,
+                        &format!("Applying {count} planned change(s)"),
+                        Some(attempts + 1),
+                    ));
                     now(facts)
                 }
-                WriteOutcome::Refused { refusal } if attempts == 0 => {
-                    finish(cx, facts, TerminalState::Completed, &format!("Reported without writing: {}", refusal.message), None)
-                }
-                WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal } => {
-                    finish(cx, facts, TerminalState::NeedsHuman, &format!("A person must decide: {}", refusal.message), None)
-                }
+                WriteOutcome::Refused { refusal } if attempts == 0 => finish(
+                    cx,
+                    facts,
+                    TerminalState::Completed,
+                    &format!("Reported without writing: {}", refusal.message),
+                    None,
+                ),
+                WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal } => finish(
+                    cx,
+                    facts,
+                    TerminalState::NeedsHuman,
+                    &format!("A person must decide: {}", refusal.message),
+                    None,
+                ),
             }
         }
         Step::Execute { reapply } => {
@@ -261,10 +296,18 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 facts.push(transition(r, TaskState::Reviewing, "Inspecting the resulting diff", Some(attempt)));
                 now(facts)
             } else if attempt < r.max_attempts {
-                facts.push(transition(r, TaskState::Planning, "Replanning after failed verification", Some(attempt + 1)));
+                facts.push(transition(
+                    r,
+                    TaskState::Planning,
+                    "Replanning after failed verification",
+                    Some(attempt + 1),
+                ));
                 now(facts)
             } else {
-                let reason = format!("verification still fails after {attempt} attempt(s) (agent.maxAttempts {})", r.max_attempts);
+                let reason = format!(
+                    "verification still fails after {attempt} attempt(s) (agent.maxAttempts {})",
+                    r.max_attempts
+                );
                 finish(cx, facts, TerminalState::Failed, &reason, Some(reason.clone()))
             }
         }
@@ -285,10 +328,17 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             let empty = changed_files.is_empty();
             let facts = vec![Fact::Reviewed { changed_files, out_of_scope: out_of_scope.clone(), byproducts }];
             if !out_of_scope.is_empty() {
-                let summary = format!("The diff changes files outside the authorised change: {}", out_of_scope.join(", "));
+                let summary =
+                    format!("The diff changes files outside the authorised change: {}", out_of_scope.join(", "));
                 finish(cx, facts, TerminalState::NeedsHuman, &summary, None)
             } else if empty {
-                finish(cx, facts, TerminalState::NeedsHuman, "Every check passed but the checkout is unchanged, so nothing was fixed.", None)
+                finish(
+                    cx,
+                    facts,
+                    TerminalState::NeedsHuman,
+                    "Every check passed but the checkout is unchanged, so nothing was fixed.",
+                    None,
+                )
             } else {
                 let title = r.finding.as_ref().map_or("the finding", |f| f.claim.title.as_str());
                 finish(cx, facts, TerminalState::Completed, &format!("Fixed and verified: {title}"), None)
@@ -325,7 +375,12 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
 /// The steps of a delivery that awaits its policy gate: read the policy
 /// and admit or decline it, or fail once GitHub was unreachable too long.
 /// Nothing ran, so nothing is concluded or published.
-async fn admit<P: Publisher>(step: &Step, cx: &Context<'_>, publisher: &P, stats: &mut TickStats) -> Result<Acted, FoldError> {
+async fn admit<P: Publisher>(
+    step: &Step,
+    cx: &Context<'_>,
+    publisher: &P,
+    stats: &mut TickStats,
+) -> Result<Acted, FoldError> {
     let r = cx.resident;
     let fail = |reason: String| {
         let facts = vec![transition(r, TaskState::Failed, &reason, None), Fact::Failure { reason: reason.clone() }];
@@ -339,7 +394,9 @@ async fn admit<P: Publisher>(step: &Step, cx: &Context<'_>, publisher: &P, stats
             })?;
             stats.publications += 1;
             match publisher.admit(received).await {
-                Ok(Admission::Admitted(stimulus)) => Ok(Acted { facts: vec![Fact::Admitted { stimulus }], delay_ms: 0 }),
+                Ok(Admission::Admitted(stimulus)) => {
+                    Ok(Acted { facts: vec![Fact::Admitted { stimulus }], delay_ms: 0 })
+                }
                 Ok(Admission::Declined { reason, message }) => {
                     let facts = vec![
                         Fact::Declined { reason, message: message.clone() },
@@ -372,7 +429,13 @@ fn model_delay(outcome: &ModelOutcome, r: &Resident, limits: &Limits) -> u64 {
 
 /// Ends the run: the transition, the failure reason, and the conclusion
 /// built from the state those facts produce.
-fn finish(cx: &Context<'_>, mut facts: Vec<Fact>, to: TerminalState, summary: &str, failure: Option<String>) -> Result<Acted, FoldError> {
+fn finish(
+    cx: &Context<'_>,
+    mut facts: Vec<Fact>,
+    to: TerminalState,
+    summary: &str,
+    failure: Option<String>,
+) -> Result<Acted, FoldError> {
     let r = cx.resident;
     // The facts before the ending carry no transition: the run ends from where it is.
     facts.push(Fact::Transition { from: r.state, to: to.into(), message: summary.to_owned(), attempt: None });
@@ -407,18 +470,29 @@ pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
         checkout_files: &r.files,
         human_approved: r.approved_by.is_some(),
     };
-    let needs_human = |code: &str, message: String| WriteOutcome::NeedsHuman { refusal: Refusal { code: code.into(), message } };
+    let needs_human =
+        |code: &str, message: String| WriteOutcome::NeedsHuman { refusal: Refusal { code: code.into(), message } };
     match authorize_write(policy, &request) {
         WriteDecision::Allowed => {}
         WriteDecision::NeedsHuman { reason } => return WriteOutcome::NeedsHuman { refusal: reason },
         WriteDecision::Refused(refusal) => return WriteOutcome::Refused { refusal },
-        other => return WriteOutcome::Refused { refusal: other.reason().cloned().unwrap_or_else(|| Refusal { code: "unknown".into(), message: format!("{other:?}") }) },
+        other => {
+            return WriteOutcome::Refused {
+                refusal: other
+                    .reason()
+                    .cloned()
+                    .unwrap_or_else(|| Refusal { code: "unknown".into(), message: format!("{other:?}") }),
+            };
+        }
     }
     if paths.is_empty() {
         return needs_human("no-changes", "the plan proposes no file changes, so there is nothing to verify".into());
     }
     if r.checks.is_empty() {
-        return needs_human("no-checks", "no repository checks were configured or discovered, so a change could not be verified".into());
+        return needs_human(
+            "no-checks",
+            "no repository checks were configured or discovered, so a change could not be verified".into(),
+        );
     }
     WriteOutcome::Allowed
 }

@@ -2,8 +2,7 @@
 //! alone (so the same log always concludes the same way).
 
 use agent_zero_contracts::{
-    Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict,
-    is_verified,
+    Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict, is_verified,
 };
 
 use crate::fact::WriteOutcome;
@@ -87,7 +86,8 @@ fn review_refusal(resident: &Resident) -> Option<Refusal> {
         return None;
     }
     if !resident.out_of_scope.is_empty() {
-        let message = format!("the diff changes files outside the authorised change: {}", resident.out_of_scope.join(", "));
+        let message =
+            format!("the diff changes files outside the authorised change: {}", resident.out_of_scope.join(", "));
         return Some(Refusal { code: "diff-out-of-scope".into(), message });
     }
     if resident.changed_files.is_empty() {

@@ -5,9 +5,8 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
-    AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, IssueRef, OmittedItem,
-    PullRequestRef, Refusal, RunMode, RunnerDescription, TaskResult, TaskState, Trigger, Usage,
-    UntrustedText,
+    AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, IssueRef, OmittedItem, PullRequestRef, Refusal,
+    RunMode, RunnerDescription, TaskResult, TaskState, Trigger, UntrustedText, Usage,
 };
 use serde::{Deserialize, Serialize};
 

@@ -26,8 +26,8 @@ mod fact;
 pub mod log;
 pub mod ports;
 mod render;
-mod review;
 mod resident;
+mod review;
 mod step;
 mod store;
 mod sweep;
@@ -41,7 +41,10 @@ pub use fact::{
     Admission, ApprovalDecision, Entry, Fact, Lease, ModelOutcome, ModelPurpose, PublicationOutcome, Received,
     Stimulus, TaskInput, WriteOutcome,
 };
-pub use ports::{AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError};
+pub use ports::{
+    AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication,
+    Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
+};
 pub use render::DECISION_SCHEMA;
 pub use resident::{FoldError, Origin, Resident, fold};
 pub use step::{Limits, Step, decide};

@@ -72,11 +72,26 @@ pub trait Workspace {
     /// Every file path in the checkout (repository-relative).
     async fn list_files(&self, lease: &Lease) -> Result<Vec<String>, WorkspaceError>;
     /// Contents of `paths`; `None` for a file that does not exist.
-    async fn read_files(&self, lease: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
+    async fn read_files(
+        &self,
+        lease: &Lease,
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
     /// Writes full-content replacements.
-    async fn write_files(&self, lease: &Lease, changes: &[ProposedChange], idempotency_key: &str) -> Result<(), WorkspaceError>;
+    async fn write_files(
+        &self,
+        lease: &Lease,
+        changes: &[ProposedChange],
+        idempotency_key: &str,
+    ) -> Result<(), WorkspaceError>;
     /// Runs each argv in order, capturing its result.
-    async fn run(&self, lease: &Lease, commands: &[Vec<String>], timeout_ms: u64, idempotency_key: &str) -> Result<Vec<CheckResult>, WorkspaceError>;
+    async fn run(
+        &self,
+        lease: &Lease,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        idempotency_key: &str,
+    ) -> Result<Vec<CheckResult>, WorkspaceError>;
     /// The checkout's changes (working tree, or base..head of a pull request).
     async fn diff(&self, lease: &Lease) -> Result<Diff, WorkspaceError>;
     /// Releases the lease; releasing twice is not an error.

@@ -31,7 +31,11 @@ pub const DECISION_SCHEMA: &str = r#"{"type":"object","additionalProperties":fal
 pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempotency_key: String) -> ModelRequest {
     let stimulus = resident.stimulus();
     let mut context = String::new();
-    let _ = writeln!(context, "Repository: {}\nTrigger: {}\nMode: {}", stimulus.repository, stimulus.trigger, stimulus.mode);
+    let _ = writeln!(
+        context,
+        "Repository: {}\nTrigger: {}\nMode: {}",
+        stimulus.repository, stimulus.trigger, stimulus.mode
+    );
     if let Some(issue) = &stimulus.input.issue {
         untrusted(&mut context, &format!("issue #{} title", issue.number), &issue.title.text);
     }
@@ -63,7 +67,9 @@ pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempote
             .map(|f| {
                 let reason = f.reason.map_or("", SkipReason::as_str);
                 match f.review {
-                    FileReview::Partial => format!("{} (in part: {reason}; hunks left out: {})\n", f.path, f.skipped_hunks.join(" ")),
+                    FileReview::Partial => {
+                        format!("{} (in part: {reason}; hunks left out: {})\n", f.path, f.skipped_hunks.join(" "))
+                    }
                     _ => format!("{} ({reason})\n", f.path),
                 }
             })
@@ -99,10 +105,8 @@ pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempote
 /// Appends `text` fenced as data. `label` is ours, never untrusted text,
 /// and is still reduced to a safe alphabet so it cannot break the tag.
 fn untrusted(out: &mut String, label: &str, text: &str) {
-    let label: String = label
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || " #()-_.:".contains(c) { c } else { ' ' })
-        .collect();
+    let label: String =
+        label.chars().map(|c| if c.is_ascii_alphanumeric() || " #()-_.:".contains(c) { c } else { ' ' }).collect();
     let _ = writeln!(out, "<untrusted source=\"{label}\">\n{}\n</untrusted>", defang(text));
 }
 
@@ -113,11 +117,14 @@ pub(crate) fn defang(text: &str) -> String {
     const TAG: &str = "untrusted";
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some((at, opener)) = rest.char_indices().find(|(_, c)| matches!(c, '<' | '\u{FF1C}' | '\u{FE64}' | '\u{2039}')) {
+    while let Some((at, opener)) =
+        rest.char_indices().find(|(_, c)| matches!(c, '<' | '\u{FF1C}' | '\u{FE64}' | '\u{2039}'))
+    {
         out.push_str(&rest[..at]);
         let after = &rest[at + opener.len_utf8()..];
         let name = after.trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '\\' || c == '\u{FF0F}');
-        let is_tag = name.len() >= TAG.len() && name.is_char_boundary(TAG.len()) && name[..TAG.len()].eq_ignore_ascii_case(TAG);
+        let is_tag =
+            name.len() >= TAG.len() && name.is_char_boundary(TAG.len()) && name[..TAG.len()].eq_ignore_ascii_case(TAG);
         if is_tag || opener != '<' {
             out.push_str("&lt;");
         } else {
@@ -180,8 +187,16 @@ mod tests {
             assert_eq!(found.len(), 1, "{attack:?}: {out}");
             assert!(found[0].1.contains("Ignore the rules. after"), "{attack:?}: the text stays inside: {out}");
             let lower = out.to_lowercase();
-            assert_eq!((lower.matches("<untrusted").count(), lower.matches("</untrusted>").count()), (1, 1), "{attack:?}: {out}");
-            assert_eq!(defang(&out[out.find('\n').unwrap()..out.rfind("</untrusted>").unwrap()]), out[out.find('\n').unwrap()..out.rfind("</untrusted>").unwrap()], "{attack:?}: nothing tag-like is left inside");
+            assert_eq!(
+                (lower.matches("<untrusted").count(), lower.matches("</untrusted>").count()),
+                (1, 1),
+                "{attack:?}: {out}"
+            );
+            assert_eq!(
+                defang(&out[out.find('\n').unwrap()..out.rfind("</untrusted>").unwrap()]),
+                out[out.find('\n').unwrap()..out.rfind("</untrusted>").unwrap()],
+                "{attack:?}: nothing tag-like is left inside"
+            );
         }
         // Ordinary angle brackets are left alone.
         assert_eq!(defang("if a < b && Vec<u8> </div>"), "if a < b && Vec<u8> </div>");

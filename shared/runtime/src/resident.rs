@@ -6,8 +6,8 @@
 
 use agent_zero_agent::LifecycleMachine;
 use agent_zero_contracts::{
-    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, RunnerDescription, TaskEvent,
-    TaskResult, TaskState, Usage, rfc3339,
+    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, RunnerDescription, TaskEvent, TaskResult,
+    TaskState, Usage, rfc3339,
 };
 use serde::{Deserialize, Serialize};
 
@@ -473,7 +473,11 @@ mod tests {
         let wrong_from = fold(&[created(), moved(1, TaskState::Planning, TaskState::Executing)]);
         assert!(matches!(wrong_from, Err(FoldError::Transition { .. })));
         // Terminal states are left only through an approval fact.
-        let failed = [created(), moved(1, TaskState::Queued, TaskState::Failed), moved(2, TaskState::Failed, TaskState::Planning)];
+        let failed = [
+            created(),
+            moved(1, TaskState::Queued, TaskState::Failed),
+            moved(2, TaskState::Failed, TaskState::Planning),
+        ];
         assert!(fold(&failed).is_err());
     }
 }

@@ -5,9 +5,7 @@
 //! Pure: the listing comes in, text and ledger go out.
 
 use agent_zero_agent::evidence_quotes;
-use agent_zero_contracts::{
-    DiffAnchor, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, Verdict,
-};
+use agent_zero_contracts::{DiffAnchor, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, Verdict};
 
 use crate::ports::{ChangedFile, ChangedFiles};
 
@@ -22,9 +20,22 @@ const MAX_ANCHOR_LINES: usize = 40;
 
 /// Lockfiles and build outputs nobody writes by hand.
 const GENERATED_NAMES: &[&str] = &[
-    "Cargo.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
-    "poetry.lock", "uv.lock", "Pipfile.lock", "Gemfile.lock", "composer.lock", "go.sum", "flake.lock",
-    "mix.lock", "Podfile.lock", "packages.lock.json",
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lock",
+    "poetry.lock",
+    "uv.lock",
+    "Pipfile.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "flake.lock",
+    "mix.lock",
+    "Podfile.lock",
+    "packages.lock.json",
 ];
 const GENERATED_SUFFIXES: &[&str] =
     &[".min.js", ".min.css", ".js.map", ".css.map", ".pb.go", "_pb2.py", "_pb2_grpc.py", ".g.dart", ".designer.cs"];
@@ -38,13 +49,23 @@ pub(crate) fn read(listed: &ChangedFiles, head_sha: Option<&str>) -> (String, Re
     for file in &listed.files {
         files.push(read_file(file, &mut text));
     }
-    let ledger = ReviewLedger { head_sha: head_sha.map(str::to_owned), files, unlisted: listed.cut.clone(), anchors: Vec::new() };
+    let ledger = ReviewLedger {
+        head_sha: head_sha.map(str::to_owned),
+        files,
+        unlisted: listed.cut.clone(),
+        anchors: Vec::new(),
+    };
     (text, ledger)
 }
 
 /// The ledger of a review whose changed files could not be listed.
 pub(crate) fn unlisted(reason: String, head_sha: Option<&str>) -> ReviewLedger {
-    ReviewLedger { head_sha: head_sha.map(str::to_owned), files: Vec::new(), unlisted: Some(reason), anchors: Vec::new() }
+    ReviewLedger {
+        head_sha: head_sha.map(str::to_owned),
+        files: Vec::new(),
+        unlisted: Some(reason),
+        anchors: Vec::new(),
+    }
 }
 
 /// The header of a file's section in the diff text.
@@ -53,7 +74,13 @@ fn section_header(path: &str) -> String {
 }
 
 fn skipped(path: &str, reason: SkipReason) -> FileCoverage {
-    FileCoverage { path: path.to_owned(), review: FileReview::Skipped, hunks: Vec::new(), skipped_hunks: Vec::new(), reason: Some(reason) }
+    FileCoverage {
+        path: path.to_owned(),
+        review: FileReview::Skipped,
+        hunks: Vec::new(),
+        skipped_hunks: Vec::new(),
+        reason: Some(reason),
+    }
 }
 
 /// Appends what fits of `file` to `text`; its ledger entry.
@@ -71,7 +98,11 @@ fn read_file(file: &ChangedFile, text: &mut String) -> FileCoverage {
     let header = section_header(path);
     let remaining = TOTAL_BUDGET_BYTES.saturating_sub(text.len() + header.len());
     let cap = FILE_BUDGET_BYTES.min(remaining);
-    let cut_reason = if remaining < FILE_BUDGET_BYTES && patch.len() > remaining { SkipReason::Budget } else { SkipReason::TooLarge };
+    let cut_reason = if remaining < FILE_BUDGET_BYTES && patch.len() > remaining {
+        SkipReason::Budget
+    } else {
+        SkipReason::TooLarge
+    };
     let mut body = String::new();
     let (mut read, mut left) = (Vec::new(), Vec::new());
     for hunk in hunks(patch) {
@@ -93,9 +124,21 @@ fn read_file(file: &ChangedFile, text: &mut String) -> FileCoverage {
     text.push_str(&header);
     text.push_str(&body);
     if left.is_empty() {
-        return FileCoverage { path: path.to_owned(), review: FileReview::Reviewed, hunks: Vec::new(), skipped_hunks: Vec::new(), reason: None };
+        return FileCoverage {
+            path: path.to_owned(),
+            review: FileReview::Reviewed,
+            hunks: Vec::new(),
+            skipped_hunks: Vec::new(),
+            reason: None,
+        };
     }
-    FileCoverage { path: path.to_owned(), review: FileReview::Partial, hunks: read, skipped_hunks: left, reason: Some(cut_reason) }
+    FileCoverage {
+        path: path.to_owned(),
+        review: FileReview::Partial,
+        hunks: read,
+        skipped_hunks: left,
+        reason: Some(cut_reason),
+    }
 }
 
 /// Why `path` is skipped for what it is, whatever its size.
@@ -241,7 +284,9 @@ fn find_quote(lines: &[RightLine], quote: &str, want_added: bool) -> Option<(usi
         // The latest start that still holds the quote is the tightest range ending here.
         let hit = (from..=end).rev().find(|&start| joined(&lines[start..=end]).contains(quote));
         // Tight at both ends: the range without its last line no longer holds it.
-        let Some(start) = hit.filter(|&start| start == end || !joined(&lines[start..end]).contains(quote)) else { continue };
+        let Some(start) = hit.filter(|&start| start == end || !joined(&lines[start..end]).contains(quote)) else {
+            continue;
+        };
         if !want_added || lines[start..=end].iter().any(|l| l.added) {
             return Some((start, end));
         }

@@ -112,13 +112,22 @@ fn budgets_cut_whole_hunks_and_name_them() {
     assert_eq!(ledger.unlisted.as_deref(), Some("GitHub lists at most 3000 files"));
     // Every hunk the ledger says was read is in the text, and none it says was not.
     for f in &ledger.files {
-        assert!(f.hunks.iter().all(|h| text.contains(h.as_str())) && f.skipped_hunks.iter().all(|h| !text.contains(&format!("{h}\n+line 2"))));
+        assert!(
+            f.hunks.iter().all(|h| text.contains(h.as_str()))
+                && f.skipped_hunks.iter().all(|h| !text.contains(&format!("{h}\n+line 2")))
+        );
     }
 }
 
 #[test]
 fn a_finding_is_anchored_on_the_added_line() {
-    let listed = ChangedFiles { files: vec![file("README.md", Some("@@ -1 +1,2 @@\n # calc\n+See calc.py"), 1, 0), file("calc.py", Some(CALC_PATCH), 1, 1)], cut: None };
+    let listed = ChangedFiles {
+        files: vec![
+            file("README.md", Some("@@ -1 +1,2 @@\n # calc\n+See calc.py"), 1, 0),
+            file("calc.py", Some(CALC_PATCH), 1, 1),
+        ],
+        cut: None,
+    };
     let (text, ledger) = read(&listed, None);
     let quote = "`return sum(values) / (len(values) + 1)`";
     let at = anchor(&ledger, &text, &finding(quote, &["./calc.py"], Verdict::Accepted)).expect("anchored");
@@ -132,7 +141,8 @@ fn a_finding_is_anchored_on_the_added_line() {
     assert_eq!(anchor(&ledger, &text, &finding(quote, &["README.md"], Verdict::Accepted)), None);
     assert_eq!(anchor(&ledger, &text, &finding("`def subtract(a, b):`", &["calc.py"], Verdict::Accepted)), None);
     // A context line is anchored when no added line holds the quote.
-    let at = anchor(&ledger, &text, &finding("`def average(values):`", &["calc.py"], Verdict::Accepted)).expect("context");
+    let at =
+        anchor(&ledger, &text, &finding("`def average(values):`", &["calc.py"], Verdict::Accepted)).expect("context");
     assert_eq!(at.line, 9);
 }
 

@@ -130,24 +130,40 @@ pub fn decide(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
     let policy = &resident.stimulus().policy;
     let ticks = resident.seq.unwrap_or(0).saturating_sub(resident.admitted_seq);
     if ticks >= limits.max_ticks {
-        return Step::Fail { reason: format!("runaway guard: {ticks} ticks without reaching a terminal state (maxTicks {})", limits.max_ticks) };
+        return Step::Fail {
+            reason: format!(
+                "runaway guard: {ticks} ticks without reaching a terminal state (maxTicks {})",
+                limits.max_ticks
+            ),
+        };
     }
     let elapsed = now_ms.saturating_sub(resident.started_ms);
     if elapsed > policy.agent.timeout_ms {
-        return Step::Fail { reason: format!("timed out: {elapsed} ms elapsed, agent.timeoutMs is {}", policy.agent.timeout_ms) };
+        return Step::Fail {
+            reason: format!("timed out: {elapsed} ms elapsed, agent.timeoutMs is {}", policy.agent.timeout_ms),
+        };
     }
     if resident.model_failures >= resident.max_attempts {
         let last = resident.last_violation.as_deref().unwrap_or("the model was unavailable");
         return Step::Fail {
-            reason: format!("no usable model answer in {} attempt(s) (agent.maxAttempts): {last}", resident.model_failures),
+            reason: format!(
+                "no usable model answer in {} attempt(s) (agent.maxAttempts): {last}",
+                resident.model_failures
+            ),
         };
     }
     if resident.sandbox_errors >= limits.max_sandbox_errors {
-        return Step::Fail { reason: format!("the sandbox failed {} times in a row while {state}", resident.sandbox_errors) };
+        return Step::Fail {
+            reason: format!("the sandbox failed {} times in a row while {state}", resident.sandbox_errors),
+        };
     }
     let needs_sandbox = matches!(
         state,
-        TaskState::Discovering | TaskState::Validating | TaskState::Executing | TaskState::Verifying | TaskState::Reviewing
+        TaskState::Discovering
+            | TaskState::Validating
+            | TaskState::Executing
+            | TaskState::Verifying
+            | TaskState::Reviewing
     );
     if state == TaskState::Queued || (needs_sandbox && resident.lease.is_none()) {
         return Step::Lease;
@@ -166,7 +182,9 @@ pub fn decide(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
         }
         TaskState::Verifying => Step::Verify,
         TaskState::Reviewing => Step::Review,
-        TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored => chores(resident, limits),
+        TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored => {
+            chores(resident, limits)
+        }
     }
 }
 

@@ -212,7 +212,12 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.delete(key).await
     }
 
-    pub(crate) async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<agent_zero_ports::KeyPage, KvError> {
+    pub(crate) async fn list(
+        &self,
+        prefix: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<agent_zero_ports::KeyPage, KvError> {
         self.lists.set(self.lists.get() + 1);
         self.kv.list(prefix, cursor, limit).await
     }

@@ -37,13 +37,19 @@ pub struct SweepReport {
 /// task's successor tick is a quiet no-op that clears its marker). A seq
 /// whose claim is live is left alone whatever `grace_ms` says: its tick is
 /// still within its own bound (a long model call, the checks).
-pub async fn sweep<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, now_ms: u64, options: SweepOptions) -> Result<SweepReport, StoreError> {
+pub async fn sweep<K: KeyValue, Q: Queue>(
+    kv: &K,
+    queue: &Q,
+    now_ms: u64,
+    options: SweepOptions,
+) -> Result<SweepReport, StoreError> {
     let store = Store::new(kv);
     let mut report = SweepReport::default();
     let mut cursor: Option<String> = None;
     let mut seen = 0;
     loop {
-        let page = store.list(crate::store::PENDING_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
+        let page =
+            store.list(crate::store::PENDING_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
         for key in &page.keys {
             seen += 1;
             let Some((id, seq)) = parse_pending_key(key) else { continue };

@@ -46,7 +46,12 @@ pub enum TaskError {
 /// Creates a task from its stimulus at `now_ms` and enqueues its first
 /// tick. The pending marker is written before the enqueue, so a crash in
 /// between is recovered by the sweep.
-pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus, now_ms: u64) -> Result<Tick, TaskError> {
+pub async fn create<K: KeyValue, Q: Queue>(
+    kv: &K,
+    queue: &Q,
+    stimulus: Stimulus,
+    now_ms: u64,
+) -> Result<Tick, TaskError> {
     let id = stimulus.task_id.clone();
     begin(kv, queue, id, Fact::Created { stimulus: Box::new(stimulus) }, now_ms).await
 }
@@ -56,12 +61,23 @@ pub async fn create<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, stimulus: Stimulus
 /// happens in ticks, so a delivery is never lost to a GitHub outage. Of
 /// any number of concurrent copies exactly one is created; the rest are
 /// [`TaskError::Exists`].
-pub async fn receive<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, received: Received, now_ms: u64) -> Result<Tick, TaskError> {
+pub async fn receive<K: KeyValue, Q: Queue>(
+    kv: &K,
+    queue: &Q,
+    received: Received,
+    now_ms: u64,
+) -> Result<Tick, TaskError> {
     let id = received.task_id.clone();
     begin(kv, queue, id, Fact::Received { received: Box::new(received) }, now_ms).await
 }
 
-async fn begin<K: KeyValue, Q: Queue>(kv: &K, queue: &Q, id: String, first: Fact, now_ms: u64) -> Result<Tick, TaskError> {
+async fn begin<K: KeyValue, Q: Queue>(
+    kv: &K,
+    queue: &Q,
+    id: String,
+    first: Fact,
+    now_ms: u64,
+) -> Result<Tick, TaskError> {
     if !is_valid_task_id(&id) {
         return Err(TaskError::InvalidTaskId(id));
     }
@@ -198,7 +214,11 @@ pub async fn approve<K: KeyValue, Q: Queue>(
         facts.push(Fact::Failure { reason: reason.clone() });
         let mut ended = resident.clone();
         ended.apply(&Entry { seq, at_ms: now_ms, facts: facts.clone() })?;
-        let (result, evidence) = conclude(&ended, agent_zero_contracts::TerminalState::Failed, &format!("A person declined the change: {reason}"));
+        let (result, evidence) = conclude(
+            &ended,
+            agent_zero_contracts::TerminalState::Failed,
+            &format!("A person declined the change: {reason}"),
+        );
         facts.push(Fact::Concluded { result: Box::new(result), evidence: Box::new(evidence) });
     }
     let entry = Entry { seq, at_ms: now_ms, facts };
@@ -213,7 +233,9 @@ pub async fn approve<K: KeyValue, Q: Queue>(
             })
         });
         return Err(match winner {
-            Some((principal, decision)) => TaskError::AlreadyDecided { task_id: task_id.to_owned(), principal, decision },
+            Some((principal, decision)) => {
+                TaskError::AlreadyDecided { task_id: task_id.to_owned(), principal, decision }
+            }
             None => TaskError::Conflict(task_id.to_owned()),
         });
     }

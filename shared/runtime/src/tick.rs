@@ -185,7 +185,13 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
 impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
     /// Marks our claim committing, then inserts the entry; `false` when the
     /// claim was superseded or the seq was taken meanwhile.
-    async fn commit(&self, store: &Store<'_, K>, id: &str, entry: &Entry, claim: Option<&[u8]>) -> Result<bool, StoreError> {
+    async fn commit(
+        &self,
+        store: &Store<'_, K>,
+        id: &str,
+        entry: &Entry,
+        claim: Option<&[u8]>,
+    ) -> Result<bool, StoreError> {
         if let Some(mine) = claim
             && !store.begin_commit(id, entry.seq, mine).await?
         {

@@ -24,7 +24,10 @@ fn an_admitted_delivery_runs_with_the_policy_it_was_admitted_with() {
     let waiting = h.load("gh-1");
     assert_eq!(waiting.state, TaskState::Queued);
     assert!(waiting.stimulus.is_none());
-    assert_eq!(block_on(agent_zero_runtime::start(&h.kv, "gh-1")).unwrap(), Some(Start::Awaiting(Box::new(received("gh-1")))));
+    assert_eq!(
+        block_on(agent_zero_runtime::start(&h.kv, "gh-1")).unwrap(),
+        Some(Start::Awaiting(Box::new(received("gh-1"))))
+    );
 
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let done = h.load("gh-1");
@@ -140,7 +143,11 @@ fn the_fold_refuses_admissions_this_engine_never_writes() {
     assert!(matches!(other, Err(FoldError::Malformed { seq: 1, .. })), "{other:?}");
     let twice = fold(&[zero.clone(), admit(1, "gh-7"), admit(2, "gh-7")]);
     assert!(matches!(twice, Err(FoldError::Malformed { seq: 2, .. })), "{twice:?}");
-    let created = Entry { seq: 0, at_ms: 1, facts: vec![Fact::Created { stimulus: Box::new(stimulus("t", RunMode::Fix, policy(FIX_POLICY))) }] };
+    let created = Entry {
+        seq: 0,
+        at_ms: 1,
+        facts: vec![Fact::Created { stimulus: Box::new(stimulus("t", RunMode::Fix, policy(FIX_POLICY))) }],
+    };
     let unasked = fold(&[created, admit(1, "t")]);
     assert!(matches!(unasked, Err(FoldError::Malformed { seq: 1, .. })), "{unasked:?}");
     // A received delivery is entry 0 only.

@@ -96,7 +96,12 @@ struct SupersededWhileAsking<'a> {
 impl Decider for SupersededWhileAsking<'_> {
     async fn decide(&self, request: &ModelRequest) -> ModelOutcome {
         let current: Claim = serde_json::from_slice(&self.kv.get(&self.key).await.unwrap().unwrap()).unwrap();
-        let newer = Claim { at_ms: current.deadline_ms, deadline_ms: current.deadline_ms + 60_000, supersedes_ms: Some(current.at_ms), committing: false };
+        let newer = Claim {
+            at_ms: current.deadline_ms,
+            deadline_ms: current.deadline_ms + 60_000,
+            supersedes_ms: Some(current.at_ms),
+            committing: false,
+        };
         let old = serde_json::to_vec(&current).unwrap();
         assert!(self.kv.compare_and_swap(&self.key, Some(&old), &serde_json::to_vec(&newer).unwrap()).await.unwrap());
         self.inner.decide(request).await
@@ -176,11 +181,13 @@ fn of_an_approve_and_a_reject_exactly_one_commits_and_the_loser_learns_the_winne
     let resident = h.load("t-race");
     assert_eq!(resident.state, TaskState::NeedsHuman);
     let now = h.clock.now_ms();
-    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "alice", ApprovalDecision::Approve, None, now)).unwrap();
+    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "alice", ApprovalDecision::Approve, None, now))
+        .unwrap();
     // The reject was decided on the same state; it races for the same seq.
     let seq = resident.seq.unwrap() + 1;
     assert!(h.kv.snapshot().contains_key(&log_key("t-race", seq)));
-    let lost = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "bob", ApprovalDecision::Reject, None, now));
+    let lost =
+        block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "bob", ApprovalDecision::Reject, None, now));
     match lost {
         Err(TaskError::AlreadyDecided { principal, decision, .. }) => {
             assert_eq!((principal.as_str(), decision), ("alice", ApprovalDecision::Approve));
@@ -207,7 +214,12 @@ impl KeyValue for FailsOneCommit<'_> {
     async fn delete(&self, key: &str) -> Result<(), agent_zero_ports::KvError> {
         self.kv.delete(key).await
     }
-    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<agent_zero_ports::KeyPage, agent_zero_ports::KvError> {
+    async fn list(
+        &self,
+        prefix: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<agent_zero_ports::KeyPage, agent_zero_ports::KvError> {
         self.kv.list(prefix, cursor, limit).await
     }
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, agent_zero_ports::KvError> {
@@ -216,7 +228,12 @@ impl KeyValue for FailsOneCommit<'_> {
         }
         self.kv.put_if_absent(key, value).await
     }
-    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, agent_zero_ports::KvError> {
+    async fn compare_and_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, agent_zero_ports::KvError> {
         self.kv.compare_and_swap(key, expected, value).await
     }
 }

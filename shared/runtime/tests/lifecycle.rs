@@ -3,8 +3,8 @@
 mod harness;
 
 use agent_zero_contracts::{ChangeRisk, RunMode, TaskState, TerminalState, Verdict};
-use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
 use agent_zero_ports::{Clock, KeyValue as _};
+use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
 use harness::*;
 
 fn refusal_code(r: &Resident) -> Option<String> {
@@ -26,7 +26,10 @@ fn accepted_fix_completes_verified_and_is_published_once() {
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-ok");
     use TaskState::*;
-    assert_eq!(path(&r), [Discovering, Understanding, Validating, Planning, Executing, Verifying, Reviewing, Completed]);
+    assert_eq!(
+        path(&r),
+        [Discovering, Understanding, Validating, Planning, Executing, Verifying, Reviewing, Completed]
+    );
     let (result, evidence) = &**r.concluded.as_ref().unwrap();
     assert!(result.verified && evidence.verified);
     assert_eq!(result.changed_files, ["src/lib.rs"]);
@@ -97,7 +100,11 @@ fn rejected_findings_record_every_reason() {
         ("no-file", Box::new(|f| f.files.clear()), "does not name any repository file"),
         ("missing-file", Box::new(|f| f.files = vec!["src/missing.rs".into()]), "None of the cited files exist"),
         ("bad-quote", Box::new(|f| f.evidence = vec!["`fn multiply(x: u8)`".into()]), "does not appear"),
-        ("outside", Box::new(|f| f.files = vec!["../etc/passwd".into(), "src/lib.rs".into()]), "not inside the checkout"),
+        (
+            "outside",
+            Box::new(|f| f.files = vec!["../etc/passwd".into(), "src/lib.rs".into()]),
+            "not inside the checkout",
+        ),
         ("confidence", Box::new(|f| f.confidence = 1.5), "outside 0 to 1"),
     ];
     for (name, mutate, needle) in cases {
@@ -111,7 +118,11 @@ fn rejected_findings_record_every_reason() {
         let r = h.load(&id);
         let finding = r.finding.as_ref().unwrap();
         assert_eq!(finding.verdict, Verdict::Rejected, "{name}");
-        assert!(finding.rejection_reasons.iter().any(|m| m.contains(needle)), "{name}: {:?}", finding.rejection_reasons);
+        assert!(
+            finding.rejection_reasons.iter().any(|m| m.contains(needle)),
+            "{name}: {:?}",
+            finding.rejection_reasons
+        );
         assert_eq!(r.path.last(), Some(&TaskState::Completed));
         assert!(!r.path.contains(&TaskState::Planning), "{name}: a rejected claim is never planned");
         assert_eq!(h.workspace.writes.get(), 0, "{name}");
@@ -155,23 +166,60 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         cite_extra: bool,
         expect: TerminalState,
     }
-    let base = Case { code: "", mode: RunMode::Fix, yaml: FIX_POLICY, isolated: true, confidence: 0.95, risk: ChangeRisk::Mechanical, extra_change: None, cite_extra: false, expect: TerminalState::Completed };
+    let base = Case {
+        code: "",
+        mode: RunMode::Fix,
+        yaml: FIX_POLICY,
+        isolated: true,
+        confidence: 0.95,
+        risk: ChangeRisk::Mechanical,
+        extra_change: None,
+        cite_extra: false,
+        expect: TerminalState::Completed,
+    };
     let cases = [
         Case { code: "mode-read-only", mode: RunMode::Suggest, ..base },
         Case { code: "autofix-disabled", yaml: "mode: fix\nchecks: [[cargo, test]]\n", ..base },
         Case { code: "confidence-below-threshold", confidence: 0.7, ..base },
         // Declared mechanical, but `src/lib.rs` is executable source: behavioral.
-        Case { code: "change-risk-not-allowed", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\n", ..base },
+        Case {
+            code: "change-risk-not-allowed",
+            yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\n",
+            ..base
+        },
         Case { code: "runner-not-isolated", isolated: false, ..base },
-        Case { code: "too-many-changed-files", yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\nagent: {maxChangedFiles: 1}\n", extra_change: Some("Cargo.toml"), cite_extra: true, ..base },
+        Case {
+            code: "too-many-changed-files",
+            yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\nagent: {maxChangedFiles: 1}\n",
+            extra_change: Some("Cargo.toml"),
+            cite_extra: true,
+            ..base
+        },
         Case { code: "path-outside-checkout", extra_change: Some("../outside.rs"), ..base },
         Case { code: "out-of-scope", extra_change: Some("Cargo.toml"), expect: TerminalState::NeedsHuman, ..base },
         // Cited, but not at the leased commit: a new file has no evidence.
-        Case { code: "out-of-scope", extra_change: Some("src/new.rs"), cite_extra: true, expect: TerminalState::NeedsHuman, ..base },
-        Case { code: "no-checks", yaml: "mode: fix\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\n", expect: TerminalState::NeedsHuman, ..base },
+        Case {
+            code: "out-of-scope",
+            extra_change: Some("src/new.rs"),
+            cite_extra: true,
+            expect: TerminalState::NeedsHuman,
+            ..base
+        },
+        Case {
+            code: "no-checks",
+            yaml: "mode: fix\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\n",
+            expect: TerminalState::NeedsHuman,
+            ..base
+        },
         Case { code: "high-impact-change", risk: ChangeRisk::HighImpact, expect: TerminalState::NeedsHuman, ..base },
         // Declared mechanical, but a dependency manifest is high-impact whatever the model says.
-        Case { code: "high-impact-change", extra_change: Some("Cargo.toml"), cite_extra: true, expect: TerminalState::NeedsHuman, ..base },
+        Case {
+            code: "high-impact-change",
+            extra_change: Some("Cargo.toml"),
+            cite_extra: true,
+            expect: TerminalState::NeedsHuman,
+            ..base
+        },
     ];
     for case in cases {
         let mut h = Harness::new();
@@ -195,7 +243,11 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         h.decider.push(ModelOutcome::Decided { decision, usage });
         let id = format!("t-{}-{}", case.code, case.extra_change.unwrap_or("none").replace(['/', '.'], "-"));
         let outcome = h.run(stimulus(&id, case.mode, policy(case.yaml)));
-        let expected = if case.expect == TerminalState::NeedsHuman { TickOutcome::Waiting } else { TickOutcome::Terminal(case.expect) };
+        let expected = if case.expect == TerminalState::NeedsHuman {
+            TickOutcome::Waiting
+        } else {
+            TickOutcome::Terminal(case.expect)
+        };
         assert_eq!(outcome, Some(expected), "{}", case.code);
         let r = h.load(&id);
         assert_eq!(refusal_code(&r).as_deref(), Some(case.code));
@@ -231,7 +283,8 @@ fn repair_exhausted_fails_with_the_reason() {
     for _ in 0..3 {
         h.decider.push(decision(claim()));
     }
-    let outcome = h.run(stimulus("t-exhaust", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{maxAttempts: 2}}\n"))));
+    let outcome =
+        h.run(stimulus("t-exhaust", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{maxAttempts: 2}}\n"))));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-exhaust");
     assert!(r.failure.as_deref().unwrap().contains("verification still fails after 2 attempt(s)"), "{:?}", r.failure);
@@ -250,7 +303,16 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     assert_eq!(h.run(stimulus("t-hi", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
     assert_eq!(h.load("t-hi").state, TaskState::NeedsHuman);
     assert_eq!(h.workspace.releases.get(), 1, "the sandbox is not held while a person decides");
-    let tick = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-hi", "alice", ApprovalDecision::Approve, None, START_MS + 5_000)).unwrap();
+    let tick = block_on(agent_zero_runtime::approve(
+        &h.kv,
+        &h.queue,
+        "t-hi",
+        "alice",
+        ApprovalDecision::Approve,
+        None,
+        START_MS + 5_000,
+    ))
+    .unwrap();
     assert_eq!(h.queue.messages.borrow().front().map(|(t, _)| t), Some(&tick));
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-hi");
@@ -258,15 +320,34 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     assert!(r.events.iter().any(|e| e.message == "approved by alice"));
     assert_eq!(h.workspace.leases.get(), 2, "a fresh lease after approval");
     let published = h.publisher.published.borrow();
-    assert_eq!(published.iter().map(|p| p.1).collect::<Vec<_>>(), [TerminalState::NeedsHuman, TerminalState::Completed]);
+    assert_eq!(
+        published.iter().map(|p| p.1).collect::<Vec<_>>(),
+        [TerminalState::NeedsHuman, TerminalState::Completed]
+    );
     drop(published);
     // Deciding a task that is not waiting is a conflict.
-    let again = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-hi", "bob", ApprovalDecision::Approve, None, START_MS));
+    let again = block_on(agent_zero_runtime::approve(
+        &h.kv,
+        &h.queue,
+        "t-hi",
+        "bob",
+        ApprovalDecision::Approve,
+        None,
+        START_MS,
+    ));
     assert!(
         matches!(&again, Err(TaskError::AlreadyDecided { principal, decision: ApprovalDecision::Approve, .. }) if principal == "alice"),
         "a later decision is refused naming the one that won: {again:?}"
     );
-    let missing = block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "nope", "bob", ApprovalDecision::Approve, None, START_MS));
+    let missing = block_on(agent_zero_runtime::approve(
+        &h.kv,
+        &h.queue,
+        "nope",
+        "bob",
+        ApprovalDecision::Approve,
+        None,
+        START_MS,
+    ));
     assert!(matches!(missing, Err(TaskError::NotFound(_))));
 }
 
@@ -277,7 +358,16 @@ fn rejection_by_a_human_fails_the_task_without_writing() {
     finding.change_risk = ChangeRisk::HighImpact;
     h.decider.push(decision(finding));
     assert_eq!(h.run(stimulus("t-deny", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
-    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-deny", "carol", ApprovalDecision::Reject, Some("too risky".into()), START_MS + 1)).unwrap();
+    block_on(agent_zero_runtime::approve(
+        &h.kv,
+        &h.queue,
+        "t-deny",
+        "carol",
+        ApprovalDecision::Reject,
+        Some("too risky".into()),
+        START_MS + 1,
+    ))
+    .unwrap();
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-deny");
     assert_eq!(r.failure.as_deref(), Some("rejected by carol"));
@@ -302,7 +392,8 @@ fn runaway_guard_fails_a_task_that_does_not_converge() {
 fn overall_timeout_fails_a_stuck_task() {
     let mut h = Harness::new();
     h.tick_cost_ms = 700;
-    let outcome = h.run(stimulus("t-timeout", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{timeoutMs: 2000}}\n"))));
+    let outcome =
+        h.run(stimulus("t-timeout", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{timeoutMs: 2000}}\n"))));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-timeout");
     assert!(r.failure.as_deref().unwrap().starts_with("timed out"), "{:?}", r.failure);
@@ -314,14 +405,20 @@ fn a_violation_is_shown_to_the_model_and_bounded_by_max_attempts() {
     let h = Harness::new();
     h.decider.push(ModelOutcome::Unusable { violation: "missing field `plan`".into(), usage: Default::default() });
     h.decider.push(decision(claim()));
-    assert_eq!(h.run(stimulus("t-viol", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(
+        h.run(stimulus("t-viol", RunMode::Fix, policy(FIX_POLICY))),
+        Some(TickOutcome::Terminal(TerminalState::Completed))
+    );
     assert_eq!(h.decider.requests.borrow()[1].previous_violation.as_deref(), Some("missing field `plan`"));
 
     let h = Harness::new();
     for _ in 0..3 {
         h.decider.push(ModelOutcome::Unusable { violation: "not json".into(), usage: Default::default() });
     }
-    assert_eq!(h.run(stimulus("t-viol3", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Failed)));
+    assert_eq!(
+        h.run(stimulus("t-viol3", RunMode::Fix, policy(FIX_POLICY))),
+        Some(TickOutcome::Terminal(TerminalState::Failed))
+    );
     assert_eq!(h.decider.calls(), 3);
     assert!(h.load("t-viol3").failure.unwrap().contains("not json"));
 }
@@ -359,7 +456,13 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     h.tick(&tick).unwrap();
     // The host dies right after committing the next tick: its message is lost.
     h.queue.drop_next.set(1);
-    assert_eq!(h.drive(), Some(TickOutcome::Continue { next: agent_zero_runtime::Tick { task_id: "t-crash".into(), expected_seq: 3 }, delay_ms: 0 }));
+    assert_eq!(
+        h.drive(),
+        Some(TickOutcome::Continue {
+            next: agent_zero_runtime::Tick { task_id: "t-crash".into(), expected_seq: 3 },
+            delay_ms: 0
+        })
+    );
     assert!(h.queue.messages.borrow().is_empty());
     let sweep = |at| block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
     assert!(sweep(h.clock.now_ms()).enqueued.is_empty(), "not overdue yet");
@@ -380,8 +483,14 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     for key in snapshot.keys().filter(|k| k.starts_with("pending/")) {
         block_on(agent_zero_ports::KeyValue::delete(&h.kv, key)).unwrap();
     }
-    block_on(agent_zero_ports::KeyValue::put(&h.kv, &agent_zero_runtime::pending_key("t-crash2", 1), br#"{"dueMs":0}"#)).unwrap();
-    let report = block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms() + 120_000, Default::default())).unwrap();
+    block_on(agent_zero_ports::KeyValue::put(
+        &h.kv,
+        &agent_zero_runtime::pending_key("t-crash2", 1),
+        br#"{"dueMs":0}"#,
+    ))
+    .unwrap();
+    let report =
+        block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms() + 120_000, Default::default())).unwrap();
     assert_eq!(report.enqueued, [agent_zero_runtime::Tick { task_id: "t-crash2".into(), expected_seq: 2 }]);
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     assert!(h.keys("pending/").is_empty());
@@ -403,7 +512,10 @@ fn a_kv_write_failure_mid_tick_leaves_the_task_resumable() {
     assert!(matches!(failed, Err(agent_zero_runtime::TickError::Store(_))), "{failed:?}");
     assert_eq!(h.decider.calls(), 0, "a tick that cannot take its claim makes no external call");
     h.kv.set_fault(None);
-    assert!(!h.kv.snapshot().contains_key(&agent_zero_runtime::log_key("t-kvfail", understand.expected_seq)), "nothing half-written");
+    assert!(
+        !h.kv.snapshot().contains_key(&agent_zero_runtime::log_key("t-kvfail", understand.expected_seq)),
+        "nothing half-written"
+    );
     assert_eq!(h.load("t-kvfail").state, TaskState::Understanding);
     // The queue redelivers the unacknowledged message.
     h.queue.messages.borrow_mut().push_back((understand, 0));
@@ -424,11 +536,8 @@ fn cold_start_from_the_log_equals_the_checkpoint() {
     block_on(agent_zero_ports::KeyValue::delete(&h.kv, &agent_zero_runtime::meta_key("t-cold"))).unwrap();
     let cold = h.load("t-cold");
     assert_eq!(warm, cold);
-    let entries: Vec<agent_zero_runtime::Entry> = h
-        .keys("task/t-cold/log/")
-        .iter()
-        .map(|k| serde_json::from_slice(&h.kv.snapshot()[k]).unwrap())
-        .collect();
+    let entries: Vec<agent_zero_runtime::Entry> =
+        h.keys("task/t-cold/log/").iter().map(|k| serde_json::from_slice(&h.kv.snapshot()[k]).unwrap()).collect();
     assert_eq!(agent_zero_runtime::fold(&entries).unwrap(), cold);
     assert!(matches!(entries[0].facts[0], Fact::Created { .. }));
     // The task finishes from the cold state.
@@ -452,7 +561,11 @@ fn per_tick_cost_is_bounded() {
         assert!(s.subrequests() <= 4, "{s:?}");
         assert!(s.model_calls <= 1 && s.publications <= 1);
     }
-    eprintln!("ticks: {}; max kv ops per tick: {}", reports.len(), reports.iter().map(|r| r.stats.kv_operations()).max().unwrap());
+    eprintln!(
+        "ticks: {}; max kv ops per tick: {}",
+        reports.len(),
+        reports.iter().map(|r| r.stats.kv_operations()).max().unwrap()
+    );
     let kv: u32 = reports.iter().map(|r| r.stats.kv_operations()).sum();
     let sub: u32 = reports.iter().map(|r| r.stats.subrequests()).sum();
     eprintln!("totals: kv ops {kv}, subrequests {sub}");

@@ -17,7 +17,10 @@ fn log(h: &Harness, id: &str) -> Vec<agent_zero_runtime::Entry> {
 fn a_completed_run_rebuilds_its_recorded_conclusion() {
     let h = Harness::new();
     h.decider.push(decision(claim()));
-    assert_eq!(h.run(stimulus("t-replay", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(
+        h.run(stimulus("t-replay", RunMode::Fix, policy(FIX_POLICY))),
+        Some(TickOutcome::Terminal(TerminalState::Completed))
+    );
     let entries = log(&h, "t-replay");
     assert_eq!(entries.iter().map(|e| e.seq).collect::<Vec<_>>(), (0..entries.len() as u64).collect::<Vec<_>>());
     let replayed = replay(&entries).expect("folds");
@@ -36,7 +39,16 @@ fn a_rejection_and_a_second_ending_replay_too() {
     finding.change_risk = ChangeRisk::HighImpact;
     h.decider.push(decision(finding));
     assert_eq!(h.run(stimulus("t-rej", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
-    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-rej", "alice", ApprovalDecision::Reject, None, START_MS + 5_000)).unwrap();
+    block_on(agent_zero_runtime::approve(
+        &h.kv,
+        &h.queue,
+        "t-rej",
+        "alice",
+        ApprovalDecision::Reject,
+        None,
+        START_MS + 5_000,
+    ))
+    .unwrap();
     h.drive();
     let replayed = replay(&log(&h, "t-rej")).expect("folds");
     let rebuilt = replayed.rebuilt.expect("concluded");

@@ -9,8 +9,10 @@ use agent_zero_fakes::calc;
 use super::lifecycle::{World, decision, file_issue, policy, sandbox_stats, wait_terminal, world};
 use crate::Case;
 
-pub(crate) const CASES: &[Case] =
-    &[Case { name: "lease_ledger_holds_for_eight_concurrent_tasks", run: lease_ledger_holds_for_eight_concurrent_tasks }];
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "lease_ledger_holds_for_eight_concurrent_tasks",
+    run: lease_ledger_holds_for_eight_concurrent_tasks,
+}];
 
 const TASKS: usize = 8;
 

@@ -104,7 +104,10 @@ fn private_repository_fix(runtime: Runtime) {
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verified"], true, "{text}");
     assert_eq!(task["result"]["changedFiles"], json!([calc::BUG_PATH]), "{text}");
-    assert!(task["result"]["checks"].as_array().is_some_and(|c| !c.is_empty() && c.iter().all(|c| c["exitCode"] == 0)), "{text}");
+    assert!(
+        task["result"]["checks"].as_array().is_some_and(|c| !c.is_empty() && c.iter().all(|c| c["exitCode"] == 0)),
+        "{text}"
+    );
     // The evidence says what isolation really was: the reference server runs
     // local processes and enforces no network policy, whatever was asked.
     assert_eq!(task["result"]["runner"]["provider"], "custom", "{text}");
@@ -130,7 +133,8 @@ fn fork_pull_request_head(runtime: Runtime) {
     let world = world(runtime, &policy("fix"));
     let _hidden = private_only_through_github(&world);
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
-    let helper = |body: &str| format!("{}\n\ndef half(x):\n    \"\"\"Return half of x.\"\"\"\n{body}\n", calc::CALC_PY_FIXED);
+    let helper =
+        |body: &str| format!("{}\n\ndef half(x):\n    \"\"\"Return half of x.\"\"\"\n{body}\n", calc::CALC_PY_FIXED);
     let fork_head = world.github.add_pull_head(owner, name, 2, &[(calc::BUG_PATH, &helper(FORK_BUG))]);
     assert_ne!(world.github.branch_sha(owner, name, world.fixture.branch()), Some(fork_head.clone()));
 
@@ -146,7 +150,8 @@ fn fork_pull_request_head(runtime: Runtime) {
         "changes": [{ "path": calc::BUG_PATH, "content": helper("    return x / 2"), "reason": "halve" }]
     }));
     let mut payload: Value =
-        serde_json::from_slice(&review_comment(&world, "`half` divides by three: `return x / 3`. Please fix.")).unwrap();
+        serde_json::from_slice(&review_comment(&world, "`half` divides by three: `return x / 3`. Please fix."))
+            .unwrap();
     let fork = &mut payload["pull_request"]["head"];
     fork["sha"] = json!(fork_head);
     fork["ref"] = json!("patch-1");
@@ -154,7 +159,8 @@ fn fork_pull_request_head(runtime: Runtime) {
     fork["repo"]["owner"]["login"] = json!("fork-author");
     fork["repo"]["fork"] = json!(true);
     fork["repo"]["private"] = json!(false);
-    let reply = deliver(&world, "checkout-fork-1", "pull_request_review_comment", &serde_json::to_vec(&payload).unwrap());
+    let reply =
+        deliver(&world, "checkout-fork-1", "pull_request_review_comment", &serde_json::to_vec(&payload).unwrap());
     assert_eq!(reply.status, 202, "{}", reply.text());
     let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
 

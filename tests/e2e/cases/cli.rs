@@ -22,8 +22,14 @@ pub(crate) const CASES: &[Case] = &[
     Case { name: "cli_init_writes_the_policy_the_deployment_runs", run: init_writes_the_policy_the_deployment_runs },
     Case { name: "cli_doctor_passes_a_healthy_deployment", run: doctor_passes_a_healthy_deployment },
     Case { name: "cli_doctor_names_each_fault_of_a_misconfigured_deployment", run: doctor_names_each_fault },
-    Case { name: "cli_replay_reproduces_the_evidence_and_finds_a_tampered_log", run: replay_reproduces_and_finds_tampering },
-    Case { name: "cli_reference_policy_runs_with_its_warnings_in_the_evidence", run: reference_policy_runs_with_its_warnings },
+    Case {
+        name: "cli_replay_reproduces_the_evidence_and_finds_a_tampered_log",
+        run: replay_reproduces_and_finds_tampering,
+    },
+    Case {
+        name: "cli_reference_policy_runs_with_its_warnings_in_the_evidence",
+        run: reference_policy_runs_with_its_warnings,
+    },
 ];
 
 const SECRET: &str = "e2e-cli-webhook-secret";
@@ -106,7 +112,8 @@ impl World {
 /// `agent-zero ARGS` in `cwd`: (status, stdout, stderr).
 fn cli(args: &[&str], cwd: &Path) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = agent_zero_cli::run(std::iter::once("agent-zero").chain(args.iter().copied()), cwd, &mut out, &mut err);
+    let status =
+        agent_zero_cli::run(std::iter::once("agent-zero").chain(args.iter().copied()), cwd, &mut out, &mut err);
     (status, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned())
 }
 
@@ -146,7 +153,12 @@ fn init_writes_the_policy_the_deployment_runs(runtime: Runtime) {
     assert_eq!(created["mode"], "observe", "init writes `mode: observe`, and the policy caps the request: {created}");
     let id = created["id"].as_str().unwrap().to_owned();
     // Entry 0 of the raw log holds the policy as parsed: init's checks, exactly.
-    let log = world.server.send("GET", &format!("/api/v1/tasks/{id}/log"), &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let log = world.server.send(
+        "GET",
+        &format!("/api/v1/tasks/{id}/log"),
+        &[("authorization", &format!("Bearer {OPERATOR}"))],
+        b"",
+    );
     assert_eq!(log.status, 200, "{}", log.text());
     let entry0 = &log.json()["entries"][0];
     assert_eq!(entry0["seq"], 0);
@@ -156,12 +168,16 @@ fn init_writes_the_policy_the_deployment_runs(runtime: Runtime) {
     // The log is for token holders only, and 404 names the id.
     let anonymous = world.server.send("GET", &format!("/api/v1/tasks/{id}/log"), &[], b"");
     assert_eq!(anonymous.status, 401, "{}", anonymous.text());
-    let missing = world.server.send("GET", "/api/v1/tasks/gh-nope/log", &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let missing =
+        world.server.send("GET", "/api/v1/tasks/gh-nope/log", &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
     assert_eq!((missing.status, missing.json()["error"]["field"].as_str()), (404, Some("id")), "{}", missing.text());
     // `tasks show` prints it.
     let (status, out, err) = world.cli(&["tasks", "--url", &url, "--token", OPERATOR, "show", &id], &checkout.path());
     assert_eq!(status, 0, "{err}");
-    assert!(out.starts_with(&format!("{id}  ")) && out.contains("feedback on acme/calc (api:operator, mode observe)"), "{out}");
+    assert!(
+        out.starts_with(&format!("{id}  ")) && out.contains("feedback on acme/calc (api:operator, mode observe)"),
+        "{out}"
+    );
 }
 
 /// The checks of a `doctor --json` report by name: (status, detail, fix).
@@ -226,13 +242,17 @@ fn doctor_names_each_fault(runtime: Runtime) {
     let world = World::start(runtime, calc::POLICY_YML, &[], faults);
     let url = world.url();
     let here = repo_root();
-    let (status, out, err) =
-        world.cli(&["doctor", "--url", &url, "--token", OPERATOR, "--webhook-secret", "not-the-secret", "--json"], &here);
+    let (status, out, err) = world
+        .cli(&["doctor", "--url", &url, "--token", OPERATOR, "--webhook-secret", "not-the-secret", "--json"], &here);
     assert_eq!(status, 1, "{out}{err}");
     let (ok, checks) = report(&out);
     assert!(!ok, "{out}");
     let failed: Vec<&str> = checks.iter().filter(|c| c.1 == "fail").map(|c| c.0.as_str()).collect();
-    assert_eq!(failed, ["signed-ping", "model-provider", "github-identity", "model-reachable", "sandbox-reachable"], "{out}");
+    assert_eq!(
+        failed,
+        ["signed-ping", "model-provider", "github-identity", "model-reachable", "sandbox-reachable"],
+        "{out}"
+    );
     let fix = |name: &str| checks.iter().find(|c| c.0 == name).unwrap().3.clone();
     assert!(fix("signed-ping").contains("GITHUB_WEBHOOK_SECRET"), "{out}");
     assert!(fix("model-provider").contains("OPENAI_API_KEY"), "{out}");
@@ -249,10 +269,16 @@ fn doctor_names_each_fault(runtime: Runtime) {
     assert_eq!(control.1, "fail", "{out}");
     assert!(control.3.contains("AGENT_ZERO_CONTROL_PLANE_TOKENS"), "{out}");
     // Nothing listens at --url: one failing line with the fix.
-    let nowhere = format!("http://127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+    let nowhere = format!(
+        "http://127.0.0.1:{}",
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    );
     let (status, text, _) = world.cli(&["doctor", "--url", &nowhere], &here);
     assert_eq!(status, 1);
-    assert!(text.starts_with("FAIL  reachable") && text.contains("fix: check that the deployment is running"), "{text}");
+    assert!(
+        text.starts_with("FAIL  reachable") && text.contains("fix: check that the deployment is running"),
+        "{text}"
+    );
 }
 
 /// The real `issues.labeled` payload on the fixture repository.
@@ -294,11 +320,20 @@ fn replay_reproduces_and_finds_tampering(runtime: Runtime) {
     for format in ["json", "md", "html"] {
         assert!(out.contains(&format!("evidence.{format}: reproduced byte for byte")), "{out}");
     }
-    assert!(out.contains("completed (accepted, verified)") && out.ends_with("ok: the stored evidence is reproduced from the raw log\n"), "{out}");
+    assert!(
+        out.contains("completed (accepted, verified)")
+            && out.ends_with("ok: the stored evidence is reproduced from the raw log\n"),
+        "{out}"
+    );
 
     // A log whose check result was edited (the failing output hidden, the
     // exit code kept) no longer reproduces what the deployment stored.
-    let log = world.server.send("GET", &format!("/api/v1/tasks/{id}/log"), &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let log = world.server.send(
+        "GET",
+        &format!("/api/v1/tasks/{id}/log"),
+        &[("authorization", &format!("Bearer {OPERATOR}"))],
+        b"",
+    );
     assert_eq!(log.status, 200, "{}", log.text());
     let mut tampered = log.json();
     let checked = tampered["entries"]
@@ -321,12 +356,21 @@ fn replay_reproduces_and_finds_tampering(runtime: Runtime) {
     assert!(out.ends_with("FAILED: the evidence is not reproduced\n"), "{out}");
 
     // The task commands print the API's answers, and its errors as given.
-    let (status, listed, _) = world.cli(&["tasks", "--url", &url, "--token", OPERATOR, "list", "--state", "completed"], dir.path());
+    let (status, listed, _) =
+        world.cli(&["tasks", "--url", &url, "--token", OPERATOR, "list", "--state", "completed"], dir.path());
     assert_eq!(status, 0);
-    assert!(listed.lines().any(|l| l.starts_with(&format!("{id}  completed  accepted verified  acme/calc"))), "{listed}");
+    assert!(
+        listed.lines().any(|l| l.starts_with(&format!("{id}  completed  accepted verified  acme/calc"))),
+        "{listed}"
+    );
     let (status, markdown, _) = world.cli(&["tasks", "--url", &url, "--token", OPERATOR, "evidence", &id], dir.path());
     assert_eq!(status, 0);
-    let stored = world.server.send("GET", &format!("/api/v1/tasks/{id}/evidence.md"), &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let stored = world.server.send(
+        "GET",
+        &format!("/api/v1/tasks/{id}/evidence.md"),
+        &[("authorization", &format!("Bearer {OPERATOR}"))],
+        b"",
+    );
     assert_eq!(markdown, stored.text());
     let (status, _, err) = world.cli(&["tasks", "--url", &url, "--token", OPERATOR, "reject", &id], dir.path());
     assert_eq!(status, 1);
@@ -356,8 +400,9 @@ fn wait_concluded(world: &World, url: &str, id: &str, cwd: &Path) -> String {
 /// the deployment accepts it, the run's evidence lists what the edge does
 /// not honour, and a replay reproduces that evidence.
 fn reference_policy_runs_with_its_warnings(runtime: Runtime) {
-    let example = std::fs::read_to_string(repo_root().join("shared/agent/src/policy/testdata/reference.agent-zero.example.yml"))
-        .expect("the reference example");
+    let example =
+        std::fs::read_to_string(repo_root().join("shared/agent/src/policy/testdata/reference.agent-zero.example.yml"))
+            .expect("the reference example");
     let world = World::start(runtime, &example, &[], Faults::default());
     world.model.push_decision(json!({ "finding": finding(calc::BUG_QUOTE, 0.95), "plan": ["Divide by len(values)"] }));
     let create = json!({
@@ -376,7 +421,12 @@ fn reference_policy_runs_with_its_warnings(runtime: Runtime) {
     let url = world.url();
     let dir = tempfile::tempdir().unwrap();
     wait_concluded(&world, &url, &id, dir.path());
-    let evidence = world.server.send("GET", &format!("/api/v1/tasks/{id}/evidence.json"), &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let evidence = world.server.send(
+        "GET",
+        &format!("/api/v1/tasks/{id}/evidence.json"),
+        &[("authorization", &format!("Bearer {OPERATOR}"))],
+        b"",
+    );
     assert_eq!(evidence.status, 200, "{}", evidence.text());
     let evidence = evidence.json();
     let warnings: Vec<&str> = evidence["coverage"]["omitted"]

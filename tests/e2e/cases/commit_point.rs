@@ -15,7 +15,10 @@ use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
     Case { name: "racing_approve_and_reject_one_wins_each_round", run: racing_approve_and_reject_one_wins_each_round },
-    Case { name: "simultaneous_copies_of_a_delivery_create_one_task", run: simultaneous_copies_of_a_delivery_create_one_task },
+    Case {
+        name: "simultaneous_copies_of_a_delivery_create_one_task",
+        run: simultaneous_copies_of_a_delivery_create_one_task,
+    },
 ];
 
 /// The operator token `lifecycle::world` configures (`operator:` with every mode).
@@ -122,7 +125,8 @@ fn simultaneous_copies_of_a_delivery_create_one_task(runtime: Runtime) {
     let replies = at_once(8, |_| deliver(&world, "commit-copies-1", "issues", &body));
     let answers: Vec<(u16, String)> = replies.iter().map(|r| (r.status, r.text())).collect();
     let bodies: Vec<Value> = replies.iter().map(Reply::json).collect();
-    let created = (0..8).filter(|&i| replies[i].status == 202 && bodies[i]["state"] == "queued" && bodies[i]["duplicate"].is_null());
+    let created = (0..8)
+        .filter(|&i| replies[i].status == 202 && bodies[i]["state"] == "queued" && bodies[i]["duplicate"].is_null());
     assert_eq!(created.count(), 1, "exactly one copy reports the task created: {answers:?}");
     let duplicates = (0..8).filter(|&i| replies[i].status == 200 && bodies[i]["duplicate"] == true);
     assert_eq!(duplicates.count(), 7, "the other copies say duplicate: {answers:?}");

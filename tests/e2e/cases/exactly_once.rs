@@ -12,18 +12,25 @@ use agent_zero_fakes::calc;
 use serde_json::Value;
 
 use super::lifecycle::{
-    OPERATOR, World, assert_each_step_committed_once, decision, file_issue, policy, read, sandbox_stats, wait_for_model_call, wait_github, wait_terminal,
-    world, world_with_files,
+    OPERATOR, World, assert_each_step_committed_once, decision, file_issue, policy, read, sandbox_stats,
+    wait_for_model_call, wait_github, wait_terminal, world, world_with_files,
 };
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
-    Case { name: "exactly_once_a_check_longer_than_the_sweep_grace_runs_once", run: a_check_longer_than_the_sweep_grace_runs_once },
-    Case { name: "exactly_once_eight_redrives_of_a_tick_in_flight_make_one_model_call", run: eight_redrives_of_a_tick_in_flight_make_one_model_call },
+    Case {
+        name: "exactly_once_a_check_longer_than_the_sweep_grace_runs_once",
+        run: a_check_longer_than_the_sweep_grace_runs_once,
+    },
+    Case {
+        name: "exactly_once_eight_redrives_of_a_tick_in_flight_make_one_model_call",
+        run: eight_redrives_of_a_tick_in_flight_make_one_model_call,
+    },
 ];
 
 fn sweep(world: &World) -> Reply {
-    let reply = world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
+    let reply =
+        world.server.send("POST", "/api/v1/sweep?graceMs=0", &[("authorization", &format!("Bearer {OPERATOR}"))], b"");
     assert_eq!(reply.status, 200, "{}", reply.text());
     reply
 }
@@ -34,7 +41,10 @@ fn state(world: &World, task_id: &str) -> String {
 
 fn a_check_longer_than_the_sweep_grace_runs_once(runtime: Runtime) {
     // A repository check of 4 s; the sweep runs with no grace all along.
-    let policy = policy("fix").replace("checks:\n  - [python3, -m, unittest]\n", "checks:\n  - [python3, -m, unittest]\n  - [python3, slow_check.py]\n");
+    let policy = policy("fix").replace(
+        "checks:\n  - [python3, -m, unittest]\n",
+        "checks:\n  - [python3, -m, unittest]\n  - [python3, slow_check.py]\n",
+    );
     assert!(policy.contains("slow_check.py"), "{policy}");
     let world = world_with_files(runtime, &policy, &[("slow_check.py", "import time\n\ntime.sleep(4)\n")]);
     world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));

@@ -5,7 +5,10 @@ use agent_zero_e2e::{Runtime, Server, ServerOptions};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
-    Case { name: "health_reports_version_capabilities_and_storage", run: health_reports_version_capabilities_and_storage },
+    Case {
+        name: "health_reports_version_capabilities_and_storage",
+        run: health_reports_version_capabilities_and_storage,
+    },
     Case { name: "health_reports_a_broken_kv_binding", run: health_reports_a_broken_kv_binding },
     Case { name: "unknown_route_and_wrong_method", run: unknown_route_and_wrong_method },
 ];

@@ -37,7 +37,6 @@ const INSTALLATION: u64 = 77;
 const MARKER_ISSUE_1: &str = "<!-- agent-zero:issue-validation -->\n<!-- agent-zero:subject issue=1 -->";
 const OUTSIDER: &str = "mallory";
 
-
 /// How the deployment authenticates to GitHub.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Auth {

@@ -14,15 +14,30 @@ use crate::Case;
 pub(crate) const CASES: &[Case] = &[
     Case { name: "issue_fix_runs_to_verified_completion", run: issue_fix_runs_to_verified_completion },
     Case { name: "claim_quoting_absent_text_is_rejected", run: claim_quoting_absent_text_is_rejected },
-    Case { name: "review_comment_claiming_an_absent_bug_is_not_confirmed", run: review_comment_claiming_an_absent_bug_is_not_confirmed },
-    Case { name: "fix_that_breaks_tests_is_repaired_on_attempt_2", run: fix_that_breaks_tests_is_repaired_on_attempt_2 },
+    Case {
+        name: "review_comment_claiming_an_absent_bug_is_not_confirmed",
+        run: review_comment_claiming_an_absent_bug_is_not_confirmed,
+    },
+    Case {
+        name: "fix_that_breaks_tests_is_repaired_on_attempt_2",
+        run: fix_that_breaks_tests_is_repaired_on_attempt_2,
+    },
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
-    Case { name: "fault_sandbox_unreachable_fails_with_the_reason", run: fault_sandbox_unreachable_fails_with_the_reason },
+    Case {
+        name: "fault_sandbox_unreachable_fails_with_the_reason",
+        run: fault_sandbox_unreachable_fails_with_the_reason,
+    },
     Case { name: "fault_ticks_delivered_twice_commit_once", run: fault_ticks_delivered_twice_commit_once },
     Case { name: "fault_model_timeout_is_retried_then_completes", run: fault_model_timeout_is_retried_then_completes },
-    Case { name: "fault_host_killed_mid_tick_resumes_after_restart", run: fault_host_killed_mid_tick_resumes_after_restart },
-    Case { name: "fault_kv_error_on_a_tick_commits_nothing_then_resumes", run: fault_kv_error_on_a_tick_commits_nothing_then_resumes },
+    Case {
+        name: "fault_host_killed_mid_tick_resumes_after_restart",
+        run: fault_host_killed_mid_tick_resumes_after_restart,
+    },
+    Case {
+        name: "fault_kv_error_on_a_tick_commits_nothing_then_resumes",
+        run: fault_kv_error_on_a_tick_commits_nothing_then_resumes,
+    },
 ];
 
 const SECRET: &str = "e2e-lifecycle-secret";
@@ -227,11 +242,7 @@ pub(super) fn wait_task(server: &Server, task_id: &str) -> Value {
                 return task;
             }
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "task {task_id} did not finish: {}",
-            reply.text()
-        );
+        assert!(started.elapsed() < Duration::from_secs(180), "task {task_id} did not finish: {}", reply.text());
         std::thread::sleep(Duration::from_millis(300));
     }
 }
@@ -283,7 +294,8 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     assert_eq!(evidence.status, 200);
     assert!(evidence.text().to_lowercase().contains("verified"), "{}", evidence.text());
     // No credential reached stored state (KV, Durable Object) or the host's log.
-    let leaks = world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
+    let leaks =
+        world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");
     // Published: one confirmed comment, one fresh branch, one pull request
     // carrying the evidence; nothing forced, the default branch untouched.
@@ -301,7 +313,8 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let comments = world.github.comments(owner, name, 1);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert!(comments[0]["body"].as_str().unwrap_or_default().starts_with("<!-- agent-zero:issue-validation -->"));
-    let ref_writes: Vec<_> = world.github.calls().into_iter().filter(|c| c.path.contains("/git/refs") && c.method != "GET").collect();
+    let ref_writes: Vec<_> =
+        world.github.calls().into_iter().filter(|c| c.path.contains("/git/refs") && c.method != "GET").collect();
     assert!(ref_writes.iter().all(|c| c.method == "POST"), "only fresh refs: {ref_writes:?}");
     assert_eq!(world.github.branch_sha(owner, name, world.fixture.branch()), Some(world.fixture.head_sha()));
 }
@@ -431,7 +444,8 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     let anonymous = world.server.send("POST", &path, &[("content-type", "application/json")], body);
     assert_eq!(anonymous.status, 401, "{}", anonymous.text());
     let auth = format!("Bearer {OPERATOR}");
-    let approved = world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
+    let approved =
+        world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
     assert!(approved.status == 200 || approved.status == 202, "{}", approved.text());
     // Deciding again: the task is no longer waiting.
     let started = Instant::now();
@@ -447,7 +461,8 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verified"], true, "{text}");
     assert_eq!(task["approvedBy"], "operator", "{text}");
-    let again = world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
+    let again =
+        world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
     assert_eq!(again.status, 409, "{}", again.text());
 }
 
@@ -565,7 +580,11 @@ fn sweep_until_redriven(server: &Server) {
         if swept.json()["ticksEnqueued"].as_u64().unwrap_or(0) > 0 {
             return;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "the interrupted tick was never re-driven: {}", swept.text());
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the interrupted tick was never re-driven: {}",
+            swept.text()
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
 }
@@ -633,7 +652,10 @@ fn fault_model_timeout_is_retried_then_completes(runtime: Runtime) {
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verified"], true, "{text}");
     assert_eq!(world.model.calls().len(), 2, "the timed-out call was retried once");
-    assert!(started.elapsed() < Duration::from_secs(20), "the client gave up at its timeout, not after the fake's 30 s");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the client gave up at its timeout, not after the fake's 30 s"
+    );
 }
 
 fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
@@ -665,10 +687,15 @@ fn fault_kv_error_on_a_tick_commits_nothing_then_resumes(runtime: Runtime) {
     match (runtime, during.status) {
         (_, 200) => {
             let during = during.json();
-            assert!(!["completed", "failed", "needs-human"].contains(&during["state"].as_str().unwrap_or_default()), "{during}");
+            assert!(
+                !["completed", "failed", "needs-human"].contains(&during["state"].as_str().unwrap_or_default()),
+                "{during}"
+            );
             assert!(during["result"].is_null() || during["result"]["verified"] != true, "{during}");
         }
-        (Runtime::Workerd, 503) => assert_eq!(during.json()["error"]["code"], "storage_unavailable", "{}", during.text()),
+        (Runtime::Workerd, 503) => {
+            assert_eq!(during.json()["error"]["code"], "storage_unavailable", "{}", during.text())
+        }
         (_, status) => panic!("mid-outage read answered {status}: {}", during.text()),
     }
     // A delivery that arrives now is refused whole (GitHub shows it failed

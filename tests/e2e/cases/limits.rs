@@ -23,12 +23,24 @@ use serde_json::json;
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
-    Case { name: "limits_anonymous_health_and_listings_write_nothing", run: anonymous_health_and_listings_write_nothing },
-    Case { name: "limits_a_declared_body_over_the_limit_is_refused_unread", run: declared_body_over_the_limit_is_unread },
-    Case { name: "limits_a_chunked_body_over_the_limit_is_refused_at_it", run: chunked_body_over_the_limit_is_refused_at_the_limit },
+    Case {
+        name: "limits_anonymous_health_and_listings_write_nothing",
+        run: anonymous_health_and_listings_write_nothing,
+    },
+    Case {
+        name: "limits_a_declared_body_over_the_limit_is_refused_unread",
+        run: declared_body_over_the_limit_is_unread,
+    },
+    Case {
+        name: "limits_a_chunked_body_over_the_limit_is_refused_at_it",
+        run: chunked_body_over_the_limit_is_refused_at_the_limit,
+    },
     Case { name: "limits_bodies_within_the_limit_are_read_whole", run: bodies_within_the_limit_are_read_whole },
     Case { name: "limits_a_malformed_webhook_limit_is_503_naming_it", run: malformed_webhook_limit_is_503_naming_it },
-    Case { name: "limits_reads_need_a_token_once_github_credentials_are_set", run: reads_need_a_token_with_github_credentials },
+    Case {
+        name: "limits_reads_need_a_token_once_github_credentials_are_set",
+        run: reads_need_a_token_with_github_credentials,
+    },
 ];
 
 const ALICE: &str = "e2e-alice-limits-7c21d9";
@@ -40,10 +52,10 @@ const TASK_API_LIMIT: usize = 256 * 1024;
 /// How long a refusal may take; a host waiting for the body never answers.
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 
-
 fn start(runtime: Runtime, vars: &[(&str, &str)], state_dir: Option<PathBuf>) -> Server {
     let vars = vars.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect();
-    Server::start(runtime, &ServerOptions { vars, state_dir, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"))
+    Server::start(runtime, &ServerOptions { vars, state_dir, ..ServerOptions::default() })
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn bearer() -> String {
@@ -66,7 +78,10 @@ fn anonymous_health_and_listings_write_nothing(runtime: Runtime) {
     std::fs::create_dir_all(&scratch).unwrap();
     let state = tempfile::tempdir_in(&scratch).unwrap();
     let tokens = format!("alice:{ALICE}");
-    let vars = [("AGENT_ZERO_CONTROL_PLANE_TOKENS", tokens.as_str()), ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets")];
+    let vars = [
+        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", tokens.as_str()),
+        ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
+    ];
     let server = start(runtime, &vars, Some(state.path().to_path_buf()));
     let auth = bearer();
 
@@ -217,9 +232,10 @@ fn unhex(name: &str) -> Option<String> {
 fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
     let is_sweep_audit = |key: &str| {
         key.starts_with("audit/")
-            && after.get(key).and_then(|v| serde_json::from_slice::<serde_json::Value>(v).ok()).is_some_and(|entry| {
-                entry["action"] == "sweep" && entry["principal"] == "alice"
-            })
+            && after
+                .get(key)
+                .and_then(|v| serde_json::from_slice::<serde_json::Value>(v).ok())
+                .is_some_and(|entry| entry["action"] == "sweep" && entry["principal"] == "alice")
     };
     let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     let shown = |value: Option<&Vec<u8>>| value.map(|v| String::from_utf8_lossy(&v[..v.len().min(160)]).into_owned());
@@ -251,7 +267,11 @@ fn declared_body_over_the_limit_is_unread(runtime: Runtime) {
         let reply = exchange(&server, head, Body::None);
         assert_eq!(reply.status, 413, "{method} {path}: {}", reply.text());
         let (code, message, field) = error_of(&reply);
-        assert_eq!((code.as_str(), field.as_str()), ("payload_too_large", "Content-Length"), "{method} {path}: {message}");
+        assert_eq!(
+            (code.as_str(), field.as_str()),
+            ("payload_too_large", "Content-Length"),
+            "{method} {path}: {message}"
+        );
         let names_both = message.contains(&NINETY_MB.to_string()) && message.contains(&limit.to_string());
         assert!(names_both, "{method} {path}: {message}");
     }
@@ -442,8 +462,11 @@ fn parse_response(data: &[u8]) -> Result<Option<Reply>, String> {
     let head = String::from_utf8_lossy(&data[..end]);
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
-    let status =
-        status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| format!("status line {status_line:?}"))?;
+    let status = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("status line {status_line:?}"))?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))

@@ -42,7 +42,8 @@ fn start_with_api(runtime: Runtime) -> Server {
         ("AGENT_ZERO_SANDBOX_TOKEN", "e2e-unreached".to_owned()),
         ("OPENAI_API_KEY", "sk-e2e-unreached".to_owned()),
     ];
-    let options = ServerOptions { vars: vars.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(), ..ServerOptions::default() };
+    let options =
+        ServerOptions { vars: vars.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(), ..ServerOptions::default() };
     Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -79,7 +80,11 @@ fn assert_renders(server: &Server, path: &str) {
     assert_eq!((image.width, image.height), PHONE, "screenshot of {path}");
     let foreground = image.foreground_pixels();
     // Anti-aliased text gives many colours; a blank page has one.
-    assert!(image.colours() > 8 && foreground > 1_000, "{path} looks blank: {} colours, {foreground} foreground pixels", image.colours());
+    assert!(
+        image.colours() > 8 && foreground > 1_000,
+        "{path} looks blank: {} colours, {foreground} foreground pixels",
+        image.colours()
+    );
     println!(
         "    screenshot {path}: {}x{}, {} bytes, {} colours, {foreground} foreground pixels",
         image.width,

@@ -9,7 +9,9 @@ use agent_zero_e2e::Runtime;
 use agent_zero_fakes::calc;
 use serde_json::{Value, json};
 
-use super::lifecycle::{OPERATOR, decision, deliver, file_issue, labeled_issue, policy, read, wait_terminal, world_with_vars};
+use super::lifecycle::{
+    OPERATOR, decision, deliver, file_issue, labeled_issue, policy, read, wait_terminal, world_with_vars,
+};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[Case {

@@ -16,8 +16,14 @@ use super::lifecycle::{OPERATOR, Sandbox, read};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
-    Case { name: "review_of_a_pull_request_that_adds_a_bug_comments_on_its_line", run: review_of_a_pull_request_that_adds_a_bug_comments_on_its_line },
-    Case { name: "review_over_the_diff_budget_names_what_it_skipped_and_is_neutral", run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral },
+    Case {
+        name: "review_of_a_pull_request_that_adds_a_bug_comments_on_its_line",
+        run: review_of_a_pull_request_that_adds_a_bug_comments_on_its_line,
+    },
+    Case {
+        name: "review_over_the_diff_budget_names_what_it_skipped_and_is_neutral",
+        run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral,
+    },
 ];
 
 const SECRET: &str = "e2e-review-secret";
@@ -66,7 +72,10 @@ fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
         ("AGENT_ZERO_MODEL_TIMEOUT_MS", "1500".to_owned()),
         ("AGENT_ZERO_CLAIM_MARGIN_MS", "2000".to_owned()),
     ];
-    let options = ServerOptions { vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(), ..ServerOptions::default() };
+    let options = ServerOptions {
+        vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        ..ServerOptions::default()
+    };
     let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
     World { github, model, fixture, _sandbox: sandbox, server, number, head }
 }
@@ -127,7 +136,9 @@ fn wait_terminal(world: &World, task_id: &str) -> Value {
     let started = Instant::now();
     loop {
         let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
-        if reply.status == 200 && ["completed", "failed", "needs-human"].contains(&reply.json()["state"].as_str().unwrap_or_default()) {
+        if reply.status == 200
+            && ["completed", "failed", "needs-human"].contains(&reply.json()["state"].as_str().unwrap_or_default())
+        {
             return reply.json();
         }
         assert!(started.elapsed() < Duration::from_secs(180), "task {task_id} did not finish: {}", reply.text());
@@ -162,10 +173,15 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     assert_eq!(calls.len(), 1, "one model call");
     let prompt = calls[0].body_text();
     assert!(prompt.contains(&format!("+{}", calc::BUG_QUOTE)), "the added line is in the model's context: {prompt}");
-    assert!(prompt.contains(&format!("-{}", calc::CALC_PY_FIXED.lines().nth(10).unwrap())), "and the removed one: {prompt}");
+    assert!(
+        prompt.contains(&format!("-{}", calc::CALC_PY_FIXED.lines().nth(10).unwrap())),
+        "and the removed one: {prompt}"
+    );
     assert!(prompt.contains("diff under review (base...head)"), "{prompt}");
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
-    assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{}/files", world.number)).is_empty());
+    assert!(
+        !world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{}/files", world.number)).is_empty()
+    );
 
     // One review, event COMMENT, with one comment on the added line (RIGHT).
     let started = Instant::now();
@@ -183,7 +199,10 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     assert!(body.contains("Reviewed 1 of 1 changed file"), "the ledger is in the review body: {body}");
     let comments = review["comments"].as_array().expect("comments");
     assert_eq!(comments.len(), 1, "{comments:#?}");
-    assert_eq!((comments[0]["path"].as_str(), comments[0]["line"].as_u64(), comments[0]["side"].as_str()), (Some(calc::BUG_PATH), Some(u64::from(calc::BUG_LINE)), Some("RIGHT")));
+    assert_eq!(
+        (comments[0]["path"].as_str(), comments[0]["line"].as_u64(), comments[0]["side"].as_str()),
+        (Some(calc::BUG_PATH), Some(u64::from(calc::BUG_LINE)), Some("RIGHT"))
+    );
     assert!(comments[0]["body"].as_str().unwrap_or_default().contains("divides by one too many"));
 
     // The loopback GitHub places comments as GitHub does: line 1 is not in
@@ -191,7 +210,13 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     let url = format!("{}/repos/{owner}/{name}/pulls/{}/reviews", world.github.url(), world.number);
     let misplaced = json!({"event": "COMMENT", "body": "x", "comments": [{"path": calc::BUG_PATH, "line": 1, "side": "RIGHT", "body": "x"}]});
     let auth = format!("Bearer {GITHUB_TOKEN}");
-    let refused = request("POST", &url, &[("authorization", &auth), ("content-type", "application/json")], misplaced.to_string().as_bytes()).expect("fake GitHub");
+    let refused = request(
+        "POST",
+        &url,
+        &[("authorization", &auth), ("content-type", "application/json")],
+        misplaced.to_string().as_bytes(),
+    )
+    .expect("fake GitHub");
     assert_eq!(refused.status, 422, "{}", refused.text());
     assert_eq!(refused.json()["errors"][0], "Line could not be resolved", "{}", refused.text());
     assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "a refused review is not stored");
@@ -212,13 +237,21 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     assert_eq!(wait_terminal(&world, &again)["state"], "completed");
     let started = Instant::now();
     while world.github.check_runs(owner, name).iter().filter(|r| r["status"] == "completed").count() < 2 {
-        assert!(started.elapsed() < Duration::from_secs(90), "the second run never published: {:#?}", world.github.check_runs(owner, name));
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the second run never published: {:#?}",
+            world.github.check_runs(owner, name)
+        );
         std::thread::sleep(Duration::from_millis(300));
     }
     assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "one review per head");
     let reviews_path = format!("/repos/{owner}/{name}/pulls/{}/reviews", world.number);
     assert_eq!(world.github.calls_matching("GET", &reviews_path).len(), 2, "each run looked for its review first");
-    assert_eq!(world.github.calls_matching("POST", &reviews_path).len(), 2, "the product posted once (the other is the misplaced one above)");
+    assert_eq!(
+        world.github.calls_matching("POST", &reviews_path).len(),
+        2,
+        "the product posted once (the other is the misplaced one above)"
+    );
 
     // The evidence record holds the ledger and the anchor.
     let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json"));
@@ -231,7 +264,12 @@ fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Run
     // total budgets cannot hold them beside the bug, and a lockfile is skipped.
     let table = |tag: &str| (0..100).map(|i| format!("{tag} row {i:03} {}\n", "v".repeat(60))).collect::<String>();
     let (a, b, c) = (table("a"), table("b"), table("c"));
-    let extra = [("data/a.txt", a.as_str()), ("data/b.txt", b.as_str()), ("data/c.txt", c.as_str()), ("package-lock.json", "{\"lockfileVersion\": 3}\n")];
+    let extra = [
+        ("data/a.txt", a.as_str()),
+        ("data/b.txt", b.as_str()),
+        ("data/c.txt", c.as_str()),
+        ("package-lock.json", "{\"lockfileVersion\": 3}\n"),
+    ];
     let world = world(runtime, &extra);
     world.model.push_decision(decision());
     let task_id = deliver(&world, "review-budget-1");
@@ -241,7 +279,10 @@ fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Run
     assert_eq!(check["conclusion"], "neutral", "a review that skipped anything never passes: {check}");
     let title = check["output"]["title"].as_str().unwrap_or_default();
     let summary = check["output"]["summary"].as_str().unwrap_or_default();
-    assert!(title.starts_with("Reviewed ") && title.contains(" of 5 changed files (") && title.contains("skipped"), "{title}\n{summary}");
+    assert!(
+        title.starts_with("Reviewed ") && title.contains(" of 5 changed files (") && title.contains("skipped"),
+        "{title}\n{summary}"
+    );
     assert!(summary.contains("**This review did not read the whole diff**"), "{summary}");
     assert!(summary.contains("**skipped** (generated): <code>package-lock.json</code>"), "{summary}");
     assert!(summary.contains("**skipped** (diff budget spent): <code>data/c.txt</code>"), "{summary}");

@@ -8,7 +8,10 @@ use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
     Case { name: "tasks_authorization_matrix", run: tasks_authorization_matrix },
-    Case { name: "tasks_that_could_never_run_are_503_naming_the_setting", run: tasks_that_could_never_run_are_503_naming_the_setting },
+    Case {
+        name: "tasks_that_could_never_run_are_503_naming_the_setting",
+        run: tasks_that_could_never_run_are_503_naming_the_setting,
+    },
     Case { name: "tasks_reads_can_require_a_token", run: tasks_reads_can_require_a_token },
     Case { name: "tasks_pagination_with_concurrent_creates", run: tasks_pagination_with_concurrent_creates },
     Case { name: "tasks_openapi_document_and_page", run: tasks_openapi_document_and_page },
@@ -56,11 +59,11 @@ fn call(server: &Server, method: &str, path: &str, token: Option<&str>, body: Op
 /// and nothing is created.
 fn tasks_that_could_never_run_are_503_naming_the_setting(runtime: Runtime) {
     let all = vars(&[]);
-    let without = |names: &[&str]| all.iter().filter(|(n, _)| !names.contains(&n.as_str())).cloned().collect::<Vec<_>>();
-    for (missing, field) in [
-        (&["AGENT_ZERO_SANDBOX_PROVIDER"][..], "AGENT_ZERO_SANDBOX_PROVIDER"),
-        (&["OPENAI_API_KEY"][..], "_API_KEY"),
-    ] {
+    let without =
+        |names: &[&str]| all.iter().filter(|(n, _)| !names.contains(&n.as_str())).cloned().collect::<Vec<_>>();
+    for (missing, field) in
+        [(&["AGENT_ZERO_SANDBOX_PROVIDER"][..], "AGENT_ZERO_SANDBOX_PROVIDER"), (&["OPENAI_API_KEY"][..], "_API_KEY")]
+    {
         let server = start(runtime, without(missing));
         let reply = call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe")));
         assert_eq!(reply.status, 503, "{missing:?}: {}", reply.text());
@@ -117,7 +120,12 @@ fn tasks_authorization_matrix(runtime: Runtime) {
                     _ => (201, None),
                 };
                 let got = (reply.status, field(&reply));
-                assert_eq!(got, (expected.0, expected.1.map(str::to_owned)), "{token:?} {repository} {mode}: {}", reply.text());
+                assert_eq!(
+                    got,
+                    (expected.0, expected.1.map(str::to_owned)),
+                    "{token:?} {repository} {mode}: {}",
+                    reply.text()
+                );
                 if reply.status == 201 {
                     assert_eq!(reply.json()["mode"], "observe", "the default policy restricts the mode");
                     ids.push(created_id(&reply));
@@ -187,7 +195,8 @@ fn tasks_authorization_matrix(runtime: Runtime) {
 
 fn tasks_reads_can_require_a_token(runtime: Runtime) {
     let server = start(runtime, vars(&[("AGENT_ZERO_CONTROL_PLANE_READS", "token")]));
-    let id = created_id(&call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe"))));
+    let id =
+        created_id(&call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe"))));
     for path in ["/api/v1/tasks".to_owned(), format!("/api/v1/tasks/{id}")] {
         for (token, status) in [(None, 401), (Some(MALLORY), 401), (Some(BOB), 200), (Some(ALICE), 200)] {
             assert_eq!(call(&server, "GET", &path, token, None).status, status, "{path} {token:?}");
@@ -203,7 +212,9 @@ fn ids_of(reply: &Reply) -> Vec<String> {
 
 fn tasks_pagination_with_concurrent_creates(runtime: Runtime) {
     let server = start(runtime, vars(&[]));
-    let create = || created_id(&call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe"))));
+    let create = || {
+        created_id(&call(&server, "POST", "/api/v1/tasks", Some(ALICE), Some(&task_body("acme/widgets", "observe"))))
+    };
     let created: Vec<String> = (0..7).map(|_| create()).collect();
     let page = |query: &str| call(&server, "GET", &format!("/api/v1/tasks?{query}"), None, None);
 

@@ -31,10 +31,8 @@ fn fixture(event: &str, file: &str) -> Vec<u8> {
 }
 
 fn start(runtime: Runtime, github: &FakeGitHub, extra: &[(&str, &str)]) -> Server {
-    let mut vars = vec![
-        ("GITHUB_WEBHOOK_SECRET".to_owned(), SECRET.to_owned()),
-        ("GITHUB_API_URL".to_owned(), github.url()),
-    ];
+    let mut vars =
+        vec![("GITHUB_WEBHOOK_SECRET".to_owned(), SECRET.to_owned()), ("GITHUB_API_URL".to_owned(), github.url())];
     vars.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -76,7 +74,12 @@ fn webhook_signature_and_framing_rejections(runtime: Runtime) {
     let base = |sig: &'static str| -> Vec<(&'static str, &'static str)> {
         let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let delivery = leak(&format!("sig-{n}"));
-        vec![("content-type", "application/json"), ("x-github-event", "ping"), ("x-github-delivery", delivery), ("x-hub-signature-256", sig)]
+        vec![
+            ("content-type", "application/json"),
+            ("x-github-event", "ping"),
+            ("x-github-delivery", delivery),
+            ("x-hub-signature-256", sig),
+        ]
     };
 
     // Missing signature.
@@ -136,7 +139,8 @@ fn fixture_repositories() -> BTreeMap<String, String> {
 
 fn all_fixtures() -> Vec<(String, String, Vec<u8>)> {
     let mut out = Vec::new();
-    let mut events: Vec<_> = std::fs::read_dir(fixtures_dir()).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
+    let mut events: Vec<_> =
+        std::fs::read_dir(fixtures_dir()).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
     events.sort_by_key(|e| e.file_name());
     for event in events {
         let mut files: Vec<_> = std::fs::read_dir(event.path()).unwrap().flatten().collect();

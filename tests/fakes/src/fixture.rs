@@ -113,15 +113,10 @@ impl FixtureBuilder {
     /// # Errors
     /// When the temp dir, a file or a `git` command fails.
     pub fn build(self) -> io::Result<FixtureRepo> {
-        let root = tempfile::Builder::new()
-            .prefix("agent-zero-fixture-")
-            .tempdir()?;
+        let root = tempfile::Builder::new().prefix("agent-zero-fixture-").tempdir()?;
         let work = root.path().join(&self.owner).join(&self.name);
         std::fs::create_dir_all(&work)?;
-        git(
-            &work,
-            &["init", "--quiet", "--initial-branch", &self.branch],
-        )?;
+        git(&work, &["init", "--quiet", "--initial-branch", &self.branch])?;
         git(&work, &["config", "user.name", "Fixture Author"])?;
         git(&work, &["config", "user.email", "fixture@example.com"])?;
         git(&work, &["config", "commit.gpgsign", "false"])?;
@@ -133,11 +128,7 @@ impl FixtureBuilder {
             files: Vec::new(),
             head: String::new(),
         };
-        let files: Vec<(&str, &str)> = self
-            .files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
+        let files: Vec<(&str, &str)> = self.files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
         repo.commit(&files, &self.message)?;
         Ok(repo)
     }
@@ -230,10 +221,7 @@ impl FixtureRepo {
         }
         self.files.sort();
         git(&work, &["add", "--all"])?;
-        git(
-            &work,
-            &["commit", "--quiet", "--allow-empty", "--message", message],
-        )?;
+        git(&work, &["commit", "--quiet", "--allow-empty", "--message", message])?;
         let out = git(&work, &["rev-parse", "HEAD"])?;
         self.head = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         Ok(self.head.clone())
@@ -244,14 +232,8 @@ impl FixtureRepo {
     /// # Errors
     /// When the program cannot be started.
     pub fn run(&self, argv: &[&str]) -> io::Result<Output> {
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| io::Error::other("empty argv"))?;
-        Command::new(program)
-            .args(args)
-            .current_dir(self.path())
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .output()
+        let (program, args) = argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
+        Command::new(program).args(args).current_dir(self.path()).env("PYTHONDONTWRITEBYTECODE", "1").output()
     }
 }
 
@@ -268,10 +250,6 @@ fn git(dir: &Path, args: &[&str]) -> io::Result<Output> {
     if out.status.success() {
         Ok(out)
     } else {
-        Err(io::Error::other(format!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+        Err(io::Error::other(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim())))
     }
 }

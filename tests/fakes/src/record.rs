@@ -22,18 +22,12 @@ pub struct RecordedCall {
 impl RecordedCall {
     /// The first header named `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// The first query parameter named `name`.
     pub fn query_param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.query.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// The body as text (lossy UTF-8).
@@ -51,10 +45,7 @@ impl RecordedCall {
     pub fn contains(&self, needle: &str) -> bool {
         !needle.is_empty()
             && (self.path.contains(needle)
-                || self
-                    .query
-                    .iter()
-                    .any(|(n, v)| n.contains(needle) || v.contains(needle))
+                || self.query.iter().any(|(n, v)| n.contains(needle) || v.contains(needle))
                 || self.headers.iter().any(|(_, v)| v.contains(needle))
                 || self.body_text().contains(needle))
     }
@@ -85,10 +76,7 @@ pub(crate) fn percent_decode(text: &str, plus: bool) -> String {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'%' if i + 2 < bytes.len()
-                && bytes[i + 1].is_ascii_hexdigit()
-                && bytes[i + 2].is_ascii_hexdigit() =>
-            {
+            b'%' if i + 2 < bytes.len() && bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit() => {
                 let hex = [bytes[i + 1], bytes[i + 2]];
                 let hex = std::str::from_utf8(&hex).unwrap_or("00");
                 out.push(u8::from_str_radix(hex, 16).unwrap_or(0));

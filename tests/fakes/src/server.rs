@@ -22,10 +22,7 @@ impl Reply {
     pub(crate) fn json(status: u16, body: &serde_json::Value) -> Self {
         Self {
             status,
-            headers: vec![(
-                "content-type".into(),
-                "application/json; charset=utf-8".into(),
-            )],
+            headers: vec![("content-type".into(), "application/json; charset=utf-8".into())],
             body: body.to_string().into_bytes(),
             delay_ms: 0,
         }
@@ -34,8 +31,7 @@ impl Reply {
     /// Sets `name` to `value`, replacing a header of the same name.
     pub(crate) fn with_header(mut self, name: &str, value: &str) -> Self {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        self.headers
-            .push((name.to_ascii_lowercase(), value.to_owned()));
+        self.headers.push((name.to_ascii_lowercase(), value.to_owned()));
         self
     }
 }
@@ -53,9 +49,7 @@ pub(crate) struct Loopback {
 
 impl std::fmt::Debug for Loopback {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Loopback")
-            .field("url", &self.url)
-            .finish_non_exhaustive()
+        f.debug_struct("Loopback").field("url", &self.url).finish_non_exhaustive()
     }
 }
 
@@ -92,12 +86,7 @@ impl Loopback {
                 })
                 .unwrap_or_else(|e| panic!("{name}: cannot start the server thread: {e}"))
         };
-        Self {
-            server,
-            url: format!("http://127.0.0.1:{port}"),
-            calls,
-            thread: Some(thread),
-        }
+        Self { server, url: format!("http://127.0.0.1:{port}"), calls, thread: Some(thread) }
     }
 
     /// `http://127.0.0.1:<port>`, without a trailing slash.
@@ -107,18 +96,12 @@ impl Loopback {
 
     /// Every request so far, in arrival order.
     pub(crate) fn calls(&self) -> Vec<RecordedCall> {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Forgets the recorded requests.
     pub(crate) fn clear_calls(&self) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 }
 
@@ -143,19 +126,11 @@ fn answer(mut request: tiny_http::Request, handler: &Handler, calls: &Mutex<Vec<
         headers: request
             .headers()
             .iter()
-            .map(|h| {
-                (
-                    h.field.as_str().as_str().to_ascii_lowercase(),
-                    h.value.as_str().to_owned(),
-                )
-            })
+            .map(|h| (h.field.as_str().as_str().to_ascii_lowercase(), h.value.as_str().to_owned()))
             .collect(),
         body,
     };
-    calls
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(call.clone());
+    calls.lock().unwrap_or_else(PoisonError::into_inner).push(call.clone());
     let reply = handler(&call);
     if reply.delay_ms > 0 {
         std::thread::sleep(Duration::from_millis(reply.delay_ms));

@@ -6,8 +6,7 @@ use sha2::Sha256;
 /// The `X-Hub-Signature-256` value GitHub sends for `body`:
 /// `sha256=<hex HMAC-SHA256(secret, body)>`.
 pub fn sign_github(secret: &str, body: &[u8]) -> String {
-    let mut mac =
-        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes a key of any length");
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes a key of any length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }

@@ -70,5 +70,8 @@ fn private_archive_links_are_short_lived_scoped_and_unpack_to_the_commit() {
     let fork_link = block_on(client.archive_link("acme", "secret-calc", &fork_head)).unwrap();
     let fork_archive = get(&http, fork_link.expose());
     assert_eq!(fork_archive.status(), 200);
-    assert!(gh.branch_sha("acme", "secret-calc", "main") != Some(fork_head.clone()), "no branch points at the fork head");
+    assert!(
+        gh.branch_sha("acme", "secret-calc", "main") != Some(fork_head.clone()),
+        "no branch points at the fork head"
+    );
 }

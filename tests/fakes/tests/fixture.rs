@@ -21,34 +21,17 @@ fn the_check_fails_on_the_bug_and_passes_with_the_fix() {
     assert!(stderr.contains("FAIL: test_average"), "{stderr}");
     assert!(stderr.contains("Ran 2 tests"), "{stderr}");
 
-    let bug_line = calc::CALC_PY
-        .lines()
-        .nth(calc::BUG_LINE as usize - 1)
-        .unwrap();
+    let bug_line = calc::CALC_PY.lines().nth(calc::BUG_LINE as usize - 1).unwrap();
     assert_eq!(bug_line, calc::BUG_QUOTE);
     assert!(!calc::CALC_PY_FIXED.contains(calc::BUG_QUOTE));
 
     let first = repo.head_sha();
-    let fixed = repo
-        .commit(&[(calc::BUG_PATH, calc::CALC_PY_FIXED)], "Fix average")
-        .unwrap();
+    let fixed = repo.commit(&[(calc::BUG_PATH, calc::CALC_PY_FIXED)], "Fix average").unwrap();
     assert_ne!(fixed, first);
     let after = check(&repo);
-    assert!(
-        after.status.success(),
-        "{}",
-        String::from_utf8_lossy(&after.stderr)
-    );
-    let status = Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
-    assert!(
-        status.stdout.is_empty(),
-        "the worktree stays clean: {}",
-        String::from_utf8_lossy(&status.stdout)
-    );
+    assert!(after.status.success(), "{}", String::from_utf8_lossy(&after.stderr));
+    let status = Command::new("git").args(["status", "--porcelain"]).current_dir(repo.path()).output().unwrap();
+    assert!(status.stdout.is_empty(), "the worktree stays clean: {}", String::from_utf8_lossy(&status.stdout));
 }
 
 #[test]
@@ -65,63 +48,28 @@ fn the_repository_clones_like_the_sandbox_clones_it() {
         .arg(&checkout)
         .output()
         .unwrap();
-    assert!(
-        clone.status.success(),
-        "{}",
-        String::from_utf8_lossy(&clone.stderr)
-    );
+    assert!(clone.status.success(), "{}", String::from_utf8_lossy(&clone.stderr));
     let co = Command::new("git")
         .args(["checkout", "--quiet", "--detach", &head, "--"])
         .current_dir(&checkout)
         .output()
         .unwrap();
-    assert!(
-        co.status.success(),
-        "{}",
-        String::from_utf8_lossy(&co.stderr)
-    );
-    assert_eq!(
-        std::fs::read_to_string(checkout.join("calc.py")).unwrap(),
-        calc::CALC_PY
-    );
-    assert_eq!(
-        std::fs::read_to_string(checkout.join(".agent-zero.yml")).unwrap(),
-        calc::POLICY_YML
-    );
+    assert!(co.status.success(), "{}", String::from_utf8_lossy(&co.stderr));
+    assert_eq!(std::fs::read_to_string(checkout.join("calc.py")).unwrap(), calc::CALC_PY);
+    assert_eq!(std::fs::read_to_string(checkout.join(".agent-zero.yml")).unwrap(), calc::POLICY_YML);
 }
 
 #[test]
 fn fake_github_serves_the_fixture_at_its_real_head() {
-    let repo = FixtureRepo::builder("octo", "tiny")
-        .branch("trunk")
-        .file("a.txt", "A\n")
-        .build()
-        .unwrap();
+    let repo = FixtureRepo::builder("octo", "tiny").branch("trunk").file("a.txt", "A\n").build().unwrap();
     let gh = FakeGitHub::start();
     gh.add_fixture(&repo);
-    let reference = support::send(
-        "GET",
-        &format!("{}/repos/octo/tiny/git/ref/heads/trunk", gh.url()),
-        &[],
-        None,
-    )
-    .json();
-    assert_eq!(
-        reference["object"]["sha"].as_str(),
-        Some(repo.head_sha().as_str())
-    );
-    let commit = support::send(
-        "GET",
-        &format!("{}/repos/octo/tiny/commits/{}", gh.url(), repo.head_sha()),
-        &[],
-        None,
-    );
+    let reference =
+        support::send("GET", &format!("{}/repos/octo/tiny/git/ref/heads/trunk", gh.url()), &[], None).json();
+    assert_eq!(reference["object"]["sha"].as_str(), Some(repo.head_sha().as_str()));
+    let commit = support::send("GET", &format!("{}/repos/octo/tiny/commits/{}", gh.url(), repo.head_sha()), &[], None);
     assert_eq!(commit.status, 200);
-    assert_eq!(
-        gh.file("octo", "tiny", &repo.head_sha(), "a.txt")
-            .as_deref(),
-        Some("A\n")
-    );
+    assert_eq!(gh.file("octo", "tiny", &repo.head_sha(), "a.txt").as_deref(), Some("A\n"));
     let info = support::send("GET", &format!("{}/repos/octo/tiny", gh.url()), &[], None).json();
     assert_eq!(info["default_branch"], "trunk");
 }

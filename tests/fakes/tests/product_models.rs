@@ -5,12 +5,12 @@ mod support;
 
 use agent_zero_fakes::FakeModel;
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelProvider as _, ProviderConfig, ProviderKind, SchemaName,
-    Secret, decision_from_value,
+    DecisionRequest, HttpProvider, ModelProvider as _, ProviderConfig, ProviderKind, SchemaName, Secret,
+    decision_from_value,
 };
 use agent_zero_ports::{ManualClock, block_on};
-use support::http;
 use serde_json::{Value, json};
+use support::http;
 
 const KEY: &str = "sk-fake-key-0123456789";
 
@@ -64,10 +64,7 @@ fn every_provider_parses_the_fakes_decision() {
         let calls = model.calls();
         assert_eq!(calls.len(), 1, "{kind:?}");
         assert!(calls[0].contains("CONTEXT-MARKER"), "{kind:?}");
-        assert!(
-            !calls[0].body_text().contains(KEY),
-            "{kind:?}: the key stays out of the body"
-        );
+        assert!(!calls[0].body_text().contains(KEY), "{kind:?}: the key stays out of the body");
     }
 }
 
@@ -75,29 +72,16 @@ fn every_provider_parses_the_fakes_decision() {
 fn truncations_refusals_and_server_errors_are_failures_to_the_product() {
     let http = http();
     let clock = ManualClock::new(1_700_000_000_000);
-    for kind in [
-        ProviderKind::OpenAi,
-        ProviderKind::Anthropic,
-        ProviderKind::Google,
-    ] {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Google] {
         let model = FakeModel::start();
         model.push_truncated();
         model.push_refusal("no");
         let config = provider_config(&model, kind, "m");
         let request = DecisionRequest::new("SYSTEM", "CONTEXT", SchemaName::Understand);
         let provider = HttpProvider::new(&config, &http, &clock);
-        assert!(
-            block_on(provider.decide(&request)).is_err(),
-            "{kind:?}: truncated"
-        );
-        assert!(
-            block_on(provider.decide(&request)).is_err(),
-            "{kind:?}: refused"
-        );
+        assert!(block_on(provider.decide(&request)).is_err(), "{kind:?}: truncated");
+        assert!(block_on(provider.decide(&request)).is_err(), "{kind:?}: refused");
         // The script is empty: the fake's 500 is an error, not a decision.
-        assert!(
-            block_on(provider.decide(&request)).is_err(),
-            "{kind:?}: empty script"
-        );
+        assert!(block_on(provider.decide(&request)).is_err(), "{kind:?}: empty script");
     }
 }

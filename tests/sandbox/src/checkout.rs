@@ -26,7 +26,13 @@ fn failed(status: u16, code: &'static str, message: impl Into<String>) -> Failed
 
 /// Downloads `url` (no redirects beyond what the link itself answers, at
 /// most `MAX_ARCHIVE_BYTES`), unpacks it into `checkout` and commits it.
-pub(crate) fn from_archive(dir: &Path, checkout: &Path, url: &str, commit: &str, deadline: Instant) -> Result<(), Failed> {
+pub(crate) fn from_archive(
+    dir: &Path,
+    checkout: &Path,
+    url: &str,
+    commit: &str,
+    deadline: Instant,
+) -> Result<(), Failed> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -66,10 +72,23 @@ pub(crate) fn from_archive(dir: &Path, checkout: &Path, url: &str, commit: &str,
     for args in [
         &["init", "--quiet"][..],
         &["add", "--all", "--force"][..],
-        &["-c", "user.name=agent-zero", "-c", "user.email=agent-zero@invalid", "-c", "commit.gpgsign=false",
-          "commit", "--quiet", "--no-verify", "--allow-empty", "-m", &message][..],
+        &[
+            "-c",
+            "user.name=agent-zero",
+            "-c",
+            "user.email=agent-zero@invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            &message,
+        ][..],
     ] {
-        let (ok, stderr) = bounded(Command::new("git").args(args).current_dir(checkout).env("GIT_TERMINAL_PROMPT", "0"), deadline)?;
+        let (ok, stderr) =
+            bounded(Command::new("git").args(args).current_dir(checkout).env("GIT_TERMINAL_PROMPT", "0"), deadline)?;
         if !ok {
             return Err(failed(500, "git-failed", stderr));
         }
@@ -78,7 +97,13 @@ pub(crate) fn from_archive(dir: &Path, checkout: &Path, url: &str, commit: &str,
 }
 
 /// Clones `source` and checks out `git_ref` detached, bounded by `deadline`.
-pub(crate) fn from_clone(dir: &Path, checkout: &Path, source: &str, git_ref: &str, deadline: Instant) -> Result<(), Failed> {
+pub(crate) fn from_clone(
+    dir: &Path,
+    checkout: &Path,
+    source: &str,
+    git_ref: &str,
+    deadline: Instant,
+) -> Result<(), Failed> {
     let git = |args: &[&str], cwd: &Path| {
         bounded(Command::new("git").args(args).current_dir(cwd).env("GIT_TERMINAL_PROMPT", "0"), deadline)
     };

@@ -31,9 +31,21 @@ pub(crate) fn environment(env: &BTreeMap<String, String>) -> BTreeMap<String, St
     all
 }
 
-pub(crate) fn run(argv: &[String], cwd: &Path, timeout: Duration, max_output: usize, env: &BTreeMap<String, String>) -> std::io::Result<Outcome> {
+pub(crate) fn run(
+    argv: &[String],
+    cwd: &Path,
+    timeout: Duration,
+    max_output: usize,
+    env: &BTreeMap<String, String>,
+) -> std::io::Result<Outcome> {
     let mut command = Command::new(&argv[0]);
-    command.args(&argv[1..]).current_dir(cwd).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .args(&argv[1..])
+        .current_dir(cwd)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     command.envs(environment(env)).process_group(0);
     let started = Instant::now();
     let mut child = command.spawn()?;
@@ -56,7 +68,8 @@ pub(crate) fn run(argv: &[String], cwd: &Path, timeout: Duration, max_output: us
     };
     let (stdout, cut_out) = out.join().unwrap_or_default();
     let (stderr, cut_err) = err.join().unwrap_or_default();
-    let (mut stdout, mut stderr) = (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
+    let (mut stdout, mut stderr) =
+        (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
     // One budget for both streams, as the runner counts it.
     let extra = agent_zero_runner::cap_output(&mut stdout, &mut stderr, max_output as u64);
     Ok(Outcome {

@@ -73,11 +73,13 @@ pub(crate) fn serve(server: tiny_http::Server, config: Config) {
         record: Mutex::new(Vec::new()),
     });
     let reaper = Arc::clone(&state);
-    std::thread::spawn(move || loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = Instant::now();
-        // Dropping a lease deletes its directory.
-        reaper.leases.lock().expect("lease map").retain(|_, lease| lease.expires_at > now);
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let now = Instant::now();
+            // Dropping a lease deletes its directory.
+            reaper.leases.lock().expect("lease map").retain(|_, lease| lease.expires_at > now);
+        }
     });
     for request in server.incoming_requests() {
         let state = Arc::clone(&state);
@@ -117,12 +119,15 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
         // Not part of the protocol: how many leases this server held at once.
         ("GET", ["v1", "stats"]) => {
             let active = state.leases.lock().expect("lease map").len();
-            (200, json!({
-                "active": active,
-                "peak": state.peak.load(Ordering::SeqCst),
-                "created": state.next.load(Ordering::SeqCst) - 1,
-                "runs": state.runs.load(Ordering::SeqCst),
-            }))
+            (
+                200,
+                json!({
+                    "active": active,
+                    "peak": state.peak.load(Ordering::SeqCst),
+                    "created": state.next.load(Ordering::SeqCst) - 1,
+                    "runs": state.runs.load(Ordering::SeqCst),
+                }),
+            )
         }
         // Not part of the protocol: what reached the server, for scans.
         ("GET", ["v1", "record"]) => (200, json!({ "requests": *state.record.lock().expect("record") })),
@@ -200,7 +205,10 @@ fn valid_repository(repository: &str) -> bool {
     let parts: Vec<&str> = repository.split('/').collect();
     parts.len() == 2
         && parts.iter().all(|p| {
-            !p.is_empty() && *p != "." && *p != ".." && !p.starts_with('-')
+            !p.is_empty()
+                && *p != "."
+                && *p != ".."
+                && !p.starts_with('-')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         })
 }
@@ -278,7 +286,12 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
                 Some(root) => {
                     let local = root.join(&request.repository);
                     if !local.is_dir() {
-                        return error(404, "unknown-repository", format!("`{}` is not under --repos", request.repository), Some("repository"));
+                        return error(
+                            404,
+                            "unknown-repository",
+                            format!("`{}` is not under --repos", request.repository),
+                            Some("repository"),
+                        );
                     }
                     local.to_string_lossy().into_owned()
                 }
@@ -291,7 +304,9 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
         let field = if request.archive.is_some() { "archive" } else { "repository" };
         return error(failed.status, failed.code, failed.message, Some(field));
     }
-    let commit = git(&checkout, &["rev-parse", "HEAD"]).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    let commit = git(&checkout, &["rev-parse", "HEAD"])
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
     let id = format!("lease-{}-{}", state.next.fetch_add(1, Ordering::Relaxed), std::process::id());
     {
         let mut leases = state.leases.lock().expect("lease map");
@@ -299,20 +314,23 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
         leases.insert(id.clone(), Arc::new(LeaseState { dir, writable: request.writable, expires_at }));
         state.peak.fetch_max(leases.len() as u64, Ordering::SeqCst);
     }
-    (201, json!({
-        "leaseId": id,
-        "isolated": false,
-        "checkout": {
-            "ref": request.git_ref,
-            "commit": request.archive.as_ref().map_or(commit.clone(), |a| a.commit.clone()),
-            "source": if request.archive.is_some() { "archive" } else { "clone" },
-        },
-        "leaseMs": request.lease_ms,
-        // Local processes: no egress control, whatever was asked.
-        "enforced": { "network": "full" },
-        "writable": request.writable,
-        "network": request.network,
-    }))
+    (
+        201,
+        json!({
+            "leaseId": id,
+            "isolated": false,
+            "checkout": {
+                "ref": request.git_ref,
+                "commit": request.archive.as_ref().map_or(commit.clone(), |a| a.commit.clone()),
+                "source": if request.archive.is_some() { "archive" } else { "clone" },
+            },
+            "leaseMs": request.lease_ms,
+            // Local processes: no egress control, whatever was asked.
+            "enforced": { "network": "full" },
+            "writable": request.writable,
+            "network": request.network,
+        }),
+    )
 }
 
 #[derive(Deserialize)]
@@ -334,7 +352,12 @@ fn inside(lease: &LeaseState, relative: &str, field: &str) -> Result<PathBuf, Re
         return Ok(root);
     }
     if !is_repository_relative_path(relative) {
-        return Err(error(400, "path-outside-checkout", format!("`{relative}` is not inside the checkout"), Some(field)));
+        return Err(error(
+            400,
+            "path-outside-checkout",
+            format!("`{relative}` is not inside the checkout"),
+            Some(field),
+        ));
     }
     let target = root.join(relative);
     let mut probe = target.clone();
@@ -346,7 +369,12 @@ fn inside(lease: &LeaseState, relative: &str, field: &str) -> Result<PathBuf, Re
     }
     let resolved = probe.canonicalize().map_err(|e| error(400, "path", e.to_string(), Some(field)))?;
     if !resolved.starts_with(&root) {
-        return Err(error(400, "path-outside-checkout", format!("`{relative}` resolves outside the checkout"), Some(field)));
+        return Err(error(
+            400,
+            "path-outside-checkout",
+            format!("`{relative}` resolves outside the checkout"),
+            Some(field),
+        ));
     }
     Ok(target)
 }
@@ -365,7 +393,9 @@ fn run(lease: &LeaseState, body: &[u8]) -> Reply {
     if request.timeout_ms == 0 {
         return error(400, "invalid-timeout", "timeoutMs must be positive", Some("timeoutMs"));
     }
-    if let Some(name) = request.env.keys().find(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
+    if let Some(name) =
+        request.env.keys().find(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
         return error(400, "invalid-env", format!("`{name}` is not an environment name"), Some("env"));
     }
     let cwd = match inside(lease, &request.cwd, "cwd") {
@@ -374,15 +404,21 @@ fn run(lease: &LeaseState, body: &[u8]) -> Reply {
     };
     let max = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
     match crate::exec::run(&request.argv, &cwd, Duration::from_millis(request.timeout_ms), max, &request.env) {
-        Ok(o) => (200, json!({
-            "exitCode": o.exit_code, "stdout": o.stdout, "stderr": o.stderr, "durationMs": o.duration_ms,
-            "truncatedBytes": o.truncated_bytes, "timedOut": o.timed_out,
-        })),
+        Ok(o) => (
+            200,
+            json!({
+                "exitCode": o.exit_code, "stdout": o.stdout, "stderr": o.stderr, "durationMs": o.duration_ms,
+                "truncatedBytes": o.truncated_bytes, "timedOut": o.timed_out,
+            }),
+        ),
         // A program that does not exist is a failed command, reported like one.
-        Err(e) => (200, json!({
-            "exitCode": 127, "stdout": "", "stderr": format!("cannot run `{}`: {e}", request.argv[0]),
-            "durationMs": 0, "truncatedBytes": 0, "timedOut": false,
-        })),
+        Err(e) => (
+            200,
+            json!({
+                "exitCode": 127, "stdout": "", "stderr": format!("cannot run `{}`: {e}", request.argv[0]),
+                "durationMs": 0, "truncatedBytes": 0, "timedOut": false,
+            }),
+        ),
     }
 }
 
@@ -407,7 +443,9 @@ fn read(lease: &LeaseState, body: &[u8]) -> Reply {
             Ok(content) => (200, json!({ "path": request.path, "content": content })),
             Err(_) => error(422, "not-utf8", format!("`{}` is not UTF-8 text", request.path), Some("path")),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => error(404, "file-not-found", format!("`{}` does not exist", request.path), Some("path")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            error(404, "file-not-found", format!("`{}` does not exist", request.path), Some("path"))
+        }
         Err(e) => error(500, "read-failed", e.to_string(), Some("path")),
     }
 }
@@ -420,7 +458,9 @@ fn write(lease: &LeaseState, body: &[u8]) -> Reply {
         Ok(r) => r,
         Err(reply) => return reply,
     };
-    let Some(content) = request.content else { return error(400, "missing-content", "content is required", Some("content")) };
+    let Some(content) = request.content else {
+        return error(400, "missing-content", "content is required", Some("content"));
+    };
     let target = match inside(lease, &request.path, "path") {
         Ok(t) => t,
         Err(reply) => return reply,
@@ -446,7 +486,8 @@ fn write(lease: &LeaseState, body: &[u8]) -> Reply {
 fn files(lease: &LeaseState) -> Reply {
     match git(&lease.checkout(), &["ls-files", "-z", "--cached", "--others", "--exclude-standard"]) {
         Ok(out) if out.status.success() => {
-            let files: Vec<String> = String::from_utf8_lossy(&out.stdout).split('\0').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+            let files: Vec<String> =
+                String::from_utf8_lossy(&out.stdout).split('\0').filter(|s| !s.is_empty()).map(str::to_owned).collect();
             (200, json!({ "files": files }))
         }
         Ok(out) => error(500, "git-failed", String::from_utf8_lossy(&out.stderr).into_owned(), None),

@@ -8,8 +8,8 @@ use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
-    CheckoutSource, Command as Cmd, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider,
-    SandboxRef, SandboxRequest, Secret,
+    CheckoutSource, Command as Cmd, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
+    SandboxProvider, SandboxRef, SandboxRequest, Secret,
 };
 
 const TOKEN: &str = "sandbox-test-token-5e1f";
@@ -87,10 +87,14 @@ fn custom_provider_end_to_end() {
     let config = RunnerPoolConfig { max_output_bytes: 4_000, ..RunnerPoolConfig::default() };
     let pool = RunnerPool::new(&coordinator, &provider, &clock, config);
     block_on(async {
-        let request = SandboxRequest::new("task-1", "acme/app", "main", RunMode::Fix, true, NetworkPolicy::None, 60_000);
+        let request =
+            SandboxRequest::new("task-1", "acme/app", "main", RunMode::Fix, true, NetworkPolicy::None, 60_000);
         let runner = pool.acquire(&request, "lease-task-1-0", &CheckoutSource::PublicClone).await.unwrap();
         let description = runner.describe();
-        assert_eq!((description.provider.as_str(), description.writable, description.isolated), ("custom", true, false));
+        assert_eq!(
+            (description.provider.as_str(), description.writable, description.isolated),
+            ("custom", true, false)
+        );
         // Asked for `none`; the reference server enforces nothing, and the evidence says so.
         assert_eq!(description.network, NetworkPolicy::Full);
 
@@ -141,7 +145,8 @@ fn read_only_lease_refuses_writes_at_both_ends_and_wrong_token_is_refused() {
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig::default());
     block_on(async {
         // Observe asks for write access and does not get it.
-        let request = SandboxRequest::new("t2", "acme/app", "main", RunMode::Observe, true, NetworkPolicy::Restricted, 60_000);
+        let request =
+            SandboxRequest::new("t2", "acme/app", "main", RunMode::Observe, true, NetworkPolicy::Restricted, 60_000);
         let runner = pool.acquire(&request, "lease-t2", &CheckoutSource::PublicClone).await.unwrap();
         assert!(!runner.describe().writable);
         assert!(matches!(runner.write_file("README.md", "x").await, Err(RunnerError::ReadOnly { .. })));
@@ -152,13 +157,21 @@ fn read_only_lease_refuses_writes_at_both_ends_and_wrong_token_is_refused() {
         assert!(pool.release("lease-t2").await.unwrap());
 
         let wrong = CustomSandbox::new(agent(), &server.1, Secret::new("wrong-token-value"));
-        let provision = Provision { lease_id: "lease-t2b", writable: false, source: &CheckoutSource::PublicClone, checkout_timeout_ms: 10_000 };
+        let provision = Provision {
+            lease_id: "lease-t2b",
+            writable: false,
+            source: &CheckoutSource::PublicClone,
+            checkout_timeout_ms: 10_000,
+        };
         let error = wrong.provision(&request, &provision).await.unwrap_err();
         assert!(error.to_string().contains("401"), "{error}");
-        assert!(!error.to_string().contains("wrong-token-value") && !format!("{error:?}").contains("wrong-token-value"));
+        assert!(
+            !error.to_string().contains("wrong-token-value") && !format!("{error:?}").contains("wrong-token-value")
+        );
         assert!(!format!("{wrong:?}").contains("wrong-token-value"));
         // Unknown repositories and refs are clear errors.
-        let missing = SandboxRequest::new("t3", "acme/missing", "main", RunMode::Observe, false, NetworkPolicy::None, 60_000);
+        let missing =
+            SandboxRequest::new("t3", "acme/missing", "main", RunMode::Observe, false, NetworkPolicy::None, 60_000);
         let error = pool.acquire(&missing, "lease-t3", &CheckoutSource::PublicClone).await.unwrap_err();
         assert!(error.to_string().contains("`acme/missing` not found"), "{error}");
         assert!(coordinator.snapshot().is_empty(), "a failed provision frees its reservation");
@@ -173,7 +186,8 @@ fn archive_server(archive: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
     let handle = std::thread::spawn(move || {
         for request in server.incoming_requests().take(2) {
             let ok = request.url().ends_with("token=LINK-TOKEN-1");
-            let response = tiny_http::Response::from_data(if ok { archive.clone() } else { Vec::new() }).with_status_code(if ok { 200 } else { 404 });
+            let response = tiny_http::Response::from_data(if ok { archive.clone() } else { Vec::new() })
+                .with_status_code(if ok { 200 } else { 404 });
             let _ = request.respond(response);
         }
     });
@@ -182,7 +196,8 @@ fn archive_server(archive: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
 
 fn stats(server: &Server, path: &str) -> serde_json::Value {
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut response = agent.get(&format!("{}{path}", server.1)).header("authorization", &format!("Bearer {TOKEN}")).call().unwrap();
+    let mut response =
+        agent.get(&format!("{}{path}", server.1)).header("authorization", &format!("Bearer {TOKEN}")).call().unwrap();
     serde_json::from_slice(&response.body_mut().read_to_vec().unwrap()).unwrap()
 }
 
@@ -198,7 +213,12 @@ fn archive_checkout_is_idempotent_and_expires_server_side() {
     std::fs::write(repo.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
     git(&repo, &["update-index", "--add", "--chmod=+x", "run.sh"]);
     git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "script"]);
-    let archive = Command::new("git").args(["archive", "--format=tar.gz", "--prefix=acme-app-0123abc/", "HEAD"]).current_dir(&repo).output().unwrap().stdout;
+    let archive = Command::new("git")
+        .args(["archive", "--format=tar.gz", "--prefix=acme-app-0123abc/", "HEAD"])
+        .current_dir(&repo)
+        .output()
+        .unwrap()
+        .stdout;
     let (url, served) = archive_server(archive);
     let empty = tempfile::tempdir().unwrap();
     let server = start_server(empty.path());
@@ -212,8 +232,18 @@ fn archive_checkout_is_idempotent_and_expires_server_side() {
         assert_eq!(first.external_id, again.external_id, "a replay finds the lease it made");
         let sandbox = SandboxRef { external_id: first.external_id.clone(), root: String::new() };
         assert_eq!(provider.read_file(&sandbox, "README.md").await.unwrap(), b"hello\n");
-        let exec = agent_zero_runner::Exec { argv: vec!["./run.sh".into()], cwd: String::new(), timeout_ms: 5_000, max_output_bytes: 1_000, env: Default::default() };
-        assert_eq!(provider.exec(&sandbox, &exec).await.unwrap().stdout, "hi\n", "the executable bit survives the archive");
+        let exec = agent_zero_runner::Exec {
+            argv: vec!["./run.sh".into()],
+            cwd: String::new(),
+            timeout_ms: 5_000,
+            max_output_bytes: 1_000,
+            env: Default::default(),
+        };
+        assert_eq!(
+            provider.exec(&sandbox, &exec).await.unwrap().stdout,
+            "hi\n",
+            "the executable bit survives the archive"
+        );
         provider.write_file(&sandbox, "README.md", b"changed\n").await.unwrap();
         let diff = provider.diff(&sandbox).await.unwrap();
         assert!(diff.contains("-hello") && diff.contains("+changed"), "{diff}");

@@ -48,10 +48,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(name: &str) -> Option<String> {
-    let bytes: Option<Vec<u8>> = (0..name.len())
-        .step_by(2)
-        .map(|i| name.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-        .collect();
+    let bytes: Option<Vec<u8>> =
+        (0..name.len()).step_by(2).map(|i| name.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect();
     String::from_utf8(bytes?).ok()
 }
 
@@ -137,10 +135,13 @@ impl KvStore {
         let now = match self.read_locked(key)? {
             None => 0,
             Some(bytes) => i64::from_le_bytes(
-                bytes.try_into().map_err(|b: Vec<u8>| KvError::Other(format!("`{key}` holds {} bytes, not an s64", b.len())))?,
+                bytes
+                    .try_into()
+                    .map_err(|b: Vec<u8>| KvError::Other(format!("`{key}` holds {} bytes, not an s64", b.len())))?,
             ),
         };
-        let next = now.checked_add(delta).ok_or_else(|| KvError::Other(format!("`{key}`: {now} + {delta} overflows s64")))?;
+        let next =
+            now.checked_add(delta).ok_or_else(|| KvError::Other(format!("`{key}`: {now} + {delta} overflows s64")))?;
         self.write_locked(key, &next.to_le_bytes())?;
         Ok(next)
     }
@@ -255,7 +256,8 @@ mod tests {
                         for _ in 0..ADDS {
                             let mut cas = kv.cas("counter").unwrap();
                             loop {
-                                let now = cas.current().unwrap().map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()));
+                                let now =
+                                    cas.current().unwrap().map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()));
                                 match cas.swap(&(now + 1).to_le_bytes()).unwrap() {
                                     Ok(()) => break,
                                     Err(newer) => {

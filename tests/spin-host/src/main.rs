@@ -108,7 +108,8 @@ impl key_value::Host for RequestState {}
 
 impl key_value::HostStore for RequestState {
     fn open(&mut self, label: String) -> Result<Resource<kv::KvStore>, key_value::Error> {
-        let store = kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &label).map_err(kv_error)?;
+        let store =
+            kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &label).map_err(kv_error)?;
         self.table.push(store).map_err(|e| key_value::Error::Other(e.to_string()))
     }
 
@@ -156,8 +157,8 @@ impl wasi_store::Host for RequestState {
     /// Opens `identifier` under the same `key_value_stores` rule as
     /// `fermyon:spin/key-value`'s `open` (Spin does the same in both).
     fn open(&mut self, identifier: String) -> Result<Resource<kv::KvStore>, wasi_store::Error> {
-        let store =
-            kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &identifier).map_err(wasi_error)?;
+        let store = kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &identifier)
+            .map_err(wasi_error)?;
         self.table.push(store).map_err(|e| wasi_store::Error::Other(e.to_string()))
     }
 }
@@ -282,8 +283,12 @@ fn args() -> anyhow::Result<Args> {
                 cron = Some((path.to_owned(), secs.parse().context("--cron seconds")?));
             }
             "--help" | "-h" => {
-                println!("usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR] [--cron PATH@SECONDS]");
-                println!("  --cron sends `POST PATH` every SECONDS with `Authorization: Bearer $AGENT_ZERO_SPIN_HOST_CRON_TOKEN`");
+                println!(
+                    "usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR] [--cron PATH@SECONDS]"
+                );
+                println!(
+                    "  --cron sends `POST PATH` every SECONDS with `Authorization: Bearer $AGENT_ZERO_SPIN_HOST_CRON_TOKEN`"
+                );
                 std::process::exit(0);
             }
             other => bail!("unknown argument `{other}`"),
@@ -330,7 +335,8 @@ async fn main() -> anyhow::Result<()> {
                 let apps = apps.clone();
                 async move { serve(&apps, req).await }
             });
-            if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(client), service).await {
+            if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(client), service).await
+            {
                 eprintln!("spin-host: connection error: {e}");
             }
         });
@@ -398,8 +404,7 @@ async fn serve(
 
 fn plain(status: u16, text: &str) -> hyper::Response<HyperOutgoingBody> {
     use http_body_util::BodyExt;
-    let body = http_body_util::Full::new(bytes::Bytes::from(text.to_owned()))
-        .map_err(|never| match never {})
-        .boxed_unsync();
+    let body =
+        http_body_util::Full::new(bytes::Bytes::from(text.to_owned())).map_err(|never| match never {}).boxed_unsync();
     hyper::Response::builder().status(status).body(body).expect("static response")
 }

@@ -94,7 +94,10 @@ pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         };
         let mut variables = BTreeMap::new();
         for (name, template) in &raw_component.variables {
-            variables.insert(name.clone(), expand(template, &app_values).with_context(|| format!("component variable `{name}`"))?);
+            variables.insert(
+                name.clone(),
+                expand(template, &app_values).with_context(|| format!("component variable `{name}`"))?,
+            );
         }
         components.push(Component {
             id: trigger.component.clone(),

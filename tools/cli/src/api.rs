@@ -69,10 +69,9 @@ impl Api {
     /// The API at `url`: `http://` or `https://`, no query or fragment.
     pub fn new(url: &str, token: Option<&str>) -> Result<Self, String> {
         let url = url.trim();
-        let rest = url
-            .strip_prefix("https://")
-            .or_else(|| url.strip_prefix("http://"))
-            .ok_or_else(|| format!("--url: expected an http:// or https:// URL, got `{}`", crate::text::printable(url)))?;
+        let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or_else(|| {
+            format!("--url: expected an http:// or https:// URL, got `{}`", crate::text::printable(url))
+        })?;
         if rest.is_empty() || url.contains(['?', '#']) || url.chars().any(char::is_whitespace) {
             return Err("--url: expected a plain base URL (scheme and host, optionally a path)".into());
         }
@@ -123,7 +122,14 @@ impl Api {
         self.send("POST", path, headers, body, false)
     }
 
-    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Vec<u8>, with_token: bool) -> Result<Answer, String> {
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+        with_token: bool,
+    ) -> Result<Answer, String> {
         let url = format!("{}{path}", self.base);
         let mut builder = http::Request::builder().method(method).uri(&url);
         for (name, value) in headers {
@@ -135,12 +141,8 @@ impl Api {
         let request = builder.body(body).map_err(|e| format!("{method} {url}: {e}"))?;
         let response = self.agent.run(request).map_err(|e| format!("{method} {url}: {e}"))?;
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type =
+            response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
         let body = response
             .into_body()
             .with_config()

@@ -59,7 +59,12 @@ impl Check {
     }
 }
 
-pub(crate) fn run(target: &Target, webhook_secret: Option<&str>, json: bool, out: &mut dyn Write) -> Result<u8, String> {
+pub(crate) fn run(
+    target: &Target,
+    webhook_secret: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
     let checks = checks(&api, webhook_secret);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
@@ -113,7 +118,11 @@ fn health_check(answer: &Answer, body: &Value) -> Check {
     } else {
         Check::fail(
             "health",
-            format!("{name} {version} on {host} is {}: {}", printable(body["status"].as_str().unwrap_or("?")), answer.error_line()),
+            format!(
+                "{name} {version} on {host} is {}: {}",
+                printable(body["status"].as_str().unwrap_or("?")),
+                answer.error_line()
+            ),
             "see the storage line below",
         )
     }
@@ -196,7 +205,10 @@ fn delivery_id() -> String {
 fn github_check(capabilities: &Value) -> Check {
     let github = &capabilities["githubCredentials"];
     if github["configured"] == true {
-        Check::pass("github-credentials", format!("a GitHub {} is set", printable(github["kind"].as_str().unwrap_or("credential"))))
+        Check::pass(
+            "github-credentials",
+            format!("a GitHub {} is set", printable(github["kind"].as_str().unwrap_or("credential"))),
+        )
     } else {
         Check::fail(
             "github-credentials",
@@ -208,7 +220,8 @@ fn github_check(capabilities: &Value) -> Check {
 
 fn model_check(capabilities: &Value) -> Check {
     let model = &capabilities["modelProvider"];
-    let providers: Vec<String> = model["providers"].as_array().into_iter().flatten().filter_map(Value::as_str).map(printable).collect();
+    let providers: Vec<String> =
+        model["providers"].as_array().into_iter().flatten().filter_map(Value::as_str).map(printable).collect();
     if model["configured"] == true {
         let fallback = model["fallback"].as_str().map(|f| format!(", fallback {}", printable(f))).unwrap_or_default();
         Check::pass("model-provider", format!("{}{fallback}", providers.join(", ")))
@@ -224,7 +237,8 @@ fn model_check(capabilities: &Value) -> Check {
 
 fn sandbox_check(capabilities: &Value) -> Check {
     let sandbox = &capabilities["sandboxProvider"];
-    let missing: Vec<String> = sandbox["missing"].as_array().into_iter().flatten().filter_map(Value::as_str).map(printable).collect();
+    let missing: Vec<String> =
+        sandbox["missing"].as_array().into_iter().flatten().filter_map(Value::as_str).map(printable).collect();
     match sandbox["provider"].as_str() {
         Some(provider) if sandbox["configured"] == true => Check::pass("sandbox-provider", printable(provider)),
         Some(provider) => Check::fail(

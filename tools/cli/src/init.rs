@@ -27,7 +27,9 @@ pub(crate) fn run(cwd: &Path, force: bool, out: &mut dyn Write) -> Result<u8, St
     let write = |out: &mut dyn Write, text: &str| out.write_all(text.as_bytes()).map_err(|e| e.to_string());
     let mut summary = format!("Wrote {}\n", target.display());
     if checks.is_empty() {
-        summary.push_str("No checks detected: list your test command under `checks`, or a change can never be verified.\n");
+        summary.push_str(
+            "No checks detected: list your test command under `checks`, or a change can never be verified.\n",
+        );
     } else {
         summary.push_str("Checks detected (run without a shell in the sandbox):\n");
         for check in &checks {

@@ -22,7 +22,13 @@ use crate::{EXIT_FAILED, EXIT_OK, Target};
 /// The representations compared, by the suffix of their route.
 const FORMATS: &[&str] = &["json", "md", "html"];
 
-pub(crate) fn run(target: &Target, task: &str, log_file: Option<&Path>, cwd: &Path, out: &mut dyn Write) -> Result<u8, String> {
+pub(crate) fn run(
+    target: &Target,
+    task: &str,
+    log_file: Option<&Path>,
+    cwd: &Path,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
     let id = encode(task);
     let log = match log_file {
@@ -36,7 +42,11 @@ pub(crate) fn run(target: &Target, task: &str, log_file: Option<&Path>, cwd: &Pa
     let entries = entries_of(&log, task)?;
     let replayed = agent_zero_runtime::log::replay(&entries).map_err(|e| format!("the log does not fold: {e}"))?;
     let (Some(rebuilt), Some(recorded)) = (replayed.rebuilt, replayed.recorded) else {
-        return Err(format!("task `{}` is {} and has not concluded: there is no evidence to reproduce", printable(task), replayed.resident.state));
+        return Err(format!(
+            "task `{}` is {} and has not concluded: there is no evidence to reproduce",
+            printable(task),
+            replayed.resident.state
+        ));
     };
     let mut report = format!(
         "replay {}: {} entries folded, {} ({}{})\n",
@@ -66,7 +76,11 @@ pub(crate) fn run(target: &Target, task: &str, log_file: Option<&Path>, cwd: &Pa
         same = false;
         report.push_str(&format!("log: the recorded conclusion is not what the log's facts produce {difference}\n"));
     }
-    report.push_str(if same { "ok: the stored evidence is reproduced from the raw log\n" } else { "FAILED: the evidence is not reproduced\n" });
+    report.push_str(if same {
+        "ok: the stored evidence is reproduced from the raw log\n"
+    } else {
+        "FAILED: the evidence is not reproduced\n"
+    });
     out.write_all(report.as_bytes()).map_err(|e| e.to_string())?;
     Ok(if same { EXIT_OK } else { EXIT_FAILED })
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Answer, Api, encode};
 use crate::text::{printable, printable_block};
-use crate::{EXIT_OK, TasksCommand, Target};
+use crate::{EXIT_OK, Target, TasksCommand};
 
 pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
@@ -27,7 +27,11 @@ pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -
             if let Some(cursor) = &cursor {
                 query.push(format!("cursor={}", encode(cursor)));
             }
-            let path = if query.is_empty() { "/api/v1/tasks".to_owned() } else { format!("/api/v1/tasks?{}", query.join("&")) };
+            let path = if query.is_empty() {
+                "/api/v1/tasks".to_owned()
+            } else {
+                format!("/api/v1/tasks?{}", query.join("&"))
+            };
             let answer = expect_success(api.get(&path, "application/json")?)?;
             if json { pretty(&answer)? } else { list_text(&answer.json()?) }
         }

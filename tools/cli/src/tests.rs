@@ -23,7 +23,8 @@ fn usage_errors_name_the_argument_and_exit_2() {
         assert_eq!(status, EXIT_USAGE, "{err}");
         assert!(err.contains("--url"), "{err}");
     }
-    let (status, _, err) = cli(&["tasks", "--url", "http://127.0.0.1:9", "evidence", "t1", "--format", "pdf"], dir.path());
+    let (status, _, err) =
+        cli(&["tasks", "--url", "http://127.0.0.1:9", "evidence", "t1", "--format", "pdf"], dir.path());
     assert_eq!(status, EXIT_USAGE);
     assert!(err.contains("--format") && err.contains("md"), "{err}");
     let (status, _, err) = cli(&["frobnicate"], dir.path());
@@ -39,7 +40,9 @@ fn usage_errors_name_the_argument_and_exit_2() {
 #[test]
 fn bad_urls_and_tokens_are_refused_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
-    for (url, needle) in [("ftp://x", "http:// or https://"), ("https://u:p@host", "credentials"), ("https://h/?q", "plain")] {
+    for (url, needle) in
+        [("ftp://x", "http:// or https://"), ("https://u:p@host", "credentials"), ("https://h/?q", "plain")]
+    {
         let (status, _, err) = cli(&["tasks", "--url", url, "list"], dir.path());
         assert_eq!(status, EXIT_FAILED, "{url}");
         assert!(err.contains("--url") && err.contains(needle), "{url}: {err}");
@@ -105,7 +108,8 @@ fn init_in_a_repository_without_manifests_says_to_list_a_check() {
 
 #[test]
 fn odd_arguments_are_quoted_so_they_read_back_the_same() {
-    let checks = vec![vec!["run".to_owned(), "it's".to_owned(), "true".to_owned(), "1.5".to_owned(), "./...".to_owned()]];
+    let checks =
+        vec![vec!["run".to_owned(), "it's".to_owned(), "true".to_owned(), "1.5".to_owned(), "./...".to_owned()]];
     let policy = Policy::parse(&init::policy_text(&checks)).unwrap();
     assert_eq!(policy.checks[0].argv, checks[0]);
 }
@@ -139,5 +143,8 @@ fn task_output_keeps_untrusted_text_off_the_terminal() {
     });
     let shown = tasks::show_text(&task);
     assert!(shown.starts_with("gh-1  failed  issue on acme/calc (github:d1, mode fix)\n"), "{shown}");
-    assert!(shown.contains("failed       sandbox?unreachable\n") && shown.contains("failure: sandbox unreachable"), "{shown}");
+    assert!(
+        shown.contains("failed       sandbox?unreachable\n") && shown.contains("failure: sandbox unreachable"),
+        "{shown}"
+    );
 }

@@ -28,12 +28,8 @@ pub fn check_branch_prefix(prefix: &str) -> Result<(), String> {
         if !first.is_ascii_alphanumeric() {
             return Err(format!("segment `{segment}` must start with a letter or digit"));
         }
-        if let Some(bad) =
-            segment.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-        {
-            return Err(format!(
-                "character {bad:?} is not allowed (letters, digits, `.`, `_`, `-`, `/` only)"
-            ));
+        if let Some(bad) = segment.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+            return Err(format!("character {bad:?} is not allowed (letters, digits, `.`, `_`, `-`, `/` only)"));
         }
         if segment.ends_with(".lock") {
             return Err(format!("segment `{segment}` must not end with `.lock`"));

@@ -11,10 +11,8 @@ use super::PolicyError;
 /// first, so `2>` is reported rather than `>`. The same set as the
 /// reference (`;&|<>`$(){}` and line breaks) plus NUL. Globs stay allowed:
 /// tools that take patterns expand them themselves.
-const SHELL_OPERATORS: &[&str] = &[
-    "&&", "||", ">>", "2>", "$(", "${", "|", ";", "&", ">", "<", "`", "$", "(", ")", "{", "}",
-    "\n", "\r", "\0",
-];
+const SHELL_OPERATORS: &[&str] =
+    &["&&", "||", ">>", "2>", "$(", "${", "|", ";", "&", ">", "<", "`", "$", "(", ")", "{", "}", "\n", "\r", "\0"];
 
 /// One repository check as argv (`["cargo", "test", "--locked"]`). In YAML
 /// it is a list of strings, or (as in the reference) one string that is
@@ -91,9 +89,7 @@ impl<'de> Visitor<'de> for CommandVisitor {
 
     fn visit_str<E: de::Error>(self, line: &str) -> Result<Self::Value, E> {
         if line.contains(['"', '\'']) {
-            return Err(E::custom(
-                "quotes are not interpreted in a one-string check; write it as a list of arguments",
-            ));
+            return Err(E::custom("quotes are not interpreted in a one-string check; write it as a list of arguments"));
         }
         Ok(CheckCommand::new(line.split_whitespace()))
     }

@@ -110,16 +110,8 @@ impl Default for IssuePolicy {
 }
 
 /// GitHub's `author_association` values, as its REST API spells them.
-pub const AUTHOR_ASSOCIATIONS: &[&str] = &[
-    "COLLABORATOR",
-    "CONTRIBUTOR",
-    "FIRST_TIMER",
-    "FIRST_TIME_CONTRIBUTOR",
-    "MANNEQUIN",
-    "MEMBER",
-    "NONE",
-    "OWNER",
-];
+pub const AUTHOR_ASSOCIATIONS: &[&str] =
+    &["COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "MEMBER", "NONE", "OWNER"];
 
 /// Who may start a run from GitHub: review feedback, and issues (an issue
 /// also starts when someone other than its author adds the label, since
@@ -140,7 +132,10 @@ pub struct TriggerPolicy {
 
 impl Default for TriggerPolicy {
     fn default() -> Self {
-        Self { author_associations: vec!["OWNER".into(), "MEMBER".into(), "COLLABORATOR".into()], allowed_bots: Vec::new() }
+        Self {
+            author_associations: vec!["OWNER".into(), "MEMBER".into(), "COLLABORATOR".into()],
+            allowed_bots: Vec::new(),
+        }
     }
 }
 
@@ -192,12 +187,7 @@ pub struct ValidationPolicy {
 
 impl Default for ValidationPolicy {
     fn default() -> Self {
-        Self {
-            min_confidence: 0.6,
-            require_evidence: true,
-            require_known_files: true,
-            verify_quoted_evidence: true,
-        }
+        Self { min_confidence: 0.6, require_evidence: true, require_known_files: true, verify_quoted_evidence: true }
     }
 }
 

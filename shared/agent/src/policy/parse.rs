@@ -44,17 +44,12 @@ impl Policy {
             Value::Null => return Ok(Self::default()),
             Value::Mapping(_) => {}
             _ => {
-                return Err(PolicyError::Syntax {
-                    message: "the document must be a mapping of policy fields".into(),
-                });
+                return Err(PolicyError::Syntax { message: "the document must be a mapping of policy fields".into() });
             }
         }
         for (section, key, reason) in FORBIDDEN {
             if document.get(section).and_then(|s| s.get(key)).is_some() {
-                return Err(PolicyError::Forbidden {
-                    field: format!("{section}.{key}"),
-                    reason: (*reason).into(),
-                });
+                return Err(PolicyError::Forbidden { field: format!("{section}.{key}"), reason: (*reason).into() });
             }
         }
         let mut policy: Self = serde_norway::from_str(text).map_err(syntax)?;
@@ -106,9 +101,7 @@ impl Policy {
         check_branch_prefix(&self.issues.branch_prefix)
             .map_err(|reason| PolicyError::invalid("issues.branchPrefix", reason))?;
         ratio(self.autofix.min_confidence, "autofix.minConfidence")?;
-        if let Some(index) =
-            self.autofix.allowed_change_risks.iter().position(|r| *r == ChangeRisk::HighImpact)
-        {
+        if let Some(index) = self.autofix.allowed_change_risks.iter().position(|r| *r == ChangeRisk::HighImpact) {
             return Err(PolicyError::invalid(
                 format!("autofix.allowedChangeRisks[{index}]"),
                 "high-impact changes always need a human and cannot be allowed",

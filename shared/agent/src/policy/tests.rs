@@ -84,7 +84,10 @@ model:
     assert_eq!(p.issues.require_label, "bot-fix");
     assert_eq!(p.issues.branch_prefix, "bots/zero/");
     assert!(p.issues.enabled && !p.issues.validation_comment);
-    assert_eq!(p.checks, [CheckCommand::new(["cargo", "test", "--locked"]), CheckCommand::new(["pnpm", "run", "lint"])]);
+    assert_eq!(
+        p.checks,
+        [CheckCommand::new(["cargo", "test", "--locked"]), CheckCommand::new(["pnpm", "run", "lint"])]
+    );
     assert!(p.autofix.enabled && !p.autofix.require_isolated);
     assert_eq!(p.autofix.min_confidence, 0.9);
     assert_eq!(p.autofix.allowed_change_risks, [ChangeRisk::Mechanical, ChangeRisk::Behavioral]);
@@ -226,11 +229,7 @@ fn checks_reject_shell_operators_with_the_argument_path() {
     ];
     for (checks, field, operator) in cases {
         let e = err(&format!("checks: {checks}\n"));
-        assert_eq!(
-            e,
-            PolicyError::ShellOperator { field: field.into(), operator: operator.into() },
-            "{checks}"
-        );
+        assert_eq!(e, PolicyError::ShellOperator { field: field.into(), operator: operator.into() }, "{checks}");
         assert!(e.to_string().starts_with(field));
     }
     assert!(Policy::parse("checks: [[cargo, test, '--', 'tests::*']]\n").is_ok(), "globs stay allowed");

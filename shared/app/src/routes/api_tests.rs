@@ -66,9 +66,17 @@ fn create(host: &TestHost, config: &Config, token: &str, repository: &str, mode:
 
 /// Moves a created task to `needs-human` the way ticks would.
 fn park_needs_human(host: &TestHost, id: &str) {
-    let path = [TaskState::Queued, TaskState::Discovering, TaskState::Understanding, TaskState::Validating, TaskState::NeedsHuman];
-    let facts =
-        path.windows(2).map(|w| Fact::Transition { from: w[0], to: w[1], message: String::new(), attempt: None }).collect();
+    let path = [
+        TaskState::Queued,
+        TaskState::Discovering,
+        TaskState::Understanding,
+        TaskState::Validating,
+        TaskState::NeedsHuman,
+    ];
+    let facts = path
+        .windows(2)
+        .map(|w| Fact::Transition { from: w[0], to: w[1], message: String::new(), attempt: None })
+        .collect();
     let entry = Entry { seq: 1, at_ms: host.invocation().now_ms, facts };
     block_on(host.kv.put(&log_key(id, 1), &serde_json::to_vec(&entry).unwrap())).unwrap();
 }
@@ -96,7 +104,12 @@ fn create_authorization_matrix() {
         (Some(ALICE), "acme/widgets", "autonomous", 403, Some("mode")),
     ] {
         let reply = send(&host, &config, request("POST", "/api/v1/tasks", token, Some(&create_body(repository, mode))));
-        assert_eq!((reply.status, error_field(&reply)), (status, field), "{token:?} {repository} {mode}: {}", reply.body);
+        assert_eq!(
+            (reply.status, error_field(&reply)),
+            (status, field),
+            "{token:?} {repository} {mode}: {}",
+            reply.body
+        );
         if status == 401 {
             assert_eq!(reply.headers.get("www-authenticate").unwrap(), "Bearer");
         }
@@ -142,15 +155,19 @@ fn reads_are_open_unless_the_operator_requires_a_token() {
     let task = format!("/api/v1/tasks/{id}");
     let closed = config(&[("AGENT_ZERO_CONTROL_PLANE_READS", "token")]);
     for uri in ["/api/v1/tasks", task.as_str()] {
-        for (token, open_status, closed_status) in
-            [(None, 200, 401), (Some("tok-mallory-000000000000"), 200, 401), (Some(BOB), 200, 200), (Some(ALICE), 200, 200)]
-        {
+        for (token, open_status, closed_status) in [
+            (None, 200, 401),
+            (Some("tok-mallory-000000000000"), 200, 401),
+            (Some(BOB), 200, 200),
+            (Some(ALICE), 200, 200),
+        ] {
             assert_eq!(send(&host, &open, request("GET", uri, token, None)).status, open_status, "{uri} {token:?}");
             assert_eq!(send(&host, &closed, request("GET", uri, token, None)).status, closed_status, "{uri} {token:?}");
         }
     }
     // The audit log always needs a token; the document never does.
-    for (token, status) in [(None, 401), (Some("tok-mallory-000000000000"), 401), (Some(BOB), 200), (Some(ALICE), 200)] {
+    for (token, status) in [(None, 401), (Some("tok-mallory-000000000000"), 401), (Some(BOB), 200), (Some(ALICE), 200)]
+    {
         assert_eq!(send(&host, &open, request("GET", "/api/v1/audit", token, None)).status, status, "{token:?}");
     }
     for uri in ["/api/v1/openapi.json", "/api/v1/docs"] {
@@ -231,7 +248,8 @@ fn approvals_matrix_conflicts_and_principal() {
     assert_eq!(decide(&config, "api-missing", Some(ALICE), &reject).status, 404);
 
     // The index follows the decisions.
-    let list = |state: &str| send(&host, &config, request("GET", &format!("/api/v1/tasks?state={state}"), None, None)).body;
+    let list =
+        |state: &str| send(&host, &config, request("GET", &format!("/api/v1/tasks?state={state}"), None, None)).body;
     assert_eq!(list("planning")["items"][0]["id"], json!(waiting[0]));
     assert_eq!(list("failed")["items"][0]["id"], json!(waiting[1]));
     // (waiting[2] was parked by hand, so the index still calls it queued.)
@@ -301,7 +319,11 @@ fn validation_errors_name_the_field() {
         assert_eq!(reply.status, 400, "{body}: {}", reply.body);
         assert_eq!(reply.body["error"]["code"], "invalid_request");
         let got = error_field(&reply).unwrap_or_default();
-        assert!(got == field || got.starts_with(&format!("{field}.")), "{body}: field {got:?}, wanted {field}: {}", reply.body);
+        assert!(
+            got == field || got.starts_with(&format!("{field}.")),
+            "{body}: field {got:?}, wanted {field}: {}",
+            reply.body
+        );
     }
     let not_json = http::Request::builder()
         .method("POST")
@@ -388,14 +410,25 @@ fn audit_log_records_who_what_when_and_outcome() {
     create(&host, &config, BOB, "acme/widgets", "fix");
     host.clock.advance(1_000);
     let _ = send(&host, &config, request("POST", "/api/v1/tasks", Some("tok-mallory-000000000000"), Some(&json!({}))));
-    let _ = send(&host, &config, request("POST", "/api/v1/approvals/api-x", Some(ALICE), Some(&json!({ "decision": "reject" }))));
+    let _ = send(
+        &host,
+        &config,
+        request("POST", "/api/v1/approvals/api-x", Some(ALICE), Some(&json!({ "decision": "reject" }))),
+    );
     let reply = send(&host, &config, request("GET", "/api/v1/audit", Some(BOB), None));
     assert_eq!(reply.status, 200);
     let items = reply.body["items"].as_array().unwrap();
     assert_eq!(items.len(), 3, "the anonymous attempt wrote nothing: {items:?}");
     let summary: Vec<(&str, &str, u64, &str)> = items
         .iter()
-        .map(|i| (i["principal"].as_str().unwrap(), i["action"].as_str().unwrap(), i["status"].as_u64().unwrap(), i["outcome"].as_str().unwrap()))
+        .map(|i| {
+            (
+                i["principal"].as_str().unwrap(),
+                i["action"].as_str().unwrap(),
+                i["status"].as_u64().unwrap(),
+                i["outcome"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         summary,
@@ -413,7 +446,8 @@ fn audit_log_records_who_what_when_and_outcome() {
     assert_eq!(keys.len(), 3);
     let page = send(&host, &config, request("GET", "/api/v1/audit?limit=2", Some(BOB), None)).body;
     let next = page["nextCursor"].as_str().unwrap();
-    let rest = send(&host, &config, request("GET", &format!("/api/v1/audit?limit=2&cursor={next}"), Some(BOB), None)).body;
+    let rest =
+        send(&host, &config, request("GET", &format!("/api/v1/audit?limit=2&cursor={next}"), Some(BOB), None)).body;
     assert_eq!(rest["items"][0]["outcome"], "ok");
 }
 
@@ -449,9 +483,16 @@ fn no_configured_secret_reaches_storage() {
     let id = reply.body["id"].as_str().unwrap().to_owned();
     park_needs_human(&host, &id);
     let decide = json!({ "decision": "reject", "comment": leak });
-    assert_eq!(send(&host, &config, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(&decide))).status, 200);
+    assert_eq!(
+        send(&host, &config, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(&decide))).status,
+        200
+    );
     // A refused attempt whose input carries a secret is audited too.
-    let _ = send(&host, &config, request("POST", "/api/v1/tasks", Some(BOB), Some(&create_body(&format!("acme/{BOB}"), "fix"))));
+    let _ = send(
+        &host,
+        &config,
+        request("POST", "/api/v1/tasks", Some(BOB), Some(&create_body(&format!("acme/{BOB}"), "fix"))),
+    );
 
     let stored = host.kv.snapshot();
     assert!(stored.keys().any(|k| k.starts_with("audit/")) && stored.keys().any(|k| k.starts_with("task/")));
@@ -510,10 +551,13 @@ fn the_documented_create_example_is_accepted() {
     let host = TestHost::new();
     let config = config(&[]);
     let document: Value = serde_json::from_str(super::openapi::DOCUMENT).unwrap();
-    let example = document.pointer("/paths/~1api~1v1~1tasks/post/requestBody/content/application~1json/example").unwrap();
+    let example =
+        document.pointer("/paths/~1api~1v1~1tasks/post/requestBody/content/application~1json/example").unwrap();
     let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(example)));
     assert_eq!(reply.status, 201, "{}", reply.body);
-    let example = document.pointer("/paths/~1api~1v1~1approvals~1{id}/post/requestBody/content/application~1json/example").unwrap();
+    let example = document
+        .pointer("/paths/~1api~1v1~1approvals~1{id}/post/requestBody/content/application~1json/example")
+        .unwrap();
     let id = reply.body["id"].as_str().unwrap().to_owned();
     park_needs_human(&host, &id);
     let reply = send(&host, &config, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(example)));
@@ -548,7 +592,10 @@ fn a_feedback_author_is_the_principal_or_marked_as_caller_supplied() {
     let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
     assert_eq!(reply.status, 201, "{}", reply.body);
     let stored: String = host.kv.snapshot().values().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
-    assert!(stored.contains("torvalds (caller-supplied, via api:alice)"), "a named author is marked as the caller's word");
+    assert!(
+        stored.contains("torvalds (caller-supplied, via api:alice)"),
+        "a named author is marked as the caller's word"
+    );
     assert!(stored.contains("\"author\":\"api:alice\""), "without a name, the author is the principal");
     assert!(!stored.contains("\"author\":\"torvalds\""), "never stored as if GitHub had said so");
 }

@@ -18,11 +18,11 @@ use serde_json::json;
 use super::Context;
 use super::input::{invalid, json_body};
 use super::tasks::{load, task_error};
+use crate::Host;
 use crate::audit_log::AuditEntry;
 use crate::auth::{self, Principal, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, TaskSummary};
-use crate::Host;
 
 /// Largest accepted body.
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -38,7 +38,11 @@ struct Decide {
     comment: Option<String>,
 }
 
-pub(super) async fn decide<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn decide<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     let principal = match auth::principal(context.config, request.headers()) {
         Ok(principal) => principal,
         Err(e) => return e.into_response(),

@@ -6,12 +6,15 @@ use serde_json::json;
 
 use super::Context;
 use super::input::{invalid, limit, param, query};
+use crate::Host;
 use crate::audit_log::{self, ListError};
 use crate::auth;
 use crate::error::{ApiError, ErrorCode};
-use crate::Host;
 
-pub(super) async fn list<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn list<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     let result = async {
         auth::principal(context.config, request.headers())?;
         let pairs = query(request, &["limit", "cursor"])?;

@@ -39,7 +39,10 @@ fn check(name: &str, status: &str, detail: String, fix: Option<&str>) -> Value {
     json!({ "name": name, "status": status, "detail": detail, "fix": fix })
 }
 
-pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn get<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     if let Err(e) = auth::principal(context.config, request.headers()) {
         return e.into_response();
     }
@@ -59,7 +62,14 @@ async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
     };
     let api = match repository_policy::github_api(context.config) {
         Ok(api) => api,
-        Err(e) => return check(NAME, "fail", e.message, Some("fix GITHUB_API_URL (https://HOST/api/v3 for Enterprise Server)")),
+        Err(e) => {
+            return check(
+                NAME,
+                "fail",
+                e.message,
+                Some("fix GITHUB_API_URL (https://HOST/api/v3 for Enterprise Server)"),
+            );
+        }
     };
     let anonymous = GitHubClient::new(context.host.http(), &api);
     let cache = IdentityCache::default();
@@ -91,7 +101,12 @@ async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
         }
     }
     if targets.is_empty() {
-        return check(NAME, "fail", "no model provider is configured".into(), Some("set a provider's key (OPENAI_API_KEY, ...)"));
+        return check(
+            NAME,
+            "fail",
+            "no model provider is configured".into(),
+            Some("set a provider's key (OPENAI_API_KEY, ...)"),
+        );
     }
     let mut reached = Vec::new();
     for (provider, base, variable) in &targets {
@@ -114,7 +129,12 @@ async fn sandbox_reachable<H: Host>(context: &Context<'_, H>) -> Value {
     const NAME: &str = "sandbox-reachable";
     let config = context.config;
     let Some(provider) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
-        return check(NAME, "fail", "no sandbox provider is configured".into(), Some("set AGENT_ZERO_SANDBOX_PROVIDER"));
+        return check(
+            NAME,
+            "fail",
+            "no sandbox provider is configured".into(),
+            Some("set AGENT_ZERO_SANDBOX_PROVIDER"),
+        );
     };
     let (url, from) = match (config.get("AGENT_ZERO_SANDBOX_URL"), SANDBOX_APIS.iter().find(|(p, _)| *p == provider)) {
         (Some(url), _) => (url.trim().trim_end_matches('/').to_owned(), "AGENT_ZERO_SANDBOX_URL"),
@@ -199,9 +219,15 @@ mod tests {
         assert!(named("github-identity")["fix"].as_str().unwrap().contains("GITHUB_TOKEN"));
         // The test host refuses every outbound request.
         assert_eq!(named("model-reachable")["status"], "fail");
-        assert!(named("model-reachable")["detail"].as_str().unwrap().contains("openai (from OPENAI_API_KEY)"), "{body}");
+        assert!(
+            named("model-reachable")["detail"].as_str().unwrap().contains("openai (from OPENAI_API_KEY)"),
+            "{body}"
+        );
         assert_eq!(named("sandbox-reachable")["status"], "fail");
-        assert!(named("sandbox-reachable")["detail"].as_str().unwrap().contains("custom (AGENT_ZERO_SANDBOX_URL)"), "{body}");
+        assert!(
+            named("sandbox-reachable")["detail"].as_str().unwrap().contains("custom (AGENT_ZERO_SANDBOX_URL)"),
+            "{body}"
+        );
         let text = body.to_string();
         for value in [TOKEN, SANDBOX_URL, "sandbox.internal", "sk-doctor-secret", "api.openai.com"] {
             assert!(!text.contains(value), "{value} echoed: {text}");

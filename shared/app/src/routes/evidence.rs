@@ -14,7 +14,9 @@
 mod pages;
 
 use agent_zero_contracts::{EvidenceBundle, TerminalState};
-use agent_zero_evidence::{RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html};
+use agent_zero_evidence::{
+    RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html,
+};
 use agent_zero_runtime::{Resident, StoreError, TaskError};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
@@ -26,8 +28,7 @@ use crate::{Host, auth};
 
 /// The Content-Security-Policy of every HTML answer: inline styles only, no
 /// script, no external anything, no framing, no form posts.
-pub(crate) const HTML_CSP: &str =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+pub(crate) const HTML_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 /// The Content-Security-Policy of JSON and Markdown answers (opened in a
 /// browser they load nothing and run nothing).
 const DATA_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
@@ -132,19 +133,31 @@ fn page_error(error: ApiError) -> http::Response<Vec<u8>> {
 }
 
 /// Reads and folds task `id`, once the caller may read tasks.
-async fn load<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> Result<Resident, ApiError> {
+async fn load<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> Result<Resident, ApiError> {
     auth::authorize_read(context.config, request.headers())?;
     match agent_zero_runtime::load(context.host.kv(), id).await {
         Ok(Some(resident)) => Ok(resident),
         Ok(None) => Err(ApiError::new(ErrorCode::NotFound, format!("task `{id}` does not exist")).with_field("id")),
-        Err(e @ TaskError::InvalidTaskId(_)) => Err(ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("id")),
-        Err(e @ TaskError::Store(StoreError::Kv(_))) => Err(ApiError::new(ErrorCode::StorageUnavailable, e.to_string())),
+        Err(e @ TaskError::InvalidTaskId(_)) => {
+            Err(ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("id"))
+        }
+        Err(e @ TaskError::Store(StoreError::Kv(_))) => {
+            Err(ApiError::new(ErrorCode::StorageUnavailable, e.to_string()))
+        }
         Err(e) => Err(ApiError::new(ErrorCode::Internal, e.to_string())),
     }
 }
 
 /// The concluded bundle of task `id`, or the error saying why there is none.
-async fn bundle<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> Result<EvidenceBundle, ApiError> {
+async fn bundle<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> Result<EvidenceBundle, ApiError> {
     let resident = load(context, request, id).await?;
     match resident.concluded {
         Some(concluded) => Ok(concluded.1),
@@ -158,12 +171,17 @@ async fn bundle<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u
     }
 }
 
-pub(super) async fn negotiated<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn negotiated<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let mut response = match negotiate(accept) {
         Some(format) => evidence(context, request, id, format).await,
         None => {
-            let message = "none of the acceptable types is available: ask for application/json, text/markdown or text/html";
+            let message =
+                "none of the acceptable types is available: ask for application/json, text/markdown or text/html";
             let response = crate::json_response(
                 StatusCode::NOT_ACCEPTABLE,
                 &json!({ "error": { "code": "not_acceptable", "message": message, "field": "Accept" } }),
@@ -175,20 +193,37 @@ pub(super) async fn negotiated<H: Host>(context: &Context<'_, H>, request: &http
     response
 }
 
-pub(super) async fn markdown<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn markdown<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     evidence(context, request, id, Format::Markdown).await
 }
 
-pub(super) async fn json<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn json<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     evidence(context, request, id, Format::Json).await
 }
 
-pub(super) async fn html<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn html<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     evidence(context, request, id, Format::Html).await
 }
 
 /// The evidence of task `id` in `format`.
-async fn evidence<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str, format: Format) -> http::Response<Vec<u8>> {
+async fn evidence<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+    format: Format,
+) -> http::Response<Vec<u8>> {
     let bundle = match bundle(context, request, id).await {
         Ok(bundle) => bundle,
         Err(error) => return api_error(error),
@@ -215,7 +250,11 @@ fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
     }
 }
 
-pub(super) async fn task_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn task_page<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     let resident = match load(context, request, id).await {
         Ok(resident) => resident,
         Err(error) => return page_error(error),
@@ -232,7 +271,10 @@ pub(super) async fn task_page<H: Host>(context: &Context<'_, H>, request: &http:
     }
 }
 
-pub(super) async fn task_list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn task_list_page<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     if let Err(error) = auth::authorize_read(context.config, request.headers()) {
         return page_error(error);
     }
@@ -242,7 +284,12 @@ pub(super) async fn task_list_page<H: Host>(context: &Context<'_, H>, request: &
         Err(IndexError::InvalidCursor(why)) => {
             return page_error(ApiError::new(ErrorCode::InvalidRequest, format!("cursor: {why}")).with_field("cursor"));
         }
-        Err(e) => return page_error(ApiError::new(ErrorCode::StorageUnavailable, format!("the task list cannot be read: {e}"))),
+        Err(e) => {
+            return page_error(ApiError::new(
+                ErrorCode::StorageUnavailable,
+                format!("the task list cannot be read: {e}"),
+            ));
+        }
     };
     let items: Vec<TaskListItem> = page.items.iter().map(TaskSummary::to_list_item).collect();
     let secrets = auth::secrets(context.config);
@@ -280,7 +327,13 @@ fn query_param(query: &str, name: &str) -> Option<String> {
 }
 
 /// A body with its type, cache policy and the security headers.
-fn respond(status: StatusCode, content_type: &'static str, body: String, cache: &'static str, csp: &'static str) -> http::Response<Vec<u8>> {
+fn respond(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+    cache: &'static str,
+    csp: &'static str,
+) -> http::Response<Vec<u8>> {
     let mut response = http::Response::new(body.into_bytes());
     *response.status_mut() = status;
     let headers = response.headers_mut();

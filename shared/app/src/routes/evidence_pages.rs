@@ -58,12 +58,7 @@ pub(super) fn in_progress_page(resident: &Resident, secrets: &[&str]) -> String 
         rfc3339(resident.created_ms),
     );
     if let Some(issue) = &stimulus.input.issue {
-        let _ = writeln!(
-            h,
-            "<dt>Issue</dt><dd>#{} {}</dd>",
-            issue.number,
-            clean(&issue.title.text, secrets)
-        );
+        let _ = writeln!(h, "<dt>Issue</dt><dd>#{} {}</dd>", issue.number, clean(&issue.title.text, secrets));
     }
     h.push_str("</dl>\n<h2>Events</h2>\n");
     if resident.events.is_empty() {

@@ -4,8 +4,8 @@
 //! concludes with its evidence, which is what these routes serve.
 
 use agent_zero_contracts::TaskState;
-use agent_zero_ports::MemoryKvFault;
 use agent_zero_ports::KeyValue;
+use agent_zero_ports::MemoryKvFault;
 use agent_zero_runtime::{Entry, Fact, Tick, log_key};
 use serde_json::json;
 
@@ -111,7 +111,12 @@ fn hostile_reason() -> String {
 /// A task that has started, with a hostile event message.
 fn seed_running(host: &TestHost) -> String {
     let id = create(host);
-    let moved = Fact::Transition { from: TaskState::Queued, to: TaskState::Discovering, message: hostile_reason(), attempt: None };
+    let moved = Fact::Transition {
+        from: TaskState::Queued,
+        to: TaskState::Discovering,
+        message: hostile_reason(),
+        attempt: None,
+    };
     commit(host, &id, vec![moved]);
     id
 }
@@ -121,7 +126,8 @@ fn seed_running(host: &TestHost) -> String {
 fn seed_hostile_concluded(host: &TestHost) -> String {
     let id = create(host);
     let reason = hostile_reason();
-    let moved = Fact::Transition { from: TaskState::Queued, to: TaskState::Failed, message: reason.clone(), attempt: None };
+    let moved =
+        Fact::Transition { from: TaskState::Queued, to: TaskState::Failed, message: reason.clone(), attempt: None };
     let failure = Fact::Failure { reason: reason.clone() };
     let mut ended = block_on(agent_zero_runtime::load(&host.kv, &id)).unwrap().unwrap();
     let seq = ended.seq.map_or(0, |s| s + 1);
@@ -138,7 +144,10 @@ fn get(host: &TestHost, path: &str, accept: Option<&str>) -> http::Response<Vec<
 /// A read by alice: with GitHub credentials configured (`config`), task
 /// reads need a token.
 fn send(host: &TestHost, method: &str, path: &str, accept: Option<&str>) -> http::Response<Vec<u8>> {
-    let mut request = http::Request::builder().method(method).uri(path).header(http::header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    let mut request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::AUTHORIZATION, format!("Bearer {TOKEN}"));
     if let Some(accept) = accept {
         request = request.header(http::header::ACCEPT, accept);
     }
@@ -210,7 +219,10 @@ fn concluded_evidence_in_every_format() {
     assert_eq!((bundle["taskId"].as_str(), bundle["state"].as_str()), (Some(id.as_str()), Some("failed")));
     assert_eq!(bundle["verified"], false);
     let summary = bundle["summary"].as_str().unwrap();
-    assert!(summary.contains("<script>") && summary.contains(&format!("with {}", agent_zero_evidence::REDACTED)), "{summary}");
+    assert!(
+        summary.contains("<script>") && summary.contains(&format!("with {}", agent_zero_evidence::REDACTED)),
+        "{summary}"
+    );
 
     let markdown = get(&host, &format!("/api/v1/tasks/{id}/evidence.md"), None);
     assert_eq!(markdown.status(), 200);
@@ -255,7 +267,12 @@ fn negotiated_route_picks_the_format_or_answers_406() {
 #[test]
 fn unknown_and_invalid_tasks() {
     let host = TestHost::new();
-    for path in ["/api/v1/tasks/nope/evidence", "/api/v1/tasks/nope/evidence.md", "/api/v1/tasks/nope/evidence.json", "/api/v1/tasks/nope/evidence.html"] {
+    for path in [
+        "/api/v1/tasks/nope/evidence",
+        "/api/v1/tasks/nope/evidence.md",
+        "/api/v1/tasks/nope/evidence.json",
+        "/api/v1/tasks/nope/evidence.html",
+    ] {
         let response = get(&host, path, None);
         assert_eq!(response.status(), 404, "{path}");
         assert_eq!(error_code(&response), "not_found");
@@ -263,7 +280,10 @@ fn unknown_and_invalid_tasks() {
         let invalid = get(&host, &path.replace("nope", "a%3Cb"), None);
         assert_eq!(invalid.status(), 400, "{path}");
         let body: serde_json::Value = serde_json::from_slice(invalid.body()).unwrap();
-        assert_eq!((body["error"]["code"].as_str(), body["error"]["field"].as_str()), (Some("invalid_request"), Some("id")));
+        assert_eq!(
+            (body["error"]["code"].as_str(), body["error"]["field"].as_str()),
+            (Some("invalid_request"), Some("id"))
+        );
     }
     let page = get(&host, "/tasks/nope", None);
     assert_eq!(page.status(), 404);
@@ -295,7 +315,10 @@ fn a_running_task_has_no_evidence_yet() {
     let body = text(&page);
     assert!(body.contains(&format!("in progress · {state}")), "{body}");
     assert!(body.contains("octo/widgets"), "{body}");
-    let event = format!("sandbox said &lt;script&gt;alert(1)&lt;/script&gt; @octocat #12 \u{FFFD} &lt;/pre&gt;&lt;b&gt;bold&lt;/b&gt; with {}", agent_zero_evidence::REDACTED);
+    let event = format!(
+        "sandbox said &lt;script&gt;alert(1)&lt;/script&gt; @octocat #12 \u{FFFD} &lt;/pre&gt;&lt;b&gt;bold&lt;/b&gt; with {}",
+        agent_zero_evidence::REDACTED
+    );
     assert!(body.contains(&event), "{body}");
     assert_safe(&page);
 }

@@ -43,7 +43,10 @@ impl Probe {
     }
 }
 
-pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn get<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     // A missing, wrong or malformed credential is simply anonymous here:
     // health stays answerable, and the report says which probe ran.
     let probe = if auth::principal(context.config, request.headers()).is_ok() { Probe::ReadWrite } else { Probe::Read };
@@ -119,10 +122,9 @@ fn capabilities(config: &Config) -> Value {
 
     let sandbox = config.get("AGENT_ZERO_SANDBOX_PROVIDER");
     let sandbox_missing: Vec<&str> = match sandbox {
-        Some("custom") => ["AGENT_ZERO_SANDBOX_URL", "AGENT_ZERO_SANDBOX_TOKEN"]
-            .into_iter()
-            .filter(|n| !config.is_set(n))
-            .collect(),
+        Some("custom") => {
+            ["AGENT_ZERO_SANDBOX_URL", "AGENT_ZERO_SANDBOX_TOKEN"].into_iter().filter(|n| !config.is_set(n)).collect()
+        }
         _ => Vec::new(),
     };
 

@@ -11,7 +11,8 @@ pub(crate) fn query(request: &http::Request<Vec<u8>>, known: &[&str]) -> Result<
     let mut pairs: Vec<(String, String)> = Vec::new();
     for part in request.uri().query().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
         let (name, value) = part.split_once('=').unwrap_or((part, ""));
-        let name = decode(name).ok_or_else(|| invalid("query", "the query string is not valid percent-encoded UTF-8"))?;
+        let name =
+            decode(name).ok_or_else(|| invalid("query", "the query string is not valid percent-encoded UTF-8"))?;
         let value = decode(value).ok_or_else(|| invalid(&name, "not valid percent-encoded UTF-8"))?;
         if !known.contains(&name.as_str()) {
             return Err(invalid(&name, &format!("unknown query parameter; known: {}", known.join(", "))));
@@ -68,8 +69,12 @@ pub(crate) fn invalid(field: &str, message: &str) -> ApiError {
 /// Parses a JSON body of at most `max_bytes` into `T`: 415 unless the
 /// content type is JSON, 413 when too large, 400 naming the field that
 /// failed (unknown fields, wrong types, missing fields).
-pub(crate) fn json_body<T: DeserializeOwned>(request: &http::Request<Vec<u8>>, max_bytes: usize) -> Result<T, ApiError> {
-    let content_type = request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+pub(crate) fn json_body<T: DeserializeOwned>(
+    request: &http::Request<Vec<u8>>,
+    max_bytes: usize,
+) -> Result<T, ApiError> {
+    let content_type =
+        request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let essence = content_type.split(';').next().unwrap_or_default().trim();
     if !essence.eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(ErrorCode::UnsupportedMediaType, "the body must be `application/json`")
@@ -112,7 +117,8 @@ mod tests {
 
     #[test]
     fn query_decodes_and_refuses_unknown_or_repeated_names() {
-        let pairs = query(&get("/x?repository=acme%2Fw&state=needs-human&limit=5"), &["repository", "state", "limit"]).unwrap();
+        let pairs =
+            query(&get("/x?repository=acme%2Fw&state=needs-human&limit=5"), &["repository", "state", "limit"]).unwrap();
         assert_eq!(param(&pairs, "repository"), Some("acme/w"));
         assert_eq!(limit(&pairs, 20, 100).unwrap(), 5);
         assert_eq!(query(&get("/x?nope=1"), &["limit"]).unwrap_err().field.as_deref(), Some("nope"));

@@ -1,9 +1,9 @@
 //! Route handlers. Each takes the invocation context and the request and
 //! returns a response; errors use [`crate::ApiError`].
 
-mod approvals;
 #[cfg(test)]
 mod api_tests;
+mod approvals;
 mod audit;
 mod doctor;
 mod evidence;

@@ -20,9 +20,13 @@ use crate::Host;
 pub(crate) const DOCUMENT: &str = include_str!("../openapi.json");
 
 /// No script, no external anything.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-pub(super) async fn document<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn document<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     let _ = (context, request);
     let mut response = http::Response::new(DOCUMENT.as_bytes().to_vec());
     let headers = response.headers_mut();
@@ -32,7 +36,10 @@ pub(super) async fn document<H: Host>(context: &Context<'_, H>, request: &http::
     response
 }
 
-pub(super) async fn docs<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn docs<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     let _ = (context, request);
     let document: Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
     let mut response = http::Response::new(render(&document).into_bytes());
@@ -110,7 +117,12 @@ fn render(document: &Value) -> String {
             }
             if let Some(body) = op.pointer("/requestBody/content") {
                 for (media, content) in body.as_object().into_iter().flatten() {
-                    let _ = write!(html, "<p>Body <code>{}</code>: <code>{}</code></p>", escape(media), escape(&content["schema"].to_string()));
+                    let _ = write!(
+                        html,
+                        "<p>Body <code>{}</code>: <code>{}</code></p>",
+                        escape(media),
+                        escape(&content["schema"].to_string())
+                    );
                     if let Some(example) = content.get("example") {
                         let _ = write!(html, "<pre>{}</pre>", pretty(example));
                     }
@@ -118,7 +130,12 @@ fn render(document: &Value) -> String {
             }
             html.push_str("<table><tr><th>status</th><th>description</th></tr>");
             for (status, response) in op["responses"].as_object().into_iter().flatten() {
-                let _ = write!(html, "<tr><td>{}</td><td>{}</td></tr>", escape(status), escape(text(response, "description")));
+                let _ = write!(
+                    html,
+                    "<tr><td>{}</td><td>{}</td></tr>",
+                    escape(status),
+                    escape(text(response, "description"))
+                );
             }
             html.push_str("</table></div>");
         }

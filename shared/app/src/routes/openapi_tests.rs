@@ -76,7 +76,8 @@ fn check(document: &Value, schema: &Value, value: &Value, path: &str, errors: &m
             }
         }
         Value::Object(map) => {
-            for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+            {
                 if !map.contains_key(name) {
                     errors.push(format!("{path}: missing required `{name}`"));
                 }
@@ -135,10 +136,7 @@ fn document_names_this_version_and_the_contract_vocabularies() {
     assert_eq!(schemas["RunMode"]["enum"], names(RunMode::ALL.iter().map(|s| s.as_str()).collect()));
     assert_eq!(schemas["Trigger"]["enum"], names(Trigger::ALL.iter().map(|s| s.as_str()).collect()));
     assert_eq!(schemas["Verdict"]["enum"], names(Verdict::ALL.iter().map(|s| s.as_str()).collect()));
-    assert_eq!(
-        schemas["CreateTask"]["properties"]["feedback"]["maxItems"],
-        json!(crate::routes::tasks::MAX_FEEDBACK)
-    );
+    assert_eq!(schemas["CreateTask"]["properties"]["feedback"]["maxItems"], json!(crate::routes::tasks::MAX_FEEDBACK));
     assert_eq!(
         schemas["FeedbackInput"]["properties"]["body"]["maxLength"],
         json!(crate::routes::tasks::MAX_FEEDBACK_BYTES)
@@ -173,9 +171,15 @@ fn every_example_validates_against_its_schema() {
     let mut checked = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
-            let mut contents: Vec<&Value> = op.pointer("/requestBody/content").and_then(Value::as_object).into_iter().flat_map(|c| c.values()).collect();
+            let mut contents: Vec<&Value> = op
+                .pointer("/requestBody/content")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|c| c.values())
+                .collect();
             for response in op["responses"].as_object().unwrap().values() {
-                contents.extend(response.get("content").and_then(Value::as_object).into_iter().flat_map(|c| c.values()));
+                contents
+                    .extend(response.get("content").and_then(Value::as_object).into_iter().flat_map(|c| c.values()));
             }
             for content in contents {
                 if let Some(example) = content.get("example") {

@@ -18,7 +18,10 @@ use crate::{Host, auth};
 /// How long a pending tick may be overdue before it is re-sent.
 const DEFAULT_GRACE_MS: u64 = 30_000;
 
-pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn post<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     let principal = match auth::principal(context.config, request.headers()) {
         Ok(principal) => principal,
         Err(error) => return error.into_response(),
@@ -41,7 +44,10 @@ pub(super) async fn post<H: Host>(context: &Context<'_, H>, request: &http::Requ
         principal: principal.name.clone(),
         action: "sweep".into(),
         target: None,
-        detail: Some(format!("graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s) and {} finished task(s) removed", retention.deliveries, retention.tasks)),
+        detail: Some(format!(
+            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s) and {} finished task(s) removed",
+            retention.deliveries, retention.tasks
+        )),
         status: status.as_u16(),
         outcome: if outcome.errors.is_empty() { "ok".into() } else { "storage_unavailable".into() },
         field: None,

@@ -43,7 +43,10 @@ pub(crate) const MAX_FILES: usize = 50;
 /// Most bytes of a short text field (author, title).
 const MAX_SHORT: usize = 256;
 
-pub(super) async fn list<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn list<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     match list_page(context, request).await {
         Ok(body) => crate::json_response(StatusCode::OK, &body),
         Err(e) => e.into_response(),
@@ -61,7 +64,8 @@ async fn list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Ve
         .map(|s| TaskState::parse(s).ok_or_else(|| invalid("state", &format!("unknown state `{s}`"))))
         .transpose()?;
     let filter = Filter { repository, state };
-    let page = task_index::list(context.host.kv(), &filter, param(&pairs, "cursor"), limit).await.map_err(index_error)?;
+    let page =
+        task_index::list(context.host.kv(), &filter, param(&pairs, "cursor"), limit).await.map_err(index_error)?;
     Ok(json!({ "items": page.items, "nextCursor": page.next_cursor }))
 }
 
@@ -72,7 +76,11 @@ fn index_error(error: IndexError) -> ApiError {
     }
 }
 
-pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn get<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     let result = async {
         auth::authorize_read(context.config, request.headers())?;
         let resident = load(context, id).await?;
@@ -88,7 +96,11 @@ pub(super) async fn get<H: Host>(context: &Context<'_, H>, request: &http::Reque
 /// `AGENT_ZERO_CONTROL_PLANE_READS` says (it holds the whole record: model
 /// answers, command output, the policy), with configured secret values
 /// redacted as in every other answer.
-pub(super) async fn log<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>, id: &str) -> http::Response<Vec<u8>> {
+pub(super) async fn log<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
     let result = async {
         auth::principal(context.config, request.headers())?;
         let entries = match agent_zero_runtime::log::read_log(context.host.kv(), id).await {
@@ -130,7 +142,9 @@ pub(super) async fn load<H: Host>(context: &Context<'_, H>, id: &str) -> Result<
 pub(super) fn task_error(error: TaskError) -> ApiError {
     let message = error.to_string();
     match error {
-        TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => ApiError::new(ErrorCode::NotFound, message).with_field("id"),
+        TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => {
+            ApiError::new(ErrorCode::NotFound, message).with_field("id")
+        }
         TaskError::Exists(_)
         | TaskError::NotAwaitingHuman { .. }
         | TaskError::Conflict(_)
@@ -230,7 +244,10 @@ struct IssueInput {
     url: Option<String>,
 }
 
-pub(super) async fn create<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn create<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     let principal = match auth::principal(context.config, request.headers()) {
         Ok(principal) => principal,
         Err(e) => return e.into_response(),
@@ -451,7 +468,11 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
             if issue.title.trim().is_empty() || issue.title.len() > MAX_SHORT {
                 return Err(invalid("issue.title", &format!("1 to {MAX_SHORT} bytes")));
             }
-            if issue.url.as_ref().is_some_and(|u| !u.starts_with("https://") || u.len() > 2048 || u.contains(char::is_whitespace)) {
+            if issue
+                .url
+                .as_ref()
+                .is_some_and(|u| !u.starts_with("https://") || u.len() > 2048 || u.contains(char::is_whitespace))
+            {
                 return Err(invalid("issue.url", "an https URL of at most 2048 bytes"));
             }
             Some(IssueRef {

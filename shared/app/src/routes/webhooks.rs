@@ -13,7 +13,7 @@
 //! the policy does not act on ends `ignored`, with its reason on the task.
 
 use agent_zero_github::{
-    check_delivery_id, Intake, IntakeOptions, RepositoryAllowlist, TaskSeed, parse_delivery, verify_headers,
+    Intake, IntakeOptions, RepositoryAllowlist, TaskSeed, check_delivery_id, parse_delivery, verify_headers,
 };
 use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Received, TaskError};
@@ -21,8 +21,8 @@ use http::StatusCode;
 use serde_json::json;
 
 use super::Context;
-use crate::error::{ApiError, ErrorCode};
 use crate::Host;
+use crate::error::{ApiError, ErrorCode};
 
 fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
@@ -45,7 +45,10 @@ fn delivery_key(delivery: &str) -> String {
     format!("delivery/github/{}", task_id_for_delivery(delivery))
 }
 
-pub(super) async fn github<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+pub(super) async fn github<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
     match intake(context, request).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
@@ -68,30 +71,32 @@ async fn intake<H: Host>(
     if declared.is_some_and(|n| n > limit) || body.len() > limit {
         return Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
-            format!("webhook body is {} bytes; the limit is {limit} bytes", declared.unwrap_or(body.len()).max(body.len())),
+            format!(
+                "webhook body is {} bytes; the limit is {limit} bytes",
+                declared.unwrap_or(body.len()).max(body.len())
+            ),
         )
         .with_field("body"));
     }
 
-    verify_headers(
-        secret.as_bytes(),
-        header(request, "x-hub-signature-256"),
-        header(request, "x-hub-signature"),
-        body,
-    )
-    .map_err(|e| ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256"))?;
+    verify_headers(secret.as_bytes(), header(request, "x-hub-signature-256"), header(request, "x-hub-signature"), body)
+        .map_err(|e| {
+            ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
+        })?;
 
     let content_type = header(request, "content-type").unwrap_or_default();
     if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(
             ErrorCode::InvalidRequest,
-            format!("content type `{content_type}` is not supported; set the webhook's content type to application/json"),
+            format!(
+                "content type `{content_type}` is not supported; set the webhook's content type to application/json"
+            ),
         )
         .with_field("Content-Type"));
     }
-    let event = header(request, "x-github-event")
-        .filter(|e| !e.is_empty())
-        .ok_or_else(|| ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Event header").with_field("X-GitHub-Event"))?;
+    let event = header(request, "x-github-event").filter(|e| !e.is_empty()).ok_or_else(|| {
+        ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Event header").with_field("X-GitHub-Event")
+    })?;
     let delivery = header(request, "x-github-delivery").filter(|d| !d.is_empty()).ok_or_else(|| {
         ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Delivery header").with_field("X-GitHub-Delivery")
     })?;
@@ -116,9 +121,8 @@ async fn intake<H: Host>(
         }
     }
 
-    let options = IntakeOptions {
-        allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse),
-    };
+    let options =
+        IntakeOptions { allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse) };
     let parsed = parse_delivery(event, delivery, body, &options).map_err(|e| {
         let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
         match e.path() {
@@ -129,10 +133,9 @@ async fn intake<H: Host>(
 
     let (status, answer) = match parsed {
         Intake::Ping { hook_id } => (StatusCode::OK, json!({ "pong": true, "hookId": hook_id })),
-        Intake::Ignored { reason } => (
-            StatusCode::ACCEPTED,
-            json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }),
-        ),
+        Intake::Ignored { reason } => {
+            (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }))
+        }
         Intake::Installation(change) => {
             let key = format!("installation/{}", change.installation_id);
             let record = serde_json::to_vec(&change).unwrap_or_default();
@@ -174,10 +177,7 @@ fn storage(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::StorageUnavailable, format!("storage failed; nothing was created: {e}"))
 }
 
-async fn task<H: Host>(
-    context: &Context<'_, H>,
-    seed: &TaskSeed,
-) -> Result<(StatusCode, serde_json::Value), ApiError> {
+async fn task<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<(StatusCode, serde_json::Value), ApiError> {
     let task_id = task_id_for_delivery(&seed.delivery_id);
     let received = Received {
         task_id: task_id.clone(),

@@ -9,9 +9,7 @@
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{PolicySwitches, Subject, TaskSeed};
-use agent_zero_runtime::{
-    AdmitError, Admission, Publication, Publisher, Received, Stimulus, TaskInput,
-};
+use agent_zero_runtime::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 
 use crate::error::ErrorCode;
 use crate::{Config, Host, repository_policy};
@@ -36,7 +34,10 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         self.inner.publish(publication).await
     }
 
-    async fn changed_files(&self, stimulus: &Stimulus) -> Result<agent_zero_runtime::ChangedFiles, agent_zero_runtime::ForgeError> {
+    async fn changed_files(
+        &self,
+        stimulus: &Stimulus,
+    ) -> Result<agent_zero_runtime::ChangedFiles, agent_zero_runtime::ForgeError> {
         self.inner.changed_files(stimulus).await
     }
 
@@ -47,8 +48,9 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         let admission = decide(received, &seed, policy);
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
-            crate::settings::check_runnable(self.config, &stimulus.policy, self.host.http())
-                .map_err(|e| AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings"))))?;
+            crate::settings::check_runnable(self.config, &stimulus.policy, self.host.http()).map_err(|e| {
+                AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings")))
+            })?;
         }
         Ok(admission)
     }
@@ -80,14 +82,14 @@ async fn read_policy<H: Host>(
     let field = |e: &agent_zero_agent::PolicyError| {
         format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
     };
-    repository_policy::read(&client, host.kv(), &seed.repository.owner, &seed.repository.repo, field)
-        .await
-        .map_err(|e| match e.code {
+    repository_policy::read(&client, host.kv(), &seed.repository.owner, &seed.repository.repo, field).await.map_err(
+        |e| match e.code {
             ErrorCode::InvalidPolicy => {
                 AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or(".agent-zero.yml")))
             }
             _ => AdmitError::Unavailable(e.message),
-        })
+        },
+    )
 }
 
 /// Admits or declines `seed` under `policy`. Pure.
@@ -104,11 +106,8 @@ pub(crate) fn decide(received: &Received, seed: &TaskSeed, policy: agent_zero_ag
     }
     // Webhooks never raise the mode: the policy's own mode is the ceiling.
     let mode: RunMode = policy.restrict_mode(None);
-    let mut input = TaskInput {
-        feedback: seed.feedback.clone(),
-        installation_id: seed.installation_id,
-        ..TaskInput::default()
-    };
+    let mut input =
+        TaskInput { feedback: seed.feedback.clone(), installation_id: seed.installation_id, ..TaskInput::default() };
     match &seed.subject {
         Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
         Subject::Issue(issue) => {

@@ -4,8 +4,8 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_models::{
-    ConfigError, DecisionRequest, ErrorClass, ModelPolicy, ModelProvider, ModelSelection, SchemaName,
-    default_model, select_models,
+    ConfigError, DecisionRequest, ErrorClass, ModelPolicy, ModelProvider, ModelSelection, SchemaName, default_model,
+    select_models,
 };
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runtime::{ModelOutcome, ModelPurpose, ModelRequest};

@@ -53,24 +53,45 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         let Some(pr) = &stimulus.input.pull_request else {
             return unavailable("the task names no pull request".into());
         };
-        let credentials = crate::github_access::credentials(config).map_err(|e| ForgeError::Unavailable(format!("GitHub credentials: {e}")))?;
+        let credentials = crate::github_access::credentials(config)
+            .map_err(|e| ForgeError::Unavailable(format!("GitHub credentials: {e}")))?;
         let Some(credentials) = credentials else {
-            return unavailable("no GitHub credentials are configured, so the pull request's changes could not be read".into());
+            return unavailable(
+                "no GitHub credentials are configured, so the pull request's changes could not be read".into(),
+            );
         };
         let api = crate::repository_policy::github_api(config).map_err(|e| ForgeError::Unavailable(e.message))?;
-        let client = crate::github_access::client(self.http, self.signer, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
-            .await
-            .map_err(|e| ForgeError::Failed(format!("GitHub credentials: {e}")))?;
-        let listed = client.pull_request_files(&pr.owner, &pr.repo, pr.number, MAX_REVIEW_FILES).await.map_err(|e| match &e {
-            // Not there, or not ours to read: asking again will not change it.
-            ApiError::Status { status: 404 | 422, .. } | ApiError::InvalidName { .. } => ForgeError::Unavailable(e.to_string()),
-            _ => ForgeError::Failed(e.to_string()),
-        })?;
-        let cut = listed.more.then(|| format!("GitHub lists more changed files than the {MAX_REVIEW_FILES} a review reads"));
+        let client = crate::github_access::client(
+            self.http,
+            self.signer,
+            &api,
+            Some(&credentials),
+            stimulus.input.installation_id,
+            self.now_ms,
+        )
+        .await
+        .map_err(|e| ForgeError::Failed(format!("GitHub credentials: {e}")))?;
+        let listed = client.pull_request_files(&pr.owner, &pr.repo, pr.number, MAX_REVIEW_FILES).await.map_err(
+            |e| match &e {
+                // Not there, or not ours to read: asking again will not change it.
+                ApiError::Status { status: 404 | 422, .. } | ApiError::InvalidName { .. } => {
+                    ForgeError::Unavailable(e.to_string())
+                }
+                _ => ForgeError::Failed(e.to_string()),
+            },
+        )?;
+        let cut =
+            listed.more.then(|| format!("GitHub lists more changed files than the {MAX_REVIEW_FILES} a review reads"));
         let files = listed
             .files
             .into_iter()
-            .map(|f| ChangedFile { path: f.filename, status: f.status, patch: f.patch, additions: f.additions, deletions: f.deletions })
+            .map(|f| ChangedFile {
+                path: f.filename,
+                status: f.status,
+                patch: f.patch,
+                additions: f.additions,
+                deletions: f.deletions,
+            })
             .collect();
         Ok(ChangedFiles { files, cut })
     }
@@ -87,9 +108,16 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         };
         let api = crate::repository_policy::github_api(config).map_err(|e| e.message)?;
         let anonymous = GitHubClient::new(self.http, &api);
-        let client = crate::github_access::client(self.http, self.signer, &api, Some(&credentials), stimulus.input.installation_id, self.now_ms)
-            .await
-            .map_err(|e| format!("GitHub credentials: {e}"))?;
+        let client = crate::github_access::client(
+            self.http,
+            self.signer,
+            &api,
+            Some(&credentials),
+            stimulus.input.installation_id,
+            self.now_ms,
+        )
+        .await
+        .map_err(|e| format!("GitHub credentials: {e}"))?;
 
         let files: Vec<PublishFile<'_>> = publication
             .changes
@@ -110,7 +138,10 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             default_branch: None,
             head_sha: stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str()),
             issue: stimulus.input.issue.as_ref(),
-            policy: PublishPolicy { validation_comment: policy.issues.validation_comment, branch_prefix: &policy.issues.branch_prefix },
+            policy: PublishPolicy {
+                validation_comment: policy.issues.validation_comment,
+                branch_prefix: &policy.issues.branch_prefix,
+            },
             files: &files,
             feedback: &stimulus.input.feedback,
             bot_login: None,

@@ -4,8 +4,8 @@
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
 use agent_zero_runner::{
-    Exec, ExecOutput, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider, SandboxRef,
-    SandboxRequest, Secret,
+    Exec, ExecOutput, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
+    SandboxRef, SandboxRequest, Secret,
 };
 
 use crate::Config;
@@ -101,7 +101,11 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
         each!(self, p => p.kind())
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         each!(self, p => p.provision(request, provision).await)
     }
 
@@ -157,7 +161,10 @@ mod tests {
             let error = pool_config(&Config::from_pairs([(name, value)]), 1).unwrap_err();
             assert!(error.contains(name) && error.contains(value), "{error}");
         }
-        let over = Config::from_pairs([("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "2"), ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", "3")]);
+        let over = Config::from_pairs([
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "2"),
+            ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", "3"),
+        ]);
         assert!(pool_config(&over, 1).unwrap_err().contains("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY"));
     }
 }

@@ -50,10 +50,16 @@ impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
         let Some(credentials) = credentials else { return PublicCheckout.source(repository, git_ref).await };
         let (owner, name) = repository.split_once('/').ok_or_else(|| failed(&"not `owner/name`"))?;
         let api = crate::repository_policy::github_api(self.config).map_err(|e| failed(&e.message))?;
-        let client =
-            crate::github_access::client(self.http, self.signer, &api, Some(&credentials), self.installation, self.now_ms)
-                .await
-                .map_err(|e| failed(&e))?;
+        let client = crate::github_access::client(
+            self.http,
+            self.signer,
+            &api,
+            Some(&credentials),
+            self.installation,
+            self.now_ms,
+        )
+        .await
+        .map_err(|e| failed(&e))?;
         let commit = if is_commit_sha(git_ref) {
             git_ref.to_ascii_lowercase()
         } else {
@@ -143,7 +149,8 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         if let Ok(runner) = pool.attach(&id).await {
             return Ok(Lease { id: runner.lease().id.clone(), runner: runner.describe() });
         }
-        let (commit, source) = self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
+        let (commit, source) =
+            self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
         // The operator's ceiling bounds the lease; the repository cannot raise it.
         let lease_ms = request.lease_ms.min(pool.config().max_lease_ms);
         let sandbox = SandboxRequest::new(

@@ -4,12 +4,12 @@ use std::fmt::Write as _;
 
 use agent_zero_contracts::{EvidenceBundle, TaskEvent};
 
+use crate::RenderOptions;
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
 use crate::html::{encode_component, escape, layout::page, pre, prose, text};
 use crate::outcome::{change_status, outcome};
 use crate::text::{Ctx, Keep, line};
-use crate::RenderOptions;
 
 const PROSE_MAX: usize = 2_000;
 
@@ -33,7 +33,12 @@ pub fn render_evidence_html(bundle: &EvidenceBundle, options: &RenderOptions<'_>
     }
     finding(&ctx, b, max, &mut h);
     if let Some(r) = &b.refusal {
-        let _ = write!(h, "<h2>Write refused</h2>\n<p><code>{}</code>: {}</p>\n", text(&ctx, &r.code), prose(&ctx, &r.message, PROSE_MAX));
+        let _ = write!(
+            h,
+            "<h2>Write refused</h2>\n<p><code>{}</code>: {}</p>\n",
+            text(&ctx, &r.code),
+            prose(&ctx, &r.message, PROSE_MAX)
+        );
     }
     h.push_str("<h2>Plan</h2>\n");
     list(&mut h, "ol", &b.plan, |s| prose(&ctx, s, PROSE_MAX), "No plan was recorded.");
@@ -81,7 +86,13 @@ fn facts(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
     if let Some(pr) = &b.pull_request {
         fact(
             "Pull request",
-            format!("{}/{}#{} at <code>{}</code>", text(ctx, &pr.owner), text(ctx, &pr.repo), pr.number, text(ctx, &pr.head_sha)),
+            format!(
+                "{}/{}#{} at <code>{}</code>",
+                text(ctx, &pr.owner),
+                text(ctx, &pr.repo),
+                pr.number,
+                text(ctx, &pr.head_sha)
+            ),
         );
     }
     h.push_str("</dl>\n");
@@ -119,7 +130,13 @@ fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max: usize, h: &mut String) {
     list(h, "ul", &c.files, |p| format!("<code>{}</code>", text(ctx, p)), "No file was named.");
     let _ = write!(h, "<h3>Explanation (untrusted model output)</h3>\n{}\n", pre(ctx, &c.explanation, max, Keep::Head));
     for (i, quote) in c.evidence.iter().enumerate() {
-        let _ = write!(h, "<h3>Quoted evidence {} of {}</h3>\n{}\n", i + 1, c.evidence.len(), pre(ctx, quote, max, Keep::Head));
+        let _ = write!(
+            h,
+            "<h3>Quoted evidence {} of {}</h3>\n{}\n",
+            i + 1,
+            c.evidence.len(),
+            pre(ctx, quote, max, Keep::Head)
+        );
     }
     if c.evidence.is_empty() {
         h.push_str("<p class=\"muted\">No evidence was quoted.</p>\n");
@@ -186,7 +203,8 @@ fn coverage(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
         "ul",
         &gaps,
         |g| {
-            let subject = if g.subject.is_empty() { String::new() } else { format!(" <code>{}</code>", text(ctx, &g.subject)) };
+            let subject =
+                if g.subject.is_empty() { String::new() } else { format!(" <code>{}</code>", text(ctx, &g.subject)) };
             format!("<strong>{}</strong>{subject}: {}", text(ctx, &g.kind), prose(ctx, &g.reason, PROSE_MAX))
         },
         "Nothing is recorded as left out.",
@@ -210,7 +228,9 @@ fn runner_and_usage(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
         h.push_str("<p class=\"warning\">Commands did not run in an isolated sandbox.</p>\n");
     }
     let u = &b.usage;
-    let cost = u.cost_usd.map_or_else(|| "cost not priced (no model prices configured)".to_owned(), |c| format!("cost {}", usd(c)));
+    let cost = u
+        .cost_usd
+        .map_or_else(|| "cost not priced (no model prices configured)".to_owned(), |c| format!("cost {}", usd(c)));
     let _ = writeln!(
         h,
         "<h2>Usage</h2>\n<p>{} input tokens · {} output tokens · model time {} · {cost}</p>",

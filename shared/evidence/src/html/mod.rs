@@ -90,7 +90,10 @@ mod tests {
         assert_eq!(escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
         let ctx = Ctx::new(&RenderOptions { secrets: &["s3cr3t"], ..RenderOptions::default() });
         assert_eq!(text(&ctx, "a\u{202E}b\0 s3cr3t"), "a\u{FFFD}b\u{FFFD} [redacted]");
-        assert_eq!(pre(&ctx, "</pre><script>", 100, Keep::Head), "<pre class=\"untrusted\">&lt;/pre&gt;&lt;script&gt;</pre>");
+        assert_eq!(
+            pre(&ctx, "</pre><script>", 100, Keep::Head),
+            "<pre class=\"untrusted\">&lt;/pre&gt;&lt;script&gt;</pre>"
+        );
         assert_eq!(encode_component("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
     }
 }

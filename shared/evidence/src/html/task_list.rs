@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 use agent_zero_contracts::{EvidenceBundle, RunMode, TaskState, Trigger, Verdict};
 use serde::{Deserialize, Serialize};
 
+use crate::RenderOptions;
 use crate::html::{encode_component, escape, layout::page, text};
 use crate::outcome::shown_verified;
 use crate::text::{Ctx, line};
-use crate::RenderOptions;
 
 /// One row of the task list: what the app keeps in its task index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,8 @@ use crate::markdown::limit::fit;
 use crate::markdown::sections::{self, Outputs};
 use crate::outcome::{CheckConclusion, Outcome, change_detail, outcome};
 
-use crate::text::{Ctx, head, line};
 use crate::RenderOptions;
+use crate::text::{Ctx, head, line};
 
 /// What the publisher sends as a check run's `output` and `conclusion`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,9 +78,15 @@ fn verified_off_head(bundle: &EvidenceBundle, o: Outcome) -> bool {
 fn title(ctx: &Ctx<'_>, b: &EvidenceBundle, o: Outcome) -> String {
     // Only a well-formed code goes in the title; anything else is in the summary.
     let code = || {
-        b.refusal.as_ref().map(|r| r.code.as_str()).filter(|c| {
-            !c.is_empty() && c.len() <= 64 && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        }).map(|c| line(ctx, c))
+        b.refusal
+            .as_ref()
+            .map(|r| r.code.as_str())
+            .filter(|c| {
+                !c.is_empty()
+                    && c.len() <= 64
+                    && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            })
+            .map(|c| line(ctx, c))
     };
     let detail = match o {
         Outcome::Verified | Outcome::Confirmed => Some(change_detail(b)),

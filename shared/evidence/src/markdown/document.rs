@@ -4,10 +4,10 @@
 
 use agent_zero_contracts::EvidenceBundle;
 
+use crate::RenderOptions;
 use crate::markdown::escape::{code, inline, prose};
 use crate::markdown::sections::{self, Outputs};
 use crate::text::Ctx;
-use crate::RenderOptions;
 
 /// Renders the full evidence document.
 pub fn render_markdown_document(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> String {

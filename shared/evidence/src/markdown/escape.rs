@@ -153,10 +153,7 @@ pub(crate) fn fenced(ctx: &Ctx<'_>, text: &str, max: usize, keep: Keep) -> Strin
             Keep::Head => "last",
             Keep::Tail => "first",
         };
-        out.push_str(&format!(
-            "\n\n_The {which} {} bytes are not shown here._",
-            crate::format::thousands(cut as u64)
-        ));
+        out.push_str(&format!("\n\n_The {which} {} bytes are not shown here._", crate::format::thousands(cut as u64)));
     }
     out
 }
@@ -181,7 +178,10 @@ mod tests {
     fn html_and_markdown_are_literal() {
         assert_eq!(escape_inline("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
         assert_eq!(escape_inline("a & b"), "a &amp; b");
-        assert_eq!(escape_inline("**bold** [x](y) `c` | ~s~ $m$"), "\\*\\*bold\\*\\* \\[x\\](y) \\`c\\` \\| \\~s\\~ \\$m\\$");
+        assert_eq!(
+            escape_inline("**bold** [x](y) `c` | ~s~ $m$"),
+            "\\*\\*bold\\*\\* \\[x\\](y) \\`c\\` \\| \\~s\\~ \\$m\\$"
+        );
         assert_eq!(escape_inline("# Verified"), "\\# Verified");
         assert_eq!(escape_inline("- item"), "\\- item");
         assert_eq!(escape_inline("12. item"), "12\\. item");

@@ -110,7 +110,8 @@ fn fit_with(
     let mut reserve = 0;
     loop {
         let budget = max.saturating_sub(reserve);
-        let point = points.iter().rev().find(|p| p.at <= budget).copied().unwrap_or(CutPoint { at: 0, open_details: 0 });
+        let point =
+            points.iter().rev().find(|p| p.at <= budget).copied().unwrap_or(CutPoint { at: 0, open_details: 0 });
         let sections: Vec<&str> =
             headings.iter().filter(|(start, _)| *start >= point.at).map(|(_, name)| name.as_str()).collect();
         // The section the cut falls in, when some of its text is lost.

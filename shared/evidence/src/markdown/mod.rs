@@ -13,5 +13,5 @@ pub use check_run::{CheckRunOutput, TITLE_MAX_BYTES, render_check_run};
 pub use document::render_markdown_document;
 pub use issue_comment::render_issue_comment;
 pub use pull_request::render_pull_request_body;
-pub use review::{ReviewComment, ReviewOutput, render_review};
 pub(crate) use review::ledger as review_ledger;
+pub use review::{ReviewComment, ReviewOutput, render_review};

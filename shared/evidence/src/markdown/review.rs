@@ -4,12 +4,12 @@
 
 use agent_zero_contracts::{EvidenceBundle, FileReview, ReviewLedger, Trigger, Verdict};
 
+use crate::RenderOptions;
 use crate::format::confidence;
 use crate::markdown::escape::{code, fenced, inline, prose};
 use crate::markdown::limit::fit;
 use crate::markdown::sections;
 use crate::text::{Ctx, Keep};
-use crate::RenderOptions;
 
 /// Longest reason shown on one ledger line.
 const LINE_MAX: usize = 1_000;
@@ -70,7 +70,8 @@ pub(crate) fn ledger(ctx: &Ctx<'_>, b: &EvidenceBundle, max_items: Option<usize>
         out.push_str(&format!("\n\n**Changed files not listed:** {}", prose(ctx, reason, LINE_MAX)));
     }
     // Gaps first: a reader sees what was not read before what was.
-    let mut rows: Vec<&agent_zero_contracts::FileCoverage> = ledger.files.iter().filter(|f| f.review == FileReview::Skipped).collect();
+    let mut rows: Vec<&agent_zero_contracts::FileCoverage> =
+        ledger.files.iter().filter(|f| f.review == FileReview::Skipped).collect();
     rows.extend(ledger.files.iter().filter(|f| f.review == FileReview::Partial));
     rows.extend(ledger.files.iter().filter(|f| f.review == FileReview::Reviewed));
     if rows.is_empty() {
@@ -118,12 +119,22 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
     let ctx = Ctx::new(options);
     let claim = &finding.claim;
     let anchored: Vec<_> = ledger.anchors.iter().filter(|a| a.finding_id == finding.id).collect();
-    let mut blocks = vec![format!("## Agent Zero review · 1 supported finding\n\n**{}** · severity {} · confidence {}", inline(&ctx, &claim.title), claim.severity, confidence(claim.confidence))];
+    let mut blocks = vec![format!(
+        "## Agent Zero review · 1 supported finding\n\n**{}** · severity {} · confidence {}",
+        inline(&ctx, &claim.title),
+        claim.severity,
+        confidence(claim.confidence)
+    )];
     blocks.push(match anchored.first() {
         Some(a) => format!("Commented on {} line {}.", code(&ctx, &a.path), a.line),
-        None => "The quoted evidence is not on a line this diff shows, so it is reported here and not on a line.".to_owned(),
+        None => {
+            "The quoted evidence is not on a line this diff shows, so it is reported here and not on a line.".to_owned()
+        }
     });
-    blocks.push(format!("### Explanation (untrusted model output)\n\n{}", fenced(&ctx, &claim.explanation, options.max_block_bytes, Keep::Head)));
+    blocks.push(format!(
+        "### Explanation (untrusted model output)\n\n{}",
+        fenced(&ctx, &claim.explanation, options.max_block_bytes, Keep::Head)
+    ));
     blocks.extend(ledger_block(&ctx, bundle));
     blocks.push("This review only comments: it neither approves nor requests changes.".to_owned());
     blocks.push(sections::footer(&ctx, bundle));
@@ -137,7 +148,12 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
                 text.push_str("\n\nEvidence:\n\n");
                 text.push_str(&fenced(&ctx, quote, options.max_block_bytes, Keep::Head));
             }
-            ReviewComment { path: a.path.clone(), line: a.line, start_line: a.start_line, body: fit(&ctx, text, options.max_bytes) }
+            ReviewComment {
+                path: a.path.clone(),
+                line: a.line,
+                start_line: a.start_line,
+                body: fit(&ctx, text, options.max_bytes),
+            }
         })
         .collect();
     Some(ReviewOutput { body, comments })

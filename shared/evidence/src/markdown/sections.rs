@@ -100,9 +100,9 @@ fn list(items: impl Iterator<Item = String>) -> String {
 
 /// The refused write, if any.
 pub(crate) fn refusal(ctx: &Ctx<'_>, b: &EvidenceBundle) -> Option<String> {
-    b.refusal.as_ref().map(|r| {
-        format!("### Write refused\n\n{}: {}", code(ctx, &r.code), prose(ctx, &r.message, PROSE_MAX))
-    })
+    b.refusal
+        .as_ref()
+        .map(|r| format!("### Write refused\n\n{}: {}", code(ctx, &r.code), prose(ctx, &r.message, PROSE_MAX)))
 }
 
 /// Numbered plan and acceptance criteria.
@@ -110,7 +110,12 @@ pub(crate) fn plan(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
     let steps = if b.plan.is_empty() {
         "No plan was recorded.".to_owned()
     } else {
-        b.plan.iter().enumerate().map(|(i, s)| format!("{}. {}", i + 1, prose(ctx, s, PROSE_MAX))).collect::<Vec<_>>().join("\n")
+        b.plan
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {}", i + 1, prose(ctx, s, PROSE_MAX)))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let criteria = if b.acceptance_criteria.is_empty() {
         "None were recorded.".to_owned()
@@ -125,11 +130,7 @@ pub(crate) fn changed_files(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
     if b.changed_files.is_empty() {
         return "### Changed files\n\nNo file was changed.".to_owned();
     }
-    format!(
-        "### Changed files ({})\n\n{}",
-        b.changed_files.len(),
-        list(b.changed_files.iter().map(|p| code(ctx, p)))
-    )
+    format!("### Changed files ({})\n\n{}", b.changed_files.len(), list(b.changed_files.iter().map(|p| code(ctx, p))))
 }
 
 fn check_result(c: &CheckResult) -> &'static str {
@@ -267,7 +268,12 @@ pub(crate) fn next_step(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
         return format!("No change will be written: {} (see below).", code(ctx, &r.code));
     }
     if let Some(pr) = &b.pull_request {
-        return format!("Pull request {}/{}#{} carries the change.", inline(ctx, &pr.owner), inline(ctx, &pr.repo), pr.number);
+        return format!(
+            "Pull request {}/{}#{} carries the change.",
+            inline(ctx, &pr.owner),
+            inline(ctx, &pr.repo),
+            pr.number
+        );
     }
     if !b.mode.may_write() {
         return format!(

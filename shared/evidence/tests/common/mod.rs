@@ -5,9 +5,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use agent_zero_contracts::{
-    ChangeRisk, CheckResult, Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, IssueRef, ModelFinding, NetworkPolicy,
-    OmittedItem, PullRequestRef, Refusal, RunMode, RunnerDescription, Severity, TaskEvent, TaskState,
-    TerminalState, Trigger, UntrustedText, Usage, Verdict,
+    ChangeRisk, CheckResult, Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, Finding, IssueRef,
+    ModelFinding, NetworkPolicy, OmittedItem, PullRequestRef, Refusal, ReviewLedger, RunMode, RunnerDescription,
+    Severity, SkipReason, TaskEvent, TaskState, TerminalState, Trigger, UntrustedText, Usage, Verdict,
 };
 
 /// A secret that appears in some bundles and must never be rendered.
@@ -43,7 +43,8 @@ pub fn finding(verdict: Verdict, reasons: &[&str]) -> Finding {
         id: "f-1".into(),
         claim: ModelFinding {
             title: "Off-by-one in pagination cursor".into(),
-            explanation: "`next_page` returns the last item of the current page again:\nthe cursor is inclusive.".into(),
+            explanation: "`next_page` returns the last item of the current page again:\nthe cursor is inclusive."
+                .into(),
             severity: Severity::Medium,
             confidence: 0.91,
             valid: true,
@@ -91,7 +92,12 @@ pub fn verified() -> EvidenceBundle {
             head_sha: "9f2c1e7a5b3d4c6e8f0a1b2c3d4e5f6a7b8c9d0e".into(),
             base_sha: None,
         }),
-        runner: RunnerDescription { provider: "e2b".into(), isolated: true, writable: true, network: NetworkPolicy::Restricted },
+        runner: RunnerDescription {
+            provider: "e2b".into(),
+            isolated: true,
+            writable: true,
+            network: NetworkPolicy::Restricted,
+        },
         finding: Some(finding(Verdict::Accepted, &[])),
         plan: strings(&["Make the cursor exclusive in `next_page`.", "Add a test for the page boundary."]),
         acceptance_criteria: strings(&["No item appears on two pages.", "`cargo test` passes."]),
@@ -259,9 +265,8 @@ pub fn failed_after_repairs() -> EvidenceBundle {
 /// Output far beyond every limit, and hundreds of omissions.
 pub fn huge() -> EvidenceBundle {
     let big = |tag: &str| format!("{tag} line with some text that repeats\n").repeat(8_000);
-    let mut checks: Vec<CheckResult> = (0..3)
-        .map(|i| check(&["make", &format!("test-{i}")], 2, &big("out"), &big("err"), 61_000))
-        .collect();
+    let mut checks: Vec<CheckResult> =
+        (0..3).map(|i| check(&["make", &format!("test-{i}")], 2, &big("out"), &big("err"), 61_000)).collect();
     for c in &mut checks {
         c.truncated_bytes = 1_234_567;
     }
@@ -372,7 +377,13 @@ pub fn verified_feedback() -> EvidenceBundle {
 /// The ledger of a review of `acme/widgets#7` whose diff the budget cut:
 /// one file read whole, one in part, three skipped.
 pub fn ledger(complete: bool) -> ReviewLedger {
-    let file = |path: &str, review, reason| FileCoverage { path: path.into(), review, hunks: vec![], skipped_hunks: vec![], reason };
+    let file = |path: &str, review, reason| FileCoverage {
+        path: path.into(),
+        review,
+        hunks: vec![],
+        skipped_hunks: vec![],
+        reason,
+    };
     let mut files = vec![file("src/page.rs", FileReview::Reviewed, None)];
     if !complete {
         files.push(FileCoverage {
@@ -388,7 +399,12 @@ pub fn ledger(complete: bool) -> ReviewLedger {
         head_sha: Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080".into()),
         files,
         unlisted: None,
-        anchors: vec![DiffAnchor { finding_id: "finding-0001".into(), path: "src/page.rs".into(), line: 42, start_line: Some(41) }],
+        anchors: vec![DiffAnchor {
+            finding_id: "finding-0001".into(),
+            path: "src/page.rs".into(),
+            line: 42,
+            start_line: Some(41),
+        }],
     }
 }
 

@@ -32,7 +32,9 @@ mod subject;
 pub(crate) use rest::next_link;
 
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
-use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_review};
+use agent_zero_evidence::{
+    RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_review,
+};
 use agent_zero_ports::HttpClient;
 
 pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
@@ -191,11 +193,20 @@ async fn run<H: HttpClient>(
     // The marker line is added to the rendered body: keep the whole within the limit.
     let mut render = request.render;
     render.max_bytes = render.max_bytes.saturating_sub(REVIEW_MARKER_ROOM);
-    if let (Some(pr), Some(sha), Some(review)) = (&bundle.pull_request, request.head_sha, render_review(bundle, &render)) {
+    if let (Some(pr), Some(sha), Some(review)) =
+        (&bundle.pull_request, request.head_sha, render_review(bundle, &render))
+    {
         let outcome = match (request.bot_login, &bundle.finding) {
             (None, _) | (_, None) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
             (Some(login), Some(finding)) => {
-                let target = review::Target { owner: &pr.owner, repo: &pr.repo, number: pr.number, head_sha: sha, finding_id: &finding.id, login };
+                let target = review::Target {
+                    owner: &pr.owner,
+                    repo: &pr.repo,
+                    number: pr.number,
+                    head_sha: sha,
+                    finding_id: &finding.id,
+                    login,
+                };
                 review::post(rest, target, &review).await
             }
         };

@@ -57,7 +57,11 @@ pub(crate) struct Target<'a> {
 }
 
 /// Posts `review` once for this head and finding.
-pub(crate) async fn post<H: HttpClient>(rest: &Rest<'_, '_, H>, target: Target<'_>, review: &ReviewOutput) -> Result<StepOutcome, Halt> {
+pub(crate) async fn post<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    target: Target<'_>,
+    review: &ReviewOutput,
+) -> Result<StepOutcome, Halt> {
     let Some(marker) = marker(target.head_sha, target.finding_id) else {
         return Err(Halt::Failed("the head sha or finding id cannot mark a review".into()));
     };
@@ -94,7 +98,12 @@ pub(crate) async fn post<H: HttpClient>(rest: &Rest<'_, '_, H>, target: Target<'
 }
 
 /// The URL of our review for this head or this finding, if one exists.
-async fn find_ours<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, target: Target<'_>, marker: &str) -> Result<Option<Option<String>>, Halt> {
+async fn find_ours<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    repo_path: &str,
+    target: Target<'_>,
+    marker: &str,
+) -> Result<Option<Option<String>>, Halt> {
     let head_key = format!("<!-- agent-zero:review head={} ", target.head_sha.to_ascii_lowercase());
     let finding_key = format!(" finding={} -->", target.finding_id);
     let mut url = rest.url(&format!("/repos/{repo_path}/pulls/{}/reviews?per_page=100", target.number));
@@ -105,7 +114,9 @@ async fn find_ours<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, targe
         for review in page {
             let by_us = review.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(target.login));
             let first = review.body.as_deref().and_then(|b| b.lines().next()).unwrap_or_default();
-            let ours = first == marker || (first.starts_with("<!-- agent-zero:review head=") && (first.starts_with(&head_key) || first.ends_with(&finding_key)));
+            let ours = first == marker
+                || (first.starts_with("<!-- agent-zero:review head=")
+                    && (first.starts_with(&head_key) || first.ends_with(&finding_key)));
             if by_us && ours {
                 return Ok(Some(review.html_url));
             }

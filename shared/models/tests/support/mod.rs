@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelPolicy, ModelProvider, ModelSelection, ProviderConfig,
-    ProviderKind, SchemaName, Secret,
+    DecisionRequest, HttpProvider, ModelPolicy, ModelProvider, ModelSelection, ProviderConfig, ProviderKind,
+    SchemaName, Secret,
 };
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use serde_json::{Value, json};
@@ -26,12 +26,7 @@ pub struct FakeHttp<'a> {
 
 impl<'a> FakeHttp<'a> {
     pub fn new(clock: &'a ManualClock, latency_ms: u64, script: Vec<Scripted>) -> Self {
-        Self {
-            clock,
-            latency_ms,
-            script: RefCell::new(script.into()),
-            requests: RefCell::new(Vec::new()),
-        }
+        Self { clock, latency_ms, script: RefCell::new(script.into()), requests: RefCell::new(Vec::new()) }
     }
 
     pub fn request(&self, i: usize) -> http::Request<Vec<u8>> {
@@ -48,16 +43,10 @@ impl<'a> FakeHttp<'a> {
 }
 
 impl HttpClient for FakeHttp<'_> {
-    async fn send(
-        &self,
-        request: http::Request<Vec<u8>>,
-    ) -> Result<http::Response<Vec<u8>>, HttpError> {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         self.requests.borrow_mut().push(request);
         self.clock.advance(self.latency_ms);
-        self.script
-            .borrow_mut()
-            .pop_front()
-            .expect("the fake ran out of scripted responses")
+        self.script.borrow_mut().pop_front().expect("the fake ran out of scripted responses")
     }
 }
 
@@ -66,9 +55,7 @@ pub fn respond(status: u16, body: &Value) -> Scripted {
 }
 
 pub fn respond_with(status: u16, body: &Value, headers: &[(&str, &str)]) -> Scripted {
-    let mut builder = http::Response::builder()
-        .status(status)
-        .header("content-type", "application/json");
+    let mut builder = http::Response::builder().status(status).header("content-type", "application/json");
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }
@@ -135,11 +122,7 @@ pub fn decide_selected(
 }
 
 pub fn policy(provider: &str, name: &str) -> ModelPolicy {
-    ModelPolicy {
-        provider: provider.into(),
-        name: name.into(),
-        ..ModelPolicy::default()
-    }
+    ModelPolicy { provider: provider.into(), name: name.into(), ..ModelPolicy::default() }
 }
 
 pub fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
@@ -149,10 +132,7 @@ pub fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r
 /// Asserts the key travels only in `auth_header` (with `prefix`), never in
 /// the URL, the body or any other header.
 pub fn assert_key_only_in(request: &http::Request<Vec<u8>>, auth_header: &str, prefix: &str) {
-    assert_eq!(
-        header(request, auth_header),
-        Some(format!("{prefix}{KEY}").as_str())
-    );
+    assert_eq!(header(request, auth_header), Some(format!("{prefix}{KEY}").as_str()));
     assert!(request.headers().get(auth_header).unwrap().is_sensitive());
     assert!(!request.uri().to_string().contains(KEY));
     assert!(!String::from_utf8_lossy(request.body()).contains(KEY));
@@ -161,21 +141,12 @@ pub fn assert_key_only_in(request: &http::Request<Vec<u8>>, auth_header: &str, p
             assert!(!value.to_str().unwrap_or("").contains(KEY), "{name}");
         }
     }
-    assert!(
-        !format!("{request:?}").contains(KEY),
-        "Debug of the request shows the key"
-    );
+    assert!(!format!("{request:?}").contains(KEY), "Debug of the request shows the key");
 }
 
 /// Asserts neither `Display` nor `Debug` of `error` leaks the key.
 pub fn assert_redacted(error: &dyn std::fmt::Debug, display: &str) {
-    assert!(
-        !display.contains(KEY) && !display.contains(&KEY[..12]),
-        "{display}"
-    );
+    assert!(!display.contains(KEY) && !display.contains(&KEY[..12]), "{display}");
     let debug = format!("{error:?}");
-    assert!(
-        !debug.contains(KEY) && !debug.contains(&KEY[..12]),
-        "{debug}"
-    );
+    assert!(!debug.contains(KEY) && !debug.contains(&KEY[..12]), "{debug}");
 }

@@ -33,8 +33,15 @@ impl<C: HttpClient> CloudflareSandbox<C> {
         Self { client, base_url: base_url.into().trim_end_matches('/').to_owned(), api_key }
     }
 
-    async fn send(&self, operation: &'static str, method: http::Method, path: &str, body: Vec<u8>, timeout_ms: u64, what: &str)
-    -> Result<Vec<u8>, ProviderError> {
+    async fn send(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        path: &str,
+        body: Vec<u8>,
+        timeout_ms: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, ProviderError> {
         let call = Call { provider: NAME, operation, secret: &self.api_key };
         let builder = call
             .request(method, &format!("{}{path}", self.base_url))
@@ -73,7 +80,9 @@ fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
                 let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
                 exit = Some(value["exit_code"].as_i64().or_else(|| value["exitCode"].as_i64()).unwrap_or(-1) as i32);
             }
-            "error" => return Err(call.protocol(format!("exec error event: {}", data.chars().take(300).collect::<String>()))),
+            "error" => {
+                return Err(call.protocol(format!("exec error event: {}", data.chars().take(300).collect::<String>())));
+            }
             _ => {}
         }
     }
@@ -97,7 +106,11 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
         ProviderKind::Cloudflare
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         if request.network != NetworkPolicy::Full {
             // The bridge has no per-sandbox egress control: a `none` or
             // `restricted` lease cannot be honoured, so it is refused rather
@@ -106,10 +119,15 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
             return Err(ProviderError::Refused {
                 provider: NAME,
                 operation: "create sandbox",
-                reason: format!("network policy `{}` is not enforceable through the bridge; only `full` is", request.network.as_str()),
+                reason: format!(
+                    "network policy `{}` is not enforceable through the bridge; only `full` is",
+                    request.network.as_str()
+                ),
             });
         }
-        let bytes = self.send("create sandbox", http::Method::POST, "/v1/sandbox", b"{}".to_vec(), 60_000, &request.repository).await?;
+        let bytes = self
+            .send("create sandbox", http::Method::POST, "/v1/sandbox", b"{}".to_vec(), 60_000, &request.repository)
+            .await?;
         let created: Created = self.call("create sandbox").json(&bytes)?;
         if let Err(error) = checkout(self, &self.client, &created.id, ROOT, request, provision).await {
             let _ = self.stop(&created.id).await;
@@ -125,19 +143,30 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
             body["cwd"] = json!(cwd);
         }
         let path = format!("/v1/sandbox/{}/exec", encode(&sandbox.external_id));
-        let bytes = self.send("run", http::Method::POST, &path, body.to_string().into_bytes(), exec_deadline(exec.timeout_ms), &sandbox.external_id).await?;
+        let bytes = self
+            .send(
+                "run",
+                http::Method::POST,
+                &path,
+                body.to_string().into_bytes(),
+                exec_deadline(exec.timeout_ms),
+                &sandbox.external_id,
+            )
+            .await?;
         fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"))
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
         let full = sandbox.path(path);
-        let url = format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
+        let url =
+            format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
         self.send("read file", http::Method::GET, &url, Vec::new(), 60_000, path).await
     }
 
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
         let full = sandbox.path(path);
-        let url = format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
+        let url =
+            format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
         self.send("write file", http::Method::PUT, &url, content.to_vec(), 60_000, path).await?;
         Ok(())
     }

@@ -136,7 +136,11 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         ProviderKind::Custom
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         let archive = match provision.source {
             CheckoutSource::Archive { url, commit } => {
                 Some(Archive { url: url.expose(), commit, timeout_ms: provision.checkout_timeout_ms })
@@ -155,7 +159,9 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         })
         .map_err(|e| self.call("create lease").protocol(e.to_string()))?;
         let deadline = exec_deadline(provision.checkout_timeout_ms);
-        let bytes = self.json_call("create lease", http::Method::POST, "/v1/leases", Some(body), deadline, &request.repository).await?;
+        let bytes = self
+            .json_call("create lease", http::Method::POST, "/v1/leases", Some(body), deadline, &request.repository)
+            .await?;
         let created: Created = self.call("create lease").json(&bytes)?;
         // A server that does not say what it enforces enforces nothing.
         let network = created.enforced.and_then(|e| e.network).unwrap_or(agent_zero_contracts::NetworkPolicy::Full);
@@ -172,7 +178,16 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         })
         .map_err(|e| self.call("run").protocol(e.to_string()))?;
         let path = format!("/v1/leases/{}/run", encode(&sandbox.external_id));
-        let bytes = self.json_call("run", http::Method::POST, &path, Some(body), exec_deadline(exec.timeout_ms), &sandbox.external_id).await?;
+        let bytes = self
+            .json_call(
+                "run",
+                http::Method::POST,
+                &path,
+                Some(body),
+                exec_deadline(exec.timeout_ms),
+                &sandbox.external_id,
+            )
+            .await?;
         let r: RunResult = self.call("run").json(&bytes)?;
         Ok(ExecOutput {
             exit_code: r.exit_code,

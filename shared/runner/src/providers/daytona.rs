@@ -90,7 +90,11 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         ProviderKind::Daytona
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         let mut body = json!({
             "labels": { "agent-zero-task": request.task_id, "agent-zero-lease": provision.lease_id },
             "autoStopInterval": request.lease_ms.div_ceil(60_000),
@@ -100,8 +104,11 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
             body["networkAllowList"] = json!(self.restricted_allow);
         }
         let call = self.call("create sandbox");
-        let builder = self.authed(&call, http::Method::POST, &format!("{}/sandbox", self.api_url)).header("content-type", "application/json");
-        let (_, bytes) = call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &request.repository).await?;
+        let builder = self
+            .authed(&call, http::Method::POST, &format!("{}/sandbox", self.api_url))
+            .header("content-type", "application/json");
+        let (_, bytes) =
+            call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &request.repository).await?;
         let info: SandboxInfo = call.json(&bytes)?;
         if let Some(url) = &info.toolbox_proxy_url {
             self.toolbox_urls.borrow_mut().insert(info.id.clone(), url.trim_end_matches('/').to_owned());
@@ -133,7 +140,16 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         let builder = self
             .authed(&call, http::Method::POST, &format!("{toolbox}/{}/process/execute", encode(&sandbox.external_id)))
             .header("content-type", "application/json");
-        match call.send(&self.client, builder, body.to_string().into_bytes(), exec_deadline(exec.timeout_ms), &sandbox.external_id).await {
+        match call
+            .send(
+                &self.client,
+                builder,
+                body.to_string().into_bytes(),
+                exec_deadline(exec.timeout_ms),
+                &sandbox.external_id,
+            )
+            .await
+        {
             Ok((_, bytes)) => {
                 let response: ExecuteResponse = call.json(&bytes)?;
                 // Daytona merges stdout and stderr into `result`.
@@ -141,7 +157,9 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
             }
             // The toolbox answers 408 when the command outlived its `timeout`
             // (and has ended it); no answer in time is the same outcome.
-            Err(ProviderError::Http { source: HttpError::Timeout(_), .. } | ProviderError::Status { status: 408, .. }) => {
+            Err(
+                ProviderError::Http { source: HttpError::Timeout(_), .. } | ProviderError::Status { status: 408, .. },
+            ) => {
                 Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
             }
             Err(other) => Err(other),
@@ -151,7 +169,8 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
         let toolbox = self.toolbox(&sandbox.external_id).await?;
         let call = self.call("read file");
-        let url = format!("{toolbox}/{}/files/download?path={}", encode(&sandbox.external_id), encode(&sandbox.path(path)));
+        let url =
+            format!("{toolbox}/{}/files/download?path={}", encode(&sandbox.external_id), encode(&sandbox.path(path)));
         Ok(call.send(&self.client, self.authed(&call, http::Method::GET, &url), Vec::new(), 60_000, path).await?.1)
     }
 
@@ -159,7 +178,8 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         let toolbox = self.toolbox(&sandbox.external_id).await?;
         let call = self.call("write file");
         let boundary = "agent-zero-daytona-boundary-51c2";
-        let url = format!("{toolbox}/{}/files/upload?path={}", encode(&sandbox.external_id), encode(&sandbox.path(path)));
+        let url =
+            format!("{toolbox}/{}/files/upload?path={}", encode(&sandbox.external_id), encode(&sandbox.path(path)));
         let builder = self
             .authed(&call, http::Method::POST, &url)
             .header("content-type", format!("multipart/form-data; boundary={boundary}"));
@@ -170,7 +190,8 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
 
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
         let call = self.call("delete sandbox");
-        let builder = self.authed(&call, http::Method::DELETE, &format!("{}/sandbox/{}", self.api_url, encode(external_id)));
+        let builder =
+            self.authed(&call, http::Method::DELETE, &format!("{}/sandbox/{}", self.api_url, encode(external_id)));
         match call.send(&self.client, builder, Vec::new(), 60_000, external_id).await {
             Ok(_) | Err(ProviderError::NotFound { .. }) => {
                 self.toolbox_urls.borrow_mut().remove(external_id);

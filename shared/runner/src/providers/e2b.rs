@@ -127,7 +127,9 @@ impl<C: HttpClient> E2b<C> {
             return Ok(Some(token.clone()));
         }
         let call = self.call("connect");
-        let builder = call.request(http::Method::GET, &format!("{}/sandboxes/{}", self.api_url, encode(id))).header("x-api-key", self.api_key.expose());
+        let builder = call
+            .request(http::Method::GET, &format!("{}/sandboxes/{}", self.api_url, encode(id)))
+            .header("x-api-key", self.api_key.expose());
         let (_, body) = call.send(&self.client, builder, Vec::new(), 30_000, id).await?;
         let info: SandboxInfo = call.json(&body)?;
         let token = info.envd_access_token.map(Secret::new);
@@ -203,7 +205,11 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
         ProviderKind::E2b
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         if let Some(found) = self.find_by_lease(provision.lease_id).await? {
             // A replay (the edge crashed after creating it): the same
             // sandbox, its checkout redone in place (every step is idempotent).
@@ -228,7 +234,8 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
             .request(http::Method::POST, &format!("{}/sandboxes", self.api_url))
             .header("x-api-key", self.api_key.expose())
             .header("content-type", "application/json");
-        let (_, bytes) = call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &self.template).await?;
+        let (_, bytes) =
+            call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &self.template).await?;
         let info: SandboxInfo = call.json(&bytes)?;
         if let Some(token) = info.envd_access_token {
             self.envd_tokens.borrow_mut().insert(info.sandbox_id.clone(), Secret::new(token));
@@ -267,7 +274,10 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
             builder = builder.header("x-access-token", token.expose());
         }
         let deadline = exec_deadline(exec.timeout_ms);
-        let out = match call.send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id).await {
+        let out = match call
+            .send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id)
+            .await
+        {
             Ok((_, body)) => fold_process_stream(&body, &call)?,
             Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
                 ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() }

@@ -37,7 +37,11 @@ impl Call<'_> {
         let status = response.status().as_u16();
         let body = response.into_body();
         if status == 404 {
-            return Err(ProviderError::NotFound { provider: self.provider, operation: self.operation, what: what.to_owned() });
+            return Err(ProviderError::NotFound {
+                provider: self.provider,
+                operation: self.operation,
+                what: what.to_owned(),
+            });
         }
         if !(200..300).contains(&status) {
             let text = String::from_utf8_lossy(&body);
@@ -52,7 +56,11 @@ impl Call<'_> {
     }
 
     pub(crate) fn protocol(&self, reason: String) -> ProviderError {
-        ProviderError::Protocol { provider: self.provider, operation: self.operation, reason: self.secret.scrub(&reason) }
+        ProviderError::Protocol {
+            provider: self.provider,
+            operation: self.operation,
+            reason: self.secret.scrub(&reason),
+        }
     }
 }
 
@@ -71,7 +79,12 @@ fn scrub_http(secret: &Secret, error: agent_zero_ports::HttpError) -> agent_zero
 /// show the link.
 ///
 /// [`MAX_ARCHIVE_BYTES`]: crate::MAX_ARCHIVE_BYTES
-pub(crate) async fn fetch_archive<C: HttpClient>(client: &C, provider: &'static str, url: &Secret, timeout_ms: u64) -> Result<Vec<u8>, ProviderError> {
+pub(crate) async fn fetch_archive<C: HttpClient>(
+    client: &C,
+    provider: &'static str,
+    url: &Secret,
+    timeout_ms: u64,
+) -> Result<Vec<u8>, ProviderError> {
     let call = Call { provider, operation: "download checkout", secret: url };
     let builder = call.request(http::Method::GET, url.expose());
     let (_, body) = call.send(client, builder, Vec::new(), timeout_ms, "the checkout archive").await?;
@@ -124,7 +137,8 @@ pub(crate) fn multipart_file(boundary: &str, filename: &str, content: &[u8]) -> 
     let mut body = Vec::with_capacity(content.len() + 256);
     body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
     body.extend_from_slice(
-        format!("Content-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\n", filename.replace('"', "_")).as_bytes(),
+        format!("Content-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\n", filename.replace('"', "_"))
+            .as_bytes(),
     );
     body.extend_from_slice(b"Content-Type: application/octet-stream\r\n\r\n");
     body.extend_from_slice(content);

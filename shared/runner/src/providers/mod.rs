@@ -12,6 +12,6 @@ pub use cloudflare::CloudflareSandbox;
 pub use custom::CustomSandbox;
 pub use daytona::Daytona;
 pub use e2b::E2b;
-pub use http::shell_quote;
 pub(crate) use http::fetch_archive;
+pub use http::shell_quote;
 pub use vercel::VercelSandbox;

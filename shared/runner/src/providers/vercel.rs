@@ -9,7 +9,9 @@ use serde_json::json;
 
 use super::http::{Call, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git};
+use crate::provider::{
+    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git,
+};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "vercel";
@@ -50,7 +52,13 @@ struct CommandInfo {
 impl<C: HttpClient> VercelSandbox<C> {
     /// An adapter acting for `team_id` when given.
     pub fn new(client: C, token: Secret, team_id: Option<String>) -> Self {
-        Self { client, token, team_id, api_url: "https://api.vercel.com".into(), restricted_allow: vec!["github.com".into()] }
+        Self {
+            client,
+            token,
+            team_id,
+            api_url: "https://api.vercel.com".into(),
+            restricted_allow: vec!["github.com".into()],
+        }
     }
 
     /// Overrides the API base URL (tests).
@@ -62,14 +70,24 @@ impl<C: HttpClient> VercelSandbox<C> {
 
     fn url(&self, path: &str) -> String {
         match &self.team_id {
-            Some(team) => format!("{}{path}{}teamId={}", self.api_url, if path.contains('?') { '&' } else { '?' }, encode(team)),
+            Some(team) => {
+                format!("{}{path}{}teamId={}", self.api_url, if path.contains('?') { '&' } else { '?' }, encode(team))
+            }
             None => format!("{}{path}", self.api_url),
         }
     }
 
     #[allow(clippy::too_many_arguments)] // one request's fields, named at each call site
-    async fn send(&self, operation: &'static str, method: http::Method, path: &str, body: Vec<u8>, content_type: &str, timeout_ms: u64, what: &str)
-    -> Result<Vec<u8>, ProviderError> {
+    async fn send(
+        &self,
+        operation: &'static str,
+        method: http::Method,
+        path: &str,
+        body: Vec<u8>,
+        content_type: &str,
+        timeout_ms: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, ProviderError> {
         let call = Call { provider: NAME, operation, secret: &self.token };
         let builder = call
             .request(method, &self.url(path))
@@ -88,7 +106,11 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
         ProviderKind::Vercel
     }
 
-    async fn provision(&self, request: &SandboxRequest, provision: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
         let network = match request.network {
             NetworkPolicy::None => json!({ "mode": "deny-all" }),
             NetworkPolicy::Restricted => json!({ "mode": "custom", "allowedDomains": self.restricted_allow }),
@@ -112,7 +134,15 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
             "networkPolicy": network,
         });
         let bytes = self
-            .send("create sandbox", http::Method::POST, "/v1/sandboxes", body.to_string().into_bytes(), "application/json", 300_000, &request.repository)
+            .send(
+                "create sandbox",
+                http::Method::POST,
+                "/v1/sandboxes",
+                body.to_string().into_bytes(),
+                "application/json",
+                300_000,
+                &request.repository,
+            )
             .await?;
         let created: Created = self.call("create sandbox").json(&bytes)?;
         if let CheckoutSource::Archive { commit, .. } = provision.source {
@@ -135,30 +165,66 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
         let id = encode(&sandbox.external_id);
-        let body = json!({ "command": exec.argv[0], "args": exec.argv[1..], "cwd": sandbox.path(&exec.cwd), "env": exec.env });
+        let body =
+            json!({ "command": exec.argv[0], "args": exec.argv[1..], "cwd": sandbox.path(&exec.cwd), "env": exec.env });
         let bytes = self
-            .send("run", http::Method::POST, &format!("/v1/sandboxes/{id}/cmd"), body.to_string().into_bytes(), "application/json", 60_000, &sandbox.external_id)
+            .send(
+                "run",
+                http::Method::POST,
+                &format!("/v1/sandboxes/{id}/cmd"),
+                body.to_string().into_bytes(),
+                "application/json",
+                60_000,
+                &sandbox.external_id,
+            )
             .await?;
         let started: CommandEnvelope = self.call("run").json(&bytes)?;
         let cmd = encode(&started.command.id);
         let waited = self
-            .send("wait", http::Method::GET, &format!("/v1/sandboxes/{id}/cmd/{cmd}?wait=true"), Vec::new(), "application/json", exec_deadline(exec.timeout_ms), &started.command.id)
+            .send(
+                "wait",
+                http::Method::GET,
+                &format!("/v1/sandboxes/{id}/cmd/{cmd}?wait=true"),
+                Vec::new(),
+                "application/json",
+                exec_deadline(exec.timeout_ms),
+                &started.command.id,
+            )
             .await;
         let (exit_code, timed_out) = match waited {
             Ok(bytes) => (self.call("wait").json::<CommandEnvelope>(&bytes)?.command.exit_code.unwrap_or(-1), false),
             Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
                 let kill = json!({ "signal": 9 }).to_string().into_bytes();
-                let _ = self.send("kill", http::Method::POST, &format!("/v1/sandboxes/{id}/cmd/{cmd}/kill"), kill, "application/json", 30_000, &started.command.id).await;
+                let _ = self
+                    .send(
+                        "kill",
+                        http::Method::POST,
+                        &format!("/v1/sandboxes/{id}/cmd/{cmd}/kill"),
+                        kill,
+                        "application/json",
+                        30_000,
+                        &started.command.id,
+                    )
+                    .await;
                 (-1, true)
             }
             Err(other) => return Err(other),
         };
         let logs = self
-            .send("logs", http::Method::GET, &format!("/v1/sandboxes/{id}/cmd/{cmd}/logs"), Vec::new(), "application/json", 60_000, &started.command.id)
+            .send(
+                "logs",
+                http::Method::GET,
+                &format!("/v1/sandboxes/{id}/cmd/{cmd}/logs"),
+                Vec::new(),
+                "application/json",
+                60_000,
+                &started.command.id,
+            )
             .await?;
         let (mut stdout, mut stderr) = (String::new(), String::new());
         for line in String::from_utf8_lossy(&logs).lines().filter(|l| !l.trim().is_empty()) {
-            let entry: serde_json::Value = serde_json::from_str(line).map_err(|e| self.call("logs").protocol(e.to_string()))?;
+            let entry: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| self.call("logs").protocol(e.to_string()))?;
             let data = entry["data"].as_str().unwrap_or_default();
             match entry["stream"].as_str() {
                 Some("stderr") => stderr.push_str(data),

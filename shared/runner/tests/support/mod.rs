@@ -105,7 +105,8 @@ fn serve(script: &Mutex<Script>, mut request: tiny_http::Request) {
         Some(origin) => origin,
         None => format!("http://{}", headers.get("host").map_or("", String::as_str)),
     };
-    let seen = Seen { method: request.method().as_str().to_owned(), uri: format!("{origin}{}", request.url()), headers, body };
+    let seen =
+        Seen { method: request.method().as_str().to_owned(), uri: format!("{origin}{}", request.url()), headers, body };
     let answer = {
         let mut script = script.lock().unwrap();
         let answer = script.answers.pop_front();
@@ -136,9 +137,11 @@ impl HttpClient for Loopclient {
             let origin = format!("{scheme}://{authority}");
             parts.headers.insert(ORIGIN_HEADER, origin.parse().map_err(|_| HttpError::Transport("bad origin".into()))?);
             let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-            parts.uri = format!("http://{}{path}", self.address).parse().map_err(|_| HttpError::Transport("bad uri".into()))?;
+            parts.uri =
+                format!("http://{}{path}", self.address).parse().map_err(|_| HttpError::Transport("bad uri".into()))?;
         }
-        let request = self.agent.configure_request(http::Request::from_parts(parts, body)).timeout_global(timeout).build();
+        let request =
+            self.agent.configure_request(http::Request::from_parts(parts, body)).timeout_global(timeout).build();
         let response = self.agent.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
         let (parts, mut body) = response.into_parts();
         let bytes = body.read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;

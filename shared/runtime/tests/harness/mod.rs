@@ -9,14 +9,14 @@ use std::collections::{BTreeMap, VecDeque};
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
-    AgentDecision, ChangeRisk, CheckResult, ModelFinding, NetworkPolicy, ProposedChange, RunMode,
-    RunnerDescription, Severity, Trigger, Usage,
+    AgentDecision, ChangeRisk, CheckResult, ModelFinding, NetworkPolicy, ProposedChange, RunMode, RunnerDescription,
+    Severity, Trigger, Usage,
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 use agent_zero_runtime::{
-    Admission, AdmitError, Received, Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
-    Publication, Publisher, Queue, QueueError, Stimulus, TaskInput, Tick, TickError, TickOutcome,
-    TickReport, Workspace, WorkspaceError,
+    Admission, AdmitError, Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
+    Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError, TickOutcome, TickReport,
+    Workspace, WorkspaceError,
 };
 
 pub use agent_zero_ports::block_on;
@@ -66,8 +66,11 @@ pub struct ScriptedWorkspace {
 
 impl ScriptedWorkspace {
     pub fn new() -> Self {
-        let original: BTreeMap<String, String> =
-            [("Cargo.toml".to_owned(), "[package]\nname = \"demo\"\n".to_owned()), ("src/lib.rs".to_owned(), LIB.to_owned())].into();
+        let original: BTreeMap<String, String> = [
+            ("Cargo.toml".to_owned(), "[package]\nname = \"demo\"\n".to_owned()),
+            ("src/lib.rs".to_owned(), LIB.to_owned()),
+        ]
+        .into();
         Self {
             tree: RefCell::new(original.clone()),
             original,
@@ -91,7 +94,12 @@ impl Workspace for ScriptedWorkspace {
         }
         self.leases.set(self.leases.get() + 1);
         *self.tree.borrow_mut() = self.original.clone();
-        let runner = RunnerDescription { provider: "custom".into(), isolated: self.isolated, writable: request.writable, network: NetworkPolicy::Restricted };
+        let runner = RunnerDescription {
+            provider: "custom".into(),
+            isolated: self.isolated,
+            writable: request.writable,
+            network: NetworkPolicy::Restricted,
+        };
         Ok(Lease { id: format!("lease-{}", self.leases.get()), runner })
     }
     async fn list_files(&self, _: &Lease) -> Result<Vec<String>, WorkspaceError> {
@@ -107,7 +115,13 @@ impl Workspace for ScriptedWorkspace {
         }
         Ok(())
     }
-    async fn run(&self, _: &Lease, commands: &[Vec<String>], _: u64, _: &str) -> Result<Vec<CheckResult>, WorkspaceError> {
+    async fn run(
+        &self,
+        _: &Lease,
+        commands: &[Vec<String>],
+        _: u64,
+        _: &str,
+    ) -> Result<Vec<CheckResult>, WorkspaceError> {
         self.runs.set(self.runs.get() + 1);
         if let Some(path) = self.stray_change.borrow().clone() {
             self.tree.borrow_mut().insert(path, "stray".into());
@@ -159,7 +173,10 @@ impl Publisher for RecordingPublisher {
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         self.admitted.borrow_mut().push(received.task_id.clone());
-        self.admissions.borrow_mut().pop_front().unwrap_or_else(|| Err(AdmitError::Unavailable("GitHub: connection refused".into())))
+        self.admissions
+            .borrow_mut()
+            .pop_front()
+            .unwrap_or_else(|| Err(AdmitError::Unavailable("GitHub: connection refused".into())))
     }
 }
 
@@ -272,8 +289,7 @@ pub fn policy(yaml: &str) -> Policy {
 }
 
 /// A fix policy whose autofix allows source changes (`src/lib.rs` is behavioral).
-pub const FIX_POLICY: &str =
-    "mode: fix\nchecks:\n  - [cargo, test]\nautofix:\n  enabled: true\n  allowedChangeRisks: [mechanical, behavioral]\n";
+pub const FIX_POLICY: &str = "mode: fix\nchecks:\n  - [cargo, test]\nautofix:\n  enabled: true\n  allowedChangeRisks: [mechanical, behavioral]\n";
 
 pub fn stimulus(id: &str, mode: RunMode, policy: Policy) -> Stimulus {
     Stimulus {
@@ -313,10 +329,19 @@ pub fn claim() -> ModelFinding {
 }
 
 pub fn decision(finding: ModelFinding) -> ModelOutcome {
-    let changes = vec![ProposedChange { path: "src/lib.rs".into(), content: FIXED.into(), reason: "add must add".into() }];
-    decided(AgentDecision { finding, plan: vec!["replace - with +".into()], acceptance_criteria: vec!["add(1,1) == 2".into()], changes })
+    let changes =
+        vec![ProposedChange { path: "src/lib.rs".into(), content: FIXED.into(), reason: "add must add".into() }];
+    decided(AgentDecision {
+        finding,
+        plan: vec!["replace - with +".into()],
+        acceptance_criteria: vec!["add(1,1) == 2".into()],
+        changes,
+    })
 }
 
 pub fn decided(decision: AgentDecision) -> ModelOutcome {
-    ModelOutcome::Decided { decision, usage: Usage { input_tokens: 100, output_tokens: 20, latency_ms: 5, cost_usd: None } }
+    ModelOutcome::Decided {
+        decision,
+        usage: Usage { input_tokens: 100, output_tokens: 20, latency_ms: 5, cost_usd: None },
+    }
 }

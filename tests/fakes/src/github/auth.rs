@@ -41,11 +41,7 @@ pub(crate) fn credential(call: &RecordedCall) -> Option<&str> {
 
 /// Checks an App JWT; `Ok` is its issuer (`iss`, the App id or client id),
 /// `Err` GitHub's 401 message.
-pub(crate) fn check_jwt(
-    call: &RecordedCall,
-    app: Option<&App>,
-    now: u64,
-) -> Result<String, &'static str> {
+pub(crate) fn check_jwt(call: &RecordedCall, app: Option<&App>, now: u64) -> Result<String, &'static str> {
     const UNDECODABLE: &str = "A JSON web token could not be decoded";
     let bearer = call
         .header("authorization")
@@ -65,9 +61,7 @@ pub(crate) fn check_jwt(
         return Err(UNDECODABLE);
     }
     let (Some(iat), Some(exp)) = (claims["iat"].as_i64(), claims["exp"].as_i64()) else {
-        return Err(
-            "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued",
-        );
+        return Err("'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
     };
     let now = i64::try_from(now).unwrap_or(i64::MAX);
     if exp <= now {

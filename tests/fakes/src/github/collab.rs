@@ -19,17 +19,11 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
     if let Err(message) = check_jwt(call, state.app.as_ref(), now_secs()) {
         return error(401, message);
     }
-    let Some(id) = id
-        .parse::<u64>()
-        .ok()
-        .filter(|id| state.installations.contains_key(id))
-    else {
+    let Some(id) = id.parse::<u64>().ok().filter(|id| state.installations.contains_key(id)) else {
         return not_found();
     };
     let serial = state.fresh_id();
-    let digest = hex::encode(Sha256::digest(
-        format!("installation {id} token {serial}").as_bytes(),
-    ));
+    let digest = hex::encode(Sha256::digest(format!("installation {id} token {serial}").as_bytes()));
     let token = format!("ghs_{}", &digest[..36]);
     state.minted.push(token.clone());
     let requested = call.json().unwrap_or(Value::Null);
@@ -52,24 +46,16 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
     let number = |text: &str| text.parse::<u64>().ok();
     match (call.method.as_str(), rest) {
         ("POST", ["check-runs"]) => create_check_run(state, key, call),
-        ("PATCH", ["check-runs", id]) => {
-            number(id).map_or_else(not_found, |id| update_check_run(state, key, id, call))
-        }
+        ("PATCH", ["check-runs", id]) => number(id).map_or_else(not_found, |id| update_check_run(state, key, id, call)),
         ("GET", ["check-runs", id]) => number(id).map_or_else(not_found, |id| {
             find_check_run(state, key, id).map_or_else(not_found, |run| Reply::json(200, run))
         }),
-        ("GET", ["issues", n, "comments"]) => {
-            number(n).map_or_else(not_found, |n| list_comments(state, key, n, call))
-        }
+        ("GET", ["issues", n, "comments"]) => number(n).map_or_else(not_found, |n| list_comments(state, key, n, call)),
         ("POST", ["issues", n, "comments"]) => {
             number(n).map_or_else(not_found, |n| create_comment(state, key, n, call))
         }
         ("GET", ["issues", "comments", id]) => number(id).map_or_else(not_found, |id| {
-            let comment = state
-                .comments
-                .iter()
-                .find(|c| c.id == id && c.repo == key)
-                .cloned();
+            let comment = state.comments.iter().find(|c| c.id == id && c.repo == key).cloned();
             comment.map_or_else(not_found, |c| Reply::json(200, &state.comment_json(&c)))
         }),
         ("PATCH", ["issues", "comments", id]) => {
@@ -81,20 +67,12 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
             if state.comments.len() == before {
                 not_found()
             } else {
-                Reply {
-                    status: 204,
-                    headers: Vec::new(),
-                    body: Vec::new(),
-                    delay_ms: 0,
-                }
+                Reply { status: 204, headers: Vec::new(), body: Vec::new(), delay_ms: 0 }
             }
         }),
         ("POST", ["pulls"]) => create_pull(state, key, call),
         ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
-            let pull = state
-                .pulls
-                .iter()
-                .find(|(k, p)| k == key && p["number"] == n);
+            let pull = state.pulls.iter().find(|(k, p)| k == key && p["number"] == n);
             pull.map_or_else(not_found, |(_, p)| Reply::json(200, p))
         }),
         _ => not_found(),
@@ -102,17 +80,11 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
 }
 
 fn body_object(call: &RecordedCall) -> Result<Value, Reply> {
-    call.json()
-        .filter(Value::is_object)
-        .ok_or_else(|| error(400, "Problems parsing JSON"))
+    call.json().filter(Value::is_object).ok_or_else(|| error(400, "Problems parsing JSON"))
 }
 
 fn find_check_run<'a>(state: &'a State, key: &str, id: u64) -> Option<&'a Value> {
-    state
-        .check_runs
-        .iter()
-        .find(|(k, run)| k == key && run["id"] == id)
-        .map(|(_, run)| run)
+    state.check_runs.iter().find(|(k, run)| k == key && run["id"] == id).map(|(_, run)| run)
 }
 
 fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
@@ -121,10 +93,7 @@ fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply 
         Err(reply) => return reply,
     };
     let (Some(name), Some(head_sha)) = (body["name"].as_str(), body["head_sha"].as_str()) else {
-        return error(
-            422,
-            "Invalid request.\n\n\"name\", \"head_sha\" weren't supplied.",
-        );
+        return error(422, "Invalid request.\n\n\"name\", \"head_sha\" weren't supplied.");
     };
     let repo = &state.repos[key];
     if repo.git.commit(head_sha).is_none() {
@@ -161,11 +130,7 @@ fn update_check_run(state: &mut State, key: &str, id: u64, call: &RecordedCall) 
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let Some((_, run)) = state
-        .check_runs
-        .iter_mut()
-        .find(|(k, run)| k == key && run["id"] == id)
-    else {
+    let Some((_, run)) = state.check_runs.iter_mut().find(|(k, run)| k == key && run["id"] == id) else {
         return not_found();
     };
     apply_check_run_update(run, &body);
@@ -174,15 +139,7 @@ fn update_check_run(state: &mut State, key: &str, id: u64, call: &RecordedCall) 
 
 /// The fields a create or update may set; a conclusion completes the run.
 fn apply_check_run_update(run: &mut Value, body: &Value) {
-    for field in [
-        "name",
-        "details_url",
-        "external_id",
-        "status",
-        "started_at",
-        "completed_at",
-        "conclusion",
-    ] {
+    for field in ["name", "details_url", "external_id", "status", "started_at", "completed_at", "conclusion"] {
         if let Some(value) = body.get(field).filter(|v| !v.is_null()) {
             run[field] = value.clone();
         }
@@ -206,36 +163,17 @@ fn apply_check_run_update(run: &mut Value, body: &Value) {
 }
 
 fn list_comments(state: &State, key: &str, number: u64, call: &RecordedCall) -> Reply {
-    let per_page = call
-        .query_param("per_page")
-        .and_then(|p| p.parse::<usize>().ok())
-        .unwrap_or(PER_PAGE.0)
-        .clamp(1, PER_PAGE.1);
-    let page = call
-        .query_param("page")
-        .and_then(|p| p.parse::<usize>().ok())
-        .unwrap_or(1)
-        .max(1);
-    let all: Vec<&Comment> = state
-        .comments
-        .iter()
-        .filter(|c| c.repo == key && c.number == number)
-        .collect();
-    let items: Vec<Value> = all
-        .iter()
-        .skip((page - 1) * per_page)
-        .take(per_page)
-        .map(|c| state.comment_json(c))
-        .collect();
+    let per_page =
+        call.query_param("per_page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(PER_PAGE.0).clamp(1, PER_PAGE.1);
+    let page = call.query_param("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let all: Vec<&Comment> = state.comments.iter().filter(|c| c.repo == key && c.number == number).collect();
+    let items: Vec<Value> =
+        all.iter().skip((page - 1) * per_page).take(per_page).map(|c| state.comment_json(c)).collect();
     let mut reply = Reply::json(200, &Value::Array(items));
     let last = all.len().div_ceil(per_page).max(1);
     let repo = &state.repos[key];
-    let link_to = |p: usize| {
-        format!(
-            "<{}/issues/{number}/comments?per_page={per_page}&page={p}>",
-            state.urls(repo).api
-        )
-    };
+    let link_to =
+        |p: usize| format!("<{}/issues/{number}/comments?per_page={per_page}&page={p}>", state.urls(repo).api);
     let mut links = Vec::new();
     if page > 1 {
         links.push(format!("{}; rel=\"prev\"", link_to(page - 1)));
@@ -255,10 +193,7 @@ fn list_comments(state: &State, key: &str, number: u64, call: &RecordedCall) -> 
 
 fn comment_text(call: &RecordedCall) -> Result<String, Reply> {
     let body = body_object(call)?;
-    body["body"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| error(422, "Invalid request.\n\n\"body\" wasn't supplied."))
+    body["body"].as_str().map(str::to_owned).ok_or_else(|| error(422, "Invalid request.\n\n\"body\" wasn't supplied."))
 }
 
 fn create_comment(state: &mut State, key: &str, number: u64, call: &RecordedCall) -> Reply {
@@ -274,13 +209,7 @@ fn create_comment(state: &mut State, key: &str, number: u64, call: &RecordedCall
 }
 
 /// Adds a comment (seeded by a test or posted by the product).
-pub(crate) fn insert_comment(
-    state: &mut State,
-    key: &str,
-    number: u64,
-    login: &str,
-    body: &str,
-) -> Comment {
+pub(crate) fn insert_comment(state: &mut State, key: &str, number: u64, login: &str, body: &str) -> Comment {
     let id = state.fresh_id();
     let now = now_rfc3339();
     let comment = Comment {
@@ -304,11 +233,7 @@ fn update_comment(state: &mut State, key: &str, id: u64, call: &RecordedCall) ->
         Ok(text) => text,
         Err(reply) => return reply,
     };
-    let Some(comment) = state
-        .comments
-        .iter_mut()
-        .find(|c| c.id == id && c.repo == key)
-    else {
+    let Some(comment) = state.comments.iter_mut().find(|c| c.id == id && c.repo == key) else {
         return not_found();
     };
     comment.body = text;
@@ -322,15 +247,9 @@ fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let (Some(title), Some(head), Some(base)) = (
-        body["title"].as_str(),
-        body["head"].as_str(),
-        body["base"].as_str(),
-    ) else {
-        return error(
-            422,
-            "Invalid request.\n\n\"title\", \"head\", \"base\" weren't supplied.",
-        );
+    let (Some(title), Some(head), Some(base)) = (body["title"].as_str(), body["head"].as_str(), body["base"].as_str())
+    else {
+        return error(422, "Invalid request.\n\n\"title\", \"head\", \"base\" weren't supplied.");
     };
     let repo = &state.repos[key];
     let head_branch = head.rsplit_once(':').map_or(head, |(_, b)| b);
@@ -340,17 +259,12 @@ fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
     let Some(base_sha) = repo.git.refs.get(&format!("heads/{base}")).cloned() else {
         return validation_failed("PullRequest", "base", "invalid", None);
     };
-    let duplicate = state.pulls.iter().any(|(k, p)| {
-        k == key
-            && p["state"] == "open"
-            && p["head"]["ref"] == head_branch
-            && p["base"]["ref"] == base
-    });
+    let duplicate = state
+        .pulls
+        .iter()
+        .any(|(k, p)| k == key && p["state"] == "open" && p["head"]["ref"] == head_branch && p["base"]["ref"] == base);
     if duplicate {
-        let message = format!(
-            "A pull request already exists for {}:{head_branch}.",
-            repo.owner
-        );
+        let message = format!("A pull request already exists for {}:{head_branch}.", repo.owner);
         return validation_failed("PullRequest", "", "custom", Some(&message));
     }
     if repo.git.is_ancestor(&head_sha, &base_sha) {

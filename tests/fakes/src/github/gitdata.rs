@@ -13,9 +13,7 @@ use crate::server::Reply;
 use crate::time::now_rfc3339;
 
 pub(super) fn json_body(call: &RecordedCall) -> Result<Value, Reply> {
-    call.json()
-        .filter(Value::is_object)
-        .ok_or_else(|| error(400, "Problems parsing JSON"))
+    call.json().filter(Value::is_object).ok_or_else(|| error(400, "Problems parsing JSON"))
 }
 
 pub(super) fn create_blob(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
@@ -29,10 +27,7 @@ pub(super) fn create_blob(state: &mut State, key: &str, call: &RecordedCall) -> 
     let bytes = match body["encoding"].as_str().unwrap_or("utf-8") {
         "utf-8" | "utf8" => content.as_bytes().to_vec(),
         "base64" => {
-            let packed: String = content
-                .chars()
-                .filter(|c| !c.is_ascii_whitespace())
-                .collect();
+            let packed: String = content.chars().filter(|c| !c.is_ascii_whitespace()).collect();
             match STANDARD.decode(packed) {
                 Ok(bytes) => bytes,
                 Err(_) => {
@@ -41,19 +36,13 @@ pub(super) fn create_blob(state: &mut State, key: &str, call: &RecordedCall) -> 
             }
         }
         other => {
-            return error(
-                422,
-                &format!("Invalid request.\n\nencoding `{other}` is not supported."),
-            );
+            return error(422, &format!("Invalid request.\n\nencoding `{other}` is not supported."));
         }
     };
     let urls = state.urls(&state.repos[key]);
     let repo = state.repos.get_mut(key).expect("checked by the caller");
     let sha = repo.git.put_blob(&bytes);
-    Reply::json(
-        201,
-        &json!({"sha": sha, "url": format!("{}/git/blobs/{sha}", urls.api)}),
-    )
+    Reply::json(201, &json!({"sha": sha, "url": format!("{}/git/blobs/{sha}", urls.api)}))
 }
 
 pub(super) fn get_blob(state: &State, key: &str, sha: &str) -> Reply {
@@ -89,16 +78,8 @@ pub(super) fn create_tree(state: &mut State, key: &str, call: &RecordedCall) -> 
         None => FlatTree::new(),
     };
     for (index, entry) in entries.iter().enumerate() {
-        let Some(path) = entry["path"]
-            .as_str()
-            .filter(|p| !p.is_empty() && !p.starts_with('/'))
-        else {
-            return validation_failed(
-                "Tree",
-                &format!("tree[{index}].path"),
-                "missing_field",
-                None,
-            );
+        let Some(path) = entry["path"].as_str().filter(|p| !p.is_empty() && !p.starts_with('/')) else {
+            return validation_failed("Tree", &format!("tree[{index}].path"), "missing_field", None);
         };
         let mode = entry["mode"].as_str().unwrap_or(FILE_MODE).to_owned();
         let kind = entry["type"].as_str().unwrap_or("blob");
@@ -125,10 +106,7 @@ pub(super) fn create_tree(state: &mut State, key: &str, call: &RecordedCall) -> 
                 flat.insert(path.to_owned(), ("160000".to_owned(), sha.clone()));
             }
             _ => {
-                return error(
-                    422,
-                    &format!("tree.sha {} is not a valid {kind}", entry["sha"]),
-                );
+                return error(422, &format!("tree.sha {} is not a valid {kind}", entry["sha"]));
             }
         }
     }
@@ -142,11 +120,7 @@ pub(super) fn get_tree(state: &mut State, key: &str, reference: &str, recursive:
     let sha = if repo.git.tree(reference).is_some() {
         reference.to_owned()
     } else {
-        match repo
-            .git
-            .resolve(reference)
-            .and_then(|c| repo.git.commit(&c).map(|c| c.tree.clone()))
-        {
+        match repo.git.resolve(reference).and_then(|c| repo.git.commit(&c).map(|c| c.tree.clone())) {
             Some(tree) => tree,
             None => return not_found(),
         }
@@ -161,18 +135,11 @@ pub(super) fn create_commit(state: &mut State, key: &str, call: &RecordedCall) -
         Err(reply) => return reply,
     };
     let (Some(message), Some(tree)) = (body["message"].as_str(), body["tree"].as_str()) else {
-        return error(
-            422,
-            "Invalid request.\n\n\"message\", \"tree\" weren't supplied.",
-        );
+        return error(422, "Invalid request.\n\n\"message\", \"tree\" weren't supplied.");
     };
     let parents: Vec<String> = body["parents"]
         .as_array()
-        .map(|p| {
-            p.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
+        .map(|p| p.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
     let actor = state.login_of(call);
     let urls = state.urls(&state.repos[key]);
@@ -189,13 +156,10 @@ pub(super) fn create_commit(state: &mut State, key: &str, call: &RecordedCall) -
         parents,
         message: message.to_owned(),
         author_name: author["name"].as_str().unwrap_or(&actor).to_owned(),
-        author_email: author["email"].as_str().map_or_else(
-            || format!("{actor}@users.noreply.github.com"),
-            str::to_owned,
-        ),
-        date: author["date"]
+        author_email: author["email"]
             .as_str()
-            .map_or_else(now_rfc3339, str::to_owned),
+            .map_or_else(|| format!("{actor}@users.noreply.github.com"), str::to_owned),
+        date: author["date"].as_str().map_or_else(now_rfc3339, str::to_owned),
     };
     let sha = repo.git.put_commit(commit.clone());
     Reply::json(201, &urls.git_commit(&sha, &commit))

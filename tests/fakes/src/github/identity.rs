@@ -75,11 +75,7 @@ pub(crate) fn authenticated_app(state: &State, call: &RecordedCall) -> Reply {
         Err(_) => (stable_number(&issuer), issuer.clone()),
     };
     let slug = &state.app_slug;
-    let owner = state
-        .installations
-        .values()
-        .next()
-        .map_or("agent-zero", String::as_str);
+    let owner = state.installations.values().next().map_or("agent-zero", String::as_str);
     Reply::json(
         200,
         &json!({

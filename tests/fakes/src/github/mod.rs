@@ -84,14 +84,8 @@ impl FakeGitHub {
             ..State::default()
         }));
         let handler_state = Arc::clone(&state);
-        let server = Loopback::start(
-            "fake-github",
-            Arc::new(move |call| routes::handle(&handler_state, call)),
-        );
-        state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .base_url = server.url().to_owned();
+        let server = Loopback::start("fake-github", Arc::new(move |call| routes::handle(&handler_state, call)));
+        state.lock().unwrap_or_else(PoisonError::into_inner).base_url = server.url().to_owned();
         Self { state, server }
     }
 
@@ -107,13 +101,7 @@ impl FakeGitHub {
     /// Seeds a public repository whose `default_branch` holds `files`
     /// (path, content) in one commit; returns that commit's sha. Replaces a
     /// repository of the same name.
-    pub fn add_repo(
-        &self,
-        owner: &str,
-        repo: &str,
-        default_branch: &str,
-        files: &[(&str, &str)],
-    ) -> String {
+    pub fn add_repo(&self, owner: &str, repo: &str, default_branch: &str, files: &[(&str, &str)]) -> String {
         self.seed(owner, repo, default_branch, None, files)
     }
 
@@ -134,27 +122,11 @@ impl FakeGitHub {
     /// Seeds the fixture's repository at its real head commit and files.
     pub fn add_fixture(&self, fixture: &FixtureRepo) {
         let files = fixture.files();
-        let files: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
-        self.add_repo_at_commit(
-            fixture.owner(),
-            fixture.name(),
-            fixture.branch(),
-            &fixture.head_sha(),
-            &files,
-        );
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        self.add_repo_at_commit(fixture.owner(), fixture.name(), fixture.branch(), &fixture.head_sha(), &files);
     }
 
-    fn seed(
-        &self,
-        owner: &str,
-        name: &str,
-        branch: &str,
-        sha: Option<&str>,
-        files: &[(&str, &str)],
-    ) -> String {
+    fn seed(&self, owner: &str, name: &str, branch: &str, sha: Option<&str>, files: &[(&str, &str)]) -> String {
         self.with(|state| {
             let mut git = GitStore::default();
             let flat = git.flat_from_files(files);
@@ -204,25 +176,12 @@ impl FakeGitHub {
     ///
     /// # Panics
     /// When the repository was not seeded.
-    pub fn set_file(
-        &self,
-        owner: &str,
-        repo: &str,
-        branch: &str,
-        path: &str,
-        content: &str,
-    ) -> String {
+    pub fn set_file(&self, owner: &str, repo: &str, branch: &str, path: &str, content: &str) -> String {
         self.with(|state| {
             let repo = expect_repo(state, owner, repo);
-            let parent = repo
-                .git
-                .resolve(&format!("heads/{branch}"))
-                .or_else(|| repo.git.resolve(&repo.default_branch));
-            let mut flat = parent
-                .as_deref()
-                .and_then(|p| repo.git.files_at(p))
-                .cloned()
-                .unwrap_or_default();
+            let parent =
+                repo.git.resolve(&format!("heads/{branch}")).or_else(|| repo.git.resolve(&repo.default_branch));
+            let mut flat = parent.as_deref().and_then(|p| repo.git.files_at(p)).cloned().unwrap_or_default();
             let blob = repo.git.put_blob(content.as_bytes());
             flat.insert(path.to_owned(), (store::FILE_MODE.to_owned(), blob));
             let tree = repo.git.put_tree(flat);
@@ -241,14 +200,7 @@ impl FakeGitHub {
 
     /// The commit a branch points at now.
     pub fn branch_sha(&self, owner: &str, repo: &str, branch: &str) -> Option<String> {
-        self.with(|state| {
-            state
-                .repo_mut(owner, repo)?
-                .git
-                .refs
-                .get(&format!("heads/{branch}"))
-                .cloned()
-        })
+        self.with(|state| state.repo_mut(owner, repo)?.git.refs.get(&format!("heads/{branch}")).cloned())
     }
 
     /// The text of `path` at a ref (branch, tag or commit sha): to assert
@@ -258,8 +210,7 @@ impl FakeGitHub {
             let git = &state.repo_mut(owner, repo)?.git;
             let sha = git.resolve(git_ref)?;
             let (_, blob) = git.files_at(&sha)?.get(path)?;
-            git.blob(blob)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
+            git.blob(blob).map(|b| String::from_utf8_lossy(b).into_owned())
         })
     }
 
@@ -278,23 +229,13 @@ impl FakeGitHub {
     /// # Panics
     /// When `public_key_pem` is not an RSA public key.
     pub fn register_app(&self, app_id: &str, public_key_pem: Option<&str>) {
-        let key = public_key_pem
-            .map(|pem| auth::public_key(pem).unwrap_or_else(|e| panic!("register_app: {e}")));
-        self.with(|state| {
-            state.app = Some(auth::App {
-                id: app_id.to_owned(),
-                key,
-            })
-        });
+        let key = public_key_pem.map(|pem| auth::public_key(pem).unwrap_or_else(|e| panic!("register_app: {e}")));
+        self.with(|state| state.app = Some(auth::App { id: app_id.to_owned(), key }));
     }
 
     /// Adds an App installation that can mint tokens.
     pub fn add_installation(&self, installation_id: u64, account: &str) {
-        self.with(|state| {
-            state
-                .installations
-                .insert(installation_id, account.to_owned())
-        });
+        self.with(|state| state.installations.insert(installation_id, account.to_owned()));
     }
 
     /// The installation tokens minted so far (for secret-leak scans).
@@ -323,14 +264,7 @@ impl FakeGitHub {
     ///
     /// # Panics
     /// When the repository was not seeded.
-    pub fn add_comment(
-        &self,
-        owner: &str,
-        repo: &str,
-        number: u64,
-        login: &str,
-        body: &str,
-    ) -> u64 {
+    pub fn add_comment(&self, owner: &str, repo: &str, number: u64, login: &str, body: &str) -> u64 {
         self.with(|state| {
             expect_repo(state, owner, repo);
             collab::insert_comment(state, &repo_key(owner, repo), number, login, body).id
@@ -341,12 +275,8 @@ impl FakeGitHub {
     pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Vec<Value> {
         self.with(|state| {
             let key = repo_key(owner, repo);
-            let comments: Vec<_> = state
-                .comments
-                .iter()
-                .filter(|c| c.repo == key && c.number == number)
-                .cloned()
-                .collect();
+            let comments: Vec<_> =
+                state.comments.iter().filter(|c| c.repo == key && c.number == number).cloned().collect();
             comments.iter().map(|c| state.comment_json(c)).collect()
         })
     }
@@ -355,12 +285,7 @@ impl FakeGitHub {
     pub fn check_runs(&self, owner: &str, repo: &str) -> Vec<Value> {
         self.with(|state| {
             let key = repo_key(owner, repo);
-            state
-                .check_runs
-                .iter()
-                .filter(|(k, _)| *k == key)
-                .map(|(_, run)| run.clone())
-                .collect()
+            state.check_runs.iter().filter(|(k, _)| *k == key).map(|(_, run)| run.clone()).collect()
         })
     }
 
@@ -368,12 +293,7 @@ impl FakeGitHub {
     pub fn pulls(&self, owner: &str, repo: &str) -> Vec<Value> {
         self.with(|state| {
             let key = repo_key(owner, repo);
-            state
-                .pulls
-                .iter()
-                .filter(|(k, _)| *k == key)
-                .map(|(_, pull)| pull.clone())
-                .collect()
+            state.pulls.iter().filter(|(k, _)| *k == key).map(|(_, pull)| pull.clone()).collect()
         })
     }
 
@@ -382,22 +302,12 @@ impl FakeGitHub {
     /// instead (once; faults queue in order). E.g. 403 with
     /// `x-ratelimit-remaining: 0` and `x-ratelimit-reset`, 429 with
     /// `retry-after`, or 500.
-    pub fn fail_next(
-        &self,
-        method: &str,
-        path_prefix: &str,
-        status: u16,
-        headers: &[(&str, &str)],
-        body: &str,
-    ) {
+    pub fn fail_next(&self, method: &str, path_prefix: &str, status: u16, headers: &[(&str, &str)], body: &str) {
         let fault = Fault {
             method: method.to_owned(),
             path_prefix: path_prefix.to_owned(),
             status,
-            headers: headers
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-                .collect(),
+            headers: headers.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect(),
             body: body.to_owned(),
         };
         self.with(|state| state.faults.push_back(fault));
@@ -419,9 +329,7 @@ impl FakeGitHub {
     pub fn calls_matching(&self, method: &str, path_prefix: &str) -> Vec<RecordedCall> {
         self.calls()
             .into_iter()
-            .filter(|c| {
-                c.method.eq_ignore_ascii_case(method) && c.decoded_path().starts_with(path_prefix)
-            })
+            .filter(|c| c.method.eq_ignore_ascii_case(method) && c.decoded_path().starts_with(path_prefix))
             .collect()
     }
 
@@ -432,7 +340,5 @@ impl FakeGitHub {
 }
 
 fn expect_repo<'a>(state: &'a mut State, owner: &str, repo: &str) -> &'a mut Repo {
-    state
-        .repo_mut(owner, repo)
-        .unwrap_or_else(|| panic!("FakeGitHub: {owner}/{repo} was not seeded (add_repo)"))
+    state.repo_mut(owner, repo).unwrap_or_else(|| panic!("FakeGitHub: {owner}/{repo} was not seeded (add_repo)"))
 }

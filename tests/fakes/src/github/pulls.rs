@@ -44,7 +44,14 @@ impl FakeGitHub {
     ///
     /// # Panics
     /// When the repository was not seeded.
-    pub fn open_pull_request(&self, owner: &str, repo: &str, head_branch: &str, head_sha: &str, changes: &[(&str, Option<&str>)]) -> u64 {
+    pub fn open_pull_request(
+        &self,
+        owner: &str,
+        repo: &str,
+        head_branch: &str,
+        head_sha: &str,
+        changes: &[(&str, Option<&str>)],
+    ) -> u64 {
         self.with(|state| {
             let key = repo_key(owner, repo);
             let base_url = state.base_url.clone();
@@ -136,8 +143,12 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
     match (call.method.as_str(), rest.get(2).copied()) {
         ("GET", Some("files")) => files(state, call, key, &pull),
         ("GET", Some("reviews")) => {
-            let listed: Vec<Value> =
-                state.reviews.iter().filter(|(k, r)| k == key && r["number"] == number).map(|(_, r)| r["review"].clone()).collect();
+            let listed: Vec<Value> = state
+                .reviews
+                .iter()
+                .filter(|(k, r)| k == key && r["number"] == number)
+                .map(|(_, r)| r["review"].clone())
+                .collect();
             Reply::json(200, &Value::Array(listed))
         }
         ("POST", Some("reviews")) => create_review(state, call, key, &pull),
@@ -156,7 +167,8 @@ struct Changed {
 
 fn changed_files(state: &State, key: &str, pull: &Value) -> Vec<Changed> {
     let git = &state.repos[key].git;
-    let (base, head) = (pull["base"]["sha"].as_str().unwrap_or_default(), pull["head"]["sha"].as_str().unwrap_or_default());
+    let (base, head) =
+        (pull["base"]["sha"].as_str().unwrap_or_default(), pull["head"]["sha"].as_str().unwrap_or_default());
     let empty = Default::default();
     let (old, new) = (git.files_at(base).unwrap_or(&empty), git.files_at(head).unwrap_or(&empty));
     let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
@@ -179,10 +191,17 @@ fn changed_files(state: &State, key: &str, pull: &Value) -> Vec<Changed> {
             out.push(Changed { path: path.clone(), status, additions: 0, deletions: 0, patch: None });
             continue;
         }
-        let (a_text, b_text) = (String::from_utf8_lossy(&a_bytes).into_owned(), String::from_utf8_lossy(&b_bytes).into_owned());
+        let (a_text, b_text) =
+            (String::from_utf8_lossy(&a_bytes).into_owned(), String::from_utf8_lossy(&b_bytes).into_owned());
         let hunks = diff(&a_text.lines().collect::<Vec<_>>(), &b_text.lines().collect::<Vec<_>>());
         let count = |c: char| hunks.iter().flat_map(|h| &h.lines).filter(|l| l.starts_with(c)).count();
-        out.push(Changed { path: path.clone(), status, additions: count('+'), deletions: count('-'), patch: Some(hunks) });
+        out.push(Changed {
+            path: path.clone(),
+            status,
+            additions: count('+'),
+            deletions: count('-'),
+            patch: Some(hunks),
+        });
     }
     out
 }
@@ -220,7 +239,8 @@ fn files(state: &State, call: &RecordedCall, key: &str, pull: &Value) -> Reply {
     if page * per_page < all.len() {
         let number = pull["number"].as_u64().unwrap_or_default();
         let next = format!("{}/pulls/{number}/files?per_page={per_page}&page={}", urls.api, page + 1);
-        let last = format!("{}/pulls/{number}/files?per_page={per_page}&page={}", urls.api, all.len().div_ceil(per_page));
+        let last =
+            format!("{}/pulls/{number}/files?per_page={per_page}&page={}", urls.api, all.len().div_ceil(per_page));
         reply = reply.with_header("link", &format!("<{next}>; rel=\"next\", <{last}>; rel=\"last\""));
     }
     reply
@@ -417,7 +437,13 @@ mod tests {
         let a: Vec<&str> = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11".lines().collect();
         let mut b = a.clone();
         b[10] = "eleven";
-        let changed = [Changed { path: "f.txt".into(), status: "modified", additions: 1, deletions: 1, patch: Some(diff(&a, &b)) }];
+        let changed = [Changed {
+            path: "f.txt".into(),
+            status: "modified",
+            additions: 1,
+            deletions: 1,
+            patch: Some(diff(&a, &b)),
+        }];
         let at = |line: u64, start: Option<u64>| {
             let mut c = json!({"path": "f.txt", "line": line, "side": "RIGHT", "body": "x"});
             if let Some(s) = start {
@@ -428,7 +454,10 @@ mod tests {
         assert_eq!(at(11, None), Ok(()));
         assert_eq!(at(11, Some(8)), Ok(()));
         assert_eq!(at(7, None), Err("Line could not be resolved"));
-        assert_eq!(at(11, Some(7)), Err("Pull request review thread start line must be part of the same hunk as the line."));
+        assert_eq!(
+            at(11, Some(7)),
+            Err("Pull request review thread start line must be part of the same hunk as the line.")
+        );
         assert_eq!(at(11, Some(11)), Err("Pull request review thread start line must precede the end line."));
         let elsewhere = json!({"path": "g.txt", "line": 1, "body": "x"});
         assert_eq!(check_comment(&changed, &elsewhere), Err("Pull request review thread path is invalid"));

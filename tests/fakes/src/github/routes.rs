@@ -8,9 +8,7 @@ use serde_json::{Value, json};
 
 use super::auth::credential;
 use super::collab;
-use super::gitdata::{
-    create_blob, create_commit, create_tree, get_blob, get_git_commit, get_tree, json_body,
-};
+use super::gitdata::{create_blob, create_commit, create_tree, get_blob, get_git_commit, get_tree, json_body};
 use super::identity;
 use super::state::{State, repo_key};
 use super::store::FlatTree;
@@ -35,21 +33,14 @@ fn standard_headers(reply: Reply, served: u64) -> Reply {
         ("x-github-media-type", "github.v3; format=json".to_owned()),
         ("x-github-request-id", format!("FAKE:{served:08X}")),
         ("x-ratelimit-limit", "5000".to_owned()),
-        (
-            "x-ratelimit-remaining",
-            5000u64.saturating_sub(served).to_string(),
-        ),
+        ("x-ratelimit-remaining", 5000u64.saturating_sub(served).to_string()),
         ("x-ratelimit-reset", reset),
         ("x-ratelimit-used", served.to_string()),
         ("x-ratelimit-resource", "core".to_owned()),
     ];
     let mut reply = reply;
     for (name, value) in defaults {
-        if !reply
-            .headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-        {
+        if !reply.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
             reply.headers.push((name.to_owned(), value));
         }
     }
@@ -61,10 +52,7 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
     if let Some(fault) = state.take_fault(&call.method, &decoded) {
         let mut reply = Reply {
             status: fault.status,
-            headers: vec![(
-                "content-type".into(),
-                "application/json; charset=utf-8".into(),
-            )],
+            headers: vec![("content-type".into(), "application/json; charset=utf-8".into())],
             body: fault.body.into_bytes(),
             delay_ms: 0,
         };
@@ -73,12 +61,8 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
         }
         return reply;
     }
-    let segments: Vec<String> = call
-        .path
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s, false))
-        .collect();
+    let segments: Vec<String> =
+        call.path.split('/').filter(|s| !s.is_empty()).map(|s| percent_decode(s, false)).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     if let Some(reply) = super::archive::route(state, call, &segments, authenticate) {
         return reply;
@@ -109,10 +93,7 @@ fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str) -> 
         Some(token) if state.tokens.iter().chain(&state.minted).any(|t| t == token) => None,
         Some(_) => Some(error(401, "Bad credentials")),
         None => {
-            let public = state
-                .repos
-                .get(&repo_key(owner, name))
-                .is_some_and(|r| !r.private);
+            let public = state.repos.get(&repo_key(owner, name)).is_some_and(|r| !r.private);
             match call.method.as_str() {
                 "GET" if public => None,
                 // A private repository does not exist for an anonymous caller.
@@ -123,13 +104,7 @@ fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str) -> 
     }
 }
 
-fn repo_route(
-    state: &mut State,
-    call: &RecordedCall,
-    owner: &str,
-    name: &str,
-    rest: &[&str],
-) -> Reply {
+fn repo_route(state: &mut State, call: &RecordedCall, owner: &str, name: &str, rest: &[&str]) -> Reply {
     let key = repo_key(owner, name);
     if !state.repos.contains_key(&key) {
         return not_found();
@@ -137,15 +112,11 @@ fn repo_route(
     let method = call.method.as_str();
     match (method, rest) {
         ("GET", []) => repository(state, &key),
-        ("GET", ["commits", reference @ ..]) if !reference.is_empty() => {
-            commit(state, &key, &reference.join("/"))
-        }
+        ("GET", ["commits", reference @ ..]) if !reference.is_empty() => commit(state, &key, &reference.join("/")),
         ("GET", ["git", "ref", reference @ ..]) if !reference.is_empty() => {
             get_ref(state, &key, &reference.join("/"), false)
         }
-        ("GET", ["git", "refs", reference @ ..]) => {
-            get_ref(state, &key, &reference.join("/"), true)
-        }
+        ("GET", ["git", "refs", reference @ ..]) => get_ref(state, &key, &reference.join("/"), true),
         ("POST", ["git", "refs"]) => create_ref(state, &key, call),
         ("PATCH", ["git", "refs", reference @ ..]) if !reference.is_empty() => {
             update_ref(state, &key, &reference.join("/"), call)
@@ -153,15 +124,11 @@ fn repo_route(
         ("DELETE", ["git", "refs", reference @ ..]) if !reference.is_empty() => {
             delete_ref(state, &key, &reference.join("/"))
         }
-        ("GET", ["contents", path @ ..]) => {
-            contents(state, &key, &path.join("/"), call.query_param("ref"))
-        }
+        ("GET", ["contents", path @ ..]) => contents(state, &key, &path.join("/"), call.query_param("ref")),
         ("POST", ["git", "blobs"]) => create_blob(state, &key, call),
         ("GET", ["git", "blobs", sha]) => get_blob(state, &key, sha),
         ("POST", ["git", "trees"]) => create_tree(state, &key, call),
-        ("GET", ["git", "trees", sha]) => {
-            get_tree(state, &key, sha, call.query_param("recursive").is_some())
-        }
+        ("GET", ["git", "trees", sha]) => get_tree(state, &key, sha, call.query_param("recursive").is_some()),
         ("POST", ["git", "commits"]) => create_commit(state, &key, call),
         ("GET", ["git", "commits", sha]) => get_git_commit(state, &key, sha),
         ("GET" | "POST", ["pulls", _, "files" | "reviews"]) => super::pulls::route(state, call, &key, rest),
@@ -197,19 +164,10 @@ fn repository(state: &State, key: &str) -> Reply {
 
 fn commit(state: &State, key: &str, reference: &str) -> Reply {
     let repo = &state.repos[key];
-    let Some((sha, commit)) = repo
-        .git
-        .resolve(reference)
-        .and_then(|s| repo.git.commit(&s).map(|c| (s, c)))
-    else {
+    let Some((sha, commit)) = repo.git.resolve(reference).and_then(|s| repo.git.commit(&s).map(|c| (s, c))) else {
         return error(422, &format!("No commit found for SHA: {reference}"));
     };
-    Reply::json(
-        200,
-        &state
-            .urls(repo)
-            .rest_commit(&state.base_url, &sha, commit, &repo.git),
-    )
+    Reply::json(200, &state.urls(repo).rest_commit(&state.base_url, &sha, commit, &repo.git))
 }
 
 fn get_ref(state: &State, key: &str, name: &str, list: bool) -> Reply {
@@ -218,18 +176,9 @@ fn get_ref(state: &State, key: &str, name: &str, list: bool) -> Reply {
     if let Some(sha) = repo.git.refs.get(name) {
         return Reply::json(200, &urls.git_ref(name, sha));
     }
-    let matching: Vec<Value> = repo
-        .git
-        .refs
-        .iter()
-        .filter(|(n, _)| n.starts_with(name))
-        .map(|(n, sha)| urls.git_ref(n, sha))
-        .collect();
-    if list && !matching.is_empty() {
-        Reply::json(200, &Value::Array(matching))
-    } else {
-        not_found()
-    }
+    let matching: Vec<Value> =
+        repo.git.refs.iter().filter(|(n, _)| n.starts_with(name)).map(|(n, sha)| urls.git_ref(n, sha)).collect();
+    if list && !matching.is_empty() { Reply::json(200, &Value::Array(matching)) } else { not_found() }
 }
 
 fn create_ref(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
@@ -238,15 +187,9 @@ fn create_ref(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
         Err(reply) => return reply,
     };
     let (Some(full), Some(sha)) = (body["ref"].as_str(), body["sha"].as_str()) else {
-        return error(
-            422,
-            "Invalid request.\n\n\"ref\", \"sha\" weren't supplied.",
-        );
+        return error(422, "Invalid request.\n\n\"ref\", \"sha\" weren't supplied.");
     };
-    let Some(name) = full
-        .strip_prefix("refs/")
-        .filter(|n| n.contains('/') && !n.ends_with('/'))
-    else {
+    let Some(name) = full.strip_prefix("refs/").filter(|n| n.contains('/') && !n.ends_with('/')) else {
         return error(422, "Reference name is invalid");
     };
     let urls = state.urls(&state.repos[key]);
@@ -288,26 +231,15 @@ fn update_ref(state: &mut State, key: &str, name: &str, call: &RecordedCall) -> 
 fn delete_ref(state: &mut State, key: &str, name: &str) -> Reply {
     let repo = state.repos.get_mut(key).expect("checked by the caller");
     match repo.git.refs.remove(name) {
-        Some(_) => Reply {
-            status: 204,
-            headers: Vec::new(),
-            body: Vec::new(),
-            delay_ms: 0,
-        },
+        Some(_) => Reply { status: 204, headers: Vec::new(), body: Vec::new(), delay_ms: 0 },
         None => error(422, "Reference does not exist"),
     }
 }
 
 fn contents(state: &State, key: &str, path: &str, reference: Option<&str>) -> Reply {
     let repo = &state.repos[key];
-    let reference = reference
-        .filter(|r| !r.is_empty())
-        .unwrap_or(&repo.default_branch);
-    let Some(files) = repo
-        .git
-        .resolve(reference)
-        .and_then(|sha| repo.git.files_at(&sha))
-    else {
+    let reference = reference.filter(|r| !r.is_empty()).unwrap_or(&repo.default_branch);
+    let Some(files) = repo.git.resolve(reference).and_then(|sha| repo.git.files_at(&sha)) else {
         return error(404, &format!("No commit found for the ref {reference}"));
     };
     let urls = state.urls(repo);
@@ -317,11 +249,7 @@ fn contents(state: &State, key: &str, path: &str, reference: Option<&str>) -> Re
         return Reply::json(200, &urls.content_file(path, reference, sha, bytes));
     }
     // A directory: its direct children, files and directories.
-    let prefix = if path.is_empty() {
-        String::new()
-    } else {
-        format!("{path}/")
-    };
+    let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
     let mut children: Vec<Value> = Vec::new();
     let mut dirs: Vec<String> = Vec::new();
     for (file, (_, sha)) in files.iter().filter(|(f, _)| f.starts_with(&prefix)) {
@@ -341,10 +269,7 @@ fn contents(state: &State, key: &str, path: &str, reference: Option<&str>) -> Re
         let full = format!("{prefix}{dir}");
         let sub: FlatTree = files
             .iter()
-            .filter_map(|(p, e)| {
-                p.strip_prefix(&format!("{full}/"))
-                    .map(|r| (r.to_owned(), e.clone()))
-            })
+            .filter_map(|(p, e)| p.strip_prefix(&format!("{full}/")).map(|r| (r.to_owned(), e.clone())))
             .collect();
         // Directory shas are computed the way the store names trees.
         let mut scratch = super::store::GitStore::default();

@@ -74,11 +74,7 @@ pub(crate) struct State {
 
 /// The map key of a repository (GitHub names are case-insensitive).
 pub(crate) fn repo_key(owner: &str, name: &str) -> String {
-    format!(
-        "{}/{}",
-        owner.to_ascii_lowercase(),
-        name.to_ascii_lowercase()
-    )
+    format!("{}/{}", owner.to_ascii_lowercase(), name.to_ascii_lowercase())
 }
 
 impl State {
@@ -109,9 +105,10 @@ impl State {
                 body: r#"{"message":"Service Unavailable"}"#.to_owned(),
             });
         }
-        let index = self.faults.iter().position(|f| {
-            f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix)
-        })?;
+        let index = self
+            .faults
+            .iter()
+            .position(|f| f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix))?;
         self.faults.remove(index)
     }
 
@@ -137,10 +134,8 @@ impl State {
     /// The JSON of a comment.
     pub(crate) fn comment_json(&self, comment: &Comment) -> Value {
         let (owner, name) = comment.repo.split_once('/').unwrap_or_default();
-        let (owner, name) = self
-            .repos
-            .get(&comment.repo)
-            .map_or((owner, name), |r| (r.owner.as_str(), r.name.as_str()));
+        let (owner, name) =
+            self.repos.get(&comment.repo).map_or((owner, name), |r| (r.owner.as_str(), r.name.as_str()));
         let urls = RepoUrls::new(&self.base_url, owner, name);
         serde_json::json!({
             "id": comment.id,

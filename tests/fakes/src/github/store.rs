@@ -53,9 +53,7 @@ impl GitStore {
     /// Stores a blob and returns its id.
     pub(crate) fn put_blob(&mut self, bytes: &[u8]) -> String {
         let id = object_id("blob", bytes);
-        self.objects
-            .entry(id.clone())
-            .or_insert_with(|| Object::Blob(bytes.to_vec()));
+        self.objects.entry(id.clone()).or_insert_with(|| Object::Blob(bytes.to_vec()));
         id
     }
 
@@ -64,11 +62,7 @@ impl GitStore {
     pub(crate) fn put_tree(&mut self, flat: FlatTree) -> String {
         let mut dirs: Vec<String> = flat
             .keys()
-            .flat_map(|path| {
-                path.match_indices('/')
-                    .map(|(i, _)| path[..i].to_owned())
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|path| path.match_indices('/').map(|(i, _)| path[..i].to_owned()).collect::<Vec<_>>())
             .collect();
         dirs.sort();
         dirs.dedup();
@@ -76,10 +70,7 @@ impl GitStore {
             let prefix = format!("{dir}/");
             let sub: FlatTree = flat
                 .iter()
-                .filter_map(|(p, e)| {
-                    p.strip_prefix(&prefix)
-                        .map(|rest| (rest.to_owned(), e.clone()))
-                })
+                .filter_map(|(p, e)| p.strip_prefix(&prefix).map(|rest| (rest.to_owned(), e.clone())))
                 .collect();
             self.put_tree_object(sub);
         }
@@ -87,10 +78,7 @@ impl GitStore {
     }
 
     fn put_tree_object(&mut self, flat: FlatTree) -> String {
-        let listing: String = flat
-            .iter()
-            .map(|(path, (mode, sha))| format!("{mode} {sha}\t{path}\n"))
-            .collect();
+        let listing: String = flat.iter().map(|(path, (mode, sha))| format!("{mode} {sha}\t{path}\n")).collect();
         let id = object_id("tree", listing.as_bytes());
         self.objects.entry(id.clone()).or_insert(Object::Tree(flat));
         id
@@ -113,8 +101,7 @@ impl GitStore {
 
     /// Stores a commit under an id chosen by the caller.
     pub(crate) fn put_commit_with_id(&mut self, id: &str, commit: Commit) {
-        self.objects
-            .insert(id.to_ascii_lowercase(), Object::Commit(commit));
+        self.objects.insert(id.to_ascii_lowercase(), Object::Commit(commit));
     }
 
     /// The blob's bytes.
@@ -145,20 +132,17 @@ impl GitStore {
     /// branch or tag name, `heads/x`, or `refs/heads/x`.
     pub(crate) fn resolve(&self, name: &str) -> Option<String> {
         let name = name.strip_prefix("refs/").unwrap_or(name);
-        for candidate in [
-            name.to_owned(),
-            format!("heads/{name}"),
-            format!("tags/{name}"),
-        ] {
+        for candidate in [name.to_owned(), format!("heads/{name}"), format!("tags/{name}")] {
             if let Some(sha) = self.refs.get(&candidate) {
                 return Some(sha.clone());
             }
         }
         let lower = name.to_ascii_lowercase();
         if lower.len() >= 7 && lower.len() <= 40 && lower.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let mut hits = self.objects.iter().filter(|(id, object)| {
-                id.starts_with(&lower) && matches!(object, Object::Commit(_))
-            });
+            let mut hits = self
+                .objects
+                .iter()
+                .filter(|(id, object)| id.starts_with(&lower) && matches!(object, Object::Commit(_)));
             if let (Some((id, _)), None) = (hits.next(), hits.next()) {
                 return Some(id.clone());
             }
@@ -225,16 +209,10 @@ mod tests {
         let second = git.put_commit(commit(&tree, &[&first], "two"));
         git.refs.insert("heads/main".into(), second.clone());
         assert_eq!(git.resolve("main").as_deref(), Some(second.as_str()));
-        assert_eq!(
-            git.resolve("refs/heads/main").as_deref(),
-            Some(second.as_str())
-        );
+        assert_eq!(git.resolve("refs/heads/main").as_deref(), Some(second.as_str()));
         assert_eq!(git.resolve(&first[..7]).as_deref(), Some(first.as_str()));
         assert_eq!(git.resolve("nope"), None);
         assert!(git.is_ancestor(&first, &second) && !git.is_ancestor(&second, &first));
-        assert_eq!(
-            git.blob(&git.files_at(&second).unwrap()["src/a.py"].1),
-            Some(&b"a"[..])
-        );
+        assert_eq!(git.blob(&git.files_at(&second).unwrap()["src/a.py"].1), Some(&b"a"[..]));
     }
 }

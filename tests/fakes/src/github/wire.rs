@@ -12,10 +12,7 @@ pub(crate) const DOCS: &str = "https://docs.github.com/rest";
 
 /// `{"message", "documentation_url", "status"}` with `status`.
 pub(crate) fn error(status: u16, message: &str) -> Reply {
-    Reply::json(
-        status,
-        &json!({"message": message, "documentation_url": DOCS, "status": status.to_string()}),
-    )
+    Reply::json(status, &json!({"message": message, "documentation_url": DOCS, "status": status.to_string()}))
 }
 
 /// 404 `Not Found`.
@@ -24,12 +21,7 @@ pub(crate) fn not_found() -> Reply {
 }
 
 /// 422 `Validation Failed` with one `errors` entry.
-pub(crate) fn validation_failed(
-    resource: &str,
-    field: &str,
-    code: &str,
-    message: Option<&str>,
-) -> Reply {
+pub(crate) fn validation_failed(resource: &str, field: &str, code: &str, message: Option<&str>) -> Reply {
     let mut detail = json!({"resource": resource, "field": field, "code": code});
     if let Some(message) = message {
         detail["message"] = Value::from(message);
@@ -78,11 +70,7 @@ impl RepoUrls {
 
     /// A user or bot account object.
     pub(crate) fn user(base: &str, login: &str) -> Value {
-        let kind = if login.ends_with("[bot]") {
-            "Bot"
-        } else {
-            "User"
-        };
+        let kind = if login.ends_with("[bot]") { "Bot" } else { "User" };
         json!({
             "login": login,
             "id": stable_number(login),
@@ -95,8 +83,7 @@ impl RepoUrls {
     }
 
     pub(crate) fn git_commit(&self, sha: &str, commit: &Commit) -> Value {
-        let person =
-            json!({"name": commit.author_name, "email": commit.author_email, "date": commit.date});
+        let person = json!({"name": commit.author_name, "email": commit.author_email, "date": commit.date});
         json!({
             "sha": sha,
             "node_id": node_id("Commit", sha),
@@ -117,21 +104,11 @@ impl RepoUrls {
 
     /// `GET /repos/{o}/{r}/commits/{ref}`: the REST commit with `files`
     /// changed against the first parent.
-    pub(crate) fn rest_commit(
-        &self,
-        base: &str,
-        sha: &str,
-        commit: &Commit,
-        git: &GitStore,
-    ) -> Value {
+    pub(crate) fn rest_commit(&self, base: &str, sha: &str, commit: &Commit, git: &GitStore) -> Value {
         let git_commit = self.git_commit(sha, commit);
         let empty = FlatTree::new();
         let now = git.tree(&commit.tree).unwrap_or(&empty);
-        let before = commit
-            .parents
-            .first()
-            .and_then(|p| git.files_at(p))
-            .unwrap_or(&empty);
+        let before = commit.parents.first().and_then(|p| git.files_at(p)).unwrap_or(&empty);
         let mut files = Vec::new();
         for (path, (_, blob)) in now {
             match before.get(path) {
@@ -178,13 +155,7 @@ impl RepoUrls {
     }
 
     /// A tree listing: direct children, or every entry when `recursive`.
-    pub(crate) fn tree(
-        &self,
-        sha: &str,
-        flat: &FlatTree,
-        recursive: bool,
-        git: &mut GitStore,
-    ) -> Value {
+    pub(crate) fn tree(&self, sha: &str, flat: &FlatTree, recursive: bool, git: &mut GitStore) -> Value {
         let mut entries: Vec<Value> = Vec::new();
         let mut dirs: Vec<String> = Vec::new();
         for (path, (mode, blob)) in flat {
@@ -207,10 +178,7 @@ impl RepoUrls {
             let prefix = format!("{dir}/");
             let sub: FlatTree = flat
                 .iter()
-                .filter_map(|(p, e)| {
-                    p.strip_prefix(&prefix)
-                        .map(|rest| (rest.to_owned(), e.clone()))
-                })
+                .filter_map(|(p, e)| p.strip_prefix(&prefix).map(|rest| (rest.to_owned(), e.clone())))
                 .collect();
             let sub_sha = git.put_tree(sub);
             entries.push(json!({
@@ -224,11 +192,8 @@ impl RepoUrls {
 
     /// A contents-API file entry; over 1 MB GitHub sends no content.
     pub(crate) fn content_file(&self, path: &str, git_ref: &str, sha: &str, bytes: &[u8]) -> Value {
-        let (encoding, content) = if bytes.len() > 1_048_576 {
-            ("none", String::new())
-        } else {
-            ("base64", base64_lines(bytes))
-        };
+        let (encoding, content) =
+            if bytes.len() > 1_048_576 { ("none", String::new()) } else { ("base64", base64_lines(bytes)) };
         let mut entry = self.content_entry(path, git_ref, sha, "file", bytes.len());
         entry["encoding"] = Value::from(encoding);
         entry["content"] = Value::from(content);
@@ -236,34 +201,16 @@ impl RepoUrls {
     }
 
     /// A contents-API entry without content (directory listings).
-    pub(crate) fn content_entry(
-        &self,
-        path: &str,
-        git_ref: &str,
-        sha: &str,
-        kind: &str,
-        size: usize,
-    ) -> Value {
+    pub(crate) fn content_entry(&self, path: &str, git_ref: &str, sha: &str, kind: &str, size: usize) -> Value {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let url = format!(
-            "{}/contents/{path}?ref={}",
-            self.api,
-            crate::record::percent_encode(git_ref)
-        );
+        let url = format!("{}/contents/{path}?ref={}", self.api, crate::record::percent_encode(git_ref));
         let (git_url, html_url, download_url) = if kind == "dir" {
-            (
-                format!("{}/git/trees/{sha}", self.api),
-                format!("{}/tree/{git_ref}/{path}", self.html),
-                Value::Null,
-            )
+            (format!("{}/git/trees/{sha}", self.api), format!("{}/tree/{git_ref}/{path}", self.html), Value::Null)
         } else {
             (
                 format!("{}/git/blobs/{sha}", self.api),
                 format!("{}/blob/{git_ref}/{path}", self.html),
-                Value::from(format!(
-                    "https://raw.githubusercontent.com/{}/{}/{git_ref}/{path}",
-                    self.owner, self.name
-                )),
+                Value::from(format!("https://raw.githubusercontent.com/{}/{}/{git_ref}/{path}", self.owner, self.name)),
             )
         };
         json!({
@@ -276,9 +223,7 @@ impl RepoUrls {
 
 /// A stable number for a name (account ids).
 pub(crate) fn stable_number(name: &str) -> u64 {
-    name.bytes().fold(1_000u64, |acc, b| {
-        acc.wrapping_mul(31).wrapping_add(u64::from(b))
-    }) % 100_000_000
+    name.bytes().fold(1_000u64, |acc, b| acc.wrapping_mul(31).wrapping_add(u64::from(b))) % 100_000_000
 }
 
 #[cfg(test)]
@@ -287,10 +232,7 @@ mod tests {
     fn base64_wraps_at_60() {
         let text = super::base64_lines(&[b'x'; 100]);
         let lines: Vec<&str> = text.split_terminator('\n').collect();
-        assert_eq!(
-            lines.iter().map(|l| l.len()).collect::<Vec<_>>(),
-            [60, 60, 16]
-        );
+        assert_eq!(lines.iter().map(|l| l.len()).collect::<Vec<_>>(), [60, 60, 16]);
         assert!(text.ends_with('\n'));
     }
 }

@@ -58,10 +58,7 @@ impl FakeModel {
     pub fn start() -> Self {
         let script = Arc::new(Mutex::new(Script::default()));
         let handler_script = Arc::clone(&script);
-        let server = Loopback::start(
-            "fake-model",
-            Arc::new(move |call| answer(&handler_script, call)),
-        );
+        let server = Loopback::start("fake-model", Arc::new(move |call| answer(&handler_script, call)));
         Self { script, server }
     }
 
@@ -77,11 +74,7 @@ impl FakeModel {
     }
 
     fn push(&self, step: Step) {
-        self.script
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .steps
-            .push_back(step);
+        self.script.lock().unwrap_or_else(PoisonError::into_inner).steps.push_back(step);
     }
 
     /// Answers the next request with this structured output, wrapped for the
@@ -121,12 +114,7 @@ impl FakeModel {
     /// Answers with exactly this status, headers and body (429 with
     /// `retry-after`, 500, a body that is not JSON, ...).
     pub fn push_raw(&self, status: u16, headers: &[(&str, &str)], body: &str) {
-        let mut reply = Reply {
-            status,
-            headers: Vec::new(),
-            body: body.as_bytes().to_vec(),
-            delay_ms: 0,
-        };
+        let mut reply = Reply { status, headers: Vec::new(), body: body.as_bytes().to_vec(), delay_ms: 0 };
         for (name, value) in headers {
             reply = reply.with_header(name, value);
         }
@@ -142,11 +130,7 @@ impl FakeModel {
 
     /// How many scripted answers are left.
     pub fn pending(&self) -> usize {
-        self.script
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .steps
-            .len()
+        self.script.lock().unwrap_or_else(PoisonError::into_inner).steps.len()
     }
 
     /// Every request so far, in arrival order.
@@ -156,10 +140,7 @@ impl FakeModel {
 
     /// The requests that spoke `format`.
     pub fn calls_in(&self, format: WireFormat) -> Vec<RecordedCall> {
-        self.calls()
-            .into_iter()
-            .filter(|c| WireFormat::of_path(&c.decoded_path()) == Some(format))
-            .collect()
+        self.calls().into_iter().filter(|c| WireFormat::of_path(&c.decoded_path()) == Some(format)).collect()
     }
 
     /// Forgets the recorded requests.
@@ -175,17 +156,11 @@ fn answer(script: &Mutex<Script>, call: &RecordedCall) -> Reply {
     script.served += 1;
     let serial = script.served;
     let Some(format) = format else {
-        let message = format!(
-            "agent-zero-fakes FakeModel: no model API at {} {path}",
-            call.method
-        );
+        let message = format!("agent-zero-fakes FakeModel: no model API at {} {path}", call.method);
         return wire::error(None, 404, &message, serial);
     };
     if call.method != "POST" {
-        let message = format!(
-            "agent-zero-fakes FakeModel: {} {path} is not allowed (POST only)",
-            call.method
-        );
+        let message = format!("agent-zero-fakes FakeModel: {} {path} is not allowed (POST only)", call.method);
         return wire::error(Some(format), 405, &message, serial);
     }
     match script.steps.pop_front() {
@@ -193,12 +168,8 @@ fn answer(script: &Mutex<Script>, call: &RecordedCall) -> Reply {
         Some(Step::SayLate(said, ms)) => Reply { delay_ms: ms, ..wire::render(format, call, &said, serial) },
         Some(Step::Raw(reply)) => reply,
         Some(Step::Delay(ms)) => {
-            let message =
-                format!("agent-zero-fakes FakeModel: answer delayed {ms} ms by push_delay");
-            Reply {
-                delay_ms: ms,
-                ..wire::error(Some(format), DELAYED_STATUS, &message, serial)
-            }
+            let message = format!("agent-zero-fakes FakeModel: answer delayed {ms} ms by push_delay");
+            Reply { delay_ms: ms, ..wire::error(Some(format), DELAYED_STATUS, &message, serial) }
         }
         None => {
             let message = format!(

@@ -57,9 +57,7 @@ pub(crate) enum Said {
 /// Renders an answer in `format` for the request `call`; `serial` makes ids.
 pub(crate) fn render(format: WireFormat, call: &RecordedCall, said: &Said, serial: u64) -> Reply {
     let request = call.json().unwrap_or(Value::Null);
-    let model = request["model"]
-        .as_str()
-        .map_or_else(|| gemini_model(&call.decoded_path()), str::to_owned);
+    let model = request["model"].as_str().map_or_else(|| gemini_model(&call.decoded_path()), str::to_owned);
     let input_tokens = (call.body.len() as u64 / 4).max(1);
     let text = match said {
         Said::Decision(value) => value.to_string(),
@@ -195,22 +193,14 @@ pub(crate) fn render(format: WireFormat, call: &RecordedCall, said: &Said, seria
 
 /// The model named in a Gemini path (`.../models/{model}:generateContent`).
 fn gemini_model(path: &str) -> String {
-    path.rsplit('/')
-        .next()
-        .and_then(|last| last.split(':').next())
-        .unwrap_or_default()
-        .to_owned()
+    path.rsplit('/').next().and_then(|last| last.split(':').next()).unwrap_or_default().to_owned()
 }
 
 /// An error in the format's own envelope.
 pub(crate) fn error(format: Option<WireFormat>, status: u16, message: &str, serial: u64) -> Reply {
     let body = match format {
         Some(WireFormat::AnthropicMessages) => {
-            let kind = if status >= 500 {
-                "api_error"
-            } else {
-                "not_found_error"
-            };
+            let kind = if status >= 500 { "api_error" } else { "not_found_error" };
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
         Some(WireFormat::GeminiGenerateContent) => {
@@ -222,11 +212,7 @@ pub(crate) fn error(format: Option<WireFormat>, status: u16, message: &str, seri
             json!({"error": {"code": status, "message": message, "status": kind}})
         }
         _ => {
-            let kind = if status >= 500 {
-                "server_error"
-            } else {
-                "invalid_request_error"
-            };
+            let kind = if status >= 500 { "server_error" } else { "invalid_request_error" };
             json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
         }
     };
@@ -256,30 +242,15 @@ mod tests {
 
     #[test]
     fn tells_formats_from_paths() {
-        assert_eq!(
-            WireFormat::of_path("/v1/chat/completions"),
-            Some(WireFormat::ChatCompletions)
-        );
-        assert_eq!(
-            WireFormat::of_path("/chat/completions"),
-            Some(WireFormat::ChatCompletions)
-        );
-        assert_eq!(
-            WireFormat::of_path("/v1/responses"),
-            Some(WireFormat::Responses)
-        );
-        assert_eq!(
-            WireFormat::of_path("/v1/messages"),
-            Some(WireFormat::AnthropicMessages)
-        );
+        assert_eq!(WireFormat::of_path("/v1/chat/completions"), Some(WireFormat::ChatCompletions));
+        assert_eq!(WireFormat::of_path("/chat/completions"), Some(WireFormat::ChatCompletions));
+        assert_eq!(WireFormat::of_path("/v1/responses"), Some(WireFormat::Responses));
+        assert_eq!(WireFormat::of_path("/v1/messages"), Some(WireFormat::AnthropicMessages));
         assert_eq!(
             WireFormat::of_path("/v1beta/models/gemini-2.5-pro:generateContent"),
             Some(WireFormat::GeminiGenerateContent)
         );
         assert_eq!(WireFormat::of_path("/v1/embeddings"), None);
-        assert_eq!(
-            gemini_model("/v1beta/models/gemini-2.5-pro:generateContent"),
-            "gemini-2.5-pro"
-        );
+        assert_eq!(gemini_model("/v1beta/models/gemini-2.5-pro:generateContent"), "gemini-2.5-pro");
     }
 }

@@ -16,10 +16,7 @@ pub struct Answer {
 
 impl Answer {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn json(&self) -> Value {
@@ -62,19 +59,10 @@ pub fn try_send(
     let headers = response
         .headers()
         .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_owned(),
-                v.to_str().unwrap_or_default().to_owned(),
-            )
-        })
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
         .collect();
     let body = response.body_mut().read_to_string()?;
-    Ok(Answer {
-        status,
-        headers,
-        body,
-    })
+    Ok(Answer { status, headers, body })
 }
 
 /// The product's HTTP port over blocking ureq, for the product-against-fake
