@@ -44,6 +44,22 @@ pub struct EvidenceBundle {
     /// read, and where the findings sit in the diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewLedger>,
+    /// The files of the change as the sandbox held them when the checks
+    /// passed (read back at review): what a pull request publishes, so it
+    /// can be matched to what was verified.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree: Vec<TreeFile>,
+}
+
+/// One file of the verified tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeFile {
+    /// Repository-relative path.
+    pub path: String,
+    /// SHA-256 of the content, lowercase hex.
+    pub sha256: String,
+    pub bytes: u64,
 }
 
 /// What a pull-request review read of the pull request's changes.

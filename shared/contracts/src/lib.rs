@@ -18,6 +18,7 @@ pub use enums::{
 };
 pub use evidence::{
     Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, OmittedItem, Refusal, ReviewLedger, SkipReason,
+    TreeFile,
 };
 pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};

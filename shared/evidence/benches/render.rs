@@ -77,6 +77,7 @@ fn bundle() -> EvidenceBundle {
         coverage: Coverage::default(),
         summary: "Summary of the run.".into(),
         review: None,
+        tree: Vec::new(),
     }
 }
 

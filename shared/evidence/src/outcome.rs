@@ -216,6 +216,7 @@ mod tests {
             coverage: Coverage::default(),
             summary: String::new(),
             review: None,
+            tree: Vec::new(),
         }
     }
 

@@ -132,6 +132,7 @@ prop_compose! {
             },
             summary,
             review: None,
+        tree: Vec::new(),
         }
     }
 }

@@ -8,7 +8,7 @@ use agent_zero_contracts::{
 
 use crate::conclude::conclude;
 use crate::discover::{MANIFESTS, default_checks};
-use crate::fact::{Admission, Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, WriteOutcome};
+use crate::fact::{Admission, Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, ReadBack, WriteOutcome};
 use crate::ports::{AdmitError, Decider, ForgeError, LeaseRequest, Publication, Publisher, Workspace, WorkspaceError};
 use crate::render::model_request;
 use crate::resident::{FoldError, Resident};
@@ -326,7 +326,19 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 diff.changed_files.into_iter().partition(|f| !r.applied.contains(f) && !r.files.contains(f));
             let out_of_scope: Vec<String> = changed_files.iter().filter(|f| !r.applied.contains(f)).cloned().collect();
             let empty = changed_files.is_empty();
-            let facts = vec![Fact::Reviewed { changed_files, out_of_scope: out_of_scope.clone(), byproducts }];
+            // What is published is what was verified: the run's files read
+            // back now, after the checks passed, with their digests.
+            stats.sandbox_calls += 1;
+            let read = match ports.workspace.read_files(lease, &r.applied).await {
+                Ok(read) => read,
+                Err(e) => return sandbox_failed("read-back", e),
+            };
+            let (tree, removed) = read_back(r, read);
+            let facts = vec![Fact::Reviewed { changed_files, out_of_scope: out_of_scope.clone(), byproducts, tree }];
+            if !removed.is_empty() {
+                let summary = format!("The checks removed files the run wrote: {}", removed.join(", "));
+                return finish(cx, facts, TerminalState::NeedsHuman, &summary, None);
+            }
             if !out_of_scope.is_empty() {
                 let summary =
                     format!("The diff changes files outside the authorised change: {}", out_of_scope.join(", "));
@@ -356,11 +368,20 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
         Step::Publish => {
             let (result, evidence) = &**r.concluded.as_ref().expect("publish follows the conclusion");
             stats.publications += 1;
+            // The verified content: what a check rewrote replaces what was written.
             let changes: Vec<ProposedChange> = r
                 .decision
                 .as_ref()
-                .map(|d| d.changes.iter().filter(|c| r.applied.contains(&c.path)).cloned().collect())
-                .unwrap_or_default();
+                .map(|d| d.changes.iter().filter(|c| r.applied.contains(&c.path)).cloned().collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mut c| {
+                    if let Some((_, content)) = r.rewritten.iter().find(|(p, _)| *p == c.path) {
+                        c.content.clone_from(content);
+                    }
+                    c
+                })
+                .collect();
             let publication = Publication { stimulus, result, evidence, changes: &changes, idempotency_key: &cx.key };
             let (outcome, delay_ms) = match ports.publisher.publish(publication).await {
                 Ok(reference) => (PublicationOutcome::Published { reference }, 0),
@@ -414,6 +435,32 @@ async fn admit<P: Publisher>(
         Step::Fail { reason } => fail(reason.clone()),
         _ => Ok(Acted { facts: Vec::new(), delay_ms: 0 }),
     }
+}
+
+/// The run's files as read back from the sandbox: each with its digest (and
+/// its content when a check rewrote it), and the paths a check removed.
+fn read_back(r: &Resident, read: Vec<(String, Option<String>)>) -> (Vec<ReadBack>, Vec<String>) {
+    use sha2::Digest as _;
+    let written = |path: &str| {
+        r.decision.as_ref().and_then(|d| d.changes.iter().find(|c| c.path == path)).map(|c| c.content.as_str())
+    };
+    let mut tree = Vec::new();
+    let mut removed = Vec::new();
+    for (path, content) in read {
+        let Some(content) = content else {
+            removed.push(path);
+            continue;
+        };
+        let digest = sha2::Sha256::digest(content.as_bytes());
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let rewritten = written(&path) != Some(content.as_str());
+        let bytes = content.len() as u64;
+        tree.push(ReadBack {
+            file: agent_zero_contracts::TreeFile { path, sha256, bytes },
+            content: rewritten.then_some(content),
+        });
+    }
+    (tree, removed)
 }
 
 fn transition(r: &Resident, to: TaskState, message: &str, attempt: Option<u32>) -> Fact {

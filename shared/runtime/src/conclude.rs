@@ -76,6 +76,7 @@ pub fn conclude(resident: &Resident, state: TerminalState, summary: &str) -> (Ta
         },
         summary,
         review: crate::review::ledger(resident),
+        tree: resident.tree.clone(),
     };
     (result, evidence)
 }

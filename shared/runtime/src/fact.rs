@@ -6,7 +6,7 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
     AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, IssueRef, OmittedItem, PullRequestRef, Refusal,
-    RunMode, RunnerDescription, TaskResult, TaskState, Trigger, UntrustedText, Usage,
+    RunMode, RunnerDescription, TaskResult, TaskState, TreeFile, Trigger, UntrustedText, Usage,
 };
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +82,17 @@ pub struct Received {
     /// What intake parsed from the delivery, for the host's admission port
     /// (untrusted, opaque to the engine).
     pub seed: serde_json::Value,
+}
+
+/// A file of the change read back from the sandbox after the checks passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadBack {
+    pub file: TreeFile,
+    /// The content, only when it is not what the run wrote (a check
+    /// rewrote it); otherwise the written content is the verified one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 /// What the policy gate decided about a [`Received`] delivery.
@@ -215,6 +226,10 @@ pub enum Fact {
         /// evidence, never judged, never published.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         byproducts: Vec<String>,
+        /// The run's files as the sandbox held them after the checks: what
+        /// is published.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tree: Vec<ReadBack>,
     },
     /// A person decided a `needs-human` task.
     Approval {

@@ -108,6 +108,13 @@ pub struct Resident {
     pub changed_files: Vec<String>,
     pub out_of_scope: Vec<String>,
     pub reviewed: bool,
+    /// The run's files as the sandbox held them after the checks.
+    #[serde(default)]
+    pub tree: Vec<agent_zero_contracts::TreeFile>,
+    /// `(path, content)` of the run's files a check rewrote: the verified
+    /// content, published instead of what was written.
+    #[serde(default)]
+    pub rewritten: Vec<(String, String)>,
     /// The approval that resumed the task, if one did (and still applies).
     pub approved_by: Option<String>,
     /// The last decision a person made on this task, and who made it.
@@ -162,6 +169,8 @@ impl Default for Resident {
             changed_files: Vec::new(),
             out_of_scope: Vec::new(),
             reviewed: false,
+            tree: Vec::new(),
+            rewritten: Vec::new(),
             approved_by: None,
             concluded: None,
             released: false,
@@ -345,8 +354,11 @@ impl Resident {
                     self.applied_on = self.lease.as_ref().map(|l| l.id.clone());
                 }
                 Fact::Checked { results, .. } => self.check_results.clone_from(results),
-                Fact::Reviewed { changed_files, out_of_scope, byproducts } => {
+                Fact::Reviewed { changed_files, out_of_scope, byproducts, tree } => {
                     self.reviewed = true;
+                    self.tree = tree.iter().map(|r| r.file.clone()).collect();
+                    self.rewritten =
+                        tree.iter().filter_map(|r| r.content.clone().map(|c| (r.file.path.clone(), c))).collect();
                     self.changed_files.clone_from(changed_files);
                     self.out_of_scope.clone_from(out_of_scope);
                     self.omitted.extend(byproducts.iter().map(|path| OmittedItem {

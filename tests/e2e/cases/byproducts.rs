@@ -1,11 +1,13 @@
 //! What the checks produce is not the change: a Python repository without
 //! a `.gitignore` (its tests write `__pycache__/`) goes from labelled issue
 //! to a verified pull request; the byproducts are listed in the evidence
-//! and never published.
+//! and never published; what is published is, byte for byte, what the
+//! sandbox held when the checks passed, and the evidence carries its digest.
 
 use agent_zero_e2e::Runtime;
 use agent_zero_fakes::calc;
 use serde_json::json;
+use sha2::Digest as _;
 
 use super::lifecycle::{file_issue, finding, policy, read, wait_github, wait_terminal, world_without_gitignore};
 use crate::Case;
@@ -44,4 +46,14 @@ fn byproducts_of_the_checks_are_listed_never_published(runtime: Runtime) {
     for call in &writes {
         assert!(!call.body_text().contains("__pycache__"), "a byproduct was published: {}", call.body_text());
     }
+    let pulls = world.github.pulls(owner, name);
+    let head = pulls[0]["head"]["ref"].as_str().expect("the pull request's branch");
+    let published = world.github.file(owner, name, head, calc::BUG_PATH).expect("the fix on the branch");
+    assert_eq!(published, calc::CALC_PY_FIXED, "the published file is the verified one");
+    let digest: String = sha2::Sha256::digest(published.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        evidence["tree"],
+        json!([{ "path": calc::BUG_PATH, "sha256": digest, "bytes": published.len() }]),
+        "{evidence}"
+    );
 }

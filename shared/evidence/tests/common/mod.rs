@@ -121,6 +121,7 @@ pub fn verified() -> EvidenceBundle {
         coverage: Coverage::default(),
         summary: "Made the pagination cursor exclusive and added a boundary test.".into(),
         review: None,
+        tree: Vec::new(),
     }
 }
 
@@ -356,6 +357,7 @@ pub fn empty() -> EvidenceBundle {
         coverage: Coverage::default(),
         summary: String::new(),
         review: None,
+        tree: Vec::new(),
     }
 }
 

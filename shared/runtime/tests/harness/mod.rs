@@ -62,6 +62,8 @@ pub struct ScriptedWorkspace {
     pub runs: Cell<u32>,
     /// A file the "checks" touch behind the agent's back.
     pub stray_change: RefCell<Option<String>>,
+    /// A path each `run` deletes (a check that removes a file).
+    pub removed_by_checks: RefCell<Option<String>>,
 }
 
 impl ScriptedWorkspace {
@@ -82,6 +84,7 @@ impl ScriptedWorkspace {
             writes: Cell::new(0),
             runs: Cell::new(0),
             stray_change: RefCell::default(),
+            removed_by_checks: RefCell::default(),
         }
     }
 }
@@ -123,6 +126,9 @@ impl Workspace for ScriptedWorkspace {
         _: &str,
     ) -> Result<Vec<CheckResult>, WorkspaceError> {
         self.runs.set(self.runs.get() + 1);
+        if let Some(path) = self.removed_by_checks.borrow().clone() {
+            self.tree.borrow_mut().remove(&path);
+        }
         if let Some(path) = self.stray_change.borrow().clone() {
             self.tree.borrow_mut().insert(path, "stray".into());
         }
@@ -159,6 +165,8 @@ pub struct RecordingPublisher {
     pub admissions: RefCell<VecDeque<Result<Admission, AdmitError>>>,
     /// Every delivery the gate was asked about.
     pub admitted: RefCell<Vec<String>>,
+    /// The files of every publication, in order.
+    pub files: RefCell<Vec<Vec<ProposedChange>>>,
 }
 
 impl Publisher for RecordingPublisher {
@@ -168,6 +176,7 @@ impl Publisher for RecordingPublisher {
             return Err("forge unavailable".into());
         }
         self.published.borrow_mut().push((p.stimulus.task_id.clone(), p.result.state, p.result.verified));
+        self.files.borrow_mut().push(p.changes.to_vec());
         Ok(format!("comment:{}", p.stimulus.task_id))
     }
 
