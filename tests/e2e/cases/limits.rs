@@ -52,8 +52,17 @@ const TASK_API_LIMIT: usize = 256 * 1024;
 /// How long a refusal may take; a host waiting for the body never answers.
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 
+/// A task must be able to run to be accepted: a sandbox nobody listens on
+/// (its tasks fail and conclude) and a model key no test reaches.
+const RUNNABLE: [(&str, &str); 4] = [
+    ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+    ("AGENT_ZERO_SANDBOX_URL", "http://127.0.0.1:9"),
+    ("AGENT_ZERO_SANDBOX_TOKEN", "e2e-unreached"),
+    ("OPENAI_API_KEY", "sk-e2e-unreached"),
+];
+
 fn start(runtime: Runtime, vars: &[(&str, &str)], state_dir: Option<PathBuf>) -> Server {
-    let vars = vars.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect();
+    let vars = vars.iter().chain(RUNNABLE.iter()).map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect();
     Server::start(runtime, &ServerOptions { vars, state_dir, ..ServerOptions::default() })
         .unwrap_or_else(|e| panic!("{e}"))
 }
