@@ -39,9 +39,8 @@ fn lease_ledger_holds_for_eight_concurrent_tasks(runtime: Runtime) {
     for _ in 0..TASKS {
         world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     }
-    // Delivered one after another (intake asks GitHub for the policy; a burst
-    // of eight at once can time that read out under `wrangler dev`): the
-    // tasks themselves then run, and race for leases, concurrently.
+    // Delivered one after another; the tasks themselves then run, and race
+    // for leases, concurrently.
     let ids: Vec<String> = (0..TASKS).map(|i| file_issue(&world, &format!("atomic-lease-{i}"))).collect();
     let mut unique = ids.clone();
     unique.sort();
@@ -52,7 +51,17 @@ fn lease_ledger_holds_for_eight_concurrent_tasks(runtime: Runtime) {
         assert_eq!(task["state"], "completed", "{task}");
         assert_eq!(task["result"]["verified"], true, "{task}");
     }
-    let stats = sandbox_stats(&world);
+    // A task is terminal before its lease is released (release, then
+    // publish): wait for the last release, bounded.
+    let started = std::time::Instant::now();
+    let stats = loop {
+        let stats = sandbox_stats(&world);
+        let released = ledger(&world).is_none_or(|held| held == serde_json::json!([]));
+        if (stats["active"] == 0 && released) || started.elapsed() > std::time::Duration::from_secs(60) {
+            break stats;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
     assert_eq!(stats["created"], TASKS, "one sandbox per task: {stats}");
     assert_eq!(stats["peak"], 1, "never more than maxActivePerRepository sandboxes at once: {stats}");
     assert_eq!(stats["active"], 0, "every sandbox was stopped: {stats}");
