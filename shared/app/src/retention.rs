@@ -149,10 +149,12 @@ pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, K
                 report.deliveries += 1;
             }
             Kind::Task => {
-                if purge_task(kv, id).await? {
-                    report.tasks += 1;
-                } else {
-                    report.kept += 1;
+                match purge_task(kv, id).await? {
+                    Purged::Removed => report.tasks += 1,
+                    Purged::Kept => report.kept += 1,
+                    // Removed by an earlier pass whose schedule key a
+                    // listing still showed (Workers KV lists lag deletes).
+                    Purged::Gone => {}
                 }
             }
         }
@@ -161,34 +163,48 @@ pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, K
     Ok(report)
 }
 
-/// Removes a finished task's keys and index entries; `false` (nothing
-/// removed) when it is not finished.
-async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<bool, KvError> {
+/// What a purge found.
+enum Purged {
+    Removed,
+    /// Not finished (approved since, or a schedule this engine did not write).
+    Kept,
+    /// Already gone.
+    Gone,
+}
+
+/// Removes a finished task's keys and index entries.
+async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<Purged, KvError> {
     let resident = match agent_zero_runtime::load(kv, id).await {
         Ok(Some(resident)) => resident,
-        Ok(None) | Err(agent_zero_runtime::TaskError::InvalidTaskId(_)) => return Ok(true),
+        Ok(None) | Err(agent_zero_runtime::TaskError::InvalidTaskId(_)) => return Ok(Purged::Gone),
         Err(e) => return Err(KvError::Backend(e.to_string())),
     };
     let finished =
         resident.state.is_terminal() && resident.state != TaskState::NeedsHuman && resident.ended_ms.is_some();
     if !finished {
-        return Ok(false);
+        return Ok(Purged::Kept);
     }
-    // The index first: a crash after it leaves an unlisted task the next
-    // pass removes (its schedule key is deleted last).
+    // The index first, entry 0 last: a crash anywhere in between leaves a
+    // task that still loads, and the next pass (the schedule key is deleted
+    // after this returns) removes the rest.
     crate::task_index::forget_task(kv, id).await?;
     let prefix = format!("task/{id}/");
-    // Bounded: a task has well under 48 ticks' worth of entries and claims.
+    let first = agent_zero_runtime::log_key(id, 0);
+    // Bounded: a task has at most 48 ticks' worth of entries and claims.
     for _ in 0..8 {
         let page = kv.list(&prefix, None, 100).await?;
-        if page.keys.is_empty() {
+        let rest: Vec<&String> = page.keys.iter().filter(|k| **k != first).collect();
+        if rest.is_empty() {
+            if !page.keys.is_empty() {
+                kv.delete(&first).await?;
+            }
             break;
         }
-        for key in &page.keys {
+        for key in rest {
             kv.delete(key).await?;
         }
     }
-    Ok(true)
+    Ok(Purged::Removed)
 }
 
 #[cfg(test)]

@@ -89,6 +89,10 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
         );
         assert!(keys(&kv, RETENTION_PREFIX).is_empty());
         assert!(agent_zero_runtime::load(&kv, "t-done").await.unwrap().is_none());
+        // A schedule key a lagging listing still shows: nothing to remove, not counted.
+        schedule_finished(&kv, &lifetimes, &done).await.unwrap();
+        assert_eq!(pass(&kv, ended + 30 * DAY).await.unwrap(), RetentionReport::default());
+        assert!(keys(&kv, RETENTION_PREFIX).is_empty());
         for live in ["t-running", "t-unscheduled"] {
             assert!(agent_zero_runtime::load(&kv, live).await.unwrap().is_some(), "{live} kept");
             assert!(crate::task_index::read_summary(&kv, live).await.unwrap().is_some(), "{live} still listed");
