@@ -402,12 +402,12 @@ fn reads_need_a_token_with_github_credentials(runtime: Runtime) {
 }
 
 /// `127.0.0.1:PORT` of the server.
-fn host_of(server: &Server) -> String {
+pub(super) fn host_of(server: &Server) -> String {
     server.base_url.trim_start_matches("http://").to_owned()
 }
 
 /// What follows the head of a raw request.
-enum Body {
+pub(super) enum Body {
     /// Nothing (whatever the head declares).
     None,
     /// `bytes` in chunks of `chunk` bytes; `finish` sends the last chunk.
@@ -417,7 +417,7 @@ enum Body {
 /// Sends `head` and then `body` from another thread over one connection,
 /// and reads the response meanwhile: a host may answer before the body is
 /// sent, or before it ends.
-fn exchange(server: &Server, head: String, body: Body) -> Reply {
+pub(super) fn exchange(server: &Server, head: String, body: Body) -> Reply {
     let mut stream = TcpStream::connect(host_of(server)).expect("connecting to the host");
     stream.set_read_timeout(Some(ANSWER_WITHIN)).unwrap();
     let mut writer = stream.try_clone().unwrap();
