@@ -56,7 +56,9 @@ fn finished_tasks_and_delivery_records_expire_live_ones_stay(runtime: Runtime) {
         assert!(started.elapsed() < Duration::from_secs(60), "the finished task was never removed: {}", swept.text());
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert_eq!(removed, 1, "exactly the finished task was removed");
+    // The Spin host also sweeps on its own schedule, so one of its sweeps
+    // may be the one that removed it: never more than the one task.
+    assert!(removed <= 1, "only the finished task was removed: {removed}");
     let list = read(&world.server, "/api/v1/tasks").json();
     let ids: Vec<&str> = list["items"].as_array().unwrap().iter().filter_map(|t| t["id"].as_str()).collect();
     assert_eq!(ids, [live.as_str()], "the index forgot it too: {list}");
