@@ -9,7 +9,7 @@
 //! A refused body is cancelled, so the runtime knows nobody will read it
 //! (and `wrangler dev` does not drain it behind the worker's back).
 
-use agent_zero_app::{ApiError, BoundedBody, Config, ErrorCode};
+use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Settings};
 use worker::js_sys::{Promise, Reflect, Uint8Array};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -17,7 +17,7 @@ use worker::web_sys::ReadableStreamDefaultReader;
 
 /// Reads the body of `request`, whose head is `head`.
 pub(crate) async fn read(
-    config: &Config,
+    config: &Settings,
     head: &http::request::Parts,
     request: &mut worker::Request,
 ) -> Result<Vec<u8>, ApiError> {

@@ -17,7 +17,7 @@ mod ports;
 mod signer;
 mod task_store;
 
-use agent_zero_app::{Config, Host, Invocation, Tick};
+use agent_zero_app::{Host, Invocation, Settings, Tick};
 use agent_zero_runner::RemoteCoordinator;
 use worker::{
     Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, Request, Response, ScheduleContext,
@@ -102,15 +102,16 @@ impl Host for CloudflareHost {
 
 thread_local! {
     /// Secrets and vars are fixed for an isolate's life (changing them
-    /// deploys new isolates), so they are read once per isolate rather than
-    /// with ~60 binding lookups per request.
-    static CONFIG: std::cell::OnceCell<std::rc::Rc<Config>> = const { std::cell::OnceCell::new() };
+    /// deploys new isolates), so they are read and parsed into typed
+    /// settings once per isolate (with the installation-token cache they
+    /// hold) rather than with ~60 binding lookups per request.
+    static CONFIG: std::cell::OnceCell<std::rc::Rc<Settings>> = const { std::cell::OnceCell::new() };
 }
 
-fn config(env: &Env) -> std::rc::Rc<Config> {
+fn config(env: &Env) -> std::rc::Rc<Settings> {
     CONFIG.with(|cell| {
         cell.get_or_init(|| {
-            std::rc::Rc::new(Config::from_lookup(|name| {
+            std::rc::Rc::new(Settings::from_lookup(|name| {
                 env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
             }))
         })
@@ -196,7 +197,7 @@ fn path_and_query(url: &str) -> &str {
 /// The core's request, or the answer to a body refused before it was read
 /// (over the route's limit, see `agent_zero_app::body_limit`).
 async fn to_http(
-    config: &Config,
+    config: &Settings,
     mut request: Request,
 ) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
     let url = request.inner().url();

@@ -12,7 +12,7 @@ mod http_client;
 mod kv;
 mod ports;
 
-use agent_zero_app::{ApiError, BoundedBody, Config, ErrorCode, Host, Invocation};
+use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Host, Invocation, Settings};
 use agent_zero_ports::Clock;
 use agent_zero_runner::KvCoordinator;
 use futures::StreamExt;
@@ -82,8 +82,8 @@ impl Host for SpinHost {
 }
 
 /// Spin variable names are lowercase (`[a-z0-9_]`).
-fn config() -> Config {
-    Config::from_lookup(|name| spin_sdk::variables::get(&name.to_ascii_lowercase()).ok())
+fn config() -> Settings {
+    Settings::from_lookup(|name| spin_sdk::variables::get(&name.to_ascii_lowercase()).ok())
 }
 
 fn invocation() -> Invocation {
@@ -93,7 +93,7 @@ fn invocation() -> Invocation {
 }
 
 /// Runs the ticks this invocation enqueued, after its response was sent.
-async fn drive_ticks(host: &SpinHost, config: &Config) {
+async fn drive_ticks(host: &SpinHost, config: &Settings) {
     let started = host.clock.now_ms();
     let mut ran = 0;
     while let Some((due, tick)) = host.queue.pop() {
@@ -125,7 +125,7 @@ async fn drive_ticks(host: &SpinHost, config: &Config) {
 /// the answer to a request refused before its body was read (over the
 /// route's limit, see `agent_zero_app::body_limit`).
 async fn to_http(
-    config: &Config,
+    config: &Settings,
     request: spin_sdk::http::IncomingRequest,
 ) -> Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>> {
     let mut builder = http::Request::builder()
@@ -148,7 +148,7 @@ async fn to_http(
 /// limit: a declared `Content-Length` over it is refused before anything is
 /// read, and the stream is dropped as soon as it passes the limit.
 async fn read_body(
-    config: &Config,
+    config: &Settings,
     head: &http::request::Parts,
     request: spin_sdk::http::IncomingRequest,
 ) -> Result<Vec<u8>, ApiError> {

@@ -21,8 +21,8 @@ use agent_zero_contracts::RunMode;
 use http::{HeaderMap, HeaderValue, header};
 use subtle::ConstantTimeEq;
 
-use crate::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::{Config, Settings};
 
 pub(crate) const TOKENS: &str = "AGENT_ZERO_CONTROL_PLANE_TOKENS";
 pub(crate) const REPOSITORIES: &str = "AGENT_ZERO_CONTROL_PLANE_REPOSITORIES";
@@ -195,8 +195,8 @@ fn parse_grants(text: &str) -> Result<Vec<(String, Vec<RunMode>)>, ApiError> {
 
 /// The access policy, or 503 when no tokens are configured (mutations and
 /// the audit log fail closed).
-pub(crate) fn required(config: &Config) -> Result<Access, ApiError> {
-    Access::from_config(config)?.ok_or_else(|| {
+pub(crate) fn required(settings: &Settings) -> Result<&Access, ApiError> {
+    settings.access()?.ok_or_else(|| {
         ApiError::new(ErrorCode::NotConfigured, format!("no control-plane principals: set {TOKENS} (`name:token,...`)"))
             .with_field(TOKENS)
     })
@@ -204,23 +204,27 @@ pub(crate) fn required(config: &Config) -> Result<Access, ApiError> {
 
 /// Authenticates a mutation (or an audit read): the principal, or the
 /// error to answer.
-pub(crate) fn principal(config: &Config, headers: &HeaderMap) -> Result<Principal, ApiError> {
-    let access = required(config)?;
-    access.authenticate(headers).cloned()
+pub(crate) fn principal(settings: &Settings, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    required(settings)?.authenticate(headers).cloned()
 }
 
 /// Checks a task read: a valid token when reads need one (see
 /// `AGENT_ZERO_CONTROL_PLANE_READS`), otherwise open.
-pub(crate) fn authorize_read(config: &Config, headers: &HeaderMap) -> Result<(), ApiError> {
-    match Access::from_config(config)? {
+pub(crate) fn authorize_read(settings: &Settings, headers: &HeaderMap) -> Result<(), ApiError> {
+    match settings.access()? {
         Some(access) if access.reads_need_token() => access.authenticate(headers).map(|_| ()),
         _ => Ok(()),
     }
 }
 
+/// Every value that must never be stored (parsed once with the settings).
+pub(crate) fn secrets(settings: &Settings) -> &[String] {
+    settings.secrets()
+}
+
 /// Every value that must never be stored: the configured secrets and each
 /// control-plane token on its own. Empty values are skipped.
-pub(crate) fn secrets(config: &Config) -> Vec<String> {
+pub(crate) fn secrets_of(config: &Config) -> Vec<String> {
     let mut secrets: Vec<String> = config.secret_values().into_iter().map(str::to_owned).collect();
     if let Some(tokens) = config.get(TOKENS) {
         secrets.extend(tokens.split(',').filter_map(|e| e.split_once(':')).map(|(_, t)| t.trim().to_owned()));
@@ -250,18 +254,24 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
 
 /// The allowed origin of a cross-origin request, if it is allowed:
 /// exact match against `AGENT_ZERO_CONTROL_PLANE_ORIGINS`, `/api/v1/` only.
-pub(crate) fn allowed_origin(config: &Config, path: &str, headers: &HeaderMap) -> Option<HeaderValue> {
+pub(crate) fn allowed_origin(settings: &Settings, path: &str, headers: &HeaderMap) -> Option<HeaderValue> {
     if !path.starts_with("/api/v1/") {
         return None;
     }
     let origin = headers.get(header::ORIGIN)?.to_str().ok()?;
-    let allowed = config.get(ORIGINS)?;
-    allowed
+    settings.origins().iter().any(|o| o == origin).then(|| HeaderValue::from_str(origin).ok()).flatten()
+}
+
+/// `AGENT_ZERO_CONTROL_PLANE_ORIGINS` as exact origins (`*` is never one).
+pub(crate) fn origins_of(config: &Config) -> Vec<String> {
+    config
+        .get(ORIGINS)
+        .unwrap_or_default()
         .split(',')
         .map(|o| o.trim().trim_end_matches('/'))
-        .any(|o| !o.is_empty() && o != "*" && o == origin)
-        .then(|| HeaderValue::from_str(origin).ok())
-        .flatten()
+        .filter(|o| !o.is_empty() && *o != "*")
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Adds the CORS answer headers for an allowed origin.
@@ -274,13 +284,18 @@ pub(crate) fn add_cors(response: &mut http::Response<Vec<u8>>, origin: HeaderVal
 
 /// The answer to an `OPTIONS` request on a route serving `methods`: 204
 /// with `Allow`, plus the CORS preflight headers when the origin is allowed.
-pub(crate) fn preflight(config: &Config, path: &str, headers: &HeaderMap, methods: &[&str]) -> http::Response<Vec<u8>> {
+pub(crate) fn preflight(
+    settings: &Settings,
+    path: &str,
+    headers: &HeaderMap,
+    methods: &[&str],
+) -> http::Response<Vec<u8>> {
     let mut response = http::Response::new(Vec::new());
     *response.status_mut() = http::StatusCode::NO_CONTENT;
     let allow = methods.join(", ");
     if let Ok(value) = HeaderValue::from_str(&allow) {
         response.headers_mut().insert(header::ALLOW, value.clone());
-        if let Some(origin) = allowed_origin(config, path, headers) {
+        if let Some(origin) = allowed_origin(settings, path, headers) {
             add_cors(&mut response, origin);
             let h = response.headers_mut();
             h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, value);
@@ -356,7 +371,7 @@ mod tests {
         for credentials in [vec![("GITHUB_TOKEN", "ghp_x1")], app.to_vec()] {
             let mut pairs = credentials.clone();
             pairs.push(tokens);
-            let closed = Config::from_pairs(pairs.clone());
+            let closed = Settings::from_pairs(pairs.clone());
             let e = authorize_read(&closed, &anonymous).unwrap_err();
             assert_eq!(
                 (e.code, e.field.as_deref()),
@@ -366,21 +381,21 @@ mod tests {
             assert!(authorize_read(&closed, &alice).is_ok());
             // An explicit `open` still opens them.
             pairs.push((READS, "open"));
-            assert!(authorize_read(&Config::from_pairs(pairs), &anonymous).is_ok(), "{credentials:?}");
+            assert!(authorize_read(&Settings::from_pairs(pairs), &anonymous).is_ok(), "{credentials:?}");
             // Without principals nobody could read: 503 naming the variable to set.
-            let e = authorize_read(&Config::from_pairs(credentials.clone()), &alice).unwrap_err();
+            let e = authorize_read(&Settings::from_pairs(credentials.clone()), &alice).unwrap_err();
             assert_eq!((e.code, e.field.as_deref()), (ErrorCode::NotConfigured, Some(TOKENS)), "{credentials:?}");
             assert!(e.message.contains(READS) && !e.message.contains("ghp_x1"), "{}", e.message);
         }
         // No credentials, or an incomplete App: open as before.
-        assert!(authorize_read(&Config::from_pairs([tokens]), &anonymous).is_ok());
-        assert!(authorize_read(&Config::from_pairs([tokens, ("GITHUB_APP_ID", "123")]), &anonymous).is_ok());
-        assert!(authorize_read(&Config::default(), &anonymous).is_ok());
+        assert!(authorize_read(&Settings::from_pairs([tokens]), &anonymous).is_ok());
+        assert!(authorize_read(&Settings::from_pairs([tokens, ("GITHUB_APP_ID", "123")]), &anonymous).is_ok());
+        assert!(authorize_read(&Settings::default(), &anonymous).is_ok());
     }
 
     #[test]
     fn redacts_every_token_and_secret() {
-        let config = Config::from_pairs([(TOKENS, "a:tok-one,b:tok-one-longer"), ("GITHUB_TOKEN", "ghp_x1")]);
+        let config = Settings::from_pairs([(TOKENS, "a:tok-one,b:tok-one-longer"), ("GITHUB_TOKEN", "ghp_x1")]);
         let secrets = secrets(&config);
         let text = redact("tok-one-longer tok-one ghp_x1 a:tok-one,b:tok-one-longer", &secrets);
         assert_eq!(text, "[redacted] [redacted] [redacted] [redacted]");
@@ -391,13 +406,13 @@ mod tests {
 
     #[test]
     fn cors_only_for_listed_origins_on_the_api() {
-        let config = Config::from_pairs([(ORIGINS, "https://ops.example, http://localhost:3000/")]);
+        let config = Settings::from_pairs([(ORIGINS, "https://ops.example, http://localhost:3000/")]);
         let ok = headers(&[("origin", "http://localhost:3000")]);
         assert!(allowed_origin(&config, "/api/v1/tasks", &ok).is_some());
         assert!(allowed_origin(&config, "/webhooks/github", &ok).is_none());
         assert!(allowed_origin(&config, "/api/v1/tasks", &headers(&[("origin", "https://evil.example")])).is_none());
-        assert!(allowed_origin(&Config::default(), "/api/v1/tasks", &ok).is_none());
-        let star = Config::from_pairs([(ORIGINS, "*")]);
+        assert!(allowed_origin(&Settings::default(), "/api/v1/tasks", &ok).is_none());
+        let star = Settings::from_pairs([(ORIGINS, "*")]);
         assert!(allowed_origin(&star, "/api/v1/tasks", &ok).is_none());
     }
 }

@@ -19,7 +19,7 @@ use http::{HeaderMap, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::router::{self, RouteId};
-use crate::{Config, auth};
+use crate::{Config, Settings, auth};
 
 /// The variable that sets the webhook limit.
 pub(crate) const WEBHOOK_MAX_BYTES: &str = "AGENT_ZERO_WEBHOOK_MAX_BYTES";
@@ -32,12 +32,14 @@ pub const NO_BODY_MAX_BYTES: usize = 4 * 1024;
 /// The most body bytes `method path` may carry. 503 naming
 /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` when the webhook route's limit is
 /// malformed (never silently the default).
-pub fn body_limit(method: &Method, path: &str, config: &Config) -> Result<usize, ApiError> {
+pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<usize, ApiError> {
     let Ok(route) = router::resolve(method, path) else { return Ok(NO_BODY_MAX_BYTES) };
     // Exhaustive on purpose: a new route decides what body it takes.
     match route.id {
-        RouteId::GithubWebhook => webhook_max_bytes(config),
+        RouteId::GithubWebhook => settings.webhook_max_bytes(),
         RouteId::CreateTask | RouteId::DecideApproval => Ok(crate::routes::MAX_CREATE_BYTES),
+        // Dashboard forms: a decision with its comment, a sign-out.
+        RouteId::DashboardDecision | RouteId::SignOut => Ok(crate::routes::MAX_CREATE_BYTES),
         RouteId::Health
         | RouteId::ListTasks
         | RouteId::GetTask
@@ -52,7 +54,12 @@ pub fn body_limit(method: &Method, path: &str, config: &Config) -> Result<usize,
         | RouteId::Docs
         | RouteId::Sweep
         | RouteId::TaskListPage
-        | RouteId::TaskPage => Ok(NO_BODY_MAX_BYTES),
+        | RouteId::TaskPage
+        | RouteId::SignIn
+        | RouteId::SignInCallback
+        | RouteId::DashboardTasks
+        | RouteId::DashboardTask
+        | RouteId::DashboardAudit => Ok(NO_BODY_MAX_BYTES),
     }
 }
 
@@ -146,9 +153,9 @@ fn malformed_length(why: &str) -> ApiError {
 
 /// The answer to a request refused before its body was read: `error`, with
 /// the CORS headers [`crate::handle`] would have added.
-pub fn refuse(config: &Config, head: &http::request::Parts, error: ApiError) -> http::Response<Vec<u8>> {
+pub fn refuse(settings: &Settings, head: &http::request::Parts, error: ApiError) -> http::Response<Vec<u8>> {
     let mut response = error.into_response();
-    if let Some(origin) = auth::allowed_origin(config, head.uri.path(), &head.headers) {
+    if let Some(origin) = auth::allowed_origin(settings, head.uri.path(), &head.headers) {
         auth::add_cors(&mut response, origin);
     }
     response
@@ -166,13 +173,13 @@ mod tests {
         map
     }
 
-    fn limit(method: Method, path: &str, config: &Config) -> usize {
+    fn limit(method: Method, path: &str, config: &Settings) -> usize {
         body_limit(&method, path, config).unwrap()
     }
 
     #[test]
     fn each_route_has_its_limit() {
-        let default = Config::default();
+        let default = Settings::default();
         assert_eq!(limit(Method::POST, "/webhooks/github", &default), 25 * 1024 * 1024);
         assert_eq!(limit(Method::POST, "/api/v1/tasks", &default), 256 * 1024);
         assert_eq!(limit(Method::POST, "/api/v1/approvals/gh-1", &default), 256 * 1024);
@@ -190,14 +197,14 @@ mod tests {
         ] {
             assert_eq!(limit(method.clone(), path, &default), NO_BODY_MAX_BYTES, "{method} {path}");
         }
-        let configured = Config::from_pairs([(WEBHOOK_MAX_BYTES, " 100000 ")]);
+        let configured = Settings::from_pairs([(WEBHOOK_MAX_BYTES, " 100000 ")]);
         assert_eq!(limit(Method::POST, "/webhooks/github", &configured), 100_000);
     }
 
     #[test]
     fn a_malformed_webhook_limit_is_503_naming_the_variable() {
         for value in ["25MiB", "-1", "0", "1e6", "99999999999999999999999"] {
-            let config = Config::from_pairs([(WEBHOOK_MAX_BYTES, value)]);
+            let config = Settings::from_pairs([(WEBHOOK_MAX_BYTES, value)]);
             let error = body_limit(&Method::POST, "/webhooks/github", &config).unwrap_err();
             assert_eq!(
                 (error.code, error.field.as_deref()),
@@ -257,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_refusal_carries_cors_for_an_allowed_origin() {
-        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_ORIGINS", "https://ops.example")]);
+        let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_ORIGINS", "https://ops.example")]);
         let request = http::Request::post("/api/v1/tasks").header("origin", "https://ops.example");
         let (head, ()) = request.body(()).unwrap().into_parts();
         let error = BoundedBody::start(10, &headers(&[("content-length", "11")])).unwrap_err();

@@ -42,6 +42,13 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "DAYTONA_API_KEY",
     "VERCEL_TOKEN",
     "VERCEL_TEAM_ID",
+    "VERCEL_PROJECT_ID",
+    "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID",
+    "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET",
+    "AGENT_ZERO_DASHBOARD_SESSION_KEY",
+    "AGENT_ZERO_DASHBOARD_USERS",
+    "AGENT_ZERO_DASHBOARD_ORGS",
+    "AGENT_ZERO_DASHBOARD_GITHUB_URL",
 ];
 
 /// The variables whose values are credentials: never rendered, logged or
@@ -60,9 +67,12 @@ pub const SECRET_VARIABLES: &[&str] = &[
     "E2B_API_KEY",
     "DAYTONA_API_KEY",
     "VERCEL_TOKEN",
+    "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET",
+    "AGENT_ZERO_DASHBOARD_SESSION_KEY",
 ];
 
-/// Operator configuration for one invocation. Empty values count as unset.
+/// The operator's raw variables, read once into [`crate::Settings`].
+/// Empty values count as unset.
 #[derive(Clone, Default)]
 pub struct Config {
     values: BTreeMap<String, String>,
@@ -92,18 +102,18 @@ impl Config {
     }
 
     /// The value of a variable, when set and non-empty.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
     }
 
     /// Whether a variable is set.
-    pub fn is_set(&self, name: &str) -> bool {
+    pub(crate) fn is_set(&self, name: &str) -> bool {
         self.values.contains_key(name)
     }
 
     /// Values of every configured secret, for scrubbing text before it is
     /// stored or rendered.
-    pub fn secret_values(&self) -> Vec<&str> {
+    pub(crate) fn secret_values(&self) -> Vec<&str> {
         SECRET_VARIABLES.iter().filter_map(|name| self.get(name)).collect()
     }
 }

@@ -13,14 +13,16 @@ mod audit_log;
 mod auth;
 mod body_limit;
 mod config;
+mod dashboard;
 mod error;
-mod github_access;
 mod repository_policy;
 pub mod retention;
 mod router;
 mod routes;
 mod services;
 pub mod settings;
+#[cfg(test)]
+mod settings_tests;
 pub mod task_index;
 #[cfg(test)]
 mod test_host;
@@ -29,6 +31,7 @@ mod ticks;
 pub use audit_log::AuditEntry;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
+pub use settings::Settings;
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
@@ -92,10 +95,11 @@ pub struct Invocation {
 /// Handles one request.
 pub async fn handle<H: Host>(
     host: &H,
-    config: &Config,
+    settings: &Settings,
     invocation: &Invocation,
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
+    let config = settings;
     let context = routes::Context { host, config, invocation };
     let path = request.uri().path().to_owned();
     let origin = auth::allowed_origin(config, &path, request.headers());

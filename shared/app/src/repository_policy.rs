@@ -4,18 +4,10 @@
 //! task creation.
 
 use agent_zero_agent::{Policy, PolicyError};
-use agent_zero_github::{ApiConfig, GitHubClient, load_policy_text};
+use agent_zero_github::{GitHubClient, load_policy_text};
 use agent_zero_ports::{HttpClient, KeyValue};
 
-use crate::Config;
 use crate::error::{ApiError, ErrorCode};
-
-/// The GitHub API configuration (`GITHUB_API_URL`, default github.com).
-pub(crate) fn github_api(config: &Config) -> Result<ApiConfig, ApiError> {
-    ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
-        ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
-    })
-}
 
 /// The policy of `owner/repo`, or the safe defaults when it has none.
 /// `field` names what a policy that does not validate is reported against.

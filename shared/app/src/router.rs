@@ -27,6 +27,13 @@ pub enum RouteId {
     Sweep,
     TaskListPage,
     TaskPage,
+    SignIn,
+    SignInCallback,
+    SignOut,
+    DashboardTasks,
+    DashboardTask,
+    DashboardDecision,
+    DashboardAudit,
 }
 
 /// One path pattern (`{name}` matches one segment) and its methods.
@@ -58,6 +65,13 @@ pub static ROUTES: &[Route] = &[
     Route { pattern: "/api/v1/sweep", methods: &[(Method::POST, RouteId::Sweep)] },
     Route { pattern: "/", methods: &[(Method::GET, RouteId::TaskListPage)] },
     Route { pattern: "/tasks/{id}", methods: &[(Method::GET, RouteId::TaskPage)] },
+    Route { pattern: "/login", methods: &[(Method::GET, RouteId::SignIn)] },
+    Route { pattern: "/login/callback", methods: &[(Method::GET, RouteId::SignInCallback)] },
+    Route { pattern: "/logout", methods: &[(Method::POST, RouteId::SignOut)] },
+    Route { pattern: "/dashboard", methods: &[(Method::GET, RouteId::DashboardTasks)] },
+    Route { pattern: "/dashboard/audit", methods: &[(Method::GET, RouteId::DashboardAudit)] },
+    Route { pattern: "/dashboard/tasks/{id}", methods: &[(Method::GET, RouteId::DashboardTask)] },
+    Route { pattern: "/dashboard/tasks/{id}/decision", methods: &[(Method::POST, RouteId::DashboardDecision)] },
 ];
 
 /// A matched route and its path parameters, in pattern order.

@@ -1,15 +1,224 @@
-//! Typed operator settings for running tasks, parsed from the host's
-//! variables: every malformed value is an error naming its variable (never
-//! its value, never silently the default), and a task that could never run
-//! is refused before it is created.
+//! The operator's settings, typed and parsed once: per isolate on
+//! Cloudflare (the worker keeps one [`Settings`] for its life), per
+//! component instance on Spin. Every variable is read here and nowhere
+//! else; routes and services take the typed sections.
+//!
+//! Each section is parsed on its own, so one malformed variable disables
+//! only what needs it: the error names the variable (never its value) and
+//! the routes that need the section answer 503 with it, while the rest keep
+//! serving. A task that could never run is refused before it is created.
 
 use agent_zero_agent::Policy;
-use agent_zero_ports::HttpClient;
+use agent_zero_github::{ApiConfig, Credentials, CredentialsError, GitHubClient, RepositoryAllowlist, Rs256Signer};
+use agent_zero_ports::{HttpClient, Secret};
+use agent_zero_runner::RunnerPoolConfig;
 use agent_zero_runtime::Limits;
 
 use crate::Config;
+use crate::auth::Access;
 use crate::error::{ApiError, ErrorCode};
 use crate::retention::Lifetimes;
+use crate::services::{AnySandbox, SandboxChoice};
+
+/// Every operator setting of one isolate or instance.
+pub struct Settings {
+    variables: Config,
+    secrets: Vec<String>,
+    github: Result<GitHubSettings, ApiError>,
+    webhook_secret: Option<Secret>,
+    webhook_max_bytes: Result<usize, ApiError>,
+    allowlist: Option<RepositoryAllowlist>,
+    access: Result<Option<Access>, ApiError>,
+    origins: Vec<String>,
+    run: Result<RunSettings, ApiError>,
+    sandbox: Result<SandboxChoice, String>,
+    pool: Result<RunnerPoolConfig, String>,
+}
+
+impl std::fmt::Debug for Settings {
+    // Names only: a `{:?}` must never print a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings").field("variables", &self.variables).finish_non_exhaustive()
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self::new(Config::default())
+    }
+}
+
+impl Settings {
+    /// Parses every section from the variables `lookup` gives (the host's
+    /// vars and secrets; Spin variables are the lowercase names).
+    pub fn from_lookup(lookup: impl FnMut(&str) -> Option<String>) -> Self {
+        Self::new(Config::from_lookup(lookup))
+    }
+
+    /// Settings from explicit pairs (tests).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self::new(Config::from_pairs(pairs))
+    }
+
+    fn new(variables: Config) -> Self {
+        let config = &variables;
+        Self {
+            secrets: crate::auth::secrets_of(config),
+            github: GitHubSettings::from_config(config),
+            webhook_secret: config.get("GITHUB_WEBHOOK_SECRET").map(Secret::new),
+            webhook_max_bytes: crate::body_limit::webhook_max_bytes(config),
+            allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse),
+            access: Access::from_config(config),
+            origins: crate::auth::origins_of(config),
+            run: RunSettings::from_config(config),
+            sandbox: crate::services::sandbox_choice(config),
+            pool: crate::services::pool_config(config),
+            variables,
+        }
+    }
+
+    /// Every malformed section's error (each names its variable).
+    pub(crate) fn problems(&self) -> Vec<ApiError> {
+        let mut problems = Vec::new();
+        for section in [
+            self.github.as_ref().err(),
+            self.webhook_max_bytes.as_ref().err(),
+            self.access.as_ref().err(),
+            self.run.as_ref().err(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            problems.push(section.clone());
+        }
+        // Unset is not malformed: a deployment may run without a sandbox.
+        if self.variables.is_set("AGENT_ZERO_SANDBOX_PROVIDER")
+            && let Err(reason) = &self.sandbox
+        {
+            problems.push(sandbox_error(reason));
+        }
+        if let Err(reason) = &self.pool {
+            problems.push(sandbox_error(reason));
+        }
+        problems
+    }
+
+    /// The raw variables, for what reports which are set (health, doctor)
+    /// and for model selection, which also depends on the task's policy.
+    pub(crate) fn variables(&self) -> &Config {
+        &self.variables
+    }
+
+    /// Every value that must never be stored, longest first.
+    pub(crate) fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
+    /// The GitHub API and this deployment's credentials.
+    pub(crate) fn github(&self) -> Result<&GitHubSettings, ApiError> {
+        self.github.as_ref().map_err(Clone::clone)
+    }
+
+    /// `GITHUB_WEBHOOK_SECRET`, or 503 naming it.
+    pub(crate) fn webhook_secret(&self) -> Result<&Secret, ApiError> {
+        self.webhook_secret.as_ref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotConfigured,
+                "webhook intake is not configured: GITHUB_WEBHOOK_SECRET is not set",
+            )
+            .with_field("GITHUB_WEBHOOK_SECRET")
+        })
+    }
+
+    /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 25 MiB), or 503 naming it.
+    pub(crate) fn webhook_max_bytes(&self) -> Result<usize, ApiError> {
+        self.webhook_max_bytes.clone()
+    }
+
+    /// `AGENT_ZERO_GITHUB_REPOSITORIES`: `None` lets every repository through.
+    pub(crate) fn allowlist(&self) -> Option<&RepositoryAllowlist> {
+        self.allowlist.as_ref()
+    }
+
+    /// The control-plane access policy; `Ok(None)` when no tokens are set.
+    pub(crate) fn access(&self) -> Result<Option<&Access>, ApiError> {
+        self.access.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
+    /// `AGENT_ZERO_CONTROL_PLANE_ORIGINS`.
+    pub(crate) fn origins(&self) -> &[String] {
+        &self.origins
+    }
+
+    /// The engine's bounds and the records' lifetimes.
+    pub(crate) fn run(&self) -> Result<&RunSettings, ApiError> {
+        self.run.as_ref().map_err(Clone::clone)
+    }
+
+    /// The configured sandbox provider over `http`, or which variable is
+    /// missing or malformed.
+    pub(crate) fn sandbox<C: HttpClient>(&self, http: C) -> Result<AnySandbox<C>, String> {
+        self.sandbox.as_ref().map(|choice| choice.connect(http)).map_err(Clone::clone)
+    }
+
+    /// The operator's pool limits with the repository's output cap.
+    pub(crate) fn pool(&self, max_output_bytes: u64) -> Result<RunnerPoolConfig, String> {
+        self.pool.clone().map(|pool| RunnerPoolConfig { max_output_bytes, ..pool })
+    }
+}
+
+/// The GitHub API (`GITHUB_API_URL`, default github.com) and the
+/// deployment's credentials (`GITHUB_APP_ID` + `GITHUB_APP_PRIVATE_KEY`,
+/// else `GITHUB_TOKEN`), whose installation-token cache lives as long as
+/// the settings do: one token per installation per hour, not per call.
+#[derive(Debug)]
+pub(crate) struct GitHubSettings {
+    pub(crate) api: ApiConfig,
+    pub(crate) credentials: Option<Credentials>,
+}
+
+impl GitHubSettings {
+    fn from_config(config: &Config) -> Result<Self, ApiError> {
+        let api = ApiConfig::new(config.get("GITHUB_API_URL"), "agent-zero-edge").map_err(|e| {
+            ApiError::new(ErrorCode::NotConfigured, format!("GITHUB_API_URL: {e}")).with_field("GITHUB_API_URL")
+        })?;
+        let credentials = Credentials::from_env(
+            config.get("GITHUB_TOKEN"),
+            config.get("GITHUB_APP_ID"),
+            config.get("GITHUB_APP_PRIVATE_KEY"),
+        )
+        .map_err(|e| {
+            let field = match e {
+                CredentialsError::InvalidAppId | CredentialsError::Incomplete { missing: "GITHUB_APP_ID" } => {
+                    "GITHUB_APP_ID"
+                }
+                _ => "GITHUB_APP_PRIVATE_KEY",
+            };
+            ApiError::new(ErrorCode::NotConfigured, format!("GitHub credentials: {e}")).with_field(field)
+        })?;
+        Ok(Self { api, credentials })
+    }
+
+    /// An unauthenticated client (public repositories, and minting tokens).
+    pub(crate) fn anonymous<'h, H: HttpClient>(&'h self, http: &'h H) -> GitHubClient<'h, H> {
+        GitHubClient::new(http, &self.api)
+    }
+
+    /// A client authenticated for `installation` at `now_ms` (anonymous
+    /// without credentials); an App's JWT is signed with `signer`.
+    pub(crate) async fn client<'h, H: HttpClient, S: Rs256Signer>(
+        &'h self,
+        http: &'h H,
+        signer: &S,
+        installation: Option<u64>,
+        now_ms: u64,
+    ) -> Result<GitHubClient<'h, H>, CredentialsError> {
+        let anonymous = self.anonymous(http);
+        let Some(credentials) = &self.credentials else { return Ok(anonymous) };
+        let token = credentials.token_for(installation, &anonymous, signer, now_ms).await?;
+        Ok(anonymous.with_token(token))
+    }
+}
 
 /// What a tick needs from the operator besides its services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,19 +229,23 @@ pub struct RunSettings {
     pub limits: Limits,
     /// `AGENT_ZERO_RETENTION_DAYS`, `AGENT_ZERO_DELIVERY_RETENTION_DAYS`.
     pub lifetimes: Lifetimes,
+    /// `AGENT_ZERO_MODEL_TIMEOUT_MS` when the operator set it: each model
+    /// call's timeout (else the provider's default).
+    pub model_timeout_ms: Option<u64>,
 }
 
 impl RunSettings {
     /// Parses the run settings; the first malformed variable is the error.
     pub fn from_config(config: &Config) -> Result<Self, ApiError> {
         let mut limits = Limits::default();
-        if let Some(ms) = millis(config, "AGENT_ZERO_MODEL_TIMEOUT_MS")? {
+        let model_timeout_ms = millis(config, "AGENT_ZERO_MODEL_TIMEOUT_MS")?;
+        if let Some(ms) = model_timeout_ms {
             limits.model_call_ms = ms;
         }
         if let Some(ms) = millis(config, "AGENT_ZERO_CLAIM_MARGIN_MS")? {
             limits.claim_margin_ms = ms;
         }
-        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)? })
+        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)?, model_timeout_ms })
     }
 }
 
@@ -52,18 +265,24 @@ fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
 /// Whether a task under `policy` can run at all here: a sandbox provider
 /// with its credentials, a model the policy selects with its credential,
 /// and well-formed run settings. The error (503) names what to set.
-pub(crate) fn check_runnable<C: HttpClient>(config: &Config, policy: &Policy, http: C) -> Result<(), ApiError> {
-    RunSettings::from_config(config)?;
-    if let Err(reason) = crate::services::sandbox_from_config(config, http) {
+pub(crate) fn check_runnable<C: HttpClient>(settings: &Settings, policy: &Policy, http: C) -> Result<(), ApiError> {
+    settings.run()?;
+    if let Err(reason) = settings.sandbox(http).and(settings.pool(0)) {
         let field = variable_in(&reason).unwrap_or("AGENT_ZERO_SANDBOX_PROVIDER");
         return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
     }
-    if let Err(e) = crate::services::model_selection(policy, config) {
+    if let Err(e) = crate::services::model_selection(policy, settings) {
         let reason = e.to_string();
         let field = variable_in(&reason).unwrap_or("model.provider");
         return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
     }
     Ok(())
+}
+
+/// A sandbox setting's error as an answer naming its variable.
+fn sandbox_error(reason: &str) -> ApiError {
+    let field = variable_in(reason).unwrap_or("AGENT_ZERO_SANDBOX_PROVIDER");
+    ApiError::new(ErrorCode::NotConfigured, reason.to_owned()).with_field(field)
 }
 
 /// The first `` `NAME` `` in `reason` that is an operator variable.
@@ -102,22 +321,22 @@ mod tests {
     fn a_task_that_could_never_run_is_refused_naming_what_to_set() {
         let http = crate::test_host::RefusingHttp;
         let policy = Policy::default();
-        let none = check_runnable(&Config::default(), &policy, &http).unwrap_err();
+        let none = check_runnable(&Settings::default(), &policy, &http).unwrap_err();
         assert_eq!(none.field.as_deref(), Some("AGENT_ZERO_SANDBOX_PROVIDER"), "{}", none.message);
         let no_token =
             Config::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "custom"), ("AGENT_ZERO_SANDBOX_URL", "http://s")]);
-        let error = check_runnable(&no_token, &policy, &http).unwrap_err();
+        let error = check_runnable(&Settings::new(no_token), &policy, &http).unwrap_err();
         assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_SANDBOX_TOKEN"), "{}", error.message);
         let sandbox = [
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", "http://s"),
             ("AGENT_ZERO_SANDBOX_TOKEN", "t"),
         ];
-        let no_model = check_runnable(&Config::from_pairs(sandbox), &policy, &http).unwrap_err();
+        let no_model = check_runnable(&Settings::from_pairs(sandbox), &policy, &http).unwrap_err();
         assert!(no_model.message.contains("no task can run"), "{}", no_model.message);
         assert!(no_model.field.as_deref().is_some_and(|f| f.ends_with("_API_KEY")), "{:?}", no_model.field);
         let mut all = sandbox.to_vec();
         all.push(("OPENAI_API_KEY", "sk-test"));
-        check_runnable(&Config::from_pairs(all), &policy, &http).unwrap();
+        check_runnable(&Settings::from_pairs(all), &policy, &http).unwrap();
     }
 }

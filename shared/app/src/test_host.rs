@@ -8,7 +8,7 @@ use agent_zero_ports::{HttpClient, HttpError, ManualClock, MemoryKv};
 use agent_zero_runner::MemoryCoordinator;
 use agent_zero_runtime::{Queue, QueueError, Tick};
 
-use crate::{Config, Host, Invocation};
+use crate::{Host, Invocation, Settings};
 
 /// The settings a task needs to be accepted (a sandbox and a model key);
 /// none of them is reached by a unit test.
@@ -79,7 +79,7 @@ impl TestHost {
     }
 
     /// Sends one request through [`crate::handle`].
-    pub(crate) fn send(&self, config: &Config, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    pub(crate) fn send(&self, config: &Settings, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
         let invocation = self.invocation();
         block_on(crate::handle(self, config, &invocation, request))
     }

@@ -4,8 +4,8 @@
 use agent_zero_runner::{RunnerPoolConfig, SweepReport as LeaseSweepReport};
 use agent_zero_runtime::{Engine, Ports, Start, SweepOptions, SweepReport, Tick, TickError, TickReport};
 
-use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace, sandbox_from_config};
-use crate::{Config, Host};
+use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace};
+use crate::{Host, Settings};
 
 /// Why a tick could not run; the host leaves the message for redelivery.
 #[derive(Debug, thiserror::Error)]
@@ -26,11 +26,11 @@ pub enum RunTickError {
 /// operator configured and the task's policy snapshot.
 pub async fn run_tick<H: Host>(
     host: &H,
-    config: &Config,
+    config: &Settings,
     tick: &Tick,
     now_ms: u64,
 ) -> Result<TickReport, RunTickError> {
-    let settings = crate::settings::RunSettings::from_config(config).map_err(|e| RunTickError::Settings(e.message))?;
+    let settings = config.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
         .await
@@ -45,9 +45,9 @@ pub async fn run_tick<H: Host>(
         _ => (&awaiting, None),
     };
 
-    let decider = ModelDecider::new(policy, config, host.http(), host.clock());
-    let provider: Result<AnySandbox<&H::Http>, String> = sandbox_from_config(config, host.http());
-    let pool_config = crate::services::pool_config(config, policy.runner.max_output_bytes);
+    let decider = ModelDecider::new(policy, config, settings.model_timeout_ms, host.http(), host.clock());
+    let provider: Result<AnySandbox<&H::Http>, String> = config.sandbox(host.http());
+    let pool_config = config.pool(policy.runner.max_output_bytes);
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
     let installation = match &start {
         Start::Run(stimulus) => stimulus.input.installation_id,
@@ -92,15 +92,15 @@ pub struct SweepOutcome {
 
 /// Re-enqueues overdue ticks (a crash between commit and enqueue, a lost
 /// message) and stops sandbox leases past their ceiling.
-pub async fn sweep<H: Host>(host: &H, config: &Config, now_ms: u64, grace_ms: u64) -> SweepOutcome {
+pub async fn sweep<H: Host>(host: &H, config: &Settings, now_ms: u64, grace_ms: u64) -> SweepOutcome {
     let mut outcome = SweepOutcome::default();
     let options = SweepOptions { grace_ms, ..SweepOptions::default() };
     match agent_zero_runtime::sweep(host.kv(), host.queue(), now_ms, options).await {
         Ok(report) => outcome.ticks = Some(report),
         Err(e) => outcome.errors.push(format!("ticks: {e}")),
     }
-    if let Ok(provider) = sandbox_from_config(config, host.http()) {
-        match crate::services::pool_config(config, RunnerPoolConfig::default().max_output_bytes) {
+    if let Ok(provider) = config.sandbox(host.http()) {
+        match config.pool(RunnerPoolConfig::default().max_output_bytes) {
             Ok(limits) => {
                 match agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), limits).sweep().await {
                     Ok(report) => outcome.leases = Some(report),

@@ -60,6 +60,15 @@ pub struct TreeFile {
     /// SHA-256 of the content, lowercase hex.
     pub sha256: String,
     pub bytes: u64,
+    /// The Git mode the sandbox held: `100644`, or `100755` for an
+    /// executable file (a symlink, `120000`, is never published). Records
+    /// written before modes were kept read as `100644`.
+    #[serde(default = "regular_mode")]
+    pub mode: String,
+}
+
+fn regular_mode() -> String {
+    "100644".into()
 }
 
 /// What a pull-request review read of the pull request's changes.
@@ -77,6 +86,14 @@ pub struct ReviewLedger {
     /// The findings' places on the right side of the diff.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<DiffAnchor>,
+    /// The head an earlier review of this pull request read, when this one
+    /// reads only what changed since (`files` are those changed since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Changed files of the pull request not changed since `since`: read by
+    /// that review, not shown again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<String>,
 }
 
 impl ReviewLedger {
@@ -157,6 +174,10 @@ pub struct DiffAnchor {
     pub line: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_line: Option<u32>,
+    /// The finding's quote those lines hold (whitespace collapsed): a later
+    /// review of the pull request resolves the comment once it is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
 }
 
 /// A refused write: a stable code and a sentence for humans.

@@ -9,6 +9,8 @@
 mod enums;
 mod evidence;
 mod finding;
+mod model;
+mod names;
 mod refs;
 mod task;
 mod time;
@@ -21,6 +23,8 @@ pub use evidence::{
     TreeFile,
 };
 pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed};
+pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
+pub use names::{RepoName, Sha, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;

@@ -138,6 +138,39 @@ pub struct PullRequestFiles {
     pub more: bool,
 }
 
+/// What a command needs of a pull request (`GET .../pulls/{n}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PullRequestInfo {
+    pub head_sha: String,
+    pub base_sha: String,
+    /// `state` is `open` (not closed, not merged).
+    pub open: bool,
+}
+
+#[derive(Deserialize)]
+struct PullRequestWire {
+    state: String,
+    head: ShaWire,
+    base: ShaWire,
+}
+
+#[derive(Deserialize)]
+struct ShaWire {
+    sha: String,
+}
+
+/// Two commits compared, as GitHub answers `GET .../compare/{base}...{head}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// `ahead`, `behind`, `identical` or `diverged`.
+    pub status: String,
+    /// The files changed from the merge base to the head (at most 300).
+    #[serde(default)]
+    pub files: Vec<PullRequestFile>,
+}
+
 /// A freshly minted installation access token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -346,6 +379,107 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         }
     }
 
+    /// The files changed from `base` to `head`: `GET
+    /// /repos/{o}/{r}/compare/{base}...{head}` (GitHub lists at most 300
+    /// files there), with the comparison's `status` (`ahead`, `behind`,
+    /// `identical`, `diverged`).
+    pub async fn compare(&self, owner: &str, repo: &str, base: &str, head: &str) -> Result<Comparison, ApiError> {
+        const OP: &str = "compare commits";
+        for sha in [base, head] {
+            if !is_sha(sha) {
+                return Err(ApiError::InvalidName { what: "commit sha", value: capped(sha) });
+            }
+        }
+        let url = format!("{}/repos/{}/compare/{base}...{head}", self.config.base_url, repo_path(owner, repo)?);
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        let response = self.success(OP, response)?;
+        decode(OP, response.body())
+    }
+
+    /// A pull request's current head and base and whether it is open:
+    /// `GET /repos/{o}/{r}/pulls/{n}`.
+    pub async fn pull_request(&self, owner: &str, repo: &str, number: u64) -> Result<PullRequestInfo, ApiError> {
+        const OP: &str = "get pull request";
+        let url = format!("{}/repos/{}/pulls/{number}", self.config.base_url, repo_path(owner, repo)?);
+        let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+        let response = self.success(OP, response)?;
+        let pull: PullRequestWire = decode(OP, response.body())?;
+        for (field, sha) in [("head.sha", &pull.head.sha), ("base.sha", &pull.base.sha)] {
+            if !is_sha(sha) {
+                return Err(ApiError::Decode { operation: OP, path: field.into(), reason: "not a commit sha".into() });
+            }
+        }
+        Ok(PullRequestInfo { head_sha: pull.head.sha, base_sha: pull.base.sha, open: pull.state == "open" })
+    }
+
+    /// Reacts to issue comment `comment_id` with `content` (`eyes`, `+1`,
+    /// ...): `POST /repos/{o}/{r}/issues/comments/{id}/reactions`. GitHub
+    /// answers 200 for a reaction that already exists, so it is safe to repeat.
+    pub async fn react_to_issue_comment(
+        &self,
+        owner: &str,
+        repo: &str,
+        comment_id: u64,
+        content: &str,
+    ) -> Result<(), ApiError> {
+        const OP: &str = "create reaction";
+        let url = format!(
+            "{}/repos/{}/issues/comments/{comment_id}/reactions",
+            self.config.base_url,
+            repo_path(owner, repo)?
+        );
+        let body = serde_json::to_vec(&serde_json::json!({ "content": content })).unwrap_or_default();
+        let response = self.send(OP, http::Method::POST, &url, Some(body), self.token.as_ref()).await?;
+        self.success(OP, response)?;
+        Ok(())
+    }
+
+    /// The heads our earlier reviews of pull request `number` read, oldest
+    /// first: reviews by `login` whose first line is our review marker
+    /// (`GET /repos/{o}/{r}/pulls/{n}/reviews`, at most
+    /// [`crate::publish::MAX_REVIEW_PAGES`] pages).
+    pub async fn reviewed_heads(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        login: &str,
+    ) -> Result<Vec<String>, ApiError> {
+        const OP: &str = "list pull request reviews";
+        #[derive(Deserialize)]
+        struct Review {
+            #[serde(default)]
+            body: Option<String>,
+            #[serde(default)]
+            user: Option<Login>,
+        }
+        #[derive(Deserialize)]
+        struct Login {
+            login: String,
+        }
+        let mut url =
+            format!("{}/repos/{}/pulls/{number}/reviews?per_page=100", self.config.base_url, repo_path(owner, repo)?);
+        let mut heads = Vec::new();
+        for _ in 0..crate::publish::MAX_REVIEW_PAGES {
+            let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
+            let response = self.success(OP, response)?;
+            let next = crate::publish::next_link(&response, &self.config.base_url);
+            let page: Vec<Review> = decode(OP, response.body())?;
+            for review in page {
+                let by_us = review.user.is_some_and(|u| u.login.eq_ignore_ascii_case(login));
+                let head = review.body.as_deref().and_then(crate::publish::reviewed_head);
+                if let (true, Some(head)) = (by_us, head) {
+                    heads.push(head.to_owned());
+                }
+            }
+            match next {
+                Some(next) => url = next,
+                None => break,
+            }
+        }
+        Ok(heads)
+    }
+
     /// A request sent with this client's own token (for the publication
     /// adapter, which builds its own URLs and reads statuses itself).
     pub(crate) async fn send_authorized(
@@ -484,22 +618,14 @@ pub(crate) fn check_ref(git_ref: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Percent-encodes everything but RFC 3986 unreserved characters (and `/`
-/// when `keep_slash`).
+/// Percent-encodes a URL component ([`agent_zero_contracts::encode_component`]),
+/// keeping `/` when `keep_slash` (a file path).
 pub(crate) fn encode(value: &str, keep_slash: bool) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') || (keep_slash && byte == b'/') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    if keep_slash { agent_zero_contracts::encode_path(value) } else { agent_zero_contracts::encode_component(value) }
 }
 
 pub(crate) fn is_sha(value: &str) -> bool {
-    matches!(value.len(), 40 | 64) && value.bytes().all(|b| b.is_ascii_hexdigit())
+    agent_zero_contracts::Sha::is_valid(value)
 }
 
 pub(crate) fn capped(value: &str) -> String {

@@ -9,6 +9,10 @@
 //! - `pull_request_review` `submitted` with text and a `commented` or
 //!   `changes_requested` state, and `pull_request_review_comment` `created`,
 //!   seed a feedback task;
+//! - a command (`/agent-zero review|resolve`, `@<app> review|resolve`) in
+//!   an `issue_comment` `created` on a pull request, or in a submitted
+//!   review's body, seeds a review of the current head
+//!   ([`PolicyGate::Command`]); any other comment is ignored with its reason;
 //! - `issues` `opened|labeled` on an open issue seeds an issue task
 //!   ([`PolicyGate::IssueLabel`]);
 //! - drafts and repositories outside the allowlist are ignored with a
@@ -27,6 +31,7 @@ use agent_zero_contracts::{
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::command::{self, Found, IssueCommentEvent};
 use crate::intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
     MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed, is_bot,
@@ -87,12 +92,12 @@ pub fn parse_delivery(
             let payload: InstallationEvent = parse(body)?;
             Ok(Intake::Installation(installation_change(event, delivery_id, action, payload)))
         }
-        "pull_request" | "pull_request_review" | "pull_request_review_comment" | "issues" => {
+        "pull_request" | "pull_request_review" | "pull_request_review_comment" | "issues" | "issue_comment" => {
             let action = parse::<ActionOnly>(body)?.action.unwrap_or_default();
             let handled = match event {
                 "pull_request" => PROACTIVE_ACTIONS.contains(&action.as_str()),
                 "pull_request_review" => action == "submitted",
-                "pull_request_review_comment" => action == "created",
+                "pull_request_review_comment" | "issue_comment" => action == "created",
                 _ => ISSUE_ACTIONS.contains(&action.as_str()),
             };
             if !handled {
@@ -103,6 +108,7 @@ pub fn parse_delivery(
                 "pull_request" => context.pull_request(parse(body)?),
                 "pull_request_review" => context.review(parse(body)?),
                 "pull_request_review_comment" => context.review_comment(parse(body)?),
+                "issue_comment" => context.issue_comment(parse(body)?),
                 _ => context.issue(parse(body)?),
             }
         }
@@ -140,6 +146,21 @@ impl Context<'_> {
             return Ok(Intake::Ignored { reason });
         }
         let author = p.review.user.as_ref().unwrap_or(&p.sender);
+        match command::find(p.review.body.as_deref().unwrap_or_default()) {
+            Found::Command { command, mention } => {
+                let pr = pull_request_ref(&repository, &p.pull_request)?;
+                let mut seed =
+                    self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+                seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
+                seed.author = Some(author_of(author, p.review.author_association.as_deref()));
+                seed.gate = PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: None };
+                return Ok(Intake::Task(Box::new(seed)));
+            }
+            Found::Unknown { word } => {
+                return Ok(Intake::Ignored { reason: IgnoreReason::UnknownCommand { word } });
+            }
+            Found::Nothing => {}
+        }
         let state = p.review.state.to_ascii_lowercase();
         if state != "commented" && state != "changes_requested" {
             return Ok(Intake::Ignored { reason: IgnoreReason::ReviewCarriesNoClaim { state: name(&state) } });
@@ -190,6 +211,42 @@ impl Context<'_> {
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.feedback.push(item);
         seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
+        Ok(Intake::Task(Box::new(seed)))
+    }
+
+    /// A command in a comment on a pull request's conversation; the
+    /// payload has no head, so admission reads the current one.
+    fn issue_comment(&self, p: IssueCommentEvent) -> Result<Intake, IntakeError> {
+        let repository = self.repository(&p.repository);
+        if let Some(reason) = self.screen_repository(&repository) {
+            return Ok(Intake::Ignored { reason });
+        }
+        let number = p.issue.number;
+        let (command, mention) = match command::find(p.comment.body.as_deref().unwrap_or_default()) {
+            Found::Command { command, mention } => (command, mention),
+            Found::Unknown { word } => return Ok(Intake::Ignored { reason: IgnoreReason::UnknownCommand { word } }),
+            Found::Nothing => {
+                return Ok(Intake::Ignored { reason: IgnoreReason::NoCommand { what: "comment".into() } });
+            }
+        };
+        if p.issue.pull_request.is_none() {
+            return Ok(Intake::Ignored { reason: IgnoreReason::CommandNotOnPullRequest { number } });
+        }
+        if p.issue.state.as_deref().is_some_and(|state| state != "open") {
+            return Ok(Intake::Ignored { reason: IgnoreReason::PullRequestNotOpen { number } });
+        }
+        let pr = PullRequestRef {
+            owner: repository.owner.clone(),
+            repo: repository.repo.clone(),
+            number,
+            head_sha: String::new(),
+            base_sha: None,
+        };
+        let mut seed = self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+        let author = p.comment.user.as_ref().unwrap_or(&p.sender);
+        seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
+        seed.gate =
+            PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: Some(p.comment.id) };
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -357,7 +414,7 @@ fn capped(value: &str, max_bytes: usize) -> String {
 }
 
 fn is_commit_sha(sha: &str) -> bool {
-    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit())
+    agent_zero_contracts::Sha::is_valid(sha)
 }
 
 /// Checks `X-GitHub-Delivery` as it arrived: it keys storage, so it is

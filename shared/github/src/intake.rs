@@ -75,6 +75,19 @@ pub enum PolicyGate {
     Feedback,
     /// A proactive review: needs `proactive.enabled`.
     Proactive,
+    /// A command from the pull request's conversation (`/agent-zero
+    /// review`): an explicit request, so `proactive.enabled` is not needed;
+    /// the author rules still apply.
+    Command {
+        command: crate::command::Command,
+        /// The `@login` it was addressed to: admission checks it is ours.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mention: Option<String>,
+        /// The issue comment that carries it, acknowledged with a reaction
+        /// (a review body has no reactions API).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment_id: Option<u64>,
+    },
     /// An issue task: needs `issues.enabled` and `issues.requireLabel`.
     IssueLabel {
         /// Every label the issue carries (capped).
@@ -188,7 +201,7 @@ impl TaskSeed {
 
     fn admit_gate(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
         match &self.gate {
-            PolicyGate::Feedback => Ok(()),
+            PolicyGate::Feedback | PolicyGate::Command { .. } => Ok(()),
             PolicyGate::Proactive if policy.proactive_enabled => Ok(()),
             PolicyGate::Proactive => Err(IgnoreReason::ProactiveDisabled),
             PolicyGate::IssueLabel { .. } if !policy.issues_enabled => Err(IgnoreReason::IssuesDisabled),
@@ -280,6 +293,21 @@ pub enum IgnoreReason {
     /// Policy: a label other than `issues.requireLabel` was added.
     #[error("label `{added}` was added; only `{required}` starts an issue task")]
     OtherLabelAdded { added: String, required: String },
+    /// A comment with no command in it: conversation.
+    #[error("the {what} holds no command (`/agent-zero review`, `/agent-zero resolve`)")]
+    NoCommand { what: String },
+    /// `/agent-zero <word>` with a word that is no command.
+    #[error("`/agent-zero {word}` is not a command; the commands are `review` and `resolve`")]
+    UnknownCommand { word: String },
+    /// A command on an issue that is not a pull request.
+    #[error("issue #{number} is not a pull request; commands act on pull requests")]
+    CommandNotOnPullRequest { number: u64 },
+    /// `@login review` addressed to another account.
+    #[error("the command is addressed to @{login}, not to this app")]
+    CommandForAnotherAccount { login: String },
+    /// A command on a closed or merged pull request.
+    #[error("pull request #{number} is not open")]
+    PullRequestNotOpen { number: u64 },
 }
 
 impl IgnoreReason {
@@ -300,6 +328,11 @@ impl IgnoreReason {
             Self::IssuesDisabled => "issues-disabled",
             Self::MissingRequiredLabel { .. } => "missing-required-label",
             Self::OtherLabelAdded { .. } => "other-label-added",
+            Self::NoCommand { .. } => "no-command",
+            Self::UnknownCommand { .. } => "unknown-command",
+            Self::CommandNotOnPullRequest { .. } => "command-not-on-pull-request",
+            Self::CommandForAnotherAccount { .. } => "command-for-another-account",
+            Self::PullRequestNotOpen { .. } => "pull-request-not-open",
         }
     }
 }

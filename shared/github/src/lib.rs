@@ -13,6 +13,7 @@
 #![allow(async_fn_in_trait)]
 
 mod client;
+mod command;
 mod credentials;
 mod event;
 mod identity;
@@ -26,9 +27,10 @@ mod signer;
 
 pub use agent_zero_ports::Secret;
 pub use client::{
-    API_VERSION, ApiConfig, ApiError, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
-    InstallationToken, PullRequestFile, PullRequestFiles, RepositoryInfo,
+    API_VERSION, ApiConfig, ApiError, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
+    InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
+pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
 pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
 pub use event::{IntakeError, check_delivery_id, json_path_at, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};

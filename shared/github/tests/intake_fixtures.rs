@@ -103,10 +103,15 @@ fn every_fixture_has_a_pinned_outcome() {
         ("issues/opened.with-transfer.payload.json", "task:issue:issue-label"),
         ("issues/labeled.payload.json", "task:issue:issue-label"),
         ("issues/labeled.with-organization.payload.json", "task:issue:issue-label"),
+        // The vendored comments are conversation on an issue: no command.
+        ("issue_comment/created.payload.json", "ignored:no-command"),
+        ("issue_comment/created.1.payload.json", "ignored:no-command"),
+        ("issue_comment/created.with-installation.payload.json", "ignored:no-command"),
+        ("issue_comment/created.with-organization.payload.json", "ignored:no-command"),
     ]
     .into_iter()
     .collect();
-    let handled = ["pull_request", "pull_request_review", "pull_request_review_comment", "issues"];
+    let handled = ["pull_request", "pull_request_review", "pull_request_review_comment", "issues", "issue_comment"];
 
     let fixtures = all_fixtures();
     assert_eq!(fixtures.len(), 273, "every vendored delivery file is read");

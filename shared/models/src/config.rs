@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::ProviderKind;
+use crate::ModelProvider;
 use crate::redact::Secret;
 
 /// Default per-request timeout (the reference's 120 s).
@@ -12,13 +12,13 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 16_384;
 
 /// Official endpoints; `openai-compatible` defaults to OpenAI like the reference.
-pub const fn default_base_url(kind: ProviderKind) -> Option<&'static str> {
+pub const fn default_base_url(kind: ModelProvider) -> Option<&'static str> {
     match kind {
-        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => Some("https://api.openai.com/v1"),
-        ProviderKind::Anthropic => Some("https://api.anthropic.com/v1"),
-        ProviderKind::Google => Some("https://generativelanguage.googleapis.com/v1beta"),
-        ProviderKind::AiGateway => Some("https://ai-gateway.vercel.sh/v1"),
-        ProviderKind::ClaudeCode | ProviderKind::CodexCli => None,
+        ModelProvider::OpenAi | ModelProvider::OpenAiCompatible => Some("https://api.openai.com/v1"),
+        ModelProvider::Anthropic => Some("https://api.anthropic.com/v1"),
+        ModelProvider::Google => Some("https://generativelanguage.googleapis.com/v1beta"),
+        ModelProvider::AiGateway => Some("https://ai-gateway.vercel.sh/v1"),
+        ModelProvider::ClaudeCode | ModelProvider::CodexCli => None,
     }
 }
 
@@ -41,7 +41,7 @@ impl Pricing {
 /// Everything one adapter needs. `Debug` shows no key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderConfig {
-    pub kind: ProviderKind,
+    pub kind: ModelProvider,
     pub model: String,
     /// Without a trailing slash (`https://api.openai.com/v1`).
     pub base_url: String,
@@ -54,7 +54,7 @@ pub struct ProviderConfig {
 
 impl ProviderConfig {
     /// A config at the provider's official endpoint with default limits.
-    pub fn new(kind: ProviderKind, model: impl Into<String>, api_key: Option<Secret>) -> Self {
+    pub fn new(kind: ModelProvider, model: impl Into<String>, api_key: Option<Secret>) -> Self {
         Self {
             kind,
             model: model.into(),
@@ -82,7 +82,7 @@ pub enum ConfigError {
     InvalidCost { field: &'static str },
     /// The provider's credential variable is not set.
     #[error("model provider `{provider}` needs `{variable}`")]
-    MissingCredential { provider: ProviderKind, variable: &'static str },
+    MissingCredential { provider: ModelProvider, variable: &'static str },
     /// A credential holds characters an HTTP header cannot carry.
     #[error("`{variable}` is not a valid header value")]
     InvalidCredential { variable: &'static str },
@@ -94,5 +94,5 @@ pub enum ConfigError {
     IncompleteFallback,
     /// The fallback names a CLI provider, which is never a fallback.
     #[error("`AGENT_ZERO_MODEL_FALLBACK_PROVIDER` must be an API-key provider, not `{provider}`")]
-    CliFallback { provider: ProviderKind },
+    CliFallback { provider: ModelProvider },
 }

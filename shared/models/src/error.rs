@@ -10,7 +10,7 @@
 use agent_zero_contracts::Usage;
 use thiserror::Error;
 
-use crate::ProviderKind;
+use crate::ModelProvider;
 
 /// What was wrong with an answer the provider did give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,35 +58,35 @@ pub enum ErrorClass {
 pub enum ModelError {
     /// The provider cannot run at the edge (`claude-code`, `codex-cli`).
     #[error("model provider `{provider}` is refused at the edge: {reason}")]
-    Refused { provider: ProviderKind, reason: &'static str },
+    Refused { provider: ModelProvider, reason: &'static str },
     /// Connection, TLS, or a destination the host does not allow.
     #[error("model provider `{provider}` could not be reached: {detail}")]
-    Transport { provider: ProviderKind, detail: String },
+    Transport { provider: ModelProvider, detail: String },
     /// No response within the request's timeout.
     #[error("model provider `{provider}` did not answer within {timeout_ms} ms")]
-    Timeout { provider: ProviderKind, timeout_ms: u64 },
+    Timeout { provider: ModelProvider, timeout_ms: u64 },
     /// HTTP 5xx (including Anthropic's 529 overloaded) or 408.
     #[error("model provider `{provider}` failed with HTTP {status}: {detail}")]
-    ServerError { provider: ProviderKind, status: u16, detail: String },
+    ServerError { provider: ModelProvider, status: u16, detail: String },
     /// HTTP 429 with no retry hint, or one longer than the caller's budget.
     #[error("model provider `{provider}` is rate limited{}", retry_suffix(*retry_after_ms))]
-    RateLimited { provider: ProviderKind, retry_after_ms: Option<u64> },
+    RateLimited { provider: ModelProvider, retry_after_ms: Option<u64> },
     /// HTTP 429 whose retry hint fits the caller's budget.
     #[error("model provider `{provider}` is rate limited; retry after {retry_after_ms} ms")]
-    RetryAfter { provider: ProviderKind, retry_after_ms: u64 },
+    RetryAfter { provider: ModelProvider, retry_after_ms: u64 },
     /// HTTP 4xx other than 408/429: bad credential, unknown model, bad request.
     #[error("model provider `{provider}` rejected the request with HTTP {status}: {detail}")]
-    Rejected { provider: ProviderKind, status: u16, detail: String },
+    Rejected { provider: ModelProvider, status: u16, detail: String },
     /// The configuration cannot form a request (e.g. a key no header can carry).
     #[error("model provider `{provider}` is misconfigured: {reason}")]
-    Misconfigured { provider: ProviderKind, reason: &'static str },
+    Misconfigured { provider: ModelProvider, reason: &'static str },
     /// A 2xx whose envelope is not the provider's response shape.
     #[error("model provider `{provider}` sent an unreadable response: {detail}")]
-    BadResponse { provider: ProviderKind, detail: String },
+    BadResponse { provider: ModelProvider, detail: String },
     /// The provider answered, but the answer is not a usable decision.
     #[error("model answer from `{provider}` is unusable ({}): {violation}", kind.as_str())]
     Unusable {
-        provider: ProviderKind,
+        provider: ModelProvider,
         kind: UnusableKind,
         /// Short, redacted, safe to show the model on its next attempt.
         violation: String,
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn classes() {
-        let p = ProviderKind::OpenAi;
+        let p = ModelProvider::OpenAi;
         let usage = Usage { input_tokens: 1, output_tokens: 2, latency_ms: 3, cost_usd: None };
         let unusable = ModelError::Unusable {
             provider: p,

@@ -3,7 +3,7 @@
 //! edge), never because the primary's answer was unusable, a retry fits the
 //! budget, or the request was rejected (a configuration to fix).
 
-use crate::{Decision, DecisionRequest, ModelError, ModelProvider, ModelRef};
+use crate::{Decision, DecisionRequest, ModelError, ModelClient, ModelRef};
 
 /// A primary provider with an optional fallback.
 #[derive(Debug)]
@@ -12,14 +12,14 @@ pub struct FallbackProvider<P, F> {
     fallback: Option<F>,
 }
 
-impl<P: ModelProvider, F: ModelProvider> FallbackProvider<P, F> {
+impl<P: ModelClient, F: ModelClient> FallbackProvider<P, F> {
     /// Wraps `primary`; `fallback` is used only when the primary is unavailable.
     pub fn new(primary: P, fallback: Option<F>) -> Self {
         Self { primary, fallback }
     }
 }
 
-impl<P: ModelProvider, F: ModelProvider> ModelProvider for FallbackProvider<P, F> {
+impl<P: ModelClient, F: ModelClient> ModelClient for FallbackProvider<P, F> {
     fn model(&self) -> ModelRef {
         self.primary.model()
     }

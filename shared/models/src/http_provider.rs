@@ -9,7 +9,7 @@ use crate::decode::{decision_from_value, parse_decision};
 use crate::redact::{Secret, redact};
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
-    Decision, DecisionRequest, ModelError, ModelProvider, ModelRef, ProviderConfig, ProviderKind, UnusableKind,
+    Decision, DecisionRequest, ModelError, ModelClient, ModelRef, ProviderConfig, ModelProvider, UnusableKind,
     anthropic, gemini, openai,
 };
 
@@ -42,9 +42,9 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
     fn build(&self, request: &DecisionRequest) -> Result<http::Request<Vec<u8>>, ModelError> {
         let provider = self.config.kind;
         let built = match provider {
-            ProviderKind::Anthropic => anthropic::build(self.config, request),
-            ProviderKind::Google => gemini::build(self.config, request),
-            ProviderKind::ClaudeCode | ProviderKind::CodexCli => {
+            ModelProvider::Anthropic => anthropic::build(self.config, request),
+            ModelProvider::Google => gemini::build(self.config, request),
+            ModelProvider::ClaudeCode | ModelProvider::CodexCli => {
                 return Err(ModelError::Refused { provider, reason: CLI_REFUSAL });
             }
             _ => openai::build(self.config, request),
@@ -56,8 +56,8 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
 
     fn read(&self, body: &[u8], request: &DecisionRequest) -> Result<Reply, String> {
         match self.config.kind {
-            ProviderKind::Anthropic => anthropic::parse(body, request.schema.wire_name()),
-            ProviderKind::Google => gemini::parse(body),
+            ModelProvider::Anthropic => anthropic::parse(body, request.schema.wire_name()),
+            ModelProvider::Google => gemini::parse(body),
             _ => openai::parse(body),
         }
     }
@@ -78,7 +78,7 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
     }
 }
 
-impl<C: HttpClient, K: Clock> ModelProvider for HttpProvider<'_, C, K> {
+impl<C: HttpClient, K: Clock> ModelClient for HttpProvider<'_, C, K> {
     fn model(&self) -> ModelRef {
         ModelRef { provider: self.config.kind, model: self.config.model.clone() }
     }

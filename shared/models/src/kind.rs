@@ -1,78 +1,20 @@
-//! The closed list of model providers a policy may name.
+//! The operator variables each model provider's credential is read from.
+//! The provider names themselves are [`agent_zero_contracts::ModelProvider`],
+//! shared with the policy.
 
-/// A model provider, by the name `model.provider` uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ProviderKind {
-    /// OpenAI Chat Completions, `OPENAI_API_KEY`.
-    OpenAi,
-    /// Anthropic Messages, `ANTHROPIC_API_KEY`.
-    Anthropic,
-    /// Google Gemini `generateContent`, `GOOGLE_GENERATIVE_AI_API_KEY`.
-    Google,
-    /// Vercel AI Gateway's OpenAI-compatible endpoint, `AI_GATEWAY_API_KEY`.
-    AiGateway,
-    /// Any Chat Completions server at `AGENT_ZERO_MODEL_BASE_URL`.
-    OpenAiCompatible,
-    /// The Claude Code CLI: needs a subprocess, refused at the edge.
-    ClaudeCode,
-    /// The Codex CLI: needs a subprocess, refused at the edge.
-    CodexCli,
-}
+use agent_zero_contracts::ModelProvider;
 
-impl ProviderKind {
-    /// Every provider, in declaration order.
-    pub const ALL: &'static [Self] = &[
-        Self::OpenAi,
-        Self::Anthropic,
-        Self::Google,
-        Self::AiGateway,
-        Self::OpenAiCompatible,
-        Self::ClaudeCode,
-        Self::CodexCli,
-    ];
-
-    /// The policy name of this provider.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Anthropic => "anthropic",
-            Self::Google => "google",
-            Self::AiGateway => "ai-gateway",
-            Self::OpenAiCompatible => "openai-compatible",
-            Self::ClaudeCode => "claude-code",
-            Self::CodexCli => "codex-cli",
-        }
-    }
-
-    /// Parses a policy name; `None` for anything else (exact, case-sensitive).
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|kind| kind.as_str() == name)
-    }
-
-    /// Whether this provider drives a local CLI, which the edge cannot spawn.
-    pub const fn needs_subprocess(self) -> bool {
-        matches!(self, Self::ClaudeCode | Self::CodexCli)
-    }
-
-    /// The operator variables holding this provider's credential, in the
-    /// order they are tried (the reference lets `openai-compatible` reuse
-    /// `OPENAI_API_KEY`). Empty for CLI providers.
-    pub const fn credential_variables(self) -> &'static [&'static str] {
-        match self {
-            Self::OpenAi => &["OPENAI_API_KEY"],
-            Self::Anthropic => &["ANTHROPIC_API_KEY"],
-            Self::Google => &["GOOGLE_GENERATIVE_AI_API_KEY"],
-            Self::AiGateway => &["AI_GATEWAY_API_KEY"],
-            Self::OpenAiCompatible => &["OPENAI_COMPATIBLE_API_KEY", "OPENAI_API_KEY"],
-            Self::ClaudeCode | Self::CodexCli => &[],
-        }
-    }
-}
-
-impl std::fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+/// The operator variables holding `provider`'s credential, in the order
+/// they are tried (the reference lets `openai-compatible` reuse
+/// `OPENAI_API_KEY`). Empty for CLI providers.
+pub const fn credential_variables(provider: ModelProvider) -> &'static [&'static str] {
+    match provider {
+        ModelProvider::OpenAi => &["OPENAI_API_KEY"],
+        ModelProvider::Anthropic => &["ANTHROPIC_API_KEY"],
+        ModelProvider::Google => &["GOOGLE_GENERATIVE_AI_API_KEY"],
+        ModelProvider::AiGateway => &["AI_GATEWAY_API_KEY"],
+        ModelProvider::OpenAiCompatible => &["OPENAI_COMPATIBLE_API_KEY", "OPENAI_API_KEY"],
+        ModelProvider::ClaudeCode | ModelProvider::CodexCli => &[],
     }
 }
 
@@ -81,13 +23,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_unknown_names_fail() {
-        for kind in ProviderKind::ALL {
-            assert_eq!(ProviderKind::parse(kind.as_str()), Some(*kind));
+    fn names_round_trip_and_only_cli_providers_have_no_credential() {
+        for kind in ModelProvider::ALL {
+            assert_eq!(ModelProvider::parse(kind.as_str()), Ok(*kind));
+            assert_eq!(credential_variables(*kind).is_empty(), kind.needs_subprocess(), "{kind}");
         }
-        assert_eq!(ProviderKind::parse("OpenAI"), None);
-        assert_eq!(ProviderKind::parse("azure"), None);
-        let cli: Vec<_> = ProviderKind::ALL.iter().filter(|k| k.needs_subprocess()).collect();
-        assert_eq!(cli, [&ProviderKind::ClaudeCode, &ProviderKind::CodexCli]);
+        assert!(ModelProvider::parse("OpenAI").is_err());
+        assert!(ModelProvider::parse("azure").is_err());
     }
 }

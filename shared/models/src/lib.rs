@@ -1,4 +1,4 @@
-//! Model providers for Agent Zero Edge: one [`ModelProvider`] port, five
+//! Model providers for Agent Zero Edge: one [`ModelClient`] port, five
 //! HTTP adapters (OpenAI, Anthropic, Google Gemini, Vercel AI Gateway,
 //! OpenAI-compatible servers), one decision parser shared by all of them,
 //! a [`FallbackProvider`], provider selection from operator variables, and
@@ -45,12 +45,13 @@ pub use decode::{AnswerError, MAX_VIOLATION_CHARS, decision_from_value, parse_de
 pub use error::{ErrorClass, ModelError, UnusableKind};
 pub use fallback::FallbackProvider;
 pub use http_provider::{CLI_REFUSAL, HttpProvider};
-pub use kind::ProviderKind;
+pub use agent_zero_contracts::{ModelPolicy, ModelProvider};
+pub use kind::credential_variables;
 pub use prompt::render_user_message;
-pub use provider::{Decision, DecisionRequest, ModelProvider, ModelRef, SchemaName};
+pub use provider::{Decision, DecisionRequest, ModelClient, ModelRef, SchemaName};
 pub use redact::{REDACTED, Secret, redact};
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{
-    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE, ModelPolicy,
+    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE,
     ModelSelection, default_model, select_models,
 };

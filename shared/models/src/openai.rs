@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::prompt::render_user_message;
 use crate::schema::decision_json_schema;
 use crate::wire::{Answer, Reply, json_request};
-use crate::{DecisionRequest, ProviderConfig, ProviderKind};
+use crate::{DecisionRequest, ProviderConfig, ModelProvider};
 
 /// `POST {base}/chat/completions` with `Authorization: Bearer <key>`.
 pub(crate) fn build(
@@ -19,7 +19,7 @@ pub(crate) fn build(
     // OpenAI deprecated `max_tokens` (reasoning models reject it); local
     // servers still only know `max_tokens`.
     let limit_field = match config.kind {
-        ProviderKind::OpenAiCompatible => "max_tokens",
+        ModelProvider::OpenAiCompatible => "max_tokens",
         _ => "max_completion_tokens",
     };
     let mut body = json!({

@@ -2,7 +2,7 @@
 
 use agent_zero_contracts::{AgentDecision, Usage};
 
-use crate::{ModelError, ProviderKind};
+use crate::{ModelError, ModelProvider};
 
 /// Which step asks for a decision; names the structured-output schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,7 +63,7 @@ impl DecisionRequest {
 /// Which provider and model produced an answer (recorded with the decision).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRef {
-    pub provider: ProviderKind,
+    pub provider: ModelProvider,
     pub model: String,
 }
 
@@ -78,7 +78,7 @@ pub struct Decision {
 
 /// A model that answers [`DecisionRequest`]s. Async without a `Send` bound:
 /// both guests are single-threaded.
-pub trait ModelProvider {
+pub trait ModelClient {
     /// The configured provider and model (the primary's, for a fallback pair).
     fn model(&self) -> ModelRef;
 

@@ -8,7 +8,8 @@ use agent_zero_ports::{Clock, HttpClient};
 
 use crate::config::{ConfigError, Pricing, ProviderConfig, default_base_url};
 use crate::redact::Secret;
-use crate::{FallbackProvider, HttpProvider, ProviderKind};
+use crate::{FallbackProvider, HttpProvider, ModelProvider, credential_variables};
+use agent_zero_contracts::ModelPolicy;
 
 /// Overrides the policy provider's endpoint; `openai-compatible` always uses it.
 pub const BASE_URL_VARIABLE: &str = "AGENT_ZERO_MODEL_BASE_URL";
@@ -20,28 +21,10 @@ pub const MODEL_VARIABLE: &str = "AGENT_ZERO_MODEL";
 /// The model a policy without `model.name` runs: the operator's
 /// `AGENT_ZERO_MODEL` when set and not blank, else the reference's `gpt-5`.
 pub fn default_model(mut env: impl FnMut(&str) -> Option<String>) -> String {
-    env(MODEL_VARIABLE).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).unwrap_or_else(|| "gpt-5".to_owned())
-}
-
-/// The policy's `model` section, as parsed by the policy loader.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelPolicy {
-    pub provider: String,
-    pub name: String,
-    pub input_cost_per_million_tokens: Option<f64>,
-    pub output_cost_per_million_tokens: Option<f64>,
-}
-
-impl Default for ModelPolicy {
-    /// The reference default: `openai-compatible`, `gpt-5`.
-    fn default() -> Self {
-        Self {
-            provider: "openai-compatible".into(),
-            name: "gpt-5".into(),
-            input_cost_per_million_tokens: None,
-            output_cost_per_million_tokens: None,
-        }
-    }
+    env(MODEL_VARIABLE)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| agent_zero_contracts::DEFAULT_MODEL.to_owned())
 }
 
 /// The primary provider and the operator's optional fallback.
@@ -66,19 +49,20 @@ impl ModelSelection {
     }
 }
 
-/// Selects the model providers. `env` answers operator variables; empty or
-/// blank values count as unset.
+/// Selects the model providers for the policy's `model` (a policy naming
+/// no model runs [`default_model`]). `env` answers operator variables;
+/// empty or blank values count as unset.
 pub fn select_models(
     policy: &ModelPolicy,
     mut env: impl FnMut(&str) -> Option<String>,
 ) -> Result<ModelSelection, ConfigError> {
+    let name = policy.name.clone().unwrap_or_else(|| default_model(&mut env));
     let mut var = |name: &str| env(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     let base_url = var(BASE_URL_VARIABLE).map(|u| check_base_url(&u)).transpose()?;
 
-    let kind = ProviderKind::parse(&policy.provider)
-        .ok_or_else(|| ConfigError::UnknownProvider { field: "model.provider", value: policy.provider.clone() })?;
+    let kind = policy.provider;
     let pricing = pricing(policy)?;
-    let mut primary = configure(kind, &policy.name, "model.name", base_url.as_deref(), &mut var)?;
+    let mut primary = configure(kind, &name, "model.name", base_url.as_deref(), &mut var)?;
     if let Some(url) = base_url.as_ref().filter(|_| !kind.needs_subprocess()) {
         primary.base_url.clone_from(url);
     }
@@ -87,8 +71,8 @@ pub fn select_models(
     let fallback = match (var(FALLBACK_PROVIDER_VARIABLE), var(FALLBACK_MODEL_VARIABLE)) {
         (None, None) => None,
         (Some(provider), Some(model)) => {
-            let kind = ProviderKind::parse(&provider)
-                .ok_or(ConfigError::UnknownProvider { field: FALLBACK_PROVIDER_VARIABLE, value: provider })?;
+            let kind = ModelProvider::parse(&provider)
+                .map_err(|_| ConfigError::UnknownProvider { field: FALLBACK_PROVIDER_VARIABLE, value: provider })?;
             if kind.needs_subprocess() {
                 return Err(ConfigError::CliFallback { provider: kind });
             }
@@ -100,7 +84,7 @@ pub fn select_models(
 }
 
 fn configure(
-    kind: ProviderKind,
+    kind: ModelProvider,
     model: &str,
     field: &'static str,
     base_url: Option<&str>,
@@ -108,7 +92,7 @@ fn configure(
 ) -> Result<ProviderConfig, ConfigError> {
     let model = check_model_name(kind, model, field)?;
     let mut api_key = None;
-    for name in kind.credential_variables() {
+    for name in credential_variables(kind) {
         if let Some(value) = var(name) {
             if !value.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(ConfigError::InvalidCredential { variable: name });
@@ -117,12 +101,12 @@ fn configure(
             break;
         }
     }
-    let keyless_local = kind == ProviderKind::OpenAiCompatible && base_url.is_some();
+    let keyless_local = kind == ModelProvider::OpenAiCompatible && base_url.is_some();
     if api_key.is_none() && !kind.needs_subprocess() && !keyless_local {
-        return Err(ConfigError::MissingCredential { provider: kind, variable: kind.credential_variables()[0] });
+        return Err(ConfigError::MissingCredential { provider: kind, variable: credential_variables(kind)[0] });
     }
     let mut config = ProviderConfig::new(kind, model, api_key);
-    if kind == ProviderKind::OpenAiCompatible {
+    if kind == ModelProvider::OpenAiCompatible {
         config.base_url = base_url.or(default_base_url(kind)).unwrap_or_default().to_owned();
     }
     Ok(config)
@@ -141,7 +125,7 @@ fn pricing(policy: &ModelPolicy) -> Result<Option<Pricing>, ConfigError> {
     })
 }
 
-fn check_model_name(kind: ProviderKind, name: &str, field: &'static str) -> Result<String, ConfigError> {
+fn check_model_name(kind: ModelProvider, name: &str, field: &'static str) -> Result<String, ConfigError> {
     let name = name.trim();
     let invalid = |reason| Err(ConfigError::InvalidModelName { field, reason });
     if name.is_empty() {
@@ -153,7 +137,7 @@ fn check_model_name(kind: ProviderKind, name: &str, field: &'static str) -> Resu
     if name.chars().any(char::is_control) {
         return invalid("contains a control character");
     }
-    if kind == ProviderKind::Google {
+    if kind == ModelProvider::Google {
         // Gemini puts the model in the URL path: one plain segment only.
         let bare = name.strip_prefix("models/").unwrap_or(name);
         if !bare.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b)) || bare.starts_with('.') {
@@ -191,7 +175,7 @@ mod tests {
     }
 
     fn policy(provider: &str, name: &str) -> ModelPolicy {
-        ModelPolicy { provider: provider.into(), name: name.into(), ..ModelPolicy::default() }
+        ModelPolicy { provider: ModelProvider::parse(provider).unwrap(), name: Some(name.into()), ..ModelPolicy::default() }
     }
 
     #[test]
@@ -246,10 +230,10 @@ mod tests {
             (BASE_URL_VARIABLE, "https://gateway.example/v1"),
         ];
         let s = select_models(&policy("claude-code", "sonnet"), env(&vars)).unwrap();
-        assert_eq!(s.primary.kind, ProviderKind::ClaudeCode);
+        assert_eq!(s.primary.kind, ModelProvider::ClaudeCode);
         assert_eq!(s.primary.api_key, None);
         let fallback = s.fallback.unwrap();
-        assert_eq!(fallback.kind, ProviderKind::Anthropic);
+        assert_eq!(fallback.kind, ModelProvider::Anthropic);
         assert_eq!(fallback.model, "claude-sonnet-4-5");
         assert_eq!(fallback.base_url, "https://api.anthropic.com/v1", "the base URL is the policy provider's");
         assert_eq!(fallback.pricing, None);
@@ -260,7 +244,7 @@ mod tests {
             &policy("openai", "m"),
             env(&[("OPENAI_API_KEY", "k"), (FALLBACK_PROVIDER_VARIABLE, "codex-cli"), (FALLBACK_MODEL_VARIABLE, "x")]),
         );
-        assert_eq!(e.unwrap_err(), ConfigError::CliFallback { provider: ProviderKind::CodexCli });
+        assert_eq!(e.unwrap_err(), ConfigError::CliFallback { provider: ModelProvider::CodexCli });
         let e = select_models(
             &policy("openai", "m"),
             env(&[
@@ -271,7 +255,7 @@ mod tests {
         );
         assert_eq!(
             e.unwrap_err(),
-            ConfigError::MissingCredential { provider: ProviderKind::Google, variable: "GOOGLE_GENERATIVE_AI_API_KEY" }
+            ConfigError::MissingCredential { provider: ModelProvider::Google, variable: "GOOGLE_GENERATIVE_AI_API_KEY" }
         );
     }
 
@@ -284,8 +268,11 @@ mod tests {
 
     #[test]
     fn policy_values_are_checked_with_their_field() {
-        let e = select_models(&policy("azure", "m"), env(&[])).unwrap_err();
-        assert_eq!(e.to_string(), "`model.provider`: unknown model provider `azure`");
+        // The policy's provider is typed (the parser refuses `azure`); the
+        // operator's fallback provider is text, checked here.
+        let fallback = [(FALLBACK_PROVIDER_VARIABLE, "azure"), (FALLBACK_MODEL_VARIABLE, "m"), ("OPENAI_API_KEY", "k")];
+        let e = select_models(&policy("openai", "m"), env(&fallback)).unwrap_err();
+        assert_eq!(e.to_string(), "`AGENT_ZERO_MODEL_FALLBACK_PROVIDER`: unknown model provider `azure`");
         let e = select_models(&policy("openai", "  "), env(&[("OPENAI_API_KEY", "k")])).unwrap_err();
         assert_eq!(e, ConfigError::InvalidModelName { field: "model.name", reason: "empty" });
         let e = select_models(&policy("google", "../../v1/files"), env(&[("GOOGLE_GENERATIVE_AI_API_KEY", "k")]));

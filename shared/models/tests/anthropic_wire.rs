@@ -3,7 +3,7 @@
 mod support;
 
 use agent_zero_contracts::{Severity, Usage};
-use agent_zero_models::{ANTHROPIC_VERSION, ModelError, ProviderKind, SchemaName, UnusableKind, decision_json_schema};
+use agent_zero_models::{ANTHROPIC_VERSION, ModelError, ModelProvider, SchemaName, UnusableKind, decision_json_schema};
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};
 use support::*;
@@ -37,7 +37,7 @@ fn sends_one_forced_tool_and_reads_its_input() {
     let clock = ManualClock::new(5_000);
     let body = message(tool_use("agent_zero_plan", decision_json()), "tool_use");
     let http = FakeHttp::new(&clock, 1_234, vec![respond(200, &body)]);
-    let mut config = config(ProviderKind::Anthropic, "claude-sonnet-4-5");
+    let mut config = config(ModelProvider::Anthropic, "claude-sonnet-4-5");
     config.timeout_ms = 30_000;
     let mut plan = request();
     plan.schema = SchemaName::Plan;
@@ -73,7 +73,7 @@ fn sends_one_forced_tool_and_reads_its_input() {
 #[test]
 fn unusable_answers() {
     let clock = ManualClock::new(0);
-    let config = config(ProviderKind::Anthropic, "claude-sonnet-4-5");
+    let config = config(ModelProvider::Anthropic, "claude-sonnet-4-5");
     let cases = [
         (
             message(json!([{"type": "text", "text": "I can't assist with this request."}]), "refusal"),
@@ -116,14 +116,14 @@ fn unusable_answers() {
 #[test]
 fn overloaded_is_unavailable_and_rate_limits_follow_retry_after() {
     let clock = ManualClock::new(0);
-    let config = config(ProviderKind::Anthropic, "claude-sonnet-4-5");
+    let config = config(ModelProvider::Anthropic, "claude-sonnet-4-5");
     let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy"});
     let http = FakeHttp::new(&clock, 3, vec![respond(529, &overloaded)]);
     let e = decide(&config, &http, &clock, &request()).unwrap_err();
     assert_eq!(
         e,
         ModelError::ServerError {
-            provider: ProviderKind::Anthropic,
+            provider: ModelProvider::Anthropic,
             status: 529,
             detail: "overloaded_error: Overloaded".into()
         }
@@ -135,5 +135,5 @@ fn overloaded_is_unavailable_and_rate_limits_follow_retry_after() {
     let mut req = request();
     req.retry_budget_ms = 15_000;
     let e = decide(&config, &http, &clock, &req).unwrap_err();
-    assert_eq!(e, ModelError::RetryAfter { provider: ProviderKind::Anthropic, retry_after_ms: 12_000 });
+    assert_eq!(e, ModelError::RetryAfter { provider: ModelProvider::Anthropic, retry_after_ms: 12_000 });
 }

@@ -3,26 +3,26 @@
 
 mod support;
 
-use agent_zero_models::{ErrorClass, ModelError, ProviderKind, select_models};
+use agent_zero_models::{ErrorClass, ModelError, ModelProvider, select_models};
 use agent_zero_ports::{HttpError, ManualClock};
 use serde_json::{Value, json};
 use support::*;
 
-const HTTP_PROVIDERS: [ProviderKind; 5] = [
-    ProviderKind::OpenAi,
-    ProviderKind::Anthropic,
-    ProviderKind::Google,
-    ProviderKind::AiGateway,
-    ProviderKind::OpenAiCompatible,
+const HTTP_PROVIDERS: [ModelProvider; 5] = [
+    ModelProvider::OpenAi,
+    ModelProvider::Anthropic,
+    ModelProvider::Google,
+    ModelProvider::AiGateway,
+    ModelProvider::OpenAiCompatible,
 ];
 
 /// Each provider's error envelope, with `message`.
-fn error_body(kind: ProviderKind, status: u16, message: &str) -> Value {
+fn error_body(kind: ModelProvider, status: u16, message: &str) -> Value {
     match kind {
-        ProviderKind::Anthropic => {
+        ModelProvider::Anthropic => {
             json!({"type": "error", "error": {"type": "api_error", "message": message}})
         }
-        ProviderKind::Google => {
+        ModelProvider::Google => {
             json!({"error": {"code": status, "message": message, "status": "INTERNAL"}})
         }
         _ => {
@@ -31,7 +31,7 @@ fn error_body(kind: ProviderKind, status: u16, message: &str) -> Value {
     }
 }
 
-fn run(kind: ProviderKind, scripted: Scripted, budget_ms: u64) -> ModelError {
+fn run(kind: ModelProvider, scripted: Scripted, budget_ms: u64) -> ModelError {
     let clock = ManualClock::new(0);
     let http = FakeHttp::new(&clock, 5, vec![scripted]);
     let mut req = request();
@@ -56,10 +56,10 @@ fn rate_limits_within_and_beyond_the_budget() {
         assert_eq!(no_hint, ModelError::RateLimited { provider: kind, retry_after_ms: None }, "{kind}");
     }
     // OpenAI's millisecond header wins over the seconds one.
-    let body = error_body(ProviderKind::OpenAi, 429, "Rate limit reached");
+    let body = error_body(ModelProvider::OpenAi, 429, "Rate limit reached");
     let e =
-        run(ProviderKind::OpenAi, respond_with(429, &body, &[("retry-after-ms", "250"), ("retry-after", "1")]), 1_000);
-    assert_eq!(e, ModelError::RetryAfter { provider: ProviderKind::OpenAi, retry_after_ms: 250 });
+        run(ModelProvider::OpenAi, respond_with(429, &body, &[("retry-after-ms", "250"), ("retry-after", "1")]), 1_000);
+    assert_eq!(e, ModelError::RetryAfter { provider: ModelProvider::OpenAi, retry_after_ms: 250 });
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn rejected_requests_and_transport_errors_never_leak_the_key() {
 
 #[test]
 fn cli_providers_are_refused_without_any_outbound_call() {
-    for kind in [ProviderKind::ClaudeCode, ProviderKind::CodexCli] {
+    for kind in [ModelProvider::ClaudeCode, ModelProvider::CodexCli] {
         let clock = ManualClock::new(0);
         let http = FakeHttp::new(&clock, 5, vec![]);
         let e = decide(&config(kind, "sonnet"), &http, &clock, &request()).unwrap_err();

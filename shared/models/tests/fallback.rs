@@ -3,8 +3,8 @@
 mod support;
 
 use agent_zero_models::{
-    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelError, ModelProvider, ModelRef,
-    ModelSelection, ProviderKind, select_models,
+    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelError, ModelClient, ModelRef,
+    ModelSelection, ModelProvider, select_models,
 };
 use agent_zero_ports::{HttpError, ManualClock};
 use serde_json::{Value, json};
@@ -54,10 +54,10 @@ fn unavailable_primary_hands_over_to_the_fallback() {
         assert_eq!(http.request(1).uri(), "https://api.anthropic.com/v1/messages");
         assert_eq!(
             decision.answered_by,
-            ModelRef { provider: ProviderKind::Anthropic, model: "claude-sonnet-4-5".into() }
+            ModelRef { provider: ModelProvider::Anthropic, model: "claude-sonnet-4-5".into() }
         );
         assert_eq!((decision.usage.input_tokens, decision.usage.latency_ms), (20, 100), "{case}");
-        assert_eq!(selection.provider(&http, &clock).model().provider, ProviderKind::OpenAi);
+        assert_eq!(selection.provider(&http, &clock).model().provider, ModelProvider::OpenAi);
     }
 }
 
@@ -67,7 +67,7 @@ fn refused_cli_primary_hands_over_without_calling_out() {
     let http = FakeHttp::new(&clock, 1, vec![respond(200, &anthropic_ok())]);
     let decision = decide_selected(&selection("claude-code"), &http, &clock, &request()).unwrap();
     assert_eq!(http.sent(), 1);
-    assert_eq!(decision.answered_by.provider, ProviderKind::Anthropic);
+    assert_eq!(decision.answered_by.provider, ModelProvider::Anthropic);
     let sent = http.request(0);
     assert_eq!(header(&sent, "x-api-key"), Some(format!("{KEY}-anthropic").as_str()), "the fallback's own key");
     assert_eq!(header(&sent, "authorization"), None);
@@ -119,8 +119,8 @@ fn both_failing_reports_both() {
     let e = decide_selected(&selection("openai"), &http, &clock, &request()).unwrap_err();
     assert!(e.is_unavailable());
     let ModelError::FallbackFailed { primary, fallback } = &e else { panic!("{e:?}") };
-    assert!(matches!(**primary, ModelError::ServerError { provider: ProviderKind::OpenAi, status: 500, .. }));
-    assert!(matches!(**fallback, ModelError::ServerError { provider: ProviderKind::Anthropic, status: 529, .. }));
+    assert!(matches!(**primary, ModelError::ServerError { provider: ModelProvider::OpenAi, status: 500, .. }));
+    assert!(matches!(**fallback, ModelError::ServerError { provider: ModelProvider::Anthropic, status: 529, .. }));
     let text = e.to_string();
     assert!(
         text.contains("`openai` failed with HTTP 500") && text.contains("`anthropic` failed with HTTP 529"),

@@ -3,7 +3,7 @@
 mod support;
 
 use agent_zero_contracts::{ChangeRisk, Usage};
-use agent_zero_models::{ModelError, Pricing, ProviderKind, UnusableKind, decision_gemini_schema, select_models};
+use agent_zero_models::{ModelError, Pricing, ModelProvider, UnusableKind, decision_gemini_schema, select_models};
 use agent_zero_ports::ManualClock;
 use serde_json::{Value, json};
 use support::*;
@@ -70,7 +70,7 @@ fn sends_generate_content_with_a_response_schema() {
 #[test]
 fn unusable_answers() {
     let clock = ManualClock::new(0);
-    let config = config(ProviderKind::Google, "gemini-2.5-pro");
+    let config = config(ModelProvider::Google, "gemini-2.5-pro");
     let blocked = json!({
         "promptFeedback": {"blockReason": "SAFETY", "safetyRatings": [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH"}]},
         "usageMetadata": {"promptTokenCount": 812, "totalTokenCount": 812},
@@ -107,7 +107,7 @@ fn unusable_answers() {
         let http = FakeHttp::new(&clock, 5, vec![respond(200, &body)]);
         match decide(&config, &http, &clock, &request()) {
             Err(ModelError::Unusable { kind: k, violation: v, usage, provider }) => {
-                assert_eq!(provider, ProviderKind::Google);
+                assert_eq!(provider, ModelProvider::Google);
                 assert_eq!((k, v.as_str()), (kind, violation));
                 assert_eq!((usage.input_tokens, usage.output_tokens), (812, output_tokens));
             }
@@ -119,7 +119,7 @@ fn unusable_answers() {
 #[test]
 fn resource_exhausted_reads_retry_info_from_the_body() {
     let clock = ManualClock::new(0);
-    let config = config(ProviderKind::Google, "gemini-2.5-pro");
+    let config = config(ModelProvider::Google, "gemini-2.5-pro");
     let exhausted = json!({"error": {
         "code": 429,
         "message": "You exceeded your current quota, please check your plan and billing details.",
@@ -133,7 +133,7 @@ fn resource_exhausted_reads_retry_info_from_the_body() {
     req.retry_budget_ms = 10_000;
     let http = FakeHttp::new(&clock, 5, vec![respond(429, &exhausted)]);
     let e = decide(&config, &http, &clock, &req).unwrap_err();
-    assert_eq!(e, ModelError::RateLimited { provider: ProviderKind::Google, retry_after_ms: Some(17_000) });
+    assert_eq!(e, ModelError::RateLimited { provider: ModelProvider::Google, retry_after_ms: Some(17_000) });
     assert!(e.is_unavailable(), "17 s is beyond the 10 s budget");
     req.retry_budget_ms = 20_000;
     let http = FakeHttp::new(&clock, 5, vec![respond(429, &exhausted)]);

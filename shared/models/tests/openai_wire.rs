@@ -4,7 +4,7 @@ mod support;
 
 use agent_zero_contracts::{ChangeRisk, Severity, Usage};
 use agent_zero_models::{
-    BASE_URL_VARIABLE, ModelError, ModelRef, Pricing, ProviderKind, UnusableKind, decision_json_schema, select_models,
+    BASE_URL_VARIABLE, ModelError, ModelRef, Pricing, ModelProvider, UnusableKind, decision_json_schema, select_models,
 };
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};
@@ -41,7 +41,7 @@ fn success() -> Value {
 fn openai_sends_a_strict_json_schema_request_and_returns_decision_and_usage() {
     let clock = ManualClock::new(1_000);
     let http = FakeHttp::new(&clock, 250, vec![respond(200, &success())]);
-    let mut config = config(ProviderKind::OpenAi, "gpt-5");
+    let mut config = config(ModelProvider::OpenAi, "gpt-5");
     config.pricing = Some(Pricing { input_per_million_tokens: 1.25, output_per_million_tokens: 10.0 });
     let decision = decide(&config, &http, &clock, &request()).unwrap();
 
@@ -68,7 +68,7 @@ fn openai_sends_a_strict_json_schema_request_and_returns_decision_and_usage() {
     assert_eq!(decision.decision.changes[0].path, "src/user.ts");
     let cost = (1117.0 * 1.25 + 46.0 * 10.0) / 1_000_000.0;
     assert_eq!(decision.usage, Usage { input_tokens: 1117, output_tokens: 46, latency_ms: 250, cost_usd: Some(cost) });
-    assert_eq!(decision.answered_by, ModelRef { provider: ProviderKind::OpenAi, model: "gpt-5".into() });
+    assert_eq!(decision.answered_by, ModelRef { provider: ModelProvider::OpenAi, model: "gpt-5".into() });
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn ai_gateway_uses_vercels_endpoint_and_provider_slash_model_names() {
     assert_key_only_in(&sent, "authorization", "Bearer ");
     assert_eq!(http.body(0)["model"], "anthropic/claude-sonnet-4.5");
     assert_eq!(decision.usage.cost_usd, None, "no prices in policy, no cost");
-    assert_eq!(decision.answered_by.provider, ProviderKind::AiGateway);
+    assert_eq!(decision.answered_by.provider, ModelProvider::AiGateway);
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn openai_compatible_goes_to_the_operator_base_url_without_a_key_when_none_is_se
 fn unusable(result: Result<agent_zero_models::Decision, ModelError>) -> (UnusableKind, String, Usage) {
     match result {
         Err(ModelError::Unusable { kind, violation, usage, provider }) => {
-            assert_eq!(provider, ProviderKind::OpenAi);
+            assert_eq!(provider, ModelProvider::OpenAi);
             (kind, violation, usage)
         }
         other => panic!("expected an unusable answer, got {other:?}"),
@@ -133,7 +133,7 @@ fn unusable(result: Result<agent_zero_models::Decision, ModelError>) -> (Unusabl
 #[test]
 fn refusal_truncation_invalid_json_and_schema_violations_are_unusable_answers() {
     let clock = ManualClock::new(0);
-    let config = config(ProviderKind::OpenAi, "gpt-5");
+    let config = config(ModelProvider::OpenAi, "gpt-5");
     let cases = [
         (
             completion(None, Some("I'm sorry, I can't help with that."), "stop"),
@@ -179,7 +179,7 @@ fn the_previous_violation_is_shown_to_the_model() {
     let http = FakeHttp::new(&clock, 1, vec![respond(200, &success())]);
     let mut repair = request();
     repair.previous_violation = Some("`finding.severity`: expected one of critical, high, medium, low".into());
-    decide(&config(ProviderKind::OpenAi, "gpt-5"), &http, &clock, &repair).unwrap();
+    decide(&config(ModelProvider::OpenAi, "gpt-5"), &http, &clock, &repair).unwrap();
     let user = http.body(0)["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(user.contains("Your previous answer could not be used: `finding.severity`: expected one of"), "{user}");
 }

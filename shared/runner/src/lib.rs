@@ -30,6 +30,6 @@ pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
 pub use pool::{RunnerPool, SweepReport, is_repository_name};
-pub use provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+pub use provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
 pub use runner::{Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

@@ -149,17 +149,7 @@ fn check_request(request: &SandboxRequest, lease_id: &str) -> Result<(), RunnerE
     Ok(())
 }
 
-/// `owner/name` with GitHub's characters only.
+/// `owner/name` with GitHub's characters only ([`agent_zero_contracts::RepoName`]).
 pub fn is_repository_name(repository: &str) -> bool {
-    let mut parts = repository.split('/');
-    let ok = |p: Option<&str>| {
-        p.is_some_and(|p| {
-            !p.is_empty()
-                && p != "."
-                && p != ".."
-                && !p.starts_with('-')
-                && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        })
-    };
-    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+    agent_zero_contracts::RepoName::is_valid(repository)
 }

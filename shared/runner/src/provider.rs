@@ -68,6 +68,38 @@ pub struct ExecOutput {
     pub timed_out: bool,
 }
 
+/// A checkout file as Git records it: what a published tree entry's mode is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMode {
+    /// `100644`.
+    Regular,
+    /// `100755`: the owner's executable bit is set.
+    Executable,
+    /// `120000`: never published (its content would be the link target).
+    Symlink,
+}
+
+impl FileMode {
+    /// The Git tree mode.
+    pub fn as_git(self) -> &'static str {
+        match self {
+            Self::Regular => "100644",
+            Self::Executable => "100755",
+            Self::Symlink => "120000",
+        }
+    }
+
+    /// A Git tree mode as this crate names it.
+    pub fn from_git(mode: &str) -> Option<Self> {
+        [Self::Regular, Self::Executable, Self::Symlink].into_iter().find(|m| m.as_git() == mode)
+    }
+}
+
+/// The fixed script that reports one mode letter per positional argument
+/// (`l` symlink, `x` executable file, `f` file, `-` absent): paths are
+/// arguments, never script text.
+const MODES_SCRIPT: &str = r#"for f do if [ -L "$f" ]; then echo l; elif [ -f "$f" ] && [ -x "$f" ]; then echo x; elif [ -f "$f" ]; then echo f; else echo -; fi; done"#;
+
 /// Why a provider operation failed. Messages are scrubbed of credentials.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -123,6 +155,37 @@ pub trait SandboxProvider {
         git_ok(self.kind(), "diff", &out)?;
         Ok(out.stdout)
     }
+    /// The mode of each checkout-relative path (`None`: absent or not a
+    /// file), in order. By default one fixed `sh` script over the paths as
+    /// arguments.
+    async fn file_modes(&self, sandbox: &SandboxRef, paths: &[String]) -> Result<Vec<Option<FileMode>>, ProviderError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut exec = fixed_git(&[]);
+        exec.argv = ["sh", "-c", MODES_SCRIPT, "agent-zero-modes"].map(str::to_owned).into();
+        exec.argv.extend(paths.iter().cloned());
+        let out = self.exec(sandbox, &exec).await?;
+        git_ok(self.kind(), "file modes", &out)?;
+        let modes: Vec<Option<FileMode>> = out
+            .stdout
+            .lines()
+            .map(|line| match line.trim() {
+                "l" => Some(FileMode::Symlink),
+                "x" => Some(FileMode::Executable),
+                "f" => Some(FileMode::Regular),
+                _ => None,
+            })
+            .collect();
+        if modes.len() != paths.len() {
+            return Err(ProviderError::Protocol {
+                provider: self.kind().as_str(),
+                operation: "file modes",
+                reason: format!("{} modes for {} paths", modes.len(), paths.len()),
+            });
+        }
+        Ok(modes)
+    }
     /// Destroys the sandbox; stopping one that is already gone is success.
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError>;
 }
@@ -134,9 +197,18 @@ pub(crate) fn fixed_git(args: &[&str]) -> Exec {
     Exec { argv, cwd: String::new(), timeout_ms: 30_000, max_output_bytes: 4_000_000, env: BTreeMap::new() }
 }
 
-fn git_ok(kind: ProviderKind, operation: &'static str, out: &ExecOutput) -> Result<(), ProviderError> {
-    if out.exit_code == 0 {
+/// A fixed git command succeeded with its whole output: a truncated
+/// listing or diff is an error, never a shorter answer.
+pub(crate) fn git_ok(kind: ProviderKind, operation: &'static str, out: &ExecOutput) -> Result<(), ProviderError> {
+    if out.exit_code == 0 && out.truncated_bytes == 0 && !out.timed_out {
         return Ok(());
+    }
+    if out.exit_code == 0 {
+        return Err(ProviderError::Protocol {
+            provider: kind.as_str(),
+            operation,
+            reason: format!("git output was cut ({} bytes dropped) or timed out", out.truncated_bytes),
+        });
     }
     Err(ProviderError::Protocol {
         provider: kind.as_str(),

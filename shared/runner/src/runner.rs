@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use agent_zero_contracts::{CheckResult, RunnerDescription, is_repository_relative_path};
 
 use crate::error::RunnerError;
-use crate::provider::{Exec, SandboxProvider, SandboxRef};
+use crate::provider::{Exec, FileMode, SandboxProvider, SandboxRef};
 use crate::request::Lease;
 
 /// Environment names a command may set; everything else is refused, so a
@@ -172,6 +172,14 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
             });
         }
         String::from_utf8(bytes).map_err(|_| RunnerError::NotUtf8(path.to_owned()))
+    }
+
+    /// The mode of each checkout-relative path, in order (`None`: absent).
+    pub async fn file_modes(&self, paths: &[String]) -> Result<Vec<Option<FileMode>>, RunnerError> {
+        for path in paths {
+            check_path(path)?;
+        }
+        Ok(self.provider.file_modes(&self.sandbox, paths).await?)
     }
 
     /// Writes a checkout-relative file; refused on a read-only lease.

@@ -6,7 +6,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
-use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
+use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, E2b};
 use agent_zero_runner::{CheckoutSource, Exec, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret};
 use support::{Loopback, block_on};
 
@@ -96,57 +96,6 @@ fn e2b_create_clone_exec_and_kill() {
 }
 
 #[test]
-fn daytona_quotes_argv_and_reads_merged_output() {
-    let server = Loopback::start()
-        .answer(200, r#"{"id":"d1","state":"started","toolboxProxyUrl":"https://proxy.app.daytona.io/toolbox"}"#)
-        .answer(200, r#"{"exitCode":1,"result":"FAIL: it's broken\n"}"#)
-        .answer(500, format!(r#"{{"message":"invalid key {KEY}"}}"#))
-        .answer(408, r#"{"statusCode":408,"message":"command execution timeout"}"#);
-    let daytona = Daytona::new(server.client(), Secret::new(KEY));
-    block_on(async {
-        let sandbox = SandboxRef { external_id: "d1".into(), root: "/home/daytona/repo".into() };
-        let out = daytona.exec(&sandbox, &exec(&["grep", "-r", "it's $(x)", "."])).await.unwrap();
-        assert_eq!((out.exit_code, out.stdout.as_str()), (1, "FAIL: it's broken\n"));
-        let error = daytona.read_file(&sandbox, "a.rs").await.unwrap_err();
-        assert!(error.to_string().contains("500") && !error.to_string().contains(KEY), "{error}");
-        let slow = daytona.exec(&sandbox, &exec(&["sleep", "60"])).await.unwrap();
-        assert!(slow.timed_out && slow.exit_code == -1, "a 408 is a timeout, not an error: {slow:?}");
-    });
-    let seen = server.seen();
-    assert_eq!(seen[0].uri, "https://app.daytona.io/api/sandbox/d1");
-    assert_eq!(seen[1].uri, "https://proxy.app.daytona.io/toolbox/d1/process/execute");
-    let body: serde_json::Value = serde_json::from_slice(&seen[1].body).unwrap();
-    assert_eq!(body["command"], r#"grep -r 'it'\''s $(x)' ."#);
-    assert_eq!(body["cwd"], "/home/daytona/repo/src");
-    assert_eq!(body["timeout"], 5);
-    assert_eq!(
-        seen[2].uri,
-        "https://proxy.app.daytona.io/toolbox/d1/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs"
-    );
-}
-
-#[test]
-fn vercel_runs_waits_and_reads_logs() {
-    let server = Loopback::start()
-        .answer(200, r#"{"command":{"id":"cmd_1","name":"git","args":["status"],"cwd":"/vercel/sandbox","sandboxId":"sb_1","exitCode":null,"startedAt":1}}"#)
-        .answer(200, r#"{"command":{"id":"cmd_1","name":"git","args":["status"],"cwd":"/vercel/sandbox","sandboxId":"sb_1","exitCode":3,"startedAt":1}}"#)
-        .answer(200, "{\"stream\":\"stdout\",\"data\":\"on main\\n\"}\n{\"stream\":\"stderr\",\"data\":\"warn\\n\"}\n")
-        .answer(200, "{}");
-    let vercel = VercelSandbox::new(server.client(), Secret::new(KEY), Some("team_9".into()));
-    block_on(async {
-        let sandbox = SandboxRef { external_id: "sb_1".into(), root: "/vercel/sandbox".into() };
-        let out = vercel.exec(&sandbox, &exec(&["git", "status"])).await.unwrap();
-        assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (3, "on main\n", "warn\n"));
-        vercel.write_file(&sandbox, "src/a.txt", b"hi").await.unwrap();
-    });
-    let seen = server.seen();
-    assert_eq!(seen[0].uri, "https://api.vercel.com/v1/sandboxes/sb_1/cmd?teamId=team_9");
-    assert_eq!(seen[1].uri, "https://api.vercel.com/v1/sandboxes/sb_1/cmd/cmd_1?wait=true&teamId=team_9");
-    assert_eq!(seen[3].headers["content-type"], "application/gzip");
-    assert_eq!(seen[3].headers["authorization"], format!("Bearer {KEY}"));
-}
-
-#[test]
 fn cloudflare_bridge_sse_and_refusals() {
     let sse = "event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\nevent: exit\ndata: {\"exit_code\":0}\n\n";
     let killed = "event: exit\ndata: {\"exit_code\":124}\n\n";
@@ -158,7 +107,8 @@ fn cloudflare_bridge_sse_and_refusals() {
     let bridge = CloudflareSandbox::new(server.client(), format!("{base}/"), Secret::new(KEY));
     block_on(async {
         let sandbox = SandboxRef { external_id: "abc".into(), root: "/workspace/repo".into() };
-        let out = bridge.exec(&sandbox, &exec(&["ls"])).await.unwrap();
+        let with_env = Exec { env: BTreeMap::from([("CI".to_owned(), "1".to_owned())]), ..exec(&["ls"]) };
+        let out = bridge.exec(&sandbox, &with_env).await.unwrap();
         assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (0, "hi\n", "err\n"));
         let error = bridge.read_file(&sandbox, "a b.txt").await.unwrap_err();
         assert!(error.to_string().contains("401") && !error.to_string().contains(KEY), "{error}");
@@ -174,7 +124,11 @@ fn cloudflare_bridge_sse_and_refusals() {
     let seen = server.seen();
     assert_eq!(seen[0].uri, format!("{base}/v1/sandbox/abc/exec"));
     let body: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
-    assert_eq!(body["argv"][0], "ls");
+    // cloudflare/sandbox-sdk `packages/sandbox/src/bridge/types.ts` (6abf639):
+    // `ExecRequest` is argv, timeout_ms and cwd; an environment rides in argv.
+    assert_eq!(body["argv"], serde_json::json!(["env", "CI=1", "ls"]));
+    assert_eq!(body["timeout_ms"], 5_000);
+    assert!(body.get("env").is_none());
     assert_eq!(body["cwd"], "/workspace/repo/src");
     assert_eq!(seen[1].uri, format!("{base}/v1/sandbox/abc/file/workspace/repo/a%20b.txt"));
 }

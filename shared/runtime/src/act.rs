@@ -333,10 +333,24 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
                 Ok(read) => read,
                 Err(e) => return sandbox_failed("read-back", e),
             };
-            let (tree, removed) = read_back(r, read);
+            stats.sandbox_calls += 1;
+            let modes = match ports.workspace.file_modes(lease, &r.applied).await {
+                Ok(modes) => modes,
+                Err(e) => return sandbox_failed("read-back", e),
+            };
+            let (tree, removed) = read_back(r, read, &modes);
+            let symlinks: Vec<String> =
+                tree.iter().filter(|t| t.file.mode == SYMLINK_MODE).map(|t| t.file.path.clone()).collect();
             let facts = vec![Fact::Reviewed { changed_files, out_of_scope: out_of_scope.clone(), byproducts, tree }];
             if !removed.is_empty() {
                 let summary = format!("The checks removed files the run wrote: {}", removed.join(", "));
+                return finish(cx, facts, TerminalState::NeedsHuman, &summary, None);
+            }
+            if !symlinks.is_empty() {
+                let summary = format!(
+                    "The checks left symbolic links where the run wrote files: {}; a symlink is never published",
+                    symlinks.join(", ")
+                );
                 return finish(cx, facts, TerminalState::NeedsHuman, &summary, None);
             }
             if !out_of_scope.is_empty() {
@@ -437,9 +451,17 @@ async fn admit<P: Publisher>(
     }
 }
 
-/// The run's files as read back from the sandbox: each with its digest (and
-/// its content when a check rewrote it), and the paths a check removed.
-fn read_back(r: &Resident, read: Vec<(String, Option<String>)>) -> (Vec<ReadBack>, Vec<String>) {
+/// The Git mode of a symlink: read back, never published.
+const SYMLINK_MODE: &str = "120000";
+
+/// The run's files as read back from the sandbox: each with its digest and
+/// mode (and its content when a check rewrote it), and the paths a check
+/// removed.
+fn read_back(
+    r: &Resident,
+    read: Vec<(String, Option<String>)>,
+    modes: &[(String, Option<String>)],
+) -> (Vec<ReadBack>, Vec<String>) {
     use sha2::Digest as _;
     let written = |path: &str| {
         r.decision.as_ref().and_then(|d| d.changes.iter().find(|c| c.path == path)).map(|c| c.content.as_str())
@@ -455,8 +477,14 @@ fn read_back(r: &Resident, read: Vec<(String, Option<String>)>) -> (Vec<ReadBack
         let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
         let rewritten = written(&path) != Some(content.as_str());
         let bytes = content.len() as u64;
+        let mode = modes.iter().find(|(p, _)| *p == path).and_then(|(_, m)| m.clone());
+        let Some(mode) = mode else {
+            // Read, yet absent by the time its mode was asked: removed.
+            removed.push(path);
+            continue;
+        };
         tree.push(ReadBack {
-            file: agent_zero_contracts::TreeFile { path, sha256, bytes },
+            file: agent_zero_contracts::TreeFile { path, sha256, bytes, mode },
             content: rewritten.then_some(content),
         });
     }

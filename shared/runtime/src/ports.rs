@@ -77,6 +77,13 @@ pub trait Workspace {
         lease: &Lease,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
+    /// The Git modes of `paths` as the checkout holds them (`100644`,
+    /// `100755`, `120000` for a symlink); `None` for a path that is absent.
+    async fn file_modes(
+        &self,
+        lease: &Lease,
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
     /// Writes full-content replacements.
     async fn write_files(
         &self,
@@ -129,6 +136,11 @@ pub struct ChangedFiles {
     pub files: Vec<ChangedFile>,
     /// Why the list stops early (page limit, the forge's own cap), if it does.
     pub cut: Option<String>,
+    /// The head an earlier review read, when `files` are only those changed
+    /// since it (the others are in `unchanged`).
+    pub since: Option<String>,
+    /// Changed files of the pull request that did not change since `since`.
+    pub unchanged: Vec<String>,
 }
 
 /// Why the forge could not list a pull request's changed files.

@@ -54,6 +54,8 @@ pub(crate) fn read(listed: &ChangedFiles, head_sha: Option<&str>) -> (String, Re
         files,
         unlisted: listed.cut.clone(),
         anchors: Vec::new(),
+        since: listed.since.clone(),
+        unchanged: listed.unchanged.clone(),
     };
     (text, ledger)
 }
@@ -64,7 +66,7 @@ pub(crate) fn unlisted(reason: String, head_sha: Option<&str>) -> ReviewLedger {
         head_sha: head_sha.map(str::to_owned),
         files: Vec::new(),
         unlisted: Some(reason),
-        anchors: Vec::new(),
+        ..ReviewLedger::default()
     }
 }
 
@@ -266,6 +268,7 @@ pub(crate) fn anchor(ledger: &ReviewLedger, diff: &str, finding: &Finding) -> Op
                             path: cited.to_owned(),
                             line: last,
                             start_line: (first < last).then_some(first),
+                            quote: Some(quote.clone()),
                         });
                     }
                 }

@@ -41,7 +41,8 @@ fn big_patch(n: usize, lines: usize) -> String {
 
 #[test]
 fn a_small_pull_request_is_read_whole() {
-    let listed = ChangedFiles { files: vec![file("calc.py", Some(CALC_PATCH), 1, 1)], cut: None };
+    let listed =
+        ChangedFiles { files: vec![file("calc.py", Some(CALC_PATCH), 1, 1)], cut: None, ..ChangedFiles::default() };
     let (text, ledger) = read(&listed, Some("abc"));
     assert!(ledger.is_complete(), "{ledger:?}");
     assert_eq!(ledger.counts(), (1, 0, 0));
@@ -62,6 +63,7 @@ fn what_is_not_read_is_in_the_ledger_with_its_reason() {
             file("src/one_big_hunk.rs", Some(&big_patch(1, 200)), 200, 0),
         ],
         cut: None,
+        ..ChangedFiles::default()
     };
     let (text, ledger) = read(&listed, None);
     let reasons: Vec<(&str, FileReview, Option<SkipReason>)> =
@@ -95,6 +97,7 @@ fn budgets_cut_whole_hunks_and_name_them() {
             file("src/c.rs", Some(&patch), 150, 0),
         ],
         cut: Some("GitHub lists at most 3000 files".into()),
+        ..ChangedFiles::default()
     };
     let (text, ledger) = read(&listed, None);
     assert!(text.len() <= TOTAL_BUDGET_BYTES, "{}", text.len());
@@ -127,6 +130,7 @@ fn a_finding_is_anchored_on_the_added_line() {
             file("calc.py", Some(CALC_PATCH), 1, 1),
         ],
         cut: None,
+        ..ChangedFiles::default()
     };
     let (text, ledger) = read(&listed, None);
     let quote = "`return sum(values) / (len(values) + 1)`";

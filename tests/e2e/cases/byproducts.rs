@@ -2,7 +2,8 @@
 //! a `.gitignore` (its tests write `__pycache__/`) goes from labelled issue
 //! to a verified pull request; the byproducts are listed in the evidence
 //! and never published; what is published is, byte for byte, what the
-//! sandbox held when the checks passed, and the evidence carries its digest.
+//! sandbox held when the checks passed, and the evidence carries its digest
+//! and its mode: a script the checks made executable is published 100755.
 
 use agent_zero_e2e::Runtime;
 use agent_zero_fakes::calc;
@@ -12,10 +13,16 @@ use sha2::Digest as _;
 use super::lifecycle::{file_issue, finding, policy, read, wait_github, wait_terminal, world_without_gitignore};
 use crate::Case;
 
-pub(crate) const CASES: &[Case] = &[Case {
-    name: "byproducts_of_the_checks_are_listed_never_published",
-    run: byproducts_of_the_checks_are_listed_never_published,
-}];
+pub(crate) const CASES: &[Case] = &[
+    Case {
+        name: "byproducts_of_the_checks_are_listed_never_published",
+        run: byproducts_of_the_checks_are_listed_never_published,
+    },
+    Case {
+        name: "a_script_the_checks_made_executable_is_published_100755",
+        run: a_script_the_checks_made_executable_is_published_100755,
+    },
+];
 
 fn byproducts_of_the_checks_are_listed_never_published(runtime: Runtime) {
     let world = world_without_gitignore(runtime, &policy("fix"));
@@ -53,7 +60,58 @@ fn byproducts_of_the_checks_are_listed_never_published(runtime: Runtime) {
     let digest: String = sha2::Sha256::digest(published.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(
         evidence["tree"],
-        json!([{ "path": calc::BUG_PATH, "sha256": digest, "bytes": published.len() }]),
+        json!([{ "path": calc::BUG_PATH, "sha256": digest, "bytes": published.len(), "mode": "100644" }]),
         "{evidence}"
     );
+}
+
+const SCRIPT_PATH: &str = "tools/check.sh";
+const SCRIPT: &str = "#!/bin/sh\nset -e\npython3 -m unittest -q\n";
+
+/// The run writes a new check script; the repository's check makes it
+/// executable and runs it. What is published carries the mode the sandbox
+/// held after the checks: the script is 100755 in the pull request's tree
+/// (as the loopback GitHub's Git data API answers it), `calc.py` 100644,
+/// and the evidence records both modes.
+fn a_script_the_checks_made_executable_is_published_100755(runtime: Runtime) {
+    let policy = format!(
+        "version: 1\nmode: fix\nissues:\n  enabled: true\n  requireLabel: agent-zero\nchecks:\n  - [python3, -m, unittest]\n\
+         \x20 - [sh, -c, \"chmod +x {SCRIPT_PATH} && ./{SCRIPT_PATH}\"]\n\
+         autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical, behavioral]\n  requireIsolated: false\n"
+    );
+    let world = world_without_gitignore(runtime, &policy);
+    world.model.push_decision(json!({
+        "finding": finding(calc::BUG_QUOTE, 0.95),
+        "plan": ["Divide by len(values)", "Add a check script"],
+        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "changes": [
+            { "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" },
+            { "path": SCRIPT_PATH, "content": SCRIPT, "reason": "one command for the checks" }
+        ]
+    }));
+    let task_id = file_issue(&world, "executable-1");
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
+    let modes: Vec<(&str, &str)> = evidence["tree"]
+        .as_array()
+        .map(|tree| tree.iter().map(|f| (f["path"].as_str().unwrap_or(""), f["mode"].as_str().unwrap_or(""))).collect())
+        .unwrap_or_default();
+    assert_eq!(modes, [(calc::BUG_PATH, "100644"), (SCRIPT_PATH, "100755")], "{evidence}");
+
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    let pulls = world.github.pulls(owner, name);
+    let head = pulls[0]["head"]["ref"].as_str().expect("the pull request's branch");
+    let url = format!("{}/repos/{owner}/{name}/git/trees/{head}?recursive=1", world.github.url());
+    let tree: serde_json::Value = ureq::get(&url).call().expect("the branch's tree").into_body().read_json().unwrap();
+    let mode_of = |path: &str| {
+        tree["tree"].as_array().and_then(|t| t.iter().find(|e| e["path"] == path)).map(|e| e["mode"].clone())
+    };
+    assert_eq!(mode_of(SCRIPT_PATH), Some(json!("100755")), "{tree}");
+    assert_eq!(mode_of(calc::BUG_PATH), Some(json!("100644")), "{tree}");
+    assert_eq!(world.github.file(owner, name, head, SCRIPT_PATH).as_deref(), Some(SCRIPT));
 }

@@ -6,6 +6,7 @@ mod byproducts;
 mod checkout;
 mod cli;
 mod commit_point;
+mod dashboard;
 mod exactly_once;
 mod health;
 mod identity;
@@ -30,6 +31,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         exactly_once::CASES,
         identity::CASES,
         pages::CASES,
+        dashboard::CASES,
         tasks::CASES,
         limits::CASES,
         commit_point::CASES,

@@ -24,6 +24,10 @@ pub(crate) const CASES: &[Case] = &[
         name: "review_over_the_diff_budget_names_what_it_skipped_and_is_neutral",
         run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral,
     },
+    Case {
+        name: "review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones",
+        run: review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones,
+    },
 ];
 
 const SECRET: &str = "e2e-review-secret";
@@ -83,7 +87,14 @@ fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
 /// The real `pull_request` `opened` payload (octokit/webhooks), pointed at
 /// the fixture's pull request.
 fn opened(world: &World) -> Vec<u8> {
-    let path = repo_root().join("tests/fixtures/github-webhooks/pull_request/opened.payload.json");
+    pull_request_event(world, "opened", &world.head, None)
+}
+
+/// The real `pull_request` payload of `action` (octokit/webhooks
+/// `opened.payload.json`, `synchronize.payload.json`), pointed at the
+/// fixture's pull request with head `head`.
+fn pull_request_event(world: &World, action: &str, head: &str, before: Option<&str>) -> Vec<u8> {
+    let path = repo_root().join(format!("tests/fixtures/github-webhooks/pull_request/{action}.payload.json"));
     let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     let point = |repository: &mut Value| {
@@ -98,7 +109,11 @@ fn opened(world: &World) -> Vec<u8> {
     let pull = &world.github.pulls(owner, name)[0];
     payload["number"] = json!(world.number);
     payload["pull_request"]["number"] = json!(world.number);
-    payload["pull_request"]["head"]["sha"] = json!(world.head);
+    payload["pull_request"]["head"]["sha"] = json!(head);
+    if let Some(before) = before {
+        payload["before"] = json!(before);
+        payload["after"] = json!(head);
+    }
     payload["pull_request"]["head"]["ref"] = json!("feature");
     payload["pull_request"]["base"]["sha"] = pull["base"]["sha"].clone();
     payload["pull_request"]["base"]["ref"] = json!(world.fixture.branch());
@@ -240,7 +255,7 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     // looked for its review (in whichever order its steps ran).
     let published = |g: &agent_zero_fakes::FakeGitHub| {
         g.check_runs(owner, name).iter().filter(|r| r["status"] == "completed").count() >= 2
-            && g.calls_matching("GET", &reviews_path).len() >= 2
+            && g.calls_matching("GET", &reviews_path).len() >= 4
     };
     let started = Instant::now();
     while !published(&world.github) {
@@ -252,7 +267,10 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
         std::thread::sleep(Duration::from_millis(300));
     }
     assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "one review per head");
-    assert_eq!(world.github.calls_matching("GET", &reviews_path).len(), 2, "each run looked for its review first");
+    // Each run read the reviews twice: discovery, for an earlier head to
+    // read only the changes since (none: this is the same head), and
+    // publication, for its own review before posting one.
+    assert_eq!(world.github.calls_matching("GET", &reviews_path).len(), 4, "each run looked for its review first");
     assert_eq!(
         world.github.calls_matching("POST", &reviews_path).len(),
         2,
@@ -296,4 +314,161 @@ fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Run
     let prompt = world.model.calls()[0].body_text();
     assert!(!prompt.contains("c row 000"), "a skipped file's lines are not in the prompt");
     assert!(prompt.contains("changed files not shown in full"), "{prompt}");
+}
+
+/// A file the third head adds, with a bug of its own.
+const STATS_PY: &str = "\"\"\"Order statistics.\"\"\"
+
+
+def median(values):
+    \"\"\"Return the middle value of an odd-length list.\"\"\"
+    return sorted(values)[len(values) // 2 + 1]
+";
+const STATS_PATH: &str = "stats.py";
+const STATS_QUOTE: &str = "    return sorted(values)[len(values) // 2 + 1]";
+const STATS_LINE: u64 = 6;
+/// A file the first head adds and no later commit touches.
+const NOTES: &str = "# Notes\n\nThe average helper divides the sum by the count.\n";
+
+/// The model's answer: the median's off-by-one in the added `stats.py`.
+fn stats_decision() -> Value {
+    json!({
+        "finding": {
+            "title": "median() skips past the middle element",
+            "explanation": "The index len(values) // 2 + 1 is one past the middle of an odd-length list.",
+            "severity": "high",
+            "confidence": 0.9,
+            "valid": true,
+            "evidence": [format!("`{}`", STATS_QUOTE.trim())],
+            "files": [STATS_PATH],
+            "changeRisk": "behavioral"
+        },
+        "plan": ["Index len(values) // 2"],
+        "acceptanceCriteria": [],
+        "changes": []
+    })
+}
+
+/// A `synchronize` of the pull request from `before` to `head`.
+fn synchronize(world: &World, head: &str, before: &str, delivery: &str) -> String {
+    let body = pull_request_event(world, "synchronize", head, Some(before));
+    let reply: Reply = world.server.deliver_github(SECRET, "pull_request", delivery, &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert_eq!(reply.json()["trigger"], "proactive", "{}", reply.text());
+    reply.json()["taskId"].as_str().expect("task id").to_owned()
+}
+
+/// Waits until `done` holds of the loopback GitHub (bounded).
+fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
+    let started = Instant::now();
+    while !done(&world.github) {
+        assert!(started.elapsed() < Duration::from_secs(90), "{what}: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones(runtime: Runtime) {
+    let world = world(runtime, &[("NOTES.md", NOTES)]);
+    let (owner, name) = (world.fixture.owner().to_owned(), world.fixture.name().to_owned());
+    let (owner, name, number) = (owner.as_str(), name.as_str(), world.number);
+    let head_a = world.head.clone();
+    let comments_path = format!("/repos/{owner}/{name}/pulls/{number}/comments");
+    let completed_checks =
+        |g: &FakeGitHub| g.check_runs(owner, name).iter().filter(|r| r["status"] == "completed").count();
+
+    // Head A: the off-by-one in calc.py, posted as one line comment.
+    world.model.push_decision(decision());
+    let first = deliver(&world, "sync-1");
+    assert_eq!(wait_terminal(&world, &first)["state"], "completed");
+    wait_github(&world, "the first review", |g| g.review_comments(owner, name, number).len() == 1);
+    let posted = world.github.review_comments(owner, name, number);
+    let c1 = &posted[0];
+    assert_eq!((c1["path"].as_str(), c1["line"].as_u64()), (Some(calc::BUG_PATH), Some(u64::from(calc::BUG_LINE))));
+    assert!(
+        c1["body"].as_str().unwrap_or_default().starts_with("<!-- agent-zero:finding quote="),
+        "our comments carry their quote's marker: {c1}"
+    );
+    wait_github(&world, "the first publication", |g| completed_checks(g) == 1);
+
+    // Head B, one commit: a new function in calc.py; the bug stays, NOTES.md is untouched.
+    let calc_b = format!(
+        "{}\n\ndef total(values):\n    \"\"\"Return the sum of the values.\"\"\"\n    return sum(values)\n",
+        calc::CALC_PY
+    );
+    let head_b = world.fixture.commit(&[(calc::BUG_PATH, &calc_b)], "add total()").expect("commit B");
+    world.github.push_to_pull_request(owner, name, number, &head_b, &[(calc::BUG_PATH, Some(&calc_b))]);
+    // The model reports the finding already posted.
+    world.model.push_decision(decision());
+    let second = synchronize(&world, &head_b, &head_a, "sync-2");
+    assert_eq!(wait_terminal(&world, &second)["state"], "completed");
+    // Published once the check run completed and the resolve step read calc.py at B.
+    let contents_b = format!("/repos/{owner}/{name}/contents/{}", calc::BUG_PATH);
+    wait_github(&world, "the second publication", |g| {
+        completed_checks(g) == 2
+            && g.calls_matching("GET", &comments_path).len() == 2
+            && g.calls()
+                .iter()
+                .any(|c| c.decoded_path().starts_with(&contents_b) && c.query_param("ref") == Some(head_b.as_str()))
+    });
+    let compare_ab = format!("/repos/{owner}/{name}/compare/{head_a}...{head_b}");
+    assert_eq!(world.github.calls_matching("GET", &compare_ab).len(), 1, "B is compared with the reviewed head A");
+    // Only what changed since A was shown: calc.py, not NOTES.md.
+    let prompt = world.model.calls()[1].body_text();
+    assert!(prompt.contains("+def total(values):"), "the new commit's lines are in the model's context: {prompt}");
+    assert!(!prompt.contains("The average helper divides"), "a file unchanged since A is not shown again: {prompt}");
+    assert_eq!(
+        world.github.review_comments(owner, name, number).len(),
+        1,
+        "the finding already posted is not repeated"
+    );
+    assert_eq!(world.github.reviews(owner, name, number).len(), 1, "nothing new, no new review");
+    let check =
+        world.github.check_runs(owner, name).into_iter().rfind(|r| r["head_sha"] == json!(head_b)).expect("check at B");
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    assert!(
+        title.starts_with(&format!("Reviewed 1 of 1 file changed since {} (1 unchanged)", &head_a[..7])),
+        "{title}"
+    );
+    let summary = check["output"]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("unchanged since the earlier review: <code>NOTES.md</code>"), "{summary}");
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{second}/evidence.json")).json();
+    assert_eq!(evidence["review"]["since"], json!(head_a), "{evidence}");
+    assert_eq!(evidence["review"]["unchanged"], json!(["NOTES.md"]), "{evidence}");
+
+    // Head C, one commit: the bug fixed, and stats.py added with a new one.
+    let calc_c = calc_b.replace(calc::BUG_QUOTE, "    return sum(values) / len(values)");
+    let head_c = world
+        .fixture
+        .commit(&[(calc::BUG_PATH, &calc_c), (STATS_PATH, STATS_PY)], "fix average, add median")
+        .expect("commit C");
+    world.github.push_to_pull_request(
+        owner,
+        name,
+        number,
+        &head_c,
+        &[(calc::BUG_PATH, Some(&calc_c)), (STATS_PATH, Some(STATS_PY))],
+    );
+    world.model.push_decision(stats_decision());
+    let third = synchronize(&world, &head_c, &head_b, "sync-3");
+    assert_eq!(wait_terminal(&world, &third)["state"], "completed");
+    wait_github(&world, "the third publication", |g| g.review_comments(owner, name, number).len() == 3);
+    // The last reviewed head is still A (B posted nothing).
+    let compare_ac = format!("/repos/{owner}/{name}/compare/{head_a}...{head_c}");
+    assert_eq!(world.github.calls_matching("GET", &compare_ac).len(), 1);
+    let reviews = world.github.reviews(owner, name, number);
+    assert_eq!(reviews.len(), 2, "{reviews:#?}");
+    assert_eq!(reviews[1]["commit_id"], json!(head_c));
+    let new_comments = reviews[1]["comments"].as_array().expect("comments");
+    assert_eq!(new_comments.len(), 1, "only the new finding: {new_comments:#?}");
+    assert_eq!(
+        (new_comments[0]["path"].as_str(), new_comments[0]["line"].as_u64()),
+        (Some(STATS_PATH), Some(STATS_LINE))
+    );
+    // The fixed finding's thread is answered: resolved in C.
+    let all = world.github.review_comments(owner, name, number);
+    let replies: Vec<&Value> = all.iter().filter(|c| c.get("in_reply_to_id").is_some()).collect();
+    assert_eq!(replies.len(), 1, "{all:#?}");
+    assert_eq!(replies[0]["in_reply_to_id"], c1["id"], "the reply is on the fixed finding's thread");
+    let reply = replies[0]["body"].as_str().unwrap_or_default();
+    assert!(reply.contains(&format!("Resolved in {head_c}")), "{reply}");
 }

@@ -5,7 +5,7 @@ mod support;
 
 use agent_zero_fakes::FakeModel;
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelProvider as _, ProviderConfig, ProviderKind, SchemaName, Secret,
+    DecisionRequest, HttpProvider, ModelClient as _, ProviderConfig, ModelProvider, SchemaName, Secret,
     decision_from_value,
 };
 use agent_zero_ports::{ManualClock, block_on};
@@ -32,10 +32,10 @@ fn decision_json() -> Value {
     })
 }
 
-fn provider_config(model: &FakeModel, kind: ProviderKind, name: &str) -> ProviderConfig {
+fn provider_config(model: &FakeModel, kind: ModelProvider, name: &str) -> ProviderConfig {
     let mut config = ProviderConfig::new(kind, name, Some(Secret::new(KEY)));
     config.base_url = match kind {
-        ProviderKind::Google => format!("{}/v1beta", model.url()),
+        ModelProvider::Google => format!("{}/v1beta", model.url()),
         _ => model.base_url(),
     };
     config
@@ -44,11 +44,11 @@ fn provider_config(model: &FakeModel, kind: ProviderKind, name: &str) -> Provide
 #[test]
 fn every_provider_parses_the_fakes_decision() {
     let kinds = [
-        (ProviderKind::OpenAi, "gpt-5"),
-        (ProviderKind::OpenAiCompatible, "llama3"),
-        (ProviderKind::AiGateway, "openai/gpt-5"),
-        (ProviderKind::Anthropic, "claude-sonnet-4-5"),
-        (ProviderKind::Google, "gemini-2.5-pro"),
+        (ModelProvider::OpenAi, "gpt-5"),
+        (ModelProvider::OpenAiCompatible, "llama3"),
+        (ModelProvider::AiGateway, "openai/gpt-5"),
+        (ModelProvider::Anthropic, "claude-sonnet-4-5"),
+        (ModelProvider::Google, "gemini-2.5-pro"),
     ];
     let http = http();
     let clock = ManualClock::new(1_700_000_000_000);
@@ -72,7 +72,7 @@ fn every_provider_parses_the_fakes_decision() {
 fn truncations_refusals_and_server_errors_are_failures_to_the_product() {
     let http = http();
     let clock = ManualClock::new(1_700_000_000_000);
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Google] {
+    for kind in [ModelProvider::OpenAi, ModelProvider::Anthropic, ModelProvider::Google] {
         let model = FakeModel::start();
         model.push_truncated();
         model.push_refusal("no");

@@ -152,6 +152,7 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
                     run(&lease, body)
                 }
                 ("POST", "read") => read(&lease, body),
+                ("POST", "modes") => modes(&lease, body),
                 ("POST", "write") => write(&lease, body),
                 ("GET", "files") => files(&lease),
                 ("GET", "diff") => diff(&lease),
@@ -448,6 +449,36 @@ fn read(lease: &LeaseState, body: &[u8]) -> Reply {
         }
         Err(e) => error(500, "read-failed", e.to_string(), Some("path")),
     }
+}
+
+#[derive(Deserialize)]
+struct ModesRequest {
+    paths: Vec<String>,
+}
+
+/// The Git mode of each path as the checkout holds it: `120000` for a
+/// symlink (never followed), `100755` when the owner's executable bit is
+/// set, `100644` for another file, `null` when absent or not a file.
+fn modes(lease: &LeaseState, body: &[u8]) -> Reply {
+    use std::os::unix::fs::PermissionsExt as _;
+    let request: ModesRequest = match parse(body) {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    let mut modes = Vec::with_capacity(request.paths.len());
+    for path in &request.paths {
+        let target = match inside(lease, path, "paths") {
+            Ok(t) => t,
+            Err(reply) => return reply,
+        };
+        modes.push(match target.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => json!("120000"),
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o100 != 0 => json!("100755"),
+            Ok(m) if m.is_file() => json!("100644"),
+            _ => Value::Null,
+        });
+    }
+    (200, json!({ "modes": modes }))
 }
 
 fn write(lease: &LeaseState, body: &[u8]) -> Reply {

@@ -154,14 +154,4 @@ impl Api {
 }
 
 /// `value` percent-encoded for a query string or a path segment.
-pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
+pub use agent_zero_contracts::encode_component as encode;

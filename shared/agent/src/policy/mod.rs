@@ -3,15 +3,18 @@
 //! Field names and defaults follow the reference. A policy can only
 //! restrict what the operator allows: it never names an endpoint or a
 //! credential, and a webhook never raises the mode above it
-//! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs`, the check
+//! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs` (YAML in `yaml.rs`, the
+//! serde deserializer that names field paths in `de.rs`), the check
 //! command type in `checks.rs`, the git branch prefix rule in `branch.rs`.
 
 mod branch;
 mod checks;
+mod de;
 mod error;
 mod parse;
 mod provider;
 mod reference;
+mod yaml;
 
 use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
 use serde::{Deserialize, Serialize};
@@ -20,7 +23,7 @@ pub use branch::check_branch_prefix;
 pub use checks::CheckCommand;
 pub use error::PolicyError;
 pub use parse::MAX_POLICY_BYTES;
-pub use provider::ModelProvider;
+pub use provider::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
 
 /// The whole repository policy. `Policy::default()` is the policy of a
@@ -272,48 +275,6 @@ impl Default for RunnerPolicy {
     }
 }
 
-/// Which model the repository asks for. Never an endpoint or a key: the
-/// operator's environment holds those (`model.baseUrl` is an error).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-#[non_exhaustive]
-pub struct ModelPolicy {
-    pub provider: ModelProvider,
-    /// Non-blank model name. Absent, the operator's `AGENT_ZERO_MODEL`
-    /// names it, else [`DEFAULT_MODEL`], as in the reference (the core has
-    /// no environment: the model layer reads the variable).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// USD per million input tokens; cost is reported only when both are set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_cost_per_million_tokens: Option<f64>,
-    /// USD per million output tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_cost_per_million_tokens: Option<f64>,
-}
-
-/// The model of a policy that names none, when `AGENT_ZERO_MODEL` is unset.
-pub const DEFAULT_MODEL: &str = "gpt-5";
-
-impl Default for ModelPolicy {
-    fn default() -> Self {
-        Self {
-            provider: ModelProvider::OpenAiCompatible,
-            name: None,
-            input_cost_per_million_tokens: None,
-            output_cost_per_million_tokens: None,
-        }
-    }
-}
-
-impl ModelPolicy {
-    /// Cost in USD of a call, when both prices are configured; never guessed.
-    pub fn cost_usd(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {
-        let input = self.input_cost_per_million_tokens?;
-        let output = self.output_cost_per_million_tokens?;
-        Some((input_tokens as f64 * input + output_tokens as f64 * output) / 1_000_000.0)
-    }
-}
 
 #[cfg(test)]
 mod tests;

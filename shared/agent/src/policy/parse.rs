@@ -1,10 +1,10 @@
 //! `.agent-zero.yml` text to [`Policy`]: YAML, then shape, then ranges.
 
 use agent_zero_contracts::ChangeRisk;
-use serde_norway::Value;
 
 use super::checks::check_command;
-use super::{Policy, PolicyError, check_branch_prefix};
+use super::yaml::{self, Value};
+use super::{Policy, PolicyError, check_branch_prefix, de};
 
 /// Largest policy file read, in bytes. Real files are well under 4 KiB.
 pub const MAX_POLICY_BYTES: usize = 64 * 1024;
@@ -39,9 +39,9 @@ impl Policy {
         if text.len() > MAX_POLICY_BYTES {
             return Err(PolicyError::TooLarge { bytes: text.len(), max: MAX_POLICY_BYTES });
         }
-        let document: Value = serde_norway::from_str(text).map_err(syntax)?;
-        match &document {
-            Value::Null => return Ok(Self::default()),
+        let Some(document) = yaml::load(text)? else { return Ok(Self::default()) };
+        match &document.value {
+            _ if document.is_null() => return Ok(Self::default()),
             Value::Mapping(_) => {}
             _ => {
                 return Err(PolicyError::Syntax { message: "the document must be a mapping of policy fields".into() });
@@ -52,7 +52,7 @@ impl Policy {
                 return Err(PolicyError::Forbidden { field: format!("{section}.{key}"), reason: (*reason).into() });
             }
         }
-        let mut policy: Self = serde_norway::from_str(text).map_err(syntax)?;
+        let mut policy: Self = de::from_node(&document).map_err(|message| PolicyError::Syntax { message })?;
         policy.check()?;
         policy.map_reference_fields();
         Ok(policy)
@@ -119,10 +119,6 @@ impl Policy {
         price(self.model.output_cost_per_million_tokens, "model.outputCostPerMillionTokens")?;
         Ok(())
     }
-}
-
-fn syntax(error: serde_norway::Error) -> PolicyError {
-    PolicyError::Syntax { message: error.to_string() }
 }
 
 fn ratio(value: f64, field: &str) -> Result<(), PolicyError> {

@@ -281,3 +281,6 @@ fn round_trips_through_json_for_the_task_log() {
 
 #[path = "reference_tests.rs"]
 mod reference;
+
+#[path = "yaml_tests.rs"]
+mod yaml;

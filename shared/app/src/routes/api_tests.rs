@@ -6,7 +6,7 @@ use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Entry, Fact, log_key};
 use serde_json::{Value, json};
 
-use crate::Config;
+use crate::Settings;
 use crate::test_host::{TestHost, block_on};
 
 const ALICE: &str = "tok-alice-7d41c2e9f0a8";
@@ -14,7 +14,7 @@ const BOB: &str = "tok-bob-3b9e51d07c26";
 const TOKENS: &str = "alice:tok-alice-7d41c2e9f0a8,bob:tok-bob-3b9e51d07c26";
 const SHA: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
 
-fn config(extra: &[(&str, &str)]) -> Config {
+fn config(extra: &[(&str, &str)]) -> Settings {
     let mut pairs = vec![
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
@@ -22,7 +22,7 @@ fn config(extra: &[(&str, &str)]) -> Config {
     ];
     pairs.extend_from_slice(&crate::test_host::RUNNABLE);
     pairs.extend_from_slice(extra);
-    Config::from_pairs(pairs)
+    Settings::from_pairs(pairs)
 }
 
 fn request(method: &str, uri: &str, token: Option<&str>, body: Option<&Value>) -> http::Request<Vec<u8>> {
@@ -42,7 +42,7 @@ struct Reply {
     body: Value,
 }
 
-fn send(host: &TestHost, config: &Config, request: http::Request<Vec<u8>>) -> Reply {
+fn send(host: &TestHost, config: &Settings, request: http::Request<Vec<u8>>) -> Reply {
     let response = host.send(config, request);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
@@ -60,7 +60,7 @@ fn create_body(repository: &str, mode: &str) -> Value {
     })
 }
 
-fn create(host: &TestHost, config: &Config, token: &str, repository: &str, mode: &str) -> Reply {
+fn create(host: &TestHost, config: &Settings, token: &str, repository: &str, mode: &str) -> Reply {
     send(host, config, request("POST", "/api/v1/tasks", Some(token), Some(&create_body(repository, mode))))
 }
 
@@ -131,7 +131,7 @@ fn create_authorization_matrix() {
 #[test]
 fn without_tokens_mutations_and_audit_fail_closed_and_reads_stay_open() {
     let host = TestHost::new();
-    let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets")]);
+    let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets")]);
     let decide = json!({ "decision": "approve" });
     for (method, uri, body) in [
         ("POST", "/api/v1/tasks", Some(create_body("acme/widgets", "observe"))),
@@ -210,14 +210,14 @@ fn approvals_matrix_conflicts_and_principal() {
             id
         })
         .collect();
-    let unlisted = Config::from_pairs([
+    let unlisted = Settings::from_pairs([
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
     ]);
     let approve = json!({ "decision": "approve", "comment": "reviewed" });
     let reject = json!({ "decision": "reject" });
     let none: Option<&str> = None;
-    let decide = |config: &Config, id: &str, token: Option<&str>, body: &Value| {
+    let decide = |config: &Settings, id: &str, token: Option<&str>, body: &Value| {
         send(&host, config, request("POST", &format!("/api/v1/approvals/{id}"), token, Some(body)))
     };
     for (token, body, status, field) in [
@@ -456,20 +456,21 @@ fn no_configured_secret_reaches_storage() {
     let host = TestHost::new();
     let secrets = [
         ("GITHUB_WEBHOOK_SECRET", "whsec-9f8e7d6c5b4a"),
-        ("GITHUB_APP_PRIVATE_KEY", "-----BEGIN PRIVATE KEY-----abc123"),
+        ("GITHUB_APP_PRIVATE_KEY", include_str!("../../../../tests/fakes/src/data/test-app-key.pkcs1.pem")),
         ("OPENAI_API_KEY", "sk-test-0a1b2c3d4e5f"),
         ("ANTHROPIC_API_KEY", "sk-ant-test-5f4e3d2c"),
         ("AGENT_ZERO_SANDBOX_TOKEN", "sbx-token-77aa88bb"),
     ];
     let mut pairs: Vec<(&str, &str)> = secrets.to_vec();
     pairs.extend([
+        ("GITHUB_APP_ID", "123456"),
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),
         ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
         ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
     ]);
-    let config = Config::from_pairs(pairs);
+    let config = Settings::from_pairs(pairs);
     let leak = format!("{ALICE} {BOB} {}", secrets.iter().map(|(_, v)| *v).collect::<Vec<_>>().join(" "));
     let body = json!({
         "repository": "acme/widgets",
@@ -504,8 +505,9 @@ fn no_configured_secret_reaches_storage() {
             assert!(!String::from_utf8_lossy(value).contains(secret), "secret in {key}");
         }
     }
-    let text = send(&host, &config, request("GET", &format!("/api/v1/tasks/{id}"), None, None)).body.to_string();
-    assert!(text.contains("[redacted]"));
+    // With App credentials, reads need a token.
+    let text = send(&host, &config, request("GET", &format!("/api/v1/tasks/{id}"), Some(ALICE), None)).body.to_string();
+    assert!(text.contains("[redacted]"), "{text}");
 }
 
 #[test]

@@ -47,6 +47,29 @@ pub(super) async fn decide<H: Host>(
         Ok(principal) => principal,
         Err(e) => return e.into_response(),
     };
+    let body =
+        json_body::<Decide>(request, MAX_BODY_BYTES).map(|b| Decision { decision: b.decision, comment: b.comment });
+    match record(context, &principal, id, body).await {
+        Ok(body) => crate::json_response(StatusCode::OK, &body),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// A decision as the API body or the dashboard's form gives it.
+#[derive(Debug)]
+pub(super) struct Decision {
+    pub(super) decision: ApprovalDecision,
+    pub(super) comment: Option<String>,
+}
+
+/// The one path every decision takes, from the API or the dashboard: the
+/// rules, the commit, and the audit entry of the answer as given.
+pub(super) async fn record<H: Host>(
+    context: &Context<'_, H>,
+    principal: &Principal,
+    id: &str,
+    body: Result<Decision, ApiError>,
+) -> Result<serde_json::Value, ApiError> {
     let mut audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
@@ -58,28 +81,28 @@ pub(super) async fn decide<H: Host>(
         field: None,
         request_id: context.invocation.request_id.clone(),
     };
-    let response = match decide_as(context, request, id, &principal, &mut audit).await {
-        Ok(body) => crate::json_response(StatusCode::OK, &body),
-        Err(e) => {
-            audit.outcome = e.code.as_str().to_owned();
-            audit.field.clone_from(&e.field);
-            e.into_response()
-        }
+    let result = match body {
+        Ok(body) => decide_as(context, body, id, principal, &mut audit).await,
+        Err(e) => Err(e),
     };
-    audit.status = response.status().as_u16();
+    audit.status = StatusCode::OK.as_u16();
+    if let Err(e) = &result {
+        audit.outcome = e.code.as_str().to_owned();
+        audit.field.clone_from(&e.field);
+        audit.status = e.code.status().as_u16();
+    }
     let secrets = auth::secrets(context.config);
     let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
-    response
+    result
 }
 
 async fn decide_as<H: Host>(
     context: &Context<'_, H>,
-    request: &http::Request<Vec<u8>>,
+    body: Decision,
     id: &str,
     principal: &Principal,
     audit: &mut AuditEntry,
 ) -> Result<serde_json::Value, ApiError> {
-    let body: Decide = json_body(request, MAX_BODY_BYTES)?;
     let verb = match body.decision {
         ApprovalDecision::Approve => "approve",
         ApprovalDecision::Reject => "reject",

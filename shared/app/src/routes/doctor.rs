@@ -12,24 +12,24 @@
 //! An answer names variables and providers, never a value: no URL, token
 //! or key is echoed, and upstream error text is not passed through.
 
-use agent_zero_github::{GitHubClient, IdentityCache};
-use agent_zero_models::{BASE_URL_VARIABLE, ProviderKind, default_base_url};
+use agent_zero_github::IdentityCache;
+use agent_zero_models::{BASE_URL_VARIABLE, ModelProvider, default_base_url};
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
 use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::Context;
-use crate::{Host, auth, github_access, repository_policy};
+use crate::{Host, auth};
 
 /// Bound on each probe: a doctor answers within a few seconds.
 const PROBE_TIMEOUT_MS: u64 = 5_000;
 
 /// Model providers by the variable holding their key (as health lists them).
-const MODEL_KEYS: &[(ProviderKind, &str)] = &[
-    (ProviderKind::OpenAi, "OPENAI_API_KEY"),
-    (ProviderKind::Anthropic, "ANTHROPIC_API_KEY"),
-    (ProviderKind::Google, "GOOGLE_GENERATIVE_AI_API_KEY"),
-    (ProviderKind::AiGateway, "AI_GATEWAY_API_KEY"),
+const MODEL_KEYS: &[(ModelProvider, &str)] = &[
+    (ModelProvider::OpenAi, "OPENAI_API_KEY"),
+    (ModelProvider::Anthropic, "ANTHROPIC_API_KEY"),
+    (ModelProvider::Google, "GOOGLE_GENERATIVE_AI_API_KEY"),
+    (ModelProvider::AiGateway, "AI_GATEWAY_API_KEY"),
 ];
 
 /// Sandbox providers whose platform API is fixed, and that API.
@@ -55,14 +55,9 @@ pub(super) async fn get<H: Host>(
 async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
     const NAME: &str = "github-identity";
     let fix_credentials = "set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, or GITHUB_TOKEN (a user's token)";
-    let credentials = match github_access::credentials(context.config) {
-        Ok(Some(credentials)) => credentials,
-        Ok(None) => return check(NAME, "fail", "no GitHub credentials are configured".into(), Some(fix_credentials)),
-        Err(e) => return check(NAME, "fail", redacted(context, &e.to_string()), Some(fix_credentials)),
-    };
-    let api = match repository_policy::github_api(context.config) {
-        Ok(api) => api,
-        Err(e) => {
+    let github = match context.config.github() {
+        Ok(github) => github,
+        Err(e) if e.field.as_deref() == Some("GITHUB_API_URL") => {
             return check(
                 NAME,
                 "fail",
@@ -70,8 +65,12 @@ async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
                 Some("fix GITHUB_API_URL (https://HOST/api/v3 for Enterprise Server)"),
             );
         }
+        Err(e) => return check(NAME, "fail", redacted(context, &e.message), Some(fix_credentials)),
     };
-    let anonymous = GitHubClient::new(context.host.http(), &api);
+    let Some(credentials) = &github.credentials else {
+        return check(NAME, "fail", "no GitHub credentials are configured".into(), Some(fix_credentials));
+    };
+    let anonymous = github.anonymous(context.host.http());
     let cache = IdentityCache::default();
     match credentials.own_login(&anonymous, context.host.signer(), &cache, context.invocation.now_ms).await {
         Ok(login) => check(NAME, "pass", format!("GitHub knows the credentials as `{login}`"), None),
@@ -86,7 +85,7 @@ async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
 
 async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
     const NAME: &str = "model-reachable";
-    let config = context.config;
+    let config = context.config.variables();
     let mut targets: Vec<(String, String, &str)> = Vec::new();
     if let Some(base) = config.get(BASE_URL_VARIABLE) {
         targets.push(("openai-compatible".into(), base.trim().trim_end_matches('/').to_owned(), BASE_URL_VARIABLE));
@@ -127,7 +126,7 @@ async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
 
 async fn sandbox_reachable<H: Host>(context: &Context<'_, H>) -> Value {
     const NAME: &str = "sandbox-reachable";
-    let config = context.config;
+    let config = context.config.variables();
     let Some(provider) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
         return check(
             NAME,
@@ -179,13 +178,13 @@ fn redacted<H: Host>(context: &Context<'_, H>, text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::Config;
+    use crate::Settings;
     use crate::test_host::TestHost;
 
     const TOKEN: &str = "tok-doctor-5d1e";
     const SANDBOX_URL: &str = "http://sandbox.internal.example:8080";
 
-    fn doctor(config: &Config, authorization: Option<&str>) -> (u16, serde_json::Value) {
+    fn doctor(config: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
         let mut request = http::Request::get("/api/v1/doctor");
         if let Some(value) = authorization {
             request = request.header(http::header::AUTHORIZATION, value);
@@ -196,16 +195,16 @@ mod tests {
 
     #[test]
     fn token_holders_only() {
-        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e")]);
+        let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e")]);
         let (status, body) = doctor(&config, None);
         assert_eq!((status, body["error"]["code"].as_str()), (401, Some("unauthorized")), "{body}");
-        let (status, body) = doctor(&Config::from_pairs([("GITHUB_TOKEN", "ghp_x")]), Some("Bearer x"));
+        let (status, body) = doctor(&Settings::from_pairs([("GITHUB_TOKEN", "ghp_x")]), Some("Bearer x"));
         assert_eq!(status, 503, "{body}");
     }
 
     #[test]
     fn each_fault_is_named_with_its_fix_and_no_value_is_echoed() {
-        let config = Config::from_pairs([
+        let config = Settings::from_pairs([
             ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e"),
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", SANDBOX_URL),

@@ -10,7 +10,7 @@ use agent_zero_runtime::{Entry, Fact, Tick, log_key};
 use serde_json::json;
 
 use super::*;
-use crate::Config;
+use crate::Settings;
 use crate::test_host::{TestHost, block_on};
 
 const SECRET: &str = "ghp_SECRETtoken0123456789";
@@ -19,8 +19,8 @@ const HOSTILE: &str = "<script>alert(1)</script> @octocat #12 \u{202E}";
 
 /// The operator's configuration when the task came in: `SECRET` was not
 /// configured yet, so intake could not redact it.
-fn intake_config() -> Config {
-    Config::from_pairs(
+fn intake_config() -> Settings {
+    Settings::from_pairs(
         [
             ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
             ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
@@ -33,8 +33,8 @@ fn intake_config() -> Config {
 
 /// The configuration when the evidence is read: `SECRET` is now a
 /// credential, and rendering must redact it wherever it was recorded.
-fn config() -> Config {
-    Config::from_pairs(
+fn config() -> Settings {
+    Settings::from_pairs(
         [
             ("GITHUB_TOKEN", SECRET),
             ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
@@ -352,7 +352,7 @@ fn task_list_shows_newest_first_escaped() {
 fn closed_reads_close_the_pages_too() {
     let host = TestHost::new();
     let id = seed_concluded(&host);
-    let closed = Config::from_pairs([
+    let closed = Settings::from_pairs([
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
         ("AGENT_ZERO_CONTROL_PLANE_READS", "token"),
     ]);

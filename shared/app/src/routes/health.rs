@@ -59,7 +59,15 @@ pub(super) async fn get<H: Host>(
         "name": PRODUCT,
         "version": VERSION,
         "host": context.host.name(),
-        "capabilities": capabilities(context.config),
+        "capabilities": capabilities(context.config.variables()),
+        // Malformed variables, by name (never a value): the routes that
+        // need them answer 503 with the same message.
+        "settings": {
+            "problems": context.config.problems().iter().map(|e| json!({
+                "variable": e.field,
+                "message": e.message,
+            })).collect::<Vec<_>>(),
+        },
     });
     let status = match storage {
         Ok(()) => {
@@ -164,12 +172,12 @@ fn capabilities(config: &Config) -> Value {
 mod tests {
     use agent_zero_ports::MemoryKvFault;
 
-    use crate::Config;
+    use crate::Settings;
     use crate::test_host::TestHost;
 
     const TOKEN: &str = "tok-health-0c9a7d2b";
 
-    fn health(host: &TestHost, config: &Config, authorization: Option<&str>) -> (u16, serde_json::Value) {
+    fn health(host: &TestHost, config: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
         let mut request = http::Request::get("/api/v1/health");
         if let Some(value) = authorization {
             request = request.header(http::header::AUTHORIZATION, value);
@@ -181,7 +189,7 @@ mod tests {
     #[test]
     fn anonymous_health_costs_one_read_and_no_write() {
         let host = TestHost::new();
-        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
+        let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
         // Writes fail, reads work: anonymous health is still fine.
         host.kv.set_fault(Some(MemoryKvFault::Writes));
         let wrong = format!("Bearer {TOKEN}x");
@@ -193,7 +201,7 @@ mod tests {
             assert_eq!(host.kv.operations() - before, 1, "{authorization:?}: one read");
         }
         // Malformed access variables do not make health fail either.
-        let malformed = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "no-colon")]);
+        let malformed = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "no-colon")]);
         assert_eq!(health(&host, &malformed, Some(&format!("Bearer {TOKEN}"))).0, 200);
         // A broken store is still 503.
         host.kv.set_fault(Some(MemoryKvFault::All));
@@ -205,7 +213,7 @@ mod tests {
     #[test]
     fn a_token_holder_gets_the_write_probe() {
         let host = TestHost::new();
-        let config = Config::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
+        let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b")]);
         let bearer = format!("Bearer {TOKEN}");
         let (status, body) = health(&host, &config, Some(&bearer));
         assert_eq!(status, 200, "{body}");
@@ -220,7 +228,7 @@ mod tests {
     #[test]
     fn anonymous_listings_read_one_page_and_write_nothing() {
         let host = TestHost::new();
-        let config = Config::from_pairs(
+        let config = Settings::from_pairs(
             [
                 ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-health-0c9a7d2b"),
                 ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),

@@ -5,6 +5,7 @@
 mod api_tests;
 mod approvals;
 mod audit;
+mod dashboard;
 mod doctor;
 mod evidence;
 mod health;
@@ -17,12 +18,13 @@ mod webhooks;
 pub(crate) use tasks::MAX_CREATE_BYTES;
 
 use crate::router::{Matched, RouteId};
-use crate::{Config, Host, Invocation};
+use crate::{Host, Invocation, Settings};
 
 /// Everything a handler may use.
 pub(crate) struct Context<'a, H: Host> {
     pub(crate) host: &'a H,
-    pub(crate) config: &'a Config,
+    /// The operator's settings (parsed once per isolate or instance).
+    pub(crate) config: &'a Settings,
     pub(crate) invocation: &'a Invocation,
 }
 
@@ -53,6 +55,13 @@ pub(crate) async fn dispatch<H: Host>(
         RouteId::Sweep => sweep::post(context, &request).await,
         RouteId::TaskListPage => evidence::task_list_page(context, &request).await,
         RouteId::TaskPage => evidence::task_page(context, &request, id()).await,
+        RouteId::SignIn => dashboard::login(context, &request).await,
+        RouteId::SignInCallback => dashboard::callback(context, &request).await,
+        RouteId::SignOut => dashboard::logout(context, &request).await,
+        RouteId::DashboardTasks => dashboard::tasks(context, &request).await,
+        RouteId::DashboardTask => dashboard::task(context, &request, id()).await,
+        RouteId::DashboardDecision => dashboard::decide(context, &request, id()).await,
+        RouteId::DashboardAudit => dashboard::audit(context, &request).await,
     };
     if head {
         response.body_mut().clear();

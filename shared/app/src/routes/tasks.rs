@@ -15,10 +15,10 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
-    FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RunMode, TaskState, Trigger, UntrustedText,
+    FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RepoName, RunMode, Sha, TaskState, Trigger, UntrustedText,
     is_repository_relative_path,
 };
-use agent_zero_github::{GitHubClient, Secret};
+use agent_zero_github::Credentials;
 use agent_zero_runtime::{Resident, Stimulus, TaskError, TaskInput};
 use http::StatusCode;
 use serde::Deserialize;
@@ -347,9 +347,9 @@ async fn create_as<H: Host>(
 /// otherwise the safe defaults (`observe`). A policy that cannot be read or
 /// does not parse creates nothing.
 async fn policy_for<H: Host>(context: &Context<'_, H>, repository: &str) -> Result<Policy, ApiError> {
-    let Some(token) = context.config.get("GITHUB_TOKEN") else { return Ok(Policy::default()) };
-    let api = repository_policy::github_api(context.config)?;
-    let client = GitHubClient::new(context.host.http(), &api).with_token(Secret::new(token));
+    let github = context.config.github()?;
+    let Some(Credentials::Token(token)) = &github.credentials else { return Ok(Policy::default()) };
+    let client = github.anonymous(context.host.http()).with_token(token.clone());
     let (owner, repo) = repository.split_once('/').unwrap_or_default();
     repository_policy::read(&client, context.host.kv(), owner, repo, |_| "repository".to_owned()).await
 }
@@ -367,19 +367,13 @@ fn task_id(request_id: &str) -> String {
     format!("api-{clean}")
 }
 
-/// `owner/name` with GitHub's character rules.
+/// `owner/name` with GitHub's character rules ([`RepoName`]).
 pub(crate) fn is_repository(text: &str) -> bool {
-    let Some((owner, name)) = text.split_once('/') else { return false };
-    let owner_ok = (1..=39).contains(&owner.len()) && owner.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    let name_ok = (1..=100).contains(&name.len())
-        && name != "."
-        && name != ".."
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    owner_ok && name_ok
+    RepoName::is_valid(text)
 }
 
 fn is_sha(text: &str) -> bool {
-    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+    Sha::is_valid(text)
 }
 
 /// Checks ranges and combinations the types cannot, and builds the

@@ -12,9 +12,7 @@
 //! tick, retried with backoff while GitHub cannot be reached. A delivery
 //! the policy does not act on ends `ignored`, with its reason on the task.
 
-use agent_zero_github::{
-    Intake, IntakeOptions, RepositoryAllowlist, TaskSeed, check_delivery_id, parse_delivery, verify_headers,
-};
+use agent_zero_github::{Intake, IntakeOptions, TaskSeed, check_delivery_id, parse_delivery, verify_headers};
 use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Received, TaskError};
 use http::StatusCode;
@@ -60,12 +58,10 @@ async fn intake<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let config = context.config;
-    let secret = config.get("GITHUB_WEBHOOK_SECRET").ok_or_else(|| {
-        ApiError::new(ErrorCode::NotConfigured, "webhook intake is not configured: GITHUB_WEBHOOK_SECRET is not set")
-            .with_field("GITHUB_WEBHOOK_SECRET")
-    })?;
-
-    let limit = crate::body_limit::webhook_max_bytes(config)?;
+    // Every setting intake needs, before anything is read.
+    let secret = config.webhook_secret()?;
+    let limit = config.webhook_max_bytes()?;
+    let lifetimes = config.run()?.lifetimes;
     let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
     let body = request.body();
     if declared.is_some_and(|n| n > limit) || body.len() > limit {
@@ -79,10 +75,15 @@ async fn intake<H: Host>(
         .with_field("body"));
     }
 
-    verify_headers(secret.as_bytes(), header(request, "x-hub-signature-256"), header(request, "x-hub-signature"), body)
-        .map_err(|e| {
-            ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
-        })?;
+    verify_headers(
+        secret.expose().as_bytes(),
+        header(request, "x-hub-signature-256"),
+        header(request, "x-hub-signature"),
+        body,
+    )
+    .map_err(|e| {
+        ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
+    })?;
 
     let content_type = header(request, "content-type").unwrap_or_default();
     if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
@@ -105,7 +106,6 @@ async fn intake<H: Host>(
     check_delivery_id(delivery)
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("X-GitHub-Delivery"))?;
 
-    let lifetimes = crate::retention::Lifetimes::from_config(config)?;
     let now = context.invocation.now_ms;
     // A redelivery answers what the first delivery did, while its record lives.
     let kv = context.host.kv();
@@ -121,8 +121,7 @@ async fn intake<H: Host>(
         }
     }
 
-    let options =
-        IntakeOptions { allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse) };
+    let options = IntakeOptions { allowlist: config.allowlist().cloned() };
     let parsed = parse_delivery(event, delivery, body, &options).map_err(|e| {
         let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
         match e.path() {

@@ -6,25 +6,33 @@
 //! Intake records the delivery and answers before any of this (GitHub never
 //! retries a failed delivery): a GitHub outage here is a retried tick, not
 //! a lost event. [`Gate`] adds this to the forge port the tick already has.
+//!
+//! A command from the conversation (`/agent-zero review`) is admitted by
+//! the same author rules; then its `@login` must be ours, the pull request
+//! open, and its current head is read (`GET .../pulls/{n}`); the comment is
+//! acknowledged with an `eyes` reaction.
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
-use agent_zero_github::{PolicySwitches, Subject, TaskSeed};
+use agent_zero_github::{
+    ApiError as GitHubError, GitHubClient, IgnoreReason, PolicyGate, PolicySwitches, Subject, TaskSeed,
+    command_addresses,
+};
 use agent_zero_runtime::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 
 use crate::error::ErrorCode;
-use crate::{Config, Host, repository_policy};
+use crate::{Host, Settings, repository_policy};
 
 /// The forge port of a tick: publications through `inner`, admissions
 /// through the repository policy.
 pub(crate) struct Gate<'a, H, P> {
     host: &'a H,
-    config: &'a Config,
+    config: &'a Settings,
     now_ms: u64,
     inner: P,
 }
 
 impl<'a, H: Host, P: Publisher> Gate<'a, H, P> {
-    pub(crate) fn new(host: &'a H, config: &'a Config, now_ms: u64, inner: P) -> Self {
+    pub(crate) fn new(host: &'a H, config: &'a Settings, now_ms: u64, inner: P) -> Self {
         Self { host, config, now_ms, inner }
     }
 }
@@ -45,7 +53,14 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         let seed: TaskSeed = serde_json::from_value(received.seed.clone())
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
-        let admission = decide(received, &seed, policy);
+        let mut admission = decide(received, &seed, policy);
+        if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
+            (&mut admission, &seed.gate)
+        {
+            if let Some(declined) = self.command(&seed, stimulus, mention.as_deref(), *comment_id).await? {
+                return Ok(declined);
+            }
+        }
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
             crate::settings::check_runnable(self.config, &stimulus.policy, self.host.http()).map_err(|e| {
@@ -56,29 +71,79 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
     }
 }
 
+impl<H: Host, P: Publisher> Gate<'_, H, P> {
+    /// A command an allowed author gave: declined when its `@login` is not
+    /// ours or the pull request is not open; otherwise the stimulus gets the
+    /// pull request's current head (an `issue_comment` carries none) and the
+    /// comment an `eyes` reaction. GitHub unreachable: retried.
+    async fn command(
+        &self,
+        seed: &TaskSeed,
+        stimulus: &mut Stimulus,
+        mention: Option<&str>,
+        comment_id: Option<u64>,
+    ) -> Result<Option<Admission>, AdmitError> {
+        let unavailable = |e: String| AdmitError::Unavailable(e);
+        let github = self.config.github().map_err(|e| unavailable(e.message))?;
+        let (owner, repo) = (&seed.repository.owner, &seed.repository.repo);
+        let client = github
+            .client(self.host.http(), self.host.signer(), seed.installation_id, self.now_ms)
+            .await
+            .map_err(|e| unavailable(format!("GitHub credentials: {e}")))?;
+        if let Some(mention) = mention {
+            let Some(credentials) = &github.credentials else {
+                return Err(AdmitError::Invalid(format!(
+                    "GitHub credentials are needed to tell whether @{mention} is this app (GITHUB_TOKEN or GITHUB_APP_ID)"
+                )));
+            };
+            let anonymous = GitHubClient::new(self.host.http(), &github.api);
+            let cache = super::publisher::identities();
+            let login = credentials
+                .own_login(&anonymous, self.host.signer(), &cache, self.now_ms)
+                .await
+                .map_err(|e| unavailable(format!("the app's own login: {e}")))?;
+            if !command_addresses(mention, &login) {
+                let reason = IgnoreReason::CommandForAnotherAccount { login: mention.to_owned() };
+                return Ok(Some(Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() }));
+            }
+        }
+        let Some(pr) = stimulus.input.pull_request.as_mut() else {
+            return Err(AdmitError::Invalid("a command names no pull request".into()));
+        };
+        if pr.head_sha.is_empty() {
+            let info = client.pull_request(owner, repo, pr.number).await.map_err(|e| match &e {
+                GitHubError::Status { status: 404, .. } => AdmitError::Invalid(e.to_string()),
+                _ => unavailable(e.to_string()),
+            })?;
+            if !info.open {
+                let reason = IgnoreReason::PullRequestNotOpen { number: pr.number };
+                return Ok(Some(Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() }));
+            }
+            pr.head_sha = info.head_sha;
+            pr.base_sha = Some(info.base_sha);
+        }
+        if let Some(id) = comment_id {
+            // The acknowledgement is a courtesy: the review runs without it.
+            let _ = client.react_to_issue_comment(owner, repo, id, "eyes").await;
+        }
+        Ok(None)
+    }
+}
+
 /// The policy of the seed's repository; an unreadable one is retried, one
 /// that does not validate fails the task with the field at fault.
 async fn read_policy<H: Host>(
     host: &H,
-    config: &Config,
+    config: &Settings,
     seed: &TaskSeed,
     now_ms: u64,
 ) -> Result<agent_zero_agent::Policy, AdmitError> {
-    let unavailable = |e: crate::error::ApiError| AdmitError::Unavailable(e.message);
-    let api = repository_policy::github_api(config).map_err(unavailable)?;
-    let credentials = crate::github_access::credentials(config)
-        .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
+    let github = config.github().map_err(|e| AdmitError::Unavailable(e.message))?;
     // Public repositories are readable without credentials.
-    let client = crate::github_access::client(
-        host.http(),
-        host.signer(),
-        &api,
-        credentials.as_ref(),
-        seed.installation_id,
-        now_ms,
-    )
-    .await
-    .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
+    let client = github
+        .client(host.http(), host.signer(), seed.installation_id, now_ms)
+        .await
+        .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
     let field = |e: &agent_zero_agent::PolicyError| {
         format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
     };

@@ -4,13 +4,12 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_models::{
-    ConfigError, DecisionRequest, ErrorClass, ModelPolicy, ModelProvider, ModelSelection, SchemaName, default_model,
-    select_models,
+    ConfigError, DecisionRequest, ErrorClass, ModelClient, ModelSelection, SchemaName, select_models,
 };
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runtime::{ModelOutcome, ModelPurpose, ModelRequest};
 
-use crate::Config;
+use crate::Settings;
 
 /// The model port of one tick.
 pub(crate) struct ModelDecider<'a, C, K> {
@@ -21,24 +20,24 @@ pub(crate) struct ModelDecider<'a, C, K> {
 
 /// The models `policy` selects with the operator's credentials, or why none
 /// can be used (the error names the variable to set).
-pub(crate) fn model_selection(policy: &Policy, config: &Config) -> Result<ModelSelection, ConfigError> {
-    let model = &policy.model;
-    let model_policy = ModelPolicy {
-        provider: model.provider.as_str().to_owned(),
-        name: model.name.clone().unwrap_or_else(|| default_model(|name| config.get(name).map(str::to_owned))),
-        input_cost_per_million_tokens: model.input_cost_per_million_tokens,
-        output_cost_per_million_tokens: model.output_cost_per_million_tokens,
-    };
-    select_models(&model_policy, |name| config.get(name).map(str::to_owned))
+pub(crate) fn model_selection(policy: &Policy, settings: &Settings) -> Result<ModelSelection, ConfigError> {
+    let config = settings.variables();
+    select_models(&policy.model, |name| config.get(name).map(str::to_owned))
 }
 
 impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
-    pub(crate) fn new(policy: &Policy, config: &Config, http: &'a C, clock: &'a K) -> Self {
-        let mut selection = model_selection(policy, config);
-        // The operator may bound each model call (edge invocations are short).
-        if let (Ok(selection), Some(ms)) =
-            (selection.as_mut(), config.get("AGENT_ZERO_MODEL_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()))
-        {
+    /// The model port under `policy`; `model_timeout_ms` is the operator's
+    /// bound on each call (`AGENT_ZERO_MODEL_TIMEOUT_MS`, validated with the
+    /// settings: edge invocations are short).
+    pub(crate) fn new(
+        policy: &Policy,
+        settings: &Settings,
+        model_timeout_ms: Option<u64>,
+        http: &'a C,
+        clock: &'a K,
+    ) -> Self {
+        let mut selection = model_selection(policy, settings);
+        if let (Ok(selection), Some(ms)) = (selection.as_mut(), model_timeout_ms) {
             selection.primary.timeout_ms = ms;
             if let Some(fallback) = selection.fallback.as_mut() {
                 fallback.timeout_ms = ms;

@@ -1,7 +1,9 @@
 //! `runtime::Publisher` over GitHub: check run, pull-request review, issue
 //! validation comment and verified pull request (`agent_zero_github::publish`),
 //! and a proactive run's diff: the pull request's changed files with their
-//! patches (`GET /repos/{o}/{r}/pulls/{n}/files`, at most [`MAX_REVIEW_FILES`]). The evidence is
+//! patches (`GET /repos/{o}/{r}/pulls/{n}/files`, at most [`MAX_REVIEW_FILES`]),
+//! narrowed after an earlier review of ours to the files changed since the
+//! head it read (`GET .../compare/{earlier}...{head}`). The evidence is
 //! already committed in the task log and served by the task API; this
 //! reports it where the work was asked for. A failed publication never
 //! fails the run: the report says why no pull request exists.
@@ -17,11 +19,11 @@ use std::rc::Rc;
 
 use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
-use agent_zero_github::{ApiError, GitHubClient, IdentityCache, Rs256Signer};
+use agent_zero_github::{ApiError, Credentials, GitHubClient, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
 use agent_zero_runtime::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 
-use crate::Config;
+use crate::Settings;
 
 thread_local! {
     /// The app's own GitHub login per API and credential (keyed by a
@@ -32,45 +34,76 @@ thread_local! {
 /// Most changed files a review lists (three pages of 100).
 const MAX_REVIEW_FILES: usize = 300;
 
+/// The isolate's cache of our own GitHub login (see [`IDENTITIES`]).
+pub(crate) fn identities() -> Rc<IdentityCache> {
+    IDENTITIES.with(Rc::clone)
+}
+
+/// GitHub's compare lists at most this many files: a list that long may be cut.
+const MAX_COMPARED_FILES: usize = 300;
+
 /// Publishes to GitHub when credentials are configured.
 pub(crate) struct ForgePublisher<'a, H, S> {
-    config: &'a Config,
+    config: &'a Settings,
     http: &'a H,
     signer: &'a S,
     now_ms: u64,
 }
 
 impl<'a, H: HttpClient, S: Rs256Signer> ForgePublisher<'a, H, S> {
-    pub(crate) fn new(config: &'a Config, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
+    pub(crate) fn new(config: &'a Settings, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
         Self { config, http, signer, now_ms }
+    }
+
+    /// The client authenticated for the task's installation; `Ok(None)`
+    /// when no credentials are configured. Malformed settings will not mend
+    /// themselves (`Unavailable`); minting a token may (`Failed`).
+    async fn client(&self, stimulus: &Stimulus) -> Result<Option<(&'a Credentials, GitHubClient<'a, H>)>, ForgeError> {
+        let github = self.config.github().map_err(|e| ForgeError::Unavailable(e.message))?;
+        let Some(credentials) = &github.credentials else { return Ok(None) };
+        let client = github
+            .client(self.http, self.signer, stimulus.input.installation_id, self.now_ms)
+            .await
+            .map_err(|e| ForgeError::Failed(format!("GitHub credentials: {e}")))?;
+        Ok(Some((credentials, client)))
+    }
+}
+
+impl<H: HttpClient, S: Rs256Signer> ForgePublisher<'_, H, S> {
+    /// The head our latest earlier review of this pull request read (not
+    /// the current one), and the files changed from it to the head
+    /// (`GET .../compare/{earlier}...{head}`). `None` when there is none,
+    /// or GitHub cannot say exactly (a force push, over its 300-file cap,
+    /// any error): the whole diff is reviewed then, never less.
+    async fn since_earlier_review(
+        &self,
+        credentials: &Credentials,
+        client: &GitHubClient<'_, H>,
+        pr: &agent_zero_contracts::PullRequestRef,
+    ) -> Option<(String, Vec<String>)> {
+        let cache = IDENTITIES.with(Rc::clone);
+        let (http, api) = client.parts();
+        let anonymous = GitHubClient::new(http, api);
+        let login = credentials.own_login(&anonymous, self.signer, &cache, self.now_ms).await.ok()?;
+        let heads = client.reviewed_heads(&pr.owner, &pr.repo, pr.number, &login).await.ok()?;
+        let earlier = heads.into_iter().rev().find(|h| !h.eq_ignore_ascii_case(&pr.head_sha))?;
+        let comparison = client.compare(&pr.owner, &pr.repo, &earlier, &pr.head_sha).await.ok()?;
+        let exact = comparison.status == "ahead" && comparison.files.len() < MAX_COMPARED_FILES;
+        exact.then(|| (earlier, comparison.files.into_iter().map(|f| f.filename).collect()))
     }
 }
 
 impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
     async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
-        let config = self.config;
         let unavailable = |reason: String| Err(ForgeError::Unavailable(reason));
         let Some(pr) = &stimulus.input.pull_request else {
             return unavailable("the task names no pull request".into());
         };
-        let credentials = crate::github_access::credentials(config)
-            .map_err(|e| ForgeError::Unavailable(format!("GitHub credentials: {e}")))?;
-        let Some(credentials) = credentials else {
+        let Some((credentials, client)) = self.client(stimulus).await? else {
             return unavailable(
                 "no GitHub credentials are configured, so the pull request's changes could not be read".into(),
             );
         };
-        let api = crate::repository_policy::github_api(config).map_err(|e| ForgeError::Unavailable(e.message))?;
-        let client = crate::github_access::client(
-            self.http,
-            self.signer,
-            &api,
-            Some(&credentials),
-            stimulus.input.installation_id,
-            self.now_ms,
-        )
-        .await
-        .map_err(|e| ForgeError::Failed(format!("GitHub credentials: {e}")))?;
         let listed = client.pull_request_files(&pr.owner, &pr.repo, pr.number, MAX_REVIEW_FILES).await.map_err(
             |e| match &e {
                 // Not there, or not ours to read: asking again will not change it.
@@ -82,7 +115,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         )?;
         let cut =
             listed.more.then(|| format!("GitHub lists more changed files than the {MAX_REVIEW_FILES} a review reads"));
-        let files = listed
+        let files: Vec<ChangedFile> = listed
             .files
             .into_iter()
             .map(|f| ChangedFile {
@@ -93,31 +126,24 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
                 deletions: f.deletions,
             })
             .collect();
-        Ok(ChangedFiles { files, cut })
+        let Some((since, changed)) = self.since_earlier_review(credentials, &client, pr).await else {
+            return Ok(ChangedFiles { files, cut, ..ChangedFiles::default() });
+        };
+        let (files, unchanged): (Vec<ChangedFile>, Vec<ChangedFile>) =
+            files.into_iter().partition(|f| changed.contains(&f.path));
+        let unchanged = unchanged.into_iter().map(|f| f.path).collect();
+        Ok(ChangedFiles { files, cut, since: Some(since), unchanged })
     }
 
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
         let config = self.config;
         let stimulus = publication.stimulus;
-        let credentials = crate::github_access::credentials(config).map_err(|e| format!("GitHub credentials: {e}"))?;
-        let Some(credentials) = credentials else {
-            return Ok("stored only: no GitHub credentials are configured".into());
-        };
         let Some((owner, repo)) = stimulus.repository.split_once('/') else {
             return Ok(format!("stored only: `{}` is not a GitHub repository", stimulus.repository));
         };
-        let api = crate::repository_policy::github_api(config).map_err(|e| e.message)?;
-        let anonymous = GitHubClient::new(self.http, &api);
-        let client = crate::github_access::client(
-            self.http,
-            self.signer,
-            &api,
-            Some(&credentials),
-            stimulus.input.installation_id,
-            self.now_ms,
-        )
-        .await
-        .map_err(|e| format!("GitHub credentials: {e}"))?;
+        let Some((credentials, client)) = self.client(stimulus).await.map_err(|e| e.to_string())? else {
+            return Ok("stored only: no GitHub credentials are configured".into());
+        };
 
         let files: Vec<PublishFile<'_>> = publication
             .changes
@@ -151,6 +177,8 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         let mut identity_error = None;
         if request.posts_comment() || request.posts_review() {
             let cache = IDENTITIES.with(Rc::clone);
+            let (http, api) = client.parts();
+            let anonymous = GitHubClient::new(http, api);
             match credentials.own_login(&anonymous, self.signer, &cache, self.now_ms).await {
                 Ok(login) => own_login = Some(login),
                 Err(e) => identity_error = Some(e),

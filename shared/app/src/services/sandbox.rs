@@ -20,32 +20,55 @@ pub(crate) enum AnySandbox<C> {
     Cloudflare(CloudflareSandbox<C>),
 }
 
-/// Builds the provider, or says which variable is missing.
-pub(crate) fn sandbox_from_config<C: HttpClient>(config: &Config, client: C) -> Result<AnySandbox<C>, String> {
+/// The provider `AGENT_ZERO_SANDBOX_PROVIDER` names, with its credentials:
+/// parsed once with the settings, connected per tick to the host's HTTP.
+#[derive(Clone)]
+pub(crate) enum SandboxChoice {
+    Custom { url: String, token: Secret },
+    E2b { key: Secret, template: String },
+    Daytona { key: Secret },
+    Vercel { token: Secret, team: Option<String> },
+    Cloudflare { url: String, token: Secret },
+}
+
+impl SandboxChoice {
+    /// The adapter over `client`.
+    pub(crate) fn connect<C: HttpClient>(&self, client: C) -> AnySandbox<C> {
+        match self {
+            Self::Custom { url, token } => AnySandbox::Custom(CustomSandbox::new(client, url.clone(), token.clone())),
+            Self::E2b { key, template } => AnySandbox::E2b(E2b::new(client, key.clone(), template)),
+            Self::Daytona { key } => AnySandbox::Daytona(Daytona::new(client, key.clone())),
+            Self::Vercel { token, team } => AnySandbox::Vercel(VercelSandbox::new(client, token.clone(), team.clone())),
+            Self::Cloudflare { url, token } => {
+                AnySandbox::Cloudflare(CloudflareSandbox::new(client, url.clone(), token.clone()))
+            }
+        }
+    }
+}
+
+/// Parses `AGENT_ZERO_SANDBOX_PROVIDER` and its variables, or says which
+/// variable is missing or malformed.
+pub(crate) fn sandbox_choice(config: &Config) -> Result<SandboxChoice, String> {
     let need = |name: &str| config.get(name).map(str::to_owned).ok_or_else(|| format!("`{name}` is not set"));
     match config.get("AGENT_ZERO_SANDBOX_PROVIDER") {
         None => Err("no sandbox provider configured (`AGENT_ZERO_SANDBOX_PROVIDER`)".into()),
-        Some("custom") => Ok(AnySandbox::Custom(CustomSandbox::new(
-            client,
-            need("AGENT_ZERO_SANDBOX_URL")?,
-            Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
-        ))),
-        Some("e2b") => Ok(AnySandbox::E2b(E2b::new(
-            client,
-            Secret::new(need("E2B_API_KEY")?),
-            config.get("AGENT_ZERO_SANDBOX_TEMPLATE").unwrap_or("base"),
-        ))),
-        Some("daytona") => Ok(AnySandbox::Daytona(Daytona::new(client, Secret::new(need("DAYTONA_API_KEY")?)))),
-        Some("vercel") => Ok(AnySandbox::Vercel(VercelSandbox::new(
-            client,
-            Secret::new(need("VERCEL_TOKEN")?),
-            config.get("VERCEL_TEAM_ID").map(str::to_owned),
-        ))),
-        Some("cloudflare") => Ok(AnySandbox::Cloudflare(CloudflareSandbox::new(
-            client,
-            need("AGENT_ZERO_SANDBOX_URL")?,
-            Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
-        ))),
+        Some("custom") => Ok(SandboxChoice::Custom {
+            url: need("AGENT_ZERO_SANDBOX_URL")?,
+            token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
+        }),
+        Some("e2b") => Ok(SandboxChoice::E2b {
+            key: Secret::new(need("E2B_API_KEY")?),
+            template: config.get("AGENT_ZERO_SANDBOX_TEMPLATE").unwrap_or("base").to_owned(),
+        }),
+        Some("daytona") => Ok(SandboxChoice::Daytona { key: Secret::new(need("DAYTONA_API_KEY")?) }),
+        Some("vercel") => Ok(SandboxChoice::Vercel {
+            token: Secret::new(need("VERCEL_TOKEN")?),
+            team: config.get("VERCEL_TEAM_ID").map(str::to_owned),
+        }),
+        Some("cloudflare") => Ok(SandboxChoice::Cloudflare {
+            url: need("AGENT_ZERO_SANDBOX_URL")?,
+            token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
+        }),
         Some(other) => Err(format!(
             "`AGENT_ZERO_SANDBOX_PROVIDER` is `{other}`; expected custom, e2b, daytona, vercel or cloudflare"
         )),
@@ -54,24 +77,25 @@ pub(crate) fn sandbox_from_config<C: HttpClient>(config: &Config, client: C) -> 
 
 /// The pool limits: the operator's (`AGENT_ZERO_SANDBOX_MAX_ACTIVE`,
 /// `AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY`,
-/// `AGENT_ZERO_SANDBOX_MAX_LEASE_MS`, defaults 4, 1 and 30 minutes) and the
-/// repository's output cap. The lease ceiling is the operator's alone: a
-/// repository's `agent.timeoutMs` asks for a lease, it never raises it.
+/// `AGENT_ZERO_SANDBOX_MAX_LEASE_MS`, defaults 4, 1 and 30 minutes); the
+/// repository's output cap is added per task ([`crate::settings::Settings::pool`]).
+/// The lease ceiling is the operator's alone: a repository's
+/// `agent.timeoutMs` asks for a lease, it never raises it.
 /// A malformed value is an error naming the variable.
-pub(crate) fn pool_config(config: &Config, max_output_bytes: u64) -> Result<RunnerPoolConfig, String> {
+pub(crate) fn pool_config(config: &Config) -> Result<RunnerPoolConfig, String> {
     let defaults = RunnerPoolConfig::default();
     let number = |name: &str, default: u64, min: u64| -> Result<u64, String> {
         match config.get(name).map(str::trim).filter(|v| !v.is_empty()) {
             None => Ok(default),
             Some(text) => match text.parse::<u64>() {
                 Ok(value) if value >= min => Ok(value),
-                _ => Err(format!("`{name}` is `{text}`; expected a whole number of at least {min}")),
+                _ => Err(format!("`{name}` is not a whole number of at least {min}")),
             },
         }
     };
     let count = |name: &str, default: u32| {
         number(name, u64::from(default), 1)
-            .and_then(|v| u32::try_from(v).map_err(|_| format!("`{name}` is `{v}`; expected at most {}", u32::MAX)))
+            .and_then(|v| u32::try_from(v).map_err(|_| format!("`{name}` is over {}", u32::MAX)))
     };
     let max_active = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE", defaults.max_active)?;
     let per_repository = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", defaults.max_active_per_repository)?;
@@ -81,7 +105,7 @@ pub(crate) fn pool_config(config: &Config, max_output_bytes: u64) -> Result<Runn
         ));
     }
     let max_lease_ms = number("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", defaults.max_lease_ms, 1_000)?;
-    Ok(RunnerPoolConfig { max_active, max_active_per_repository: per_repository, max_lease_ms, max_output_bytes })
+    Ok(RunnerPoolConfig { max_active, max_active_per_repository: per_repository, max_lease_ms, ..defaults })
 }
 
 macro_rules! each {
@@ -136,21 +160,21 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
 
 #[cfg(test)]
 mod tests {
-    use super::pool_config;
-    use crate::Config;
+    use crate::Settings;
 
     #[test]
     fn pool_settings_come_from_the_operator_and_bad_values_name_the_variable() {
-        let defaults = pool_config(&Config::from_pairs([]), 1000).unwrap();
+        let defaults = Settings::default().pool(1000).unwrap();
         assert_eq!((defaults.max_active, defaults.max_active_per_repository, defaults.max_lease_ms), (4, 1, 1_800_000));
         assert_eq!(defaults.max_output_bytes, 1000);
-        let set = Config::from_pairs([
+        let set = Settings::from_pairs([
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "8"),
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", " 2 "),
             ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "600000"),
         ]);
-        let set = pool_config(&set, 5).unwrap();
+        let set = set.pool(5).unwrap();
         assert_eq!((set.max_active, set.max_active_per_repository, set.max_lease_ms), (8, 2, 600_000));
+        assert_eq!(set.max_output_bytes, 5);
         for (name, value) in [
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "0"),
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "four"),
@@ -158,13 +182,14 @@ mod tests {
             ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "10"),
             ("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", "1e6"),
         ] {
-            let error = pool_config(&Config::from_pairs([(name, value)]), 1).unwrap_err();
-            assert!(error.contains(name) && error.contains(value), "{error}");
+            let error = Settings::from_pairs([(name, value)]).pool(1).unwrap_err();
+            assert!(error.contains(name), "{error}");
+            assert!(!error.contains(&format!("`{value}`")), "the value is not shown: {error}");
         }
-        let over = Config::from_pairs([
+        let over = Settings::from_pairs([
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "2"),
             ("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", "3"),
         ]);
-        assert!(pool_config(&over, 1).unwrap_err().contains("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY"));
+        assert!(over.pool(1).unwrap_err().contains("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY"));
     }
 }

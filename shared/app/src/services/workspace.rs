@@ -14,7 +14,7 @@ use agent_zero_runner::{
 };
 use agent_zero_runtime::{Diff, Lease, LeaseRequest, Workspace, WorkspaceError};
 
-use crate::Config;
+use crate::Settings;
 
 /// Where a lease's code comes from: the commit to check out and how.
 pub(crate) trait CheckoutPort {
@@ -36,7 +36,7 @@ impl CheckoutPort for PublicCheckout {
 /// to its commit and asks for that commit's archive link. Without
 /// configured credentials, a public clone.
 pub(crate) struct GitHubCheckout<'a, H, S> {
-    pub(crate) config: &'a Config,
+    pub(crate) config: &'a Settings,
     pub(crate) http: &'a H,
     pub(crate) signer: &'a S,
     pub(crate) installation: Option<u64>,
@@ -46,20 +46,13 @@ pub(crate) struct GitHubCheckout<'a, H, S> {
 impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
     async fn source(&self, repository: &str, git_ref: &str) -> Result<(String, CheckoutSource), String> {
         let failed = |e: &dyn std::fmt::Display| format!("checkout of `{repository}`: {e}");
-        let credentials = crate::github_access::credentials(self.config).map_err(|e| failed(&e))?;
-        let Some(credentials) = credentials else { return PublicCheckout.source(repository, git_ref).await };
+        let github = self.config.github().map_err(|e| failed(&e.message))?;
+        if github.credentials.is_none() {
+            return PublicCheckout.source(repository, git_ref).await;
+        }
         let (owner, name) = repository.split_once('/').ok_or_else(|| failed(&"not `owner/name`"))?;
-        let api = crate::repository_policy::github_api(self.config).map_err(|e| failed(&e.message))?;
-        let client = crate::github_access::client(
-            self.http,
-            self.signer,
-            &api,
-            Some(&credentials),
-            self.installation,
-            self.now_ms,
-        )
-        .await
-        .map_err(|e| failed(&e))?;
+        let client =
+            github.client(self.http, self.signer, self.installation, self.now_ms).await.map_err(|e| failed(&e))?;
         let commit = if is_commit_sha(git_ref) {
             git_ref.to_ascii_lowercase()
         } else {
@@ -75,7 +68,7 @@ impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
 }
 
 fn is_commit_sha(git_ref: &str) -> bool {
-    git_ref.len() == 40 && git_ref.bytes().all(|b| b.is_ascii_hexdigit())
+    agent_zero_contracts::Sha::is_valid(git_ref)
 }
 
 /// The sandbox port of one tick. `pool` is `Err` when no provider is
@@ -186,6 +179,15 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
             }
         }
         Ok(out)
+    }
+
+    async fn file_modes(
+        &self,
+        lease: &Lease,
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
+        let modes = self.attach(lease).await?.file_modes(paths).await.map_err(error)?;
+        Ok(paths.iter().cloned().zip(modes.into_iter().map(|m| m.map(|m| m.as_git().to_owned()))).collect())
     }
 
     async fn write_files(

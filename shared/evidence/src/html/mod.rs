@@ -68,17 +68,7 @@ pub(crate) fn pre(ctx: &Ctx<'_>, value: &str, max: usize, keep: Keep) -> String 
 }
 
 /// Percent-encodes one URL path segment or query value.
-pub(crate) fn encode_component(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub(crate) use agent_zero_contracts::encode_component;
 
 #[cfg(test)]
 mod tests {

@@ -34,6 +34,10 @@ pub struct ReviewComment {
     pub start_line: Option<u32>,
     /// Markdown, at most `RenderOptions::max_bytes` bytes.
     pub body: String,
+    /// The quote the lines hold (untrusted model text, whitespace
+    /// collapsed): what marks the finding as already posted, and gone once
+    /// the head no longer holds it.
+    pub quote: Option<String>,
 }
 
 /// `Reviewed 3 of 5 changed files (1 in part, 1 skipped)`: the counts a
@@ -41,8 +45,15 @@ pub struct ReviewComment {
 pub(crate) fn ledger_counts(ledger: &ReviewLedger) -> String {
     let (whole, part, skipped) = ledger.counts();
     let total = ledger.files.len();
-    let mut out = format!("Reviewed {} of {total} changed file{}", whole + part, if total == 1 { "" } else { "s" });
+    let plural = if total == 1 { "" } else { "s" };
+    let mut out = match ledger.since.as_deref() {
+        Some(since) => format!("Reviewed {} of {total} file{plural} changed since {}", whole + part, short(since)),
+        None => format!("Reviewed {} of {total} changed file{plural}", whole + part),
+    };
     let mut gaps = Vec::new();
+    if !ledger.unchanged.is_empty() {
+        gaps.push(format!("{} unchanged", ledger.unchanged.len()));
+    }
     if part > 0 {
         gaps.push(format!("{part} in part"));
     }
@@ -58,6 +69,11 @@ pub(crate) fn ledger_counts(ledger: &ReviewLedger) -> String {
     out
 }
 
+/// The first 7 characters of a commit sha (the whole text when shorter).
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
 /// The ledger section: every changed file, read whole, in part (which
 /// hunks) or skipped (why); at most `max_items` listed one by one.
 pub(crate) fn ledger(ctx: &Ctx<'_>, b: &EvidenceBundle, max_items: Option<usize>) -> Option<String> {
@@ -69,12 +85,21 @@ pub(crate) fn ledger(ctx: &Ctx<'_>, b: &EvidenceBundle, max_items: Option<usize>
     if let Some(reason) = &ledger.unlisted {
         out.push_str(&format!("\n\n**Changed files not listed:** {}", prose(ctx, reason, LINE_MAX)));
     }
+    if let Some(since) = ledger.since.as_deref() {
+        out.push_str(&format!(
+            "\n\nThis review read only what changed since {}, the head an earlier review of this pull request read; {} changed file{} unchanged since then {} not shown again.",
+            code(ctx, since),
+            ledger.unchanged.len(),
+            if ledger.unchanged.len() == 1 { "" } else { "s" },
+            if ledger.unchanged.len() == 1 { "was" } else { "were" },
+        ));
+    }
     // Gaps first: a reader sees what was not read before what was.
     let mut rows: Vec<&agent_zero_contracts::FileCoverage> =
         ledger.files.iter().filter(|f| f.review == FileReview::Skipped).collect();
     rows.extend(ledger.files.iter().filter(|f| f.review == FileReview::Partial));
     rows.extend(ledger.files.iter().filter(|f| f.review == FileReview::Reviewed));
-    if rows.is_empty() {
+    if rows.is_empty() && ledger.unchanged.is_empty() {
         return Some(out);
     }
     let shown = max_items.unwrap_or(usize::MAX).min(rows.len());
@@ -95,6 +120,16 @@ pub(crate) fn ledger(ctx: &Ctx<'_>, b: &EvidenceBundle, max_items: Option<usize>
     }
     if shown < rows.len() {
         out.push_str(&format!("\n- … and {} more files; the evidence document lists every one.", rows.len() - shown));
+    }
+    let room = max_items.unwrap_or(usize::MAX).saturating_sub(shown).min(ledger.unchanged.len());
+    for path in &ledger.unchanged[..room] {
+        out.push_str(&format!("\n- unchanged since the earlier review: {}", code(ctx, path)));
+    }
+    if room < ledger.unchanged.len() {
+        out.push_str(&format!(
+            "\n- … and {} more unchanged files; the evidence document lists every one.",
+            ledger.unchanged.len() - room
+        ));
     }
     Some(out)
 }
@@ -153,6 +188,7 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
                 line: a.line,
                 start_line: a.start_line,
                 body: fit(&ctx, text, options.max_bytes),
+                quote: a.quote.clone(),
             }
         })
         .collect();

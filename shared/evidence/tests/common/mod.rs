@@ -406,7 +406,9 @@ pub fn ledger(complete: bool) -> ReviewLedger {
             path: "src/page.rs".into(),
             line: 42,
             start_line: Some(41),
+            quote: None,
         }],
+        ..ReviewLedger::default()
     }
 }
 

@@ -5,7 +5,9 @@
 //!   edited in place);
 //! - for a proactive run whose finding was accepted: one pull-request
 //!   review (`event: COMMENT`) with the finding as a line comment on the
-//!   right side of the diff (once per head and finding, see `review.rs`);
+//!   right side of the diff (once per head and finding, see `review.rs`),
+//!   without findings already posted, and a "resolved in {sha}" reply to
+//!   each earlier finding of ours the head no longer holds;
 //! - the validation comment, on the issue of an issue run or on the pull
 //!   request whose review feedback started the run (one per subject, edited
 //!   in place; none when the run failed before a verdict). Ours means
@@ -30,11 +32,10 @@ mod review;
 mod subject;
 
 pub(crate) use rest::next_link;
+pub(crate) use review::{MAX_REVIEW_PAGES, reviewed_head};
 
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
-use agent_zero_evidence::{
-    RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_review,
-};
+use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body};
 use agent_zero_ports::HttpClient;
 
 pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
@@ -123,10 +124,12 @@ impl PublishRequest<'_> {
         eligibility::comment_refusal(self).is_none()
     }
 
-    /// Whether publishing this request posts a pull-request review (and so
-    /// needs [`bot_login`](Self::bot_login) to find an earlier one).
+    /// Whether publishing this request posts a pull-request review or
+    /// resolves earlier findings (and so needs [`bot_login`](Self::bot_login)
+    /// to find ours).
     pub fn posts_review(&self) -> bool {
-        self.head_sha.is_some() && render_review(self.bundle, &self.render).is_some()
+        let proactive = self.bundle.trigger == agent_zero_contracts::Trigger::Proactive;
+        self.head_sha.is_some() && proactive && self.bundle.review.is_some()
     }
 }
 
@@ -190,28 +193,7 @@ async fn run<H: HttpClient>(
     };
     report.push(PublishStep::CheckRun, settle(outcome)?);
 
-    // The marker line is added to the rendered body: keep the whole within the limit.
-    let mut render = request.render;
-    render.max_bytes = render.max_bytes.saturating_sub(REVIEW_MARKER_ROOM);
-    if let (Some(pr), Some(sha), Some(review)) =
-        (&bundle.pull_request, request.head_sha, render_review(bundle, &render))
-    {
-        let outcome = match (request.bot_login, &bundle.finding) {
-            (None, _) | (_, None) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
-            (Some(login), Some(finding)) => {
-                let target = review::Target {
-                    owner: &pr.owner,
-                    repo: &pr.repo,
-                    number: pr.number,
-                    head_sha: sha,
-                    finding_id: &finding.id,
-                    login,
-                };
-                review::post(rest, target, &review).await
-            }
-        };
-        report.push(PublishStep::Review, settle(outcome)?);
-    }
+    review::publish(rest, request, report).await?;
 
     let outcome = match (eligibility::comment_refusal(request), eligibility::comment_target(request)) {
         (None, Some((owner, repo, number))) => match (request.bot_login, subject::Subject::of(request)) {
@@ -253,7 +235,9 @@ async fn run<H: HttpClient>(
     };
     let title = pull_request_title(request, issue);
     let message = format!("{title}\n\nAgent-Zero-Task: {}", request.task_id);
-    let outcome = pull_request::publish_branch(rest, owner, repo, &base, &branch, &message, request.files).await;
+    let outcome =
+        pull_request::publish_branch(rest, owner, repo, &base, &branch, &message, request.files, &request.bundle.tree)
+            .await;
     let outcome = settle(outcome)?;
     let published = matches!(outcome, StepOutcome::Created { .. } | StepOutcome::Reused { .. });
     report.push(PublishStep::Branch, outcome);

@@ -7,6 +7,7 @@
 //! A branch left by an earlier attempt of the same task (same tree) is
 //! reused; any other existing branch of that name is a recorded failure.
 
+use agent_zero_contracts::TreeFile;
 use agent_zero_ports::HttpClient;
 use base64::Engine as _;
 use serde::Deserialize;
@@ -17,8 +18,19 @@ use super::report::{PublishedPullRequest, StepOutcome};
 use super::rest::{Halt, Rest, error_message};
 use crate::client::{check_ref, encode, is_sha, repo_path};
 
-/// Mode of every file written (regular, not executable).
+/// Mode of a file the verified tree does not list (regular).
 const FILE_MODE: &str = "100644";
+
+/// The tree mode of `path`: the one the sandbox held after the checks
+/// (`tree`, the evidence's verified tree), else regular. A symlink is
+/// refused: its blob would be the link target, not what was verified.
+fn tree_mode<'t>(tree: &'t [TreeFile], path: &str) -> Result<&'t str, String> {
+    match tree.iter().find(|t| t.path == path).map(|t| t.mode.as_str()) {
+        None => Ok(FILE_MODE),
+        Some(mode @ ("100644" | "100755")) => Ok(mode),
+        Some(other) => Err(format!("`{path}` has mode {other} in the verified tree; only files are published")),
+    }
+}
 
 #[derive(Deserialize)]
 struct Sha {
@@ -63,7 +75,9 @@ pub fn branch_name(prefix: &str, issue: u64, task_id: &str) -> Option<String> {
     safe.then_some(name)
 }
 
-/// Commits `files` on top of `base`'s head and creates `branch` for it.
+/// Commits `files` (with their modes in `tree`) on top of `base`'s head
+/// and creates `branch` for it.
+#[allow(clippy::too_many_arguments)] // one commit's parts, named at the one call site
 pub(crate) async fn publish_branch<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     owner: &str,
@@ -72,6 +86,7 @@ pub(crate) async fn publish_branch<H: HttpClient>(
     branch: &str,
     message: &str,
     files: &[PublishFile<'_>],
+    tree: &[TreeFile],
 ) -> Result<StepOutcome, Halt> {
     if branch == base {
         return Ok(StepOutcome::failed("refusing to write the default branch"));
@@ -87,6 +102,10 @@ pub(crate) async fn publish_branch<H: HttpClient>(
 
     let mut entries = Vec::with_capacity(files.len());
     for file in files {
+        let mode = match tree_mode(tree, file.path) {
+            Ok(mode) => mode,
+            Err(reason) => return Ok(StepOutcome::failed(reason)),
+        };
         let sha = match file.content {
             Some(bytes) => {
                 let url = rest.url(&format!("/repos/{repo_path}/git/blobs"));
@@ -99,7 +118,7 @@ pub(crate) async fn publish_branch<H: HttpClient>(
             }
             None => Value::Null,
         };
-        entries.push(json!({"path": file.path, "mode": FILE_MODE, "type": "blob", "sha": sha}));
+        entries.push(json!({"path": file.path, "mode": mode, "type": "blob", "sha": sha}));
     }
     let url = rest.url(&format!("/repos/{repo_path}/git/trees"));
     let body = json!({"base_tree": base_tree, "tree": entries});
@@ -209,5 +228,20 @@ mod tests {
             assert_eq!(branch_name(prefix, 7, task), None, "{prefix}{task}");
         }
         assert_eq!(branch_name("a/", 1, &"x".repeat(300)), None);
+    }
+
+    #[test]
+    fn modes_come_from_the_verified_tree_and_symlinks_are_refused() {
+        let file = |path: &str, mode: &str| TreeFile {
+            path: path.into(),
+            sha256: "0".repeat(64),
+            bytes: 1,
+            mode: mode.into(),
+        };
+        let tree = [file("run.sh", "100755"), file("a.py", "100644"), file("link", "120000")];
+        assert_eq!(tree_mode(&tree, "run.sh"), Ok("100755"));
+        assert_eq!(tree_mode(&tree, "a.py"), Ok("100644"));
+        assert_eq!(tree_mode(&tree, "unlisted.txt"), Ok("100644"));
+        assert!(tree_mode(&tree, "link").unwrap_err().contains("`link` has mode 120000"));
     }
 }

@@ -11,6 +11,9 @@ pub enum PublishStep {
     CheckRun,
     /// The pull-request review of a proactive run (line comments).
     Review,
+    /// Replies to our earlier line comments whose quoted lines the head no
+    /// longer holds: "resolved in {sha}".
+    Resolve,
     /// The issue validation comment.
     IssueComment,
     /// The fresh branch carrying the verified change.
@@ -25,6 +28,7 @@ impl PublishStep {
         match self {
             Self::CheckRun => "check-run",
             Self::Review => "review",
+            Self::Resolve => "resolve",
             Self::IssueComment => "issue-comment",
             Self::Branch => "branch",
             Self::PullRequest => "pull-request",

@@ -7,26 +7,85 @@
 //! Keyed by repository, pull request and head: a review of ours (our login
 //! *and* our marker) for this head, or one that already carries this
 //! finding, means it was posted; it is never posted twice.
+//!
+//! Re-runs converge. Each line comment of ours starts with a marker holding
+//! its quote (hex, so untrusted text never shapes the markup); before
+//! posting, our earlier review comments (`GET .../pulls/{n}/comments`) are
+//! read: a comment whose file and quote are already posted is dropped, and
+//! an earlier one whose quote the head's file no longer holds (read with
+//! the contents API, unless the ledger says the file did not change) gets
+//! one reply, `Resolved in {sha}` (`POST .../comments/{id}/replies`). REST
+//! only: GraphQL's `resolveReviewThread` needs thread node ids and a second
+//! API for a state a reply already tells the reader.
 
-use agent_zero_evidence::ReviewOutput;
+use std::collections::BTreeMap;
+
+use agent_zero_contracts::{ReviewLedger, Trigger};
+use agent_zero_evidence::{ReviewOutput, render_review};
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::report::StepOutcome;
+use super::report::{PublishReport, PublishStep, StepOutcome};
 use super::rest::{Halt, Rest, error_message, next_link};
-use crate::client::{is_sha, repo_path};
+use super::{LOGIN_UNKNOWN, PublishRequest, REVIEW_MARKER_ROOM, settle};
+use crate::client::{ApiError, is_sha, repo_path};
 
 /// Review pages read (100 each) when looking for ours; past them the
 /// publication fails rather than post a duplicate.
 pub(crate) const MAX_REVIEW_PAGES: usize = 10;
+/// Review-comment pages read (100 each) when looking for our findings.
+const MAX_COMMENT_PAGES: usize = 10;
+/// Most bytes of a quote a comment's marker keeps (whole characters).
+const MARKED_QUOTE_BYTES: usize = 200;
+/// Most files read at the head to learn whether earlier quotes are gone.
+const MAX_RESOLVE_READS: usize = 20;
+/// Most bytes of a file read for that.
+const MAX_RESOLVE_FILE_BYTES: u64 = 1_000_000;
+
+const REVIEW_PREFIX: &str = "<!-- agent-zero:review head=";
+const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
+const RESOLVED_PREFIX: &str = "<!-- agent-zero:resolved head=";
+const MARKER_END: &str = " -->";
 
 /// The first line of every review this app posts: the head it reviewed and
 /// the finding it reports, both values the app controls.
 pub(crate) fn marker(head_sha: &str, finding_id: &str) -> Option<String> {
     let id_ok = finding_id.len() <= 64 && finding_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     (is_sha(head_sha) && id_ok && !finding_id.is_empty())
-        .then(|| format!("<!-- agent-zero:review head={} finding={finding_id} -->", head_sha.to_ascii_lowercase()))
+        .then(|| format!("{REVIEW_PREFIX}{} finding={finding_id}{MARKER_END}", head_sha.to_ascii_lowercase()))
+}
+
+/// The head a review body's marker names, when it starts with ours.
+pub(crate) fn reviewed_head(body: &str) -> Option<&str> {
+    let first = body.lines().next()?;
+    let head = first.strip_prefix(REVIEW_PREFIX)?.split(' ').next()?;
+    is_sha(head).then_some(head)
+}
+
+/// The first line of a line comment of ours: its quote, hex-encoded.
+fn finding_marker(quote: &str) -> String {
+    let mut end = quote.len().min(MARKED_QUOTE_BYTES);
+    while !quote.is_char_boundary(end) {
+        end -= 1;
+    }
+    let hex: String = quote[..end].bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{FINDING_PREFIX}{hex}{MARKER_END}")
+}
+
+/// The quote a line comment's marker holds.
+fn marked_quote(body: &str) -> Option<String> {
+    let hex = body.lines().next()?.strip_prefix(FINDING_PREFIX)?.strip_suffix(MARKER_END)?;
+    if hex.is_empty() || hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> =
+        (0..hex.len()).step_by(2).map(|i| hex.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok())).collect();
+    String::from_utf8(bytes?).ok()
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[derive(Deserialize)]
@@ -44,6 +103,30 @@ struct User {
     login: String,
 }
 
+/// A review comment as `GET .../pulls/{n}/comments` lists it.
+#[derive(Deserialize)]
+struct Comment {
+    id: u64,
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    user: Option<User>,
+    #[serde(default)]
+    in_reply_to_id: Option<u64>,
+}
+
+/// One earlier line comment of ours and what it quoted.
+#[derive(Debug)]
+struct Posted {
+    id: u64,
+    path: String,
+    quote: String,
+    /// A reply of ours already says it is resolved.
+    resolved: bool,
+}
+
 /// What one review is about.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Target<'a> {
@@ -56,11 +139,58 @@ pub(crate) struct Target<'a> {
     pub(crate) login: &'a str,
 }
 
-/// Posts `review` once for this head and finding.
-pub(crate) async fn post<H: HttpClient>(
+/// The review and resolve steps of a proactive run on a pull request;
+/// `Err(ms)` on a rate limit.
+pub(crate) async fn publish<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    request: &PublishRequest<'_>,
+    report: &mut PublishReport,
+) -> Result<(), u64> {
+    let bundle = request.bundle;
+    let (Some(pr), Some(sha), Some(ledger)) = (&bundle.pull_request, request.head_sha, &bundle.review) else {
+        return Ok(());
+    };
+    if bundle.trigger != Trigger::Proactive {
+        return Ok(());
+    }
+    // The marker line is added to the rendered body: keep the whole within the limit.
+    let mut render = request.render;
+    render.max_bytes = render.max_bytes.saturating_sub(REVIEW_MARKER_ROOM);
+    let review = render_review(bundle, &render);
+    let Some(login) = request.bot_login else {
+        if review.is_some() {
+            report.push(PublishStep::Review, StepOutcome::failed(LOGIN_UNKNOWN));
+        }
+        report.push(PublishStep::Resolve, StepOutcome::skipped(LOGIN_UNKNOWN));
+        return Ok(());
+    };
+    let finding_id = bundle.finding.as_ref().map_or("none", |f| f.id.as_str());
+    let target = Target { owner: &pr.owner, repo: &pr.repo, number: pr.number, head_sha: sha, finding_id, login };
+    let earlier = match earlier_findings(rest, target).await {
+        Ok(earlier) => earlier,
+        Err(halt) => {
+            let outcome = settle(Err(halt))?;
+            if review.is_some() {
+                report.push(PublishStep::Review, outcome.clone());
+            }
+            report.push(PublishStep::Resolve, outcome);
+            return Ok(());
+        }
+    };
+    if let Some(review) = review {
+        report.push(PublishStep::Review, settle(post(rest, target, &review, &earlier).await)?);
+    }
+    report.push(PublishStep::Resolve, settle(resolve(rest, target, ledger, &earlier).await)?);
+    Ok(())
+}
+
+/// Posts `review` once for this head and finding, without the line
+/// comments already posted (same file, same quote).
+async fn post<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     target: Target<'_>,
     review: &ReviewOutput,
+    earlier: &[Posted],
 ) -> Result<StepOutcome, Halt> {
     let Some(marker) = marker(target.head_sha, target.finding_id) else {
         return Err(Halt::Failed("the head sha or finding id cannot mark a review".into()));
@@ -69,11 +199,23 @@ pub(crate) async fn post<H: HttpClient>(
     if let Some(url) = find_ours(rest, &repo_path, target, &marker).await? {
         return Ok(StepOutcome::Reused { url });
     }
-    let comments: Vec<Value> = review
-        .comments
+    let already = |path: &str, quote: &str| {
+        let mark = finding_marker(quote);
+        earlier.iter().any(|p| p.path == path && finding_marker(&p.quote) == mark)
+    };
+    let fresh: Vec<_> =
+        review.comments.iter().filter(|c| !c.quote.as_deref().is_some_and(|q| already(&c.path, q))).collect();
+    if fresh.is_empty() && !review.comments.is_empty() {
+        return Ok(StepOutcome::skipped("every finding of this review is already posted on the pull request"));
+    }
+    let comments: Vec<Value> = fresh
         .iter()
         .map(|c| {
-            let mut comment = json!({ "path": c.path, "line": c.line, "side": "RIGHT", "body": c.body });
+            let body = match c.quote.as_deref() {
+                Some(quote) => format!("{}\n{}", finding_marker(quote), c.body),
+                None => c.body.clone(),
+            };
+            let mut comment = json!({ "path": c.path, "line": c.line, "side": "RIGHT", "body": body });
             if let Some(start) = c.start_line {
                 comment["start_line"] = json!(start);
                 comment["start_side"] = json!("RIGHT");
@@ -104,8 +246,8 @@ async fn find_ours<H: HttpClient>(
     target: Target<'_>,
     marker: &str,
 ) -> Result<Option<Option<String>>, Halt> {
-    let head_key = format!("<!-- agent-zero:review head={} ", target.head_sha.to_ascii_lowercase());
-    let finding_key = format!(" finding={} -->", target.finding_id);
+    let head_key = format!("{REVIEW_PREFIX}{} ", target.head_sha.to_ascii_lowercase());
+    let finding_key = format!(" finding={}{MARKER_END}", target.finding_id);
     let mut url = rest.url(&format!("/repos/{repo_path}/pulls/{}/reviews?per_page=100", target.number));
     for _ in 0..MAX_REVIEW_PAGES {
         let response = rest.call("list pull request reviews", http::Method::GET, &url, None).await?;
@@ -115,7 +257,7 @@ async fn find_ours<H: HttpClient>(
             let by_us = review.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(target.login));
             let first = review.body.as_deref().and_then(|b| b.lines().next()).unwrap_or_default();
             let ours = first == marker
-                || (first.starts_with("<!-- agent-zero:review head=")
+                || (first.starts_with(REVIEW_PREFIX)
                     && (first.starts_with(&head_key) || first.ends_with(&finding_key)));
             if by_us && ours {
                 return Ok(Some(review.html_url));
@@ -127,6 +269,112 @@ async fn find_ours<H: HttpClient>(
         }
     }
     Err(Halt::Failed(format!("more than {MAX_REVIEW_PAGES} pages of reviews; not posting one that may exist")))
+}
+
+/// Our earlier line comments on the pull request, each with its quote and
+/// whether a reply of ours already resolved it.
+async fn earlier_findings<H: HttpClient>(rest: &Rest<'_, '_, H>, target: Target<'_>) -> Result<Vec<Posted>, Halt> {
+    let repo_path = repo_path(target.owner, target.repo)?;
+    let mut url = rest.url(&format!("/repos/{repo_path}/pulls/{}/comments?per_page=100", target.number));
+    let mut posted = Vec::new();
+    let mut resolved = Vec::new();
+    for page_index in 0.. {
+        if page_index == MAX_COMMENT_PAGES {
+            return Err(Halt::Failed(format!(
+                "more than {MAX_COMMENT_PAGES} pages of review comments; not posting findings that may exist"
+            )));
+        }
+        let response = rest.call("list review comments", http::Method::GET, &url, None).await?;
+        let next = next_link(&response, rest.client.parts().1.base_url());
+        let page: Vec<Comment> = rest.decode("list review comments", response)?;
+        for comment in page {
+            if !comment.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(target.login)) {
+                continue;
+            }
+            let body = comment.body.as_deref().unwrap_or_default();
+            match comment.in_reply_to_id {
+                Some(parent) if body.starts_with(RESOLVED_PREFIX) => resolved.push(parent),
+                Some(_) => {}
+                None => {
+                    if let Some(quote) = marked_quote(body) {
+                        posted.push(Posted { id: comment.id, path: comment.path, quote, resolved: false });
+                    }
+                }
+            }
+        }
+        match next {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    for p in &mut posted {
+        p.resolved = resolved.contains(&p.id);
+    }
+    Ok(posted)
+}
+
+/// Replies "resolved in {sha}" to each open finding of ours whose quote
+/// the head's file no longer holds.
+async fn resolve<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    target: Target<'_>,
+    ledger: &ReviewLedger,
+    earlier: &[Posted],
+) -> Result<StepOutcome, Halt> {
+    let open: Vec<&Posted> = earlier.iter().filter(|p| !p.resolved).collect();
+    if open.is_empty() {
+        return Ok(StepOutcome::skipped("no open finding of ours on this pull request"));
+    }
+    let repo_path = repo_path(target.owner, target.repo)?;
+    let sha = target.head_sha.to_ascii_lowercase();
+    // The head's text of each file concerned (`None`: no such file).
+    let mut texts: BTreeMap<&str, Option<String>> = BTreeMap::new();
+    let (mut replied, mut unread, mut last_url) = (0usize, 0usize, None);
+    for finding in open {
+        // A file that did not change since the review that posted it still holds it.
+        if ledger.unchanged.iter().any(|u| *u == finding.path) {
+            continue;
+        }
+        if !texts.contains_key(finding.path.as_str()) {
+            if texts.len() == MAX_RESOLVE_READS {
+                unread += 1;
+                continue;
+            }
+            let read =
+                rest.client.file_at(target.owner, target.repo, &finding.path, &sha, MAX_RESOLVE_FILE_BYTES).await;
+            let text = match read {
+                Ok(file) => file.map(|f| collapse(&String::from_utf8_lossy(&f.bytes))),
+                Err(ApiError::FileTooLarge { .. } | ApiError::NotAFile { .. } | ApiError::InvalidName { .. }) => {
+                    unread += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            texts.insert(finding.path.as_str(), text);
+        }
+        let holds = texts[finding.path.as_str()].as_deref().is_some_and(|t| t.contains(finding.quote.as_str()));
+        if holds {
+            continue;
+        }
+        let body = json!({
+            "body": format!(
+                "{RESOLVED_PREFIX}{sha}{MARKER_END}\nResolved in {sha}: the quoted lines are no longer in this file at that head."
+            )
+        });
+        let url = rest.url(&format!("/repos/{repo_path}/pulls/{}/comments/{}/replies", target.number, finding.id));
+        let response = rest.call("reply to review comment", http::Method::POST, &url, Some(&body)).await?;
+        if !response.status().is_success() {
+            return Err(rest.failure("reply to review comment", response));
+        }
+        let reply: Review = rest.decode("reply to review comment", response)?;
+        last_url = reply.html_url;
+        replied += 1;
+    }
+    Ok(match (replied, unread) {
+        (0, 0) => StepOutcome::skipped("every open finding of ours is still in the head"),
+        (0, n) => StepOutcome::skipped(format!("{n} open findings could not be checked against the head")),
+        _ => StepOutcome::Created { url: last_url },
+    })
 }
 
 #[cfg(test)]
@@ -143,5 +391,26 @@ mod tests {
         assert_eq!(marker("main", "finding-1"), None);
         assert_eq!(marker(sha, "x --> <b>"), None);
         assert_eq!(marker(sha, ""), None);
+        let body = format!("{}\n## Agent Zero review", marker(sha, "finding-1").unwrap());
+        assert_eq!(reviewed_head(&body), Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080"));
+        assert_eq!(reviewed_head("<!-- agent-zero:review head=main finding=x -->"), None);
+        assert_eq!(reviewed_head("looks good"), None);
+    }
+
+    #[test]
+    fn a_comment_marker_holds_its_quote_as_hex_only() {
+        let quote = "return x --> <script> ü";
+        let mark = finding_marker(quote);
+        assert!(mark.starts_with(FINDING_PREFIX) && mark.ends_with(MARKER_END), "{mark}");
+        let hex = &mark[FINDING_PREFIX.len()..mark.len() - MARKER_END.len()];
+        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{mark}");
+        assert_eq!(marked_quote(&format!("{mark}\n**Agent Zero**")).as_deref(), Some(quote));
+        // Long quotes keep whole characters within the cap.
+        let long = "é".repeat(150);
+        let kept = marked_quote(&finding_marker(&long)).unwrap();
+        assert!(kept.len() <= MARKED_QUOTE_BYTES && long.starts_with(&kept), "{kept}");
+        assert_eq!(marked_quote("<!-- agent-zero:finding quote=zz -->"), None);
+        assert_eq!(marked_quote("<!-- agent-zero:finding quote=616 -->"), None);
+        assert_eq!(marked_quote("a reviewer's comment"), None);
     }
 }

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelPolicy, ModelProvider, ModelSelection, ProviderConfig, ProviderKind,
+    DecisionRequest, HttpProvider, ModelPolicy, ModelClient, ModelSelection, ProviderConfig, ModelProvider,
     SchemaName, Secret,
 };
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
@@ -98,7 +98,7 @@ pub fn violating_json() -> Value {
     v
 }
 
-pub fn config(kind: ProviderKind, model: &str) -> ProviderConfig {
+pub fn config(kind: ModelProvider, model: &str) -> ProviderConfig {
     let key = (!kind.needs_subprocess()).then(|| Secret::new(KEY));
     ProviderConfig::new(kind, model, key)
 }
@@ -122,7 +122,7 @@ pub fn decide_selected(
 }
 
 pub fn policy(provider: &str, name: &str) -> ModelPolicy {
-    ModelPolicy { provider: provider.into(), name: name.into(), ..ModelPolicy::default() }
+    ModelPolicy { provider: ModelProvider::parse(provider).unwrap(), name: Some(name.into()), ..ModelPolicy::default() }
 }
 
 pub fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {

@@ -7,7 +7,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{Call, encode, encode_path, exec_deadline};
+use super::http::{Call, Tail, encode, encode_path, exec_deadline};
 use crate::checkout::Provision;
 use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
 use crate::request::{ProviderKind, SandboxRequest};
@@ -57,9 +57,9 @@ impl<C: HttpClient> CloudflareSandbox<C> {
 
 /// Folds the bridge's exec event stream (`stdout`/`stderr` base64 chunks,
 /// then `exit` with `exit_code`, or `error`).
-fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
+fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, ProviderError> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let (mut stdout, mut stderr) = (Tail::new(max), Tail::new(max));
     let mut exit = None;
     for block in body.replace("\r\n", "\n").split("\n\n") {
         let mut event = "message";
@@ -74,7 +74,7 @@ fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
         match event {
             "stdout" | "stderr" => {
                 let sink = if event == "stdout" { &mut stdout } else { &mut stderr };
-                sink.extend(b64.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
+                sink.push(&b64.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
             }
             "exit" => {
                 let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
@@ -87,10 +87,12 @@ fn fold_sse(body: &str, call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
         }
     }
     let exit_code = exit.ok_or_else(|| call.protocol("stream ended without an exit event".into()))?;
+    let ((stdout, a), (stderr, b)) = (stdout.finish(), stderr.finish());
     Ok(ExecOutput {
         exit_code,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout,
+        stderr,
+        truncated_bytes: a + b,
         // The bridge kills a command at `timeout_ms` and reports exit 124,
         // as coreutils `timeout` does.
         timed_out: exit_code == TIMEOUT_EXIT,
@@ -137,7 +139,16 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
-        let mut body = json!({ "argv": exec.argv, "timeout_ms": exec.timeout_ms, "env": exec.env });
+        // The bridge's `ExecRequest` has no environment field (argv,
+        // timeout_ms, cwd only): variables go through `env NAME=value` as
+        // argv words (allowlisted names, never credentials).
+        let mut argv: Vec<String> = Vec::new();
+        if !exec.env.is_empty() {
+            argv.push("env".into());
+            argv.extend(exec.env.iter().map(|(k, v)| format!("{k}={v}")));
+        }
+        argv.extend(exec.argv.iter().cloned());
+        let mut body = json!({ "argv": argv, "timeout_ms": exec.timeout_ms });
         let cwd = sandbox.path(&exec.cwd);
         if !cwd.is_empty() {
             body["cwd"] = json!(cwd);
@@ -153,7 +164,7 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
                 &sandbox.external_id,
             )
             .await?;
-        fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"))
+        fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"), exec.max_output_bytes)
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
@@ -184,5 +195,21 @@ impl<C> std::fmt::Debug for CloudflareSandbox<C> {
     /// Shows no client state and no credential (envd tokens, keys, headers).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CloudflareSandbox").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_stream_is_folded_bounded() {
+        let secret = Secret::new("k");
+        let call = Call { provider: NAME, operation: "run", secret: &secret };
+        let sse = "event: stdout\ndata: aGVsbG8K\n\nevent: stderr\ndata: b29wcwo=\n\nevent: exit\ndata: {\"exit_code\":124}\n\n";
+        let out = fold_sse(sse, &call, 3).unwrap();
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.truncated_bytes), ("lo\n", "ps\n", 5));
+        assert!(out.timed_out && out.exit_code == 124);
+        assert!(fold_sse("event: stdout\ndata: aGk=\n\n", &call, 3).is_err(), "no exit event");
     }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::http::{Call, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "custom";
@@ -95,6 +95,12 @@ struct FileBody {
 #[derive(Deserialize)]
 struct Files {
     files: Vec<String>,
+}
+
+/// `POST …/modes`: one Git mode (or `null`) per asked path, in order.
+#[derive(Deserialize)]
+struct Modes {
+    modes: Vec<Option<String>>,
 }
 
 #[derive(Deserialize)]
@@ -223,6 +229,28 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         let url = format!("/v1/leases/{}/files", encode(&sandbox.external_id));
         let bytes = self.json_call("list files", http::Method::GET, &url, None, 60_000, &sandbox.external_id).await?;
         Ok(self.call("list files").json::<Files>(&bytes)?.files)
+    }
+
+    async fn file_modes(&self, sandbox: &SandboxRef, paths: &[String]) -> Result<Vec<Option<FileMode>>, ProviderError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let body = serde_json::to_vec(&serde_json::json!({ "paths": paths })).unwrap_or_default();
+        let url = format!("/v1/leases/{}/modes", encode(&sandbox.external_id));
+        let call = self.call("file modes");
+        let bytes =
+            self.json_call("file modes", http::Method::POST, &url, Some(body), 60_000, &sandbox.external_id).await?;
+        let modes = call.json::<Modes>(&bytes)?.modes;
+        if modes.len() != paths.len() {
+            return Err(call.protocol(format!("{} modes for {} paths", modes.len(), paths.len())));
+        }
+        modes
+            .into_iter()
+            .map(|mode| match mode.as_deref() {
+                None => Ok(None),
+                Some(git) => FileMode::from_git(git).map(Some).ok_or_else(|| call.protocol(format!("mode `{git}`"))),
+            })
+            .collect()
     }
 
     async fn diff(&self, sandbox: &SandboxRef) -> Result<String, ProviderError> {

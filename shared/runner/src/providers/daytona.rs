@@ -1,5 +1,8 @@
-//! Daytona: `POST /sandbox` on the API, then the sandbox's toolbox (via
-//! its `toolboxProxyUrl`) for git clone, process execute and files.
+//! Daytona, against its last release (`daytonaio/daytona` v0.190.0, commit
+//! `01c502b`; the repository is archived): `POST /sandbox` on the API
+//! (named after the lease, `autoDeleteInterval: 0`), a bounded wait for
+//! `started`, then the sandbox's toolbox (via its `toolboxProxyUrl`) for
+//! process execute and files, and `DELETE /sandbox/{id}` at teardown.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -9,13 +12,18 @@ use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{Call, encode, exec_deadline, multipart_file, shell_quote};
+use super::http::{Call, Tail, encode, exec_deadline, multipart_file, shell_quote};
 use crate::checkout::Provision;
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
+use crate::provider::{
+    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout, fixed_git, git_ok,
+};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "daytona";
 const ROOT: &str = "/home/daytona/repo";
+/// How many times provisioning re-reads a sandbox that is not yet
+/// `started` (the create call itself already waits up to 30 s).
+const START_POLLS: usize = 30;
 
 /// Daytona sandboxes (`DAYTONA_API_KEY`).
 pub struct Daytona<C> {
@@ -31,6 +39,10 @@ pub struct Daytona<C> {
 #[serde(rename_all = "camelCase")]
 struct SandboxInfo {
     id: String,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    error_reason: Option<String>,
     #[serde(default)]
     toolbox_proxy_url: Option<String>,
 }
@@ -74,15 +86,97 @@ impl<C: HttpClient> Daytona<C> {
         if let Some(url) = self.toolbox_urls.borrow().get(id) {
             return Ok(url.clone());
         }
-        let call = self.call("get sandbox");
-        let builder = self.authed(&call, http::Method::GET, &format!("{}/sandbox/{}", self.api_url, encode(id)));
-        let (_, body) = call.send(&self.client, builder, Vec::new(), 30_000, id).await?;
-        let info: SandboxInfo = call.json(&body)?;
-        let url = info.toolbox_proxy_url.ok_or_else(|| call.protocol("sandbox has no toolboxProxyUrl".into()))?;
-        let url = url.trim_end_matches('/').to_owned();
-        self.toolbox_urls.borrow_mut().insert(id.to_owned(), url.clone());
-        Ok(url)
+        let info = self.get(id).await?;
+        self.remember(&info).ok_or_else(|| self.call("get sandbox").protocol("sandbox has no toolboxProxyUrl".into()))
     }
+
+    async fn get(&self, id_or_name: &str) -> Result<SandboxInfo, ProviderError> {
+        let call = self.call("get sandbox");
+        let url = format!("{}/sandbox/{}", self.api_url, encode(id_or_name));
+        let (_, body) = call
+            .send(&self.client, self.authed(&call, http::Method::GET, &url), Vec::new(), 30_000, id_or_name)
+            .await?;
+        call.json(&body)
+    }
+
+    fn remember(&self, info: &SandboxInfo) -> Option<String> {
+        let url = info.toolbox_proxy_url.as_deref()?.trim_end_matches('/').to_owned();
+        self.toolbox_urls.borrow_mut().insert(info.id.clone(), url.clone());
+        Some(url)
+    }
+
+    /// Waits (bounded) for `started`; `error` and `build_failed` end it.
+    async fn started(&self, mut info: SandboxInfo) -> Result<SandboxInfo, ProviderError> {
+        for _ in 0..START_POLLS {
+            match info.state.as_deref() {
+                Some("started") => return Ok(info),
+                Some(state @ ("error" | "build_failed" | "destroyed" | "destroying")) => {
+                    let reason = info.error_reason.as_deref().unwrap_or("no reason given");
+                    return Err(self.call("start sandbox").protocol(format!("the sandbox is `{state}`: {reason}")));
+                }
+                _ => info = self.get(&info.id).await?,
+            }
+        }
+        Err(ProviderError::Refused {
+            provider: NAME,
+            operation: "start sandbox",
+            reason: format!("the sandbox is still `{}`, not `started`", info.state.as_deref().unwrap_or("unknown")),
+        })
+    }
+
+    /// Runs a shell command string; `discard_stderr` keeps git's warnings
+    /// out of output that is parsed (the toolbox merges both streams).
+    async fn execute(
+        &self,
+        sandbox: &SandboxRef,
+        exec: &Exec,
+        discard_stderr: bool,
+    ) -> Result<ExecOutput, ProviderError> {
+        let toolbox = self.toolbox(&sandbox.external_id).await?;
+        let call = self.call("run");
+        // The execute endpoint takes one command string, run by the shell:
+        // the argv is quoted word by word; the environment goes in `envs`.
+        let mut command = shell_quote(&exec.argv);
+        if discard_stderr {
+            command.push_str(" 2>/dev/null");
+        }
+        let body = json!({
+            "command": command,
+            "cwd": sandbox.path(&exec.cwd),
+            "timeout": exec.timeout_ms.div_ceil(1000),
+            "envs": exec.env,
+        });
+        let builder = self
+            .authed(&call, http::Method::POST, &format!("{toolbox}/{}/process/execute", encode(&sandbox.external_id)))
+            .header("content-type", "application/json");
+        let deadline = exec_deadline(exec.timeout_ms);
+        match call.send(&self.client, builder, body.to_string().into_bytes(), deadline, &sandbox.external_id).await {
+            Ok((_, bytes)) => {
+                let response: ExecuteResponse = call.json(&bytes)?;
+                // Daytona merges stdout and stderr into `result`.
+                let mut tail = Tail::new(exec.max_output_bytes);
+                tail.push(response.result.as_bytes());
+                let (stdout, truncated_bytes) = tail.finish();
+                Ok(ExecOutput { exit_code: response.exit_code, stdout, truncated_bytes, ..ExecOutput::default() })
+            }
+            // The toolbox answers 408 when the command outlived its `timeout`
+            // (it has killed the process group); no answer in time is the
+            // same outcome.
+            Err(
+                ProviderError::Http { source: HttpError::Timeout(_), .. } | ProviderError::Status { status: 408, .. },
+            ) => {
+                Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
+            }
+            Err(other) => Err(other),
+        }
+    }
+}
+
+/// The sandbox name of a lease: what a replayed provision looks up.
+fn sandbox_name(lease_id: &str) -> String {
+    let clean: String =
+        lease_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).take(52).collect();
+    format!("agent-zero-{clean}")
 }
 
 impl<C: HttpClient> SandboxProvider for Daytona<C> {
@@ -95,75 +189,67 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         request: &SandboxRequest,
         provision: &Provision<'_>,
     ) -> Result<Provisioned, ProviderError> {
-        let mut body = json!({
-            "labels": { "agent-zero-task": request.task_id, "agent-zero-lease": provision.lease_id },
-            "autoStopInterval": request.lease_ms.div_ceil(60_000),
-            "networkBlockAll": request.network == NetworkPolicy::None,
-        });
-        if request.network == NetworkPolicy::Restricted {
-            body["networkAllowList"] = json!(self.restricted_allow);
+        let name = sandbox_name(provision.lease_id);
+        // A replayed provision finds the sandbox of its lease by name.
+        let found = match self.get(&name).await {
+            Ok(info) => Some(info),
+            Err(ProviderError::NotFound { .. }) => None,
+            Err(other) => return Err(other),
+        };
+        let info = match found {
+            Some(info) => info,
+            None => {
+                // `autoDeleteInterval: 0`: deleted as soon as it stops, so a
+                // leaked sandbox goes away after `autoStopInterval`.
+                let mut body = json!({
+                    "name": name,
+                    "labels": { "agent-zero-task": request.task_id, "agent-zero-lease": provision.lease_id },
+                    "autoStopInterval": request.lease_ms.div_ceil(60_000),
+                    "autoDeleteInterval": 0,
+                    "networkBlockAll": request.network == NetworkPolicy::None,
+                });
+                if request.network == NetworkPolicy::Restricted {
+                    body["networkAllowList"] = json!(self.restricted_allow);
+                }
+                let call = self.call("create sandbox");
+                let builder = self
+                    .authed(&call, http::Method::POST, &format!("{}/sandbox", self.api_url))
+                    .header("content-type", "application/json");
+                let body = body.to_string().into_bytes();
+                let (_, bytes) = call.send(&self.client, builder, body, 120_000, &request.repository).await?;
+                call.json(&bytes)?
+            }
+        };
+        let id = info.id.clone();
+        let result = async {
+            let info = self.started(info).await?;
+            self.remember(&info);
+            checkout(self, &self.client, &info.id, ROOT, request, provision).await
         }
-        let call = self.call("create sandbox");
-        let builder = self
-            .authed(&call, http::Method::POST, &format!("{}/sandbox", self.api_url))
-            .header("content-type", "application/json");
-        let (_, bytes) =
-            call.send(&self.client, builder, body.to_string().into_bytes(), 120_000, &request.repository).await?;
-        let info: SandboxInfo = call.json(&bytes)?;
-        if let Some(url) = &info.toolbox_proxy_url {
-            self.toolbox_urls.borrow_mut().insert(info.id.clone(), url.trim_end_matches('/').to_owned());
-        }
-        let result = checkout(self, &self.client, &info.id, ROOT, request, provision).await;
+        .await;
         if let Err(error) = result {
-            let _ = self.stop(&info.id).await;
+            let _ = self.stop(&id).await;
             return Err(error);
         }
-        Ok(Provisioned { external_id: info.id, root: ROOT.into(), isolated: true, network: request.network })
+        Ok(Provisioned { external_id: id, root: ROOT.into(), isolated: true, network: request.network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
-        let toolbox = self.toolbox(&sandbox.external_id).await?;
-        let call = self.call("run");
-        // The execute endpoint takes one command string: the argv is quoted
-        // word by word, and environment goes through `env NAME=value`.
-        let mut argv: Vec<String> = Vec::new();
-        if !exec.env.is_empty() {
-            argv.push("env".into());
-            argv.extend(exec.env.iter().map(|(k, v)| format!("{k}={v}")));
-        }
-        argv.extend(exec.argv.iter().cloned());
-        let body = json!({
-            "command": shell_quote(&argv),
-            "cwd": sandbox.path(&exec.cwd),
-            "timeout": exec.timeout_ms.div_ceil(1000),
-        });
-        let builder = self
-            .authed(&call, http::Method::POST, &format!("{toolbox}/{}/process/execute", encode(&sandbox.external_id)))
-            .header("content-type", "application/json");
-        match call
-            .send(
-                &self.client,
-                builder,
-                body.to_string().into_bytes(),
-                exec_deadline(exec.timeout_ms),
-                &sandbox.external_id,
-            )
-            .await
-        {
-            Ok((_, bytes)) => {
-                let response: ExecuteResponse = call.json(&bytes)?;
-                // Daytona merges stdout and stderr into `result`.
-                Ok(ExecOutput { exit_code: response.exit_code, stdout: response.result, ..ExecOutput::default() })
-            }
-            // The toolbox answers 408 when the command outlived its `timeout`
-            // (and has ended it); no answer in time is the same outcome.
-            Err(
-                ProviderError::Http { source: HttpError::Timeout(_), .. } | ProviderError::Status { status: 408, .. },
-            ) => {
-                Ok(ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() })
-            }
-            Err(other) => Err(other),
-        }
+        self.execute(sandbox, exec, false).await
+    }
+
+    async fn list_files(&self, sandbox: &SandboxRef) -> Result<Vec<String>, ProviderError> {
+        let exec = fixed_git(&["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
+        let out = self.execute(sandbox, &exec, true).await?;
+        git_ok(self.kind(), "list files", &out)?;
+        Ok(out.stdout.split('\0').filter(|s| !s.is_empty()).map(str::to_owned).collect())
+    }
+
+    async fn diff(&self, sandbox: &SandboxRef) -> Result<String, ProviderError> {
+        let _ = self.execute(sandbox, &fixed_git(&["add", "--intent-to-add", "--all"]), true).await?;
+        let out = self.execute(sandbox, &fixed_git(&["diff", "--no-ext-diff", "--no-color"]), true).await?;
+        git_ok(self.kind(), "diff", &out)?;
+        Ok(out.stdout)
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {

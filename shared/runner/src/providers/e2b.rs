@@ -10,7 +10,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{Call, encode, exec_deadline, multipart_file};
+use super::http::{Call, Tail, encode, exec_deadline, multipart_file};
 use crate::checkout::Provision;
 use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
 use crate::request::{ProviderKind, SandboxRequest};
@@ -149,10 +149,11 @@ fn envelope(message: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Folds the `process.Process/Start` response stream into one output.
-fn fold_process_stream(body: &[u8], call: &Call<'_>) -> Result<ExecOutput, ProviderError> {
+/// Folds the `process.Process/Start` response stream into one output,
+/// each stream bounded to `max` bytes (envd takes no output cap).
+fn fold_process_stream(body: &[u8], call: &Call<'_>, max: u64) -> Result<ExecOutput, ProviderError> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let (mut stdout, mut stderr) = (Tail::new(max), Tail::new(max));
     let mut out = ExecOutput { exit_code: -1, ..ExecOutput::default() };
     let mut ended = false;
     let mut rest = body;
@@ -177,7 +178,7 @@ fn fold_process_stream(body: &[u8], call: &Call<'_>) -> Result<ExecOutput, Provi
         if let Some(data) = event.get("data") {
             for (key, sink) in [("stdout", &mut stdout), ("stderr", &mut stderr)] {
                 if let Some(chunk) = data.get(key).and_then(|v| v.as_str()) {
-                    sink.extend(b64.decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
+                    sink.push(&b64.decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
                 }
             }
         } else if let Some(end) = event.get("end") {
@@ -195,8 +196,8 @@ fn fold_process_stream(body: &[u8], call: &Call<'_>) -> Result<ExecOutput, Provi
     if !ended && !out.timed_out {
         return Err(call.protocol("stream ended without an end event".into()));
     }
-    out.stdout = String::from_utf8_lossy(&stdout).into_owned();
-    out.stderr = String::from_utf8_lossy(&stderr).into_owned();
+    let ((stdout, a), (stderr, b)) = (stdout.finish(), stderr.finish());
+    (out.stdout, out.stderr, out.truncated_bytes) = (stdout, stderr, a + b);
     Ok(out)
 }
 
@@ -278,7 +279,7 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
             .send(&self.client, builder, envelope(message.as_bytes()), deadline, &sandbox.external_id)
             .await
         {
-            Ok((_, body)) => fold_process_stream(&body, &call)?,
+            Ok((_, body)) => fold_process_stream(&body, &call, exec.max_output_bytes)?,
             Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
                 ExecOutput { exit_code: -1, timed_out: true, duration_ms: exec.timeout_ms, ..ExecOutput::default() }
             }
@@ -364,14 +365,20 @@ mod tests {
         body.extend(frame(0, r#"{"event":{"keepalive":{}}}"#));
         body.extend(frame(0, r#"{"event":{"end":{"exitCode":2,"exited":true,"status":"exit status 2"}}}"#));
         body.extend(frame(2, "{}"));
-        let out = fold_process_stream(&body, &call).unwrap();
+        let out = fold_process_stream(&body, &call, 1 << 20).unwrap();
         assert_eq!((out.exit_code, out.stdout.as_str(), out.stderr.as_str()), (2, "hello\n", "oops\n"));
+        // Each stream is bounded to the cap as it is folded, the cut counted.
+        let out = fold_process_stream(&body, &call, 3).unwrap();
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.truncated_bytes), ("lo\n", "ps\n", 5));
         // proto3 JSON omits a zero exit code.
         let ok = [frame(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), frame(2, "{}")].concat();
-        assert_eq!(fold_process_stream(&ok, &call).unwrap().exit_code, 0);
+        assert_eq!(fold_process_stream(&ok, &call, 1 << 20).unwrap().exit_code, 0);
         let deadline = frame(2, r#"{"error":{"code":"deadline_exceeded","message":"timeout"}}"#);
-        assert!(fold_process_stream(&deadline, &call).unwrap().timed_out);
-        assert!(fold_process_stream(&frame(2, r#"{"error":{"code":"unavailable","message":"x"}}"#), &call).is_err());
-        assert!(fold_process_stream(&body[..body.len() - 3], &call).is_err());
+        assert!(fold_process_stream(&deadline, &call, 1 << 20).unwrap().timed_out);
+        assert!(
+            fold_process_stream(&frame(2, r#"{"error":{"code":"unavailable","message":"x"}}"#), &call, 1 << 20)
+                .is_err()
+        );
+        assert!(fold_process_stream(&body[..body.len() - 3], &call, 1 << 20).is_err());
     }
 }

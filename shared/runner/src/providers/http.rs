@@ -27,6 +27,19 @@ impl Call<'_> {
         timeout_ms: u64,
         what: &str,
     ) -> Result<(u16, Vec<u8>), ProviderError> {
+        let response = self.send_response(client, builder, body, timeout_ms, what).await?;
+        Ok((response.status().as_u16(), response.into_body()))
+    }
+
+    /// [`Call::send`], keeping the response headers.
+    pub(crate) async fn send_response<C: HttpClient>(
+        &self,
+        client: &C,
+        builder: http::request::Builder,
+        body: Vec<u8>,
+        timeout_ms: u64,
+        what: &str,
+    ) -> Result<http::Response<Vec<u8>>, ProviderError> {
         let mut request = builder.body(body).map_err(|e| self.protocol(format!("cannot build request: {e}")))?;
         request.extensions_mut().insert(RequestTimeout(timeout_ms));
         let response = client.send(request).await.map_err(|source| ProviderError::Http {
@@ -35,7 +48,6 @@ impl Call<'_> {
             source: scrub_http(self.secret, source),
         })?;
         let status = response.status().as_u16();
-        let body = response.into_body();
         if status == 404 {
             return Err(ProviderError::NotFound {
                 provider: self.provider,
@@ -44,11 +56,11 @@ impl Call<'_> {
             });
         }
         if !(200..300).contains(&status) {
-            let text = String::from_utf8_lossy(&body);
+            let text = String::from_utf8_lossy(response.body());
             let message = self.secret.scrub(&text.chars().take(500).collect::<String>());
             return Err(ProviderError::Status { provider: self.provider, operation: self.operation, status, message });
         }
-        Ok((status, body))
+        Ok(response)
     }
 
     pub(crate) fn json<T: DeserializeOwned>(&self, body: &[u8]) -> Result<T, ProviderError> {
@@ -100,15 +112,7 @@ pub(crate) async fn fetch_archive<C: HttpClient>(
 
 /// Percent-encodes a query or path component (RFC 3986 unreserved kept).
 pub(crate) fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    agent_zero_contracts::encode_component(text)
 }
 
 /// Percent-encodes a path, keeping its `/` separators.
@@ -146,6 +150,43 @@ pub(crate) fn multipart_file(boundary: &str, filename: &str, content: &[u8]) -> 
     body
 }
 
+/// One output stream folded from a vendor's chunks, holding at most `max`
+/// bytes (its tail: the end of a failing check says why) for vendors that
+/// take no output cap. What it drops is counted, never silently lost.
+pub(crate) struct Tail {
+    bytes: Vec<u8>,
+    max: usize,
+    dropped: u64,
+}
+
+impl Tail {
+    pub(crate) fn new(max: u64) -> Self {
+        Self { bytes: Vec::new(), max: usize::try_from(max).unwrap_or(usize::MAX), dropped: 0 }
+    }
+
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        // Trim in batches: at most twice the cap is ever held.
+        if self.bytes.len() > self.max.saturating_mul(2).max(4096) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        if self.bytes.len() > self.max {
+            let cut = self.bytes.len() - self.max;
+            self.bytes.drain(..cut);
+            self.dropped += cut as u64;
+        }
+    }
+
+    /// The kept tail (lossy UTF-8) and the bytes dropped.
+    pub(crate) fn finish(mut self) -> (String, u64) {
+        self.trim();
+        (String::from_utf8_lossy(&self.bytes).into_owned(), self.dropped)
+    }
+}
+
 /// Milliseconds of HTTP deadline for a command running `timeout_ms`.
 pub(crate) fn exec_deadline(timeout_ms: u64) -> u64 {
     timeout_ms.saturating_add(30_000)
@@ -161,5 +202,19 @@ mod tests {
         assert_eq!(shell_quote(&argv), r#"git commit -m 'it'\''s $(rm -rf /) ; x' ''"#);
         assert_eq!(encode("a b/c"), "a%20b%2Fc");
         assert_eq!(encode_path("src/a b.rs"), "src/a%20b.rs");
+    }
+
+    #[test]
+    fn tail_keeps_the_end_and_counts_the_rest() {
+        let mut tail = Tail::new(5);
+        for _ in 0..2000 {
+            tail.push(b"abc");
+            assert!(tail.bytes.len() <= 4096 + 3);
+        }
+        tail.push(b"-end!");
+        assert_eq!(tail.finish(), ("-end!".to_owned(), 6000));
+        let mut small = Tail::new(100);
+        small.push(b"ok");
+        assert_eq!(small.finish(), ("ok".to_owned(), 0));
     }
 }

@@ -14,4 +14,4 @@ pub use daytona::Daytona;
 pub use e2b::E2b;
 pub(crate) use http::fetch_archive;
 pub use http::shell_quote;
-pub use vercel::VercelSandbox;
+pub use vercel::{VercelSandbox, vercel_project};

@@ -1,13 +1,16 @@
-//! Vercel Sandbox REST API (`api.vercel.com/v1/sandboxes`): create from a
-//! git source, run a command (`/cmd`, then wait and logs), read a file,
-//! write files as a gzipped tarball, stop.
+//! Vercel Sandbox, as the SDK `@vercel/sandbox` 3.1.0 speaks it
+//! (`vercel/sandbox` `packages/vercel-sandbox/src/api-client/api-client.ts`,
+//! commit `81d725b`): `POST /v3/sandboxes` in the operator's project, then
+//! the session API `/v2/sandboxes/sessions/{id}/…` for commands (run with
+//! the sandbox-enforced `timeout`, wait, logs, kill), files and stop, and
+//! `DELETE /v2/sandboxes/{name}` at teardown.
 
 use agent_zero_contracts::NetworkPolicy;
 use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{Call, encode, exec_deadline};
+use super::http::{Call, Tail, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
 use crate::provider::{
     Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git,
@@ -16,26 +19,55 @@ use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "vercel";
 const ROOT: &str = "/vercel/sandbox";
+/// The exit status of a command the sandbox killed with SIGKILL at its
+/// `timeout` (the SDK's own tests expect 137).
+const KILLED: i32 = 137;
 
-/// Vercel sandboxes (`VERCEL_TOKEN`, optional team id).
+/// Vercel sandboxes (`VERCEL_TOKEN`, `VERCEL_PROJECT_ID`, optional
+/// `VERCEL_TEAM_ID`).
 pub struct VercelSandbox<C> {
     client: C,
     token: Secret,
     team_id: Option<String>,
+    project_id: Option<String>,
     api_url: String,
     restricted_allow: Vec<String>,
 }
 
+/// `VERCEL_PROJECT_ID`, validated: the project every sandbox is created in
+/// (the SDK always sends one). `None` when unset; an error naming the
+/// variable when it is not a project id or name.
+pub fn vercel_project(value: Option<&str>) -> Result<Option<String>, String> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else { return Ok(None) };
+    let valid = value.len() <= 100 && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if valid {
+        Ok(Some(value.to_owned()))
+    } else {
+        Err("`VERCEL_PROJECT_ID` must be a Vercel project id (`prj_…`) or name: letters, digits, `-`, `_` and `.`, \
+             at most 100 characters"
+            .into())
+    }
+}
+
+/// `SandboxAndSessionResponse` (create, get).
 #[derive(Deserialize)]
-struct Created {
-    sandbox: Id,
+struct SandboxAndSession {
+    sandbox: SandboxInfo,
+    session: SessionInfo,
 }
 
 #[derive(Deserialize)]
-struct Id {
+struct SandboxInfo {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct SessionInfo {
     id: String,
+    status: String,
 }
 
+/// `CommandResponse` / `CommandFinishedResponse`.
 #[derive(Deserialize)]
 struct CommandEnvelope {
     command: CommandInfo,
@@ -47,18 +79,56 @@ struct CommandInfo {
     id: String,
     #[serde(default)]
     exit_code: Option<i32>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+}
+
+/// A `LogLine`: `stdout`/`stderr` text, or an `error` object.
+#[derive(Deserialize)]
+struct LogLine {
+    stream: String,
+    data: serde_json::Value,
+}
+
+/// What the adapter calls a sandbox: `{name}/{session id}` (a name never
+/// holds `/`), so teardown can stop the session and delete the sandbox.
+fn split_id(external_id: &str) -> (Option<&str>, &str) {
+    match external_id.split_once('/') {
+        Some((name, session)) => (Some(name), session),
+        None => (None, external_id),
+    }
+}
+
+/// The sandbox name of a lease: what a replayed provision looks up.
+fn sandbox_name(lease_id: &str) -> String {
+    let clean: String = lease_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .take(52)
+        .collect();
+    format!("agent-zero-{clean}")
 }
 
 impl<C: HttpClient> VercelSandbox<C> {
-    /// An adapter acting for `team_id` when given.
+    /// An adapter acting for `team_id` when given. Sandboxes need a
+    /// project: see [`VercelSandbox::with_project`].
     pub fn new(client: C, token: Secret, team_id: Option<String>) -> Self {
         Self {
             client,
             token,
             team_id,
-            api_url: "https://api.vercel.com".into(),
+            project_id: None,
+            api_url: "https://vercel.com/api".into(),
             restricted_allow: vec!["github.com".into()],
         }
+    }
+
+    /// The project sandboxes are created in (`VERCEL_PROJECT_ID`, checked by
+    /// [`vercel_project`]); without one, provisioning is refused naming it.
+    #[must_use]
+    pub fn with_project(mut self, project_id: Option<String>) -> Self {
+        self.project_id = project_id;
+        self
     }
 
     /// Overrides the API base URL (tests).
@@ -68,52 +138,90 @@ impl<C: HttpClient> VercelSandbox<C> {
         self
     }
 
-    fn url(&self, path: &str) -> String {
-        match &self.team_id {
-            Some(team) => {
-                format!("{}{path}{}teamId={}", self.api_url, if path.contains('?') { '&' } else { '?' }, encode(team))
-            }
-            None => format!("{}{path}", self.api_url),
+    /// `{api}{path}?teamId=…&{query}`: the team first, as the SDK sends it.
+    fn url(&self, path: &str, query: &[(&str, &str)]) -> String {
+        let team = self.team_id.as_deref().map(|team| ("teamId", team));
+        let pairs: Vec<String> =
+            team.iter().chain(query).map(|(key, value)| format!("{key}={}", encode(value))).collect();
+        match pairs.is_empty() {
+            true => format!("{}{path}", self.api_url),
+            false => format!("{}{path}?{}", self.api_url, pairs.join("&")),
         }
     }
 
-    #[allow(clippy::too_many_arguments)] // one request's fields, named at each call site
+    fn project(&self, operation: &'static str) -> Result<&str, ProviderError> {
+        self.project_id.as_deref().ok_or_else(|| ProviderError::Refused {
+            provider: NAME,
+            operation,
+            reason: "`VERCEL_PROJECT_ID` is not set: Vercel creates every sandbox in a project".into(),
+        })
+    }
+
+    /// Sends one JSON call; `410` (the session or sandbox has stopped) is
+    /// `NotFound`, like `404`.
     async fn send(
         &self,
         operation: &'static str,
         method: http::Method,
-        path: &str,
-        body: Vec<u8>,
-        content_type: &str,
+        url: &str,
+        body: Option<serde_json::Value>,
         timeout_ms: u64,
         what: &str,
-    ) -> Result<Vec<u8>, ProviderError> {
-        let call = Call { provider: NAME, operation, secret: &self.token };
+    ) -> Result<http::Response<Vec<u8>>, ProviderError> {
+        let call = self.call(operation);
         let builder = call
-            .request(method, &self.url(path))
+            .request(method, url)
             .header("authorization", format!("Bearer {}", self.token.expose()))
-            .header("content-type", content_type);
-        Ok(call.send(&self.client, builder, body, timeout_ms, what).await?.1)
+            .header("content-type", "application/json");
+        let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        match call.send_response(&self.client, builder, body, timeout_ms, what).await {
+            Err(ProviderError::Status { status: 410, .. }) => {
+                Err(ProviderError::NotFound { provider: NAME, operation, what: format!("{what} (gone)") })
+            }
+            other => other,
+        }
     }
 
     fn call(&self, operation: &'static str) -> Call<'_> {
         Call { provider: NAME, operation, secret: &self.token }
     }
-}
 
-impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
-    fn kind(&self) -> ProviderKind {
-        ProviderKind::Vercel
+    /// The running sandbox a previous provision of this lease made, if any;
+    /// a stopped one is deleted so the name can be taken again.
+    async fn existing(&self, name: &str, project: &str) -> Result<Option<String>, ProviderError> {
+        let url = self.url(&format!("/v2/sandboxes/{}", encode(name)), &[("projectId", project), ("resume", "false")]);
+        match self.send("find sandbox", http::Method::GET, &url, None, 30_000, name).await {
+            Ok(response) => {
+                let found: SandboxAndSession = self.call("find sandbox").json(response.body())?;
+                if matches!(found.session.status.as_str(), "pending" | "running") {
+                    return Ok(Some(format!("{}/{}", found.sandbox.name, found.session.id)));
+                }
+                self.delete(name, project).await?;
+                Ok(None)
+            }
+            Err(ProviderError::NotFound { .. }) => Ok(None),
+            Err(other) => Err(other),
+        }
     }
 
-    async fn provision(
+    async fn delete(&self, name: &str, project: &str) -> Result<(), ProviderError> {
+        let url = self.url(&format!("/v2/sandboxes/{}", encode(name)), &[("projectId", project)]);
+        match self.send("delete sandbox", http::Method::DELETE, &url, None, 60_000, name).await {
+            Ok(_) | Err(ProviderError::NotFound { .. }) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn create(
         &self,
         request: &SandboxRequest,
         provision: &Provision<'_>,
-    ) -> Result<Provisioned, ProviderError> {
+        name: &str,
+        project: &str,
+    ) -> Result<String, ProviderError> {
         let network = match request.network {
             NetworkPolicy::None => json!({ "mode": "deny-all" }),
-            NetworkPolicy::Restricted => json!({ "mode": "custom", "allowedDomains": self.restricted_allow }),
+            NetworkPolicy::Restricted => json!({ "allow": self.restricted_allow }),
             NetworkPolicy::Full => json!({ "mode": "allow-all" }),
         };
         // Vercel fetches the source itself: the archive link (its own
@@ -127,27 +235,69 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
                 "depth": 1,
             }),
         };
+        // No `runtime`: the SDK sends this body to `/v3/sandboxes`.
         let body = json!({
+            "projectId": project,
+            "name": name,
+            "ports": [],
             "source": source,
             "timeout": request.lease_ms,
-            "runtime": "node22",
             "networkPolicy": network,
+            "persistent": false,
+            "tags": { "agentZeroLease": provision.lease_id, "agentZeroTask": request.task_id },
         });
-        let bytes = self
-            .send(
-                "create sandbox",
-                http::Method::POST,
-                "/v1/sandboxes",
-                body.to_string().into_bytes(),
-                "application/json",
-                300_000,
-                &request.repository,
-            )
-            .await?;
-        let created: Created = self.call("create sandbox").json(&bytes)?;
+        let url = self.url("/v3/sandboxes", &[]);
+        let response =
+            self.send("create sandbox", http::Method::POST, &url, Some(body), 300_000, &request.repository).await?;
+        let created: SandboxAndSession = self.call("create sandbox").json(response.body())?;
+        Ok(format!("{}/{}", created.sandbox.name, created.session.id))
+    }
+
+    fn session_url(&self, sandbox: &str, rest: &str, query: &[(&str, &str)]) -> String {
+        let (_, session) = split_id(sandbox);
+        self.url(&format!("/v2/sandboxes/sessions/{}{rest}", encode(session)), query)
+    }
+
+    /// The command's logs, each stream bounded to `max` bytes.
+    async fn logs(&self, sandbox: &str, command: &str, max: u64) -> Result<(String, String, u64), ProviderError> {
+        let url = self.session_url(sandbox, &format!("/cmd/{}/logs", encode(command)), &[]);
+        let response = self.send("logs", http::Method::GET, &url, None, 60_000, command).await?;
+        let (mut stdout, mut stderr) = (Tail::new(max), Tail::new(max));
+        for line in response.body().split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()) {
+            let entry: LogLine = self.call("logs").json(line)?;
+            match (entry.stream.as_str(), entry.data.as_str()) {
+                ("stdout", Some(data)) => stdout.push(data.as_bytes()),
+                ("stderr", Some(data)) => stderr.push(data.as_bytes()),
+                _ => {
+                    let reason = format!("log stream error: {}", entry.data["message"].as_str().unwrap_or("unknown"));
+                    return Err(self.call("logs").protocol(reason));
+                }
+            }
+        }
+        let ((stdout, a), (stderr, b)) = (stdout.finish(), stderr.finish());
+        Ok((stdout, stderr, a + b))
+    }
+}
+
+impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Vercel
+    }
+
+    async fn provision(
+        &self,
+        request: &SandboxRequest,
+        provision: &Provision<'_>,
+    ) -> Result<Provisioned, ProviderError> {
+        let project = self.project("create sandbox")?;
+        let name = sandbox_name(provision.lease_id);
+        let external_id = match self.existing(&name, project).await? {
+            Some(found) => found,
+            None => self.create(request, provision, &name, project).await?,
+        };
         if let CheckoutSource::Archive { commit, .. } = provision.source {
             // An unpacked tarball has no history: commit it as the baseline.
-            let sandbox = SandboxRef { external_id: created.sandbox.id.clone(), root: String::new() };
+            let sandbox = SandboxRef { external_id: external_id.clone(), root: String::new() };
             for (operation, argv) in baseline(ROOT, commit) {
                 let exec = Exec { argv, timeout_ms: provision.checkout_timeout_ms, ..fixed_git(&[]) };
                 let outcome = self.exec(&sandbox, &exec).await.and_then(|out| match out.exit_code {
@@ -155,96 +305,78 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
                     code => Err(self.call(operation).protocol(format!("git exited {code}"))),
                 });
                 if let Err(error) = outcome {
-                    let _ = self.stop(&created.sandbox.id).await;
+                    let _ = self.stop(&external_id).await;
                     return Err(error);
                 }
             }
         }
-        Ok(Provisioned { external_id: created.sandbox.id, root: ROOT.into(), isolated: true, network: request.network })
+        Ok(Provisioned { external_id, root: ROOT.into(), isolated: true, network: request.network })
     }
 
     async fn exec(&self, sandbox: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
-        let id = encode(&sandbox.external_id);
-        let body =
-            json!({ "command": exec.argv[0], "args": exec.argv[1..], "cwd": sandbox.path(&exec.cwd), "env": exec.env });
-        let bytes = self
-            .send(
-                "run",
-                http::Method::POST,
-                &format!("/v1/sandboxes/{id}/cmd"),
-                body.to_string().into_bytes(),
-                "application/json",
-                60_000,
-                &sandbox.external_id,
-            )
-            .await?;
-        let started: CommandEnvelope = self.call("run").json(&bytes)?;
-        let cmd = encode(&started.command.id);
-        let waited = self
-            .send(
-                "wait",
-                http::Method::GET,
-                &format!("/v1/sandboxes/{id}/cmd/{cmd}?wait=true"),
-                Vec::new(),
-                "application/json",
-                exec_deadline(exec.timeout_ms),
-                &started.command.id,
-            )
-            .await;
-        let (exit_code, timed_out) = match waited {
-            Ok(bytes) => (self.call("wait").json::<CommandEnvelope>(&bytes)?.command.exit_code.unwrap_or(-1), false),
+        let id = &sandbox.external_id;
+        // The sandbox itself kills the command with SIGKILL at `timeout`.
+        let body = json!({
+            "command": exec.argv[0],
+            "args": exec.argv[1..],
+            "cwd": sandbox.path(&exec.cwd),
+            "env": exec.env,
+            "sudo": false,
+            "timeout": exec.timeout_ms,
+        });
+        let url = self.session_url(id, "/cmd", &[]);
+        let response = self.send("run", http::Method::POST, &url, Some(body), 60_000, id).await?;
+        let started: CommandEnvelope = self.call("run").json(response.body())?;
+        let cmd = started.command.id;
+        let url = self.session_url(id, &format!("/cmd/{}", encode(&cmd)), &[("wait", "true")]);
+        let waited = self.send("wait", http::Method::GET, &url, None, exec_deadline(exec.timeout_ms), &cmd).await;
+        let (exit_code, duration_ms, timed_out) = match waited {
+            Ok(response) => {
+                let finished = self.call("wait").json::<CommandEnvelope>(response.body())?.command;
+                let exit = finished.exit_code.unwrap_or(-1);
+                let duration = finished.duration_ms.unwrap_or(0);
+                // 137 at (or past) the deadline is the sandbox's own kill;
+                // a 137 earlier is the command's (an OOM kill, say).
+                let timed_out = exit == KILLED && finished.duration_ms.is_none_or(|d| d >= exec.timeout_ms);
+                (exit, duration, timed_out)
+            }
             Err(ProviderError::Http { source: HttpError::Timeout(_), .. }) => {
-                let kill = json!({ "signal": 9 }).to_string().into_bytes();
-                let _ = self
-                    .send(
-                        "kill",
-                        http::Method::POST,
-                        &format!("/v1/sandboxes/{id}/cmd/{cmd}/kill"),
-                        kill,
-                        "application/json",
-                        30_000,
-                        &started.command.id,
-                    )
-                    .await;
-                (-1, true)
+                // No answer well past the deadline: kill it ourselves.
+                let url = self.session_url(id, &format!("/cmd/{}/kill", encode(&cmd)), &[]);
+                let kill = json!({ "signal": 9 });
+                let _ = self.send("kill", http::Method::POST, &url, Some(kill), 30_000, &cmd).await;
+                (-1, exec.timeout_ms, true)
             }
             Err(other) => return Err(other),
         };
-        let logs = self
-            .send(
-                "logs",
-                http::Method::GET,
-                &format!("/v1/sandboxes/{id}/cmd/{cmd}/logs"),
-                Vec::new(),
-                "application/json",
-                60_000,
-                &started.command.id,
-            )
-            .await?;
-        let (mut stdout, mut stderr) = (String::new(), String::new());
-        for line in String::from_utf8_lossy(&logs).lines().filter(|l| !l.trim().is_empty()) {
-            let entry: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| self.call("logs").protocol(e.to_string()))?;
-            let data = entry["data"].as_str().unwrap_or_default();
-            match entry["stream"].as_str() {
-                Some("stderr") => stderr.push_str(data),
-                _ => stdout.push_str(data),
-            }
-        }
-        Ok(ExecOutput { exit_code, stdout, stderr, timed_out, duration_ms: 0, truncated_bytes: 0 })
+        let (stdout, stderr, truncated_bytes) = match self.logs(id, &cmd, exec.max_output_bytes).await {
+            Ok(logs) => logs,
+            Err(_) if timed_out => (String::new(), String::new(), 0),
+            Err(other) => return Err(other),
+        };
+        Ok(ExecOutput { exit_code, stdout, stderr, timed_out, duration_ms, truncated_bytes })
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
-        let body = json!({ "path": sandbox.path(path) }).to_string().into_bytes();
-        let url = format!("/v1/sandboxes/{}/fs/read", encode(&sandbox.external_id));
-        self.send("read file", http::Method::POST, &url, body, "application/json", 60_000, path).await
+        let url = self.session_url(&sandbox.external_id, "/fs/read", &[]);
+        let body = json!({ "path": sandbox.path(path) });
+        let response = self.send("read file", http::Method::POST, &url, Some(body), 60_000, path).await?;
+        // A file comes as an octet stream; anything else (a JSON error with
+        // a 2xx status) is an error, never file content.
+        let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+        if !content_type.contains("application/octet-stream") {
+            let shown = if content_type.is_empty() { "(none)" } else { content_type };
+            let text = String::from_utf8_lossy(response.body()).chars().take(300).collect::<String>();
+            return Err(self.call("read file").protocol(format!("content-type {shown}, not a file: {text}")));
+        }
+        Ok(response.into_body())
     }
 
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
         let call = self.call("write file");
         let archive = gzip_stored(&tar_one(path, content));
         let builder = call
-            .request(http::Method::POST, &self.url(&format!("/v1/sandboxes/{}/fs/write", encode(&sandbox.external_id))))
+            .request(http::Method::POST, &self.session_url(&sandbox.external_id, "/fs/write", &[]))
             .header("authorization", format!("Bearer {}", self.token.expose()))
             .header("content-type", "application/gzip")
             .header("x-cwd", &sandbox.root);
@@ -253,10 +385,14 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
     }
 
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
-        let url = format!("/v1/sandboxes/{}/stop", encode(external_id));
-        match self.send("stop", http::Method::POST, &url, Vec::new(), "application/json", 60_000, external_id).await {
-            Ok(_) | Err(ProviderError::NotFound { .. }) => Ok(()),
-            Err(other) => Err(other),
+        let url = self.session_url(external_id, "/stop", &[]);
+        match self.send("stop", http::Method::POST, &url, None, 60_000, external_id).await {
+            Ok(_) | Err(ProviderError::NotFound { .. }) => {}
+            Err(other) => return Err(other),
+        }
+        match (split_id(external_id).0, self.project_id.as_deref()) {
+            (Some(name), Some(project)) => self.delete(name, project).await,
+            _ => Ok(()),
         }
     }
 }
@@ -325,6 +461,17 @@ impl<C> std::fmt::Debug for VercelSandbox<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn project_ids_are_checked_naming_the_variable() {
+        assert_eq!(vercel_project(None), Ok(None));
+        assert_eq!(vercel_project(Some("  ")), Ok(None));
+        assert_eq!(vercel_project(Some("prj_AbC123")), Ok(Some("prj_AbC123".into())));
+        let error = vercel_project(Some("prj 1; rm")).unwrap_err();
+        assert!(error.contains("`VERCEL_PROJECT_ID`") && !error.contains("rm"), "{error}");
+        assert_eq!(sandbox_name("lease-Task_7/x"), "agent-zero-lease-task-7-x");
+        assert_eq!(split_id("agent-zero-l/sess_1"), (Some("agent-zero-l"), "sess_1"));
+    }
 
     #[test]
     fn crc_and_archive_shape() {

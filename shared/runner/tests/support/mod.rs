@@ -25,9 +25,13 @@ pub(crate) struct Seen {
     pub(crate) body: Vec<u8>,
 }
 
+/// A scripted answer: status, optional content type, body, and how long
+/// the server holds it (a vendor slower than the adapter's deadline).
+type Answer = (u16, Option<String>, Vec<u8>, Duration);
+
 #[derive(Debug, Default)]
 struct Script {
-    answers: VecDeque<(u16, Vec<u8>)>,
+    answers: VecDeque<Answer>,
     seen: Vec<Seen>,
     unscripted: Vec<String>,
 }
@@ -58,7 +62,20 @@ impl Loopback {
 
     /// Queues the next answer.
     pub(crate) fn answer(self, status: u16, body: impl AsRef<[u8]>) -> Self {
-        self.script.lock().unwrap().answers.push_back((status, body.as_ref().to_vec()));
+        self.script.lock().unwrap().answers.push_back((status, None, body.as_ref().to_vec(), Duration::ZERO));
+        self
+    }
+
+    /// Queues the next answer with a `content-type`.
+    pub(crate) fn answer_typed(self, status: u16, content_type: &str, body: impl AsRef<[u8]>) -> Self {
+        let answer = (status, Some(content_type.to_owned()), body.as_ref().to_vec(), Duration::ZERO);
+        self.script.lock().unwrap().answers.push_back(answer);
+        self
+    }
+
+    /// Queues the next answer, held for `late` before it is sent.
+    pub(crate) fn answer_late(self, late: Duration, status: u16, body: impl AsRef<[u8]>) -> Self {
+        self.script.lock().unwrap().answers.push_back((status, None, body.as_ref().to_vec(), late));
         self
     }
 
@@ -72,7 +89,14 @@ impl Loopback {
         Loopclient {
             agent: ureq::Agent::config_builder().http_status_as_error(false).build().into(),
             address: self.address.clone(),
+            deadline_cap: None,
         }
+    }
+
+    /// A client whose every deadline is at most `cap` (a vendor answering
+    /// later than that is a [`HttpError::Timeout`], as the hosts report it).
+    pub(crate) fn client_capped(&self, cap: Duration) -> Loopclient {
+        Loopclient { deadline_cap: Some(cap), ..self.client() }
     }
 
     /// Every request received, after checking none was unscripted and the
@@ -116,8 +140,21 @@ fn serve(script: &Mutex<Script>, mut request: tiny_http::Request) {
         script.seen.push(seen);
         answer
     };
-    let (status, body) = answer.unwrap_or((599, b"unscripted request".to_vec()));
-    let _ = request.respond(tiny_http::Response::from_data(body).with_status_code(status));
+    let (status, content_type, body, late) =
+        answer.unwrap_or((599, None, b"unscripted request".to_vec(), Duration::ZERO));
+    let mut response = tiny_http::Response::from_data(body).with_status_code(status);
+    if let Some(value) = content_type {
+        response = response.with_header(tiny_http::Header::from_bytes("content-type", value).expect("header"));
+    }
+    if late.is_zero() {
+        let _ = request.respond(response);
+    } else {
+        // Held on its own thread: later requests are answered meanwhile.
+        std::thread::spawn(move || {
+            std::thread::sleep(late);
+            let _ = request.respond(response);
+        });
+    }
 }
 
 /// Blocking HTTP over `ureq`, pointed at one loopback address.
@@ -125,11 +162,17 @@ fn serve(script: &Mutex<Script>, mut request: tiny_http::Request) {
 pub(crate) struct Loopclient {
     agent: ureq::Agent,
     address: String,
+    deadline_cap: Option<Duration>,
 }
 
 impl HttpClient for Loopclient {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         let timeout = request.extensions().get::<RequestTimeout>().map(|t| Duration::from_millis(t.0));
+        let timeout = match (timeout, self.deadline_cap) {
+            (Some(t), Some(cap)) => Some(t.min(cap)),
+            (t, cap) => t.or(cap),
+        };
+        let timeout_ms = timeout.map_or(0, |t| t.as_millis() as u64);
         let (mut parts, body) = request.into_parts();
         let authority = parts.uri.authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
         if authority != self.address {
@@ -142,7 +185,10 @@ impl HttpClient for Loopclient {
         }
         let request =
             self.agent.configure_request(http::Request::from_parts(parts, body)).timeout_global(timeout).build();
-        let response = self.agent.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
+        let response = self.agent.run(request).map_err(|e| match e {
+            ureq::Error::Timeout(_) => HttpError::Timeout(timeout_ms),
+            other => HttpError::Transport(other.to_string()),
+        })?;
         let (parts, mut body) = response.into_parts();
         let bytes = body.read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
         Ok(http::Response::from_parts(parts, bytes))

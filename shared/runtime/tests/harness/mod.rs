@@ -111,6 +111,10 @@ impl Workspace for ScriptedWorkspace {
     async fn read_files(&self, _: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         Ok(paths.iter().map(|p| (p.clone(), self.tree.borrow().get(p).cloned())).collect())
     }
+    async fn file_modes(&self, _: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
+        // The in-memory tree holds regular files only.
+        Ok(paths.iter().map(|p| (p.clone(), self.tree.borrow().contains_key(p).then(|| "100644".to_owned()))).collect())
+    }
     async fn write_files(&self, _: &Lease, changes: &[ProposedChange], _: &str) -> Result<(), WorkspaceError> {
         self.writes.set(self.writes.get() + 1);
         for change in changes {

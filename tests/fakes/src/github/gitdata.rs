@@ -82,6 +82,10 @@ pub(super) fn create_tree(state: &mut State, key: &str, call: &RecordedCall) -> 
             return validation_failed("Tree", &format!("tree[{index}].path"), "missing_field", None);
         };
         let mode = entry["mode"].as_str().unwrap_or(FILE_MODE).to_owned();
+        // GitHub REST "Create a tree" (2022-11-28): the modes it accepts.
+        if !["100644", "100755", "040000", "160000", "120000"].contains(&mode.as_str()) {
+            return validation_failed("Tree", &format!("tree[{index}].mode"), "invalid", None);
+        }
         let kind = entry["type"].as_str().unwrap_or("blob");
         if let Some(content) = entry["content"].as_str() {
             let sha = repo.git.put_blob(content.as_bytes());

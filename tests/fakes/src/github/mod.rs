@@ -37,6 +37,7 @@ mod auth;
 mod collab;
 mod gitdata;
 mod identity;
+mod oauth;
 mod pulls;
 mod routes;
 mod state;

@@ -19,6 +19,18 @@
 //!   api.github.com: max-sixty/tend#252, parkerbxyz/suggest-changes#64,
 //!   villesau/ai-codereviewer#34.)
 //!
+//! - `GET /repos/{o}/{r}/pulls/{n}/comments` (paged like files): every
+//!   review comment, replies included, with `id`, `path`, `line`, `side`,
+//!   `commit_id`, `diff_hunk`, `body`, `user`, `in_reply_to_id` (replies
+//!   only); `POST .../pulls/{n}/comments/{id}/replies` `{"body"}` answers
+//!   201 with the reply (GitHub threads replies on the root comment);
+//! - `GET /repos/{o}/{r}/compare/{base}...{head}`: `status` (`ahead`,
+//!   `behind`, `identical`, `diverged`), `ahead_by`, `behind_by`,
+//!   `total_commits`, `commits`, and `files` as above (at most 300);
+//! - `POST /repos/{o}/{r}/issues/comments/{id}/reactions` `{"content"}`: 201
+//!   with the reaction, 200 for one the user already made (GitHub's
+//!   "Reaction exists" answer), 422 for an unknown content.
+//!
 //! The diff assumes newline-terminated text files (the seeds are).
 
 use serde_json::{Value, json};
@@ -113,6 +125,80 @@ impl FakeGitHub {
         })
     }
 
+    /// Pushes a commit to pull request `number`'s head branch: `head_sha`
+    /// (a real git sha, the sandbox clones it too), its parent the current
+    /// head, holding the head's files with `changes` applied (path, content;
+    /// `None` deletes), as a `synchronize` follows.
+    ///
+    /// # Panics
+    /// When the pull request was not opened.
+    pub fn push_to_pull_request(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        head_sha: &str,
+        changes: &[(&str, Option<&str>)],
+    ) {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            let pull = state.pulls.iter_mut().find(|(k, p)| *k == key && p["number"] == number).expect("open it first");
+            let parent = pull.1["head"]["sha"].as_str().unwrap_or_default().to_owned();
+            let branch = pull.1["head"]["ref"].as_str().unwrap_or_default().to_owned();
+            let head_sha = head_sha.to_ascii_lowercase();
+            pull.1["head"]["sha"] = json!(head_sha);
+            pull.1["updated_at"] = json!(now_rfc3339());
+            let r = state.repos.get_mut(&key).expect("seeded");
+            let mut flat = r.git.files_at(&parent).cloned().unwrap_or_default();
+            for (path, content) in changes {
+                match content {
+                    Some(content) => flat.extend(r.git.flat_from_files(&[(path, content)])),
+                    None => {
+                        flat.remove(*path);
+                    }
+                }
+            }
+            let tree = r.git.put_tree(flat);
+            let commit = Commit {
+                tree,
+                parents: vec![parent],
+                message: format!("More changes on {branch}"),
+                author_name: owner.into(),
+                author_email: format!("{owner}@users.noreply.github.com"),
+                date: now_rfc3339(),
+            };
+            r.git.put_commit_with_id(&head_sha, commit);
+            r.git.refs.insert(format!("heads/{branch}"), head_sha);
+        });
+    }
+
+    /// The review comments on pull request `number`, replies included,
+    /// oldest first, as `GET .../pulls/{n}/comments` lists them.
+    pub fn review_comments(&self, owner: &str, repo: &str, number: u64) -> Vec<Value> {
+        let key = repo_key(owner, repo);
+        self.with(|state| {
+            state
+                .review_comments
+                .iter()
+                .filter(|(k, c)| *k == key && c["number"] == number)
+                .map(|(_, c)| c.clone())
+                .collect()
+        })
+    }
+
+    /// The reactions on issue comment `comment_id`, oldest first.
+    pub fn reactions(&self, owner: &str, repo: &str, comment_id: u64) -> Vec<Value> {
+        let key = repo_key(owner, repo);
+        self.with(|state| {
+            state
+                .reactions
+                .iter()
+                .filter(|(k, r)| *k == key && r["comment_id"] == comment_id)
+                .map(|(_, r)| r["reaction"].clone())
+                .collect()
+        })
+    }
+
     /// The reviews posted on pull request `number`, oldest first, each as
     /// GitHub answered it plus the `comments` it was posted with.
     pub fn reviews(&self, owner: &str, repo: &str, number: u64) -> Vec<Value> {
@@ -132,17 +218,24 @@ impl FakeGitHub {
     }
 }
 
-/// `GET .../pulls/{n}/files`, `GET|POST .../pulls/{n}/reviews`.
+/// `GET .../pulls/{n}/files`, `GET|POST .../pulls/{n}/reviews`, `GET
+/// .../pulls/{n}/comments`, `POST .../pulls/{n}/comments/{id}/replies`,
+/// `GET .../compare/{base}...{head}`, `POST .../issues/comments/{id}/reactions`.
 pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&str]) -> Reply {
+    match (call.method.as_str(), rest) {
+        ("GET", ["compare", basehead]) => return compare(state, key, basehead),
+        ("POST", ["issues", "comments", id, "reactions"]) => return react(state, call, key, id),
+        _ => {}
+    }
     let Some(number) = rest.get(1).and_then(|n| n.parse::<u64>().ok()) else {
         return not_found();
     };
     let Some(pull) = state.pulls.iter().find(|(k, p)| k == key && p["number"] == number).map(|(_, p)| p.clone()) else {
         return not_found();
     };
-    match (call.method.as_str(), rest.get(2).copied()) {
-        ("GET", Some("files")) => files(state, call, key, &pull),
-        ("GET", Some("reviews")) => {
+    match (call.method.as_str(), &rest[2..]) {
+        ("GET", ["files"]) => files(state, call, key, &pull),
+        ("GET", ["reviews"]) => {
             let listed: Vec<Value> = state
                 .reviews
                 .iter()
@@ -151,7 +244,9 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
                 .collect();
             Reply::json(200, &Value::Array(listed))
         }
-        ("POST", Some("reviews")) => create_review(state, call, key, &pull),
+        ("POST", ["reviews"]) => create_review(state, call, key, &pull),
+        ("GET", ["comments"]) => list_review_comments(state, call, key, number),
+        ("POST", ["comments", id, "replies"]) => reply(state, call, key, number, id),
         _ => not_found(),
     }
 }
@@ -165,10 +260,36 @@ struct Changed {
     patch: Option<Vec<Hunk>>,
 }
 
+impl Changed {
+    /// The entry GitHub lists for it (pull request files, compare files).
+    fn entry(&self, urls: &RepoUrls, head: &str) -> Value {
+        let mut entry = json!({
+            "sha": head,
+            "filename": self.path,
+            "status": self.status,
+            "additions": self.additions,
+            "deletions": self.deletions,
+            "changes": self.additions + self.deletions,
+            "blob_url": format!("{}/blob/{head}/{}", urls.html, self.path),
+            "raw_url": format!("{}/raw/{head}/{}", urls.html, self.path),
+            "contents_url": format!("{}/contents/{}?ref={head}", urls.api, self.path),
+        });
+        if let Some(hunks) = &self.patch {
+            entry["patch"] = Value::from(hunks.iter().map(Hunk::text).collect::<Vec<_>>().join("\n"));
+        }
+        entry
+    }
+}
+
 fn changed_files(state: &State, key: &str, pull: &Value) -> Vec<Changed> {
-    let git = &state.repos[key].git;
     let (base, head) =
         (pull["base"]["sha"].as_str().unwrap_or_default(), pull["head"]["sha"].as_str().unwrap_or_default());
+    changed_between(state, key, base, head)
+}
+
+/// The files that differ from commit `base` to commit `head`, by path.
+fn changed_between(state: &State, key: &str, base: &str, head: &str) -> Vec<Changed> {
+    let git = &state.repos[key].git;
     let empty = Default::default();
     let (old, new) = (git.files_at(base).unwrap_or(&empty), git.files_at(head).unwrap_or(&empty));
     let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
@@ -213,28 +334,8 @@ fn files(state: &State, call: &RecordedCall, key: &str, pull: &Value) -> Reply {
     let urls = state.urls(repo);
     let head = pull["head"]["sha"].as_str().unwrap_or_default();
     let all: Vec<Changed> = changed_files(state, key, pull).into_iter().take(MAX_LISTED).collect();
-    let listed: Vec<Value> = all
-        .iter()
-        .skip((page - 1) * per_page)
-        .take(per_page)
-        .map(|c| {
-            let mut entry = json!({
-                "sha": head,
-                "filename": c.path,
-                "status": c.status,
-                "additions": c.additions,
-                "deletions": c.deletions,
-                "changes": c.additions + c.deletions,
-                "blob_url": format!("{}/blob/{head}/{}", urls.html, c.path),
-                "raw_url": format!("{}/raw/{head}/{}", urls.html, c.path),
-                "contents_url": format!("{}/contents/{}?ref={head}", urls.api, c.path),
-            });
-            if let Some(hunks) = &c.patch {
-                entry["patch"] = Value::from(hunks.iter().map(Hunk::text).collect::<Vec<_>>().join("\n"));
-            }
-            entry
-        })
-        .collect();
+    let listed: Vec<Value> =
+        all.iter().skip((page - 1) * per_page).take(per_page).map(|c| c.entry(&urls, head)).collect();
     let mut reply = Reply::json(200, &Value::Array(listed));
     if page * per_page < all.len() {
         let number = pull["number"].as_u64().unwrap_or_default();
@@ -287,8 +388,222 @@ fn create_review(state: &mut State, call: &RecordedCall, key: &str, pull: &Value
         "submitted_at": now_rfc3339(),
         "commit_id": commit_id,
     });
+    for comment in &comments {
+        let hunk = changed
+            .iter()
+            .find(|c| Some(c.path.as_str()) == comment["path"].as_str())
+            .and_then(|c| c.patch.as_ref())
+            .and_then(|hunks| {
+                let line = comment["line"].as_u64().unwrap_or_default();
+                hunks.iter().find(|h| h.shows(line, comment["side"].as_str().unwrap_or("RIGHT")))
+            })
+            .map(Hunk::text)
+            .unwrap_or_default();
+        let placed = Placed { review_id: id, commit_id: commit_id.clone(), diff_hunk: hunk, in_reply_to: None };
+        let stored = review_comment(state, call, key, number, comment, placed);
+        state.review_comments.push((key.to_owned(), stored));
+    }
     state.reviews.push((key.to_owned(), json!({"number": number, "review": review, "comments": comments})));
     Reply::json(200, &review)
+}
+
+/// Where a review comment sits: its review, commit and hunk, and the
+/// comment it answers.
+struct Placed {
+    review_id: u64,
+    commit_id: Value,
+    diff_hunk: String,
+    in_reply_to: Option<u64>,
+}
+
+/// A review comment in GitHub's wire format (`GET .../pulls/comments/{id}`).
+fn review_comment(
+    state: &mut State,
+    call: &RecordedCall,
+    key: &str,
+    number: u64,
+    posted: &Value,
+    placed: Placed,
+) -> Value {
+    let id = state.fresh_id();
+    let urls = state.urls(&state.repos[key]);
+    let user = RepoUrls::user(&state.base_url, &state.login_of(call));
+    let now = now_rfc3339();
+    let mut comment = json!({
+        "url": format!("{}/pulls/comments/{id}", urls.api),
+        "pull_request_review_id": placed.review_id,
+        "id": id,
+        "node_id": node_id("PullRequestReviewComment", &id.to_string()),
+        "diff_hunk": placed.diff_hunk,
+        "path": posted["path"],
+        "commit_id": placed.commit_id,
+        "original_commit_id": placed.commit_id,
+        "user": user,
+        "body": posted["body"],
+        "created_at": now,
+        "updated_at": now,
+        "html_url": format!("{}/pull/{number}#discussion_r{id}", urls.html),
+        "pull_request_url": format!("{}/pulls/{number}", urls.api),
+        "author_association": "COLLABORATOR",
+        "_links": {
+            "self": {"href": format!("{}/pulls/comments/{id}", urls.api)},
+            "html": {"href": format!("{}/pull/{number}#discussion_r{id}", urls.html)},
+            "pull_request": {"href": format!("{}/pulls/{number}", urls.api)},
+        },
+        "start_line": posted["start_line"],
+        "original_start_line": posted["start_line"],
+        "start_side": posted["start_side"],
+        "line": posted["line"],
+        "original_line": posted["line"],
+        "side": posted.get("side").cloned().unwrap_or_else(|| json!("RIGHT")),
+        "subject_type": "line",
+        "number": number,
+    });
+    if let Some(parent) = placed.in_reply_to {
+        comment["in_reply_to_id"] = json!(parent);
+    }
+    comment
+}
+
+/// `GET .../pulls/{n}/comments`: every review comment, replies included,
+/// oldest first (`per_page` up to 100, default 30, `page`, `Link`).
+fn list_review_comments(state: &State, call: &RecordedCall, key: &str, number: u64) -> Reply {
+    let per_page = call.query_param("per_page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(30).clamp(1, 100);
+    let page = call.query_param("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let all: Vec<&Value> =
+        state.review_comments.iter().filter(|(k, c)| k == key && c["number"] == number).map(|(_, c)| c).collect();
+    let listed: Vec<Value> = all
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|c| {
+            let mut c = (*c).clone();
+            c.as_object_mut().map(|o| o.remove("number"));
+            c
+        })
+        .collect();
+    let mut reply = Reply::json(200, &Value::Array(listed));
+    if page * per_page < all.len() {
+        let urls = state.urls(&state.repos[key]);
+        let next = format!("{}/pulls/{number}/comments?per_page={per_page}&page={}", urls.api, page + 1);
+        reply = reply.with_header("link", &format!("<{next}>; rel=\"next\""));
+    }
+    reply
+}
+
+/// `POST .../pulls/{n}/comments/{id}/replies` `{"body"}`: 201 with the
+/// reply; 404 when `id` is not a review comment of this pull request.
+fn reply(state: &mut State, call: &RecordedCall, key: &str, number: u64, id: &str) -> Reply {
+    let Some(body) = call.json() else {
+        return error(400, "Problems parsing JSON");
+    };
+    let Some(text) = body["body"].as_str().filter(|b| !b.is_empty()) else {
+        return unprocessable("Body can't be blank");
+    };
+    let Some(parent) = id.parse::<u64>().ok().and_then(|id| {
+        state
+            .review_comments
+            .iter()
+            .find(|(k, c)| k == key && c["number"] == number && c["id"] == id)
+            .map(|(_, c)| c.clone())
+    }) else {
+        return not_found();
+    };
+    // Replies join the thread's root, as GitHub threads them.
+    let root = parent["in_reply_to_id"].as_u64().or_else(|| parent["id"].as_u64());
+    let posted = json!({"path": parent["path"], "line": parent["line"], "side": parent["side"], "start_line": parent["start_line"], "start_side": parent["start_side"], "body": text});
+    let placed = Placed {
+        review_id: parent["pull_request_review_id"].as_u64().unwrap_or_default(),
+        commit_id: parent["commit_id"].clone(),
+        diff_hunk: parent["diff_hunk"].as_str().unwrap_or_default().to_owned(),
+        in_reply_to: root,
+    };
+    let stored = review_comment(state, call, key, number, &posted, placed);
+    state.review_comments.push((key.to_owned(), stored.clone()));
+    stored.as_object().map_or_else(not_found, |o| {
+        let mut o = o.clone();
+        o.remove("number");
+        Reply::json(201, &Value::Object(o))
+    })
+}
+
+/// `GET .../compare/{base}...{head}`: the comparison's status, counts,
+/// commits (sha only) and the files from their merge base to the head.
+fn compare(state: &State, key: &str, basehead: &str) -> Reply {
+    let Some((base, head)) = basehead.split_once("...") else {
+        return not_found();
+    };
+    let git = &state.repos[key].git;
+    let (Some(base), Some(head)) = (git.resolve(base), git.resolve(head)) else {
+        return not_found();
+    };
+    let (ahead, behind) = (!git.is_ancestor(&head, &base), !git.is_ancestor(&base, &head));
+    let status = match (ahead, behind) {
+        (false, false) => "identical",
+        (true, false) => "ahead",
+        (false, true) => "behind",
+        (true, true) => "diverged",
+    };
+    // First parents from the head back to the base (all the seeds are linear).
+    let mut commits = Vec::new();
+    let mut at = Some(head.clone());
+    while let Some(sha) = at.filter(|s| *s != base) {
+        at = git.commit(&sha).and_then(|c| c.parents.first().cloned());
+        commits.push(json!({"sha": sha}));
+    }
+    commits.reverse();
+    let urls = state.urls(&state.repos[key]);
+    let files: Vec<Value> =
+        changed_between(state, key, &base, &head).iter().take(300).map(|c| c.entry(&urls, &head)).collect();
+    Reply::json(
+        200,
+        &json!({
+            "url": format!("{}/compare/{base}...{head}", urls.api),
+            "html_url": format!("{}/compare/{base}...{head}", urls.html),
+            "status": status,
+            "ahead_by": if ahead { commits.len() } else { 0 },
+            "behind_by": usize::from(behind),
+            "total_commits": commits.len(),
+            "commits": commits,
+            "files": files,
+        }),
+    )
+}
+
+/// `POST .../issues/comments/{id}/reactions` `{"content"}`: 201 with the
+/// reaction, 200 when this user already reacted so (as GitHub answers).
+fn react(state: &mut State, call: &RecordedCall, key: &str, id: &str) -> Reply {
+    const CONTENTS: &[&str] = &["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
+    let Some(body) = call.json() else {
+        return error(400, "Problems parsing JSON");
+    };
+    let Some(content) = body["content"].as_str().filter(|c| CONTENTS.contains(c)) else {
+        return unprocessable("content is not one of the reactions");
+    };
+    let Some(comment_id) =
+        id.parse::<u64>().ok().filter(|id| state.comments.iter().any(|c| c.id == *id && c.repo == key))
+    else {
+        return not_found();
+    };
+    let login = state.login_of(call);
+    if let Some((_, existing)) = state.reactions.iter().find(|(k, r)| {
+        k == key
+            && r["comment_id"] == comment_id
+            && r["reaction"]["content"] == content
+            && r["reaction"]["user"]["login"] == login.as_str()
+    }) {
+        return Reply::json(200, &existing["reaction"]);
+    }
+    let reaction_id = state.fresh_id();
+    let reaction = json!({
+        "id": reaction_id,
+        "node_id": node_id("Reaction", &reaction_id.to_string()),
+        "user": RepoUrls::user(&state.base_url, &login),
+        "content": content,
+        "created_at": now_rfc3339(),
+    });
+    state.reactions.push((key.to_owned(), json!({"comment_id": comment_id, "reaction": reaction})));
+    Reply::json(201, &reaction)
 }
 
 /// GitHub's 422 for a review it cannot place: `errors` are plain strings.

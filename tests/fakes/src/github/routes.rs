@@ -64,6 +64,9 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
     let segments: Vec<String> =
         call.path.split('/').filter(|s| !s.is_empty()).map(|s| percent_decode(s, false)).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    if let Some(reply) = super::oauth::route(state, call, &segments) {
+        return reply;
+    }
     if let Some(reply) = super::archive::route(state, call, &segments, authenticate) {
         return reply;
     }
@@ -131,7 +134,12 @@ fn repo_route(state: &mut State, call: &RecordedCall, owner: &str, name: &str, r
         ("GET", ["git", "trees", sha]) => get_tree(state, &key, sha, call.query_param("recursive").is_some()),
         ("POST", ["git", "commits"]) => create_commit(state, &key, call),
         ("GET", ["git", "commits", sha]) => get_git_commit(state, &key, sha),
-        ("GET" | "POST", ["pulls", _, "files" | "reviews"]) => super::pulls::route(state, call, &key, rest),
+        (
+            "GET" | "POST",
+            ["pulls", _, "files" | "reviews" | "comments", ..]
+            | ["compare", _]
+            | ["issues", "comments", _, "reactions"],
+        ) => super::pulls::route(state, call, &key, rest),
         _ => collab::route(state, call, &key, rest),
     }
 }

@@ -62,6 +62,10 @@ pub(crate) struct State {
     pub(crate) pulls: Vec<(String, Value)>,
     /// `(repo key, {number, review, comments})` (see `pulls.rs`).
     pub(crate) reviews: Vec<(String, Value)>,
+    /// `(repo key, review comment)`, replies included (see `pulls.rs`).
+    pub(crate) review_comments: Vec<(String, Value)>,
+    /// `(repo key, {comment_id, reaction})` on issue comments (see `pulls.rs`).
+    pub(crate) reactions: Vec<(String, Value)>,
     /// The user the configured tokens belong to: what `GET /user` answers
     /// for them and the author of what they write.
     pub(crate) actor: String,
@@ -70,6 +74,8 @@ pub(crate) struct State {
     pub(crate) requests_served: u64,
     /// While true every request answers 503, as GitHub does in an outage.
     pub(crate) outage: bool,
+    /// The OAuth app people sign in with, and what it issued (`oauth.rs`).
+    pub(crate) oauth: super::oauth::OAuth,
 }
 
 /// The map key of a repository (GitHub names are case-insensitive).

@@ -1,0 +1,200 @@
+//! GitHub's OAuth web application flow, as GitHub documents it
+//! ("Authorizing OAuth apps", web application flow):
+//!
+//! 1. the browser is sent to `GET {github}/login/oauth/authorize` with
+//!    `client_id`, `scope` and `state`;
+//! 2. GitHub sends it back to the app's registered callback with `code`
+//!    and the same `state` (or `error=access_denied`);
+//! 3. `POST {github}/login/oauth/access_token` (`client_id`,
+//!    `client_secret`, `code`; `Accept: application/json`) answers
+//!    `{"access_token", "scope", "token_type"}`, or `200` with `{"error"}`;
+//! 4. `GET {api}/user` names the user and `GET {api}/user/orgs` lists its
+//!    organisations (scope `read:org`).
+//!
+//! The user's token is used for those two reads only and then dropped: it
+//! is never stored, logged or put in a cookie. I/O goes through the host's
+//! [`HttpClient`].
+
+use agent_zero_ports::{HttpClient, RequestTimeout};
+use serde::Deserialize;
+
+use super::settings::DashboardSettings;
+use crate::error::{ApiError, ErrorCode};
+
+/// Each call's deadline.
+const TIMEOUT_MS: u64 = 10_000;
+/// Most organisations read (one page).
+const ORGS_PER_PAGE: u32 = 100;
+
+/// The authorize URL the browser is sent to.
+pub(crate) fn authorize_url(settings: &DashboardSettings, state: &str) -> String {
+    let scope = if settings.orgs.is_empty() { "" } else { "&scope=read%3Aorg" };
+    format!(
+        "{}/login/oauth/authorize?client_id={}{scope}&state={}&allow_signup=false",
+        settings.github_url,
+        form_encode(&settings.client_id),
+        form_encode(state)
+    )
+}
+
+fn upstream(message: String) -> ApiError {
+    ApiError::new(ErrorCode::UpstreamFailed, message)
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    access_token: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct User {
+    login: String,
+}
+
+#[derive(Deserialize)]
+struct Org {
+    login: String,
+}
+
+/// Exchanges the callback's `code` for the user's token.
+pub(crate) async fn exchange(
+    http: &impl HttpClient,
+    settings: &DashboardSettings,
+    code: &str,
+) -> Result<String, ApiError> {
+    let body = format!(
+        "client_id={}&client_secret={}&code={}",
+        form_encode(&settings.client_id),
+        form_encode(&settings.client_secret),
+        form_encode(code)
+    );
+    let request = http::Request::post(format!("{}/login/oauth/access_token", settings.github_url))
+        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(http::header::USER_AGENT, crate::PRODUCT)
+        .extension(RequestTimeout(TIMEOUT_MS))
+        .body(body.into_bytes())
+        .map_err(|e| upstream(format!("the token request cannot be built: {e}")))?;
+    let response =
+        http.send(request).await.map_err(|e| upstream(format!("GitHub's token endpoint cannot be reached: {e}")))?;
+    if !response.status().is_success() {
+        return Err(upstream(format!("GitHub's token endpoint answered {}", response.status().as_u16())));
+    }
+    let answer: TokenAnswer = serde_json::from_slice(response.body())
+        .map_err(|e| upstream(format!("GitHub's token answer is not the documented JSON: {e}")))?;
+    match (answer.access_token, answer.error) {
+        (Some(token), None) if !token.is_empty() => Ok(token),
+        (_, Some(error)) => {
+            let detail = answer.error_description.unwrap_or_default();
+            // `bad_verification_code`: an old, used or forged code.
+            Err(ApiError::new(ErrorCode::Unauthorized, format!("GitHub refused the sign-in: {error}: {detail}"))
+                .with_field("code"))
+        }
+        _ => Err(upstream("GitHub's token answer has no access_token".to_owned())),
+    }
+}
+
+async fn get_json<T: for<'de> Deserialize<'de>>(
+    http: &impl HttpClient,
+    settings: &DashboardSettings,
+    token: &str,
+    path: &str,
+) -> Result<T, ApiError> {
+    let request = http::Request::get(format!("{}{path}", settings.api_url))
+        .header(http::header::ACCEPT, "application/vnd.github+json")
+        .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(http::header::USER_AGENT, crate::PRODUCT)
+        .header("x-github-api-version", "2022-11-28")
+        .extension(RequestTimeout(TIMEOUT_MS))
+        .body(Vec::new())
+        .map_err(|e| upstream(format!("GET {path} cannot be built: {e}")))?;
+    let response = http.send(request).await.map_err(|e| upstream(format!("GET {path}: {e}")))?;
+    if !response.status().is_success() {
+        return Err(upstream(format!("GET {path} answered {}", response.status().as_u16())));
+    }
+    serde_json::from_slice(response.body()).map_err(|e| upstream(format!("GET {path}: not the documented JSON: {e}")))
+}
+
+/// The signed-in user's login and, when organisations grant access, the
+/// allowed organisations it belongs to.
+pub(crate) async fn identify(
+    http: &impl HttpClient,
+    settings: &DashboardSettings,
+    token: &str,
+) -> Result<(String, Vec<String>), ApiError> {
+    let user: User = get_json(http, settings, token, "/user").await?;
+    if !super::settings::is_github_login(&user.login) {
+        return Err(upstream("GET /user: `login` is not a GitHub login".to_owned()));
+    }
+    let mut orgs = Vec::new();
+    if !settings.orgs.is_empty() {
+        let listed: Vec<Org> = get_json(http, settings, token, &format!("/user/orgs?per_page={ORGS_PER_PAGE}")).await?;
+        orgs = listed
+            .into_iter()
+            .map(|o| o.login.to_ascii_lowercase())
+            .filter(|o| settings.allowed_orgs().any(|a| a == o))
+            .collect();
+    }
+    Ok((user.login, orgs))
+}
+
+/// `application/x-www-form-urlencoded` encoding of one value.
+pub(crate) fn form_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Decodes one `application/x-www-form-urlencoded` value.
+pub(crate) fn form_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The decoded pairs of a form body or query string.
+pub(crate) fn form_pairs(text: &str) -> Option<Vec<(String, String)>> {
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (n, v) = p.split_once('=').unwrap_or((p, ""));
+            Some((form_decode(n)?, form_decode(v)?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_values_round_trip() {
+        let value = "a b&c=d/é%";
+        assert_eq!(form_decode(&form_encode(value)).as_deref(), Some(value));
+        assert_eq!(
+            form_pairs("decision=approve&csrf=a%2Bb&x=").unwrap(),
+            [("decision".into(), "approve".into()), ("csrf".into(), "a+b".into()), ("x".into(), String::new())]
+        );
+        assert_eq!(form_pairs("a=%zz"), None);
+    }
+}

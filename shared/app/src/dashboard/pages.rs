@@ -1,0 +1,284 @@
+//! The dashboard's markup: server-rendered, no script, forms that post to
+//! this origin only. Every interpolated value goes through the evidence
+//! pages' cleaning (secrets redacted, bidi and control characters
+//! replaced, HTML-escaped).
+
+use std::fmt::Write as _;
+
+use agent_zero_contracts::{TaskState, rfc3339};
+use agent_zero_evidence::clean_html_line as clean;
+use agent_zero_runtime::Resident;
+use http::StatusCode;
+
+use crate::audit_log::AuditEntry;
+use crate::task_index::TaskSummary;
+
+/// The Content-Security-Policy of dashboard pages: the evidence pages'
+/// policy, except that forms may post to this origin.
+pub(crate) const DASHBOARD_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+const CSS: &str = "\
+:root{color-scheme:light dark}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;overflow-wrap:anywhere}
+header,main{max-width:62rem;margin:0 auto;padding:.75rem 1rem}
+header{border-bottom:1px solid #8884;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+header form{margin-left:auto}
+h1{font-size:1.4rem;margin:.5rem 0}
+code{font:.875rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#8882;padding:.05rem .3rem;border-radius:4px}
+.badge{display:inline-block;padding:.05rem .55rem;border-radius:1rem;font-size:.8rem;font-weight:600;border:1px solid currentColor}
+.muted{opacity:.75}
+.notice{border-left:4px solid #2a7;padding:.25rem .75rem}
+.refused{border-left:4px solid #c33;padding:.25rem .75rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .4rem;border-bottom:1px solid #8883;vertical-align:top}
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
+label{display:flex;flex-direction:column;font-size:.85rem}
+input,select,button,textarea{font:inherit}
+button{padding:.35rem .9rem;border-radius:6px;border:1px solid #8886;cursor:pointer}
+button.approve{background:#2a7;color:#fff}button.reject{background:#c33;color:#fff}
+.decide{display:flex;flex-wrap:wrap;gap:1rem}.decide form{display:flex;flex-direction:column;gap:.4rem}
+a.signin{display:inline-block;padding:.5rem 1rem;border-radius:6px;border:1px solid currentColor;font-weight:600;text-decoration:none}
+ol.events{padding-left:1.25rem}ol.events li{margin:.35rem 0}
+";
+
+/// Who is looking: the principal's name and the session's CSRF token.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Viewer<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) csrf: &'a str,
+}
+
+/// A whole page around `body` (already escaped HTML).
+pub(crate) fn shell(title: &str, viewer: Option<Viewer<'_>>, body: &str) -> String {
+    let account = match viewer {
+        Some(v) => format!(
+            "<a href=\"/dashboard\">Tasks</a> <a href=\"/dashboard/audit\">Audit log</a>\n\
+<form method=\"post\" action=\"/logout\"><span class=\"muted\">Signed in as <strong>{}</strong></span> \
+<input type=\"hidden\" name=\"csrf\" value=\"{}\"><button type=\"submit\">Sign out</button></form>",
+            clean(v.name, &[]),
+            clean(v.csrf, &[])
+        ),
+        None => String::new(),
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<meta name=\"referrer\" content=\"no-referrer\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
+<header><strong>Agent Zero Edge</strong>\n{account}</header>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        clean(title, &[])
+    )
+}
+
+/// The signed-out page: one link that starts the GitHub sign-in.
+pub(crate) fn sign_in(message: Option<&str>) -> String {
+    let mut body = String::from("<h1>Dashboard</h1>\n");
+    if let Some(message) = message {
+        let _ = writeln!(body, "<p class=\"refused\">{}</p>", clean(message, &[]));
+    }
+    body.push_str(
+        "<p>Sign in to see tasks, approve or reject the ones waiting for a person, and read the audit log.</p>\n\
+<p><a class=\"signin\" href=\"/login\">Sign in with GitHub</a></p>\n",
+    );
+    shell("Sign in · Agent Zero Edge", None, &body)
+}
+
+/// A page saying why there is nothing to show.
+pub(crate) fn error(status: StatusCode, message: &str, viewer: Option<Viewer<'_>>) -> String {
+    let reason = status.canonical_reason().unwrap_or("Error");
+    let body = format!(
+        "<h1>{} {}</h1>\n<p class=\"refused\">{}</p>\n<p><a href=\"/dashboard\">Dashboard</a></p>\n",
+        status.as_u16(),
+        clean(reason, &[]),
+        clean(message, &[])
+    );
+    shell(reason, viewer, &body)
+}
+
+/// The task list with its filters.
+pub(crate) fn task_list(
+    viewer: Viewer<'_>,
+    items: &[TaskSummary],
+    repository: Option<&str>,
+    state: Option<TaskState>,
+    next: Option<&str>,
+    secrets: &[&str],
+) -> String {
+    let mut h = String::from("<h1>Tasks</h1>\n<form class=\"filters\" method=\"get\" action=\"/dashboard\">\n");
+    let _ = writeln!(
+        h,
+        "<label>Repository<input name=\"repository\" placeholder=\"owner/name\" value=\"{}\"></label>",
+        clean(repository.unwrap_or_default(), secrets)
+    );
+    h.push_str("<label>State<select name=\"state\"><option value=\"\">any</option>");
+    for s in TaskState::ALL {
+        let selected = if Some(*s) == state { " selected" } else { "" };
+        let _ = write!(h, "<option{selected}>{s}</option>");
+    }
+    h.push_str("</select></label>\n<button type=\"submit\">Filter</button>\n</form>\n");
+    if items.is_empty() {
+        h.push_str("<p class=\"muted\">No task matches.</p>\n");
+    } else {
+        h.push_str("<table>\n<tr><th>Task</th><th>Repository</th><th>State</th><th>Mode</th><th>Updated</th></tr>\n");
+        for t in items {
+            let title = t.title.as_deref().map(|s| format!("<br><span class=\"muted\">{}</span>", clean(s, secrets)));
+            let _ = writeln!(
+                h,
+                "<tr><td><a href=\"/dashboard/tasks/{id}\"><code>{id}</code></a>{}</td><td><code>{}</code></td>\
+<td><span class=\"badge\">{}</span></td><td>{}</td><td><time>{}</time></td></tr>",
+                title.unwrap_or_default(),
+                clean(&t.repository, secrets),
+                t.state,
+                t.mode,
+                clean(&t.updated_at, secrets),
+                id = clean(&t.id, secrets),
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    if let Some(next) = next {
+        let mut query = format!("cursor={}", super::oauth::form_encode(next));
+        if let Some(r) = repository {
+            let _ = write!(query, "&repository={}", super::oauth::form_encode(r));
+        }
+        if let Some(s) = state {
+            let _ = write!(query, "&state={s}");
+        }
+        let _ = writeln!(h, "<p><a href=\"/dashboard?{}\">Next page</a></p>", clean(&query, &[]));
+    }
+    shell("Tasks · Agent Zero Edge", Some(viewer), &h)
+}
+
+/// Milliseconds as a short duration (`3 s`, `4 min 5 s`, `2 h 10 min`).
+pub(crate) fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// What the task page may offer the viewer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offer<'a> {
+    pub(crate) viewer: Viewer<'a>,
+    /// The viewer's grants include the task's mode (approving needs it).
+    pub(crate) may_approve: bool,
+    /// What the last action did (after a redirect).
+    pub(crate) notice: Option<&'a str>,
+}
+
+/// One task: its state, its progress (states so far, the current step and
+/// how long it has waited), and the decision forms when it waits for a person.
+pub(crate) fn task(resident: &Resident, offer: Offer<'_>, now_ms: u64, secrets: &[&str]) -> String {
+    let mut h = String::new();
+    let Some(stimulus) = resident.stimulus.as_deref() else {
+        return error(StatusCode::NOT_FOUND, "This task has no record yet.", Some(offer.viewer));
+    };
+    let id = clean(&stimulus.task_id, secrets);
+    let _ = writeln!(h, "<h1>Task <code>{id}</code></h1>");
+    if let Some(notice) = offer.notice {
+        let _ = writeln!(h, "<p class=\"notice\">{}</p>", clean(notice, secrets));
+    }
+    let last = resident.events.last();
+    let since = last.and_then(|e| super::parse_rfc3339_ms(&e.timestamp)).unwrap_or(resident.created_ms);
+    let _ = write!(
+        h,
+        "<dl>\n<dt>State</dt><dd><span class=\"badge\" id=\"state\">{}</span></dd>\n\
+<dt>Repository</dt><dd><code>{}</code></dd>\n<dt>Trigger</dt><dd>{}</dd>\n<dt>Mode</dt><dd>{}</dd>\n\
+<dt>Created</dt><dd><time>{}</time></dd>\n",
+        resident.state,
+        clean(&stimulus.repository, secrets),
+        stimulus.trigger,
+        stimulus.mode,
+        rfc3339(resident.created_ms),
+    );
+    if let Some(issue) = &stimulus.input.issue {
+        let _ = writeln!(h, "<dt>Issue</dt><dd>#{} {}</dd>", issue.number, clean(&issue.title.text, secrets));
+    }
+    let path: Vec<String> = resident.path.iter().map(ToString::to_string).collect();
+    let _ = writeln!(h, "<dt>States so far</dt><dd>{}</dd>", clean(&path.join(" → "), secrets));
+    if let Some(event) = last {
+        let _ = writeln!(h, "<dt>Current step</dt><dd>{}</dd>", clean(&event.message, secrets));
+    }
+    let waiting = if resident.state == TaskState::NeedsHuman { "Waiting for a person" } else { "In this step" };
+    let _ = writeln!(h, "<dt>{waiting}</dt><dd>{}</dd>", duration(now_ms.saturating_sub(since)));
+    if let Some((who, decision)) = &resident.decided {
+        let _ = writeln!(h, "<dt>Decided</dt><dd>{decision:?} by {}</dd>", clean(who, secrets));
+    }
+    h.push_str("</dl>\n");
+    if resident.state == TaskState::NeedsHuman {
+        h.push_str("<h2>Decide</h2>\n<div class=\"decide\">\n");
+        let form = |verb: &str, label: &str| {
+            format!(
+                "<form method=\"post\" action=\"/dashboard/tasks/{id}/decision\">\n\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\">\n<input type=\"hidden\" name=\"decision\" value=\"{verb}\">\n\
+<label>Comment<textarea name=\"comment\" rows=\"2\" maxlength=\"4096\"></textarea></label>\n\
+<button class=\"{verb}\" type=\"submit\">{label}</button>\n</form>\n",
+                clean(offer.viewer.csrf, &[])
+            )
+        };
+        if offer.may_approve {
+            h.push_str(&form("approve", "Approve"));
+        } else {
+            let _ = writeln!(
+                h,
+                "<p class=\"muted\">Approving a <code>{}</code> task needs mode <code>{}</code> granted to you.</p>",
+                stimulus.mode, stimulus.mode
+            );
+        }
+        h.push_str(&form("reject", "Reject"));
+        h.push_str("</div>\n");
+    }
+    let _ = writeln!(
+        h,
+        "<p><a href=\"/tasks/{id}\">Evidence page</a> · <a href=\"/api/v1/tasks/{id}\">JSON</a> · \
+<a href=\"/dashboard/tasks/{id}\">Reload</a></p>"
+    );
+    h.push_str("<h2>Events</h2>\n<ol class=\"events\">\n");
+    for event in &resident.events {
+        let attempt = event.attempt.map(|a| format!(" · attempt {a}")).unwrap_or_default();
+        let _ = writeln!(
+            h,
+            "<li><time>{}</time> <span class=\"badge\">{}</span>{attempt} {}</li>",
+            clean(&event.timestamp, secrets),
+            event.state,
+            clean(&event.message, secrets)
+        );
+    }
+    h.push_str("</ol>\n");
+    shell(&format!("Task {}", stimulus.task_id), Some(offer.viewer), &h)
+}
+
+/// The audit log, newest first.
+pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&str>, secrets: &[&str]) -> String {
+    let mut h = String::from("<h1>Audit log</h1>\n");
+    if entries.is_empty() {
+        h.push_str("<p class=\"muted\">Nothing recorded yet.</p>\n");
+    } else {
+        h.push_str("<table>\n<tr><th>When</th><th>Who</th><th>Action</th><th>Target</th><th>Answer</th></tr>\n");
+        for e in entries {
+            let detail = e.detail.as_deref().map(|d| format!(" · {}", clean(d, secrets))).unwrap_or_default();
+            let field = e.field.as_deref().map(|f| format!(" ({})", clean(f, secrets))).unwrap_or_default();
+            let _ = writeln!(
+                h,
+                "<tr><td><time>{}</time></td><td>{}</td><td>{}{detail}</td><td><code>{}</code></td><td>{} {}{field}</td></tr>",
+                clean(&e.at, secrets),
+                clean(&e.principal, secrets),
+                clean(&e.action, secrets),
+                clean(e.target.as_deref().unwrap_or("—"), secrets),
+                e.status,
+                clean(&e.outcome, secrets),
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    if let Some(next) = next {
+        let _ = writeln!(
+            h,
+            "<p><a href=\"/dashboard/audit?cursor={}\">Older</a></p>",
+            clean(&super::oauth::form_encode(next), &[])
+        );
+    }
+    shell("Audit log · Agent Zero Edge", Some(viewer), &h)
+}

@@ -1,0 +1,197 @@
+//! Signed, expiring dashboard sessions and the values bound to them.
+//!
+//! A session is a cookie `az_session=<payload>.<mac>` (both base64url):
+//! the payload names the GitHub login, the allowed organisations it was a
+//! member of at sign-in, a session id and the expiry; the mac is
+//! HMAC-SHA256 under `AGENT_ZERO_DASHBOARD_SESSION_KEY`, verified in
+//! constant time. Grants are not in the cookie: they are recomputed from
+//! the settings on every request, so removing a user takes effect at once.
+//! The OAuth `state` is bound to its own short cookie the same way, and a
+//! form's CSRF token is the mac of the session id. Pure: time and the
+//! random ids are arguments.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+/// The session cookie.
+pub(crate) const SESSION_COOKIE: &str = "az_session";
+/// The cookie binding an OAuth `state` to the browser that started sign-in.
+pub(crate) const STATE_COOKIE: &str = "az_oauth_state";
+/// How long a session lives.
+pub(crate) const SESSION_MS: u64 = 8 * 60 * 60 * 1000;
+/// How long a sign-in may take between the redirect and the callback.
+pub(crate) const STATE_MS: u64 = 10 * 60 * 1000;
+
+/// A verified session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Session {
+    pub(crate) login: String,
+    /// Allowed organisations the login belonged to at sign-in.
+    pub(crate) orgs: Vec<String>,
+    /// Random, from the host (the sign-in's request id).
+    pub(crate) id: String,
+    pub(crate) expires_ms: u64,
+}
+
+fn mac(key: &[u8], purpose: &str, payload: &[u8]) -> Vec<u8> {
+    // Any key length is accepted by HMAC.
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+    mac.update(purpose.as_bytes());
+    mac.update(b"\0");
+    mac.update(payload);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// `payload.mac`, both base64url.
+fn sign(key: &[u8], purpose: &str, payload: &str) -> String {
+    format!("{}.{}", B64.encode(payload), B64.encode(mac(key, purpose, payload.as_bytes())))
+}
+
+/// The payload of a value [`sign`] made, when its mac verifies.
+fn open(key: &[u8], purpose: &str, value: &str) -> Option<String> {
+    let (payload, tag) = value.split_once('.')?;
+    let payload = B64.decode(payload).ok()?;
+    let tag = B64.decode(tag).ok()?;
+    let expected = mac(key, purpose, &payload);
+    if !bool::from(expected.ct_eq(&tag)) {
+        return None;
+    }
+    String::from_utf8(payload).ok()
+}
+
+impl Session {
+    /// The cookie value.
+    pub(crate) fn seal(&self, key: &[u8]) -> String {
+        let payload = format!("v1\n{}\n{}\n{}\n{}", self.login, self.orgs.join(","), self.id, self.expires_ms);
+        sign(key, "session", &payload)
+    }
+
+    /// The session a cookie value holds, when it is ours and not expired.
+    pub(crate) fn unseal(key: &[u8], value: &str, now_ms: u64) -> Option<Self> {
+        let payload = open(key, "session", value)?;
+        let mut lines = payload.split('\n');
+        if lines.next()? != "v1" {
+            return None;
+        }
+        let login = lines.next()?.to_owned();
+        let orgs = lines.next()?.split(',').filter(|o| !o.is_empty()).map(str::to_owned).collect();
+        let id = lines.next()?.to_owned();
+        let expires_ms = lines.next()?.parse().ok()?;
+        (lines.next().is_none() && now_ms < expires_ms).then_some(Self { login, orgs, id, expires_ms })
+    }
+
+    /// The CSRF token of this session's forms.
+    pub(crate) fn csrf_token(&self, key: &[u8]) -> String {
+        B64.encode(mac(key, "csrf", self.id.as_bytes()))
+    }
+
+    /// Whether `presented` is this session's CSRF token (constant time).
+    pub(crate) fn csrf_matches(&self, key: &[u8], presented: &str) -> bool {
+        bool::from(self.csrf_token(key).as_bytes().ct_eq(presented.as_bytes()))
+    }
+}
+
+/// The cookie value binding `state` until `expires_ms`.
+pub(crate) fn seal_state(key: &[u8], state: &str, expires_ms: u64) -> String {
+    sign(key, "state", &format!("{state}\n{expires_ms}"))
+}
+
+/// Whether the callback's `state` is the one bound to this browser's
+/// cookie, unexpired (constant-time comparison).
+pub(crate) fn state_matches(key: &[u8], cookie: &str, state: &str, now_ms: u64) -> bool {
+    let Some(payload) = open(key, "state", cookie) else { return false };
+    let Some((bound, expires)) = payload.split_once('\n') else { return false };
+    let fresh = expires.parse::<u64>().is_ok_and(|e| now_ms < e);
+    fresh && !bound.is_empty() && bool::from(bound.as_bytes().ct_eq(state.as_bytes()))
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub(crate) fn cookie<'a>(headers: &'a http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(n, v)| (n == name).then_some(v))
+}
+
+/// A `Set-Cookie` value: `HttpOnly; Secure; SameSite=Lax`, `max_age_s`
+/// seconds (0 removes it).
+pub(crate) fn set_cookie(name: &str, value: &str, path: &str, max_age_s: u64) -> String {
+    format!("{name}={value}; Path={path}; Max-Age={max_age_s}; HttpOnly; Secure; SameSite=Lax")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    fn session() -> Session {
+        Session {
+            login: "octocat".into(),
+            orgs: vec!["acme".into()],
+            id: "9f8e7d6c5b4a39281706".into(),
+            expires_ms: 5_000,
+        }
+    }
+
+    #[test]
+    fn a_session_round_trips_until_it_expires() {
+        let sealed = session().seal(KEY);
+        assert_eq!(Session::unseal(KEY, &sealed, 4_999), Some(session()));
+        assert_eq!(Session::unseal(KEY, &sealed, 5_000), None);
+        assert_eq!(Session::unseal(b"another key of thirty-two bytes!", &sealed, 1), None);
+    }
+
+    #[test]
+    fn a_tampered_session_is_refused() {
+        let sealed = session().seal(KEY);
+        let (payload, tag) = sealed.split_once('.').unwrap();
+        let forged = B64.encode("v1\nmallory\nacme\n9f8e7d6c5b4a39281706\n5000");
+        assert_eq!(Session::unseal(KEY, &format!("{forged}.{tag}"), 1), None);
+        let mut bad_tag = B64.decode(tag).unwrap();
+        bad_tag[0] ^= 1;
+        assert_eq!(Session::unseal(KEY, &format!("{payload}.{}", B64.encode(bad_tag)), 1), None);
+        for junk in ["", ".", "abc", "a.b.c", &format!("{payload}.")] {
+            assert_eq!(Session::unseal(KEY, junk, 1), None, "{junk:?}");
+        }
+        // A state cookie is not a session, though both are signed by one key.
+        assert_eq!(Session::unseal(KEY, &seal_state(KEY, "s", 9_000), 1), None);
+    }
+
+    #[test]
+    fn csrf_tokens_belong_to_their_session() {
+        let s = session();
+        let token = s.csrf_token(KEY);
+        assert!(s.csrf_matches(KEY, &token));
+        assert!(!s.csrf_matches(KEY, &token[1..]) && !s.csrf_matches(KEY, ""));
+        let other = Session { id: "another-session-id".into(), ..session() };
+        assert!(!other.csrf_matches(KEY, &token));
+    }
+
+    #[test]
+    fn the_state_is_bound_and_expires() {
+        let cookie = seal_state(KEY, "abc123", 1_000);
+        assert!(state_matches(KEY, &cookie, "abc123", 999));
+        assert!(!state_matches(KEY, &cookie, "abc123", 1_000));
+        assert!(!state_matches(KEY, &cookie, "abc124", 1));
+        assert!(!state_matches(KEY, &session().seal(KEY), "abc123", 1));
+    }
+
+    #[test]
+    fn cookies_are_read_from_every_header() {
+        let mut headers = http::HeaderMap::new();
+        headers.append(http::header::COOKIE, "a=1; az_session=xyz".parse().unwrap());
+        headers.append(http::header::COOKIE, "b=2".parse().unwrap());
+        assert_eq!(cookie(&headers, SESSION_COOKIE), Some("xyz"));
+        assert_eq!(cookie(&headers, "b"), Some("2"));
+        assert_eq!(cookie(&headers, "c"), None);
+        let set = set_cookie(SESSION_COOKIE, "v", "/", 60);
+        assert!(set.contains("HttpOnly") && set.contains("Secure") && set.contains("SameSite=Lax"), "{set}");
+    }
+}

@@ -1,0 +1,269 @@
+//! The dashboard's operator settings: the GitHub OAuth app, who may sign
+//! in (users and organisations, each with its mode grants), and the key
+//! that signs sessions. Pure: configuration in, settings or the error
+//! naming the variable out.
+
+use agent_zero_contracts::RunMode;
+
+use crate::Config;
+use crate::error::{ApiError, ErrorCode};
+
+pub(crate) const CLIENT_ID: &str = "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID";
+pub(crate) const CLIENT_SECRET: &str = "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET";
+pub(crate) const SESSION_KEY: &str = "AGENT_ZERO_DASHBOARD_SESSION_KEY";
+pub(crate) const USERS: &str = "AGENT_ZERO_DASHBOARD_USERS";
+pub(crate) const ORGS: &str = "AGENT_ZERO_DASHBOARD_ORGS";
+pub(crate) const GITHUB_URL: &str = "AGENT_ZERO_DASHBOARD_GITHUB_URL";
+
+/// Every dashboard variable; setting any of them turns the dashboard on.
+pub(crate) const VARIABLES: &[&str] = &[CLIENT_ID, CLIENT_SECRET, SESSION_KEY, USERS, ORGS, GITHUB_URL];
+
+/// Fewest bytes of a session key (HMAC-SHA256 wants 32).
+const MIN_KEY_BYTES: usize = 32;
+
+/// Modes a signed-in person without a grant may use: neither writes.
+pub(crate) const DEFAULT_MODES: &[RunMode] = &[RunMode::Observe, RunMode::Suggest];
+
+/// A GitHub account (user or organisation) and the modes it is granted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grant {
+    /// Lower case (GitHub logins are case-insensitive).
+    pub(crate) login: String,
+    pub(crate) modes: Vec<RunMode>,
+}
+
+/// The parsed dashboard settings.
+#[derive(Clone)]
+pub(crate) struct DashboardSettings {
+    pub(crate) client_id: String,
+    pub(crate) client_secret: String,
+    pub(crate) session_key: Vec<u8>,
+    pub(crate) users: Vec<Grant>,
+    pub(crate) orgs: Vec<Grant>,
+    /// Where people sign in (`https://github.com`), no trailing `/`.
+    pub(crate) github_url: String,
+    /// The REST API (`GITHUB_API_URL`), no trailing `/`.
+    pub(crate) api_url: String,
+}
+
+impl std::fmt::Debug for DashboardSettings {
+    // The secret and the key never reach a `{:?}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DashboardSettings")
+            .field("client_id", &self.client_id)
+            .field("users", &self.users)
+            .field("orgs", &self.orgs)
+            .field("github_url", &self.github_url)
+            .finish_non_exhaustive()
+    }
+}
+
+fn malformed(variable: &str, why: &str) -> ApiError {
+    ApiError::new(ErrorCode::NotConfigured, format!("{variable} is malformed: {why}")).with_field(variable)
+}
+
+fn missing(variable: &str, why: &str) -> ApiError {
+    ApiError::new(ErrorCode::NotConfigured, format!("{variable} is not set: {why}")).with_field(variable)
+}
+
+impl DashboardSettings {
+    /// `Ok(None)`: no dashboard variable is set (the dashboard is off).
+    pub(crate) fn from_config(config: &Config) -> Result<Option<Self>, ApiError> {
+        if !VARIABLES.iter().any(|v| config.is_set(v)) {
+            return Ok(None);
+        }
+        let client_id = config
+            .get(CLIENT_ID)
+            .map(str::trim)
+            .ok_or_else(|| missing(CLIENT_ID, "the client id of the GitHub OAuth app people sign in with"))?;
+        if !client_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+            return Err(malformed(CLIENT_ID, "letters, digits, `.`, `_` and `-` only"));
+        }
+        let client_secret = config
+            .get(CLIENT_SECRET)
+            .map(str::trim)
+            .ok_or_else(|| missing(CLIENT_SECRET, "the OAuth app's client secret"))?;
+        let session_key = config.get(SESSION_KEY).map(str::trim).ok_or_else(|| {
+            missing(SESSION_KEY, &format!("at least {MIN_KEY_BYTES} random bytes that sign sessions"))
+        })?;
+        if session_key.len() < MIN_KEY_BYTES {
+            return Err(malformed(SESSION_KEY, &format!("at least {MIN_KEY_BYTES} bytes")));
+        }
+        let users = parse_grants(USERS, config.get(USERS).unwrap_or_default())?;
+        let orgs = parse_grants(ORGS, config.get(ORGS).unwrap_or_default())?;
+        if users.is_empty() && orgs.is_empty() {
+            return Err(missing(
+                USERS,
+                &format!("nobody may sign in: list GitHub users here or organisations in {ORGS}"),
+            ));
+        }
+        let api_url = base_url("GITHUB_API_URL", config.get("GITHUB_API_URL").unwrap_or("https://api.github.com"))?;
+        let github_url = match config.get(GITHUB_URL) {
+            Some(url) => base_url(GITHUB_URL, url)?,
+            None => web_url_of(&api_url),
+        };
+        Ok(Some(Self {
+            client_id: client_id.to_owned(),
+            client_secret: client_secret.to_owned(),
+            session_key: session_key.as_bytes().to_vec(),
+            users,
+            orgs,
+            github_url,
+            api_url,
+        }))
+    }
+
+    /// The modes of `login` as a member of `orgs`: the union of its user
+    /// grant and those organisations' grants; `None` when neither allows it.
+    pub(crate) fn modes_of(&self, login: &str, orgs: &[String]) -> Option<Vec<RunMode>> {
+        let login = login.to_ascii_lowercase();
+        let users = self.users.iter().filter(|g| g.login == login);
+        let orgs = self.orgs.iter().filter(|g| orgs.iter().any(|o| o.eq_ignore_ascii_case(&g.login)));
+        let grants: Vec<&Grant> = users.chain(orgs).collect();
+        if grants.is_empty() {
+            return None;
+        }
+        let mut modes = Vec::new();
+        for mode in grants.iter().flat_map(|g| g.modes.iter()) {
+            if !modes.contains(mode) {
+                modes.push(*mode);
+            }
+        }
+        Some(modes)
+    }
+
+    /// The organisations whose membership grants access (lower case).
+    pub(crate) fn allowed_orgs(&self) -> impl Iterator<Item = &str> {
+        self.orgs.iter().map(|g| g.login.as_str())
+    }
+}
+
+/// `login[:mode|mode],...`; a login without modes gets [`DEFAULT_MODES`].
+fn parse_grants(variable: &str, text: &str) -> Result<Vec<Grant>, ApiError> {
+    let mut grants = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (login, modes) = entry.split_once(':').map_or((entry, None), |(l, m)| (l.trim(), Some(m)));
+        if !is_github_login(login) {
+            return Err(malformed(variable, "entries are `login` or `login:mode|mode` with a GitHub login"));
+        }
+        let modes = match modes {
+            None => DEFAULT_MODES.to_vec(),
+            Some(modes) => {
+                let mut parsed = Vec::new();
+                for mode in modes.split('|').map(str::trim).filter(|m| !m.is_empty()) {
+                    parsed.push(
+                        RunMode::parse(mode).ok_or_else(|| malformed(variable, &format!("unknown mode `{mode}`")))?,
+                    );
+                }
+                if parsed.is_empty() {
+                    return Err(malformed(variable, "`login:` needs at least one mode"));
+                }
+                parsed
+            }
+        };
+        grants.push(Grant { login: login.to_ascii_lowercase(), modes });
+    }
+    Ok(grants)
+}
+
+/// GitHub's rule: 1 to 39 letters, digits or single inner hyphens.
+pub(crate) fn is_github_login(login: &str) -> bool {
+    (1..=39).contains(&login.len())
+        && login.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !login.starts_with('-')
+        && !login.ends_with('-')
+        && !login.contains("--")
+}
+
+fn base_url(variable: &str, url: &str) -> Result<String, ApiError> {
+    let url = url.trim().trim_end_matches('/');
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !rest.contains(['?', '#', '@', ' ']) => {
+            Ok(url.to_owned())
+        }
+        _ => Err(malformed(variable, "an http(s) URL with a host and no query, fragment or user info")),
+    }
+}
+
+/// Where people sign in for an API base: `api.github.com` → `github.com`,
+/// GitHub Enterprise Server's `https://HOST/api/v3` → `https://HOST`, GHE.com
+/// `api.SUB.ghe.com` → `SUB.ghe.com`; anything else serves both.
+fn web_url_of(api_url: &str) -> String {
+    if let Some(host) = api_url.strip_prefix("https://api.") {
+        if host == "github.com" || host.ends_with(".ghe.com") {
+            return format!("https://{host}");
+        }
+    }
+    api_url.strip_suffix("/api/v3").unwrap_or(api_url).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+    fn settings(extra: &[(&'static str, &'static str)]) -> Result<Option<DashboardSettings>, ApiError> {
+        let mut pairs = vec![(CLIENT_ID, "Iv1.abc123"), (CLIENT_SECRET, "shh-client-secret"), (SESSION_KEY, KEY)];
+        pairs.extend_from_slice(extra);
+        DashboardSettings::from_config(&Config::from_pairs(pairs))
+    }
+
+    #[test]
+    fn off_unless_a_variable_is_set() {
+        assert!(DashboardSettings::from_config(&Config::default()).unwrap().is_none());
+    }
+
+    #[test]
+    fn grants_from_users_and_organisations_are_unioned() {
+        let s = settings(&[(USERS, "Octocat:fix|observe, hubot"), (ORGS, "acme:suggest|autonomous")]).unwrap().unwrap();
+        assert_eq!(s.modes_of("octocat", &[]), Some(vec![RunMode::Fix, RunMode::Observe]));
+        assert_eq!(s.modes_of("HUBOT", &[]), Some(DEFAULT_MODES.to_vec()));
+        assert_eq!(
+            s.modes_of("octocat", &["ACME".to_owned()]),
+            Some(vec![RunMode::Fix, RunMode::Observe, RunMode::Suggest, RunMode::Autonomous])
+        );
+        assert_eq!(s.modes_of("mallory", &["acme".to_owned()]), Some(vec![RunMode::Suggest, RunMode::Autonomous]));
+        assert_eq!(s.modes_of("mallory", &["other".to_owned()]), None);
+        assert_eq!((s.github_url.as_str(), s.api_url.as_str()), ("https://github.com", "https://api.github.com"));
+        assert!(!format!("{s:?}").contains("shh") && !format!("{s:?}").contains(KEY));
+    }
+
+    #[test]
+    fn the_sign_in_host_follows_the_api() {
+        let s = settings(&[(USERS, "a"), ("GITHUB_API_URL", "https://ghe.example/api/v3/")]).unwrap().unwrap();
+        assert_eq!(s.github_url, "https://ghe.example");
+        let s = settings(&[(USERS, "a"), ("GITHUB_API_URL", "http://127.0.0.1:4000")]).unwrap().unwrap();
+        assert_eq!(s.github_url, "http://127.0.0.1:4000");
+        let s = settings(&[(USERS, "a"), (GITHUB_URL, "https://sso.example/")]).unwrap().unwrap();
+        assert_eq!(s.github_url, "https://sso.example");
+    }
+
+    #[test]
+    fn malformed_settings_name_the_variable_never_the_value() {
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[(USERS, "a")], CLIENT_ID),
+            (&[(CLIENT_ID, "x"), (USERS, "a")], CLIENT_SECRET),
+            (&[(CLIENT_ID, "x"), (CLIENT_SECRET, "shh-client-secret"), (USERS, "a")], SESSION_KEY),
+            (&[(CLIENT_ID, "x"), (CLIENT_SECRET, "shh-client-secret"), (SESSION_KEY, "shh-short")], SESSION_KEY),
+        ];
+        for (pairs, variable) in cases {
+            let e = DashboardSettings::from_config(&Config::from_pairs(pairs.iter().copied())).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::NotConfigured, Some(*variable)), "{pairs:?}");
+            assert!(!e.message.contains("shh"), "{}", e.message);
+        }
+        for (extra, variable) in [
+            (&[][..], USERS),
+            (&[(USERS, "bad login!")][..], USERS),
+            (&[(USERS, "a:write")][..], USERS),
+            (&[(USERS, "a:")][..], USERS),
+            (&[(ORGS, "-acme")][..], ORGS),
+            (&[(USERS, "a"), (GITHUB_URL, "ftp://x")][..], GITHUB_URL),
+            (&[(USERS, "a"), (CLIENT_ID, "a b")][..], CLIENT_ID),
+        ] {
+            let e = settings(extra).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::NotConfigured, Some(variable)), "{extra:?}");
+        }
+    }
+}

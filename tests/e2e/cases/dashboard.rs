@@ -1,0 +1,288 @@
+//! The dashboard a team acts from, on the built worker and Spin component:
+//! "Sign in with GitHub" through the loopback GitHub's OAuth app, the
+//! task list with its filters, approve on a `needs-human` task and see the
+//! state change, the audit log; an outsider refused, a forged form refused.
+//!
+//! The browser steps go over plain HTTP with the cookies a browser would
+//! keep (so each redirect and `Set-Cookie` is asserted); headless Chromium
+//! then signs in by itself, following the same redirects with its own
+//! cookie jar, and the page it ends on is checked from its DOM and a
+//! screenshot.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agent_zero_e2e::browser::{CHROMIUM, decode_png, screenshot};
+use agent_zero_e2e::{Reply, Runtime};
+use agent_zero_fakes::calc;
+
+use super::lifecycle::{World, decision, file_issue, policy, read, wait_terminal, world_with_vars};
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "dashboard_sign_in_with_github_approve_and_see_the_state_change",
+    run: sign_in_with_github_approve_and_see_the_state_change,
+}];
+
+const CLIENT_ID: &str = "Ov23liE2eDashboard01";
+const CLIENT_SECRET: &str = "e2e-oauth-client-secret-7c1d9a";
+const SESSION_KEY: &str = "e2e-session-key-0f9e8d7c6b5a49382716";
+/// An iPhone-sized viewport.
+const PHONE: (u32, u32) = (390, 844);
+
+/// One request without following redirects.
+fn raw(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+    let mut builder = http::Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let response = agent.run(builder.body(body.to_vec()).unwrap()).unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+        .collect();
+    let body = response.into_body().read_to_vec().unwrap();
+    Reply { status, headers, body }
+}
+
+/// The `name=value` of every `Set-Cookie` named `name`, with its attributes.
+fn set_cookie<'a>(reply: &'a Reply, name: &str) -> Option<&'a str> {
+    reply
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+        .map(|(_, v)| v.as_str())
+        .find(|v| v.starts_with(&format!("{name}=")))
+}
+
+/// The cookie's `name=value` part.
+fn pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap_or_default().to_owned()
+}
+
+/// The value of the first hidden `csrf` field on a page.
+fn csrf_of(html: &str) -> String {
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).unwrap_or_else(|| panic!("no CSRF field: {html}")) + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}
+
+/// Signs `login` in the way a browser does and returns the session
+/// cookie, or the final reply when sign-in was refused.
+fn sign_in(world: &World, login: Option<&str>) -> Result<String, Reply> {
+    world.github.set_oauth_browser_user(login);
+    let start = raw("GET", &world.server.url("/login"), &[], b"");
+    assert_eq!(start.status, 303, "{}", start.text());
+    let state_cookie = set_cookie(&start, "az_oauth_state").expect("the state is bound to a cookie");
+    for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/login"] {
+        assert!(state_cookie.contains(attribute), "{state_cookie}");
+    }
+    let authorize = start.header("location").expect("a location").to_owned();
+    let expected = format!("{}/login/oauth/authorize?client_id={CLIENT_ID}", world.github.url());
+    assert!(authorize.starts_with(&expected) && authorize.contains("&state="), "{authorize}");
+    // GitHub's consent (the fake's signed-in user consents at once).
+    let consent = raw("GET", &authorize, &[], b"");
+    assert_eq!(consent.status, 302, "{}", consent.text());
+    let callback = consent.header("location").expect("a callback").to_owned();
+    assert!(callback.starts_with(&world.server.url("/login/callback?")), "{callback}");
+    let cookie = pair(state_cookie);
+    let back = raw("GET", &callback, &[("cookie", &cookie)], b"");
+    match set_cookie(&back, "az_session").filter(|c| !c.starts_with("az_session=;")) {
+        Some(session) => {
+            assert_eq!((back.status, back.header("location")), (303, Some("/dashboard")), "{}", back.text());
+            for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/", "Max-Age=28800"] {
+                assert!(session.contains(attribute), "{session}");
+            }
+            Ok(pair(session))
+        }
+        None => Err(back),
+    }
+}
+
+/// Loads `url` in headless Chromium (fresh profile) and returns the DOM it
+/// ends on, after every redirect.
+fn chromium_dom(url: &str) -> String {
+    let temp = tempfile::tempdir().unwrap();
+    let out = std::fs::File::create(temp.path().join("dom.html")).unwrap();
+    let mut child = Command::new(CHROMIUM)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .arg(format!("--user-data-dir={}", temp.path().join("profile").display()))
+        .args(["--dump-dom", url])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {CHROMIUM}: {e}"));
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.wait();
+            panic!("chromium took more than 60 s on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::read_to_string(temp.path().join("dom.html")).unwrap()
+}
+
+fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
+    let world = world_with_vars(
+        runtime,
+        &policy("fix"),
+        &[
+            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID", CLIENT_ID),
+            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET", CLIENT_SECRET),
+            ("AGENT_ZERO_DASHBOARD_SESSION_KEY", SESSION_KEY),
+            // octocat may approve fix runs; acme-ops members may only look.
+            ("AGENT_ZERO_DASHBOARD_USERS", "octocat:observe|fix"),
+            ("AGENT_ZERO_DASHBOARD_ORGS", "acme-ops"),
+        ],
+    );
+    world.github.register_oauth_app(CLIENT_ID, CLIENT_SECRET, &world.server.url("/login/callback"));
+    world.github.add_oauth_user("octocat", &[]);
+    world.github.add_oauth_user("watcher", &["acme-ops"]);
+    world.github.add_oauth_user("mallory", &["elsewhere"]);
+
+    // A high-impact fix waits for a person.
+    world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
+    let task_id = file_issue(&world, "dashboard-needs-human");
+    assert_eq!(wait_terminal(&world, &task_id)["state"], "needs-human");
+
+    // Signed out: the sign-in page, nothing else.
+    let out = world.server.send("GET", "/dashboard", &[], b"");
+    assert_eq!(out.status, 200, "{}", out.text());
+    assert!(out.text().contains("href=\"/login\"") && !out.text().contains(&task_id), "{}", out.text());
+    let csp = out.header("content-security-policy").unwrap_or_default();
+    assert!(csp.contains("form-action 'self'") && !csp.contains("script-src"), "{csp}");
+    let page = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &[], b"");
+    assert_eq!(page.status, 401, "{}", page.text());
+
+    // An outsider is refused and gets no session; so is a denied consent.
+    let refused = sign_in(&world, Some("mallory")).expect_err("mallory is not allowed");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert!(refused.text().contains("`mallory` may not use this dashboard"), "{}", refused.text());
+    let denied = sign_in(&world, None).expect_err("no consent, no session");
+    assert_eq!(denied.status, 403, "{}", denied.text());
+    // A callback whose state is not this browser's is refused before any exchange.
+    let tokens_before = world.github.oauth_tokens_issued();
+    let forged = raw("GET", &world.server.url("/login/callback?code=abc&state=0123456789abcdef0123"), &[], b"");
+    assert_eq!(forged.status, 400, "{}", forged.text());
+    assert_eq!(world.github.oauth_tokens_issued(), tokens_before);
+
+    // A member of an allowed organisation may look but not approve a fix.
+    let watcher = sign_in(&world, Some("watcher")).unwrap_or_else(|r| panic!("watcher: {}", r.text()));
+    let seen = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &[("cookie", &watcher)], b"");
+    assert_eq!(seen.status, 200, "{}", seen.text());
+    assert!(seen.text().contains("Signed in as <strong>github:watcher</strong>"), "{}", seen.text());
+    assert!(!seen.text().contains("value=\"approve\"") && seen.text().contains("value=\"reject\""), "{}", seen.text());
+
+    // octocat signs in; the list and its filters.
+    let session = sign_in(&world, Some("octocat")).unwrap_or_else(|r| panic!("octocat: {}", r.text()));
+    let cookie = [("cookie", session.as_str())];
+    let list = world.server.send("GET", "/dashboard?repository=acme%2Fcalc&state=needs-human", &cookie, b"");
+    assert_eq!(list.status, 200, "{}", list.text());
+    assert!(list.text().contains(&format!("/dashboard/tasks/{task_id}")), "{}", list.text());
+    let other = world.server.send("GET", "/dashboard?state=completed", &cookie, b"");
+    assert!(!other.text().contains(&task_id), "a completed filter lists a needs-human task: {}", other.text());
+    let bad = world.server.send("GET", "/dashboard?state=sleeping", &cookie, b"");
+    assert_eq!(bad.status, 400, "{}", bad.text());
+
+    // The task page: its progress and the decision forms.
+    let page = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &cookie, b"");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    for content in ["States so far", "Current step", "Waiting for a person", "value=\"approve\"", "value=\"reject\""] {
+        assert!(html.contains(content), "the task page lacks {content:?}: {html}");
+    }
+    assert!(!html.to_lowercase().contains("<script"), "{html}");
+    let csrf = csrf_of(&html);
+
+    // A forged form (another session's token, or none) changes nothing.
+    let path = format!("/dashboard/tasks/{task_id}/decision");
+    let form = [("cookie", session.as_str()), ("content-type", "application/x-www-form-urlencoded")];
+    let watcher_csrf = csrf_of(&seen.text());
+    for body in [format!("csrf={watcher_csrf}&decision=approve"), "decision=approve".to_owned()] {
+        let forged = raw("POST", &world.server.url(&path), &form, body.as_bytes());
+        assert_eq!(forged.status, 403, "{body}: {}", forged.text());
+        assert!(forged.text().contains("csrf"), "{}", forged.text());
+    }
+    assert_eq!(read(&world.server, &format!("/api/v1/tasks/{task_id}")).json()["state"], "needs-human");
+
+    // Approve; the task leaves needs-human and runs to a verified completion.
+    let body = format!("csrf={}&decision=approve&comment=Looks+right", csrf.replace('+', "%2B"));
+    let approved = raw("POST", &world.server.url(&path), &form, body.as_bytes());
+    assert_eq!(approved.status, 303, "{}", approved.text());
+    assert_eq!(approved.header("location"), Some(format!("/dashboard/tasks/{task_id}?decided=approve").as_str()));
+    let after = world.server.send("GET", &format!("/dashboard/tasks/{task_id}?decided=approve"), &cookie, b"");
+    assert!(after.text().contains("Approved: the task continues."), "{}", after.text());
+    assert!(!after.text().contains("value=\"approve\""), "still offered after approval: {}", after.text());
+    let started = Instant::now();
+    let task = loop {
+        let task = wait_terminal(&world, &task_id);
+        if task["state"] != "needs-human" {
+            break task;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "the approval never took effect: {task}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!((task["state"].as_str(), task["approvedBy"].as_str()), (Some("completed"), Some("github:octocat")));
+    let done = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &cookie, b"");
+    assert!(done.text().contains("id=\"state\">completed<"), "{}", done.text());
+    // Approving again is the API's 409, on a page.
+    let again = raw("POST", &world.server.url(&path), &form, body.as_bytes());
+    assert_eq!(again.status, 409, "{}", again.text());
+
+    // The audit log holds the sign-ins, the refusals and the decision.
+    let audit = world.server.send("GET", "/dashboard/audit", &cookie, b"");
+    assert_eq!(audit.status, 200, "{}", audit.text());
+    let log = audit.text();
+    for content in
+        ["github:mallory", "dashboard.sign-in", "approvals.decide · approve", "403 forbidden (csrf)", "200 ok"]
+    {
+        assert!(log.contains(content), "the audit log lacks {content:?}: {log}");
+    }
+    for secret in [CLIENT_SECRET, SESSION_KEY] {
+        for reply in [&audit, &done, &list, &page] {
+            assert!(!reply.text().contains(secret), "a secret reached a page");
+        }
+    }
+
+    // Sign out (a CSRF-checked form): the cookie is cleared.
+    let csrf = csrf_of(&done.text());
+    let out = raw("POST", &world.server.url("/logout"), &form, format!("csrf={}", csrf.replace('+', "%2B")).as_bytes());
+    assert_eq!(out.status, 303, "{}", out.text());
+    assert!(set_cookie(&out, "az_session").is_some_and(|c| c.contains("Max-Age=0")), "{:?}", out.headers);
+
+    // Headless Chromium signs in by itself: redirects, its own cookie jar.
+    world.github.set_oauth_browser_user(Some("octocat"));
+    let dom = chromium_dom(&world.server.url("/login"));
+    assert!(dom.contains("Signed in as <strong>github:octocat</strong>"), "chromium did not end signed in: {dom}");
+    assert!(dom.contains(&format!("/dashboard/tasks/{task_id}")), "{dom}");
+    let png = screenshot(&world.server.url("/login"), PHONE.0, PHONE.1).unwrap_or_else(|e| panic!("{e}"));
+    let image = decode_png(&png).unwrap_or_else(|e| panic!("{e}"));
+    if let Ok(dir) = std::env::var("AGENT_ZERO_E2E_SCREENSHOTS") {
+        std::fs::write(std::path::Path::new(&dir).join(format!("{}_dashboard.png", runtime.name())), &png).unwrap();
+    }
+    assert_eq!((image.width, image.height), PHONE);
+    assert!(image.colours() > 8 && image.foreground_pixels() > 1_000, "the signed-in dashboard looks blank");
+    println!(
+        "    screenshot /login → /dashboard: {}x{}, {} colours, {} foreground pixels",
+        image.width,
+        image.height,
+        image.colours(),
+        image.foreground_pixels()
+    );
+}
