@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod body;
+mod hmac;
 mod http_client;
 mod kv;
 mod leases;
@@ -36,9 +37,6 @@ pub const QUEUE_BINDING: &str = "TICKS";
 pub const TASKS_BINDING: &str = "TASKS";
 /// The Durable Object namespace of the lease coordinator.
 pub const LEASES_BINDING: &str = "LEASES";
-/// How long a pending tick may be overdue before the cron sweep re-sends it
-/// (covers queue latency and KV propagation).
-const SWEEP_GRACE_MS: u64 = 90_000;
 
 /// The ports of one invocation, over this worker's bindings.
 struct CloudflareHost {
@@ -97,6 +95,10 @@ impl Host for CloudflareHost {
 
     fn signer(&self) -> &Self::Signer {
         &self.signer
+    }
+
+    async fn hmac_sha256_matches(&self, key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
+        hmac::matches(key, body, mac).await
     }
 }
 
@@ -157,7 +159,7 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
                 message.ack();
             }
             Err(error) => {
-                let delay = retry_delay_seconds(now, message.timestamp().as_millis());
+                let delay = agent_zero_app::hosting::retry_delay_seconds(now, message.timestamp().as_millis());
                 worker::console_error!("tick {} failed (retrying in {delay} s): {error}", message.body().task_id);
                 message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay).build());
             }
@@ -166,22 +168,13 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
     Ok(())
 }
 
-/// How long a failed tick waits before its redelivery: as long as the
-/// message has already existed, between 1 s and 60 s. Each retry roughly
-/// doubles the message's age, so this backs off exponentially without the
-/// attempt count (which workers-rs does not expose): a store or provider
-/// outage costs a handful of retries, not `max_retries` in a burst. When
-/// the retries run out, the cron sweep re-drives the task.
-fn retry_delay_seconds(now_ms: u64, sent_ms: u64) -> u32 {
-    let age = now_ms.saturating_sub(sent_ms) / 1_000;
-    u32::try_from(age.clamp(1, 60)).unwrap_or(60)
-}
-
 /// The cron trigger: re-send overdue ticks and stop expired sandbox leases.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let host = CloudflareHost::new(&env);
-    let outcome = agent_zero_app::sweep(&host, &config(&env), Date::now().as_millis(), SWEEP_GRACE_MS).await;
+    let outcome =
+        agent_zero_app::sweep(&host, &config(&env), Date::now().as_millis(), agent_zero_app::hosting::SWEEP_GRACE_MS)
+            .await;
     for error in &outcome.errors {
         worker::console_error!("sweep: {error}");
     }

@@ -30,8 +30,7 @@ impl TickQueue {
 impl Queue for TickQueue {
     async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
         let queue = self.queue.as_ref().map_err(|e| QueueError::Failed(e.clone()))?;
-        // Queues delays are whole seconds (at most 12 hours).
-        let delay_seconds = delay_ms.div_ceil(1000).min(43_200) as u32;
+        let delay_seconds = agent_zero_app::hosting::queue_delay_seconds(delay_ms);
         let message = worker::MessageBuilder::new(tick.clone()).delay_seconds(delay_seconds).build();
         queue.send(message).await.map_err(|e| QueueError::Failed(e.to_string()))
     }

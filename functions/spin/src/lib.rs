@@ -17,16 +17,11 @@ use agent_zero_ports::Clock;
 use agent_zero_runner::KvCoordinator;
 use futures::StreamExt;
 
-/// Most ticks one invocation runs after its response.
-const MAX_TICKS_PER_INVOCATION: usize = 64;
-/// Wall-clock budget for those ticks (ms).
-const TICK_BUDGET_MS: u64 = 120_000;
-
 struct SpinHost {
     kv: kv::SpinKv,
     http: http_client::SpinHttp,
     clock: ports::SystemClock,
-    queue: ports::InvocationQueue,
+    queue: agent_zero_app::hosting::InvocationQueue<ports::SystemClock>,
     leases: KvCoordinator<kv::SpinKv>,
     signer: agent_zero_github::RsaSigner,
 }
@@ -37,7 +32,7 @@ impl SpinHost {
             kv: kv::SpinKv::open_default(),
             http: http_client::SpinHttp,
             clock: ports::SystemClock,
-            queue: ports::InvocationQueue::default(),
+            queue: agent_zero_app::hosting::InvocationQueue::new(ports::SystemClock),
             leases: KvCoordinator::new(kv::SpinKv::open_default()),
             signer: agent_zero_github::RsaSigner,
         }
@@ -48,7 +43,7 @@ impl Host for SpinHost {
     type Kv = kv::SpinKv;
     type Http = http_client::SpinHttp;
     type Clock = ports::SystemClock;
-    type Queue = ports::InvocationQueue;
+    type Queue = agent_zero_app::hosting::InvocationQueue<ports::SystemClock>;
     type Leases = KvCoordinator<kv::SpinKv>;
     type Signer = agent_zero_github::RsaSigner;
 
@@ -92,32 +87,28 @@ fn invocation() -> Invocation {
     Invocation { now_ms: ports::SystemClock.now_ms(), request_id: id.iter().map(|b| format!("{b:02x}")).collect() }
 }
 
-/// Runs the ticks this invocation enqueued, after its response was sent.
+/// Runs the ticks this invocation enqueued, after its response was sent
+/// (`agent_zero_app::hosting::drive`: due order, within its budget; the
+/// sweep continues what is left).
 async fn drive_ticks(host: &SpinHost, config: &Settings) {
-    let started = host.clock.now_ms();
-    let mut ran = 0;
-    while let Some((due, tick)) = host.queue.pop() {
-        let now = host.clock.now_ms();
-        if ran >= MAX_TICKS_PER_INVOCATION || due.saturating_sub(started) > TICK_BUDGET_MS {
-            eprintln!("agent-zero: tick budget spent; the sweep continues task {}", tick.task_id);
-            break;
-        }
-        if due > now {
-            // wasi:clocks sleep; the response has already been sent.
-            std::thread::sleep(std::time::Duration::from_millis(due - now));
-        }
-        ran += 1;
-        match agent_zero_app::run_tick(host, config, &tick, host.clock.now_ms()).await {
-            Ok(report) => {
-                for warning in &report.warnings {
-                    eprintln!("agent-zero: tick {}: {warning}", tick.task_id);
-                }
-            }
-            Err(error) => eprintln!("agent-zero: tick {} failed (the sweep retries it): {error}", tick.task_id),
-        }
+    let report = agent_zero_app::hosting::drive(
+        &host.queue,
+        // wasi:clocks sleep; the response has already been sent.
+        |ms| std::thread::sleep(std::time::Duration::from_millis(ms)),
+        async |tick, now| agent_zero_app::run_tick(host, config, tick, now).await,
+    )
+    .await;
+    for (task, warning) in &report.warnings {
+        eprintln!("agent-zero: tick {task}: {warning}");
     }
-    if host.queue.deferred() > 0 {
-        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", host.queue.deferred());
+    for (task, error) in &report.failed {
+        eprintln!("agent-zero: tick {task} failed (the sweep retries it): {error}");
+    }
+    if let Some(task) = &report.budget_spent {
+        eprintln!("agent-zero: tick budget spent; the sweep continues task {task}");
+    }
+    if report.deferred > 0 {
+        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", report.deferred);
     }
 }
 

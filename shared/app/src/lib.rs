@@ -15,6 +15,8 @@ mod body_limit;
 mod config;
 mod dashboard;
 mod error;
+pub mod hosting;
+pub mod metering;
 mod repository_policy;
 pub mod retention;
 mod router;
@@ -80,6 +82,12 @@ pub trait Host {
     fn leases(&self) -> &Self::Leases;
     /// The JWT signer.
     fn signer(&self) -> &Self::Signer;
+    /// Whether `mac` is HMAC-SHA256(`key`, `body`), compared in constant
+    /// time: the webhook signature check. By default the `hmac` crate; a
+    /// host with a faster native HMAC overrides it (WebCrypto in workerd).
+    fn hmac_sha256_matches(&self, key: &[u8], body: &[u8], mac: &[u8; 32]) -> impl Future<Output = bool> {
+        std::future::ready(agent_zero_github::signature::matches(key, body, mac))
+    }
 }
 
 /// Values the host supplies for one invocation: the core has no clock and no

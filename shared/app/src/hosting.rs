@@ -1,0 +1,252 @@
+//! What a host decides about running ticks, in one tested place: the host
+//! crates only convert their types and call these.
+//!
+//! - Cloudflare Queues: how long a failed tick waits before its redelivery
+//!   ([`retry_delay_seconds`]), how a tick's delay becomes a message delay
+//!   ([`queue_delay_seconds`]), and how overdue a pending tick may be before
+//!   the cron sweep re-sends it ([`SWEEP_GRACE_MS`]).
+//! - Spin has no queue: ticks enqueued while handling a request wait in the
+//!   invocation's [`InvocationQueue`] and [`drive`] runs them after the
+//!   response, within a budget. Whatever remains (a long delay, a spent
+//!   budget, a crash) is already a pending marker in the task log, and the
+//!   sweep re-drives it.
+
+use std::cell::RefCell;
+
+use agent_zero_ports::Clock;
+use agent_zero_runtime::{Queue, QueueError, Tick, TickReport};
+
+use crate::RunTickError;
+
+/// How overdue a pending tick may be before the sweep re-sends it: queue
+/// latency plus KV's propagation, so a tick on its way is not sent twice
+/// (a second one would be a no-op, but it costs reads).
+pub const SWEEP_GRACE_MS: u64 = 90_000;
+
+/// The longest delay Cloudflare Queues accepts on a message (12 hours).
+pub const MAX_QUEUE_DELAY_SECONDS: u32 = 43_200;
+
+/// A tick's delay as a Queues message delay: whole seconds, rounded up (a
+/// tick never runs before it is due), at most 12 hours (a later tick runs
+/// early, finds itself not yet due and is enqueued again).
+pub fn queue_delay_seconds(delay_ms: u64) -> u32 {
+    u32::try_from(delay_ms.div_ceil(1000)).unwrap_or(u32::MAX).min(MAX_QUEUE_DELAY_SECONDS)
+}
+
+/// How long a failed tick waits before its redelivery: as long as the
+/// message has already existed, between 1 s and 60 s. Each retry roughly
+/// doubles the message's age, so this backs off exponentially without the
+/// attempt count (which workers-rs does not expose): a store or provider
+/// outage costs a handful of retries, not `max_retries` in a burst. When the
+/// retries run out, the cron sweep re-drives the task.
+pub fn retry_delay_seconds(now_ms: u64, sent_ms: u64) -> u32 {
+    let age = now_ms.saturating_sub(sent_ms) / 1_000;
+    u32::try_from(age.clamp(1, 60)).unwrap_or(60)
+}
+
+/// Delays up to this long are waited out in the invocation (a backoff after
+/// a sandbox or model error); longer ones are left to the sweep.
+pub const INLINE_DELAY_MS: u64 = 15_000;
+/// Most ticks one invocation runs after its response.
+pub const MAX_TICKS_PER_INVOCATION: usize = 64;
+/// Wall-clock budget for those ticks: a tick due later than this after the
+/// driver started is left to the sweep.
+pub const TICK_BUDGET_MS: u64 = 120_000;
+
+/// Ticks enqueued during one invocation, each with when it is due.
+#[derive(Debug)]
+pub struct InvocationQueue<K> {
+    clock: K,
+    ready: RefCell<Vec<(u64, Tick)>>,
+    deferred: RefCell<usize>,
+}
+
+impl<K: Clock> InvocationQueue<K> {
+    /// An empty queue reading `clock` for due times.
+    pub fn new(clock: K) -> Self {
+        Self { clock, ready: RefCell::default(), deferred: RefCell::default() }
+    }
+
+    /// The tick due first and when it is due, if any (the first enqueued
+    /// among equals).
+    fn pop(&self) -> Option<(u64, Tick)> {
+        let mut ready = self.ready.borrow_mut();
+        let next = ready.iter().enumerate().min_by_key(|(i, (due, _))| (*due, *i)).map(|(i, _)| i)?;
+        Some(ready.remove(next))
+    }
+
+    /// Ticks left for the sweep because their delay was too long to wait.
+    pub fn deferred(&self) -> usize {
+        *self.deferred.borrow()
+    }
+}
+
+impl<K: Clock> Queue for InvocationQueue<K> {
+    async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
+        if delay_ms <= INLINE_DELAY_MS {
+            let due = self.clock.now_ms().saturating_add(delay_ms);
+            self.ready.borrow_mut().push((due, tick.clone()));
+        } else {
+            *self.deferred.borrow_mut() += 1;
+        }
+        Ok(())
+    }
+}
+
+/// What one [`drive`] did, for the host to log.
+#[derive(Debug, Default)]
+pub struct DriveReport {
+    /// Ticks run.
+    pub ran: usize,
+    /// The task whose tick was left when the budget ran out.
+    pub budget_spent: Option<String>,
+    /// Ticks that failed (the sweep retries them), with why.
+    pub failed: Vec<(String, String)>,
+    /// Warnings of the ticks that ran, by task.
+    pub warnings: Vec<(String, String)>,
+    /// Ticks left to the sweep because their delay was too long to wait.
+    pub deferred: usize,
+}
+
+/// Runs the queue's ticks in due order with `run`, waiting for each with
+/// `sleep` (ms), until it is empty or the budget ([`MAX_TICKS_PER_INVOCATION`],
+/// [`TICK_BUDGET_MS`]) is spent. A tick `run` enqueues joins the queue.
+pub async fn drive<K: Clock>(
+    queue: &InvocationQueue<K>,
+    mut sleep: impl FnMut(u64),
+    mut run: impl AsyncFnMut(&Tick, u64) -> Result<TickReport, RunTickError>,
+) -> DriveReport {
+    let mut report = DriveReport::default();
+    let started = queue.clock.now_ms();
+    while let Some((due, tick)) = queue.pop() {
+        if report.ran >= MAX_TICKS_PER_INVOCATION || due.saturating_sub(started) > TICK_BUDGET_MS {
+            report.budget_spent = Some(tick.task_id.clone());
+            break;
+        }
+        let now = queue.clock.now_ms();
+        if due > now {
+            sleep(due - now);
+        }
+        report.ran += 1;
+        match run(&tick, queue.clock.now_ms()).await {
+            Ok(ran) => report.warnings.extend(ran.warnings.into_iter().map(|w| (tick.task_id.clone(), w))),
+            Err(error) => report.failed.push((tick.task_id.clone(), error.to_string())),
+        }
+    }
+    report.deferred = queue.deferred();
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_ports::{ManualClock, block_on};
+    use agent_zero_runtime::{TickError, TickOutcome};
+
+    use super::*;
+
+    #[test]
+    fn queue_delays_round_up_to_seconds_and_stop_at_twelve_hours() {
+        assert_eq!(queue_delay_seconds(0), 0);
+        assert_eq!(queue_delay_seconds(1), 1, "never before it is due");
+        assert_eq!(queue_delay_seconds(1_000), 1);
+        assert_eq!(queue_delay_seconds(1_001), 2);
+        assert_eq!(queue_delay_seconds(43_200_000), 43_200);
+        assert_eq!(queue_delay_seconds(43_200_001), 43_200);
+        assert_eq!(queue_delay_seconds(u64::MAX), 43_200);
+    }
+
+    #[test]
+    fn retries_back_off_with_the_messages_age_from_one_to_sixty_seconds() {
+        let sent = 1_000_000;
+        assert_eq!(retry_delay_seconds(sent, sent), 1);
+        assert_eq!(retry_delay_seconds(sent - 5, sent), 1, "a clock behind the message still waits");
+        // Each retry waits as long as the message has existed: 1, 2, 4, ...
+        let mut now = sent;
+        let mut waits = Vec::new();
+        for _ in 0..8 {
+            let wait = retry_delay_seconds(now, sent);
+            waits.push(wait);
+            now += u64::from(wait) * 1_000;
+        }
+        assert_eq!(waits, [1, 1, 2, 4, 8, 16, 32, 60]);
+        assert_eq!(retry_delay_seconds(sent + 86_400_000, sent), 60);
+    }
+
+    fn tick(task: &str) -> Tick {
+        Tick { task_id: task.into(), expected_seq: 0 }
+    }
+
+    fn done() -> Result<TickReport, RunTickError> {
+        Ok(TickReport { outcome: TickOutcome::Stale, stats: Default::default(), resident: None, warnings: Vec::new() })
+    }
+
+    #[test]
+    fn the_driver_runs_due_ticks_in_order_waits_short_delays_and_leaves_long_ones() {
+        let clock = ManualClock::new(10_000);
+        let queue = InvocationQueue::new(&clock);
+        block_on(queue.enqueue(&tick("b"), 2_000)).unwrap();
+        block_on(queue.enqueue(&tick("a"), 0)).unwrap();
+        block_on(queue.enqueue(&tick("late"), INLINE_DELAY_MS + 1)).unwrap();
+        let slept = RefCell::new(Vec::new());
+        let ran = RefCell::new(Vec::new());
+        let report = block_on(drive(
+            &queue,
+            |ms| {
+                slept.borrow_mut().push(ms);
+                clock.advance(ms);
+            },
+            async |tick: &Tick, now: u64| {
+                ran.borrow_mut().push((tick.task_id.clone(), now));
+                if tick.task_id == "a" {
+                    // A tick enqueues its successor, which joins the queue.
+                    queue.enqueue(&Tick { task_id: "a2".into(), expected_seq: 1 }, 500).await.unwrap();
+                }
+                if tick.task_id == "b" {
+                    return Err(RunTickError::Tick(TickError::UnknownTask("b".into())));
+                }
+                done()
+            },
+        ));
+        assert_eq!(
+            ran.into_inner(),
+            [("a".to_owned(), 10_000), ("a2".to_owned(), 10_500), ("b".to_owned(), 12_000)],
+            "due order; each at its due time"
+        );
+        assert_eq!(slept.into_inner(), [500, 1_500]);
+        assert_eq!((report.ran, report.deferred, report.budget_spent), (3, 1, None));
+        assert_eq!(report.failed.len(), 1);
+        assert_eq!(report.failed[0].0, "b");
+    }
+
+    #[test]
+    fn the_driver_stops_at_its_tick_and_time_budgets() {
+        let clock = ManualClock::new(0);
+        let queue = InvocationQueue::new(&clock);
+        block_on(queue.enqueue(&tick("loop"), 0)).unwrap();
+        let report = block_on(drive(
+            &queue,
+            |ms| clock.advance(ms),
+            async |tick: &Tick, _| {
+                // A runaway task re-enqueues itself at once.
+                queue.enqueue(tick, 0).await.unwrap();
+                done()
+            },
+        ));
+        assert_eq!((report.ran, report.budget_spent.as_deref()), (MAX_TICKS_PER_INVOCATION, Some("loop")));
+
+        let clock = ManualClock::new(0);
+        let queue = InvocationQueue::new(&clock);
+        block_on(queue.enqueue(&tick("slow"), 0)).unwrap();
+        let report = block_on(drive(
+            &queue,
+            |ms| clock.advance(ms),
+            async |tick: &Tick, _| {
+                // Each tick backs off 10 s: past 120 s the sweep takes over.
+                queue.enqueue(tick, 10_000).await.unwrap();
+                done()
+            },
+        ));
+        assert_eq!(report.ran, 13, "ticks due at 0, 10 s, ..., 120 s");
+        assert_eq!(report.budget_spent.as_deref(), Some("slow"));
+    }
+}
