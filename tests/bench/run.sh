@@ -12,7 +12,10 @@
 # 2. CPU per request: utime+stime of the workerd process running the worker
 #    (/proc/PID/stat) across a round, over the requests served. An estimate:
 #    it includes workerd's local KV simulation and HTTP handling.
-# 3. The native floor at each size: `cargo bench -p agent-zero-github --bench intake`.
+# 3. The native floor at each size: `cargo bench -p agent-zero-github --bench intake`;
+#    and HMAC-SHA256 verify in wasm (`hmac` + `sha2`, as the worker had it)
+#    against `crypto.subtle` (what the worker uses), in node's V8
+#    (tests/bench/hmac/bench.mjs), appended to the report.
 # 4. Sizes (gzip -9) of the worker wasm, its JS glue, the Spin component and
 #    the TS bundle.
 # 5. KV operations and subrequests per task run (runtime harness test).
@@ -223,6 +226,13 @@ for size in "${sizes[@]}"; do
     >>"$native" 2>"$work/native.log" || { cat "$work/native.log" >&2; die "cargo bench failed"; }
 done
 
+# --- HMAC: wasm sha2 against crypto.subtle (tests/bench/hmac) ---------------
+say "HMAC-SHA256 verify: the wasm hmac+sha2 against crypto.subtle, in node's V8 (tests/bench/hmac)"
+hmac_table="$work/hmac.md"
+(cd "$bench/hmac" && CARGO_TARGET_DIR="$root/target/bench-hmac" cargo build -q --release --target wasm32-unknown-unknown \
+  && node bench.mjs "$root/target/bench-hmac/wasm32-unknown-unknown/release/agent_zero_bench_hmac.wasm" "${sizes[@]}") \
+  >"$hmac_table" 2>"$work/hmac.log" || { cat "$work/hmac.log" >&2; die "the HMAC bench failed"; }
+
 # --- sizes ----------------------------------------------------------------
 say "sizes"
 ts_bundle="$work/ts-bundle"
@@ -246,4 +256,5 @@ costs="$work/costs.txt"
 node "$bench/load/report.mjs" --rounds "$results" --native "$native" --sizes "$sizes" --costs "$costs" \
   --duration "$duration" --connections "$connections" --out "$out" \
   --clk "$(getconf CLK_TCK)" --load "$load_at_start" --wrangler "$("$wrangler" --version 2>/dev/null | tail -1)"
+{ printf '\n### HMAC-SHA256 verify, wasm `sha2` against `crypto.subtle` (node %s, medians)\n\n' "$(node --version)"; cat "$hmac_table"; } >>"$out"
 say "written to $out"

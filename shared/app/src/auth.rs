@@ -229,27 +229,15 @@ pub(crate) fn secrets_of(config: &Config) -> Vec<String> {
     if let Some(tokens) = config.get(TOKENS) {
         secrets.extend(tokens.split(',').filter_map(|e| e.split_once(':')).map(|(_, t)| t.trim().to_owned()));
     }
-    secrets.retain(|s| !s.is_empty());
-    // Longest first, so a secret containing another is replaced whole.
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    secrets.dedup();
+    agent_zero_ports::order_secrets(&mut secrets);
     secrets
 }
-
-/// What replaces a secret value in stored text.
-pub(crate) use agent_zero_ports::REDACTED;
 
 /// `text` with every occurrence of every secret replaced, and every
 /// GitHub-token-shaped run (a minted `ghs_` installation token is in no
 /// configured list) too.
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_owned();
-    for secret in secrets {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-    }
-    agent_zero_ports::scrub_token_shapes(&out).into_owned()
+    agent_zero_ports::redact(text, secrets).into_owned()
 }
 
 /// The allowed origin of a cross-origin request, if it is allowed:

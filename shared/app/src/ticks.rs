@@ -30,6 +30,25 @@ pub async fn run_tick<H: Host>(
     tick: &Tick,
     now_ms: u64,
 ) -> Result<TickReport, RunTickError> {
+    // What the tick cost, counted at the ports and added to the task's record.
+    let meter = crate::metering::Meter::default();
+    let destinations = crate::metering::Destinations::of(config.variables());
+    let mut result = tick_on(&crate::metering::Metered::new(host, &meter, &destinations), config, tick, now_ms).await;
+    if let Ok(report) = &mut result
+        && let Err(e) = crate::metering::record(host.kv(), &tick.task_id, &meter.cost(), report.resident.as_ref().map(|r| &r.usage))
+            .await
+    {
+        report.warnings.push(format!("cost not recorded: {e}"));
+    }
+    result
+}
+
+async fn tick_on<H: Host>(
+    host: &H,
+    config: &Settings,
+    tick: &Tick,
+    now_ms: u64,
+) -> Result<TickReport, RunTickError> {
     let settings = config.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)

@@ -24,7 +24,7 @@ pub use evidence::{
 };
 pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed};
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
-pub use names::{RepoName, Sha, encode_component, encode_path};
+pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;

@@ -97,6 +97,36 @@ pub fn encode_path(value: &str) -> String {
     encode(value, true)
 }
 
+/// Decodes one query-string or form value (`application/x-www-form-urlencoded`:
+/// `+` is a space, `%XX` a byte); `None` for a malformed escape or bytes
+/// that are not UTF-8.
+pub fn decode_component(text: &str) -> Option<String> {
+    fn hex(b: u8) -> Option<u8> {
+        match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            b'A'..=b'F' => Some(b - b'A' + 10),
+            _ => None,
+        }
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let (high, low) = (hex(*bytes.get(i + 1)?)?, hex(*bytes.get(i + 2)?)?);
+                out.push(high << 4 | low);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
 fn encode(value: &str, keep_slash: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(value.len());
@@ -159,5 +189,16 @@ mod tests {
         assert_eq!(encode_component("a b/c?d=é~"), "a%20b%2Fc%3Fd%3D%C3%A9~");
         assert_eq!(encode_path("src/a b.rs"), "src/a%20b.rs");
         assert_eq!(encode_component("Az09-._~"), "Az09-._~");
+    }
+
+    #[test]
+    fn decoding_is_the_inverse_and_refuses_malformed_escapes() {
+        for text in ["a b/c?d=é~", "", "100% sure", "+plus+"] {
+            assert_eq!(decode_component(&encode_component(text)).as_deref(), Some(text));
+        }
+        assert_eq!(decode_component("a+b%2Fc").as_deref(), Some("a b/c"));
+        for bad in ["%", "%4", "%+1", "%zz", "%C3"] {
+            assert_eq!(decode_component(bad), None, "{bad}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::{REDACTED, RenderOptions};
+use crate::RenderOptions;
 
 /// Per-render state: the options plus the secrets sorted longest first, so a
 /// secret that contains another is replaced whole.
@@ -16,9 +16,8 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(opts: &RenderOptions<'a>) -> Self {
-        let mut secrets: Vec<&str> = opts.secrets.iter().copied().filter(|s| !s.is_empty()).collect();
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
+        let mut secrets: Vec<&str> = opts.secrets.to_vec();
+        agent_zero_ports::order_secrets(&mut secrets);
         Self { opts: *opts, secrets }
     }
 
@@ -26,19 +25,10 @@ impl<'a> Ctx<'a> {
     /// (one given secrets) also replaces every GitHub-token-shaped run, since
     /// a minted installation token is in no configured list.
     pub(crate) fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
         if self.secrets.is_empty() {
-            return out;
+            return Cow::Borrowed(text);
         }
-        for secret in &self.secrets {
-            if out.contains(secret) {
-                out = Cow::Owned(out.replace(secret, REDACTED));
-            }
-        }
-        match agent_zero_ports::scrub_token_shapes(&out) {
-            Cow::Borrowed(_) => out,
-            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
-        }
+        agent_zero_ports::redact(text, &self.secrets)
     }
 }
 

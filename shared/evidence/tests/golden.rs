@@ -81,8 +81,9 @@ fn every_renderer_matches_its_golden() {
             let mut text = format!("{}\n", review.body);
             for c in &review.comments {
                 let range = c.start_line.map(|s| format!("start_line: {s} (RIGHT)\n")).unwrap_or_default();
+                let quote = c.quote.as_deref().map(|q| format!("quote: {q}\n")).unwrap_or_default();
                 text.push_str(&format!(
-                    "\n---- comment\npath: {}\n{range}line: {} (RIGHT)\n\n{}\n",
+                    "\n---- comment\npath: {}\n{range}line: {} (RIGHT)\n{quote}\n{}\n",
                     c.path, c.line, c.body
                 ));
             }

@@ -49,14 +49,8 @@ pub enum SignatureError {
 
 /// Verifies `header` (the value of `X-Hub-Signature-256`) against `body`.
 pub fn verify(secret: &[u8], header: Option<&str>, body: &[u8]) -> Result<(), SignatureError> {
-    if secret.is_empty() {
-        return Err(SignatureError::EmptySecret);
-    }
-    let header = header.ok_or(SignatureError::Missing)?;
-    let expected = parse(header)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).map_err(|_| SignatureError::EmptySecret)?;
-    mac.update(body);
-    mac.verify_slice(&expected).map_err(|_| SignatureError::Mismatch)
+    let expected = expected(secret, header, None)?;
+    if matches(secret, body, &expected) { Ok(()) } else { Err(SignatureError::Mismatch) }
 }
 
 /// Like [`verify`], given both signature headers, so a delivery carrying
@@ -67,10 +61,28 @@ pub fn verify_headers(
     sha1: Option<&str>,
     body: &[u8],
 ) -> Result<(), SignatureError> {
+    let expected = expected(secret, sha256, sha1)?;
+    if matches(secret, body, &expected) { Ok(()) } else { Err(SignatureError::Mismatch) }
+}
+
+/// Every check of [`verify_headers`] but the hash: the 32 bytes the headers
+/// claim, for a host that computes the HMAC itself (WebCrypto) and compares
+/// in constant time.
+pub fn expected(secret: &[u8], sha256: Option<&str>, sha1: Option<&str>) -> Result<[u8; 32], SignatureError> {
     if sha256.is_none() && sha1.is_some() && !secret.is_empty() {
         return Err(SignatureError::Sha1Only);
     }
-    verify(secret, sha256, body)
+    if secret.is_empty() {
+        return Err(SignatureError::EmptySecret);
+    }
+    parse(sha256.ok_or(SignatureError::Missing)?)
+}
+
+/// Whether `mac` is HMAC-SHA256(`secret`, `body`), compared in constant time.
+pub fn matches(secret: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
+    let mut hmac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length");
+    hmac.update(body);
+    hmac.verify_slice(mac).is_ok()
 }
 
 /// The signature for `body` as GitHub would send it (for tests and tools).
@@ -182,5 +194,21 @@ mod tests {
         // An empty secret verifies nothing, not even a signature made with it.
         assert_eq!(verify(b"", Some(&sign(b"", BODY)), BODY), Err(SignatureError::EmptySecret));
         assert_eq!(verify_headers(b"", None, Some(sha1), BODY), Err(SignatureError::EmptySecret));
+    }
+
+    /// The split a host with its own HMAC uses: the header's claim, then the
+    /// comparison, agree with `verify_headers` case by case.
+    #[test]
+    fn expected_then_matches_is_verify_headers() {
+        let header = sign(SECRET, BODY);
+        let claimed = expected(SECRET, Some(&header), None).unwrap();
+        assert!(matches(SECRET, BODY, &claimed));
+        assert!(!matches(SECRET, b"Hello, World?", &claimed));
+        assert!(!matches(b"another secret", BODY, &claimed));
+        let sha1 = "sha1=0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(expected(SECRET, None, Some(sha1)), Err(SignatureError::Sha1Only));
+        assert_eq!(expected(SECRET, None, None), Err(SignatureError::Missing));
+        assert_eq!(expected(b"", Some(&header), None), Err(SignatureError::EmptySecret));
+        assert!(matches!(expected(SECRET, Some("sha256=zz"), None), Err(SignatureError::Malformed(_))));
     }
 }

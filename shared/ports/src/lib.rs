@@ -20,4 +20,4 @@ pub use http_client::{HttpClient, HttpError, RequestTimeout};
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;
-pub use secret::{GITHUB_TOKEN_PREFIXES, REDACTED, Secret, scrub_token_shapes};
+pub use secret::{GITHUB_TOKEN_PREFIXES, REDACTED, Secret, order_secrets, redact, scrub_token_shapes};

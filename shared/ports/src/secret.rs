@@ -33,6 +33,33 @@ impl Secret {
     }
 }
 
+/// The one redaction of stored and rendered text: every occurrence of
+/// every secret replaced by [`REDACTED`], then every GitHub-token-shaped run
+/// ([`scrub_token_shapes`]: a minted installation token is in no configured
+/// list). `secrets` must be in [`order_secrets`]'s order (longest first, so
+/// a secret containing another is replaced whole); empty ones are skipped.
+pub fn redact<'t, S: AsRef<str>>(text: &'t str, secrets: &[S]) -> std::borrow::Cow<'t, str> {
+    use std::borrow::Cow;
+    let mut out = Cow::Borrowed(text);
+    for secret in secrets.iter().map(AsRef::as_ref).filter(|s| !s.is_empty()) {
+        if out.contains(secret) {
+            out = Cow::Owned(out.replace(secret, REDACTED));
+        }
+    }
+    match scrub_token_shapes(&out) {
+        Cow::Borrowed(_) => out,
+        Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
+    }
+}
+
+/// Puts secrets in the order [`redact`] needs: longest first, without
+/// empties or duplicates.
+pub fn order_secrets<S: AsRef<str> + Ord>(secrets: &mut Vec<S>) {
+    secrets.retain(|s| !s.as_ref().is_empty());
+    secrets.sort_by(|a, b| b.as_ref().len().cmp(&a.as_ref().len()).then_with(|| a.cmp(b)));
+    secrets.dedup();
+}
+
 /// Prefixes of GitHub's token formats: personal (`ghp_`), OAuth (`gho_`),
 /// user-to-server (`ghu_`), installation (`ghs_`, what the app mints for
 /// itself at run time), refresh (`ghr_`) and fine-grained (`github_pat_`).
@@ -87,6 +114,16 @@ impl std::fmt::Debug for Secret {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redaction_replaces_the_longest_secret_whole_and_every_token_shape() {
+        let mut secrets = vec!["tok-one", "", "tok-one-longer", "tok-one", "ab"];
+        order_secrets(&mut secrets);
+        assert_eq!(secrets, ["tok-one-longer", "tok-one", "ab"]);
+        let text = "tok-one-longer, tok-one; ghs_16C7e42F292c6912E7710c838347Ae178B4a ok";
+        assert_eq!(redact(text, &secrets), "[redacted], [redacted]; [redacted] ok");
+        assert!(matches!(redact("nothing here", &secrets), std::borrow::Cow::Borrowed(_)));
+    }
 
     #[test]
     fn github_token_shapes_are_scrubbed_without_a_configured_secret() {

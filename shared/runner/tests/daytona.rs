@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_runner::providers::Daytona;
-use agent_zero_runner::{CheckoutSource, Exec, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret};
+use agent_zero_runner::{
+    CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
+};
 use serde_json::{Value, json};
 use support::{Loopback, block_on};
 
@@ -133,7 +135,8 @@ fn commands_are_quoted_bounded_and_timed_out_on_408() {
         .answer(200, &long)
         .answer(408, fixture("execute-timeout.json"))
         .answer(200, r#"{"exitCode":0,"result":"a.rs\u0000src/b.rs\u0000"}"#)
-        .answer(500, format!(r#"{{"statusCode":500,"message":"invalid key {KEY}"}}"#));
+        .answer(500, format!(r#"{{"statusCode":500,"message":"invalid key {KEY}"}}"#))
+        .answer(200, r#"{"exitCode":0,"result":"x\nf\nl\n-\n"}"#);
     let daytona = Daytona::new(server.client(), Secret::new(KEY));
     block_on(async {
         let out = daytona.exec(&sandbox(), &exec(&["grep", "-r", "it's $(x)", "."])).await.unwrap();
@@ -145,6 +148,9 @@ fn commands_are_quoted_bounded_and_timed_out_on_408() {
         assert_eq!(daytona.list_files(&sandbox()).await.unwrap(), ["a.rs", "src/b.rs"]);
         let error = daytona.read_file(&sandbox(), "a.rs").await.unwrap_err();
         assert!(error.to_string().contains("500") && !error.to_string().contains(KEY), "{error}");
+        let paths = ["run.sh", "a.rs", "link", "gone"].map(String::from);
+        let modes = daytona.file_modes(&sandbox(), &paths).await.unwrap();
+        assert_eq!(modes, [Some(FileMode::Executable), Some(FileMode::Regular), Some(FileMode::Symlink), None]);
     });
     let seen = server.seen();
     assert_eq!(seen[0].uri, format!("{API}/sandbox/d1"));
@@ -154,4 +160,8 @@ fn commands_are_quoted_bounded_and_timed_out_on_408() {
     );
     assert_eq!(body(&seen[4])["command"], "git ls-files -z --cached --others --exclude-standard 2>/dev/null");
     assert_eq!(seen[5].uri, format!("{TOOLBOX}/files/download?path=%2Fhome%2Fdaytona%2Frepo%2Fa.rs"));
+    // One fixed script; the paths are its arguments, never script text.
+    let modes = body(&seen[6])["command"].as_str().unwrap().to_owned();
+    assert!(modes.starts_with("sh -c 'for f do if [ -L \"$f\" ]"), "{modes}");
+    assert!(modes.ends_with("' agent-zero-modes run.sh a.rs link gone"), "{modes}");
 }

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, E2b};
-use agent_zero_runner::{CheckoutSource, Exec, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret};
+use agent_zero_runner::{
+    CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
+};
 use support::{Loopback, block_on};
 
 const KEY: &str = "provider-key-0c0ffee";
@@ -142,6 +144,7 @@ fn custom_protocol_leases_runs_files_and_release() {
         .answer(403, format!(r#"{{"error":{{"code":"read-only","message":"token {KEY} is read-only"}}}}"#))
         .answer(200, r#"{"files":["Cargo.toml","src/lib.rs"]}"#)
         .answer(200, r#"{"diff":"diff --git a/x b/x\n"}"#)
+        .answer(200, r#"{"modes":["100755",null,"120000"]}"#)
         .answer(204, "");
     let base = server.base_url();
     let custom = CustomSandbox::new(server.client(), base.clone(), Secret::new(KEY));
@@ -157,6 +160,9 @@ fn custom_protocol_leases_runs_files_and_release() {
         assert!(error.to_string().contains("403") && !error.to_string().contains(KEY), "{error}");
         assert_eq!(custom.list_files(&sandbox).await.unwrap(), ["Cargo.toml", "src/lib.rs"]);
         assert_eq!(custom.diff(&sandbox).await.unwrap(), "diff --git a/x b/x\n");
+        let paths = ["run.sh", "gone", "link"].map(String::from);
+        let modes = custom.file_modes(&sandbox, &paths).await.unwrap();
+        assert_eq!(modes, [Some(FileMode::Executable), None, Some(FileMode::Symlink)]);
         custom.stop("lease-7").await.unwrap();
     });
     let seen = server.seen();
@@ -171,6 +177,7 @@ fn custom_protocol_leases_runs_files_and_release() {
             ("POST", "/v1/leases/lease-7/write"),
             ("GET", "/v1/leases/lease-7/files"),
             ("GET", "/v1/leases/lease-7/diff"),
+            ("POST", "/v1/leases/lease-7/modes"),
             ("DELETE", "/v1/leases/lease-7"),
         ]
     );

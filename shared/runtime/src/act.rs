@@ -534,9 +534,18 @@ pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
     let decision = r.decision.as_ref().expect("planning follows a decision");
     let finding = r.finding.as_ref().expect("planning follows validation");
     let paths: Vec<String> = decision.changes.iter().map(|c| c.path.clone()).collect();
+    // A review in `suggest` mode proves its change in the sandbox, as a fix
+    // would be, under the same chain; it is posted as a suggestion only,
+    // never pushed (publication opens pull requests for issue runs alone).
+    let suggests = stimulus.mode == agent_zero_contracts::RunMode::Suggest
+        && stimulus.trigger == agent_zero_contracts::Trigger::Proactive;
+    if suggests && paths.is_empty() {
+        let message = "the finding proposes no change, so there is no suggestion to verify".into();
+        return WriteOutcome::Refused { refusal: Refusal { code: "no-change".into(), message } };
+    }
     let request = WriteRequest {
         verdict: finding.verdict,
-        mode: stimulus.mode,
+        mode: if suggests { agent_zero_contracts::RunMode::Fix } else { stimulus.mode },
         confidence: finding.claim.confidence,
         change_risk: finding.claim.change_risk,
         runner_isolated: r.runner.as_ref().is_some_and(|d| d.isolated),

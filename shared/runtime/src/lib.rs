@@ -45,7 +45,6 @@ pub use ports::{
     AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication,
     Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
-pub use render::DECISION_SCHEMA;
 pub use resident::{FoldError, Origin, Resident, fold};
 pub use step::{Limits, Step, decide};
 pub use store::{

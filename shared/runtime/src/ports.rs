@@ -12,15 +12,14 @@ use thiserror::Error;
 use crate::fact::{Admission, Lease, ModelOutcome, ModelPurpose, Received, Stimulus};
 
 /// One model request: a fixed system prompt, the rendered (untrusted)
-/// context, the schema of the answer, and the model's own previous
+/// context (the answer's schema is the model layer's one definition, per
+/// purpose: `agent_zero_models::SchemaName`), and the model's own previous
 /// violation when its last answer was unusable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRequest {
     pub purpose: ModelPurpose,
     pub system: String,
     pub context: String,
-    /// JSON schema of `AgentDecision`.
-    pub schema: String,
     pub previous_violation: Option<String>,
     pub idempotency_key: String,
 }

@@ -20,10 +20,13 @@ use agent_zero_fakes::calc;
 use super::lifecycle::{World, decision, file_issue, policy, read, wait_terminal, world_with_vars};
 use crate::Case;
 
-pub(crate) const CASES: &[Case] = &[Case {
-    name: "dashboard_sign_in_with_github_approve_and_see_the_state_change",
-    run: sign_in_with_github_approve_and_see_the_state_change,
-}];
+pub(crate) const CASES: &[Case] = &[
+    Case {
+        name: "dashboard_sign_in_with_github_approve_and_see_the_state_change",
+        run: sign_in_with_github_approve_and_see_the_state_change,
+    },
+    Case { name: "dashboard_cost_of_a_fix_run_with_one_repair", run: cost_of_a_fix_run_with_one_repair },
+];
 
 const CLIENT_ID: &str = "Ov23liE2eDashboard01";
 const CLIENT_SECRET: &str = "e2e-oauth-client-secret-7c1d9a";
@@ -139,18 +142,8 @@ fn chromium_dom(url: &str) -> String {
 }
 
 fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
-    let world = world_with_vars(
-        runtime,
-        &policy("fix"),
-        &[
-            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID", CLIENT_ID),
-            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET", CLIENT_SECRET),
-            ("AGENT_ZERO_DASHBOARD_SESSION_KEY", SESSION_KEY),
-            // octocat may approve fix runs; acme-ops members may only look.
-            ("AGENT_ZERO_DASHBOARD_USERS", "octocat:observe|fix"),
-            ("AGENT_ZERO_DASHBOARD_ORGS", "acme-ops"),
-        ],
-    );
+    // octocat may approve fix runs; acme-ops members may only look.
+    let world = world_with_vars(runtime, &policy("fix"), &DASHBOARD_VARS);
     world.github.register_oauth_app(CLIENT_ID, CLIENT_SECRET, &world.server.url("/login/callback"));
     world.github.add_oauth_user("octocat", &[]);
     world.github.add_oauth_user("watcher", &["acme-ops"]);
@@ -284,5 +277,84 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
         image.height,
         image.colours(),
         image.foreground_pixels()
+    );
+}
+
+/// The dashboard variables every case here sets.
+const DASHBOARD_VARS: [(&str, &str); 5] = [
+    ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID", CLIENT_ID),
+    ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET", CLIENT_SECRET),
+    ("AGENT_ZERO_DASHBOARD_SESSION_KEY", SESSION_KEY),
+    ("AGENT_ZERO_DASHBOARD_USERS", "octocat:observe|fix"),
+    ("AGENT_ZERO_DASHBOARD_ORGS", "acme-ops"),
+];
+
+/// A fix whose first change fails the checks and whose repair passes, with
+/// a priced model: its cost in the API, counted at the ports, agrees with
+/// what the loopback GitHub and model saw; the dashboard shows it and the
+/// repository's total.
+fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
+    let priced = format!("{}model:\n  inputCostPerMillionTokens: 3\n  outputCostPerMillionTokens: 15\n", policy("fix"));
+    let world = world_with_vars(runtime, &priced, &DASHBOARD_VARS);
+    world.github.register_oauth_app(CLIENT_ID, CLIENT_SECRET, &world.server.url("/login/callback"));
+    world.github.add_oauth_user("octocat", &[]);
+    let still_wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) + 2)");
+    world.model.push_decision(decision("mechanical", &still_wrong));
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let task_id = file_issue(&world, "dashboard-cost-repair");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!((task["state"].as_str(), task["result"]["attempts"].as_u64()), (Some("completed"), Some(2)), "{task}");
+
+    // The last tick records its cost just after its commit: wait (bounded)
+    // until every GitHub call the fake saw is counted.
+    let started = Instant::now();
+    let cost = loop {
+        let cost = read(&world.server, &format!("/api/v1/tasks/{task_id}")).json()["cost"].clone();
+        if cost["githubRequests"].as_u64() == Some(world.github.calls().len() as u64) {
+            break cost;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "cost {cost} never matched {} GitHub calls",
+            world.github.calls().len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 2, "understand once, re-plan once");
+    assert_eq!(cost["modelRequests"], 2, "{cost}");
+    // The fake model answers `prompt_tokens` = body bytes / 4.
+    let input: u64 = calls.iter().map(|c| (c.body.len() as u64 / 4).max(1)).sum();
+    assert_eq!(cost["modelInputTokens"].as_u64(), Some(input), "{cost}");
+    let output = cost["modelOutputTokens"].as_u64().unwrap();
+    assert!(output > 0, "{cost}");
+    let dollars = cost["modelCostUsd"].as_f64().expect("the policy prices the model");
+    let expected = (input as f64 * 3.0 + output as f64 * 15.0) / 1e6;
+    assert!((dollars - expected).abs() < 1e-9, "{dollars} != {expected}: {cost}");
+    let n = |name: &str| cost[name].as_u64().unwrap_or_else(|| panic!("{name} missing: {cost}"));
+    let ticks = n("ticks");
+    assert!((8..=40).contains(&ticks), "{cost}");
+    assert_eq!(
+        n("storageOps"),
+        n("kvReads") + n("kvWrites") + n("kvLists") + n("kvDeletes") + n("kvAtomic") + n("leaseOps")
+    );
+    // Every tick commits through the atomic insert, and the sandbox was leased.
+    assert!(n("kvAtomic") >= ticks && n("leaseOps") >= 2, "{cost}");
+    assert!(n("sandboxRequests") >= 4 && n("sandboxMs") > 0, "{cost}");
+    assert_eq!(n("subrequests"), n("githubRequests") + n("modelRequests") + n("sandboxRequests"), "{cost}");
+    println!("    cost of a fix run with one repair ({}): {cost}", runtime.name());
+
+    // The dashboard shows the run's cost and the repository's total.
+    let session = sign_in(&world, Some("octocat")).unwrap_or_else(|r| panic!("{}", r.text()));
+    let page = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &[("cookie", &session)], b"");
+    let html = page.text();
+    let cells =
+        format!("<td>{ticks}</td><td>{} ({} atomic, {} lease)</td>", n("storageOps"), n("kvAtomic"), n("leaseOps"));
+    assert!(html.contains("Cost so far") && html.contains(&cells), "{cells} not on the page: {html}");
+    assert!(html.contains(&format!("{input} in / {output} out")) && html.contains(&format!("${dollars:.4}")), "{html}");
+    let list = world.server.send("GET", "/dashboard", &[("cookie", &session)], b"").text();
+    assert!(
+        list.contains("Cost by repository") && list.contains("<td><code>acme/calc</code></td><td>1</td>"),
+        "{list}"
     );
 }

@@ -25,6 +25,10 @@ pub(crate) const CASES: &[Case] = &[
         run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral,
     },
     Case {
+        name: "review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored",
+        run: review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored,
+    },
+    Case {
         name: "review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones",
         run: review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones,
     },
@@ -152,7 +156,8 @@ fn wait_terminal(world: &World, task_id: &str) -> Value {
     loop {
         let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
         if reply.status == 200
-            && ["completed", "failed", "needs-human"].contains(&reply.json()["state"].as_str().unwrap_or_default())
+            && ["completed", "failed", "needs-human", "ignored"]
+                .contains(&reply.json()["state"].as_str().unwrap_or_default())
         {
             return reply.json();
         }
@@ -368,7 +373,7 @@ fn wait_github(world: &World, what: &str, done: impl Fn(&FakeGitHub) -> bool) {
 }
 
 fn review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones(runtime: Runtime) {
-    let world = world(runtime, &[("NOTES.md", NOTES)]);
+    let mut world = world(runtime, &[("NOTES.md", NOTES)]);
     let (owner, name) = (world.fixture.owner().to_owned(), world.fixture.name().to_owned());
     let (owner, name, number) = (owner.as_str(), name.as_str(), world.number);
     let head_a = world.head.clone();
@@ -471,4 +476,76 @@ fn review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_
     assert_eq!(replies[0]["in_reply_to_id"], c1["id"], "the reply is on the fixed finding's thread");
     let reply = replies[0]["body"].as_str().unwrap_or_default();
     assert!(reply.contains(&format!("Resolved in {head_c}")), "{reply}");
+}
+
+/// The real `issue_comment` `created` payload (octokit/webhooks), as a
+/// comment `comment_id` by `login` (`association`) on the fixture's pull
+/// request saying `body`.
+fn pull_request_comment(world: &World, comment_id: u64, login: &str, association: &str, body: &str) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/github-webhooks/issue_comment/created.payload.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    payload["repository"]["name"] = json!(name);
+    payload["repository"]["full_name"] = json!(format!("{owner}/{name}"));
+    payload["repository"]["owner"]["login"] = json!(owner);
+    payload["repository"]["default_branch"] = json!(world.fixture.branch());
+    let api = format!("{}/repos/{owner}/{name}", world.github.url());
+    payload["issue"]["number"] = json!(world.number);
+    payload["issue"]["state"] = json!("open");
+    payload["issue"]["pull_request"] = json!({
+        "url": format!("{api}/pulls/{}", world.number),
+        "html_url": format!("https://github.com/{owner}/{name}/pull/{}", world.number),
+        "diff_url": format!("https://github.com/{owner}/{name}/pull/{}.diff", world.number),
+        "patch_url": format!("https://github.com/{owner}/{name}/pull/{}.patch", world.number),
+    });
+    payload["comment"]["id"] = json!(comment_id);
+    payload["comment"]["body"] = json!(body);
+    payload["comment"]["user"]["login"] = json!(login);
+    payload["comment"]["author_association"] = json!(association);
+    payload["sender"]["login"] = json!(login);
+    serde_json::to_vec(&payload).unwrap()
+}
+
+fn review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored(runtime: Runtime) {
+    let world = world(runtime, &[]);
+    let (owner, name, number) = (world.fixture.owner(), world.fixture.name(), world.number);
+    let command = |comment_id: u64, login: &str, association: &str, delivery: &str| {
+        let body = pull_request_comment(&world, comment_id, login, association, "Pushed a fix.\n\n/agent-zero review");
+        let reply: Reply = world.server.deliver_github(SECRET, "issue_comment", delivery, &body);
+        assert_eq!(reply.status, 202, "{}", reply.text());
+        reply.json()["taskId"].as_str().expect("the command is recorded").to_owned()
+    };
+
+    // An outside contributor's command: ignored with its reason, nothing ran, no acknowledgement.
+    let outsider = world.github.add_comment(owner, name, number, "mallory", "/agent-zero review");
+    let ignored = wait_terminal(&world, &command(outsider, "mallory", "NONE", "command-outsider"));
+    assert_eq!(ignored["state"], "ignored", "{ignored}");
+    assert_eq!(ignored["ignored"]["reason"], "author-not-allowed", "{ignored}");
+    let message = ignored["ignored"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("mallory") && message.contains("NONE"), "{message}");
+    assert!(world.github.reactions(owner, name, outsider).is_empty(), "an ignored command is not acknowledged");
+
+    // A conversation comment is not a command: ignored at intake, with its reason.
+    let chat = pull_request_comment(&world, outsider, "alice", "COLLABORATOR", "Looks good to me.");
+    let reply: Reply = world.server.deliver_github(SECRET, "issue_comment", "command-chat", &chat);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert!(reply.text().contains("no-command"), "{}", reply.text());
+
+    // A collaborator's command: acknowledged, and a review of the current head.
+    world.model.push_decision(decision());
+    let comment = world.github.add_comment(owner, name, number, "alice", "/agent-zero review");
+    let task_id = command(comment, "alice", "COLLABORATOR", "command-collaborator");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["trigger"], "proactive", "{task}");
+    // The payload has no head: admission read the pull request's.
+    assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{number}")).is_empty());
+    let reactions = world.github.reactions(owner, name, comment);
+    assert_eq!(reactions.len(), 1, "{reactions:#?}");
+    assert_eq!(reactions[0]["content"], "eyes");
+    wait_github(&world, "the commanded review", |g| g.reviews(owner, name, number).len() == 1);
+    let review = &world.github.reviews(owner, name, number)[0];
+    assert_eq!(review["commit_id"], json!(world.head), "the current head was reviewed: {review}");
+    assert_eq!(review["comments"][0]["line"], calc::BUG_LINE, "{review}");
+    assert_eq!(world.model.calls().len(), 1, "only the collaborator's command reached the model");
 }

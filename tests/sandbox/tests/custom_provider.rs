@@ -8,7 +8,7 @@ use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
-    CheckoutSource, Command as Cmd, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
+    CheckoutSource, Command as Cmd, FileMode, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
     SandboxProvider, SandboxRef, SandboxRequest, Secret,
 };
 
@@ -122,6 +122,19 @@ fn custom_provider_end_to_end() {
         assert_eq!(runner.read_file("README.md").await.unwrap(), "hello\n");
         runner.write_file("src/new.txt", "fresh\n").await.unwrap();
         runner.write_file("README.md", "changed\n").await.unwrap();
+        // Modes as the checkout holds them: the executable bit survives a
+        // rewrite, a symlink is reported (never followed), absence is `None`.
+        runner.write_file("tools/run.sh", "#!/bin/sh\n").await.unwrap();
+        assert_eq!(runner.run(&Cmd::new(["chmod", "+x", "tools/run.sh"], 10_000)).await.unwrap().exit_code, 0);
+        runner.write_file("tools/run.sh", "#!/bin/sh\necho hi\n").await.unwrap();
+        assert_eq!(runner.run(&Cmd::new(["ln", "-s", "README.md", "link"], 10_000)).await.unwrap().exit_code, 0);
+        let paths = ["tools/run.sh", "README.md", "link", "missing.txt"].map(String::from);
+        assert_eq!(
+            runner.file_modes(&paths).await.unwrap(),
+            [Some(FileMode::Executable), Some(FileMode::Regular), Some(FileMode::Symlink), None]
+        );
+        let outside = runner.file_modes(&["../etc/passwd".to_owned()]).await;
+        assert!(matches!(outside, Err(RunnerError::PathOutsideCheckout { .. })), "{outside:?}");
         let diff = runner.diff().await.unwrap();
         assert!(diff.contains("+changed") && diff.contains("src/new.txt"), "{diff}");
         let files = runner.list_files().await.unwrap();

@@ -141,36 +141,10 @@ pub(crate) async fn identify(
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value.
-pub(crate) fn form_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
+pub(crate) use agent_zero_contracts::encode_component as form_encode;
 
 /// Decodes one `application/x-www-form-urlencoded` value.
-pub(crate) fn form_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
+pub(crate) use agent_zero_contracts::decode_component as form_decode;
 
 /// The decoded pairs of a form body or query string.
 pub(crate) fn form_pairs(text: &str) -> Option<Vec<(String, String)>> {

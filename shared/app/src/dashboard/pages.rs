@@ -11,6 +11,7 @@ use agent_zero_runtime::Resident;
 use http::StatusCode;
 
 use crate::audit_log::AuditEntry;
+use crate::metering::RunCost;
 use crate::task_index::TaskSummary;
 
 /// The Content-Security-Policy of dashboard pages: the evidence pages'
@@ -101,6 +102,7 @@ pub(crate) fn task_list(
     repository: Option<&str>,
     state: Option<TaskState>,
     next: Option<&str>,
+    totals: &[RepositoryTotal],
     secrets: &[&str],
 ) -> String {
     let mut h = String::from("<h1>Tasks</h1>\n<form class=\"filters\" method=\"get\" action=\"/dashboard\">\n");
@@ -145,7 +147,72 @@ pub(crate) fn task_list(
         }
         let _ = writeln!(h, "<p><a href=\"/dashboard?{}\">Next page</a></p>", clean(&query, &[]));
     }
+    h.push_str(&totals_table(totals, secrets));
     shell("Tasks · Agent Zero Edge", Some(viewer), &h)
+}
+
+/// A cost as table cells: ticks, storage operations (of which atomic and
+/// lease operations), subrequests (GitHub, model, sandbox), sandbox time,
+/// model tokens and dollars when priced.
+fn cost_cells(cost: &RunCost) -> String {
+    let dollars = cost.model_cost_usd.map_or_else(|| "not priced".to_owned(), |d| format!("${d:.4}"));
+    format!(
+        "<td>{}</td><td>{} ({} atomic, {} lease)</td><td>{} ({} GitHub, {} model, {} sandbox)</td><td>{}</td>\
+<td>{} in / {} out</td><td>{dollars}</td>",
+        cost.ticks,
+        cost.storage_ops(),
+        cost.kv_atomic,
+        cost.lease_ops,
+        cost.subrequests,
+        cost.github_requests,
+        cost.model_requests,
+        cost.sandbox_requests,
+        duration(cost.sandbox_ms),
+        cost.model_input_tokens,
+        cost.model_output_tokens,
+    )
+}
+
+const COST_HEAD: &str =
+    "<th>Ticks</th><th>Storage ops</th><th>Subrequests</th><th>Sandbox</th><th>Model tokens</th><th>Model $</th>";
+
+/// One run's cost, or that nothing ran yet.
+fn cost_table(cost: Option<&RunCost>) -> String {
+    match cost {
+        None => "<p class=\"muted\">No tick has run yet.</p>\n".to_owned(),
+        Some(cost) => {
+            format!("<table class=\"cost\">\n<tr>{COST_HEAD}</tr>\n<tr>{}</tr>\n</table>\n", cost_cells(cost))
+        }
+    }
+}
+
+/// Per repository: its tasks on the page and their costs added up.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RepositoryTotal {
+    pub(crate) repository: String,
+    pub(crate) tasks: u64,
+    pub(crate) cost: RunCost,
+}
+
+fn totals_table(totals: &[RepositoryTotal], secrets: &[&str]) -> String {
+    if totals.is_empty() {
+        return String::new();
+    }
+    let mut h = format!(
+        "<h2>Cost by repository</h2>\n<p class=\"muted\">The tasks on this page, added up.</p>\n<table class=\"cost\">\n\
+<tr><th>Repository</th><th>Tasks</th>{COST_HEAD}</tr>\n"
+    );
+    for t in totals {
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td>{}</tr>",
+            clean(&t.repository, secrets),
+            t.tasks,
+            cost_cells(&t.cost)
+        );
+    }
+    h.push_str("</table>\n");
+    h
 }
 
 /// Milliseconds as a short duration (`3 s`, `4 min 5 s`, `2 h 10 min`).
@@ -170,7 +237,13 @@ pub(crate) struct Offer<'a> {
 
 /// One task: its state, its progress (states so far, the current step and
 /// how long it has waited), and the decision forms when it waits for a person.
-pub(crate) fn task(resident: &Resident, offer: Offer<'_>, now_ms: u64, secrets: &[&str]) -> String {
+pub(crate) fn task(
+    resident: &Resident,
+    cost: Option<&RunCost>,
+    offer: Offer<'_>,
+    now_ms: u64,
+    secrets: &[&str],
+) -> String {
     let mut h = String::new();
     let Some(stimulus) = resident.stimulus.as_deref() else {
         return error(StatusCode::NOT_FOUND, "This task has no record yet.", Some(offer.viewer));
@@ -204,7 +277,8 @@ pub(crate) fn task(resident: &Resident, offer: Offer<'_>, now_ms: u64, secrets: 
     let waiting = if resident.state == TaskState::NeedsHuman { "Waiting for a person" } else { "In this step" };
     let _ = writeln!(h, "<dt>{waiting}</dt><dd>{}</dd>", duration(now_ms.saturating_sub(since)));
     if let Some((who, decision)) = &resident.decided {
-        let _ = writeln!(h, "<dt>Decided</dt><dd>{decision:?} by {}</dd>", clean(who, secrets));
+        let verb = if *decision == agent_zero_runtime::ApprovalDecision::Approve { "approved" } else { "rejected" };
+        let _ = writeln!(h, "<dt>Decided</dt><dd>{verb} by {}</dd>", clean(who, secrets));
     }
     h.push_str("</dl>\n");
     if resident.state == TaskState::NeedsHuman {
@@ -235,6 +309,8 @@ pub(crate) fn task(resident: &Resident, offer: Offer<'_>, now_ms: u64, secrets: 
         "<p><a href=\"/tasks/{id}\">Evidence page</a> · <a href=\"/api/v1/tasks/{id}\">JSON</a> · \
 <a href=\"/dashboard/tasks/{id}\">Reload</a></p>"
     );
+    h.push_str("<h2>Cost so far</h2>\n");
+    h.push_str(&cost_table(cost));
     h.push_str("<h2>Events</h2>\n<ol class=\"events\">\n");
     for event in &resident.events {
         let attempt = event.attempt.map(|a| format!(" · attempt {a}")).unwrap_or_default();

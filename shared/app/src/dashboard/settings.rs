@@ -190,10 +190,10 @@ fn base_url(variable: &str, url: &str) -> Result<String, ApiError> {
 /// GitHub Enterprise Server's `https://HOST/api/v3` → `https://HOST`, GHE.com
 /// `api.SUB.ghe.com` → `SUB.ghe.com`; anything else serves both.
 fn web_url_of(api_url: &str) -> String {
-    if let Some(host) = api_url.strip_prefix("https://api.") {
-        if host == "github.com" || host.ends_with(".ghe.com") {
-            return format!("https://{host}");
-        }
+    if let Some(host) = api_url.strip_prefix("https://api.")
+        && (host == "github.com" || host.ends_with(".ghe.com"))
+    {
+        return format!("https://{host}");
     }
     api_url.strip_suffix("/api/v3").unwrap_or(api_url).to_owned()
 }

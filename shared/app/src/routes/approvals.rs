@@ -92,7 +92,7 @@ pub(super) async fn record<H: Host>(
         audit.status = e.code.status().as_u16();
     }
     let secrets = auth::secrets(context.config);
-    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     result
 }
 
@@ -131,7 +131,7 @@ async fn decide_as<H: Host>(
         return Err(ApiError::new(ErrorCode::Conflict, message));
     }
     let secrets = auth::secrets(context.config);
-    let comment = body.comment.as_deref().map(|c| redact(c, &secrets));
+    let comment = body.comment.as_deref().map(|c| redact(c, secrets));
     let now_ms = context.invocation.now_ms;
     let kv = context.host.kv();
     agent_zero_runtime::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms)

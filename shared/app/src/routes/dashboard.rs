@@ -27,6 +27,7 @@ use crate::dashboard::pages::{self, DASHBOARD_CSP, Offer, Viewer};
 use crate::dashboard::session::{self, SESSION_COOKIE, STATE_COOKIE, Session};
 use crate::dashboard::{DashboardSettings, oauth, principal_of, settings};
 use crate::error::{ApiError, ErrorCode};
+use crate::metering;
 use crate::task_index::{self, Filter};
 use crate::{Config, Host, Settings};
 
@@ -116,11 +117,11 @@ fn signed_in(settings: &DashboardSettings, request: &http::Request<Vec<u8>>, now
 fn gate<H: Host>(
     context: &Context<'_, H>,
     request: &http::Request<Vec<u8>>,
-) -> Result<(DashboardSettings, SignedIn), http::Response<Vec<u8>>> {
-    let settings = settings_of(context.config.variables()).map_err(|e| error_page(&e, None))?;
+) -> Result<(DashboardSettings, SignedIn), Box<http::Response<Vec<u8>>>> {
+    let settings = settings_of(context.config.variables()).map_err(|e| Box::new(error_page(&e, None)))?;
     match signed_in(&settings, request, context.invocation.now_ms) {
         Some(signed) => Ok((settings, signed)),
-        None => Err(page(StatusCode::UNAUTHORIZED, pages::sign_in(None))),
+        None => Err(Box::new(page(StatusCode::UNAUTHORIZED, pages::sign_in(None)))),
     }
 }
 
@@ -267,7 +268,7 @@ pub(super) async fn logout<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let (settings, signed) = match gate(context, request) {
         Ok(gated) => gated,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     if let Err(e) = form(&settings, &signed, request) {
         return error_page(&e, Some(signed.viewer()));
@@ -319,7 +320,21 @@ pub(super) async fn tasks<H: Host>(
     };
     let secrets = secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let html = pages::task_list(viewer, &listing.items, repository, state, listing.next_cursor.as_deref(), &secrets);
+    // Totals per repository over the tasks listed: one read per task.
+    let mut totals: Vec<pages::RepositoryTotal> = Vec::new();
+    for item in &listing.items {
+        let cost = metering::read(context.host.kv(), &item.id).await.ok().flatten().unwrap_or_default();
+        let key = item.repository.to_ascii_lowercase();
+        match totals.iter_mut().find(|t| t.repository.to_ascii_lowercase() == key) {
+            Some(total) => {
+                total.tasks += 1;
+                total.cost = total.cost.add(&cost);
+            }
+            None => totals.push(pages::RepositoryTotal { repository: item.repository.clone(), tasks: 1, cost }),
+        }
+    }
+    let next = listing.next_cursor.as_deref();
+    let html = pages::task_list(viewer, &listing.items, repository, state, next, &totals, &secrets);
     page(StatusCode::OK, html)
 }
 
@@ -330,7 +345,7 @@ pub(super) async fn task<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let (_, signed) = match gate(context, request) {
         Ok(gated) => gated,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let resident = match load(context, id).await {
         Ok(resident) => resident,
@@ -345,7 +360,8 @@ pub(super) async fn task<H: Host>(
     let secrets = secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let offer = Offer { viewer: signed.viewer(), may_approve, notice };
-    page(StatusCode::OK, pages::task(&resident, offer, context.invocation.now_ms, &secrets))
+    let cost = metering::read(context.host.kv(), id).await.ok().flatten();
+    page(StatusCode::OK, pages::task(&resident, cost.as_ref(), offer, context.invocation.now_ms, &secrets))
 }
 
 pub(super) async fn decide<H: Host>(
@@ -355,7 +371,7 @@ pub(super) async fn decide<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let (settings, signed) = match gate(context, request) {
         Ok(gated) => gated,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     // A forged form is refused before any rule runs, and audited as such.
     let body = form(&settings, &signed, request).and_then(|pairs| {
@@ -382,7 +398,7 @@ pub(super) async fn audit<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let (_, signed) = match gate(context, request) {
         Ok(gated) => gated,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let pairs = oauth::form_pairs(request.uri().query().unwrap_or_default()).unwrap_or_default();
     let cursor = pairs.iter().find(|(n, _)| n == "cursor").map(|(_, v)| v.as_str());

@@ -84,7 +84,12 @@ pub(super) async fn get<H: Host>(
     let result = async {
         auth::authorize_read(context.config, request.headers())?;
         let resident = load(context, id).await?;
-        Ok::<_, ApiError>(detail(&resident, context.invocation.now_ms))
+        let mut body = detail(&resident, context.invocation.now_ms);
+        // What the run cost its host so far (absent before its first tick).
+        if let Ok(Some(cost)) = crate::metering::read(context.host.kv(), id).await {
+            body["cost"] = crate::metering::cost_json(&cost);
+        }
+        Ok::<_, ApiError>(body)
     };
     match result.await {
         Ok(body) => crate::json_response(StatusCode::OK, &body),

@@ -12,7 +12,9 @@
 //! tick, retried with backoff while GitHub cannot be reached. A delivery
 //! the policy does not act on ends `ignored`, with its reason on the task.
 
-use agent_zero_github::{Intake, IntakeOptions, TaskSeed, check_delivery_id, parse_delivery, verify_headers};
+use agent_zero_github::{
+    Intake, IntakeOptions, SignatureError, TaskSeed, check_delivery_id, parse_delivery, signature,
+};
 use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Received, TaskError};
 use http::StatusCode;
@@ -75,15 +77,15 @@ async fn intake<H: Host>(
         .with_field("body"));
     }
 
-    verify_headers(
-        secret.expose().as_bytes(),
-        header(request, "x-hub-signature-256"),
-        header(request, "x-hub-signature"),
-        body,
-    )
-    .map_err(|e| {
+    let rejected = |e: SignatureError| {
         ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
-    })?;
+    };
+    let key = secret.expose().as_bytes();
+    let expected = signature::expected(key, header(request, "x-hub-signature-256"), header(request, "x-hub-signature"))
+        .map_err(rejected)?;
+    if !context.host.hmac_sha256_matches(key, body, &expected).await {
+        return Err(rejected(SignatureError::Mismatch));
+    }
 
     let content_type = header(request, "content-type").unwrap_or_default();
     if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {

@@ -432,6 +432,17 @@ pub fn review_whole() -> EvidenceBundle {
     EvidenceBundle { task_id: "task-0015".into(), review: Some(ledger(true)), ..review_partial() }
 }
 
+/// A re-review after a push: only the file changed since the head an
+/// earlier review read is shown, two are unchanged since; the comment
+/// carries the quote it is anchored on.
+pub fn review_since() -> EvidenceBundle {
+    let mut ledger = ledger(true);
+    ledger.since = Some("1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d".into());
+    ledger.unchanged = vec!["README.md".into(), "src/lib.rs".into()];
+    ledger.anchors[0].quote = Some("let start = cursor; items[start..start + limit]".into());
+    EvidenceBundle { task_id: "task-0016".into(), review: Some(ledger), ..review_partial() }
+}
+
 trait WithFinding {
     fn with_finding(self, finding: Finding) -> Self;
 }
@@ -459,5 +470,6 @@ pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
         ("verified-feedback", verified_feedback()),
         ("review-partial", review_partial()),
         ("review-whole", review_whole()),
+        ("review-since", review_since()),
     ]
 }

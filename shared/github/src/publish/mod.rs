@@ -30,6 +30,7 @@ mod report;
 mod rest;
 mod review;
 mod subject;
+mod suggestion;
 
 pub(crate) use rest::next_link;
 pub(crate) use review::{MAX_REVIEW_PAGES, reviewed_head};

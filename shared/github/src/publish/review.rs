@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_zero_contracts::{ReviewLedger, Trigger};
+use agent_zero_contracts::{EvidenceBundle, ReviewLedger, Trigger};
 use agent_zero_evidence::{ReviewOutput, render_review};
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use super::report::{PublishReport, PublishStep, StepOutcome};
 use super::rest::{Halt, Rest, error_message, next_link};
-use super::{LOGIN_UNKNOWN, PublishRequest, REVIEW_MARKER_ROOM, settle};
+use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, settle, suggestion};
 use crate::client::{ApiError, is_sha, repo_path};
 
 /// Review pages read (100 each) when looking for ours; past them the
@@ -178,19 +178,22 @@ pub(crate) async fn publish<H: HttpClient>(
         }
     };
     if let Some(review) = review {
-        report.push(PublishStep::Review, settle(post(rest, target, &review, &earlier).await)?);
+        let outcome = post(rest, target, &review, &earlier, (bundle, request.files)).await;
+        report.push(PublishStep::Review, settle(outcome)?);
     }
     report.push(PublishStep::Resolve, settle(resolve(rest, target, ledger, &earlier).await)?);
     Ok(())
 }
 
 /// Posts `review` once for this head and finding, without the line
-/// comments already posted (same file, same quote).
+/// comments already posted (same file, same quote); in `suggest` mode each
+/// comment says whether it carries a verified suggestion (`suggestion.rs`).
 async fn post<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     target: Target<'_>,
     review: &ReviewOutput,
     earlier: &[Posted],
+    (bundle, files): (&EvidenceBundle, &[PublishFile<'_>]),
 ) -> Result<StepOutcome, Halt> {
     let Some(marker) = marker(target.head_sha, target.finding_id) else {
         return Err(Halt::Failed("the head sha or finding id cannot mark a review".into()));
@@ -208,21 +211,23 @@ async fn post<H: HttpClient>(
     if fresh.is_empty() && !review.comments.is_empty() {
         return Ok(StepOutcome::skipped("every finding of this review is already posted on the pull request"));
     }
-    let comments: Vec<Value> = fresh
-        .iter()
-        .map(|c| {
-            let body = match c.quote.as_deref() {
-                Some(quote) => format!("{}\n{}", finding_marker(quote), c.body),
-                None => c.body.clone(),
-            };
-            let mut comment = json!({ "path": c.path, "line": c.line, "side": "RIGHT", "body": body });
-            if let Some(start) = c.start_line {
-                comment["start_line"] = json!(start);
-                comment["start_side"] = json!("RIGHT");
-            }
-            comment
-        })
-        .collect();
+    let mut comments: Vec<Value> = Vec::with_capacity(fresh.len());
+    for c in fresh {
+        let mut body = match c.quote.as_deref() {
+            Some(quote) => format!("{}\n{}", finding_marker(quote), c.body),
+            None => c.body.clone(),
+        };
+        let at = (target.owner, target.repo, target.head_sha);
+        if let Some(suggestion) = suggestion::for_comment(rest, at, bundle, files, c).await? {
+            body.push_str(&suggestion.markdown());
+        }
+        let mut comment = json!({ "path": c.path, "line": c.line, "side": "RIGHT", "body": body });
+        if let Some(start) = c.start_line {
+            comment["start_line"] = json!(start);
+            comment["start_side"] = json!("RIGHT");
+        }
+        comments.push(comment);
+    }
     let body = json!({
         "commit_id": target.head_sha,
         "body": format!("{marker}\n{}", review.body),
@@ -332,7 +337,7 @@ async fn resolve<H: HttpClient>(
     let (mut replied, mut unread, mut last_url) = (0usize, 0usize, None);
     for finding in open {
         // A file that did not change since the review that posted it still holds it.
-        if ledger.unchanged.iter().any(|u| *u == finding.path) {
+        if ledger.unchanged.contains(&finding.path) {
             continue;
         }
         if !texts.contains_key(finding.path.as_str()) {

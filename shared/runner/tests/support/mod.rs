@@ -6,6 +6,9 @@
 //! the original origin travels in [`ORIGIN_HEADER`], and the server records
 //! the request under its original URL so tests assert what the adapter sent.
 
+// Shared by several test binaries, each using a part of it.
+#![allow(dead_code)]
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
