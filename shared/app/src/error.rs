@@ -120,3 +120,35 @@ impl ApiError {
         response
     }
 }
+
+/// The runtime's task errors in the one error shape.
+impl From<agent_zero_runtime::TaskError> for ApiError {
+    fn from(error: agent_zero_runtime::TaskError) -> Self {
+        use agent_zero_runtime::TaskError;
+        let message = error.to_string();
+        match error {
+            TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => {
+                Self::new(ErrorCode::NotFound, message).with_field("id")
+            }
+            TaskError::Exists(_)
+            | TaskError::NotAwaitingHuman { .. }
+            | TaskError::Conflict(_)
+            | TaskError::AlreadyDecided { .. } => Self::new(ErrorCode::Conflict, message),
+            TaskError::Store(_) => Self::new(ErrorCode::StorageUnavailable, message),
+            _ => Self::new(ErrorCode::Internal, message),
+        }
+    }
+}
+
+/// The task index's errors: a bad cursor is the caller's (400 naming it),
+/// anything else the store's.
+impl From<crate::task_index::IndexError> for ApiError {
+    fn from(error: crate::task_index::IndexError) -> Self {
+        match error {
+            crate::task_index::IndexError::InvalidCursor(why) => {
+                Self::new(ErrorCode::InvalidRequest, format!("cursor: {why}")).with_field("cursor")
+            }
+            other => Self::new(ErrorCode::StorageUnavailable, other.to_string()),
+        }
+    }
+}

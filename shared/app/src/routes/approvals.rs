@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::Context;
 use super::input::{invalid, json_body};
-use super::tasks::{load, task_error};
+use super::tasks::load;
 use crate::Host;
 use crate::audit_log::AuditEntry;
 use crate::auth::{self, Principal, redact};
@@ -134,9 +134,7 @@ async fn decide_as<H: Host>(
     let comment = body.comment.as_deref().map(|c| redact(c, secrets));
     let now_ms = context.invocation.now_ms;
     let kv = context.host.kv();
-    agent_zero_runtime::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms)
-        .await
-        .map_err(task_error)?;
+    agent_zero_runtime::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms).await?;
     let state = match body.decision {
         ApprovalDecision::Approve => TaskState::Planning,
         ApprovalDecision::Reject => TaskState::Failed,

@@ -29,7 +29,7 @@ use super::input::{invalid, json_body, limit, param, query};
 use crate::audit_log::AuditEntry;
 use crate::auth::{self, Principal, redact};
 use crate::error::{ApiError, ErrorCode};
-use crate::task_index::{self, DEFAULT_PAGE, Filter, IndexError, MAX_PAGE, TaskSummary};
+use crate::task_index::{self, DEFAULT_PAGE, Filter, MAX_PAGE, TaskSummary};
 use crate::{Host, repository_policy};
 
 /// Largest accepted create body.
@@ -64,16 +64,8 @@ async fn list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Ve
         .map(|s| TaskState::parse(s).ok_or_else(|| invalid("state", &format!("unknown state `{s}`"))))
         .transpose()?;
     let filter = Filter { repository, state };
-    let page =
-        task_index::list(context.host.kv(), &filter, param(&pairs, "cursor"), limit).await.map_err(index_error)?;
+    let page = task_index::list(context.host.kv(), &filter, param(&pairs, "cursor"), limit).await?;
     Ok(json!({ "items": page.items, "nextCursor": page.next_cursor }))
-}
-
-fn index_error(error: IndexError) -> ApiError {
-    match error {
-        IndexError::InvalidCursor(why) => invalid("cursor", why),
-        other => ApiError::new(ErrorCode::StorageUnavailable, other.to_string()),
-    }
 }
 
 pub(super) async fn get<H: Host>(
@@ -113,7 +105,7 @@ pub(super) async fn log<H: Host>(
             Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
                 return Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"));
             }
-            Err(e) => return Err(task_error(e)),
+            Err(e) => return Err(e.into()),
         };
         // Written straight to text with the serializer the store itself
         // uses (no `Value` in between: a second copy of every fact's
@@ -139,23 +131,7 @@ pub(super) async fn load<H: Host>(context: &Context<'_, H>, id: &str) -> Result<
         Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
             Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"))
         }
-        Err(e) => Err(task_error(e)),
-    }
-}
-
-/// Maps the runtime's errors to the one error shape.
-pub(super) fn task_error(error: TaskError) -> ApiError {
-    let message = error.to_string();
-    match error {
-        TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => {
-            ApiError::new(ErrorCode::NotFound, message).with_field("id")
-        }
-        TaskError::Exists(_)
-        | TaskError::NotAwaitingHuman { .. }
-        | TaskError::Conflict(_)
-        | TaskError::AlreadyDecided { .. } => ApiError::new(ErrorCode::Conflict, message),
-        TaskError::Store(_) => ApiError::new(ErrorCode::StorageUnavailable, message),
-        _ => ApiError::new(ErrorCode::Internal, message),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -339,7 +315,7 @@ async fn create_as<H: Host>(
     let summary = TaskSummary::of_stimulus(&stimulus, now_ms);
     // Indexed first, so the first tick (which may run before this
     // returns) finds the row to move.
-    task_index::record(kv, &summary).await.map_err(index_error)?;
+    task_index::record(kv, &summary).await?;
     if let Err(e) = agent_zero_runtime::create(kv, context.host.queue(), stimulus, now_ms).await {
         task_index::forget(kv, &summary).await;
         return Err(tasks_error_on_create(e));
@@ -362,7 +338,7 @@ async fn policy_for<H: Host>(context: &Context<'_, H>, repository: &str) -> Resu
 fn tasks_error_on_create(error: TaskError) -> ApiError {
     match error {
         TaskError::InvalidTaskId(_) => ApiError::new(ErrorCode::Internal, error.to_string()),
-        other => task_error(other),
+        other => other.into(),
     }
 }
 
