@@ -1,8 +1,8 @@
 //! Running ticks and sweeps: the entry points a host's queue consumer,
 //! cron trigger or in-invocation driver calls.
 
-use agent_zero_runner::{RunnerPoolConfig, SweepReport as LeaseSweepReport};
-use agent_zero_runtime::{Engine, Ports, Start, SweepOptions, SweepReport, Tick, TickError, TickReport};
+use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
+use agent_zero_runtime::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 
 use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace};
 use crate::{Host, Settings};
@@ -35,20 +35,16 @@ pub async fn run_tick<H: Host>(
     let destinations = crate::metering::Destinations::of(config.variables());
     let mut result = tick_on(&crate::metering::Metered::new(host, &meter, &destinations), config, tick, now_ms).await;
     if let Ok(report) = &mut result
-        && let Err(e) = crate::metering::record(host.kv(), &tick.task_id, &meter.cost(), report.resident.as_ref().map(|r| &r.usage))
-            .await
+        && let Err(e) =
+            crate::metering::record(host.kv(), &tick.task_id, &meter.cost(), report.resident.as_ref().map(|r| &r.usage))
+                .await
     {
         report.warnings.push(format!("cost not recorded: {e}"));
     }
     result
 }
 
-async fn tick_on<H: Host>(
-    host: &H,
-    config: &Settings,
-    tick: &Tick,
-    now_ms: u64,
-) -> Result<TickReport, RunTickError> {
+async fn tick_on<H: Host>(host: &H, config: &Settings, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
     let settings = config.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
@@ -102,8 +98,8 @@ async fn tick_on<H: Host>(
 /// What one sweep did: overdue ticks re-enqueued, expired leases stopped.
 #[derive(Debug, Default)]
 pub struct SweepOutcome {
-    pub ticks: Option<SweepReport>,
-    pub leases: Option<LeaseSweepReport>,
+    pub ticks: Option<TickSweep>,
+    pub leases: Option<LeaseSweep>,
     /// What the retention pass removed.
     pub retention: Option<crate::retention::RetentionReport>,
     pub errors: Vec<String>,

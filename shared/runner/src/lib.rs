@@ -29,7 +29,7 @@ pub use error::RunnerError;
 pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
-pub use pool::{RunnerPool, SweepReport, is_repository_name};
+pub use pool::{LeaseSweep, RunnerPool, is_repository_name};
 pub use provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
 pub use runner::{Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

@@ -11,7 +11,7 @@ use crate::runner::Runner;
 
 /// What one expiry sweep did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SweepReport {
+pub struct LeaseSweep {
     /// Lease ids stopped and released.
     pub stopped: Vec<String>,
     /// Lease ids whose stop failed, with why; they stay held for the next sweep.
@@ -120,8 +120,8 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
 
     /// Stops every lease past its ceiling (cron on Cloudflare, the chosen
     /// trigger on Spin).
-    pub async fn sweep(&self) -> Result<SweepReport, RunnerError> {
-        let mut report = SweepReport::default();
+    pub async fn sweep(&self) -> Result<LeaseSweep, RunnerError> {
+        let mut report = LeaseSweep::default();
         for lease in self.coordinator.expired(self.clock.now_ms()).await? {
             match self.release(&lease.id).await {
                 Ok(_) => report.stopped.push(lease.id),

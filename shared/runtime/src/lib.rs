@@ -51,6 +51,6 @@ pub use store::{
     Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,
     meta_key, pending_key,
 };
-pub use sweep::{SweepOptions, SweepReport, sweep};
+pub use sweep::{SweepOptions, TickSweep, sweep};
 pub use task::{Start, TaskError, approve, create, load, receive, start, stimulus};
 pub use tick::{Engine, TickError, TickOutcome, TickReport};

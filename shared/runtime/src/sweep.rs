@@ -24,7 +24,7 @@ impl Default for SweepOptions {
 
 /// What a sweep did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SweepReport {
+pub struct TickSweep {
     pub enqueued: Vec<Tick>,
     /// Overdue markers left alone because a live claim holds their seq.
     pub claimed: u32,
@@ -42,9 +42,9 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
     queue: &Q,
     now_ms: u64,
     options: SweepOptions,
-) -> Result<SweepReport, StoreError> {
+) -> Result<TickSweep, StoreError> {
     let store = Store::new(kv);
-    let mut report = SweepReport::default();
+    let mut report = TickSweep::default();
     let mut cursor: Option<String> = None;
     let mut seen = 0;
     loop {

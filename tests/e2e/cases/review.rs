@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root, request};
 use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc};
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 use super::lifecycle::{OPERATOR, Sandbox, read};
 use crate::Case;
@@ -27,6 +28,10 @@ pub(crate) const CASES: &[Case] = &[
     Case {
         name: "review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored",
         run: review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored,
+    },
+    Case {
+        name: "review_in_suggest_mode_suggests_only_a_change_the_checks_passed_on",
+        run: review_in_suggest_mode_suggests_only_a_change_the_checks_passed_on,
     },
     Case {
         name: "review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones",
@@ -53,9 +58,14 @@ struct World {
 /// (a real commit, so the sandbox checks it out) adds the off-by-one and
 /// `extra` files.
 fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
+    world_with(runtime, POLICY, extra)
+}
+
+/// [`world`] under `policy` (`.agent-zero.yml` on the default branch).
+fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
     let mut fixture = FixtureRepo::calc("acme", "calc")
         .file(calc::BUG_PATH, calc::CALC_PY_FIXED)
-        .file(".agent-zero.yml", POLICY)
+        .file(".agent-zero.yml", policy)
         .build()
         .expect("fixture repo");
     let github = FakeGitHub::start();
@@ -548,4 +558,62 @@ fn review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignor
     assert_eq!(review["commit_id"], json!(world.head), "the current head was reviewed: {review}");
     assert_eq!(review["comments"][0]["line"], calc::BUG_LINE, "{review}");
     assert_eq!(world.model.calls().len(), 1, "only the collaborator's command reached the model");
+}
+
+/// `suggest` mode with the writes a suggestion's proof needs (in the
+/// sandbox only), one attempt, and the fixture's tests as the check.
+const SUGGEST_POLICY: &str = "version: 1\nmode: suggest\nproactive:\n  enabled: true\nagent:\n  maxAttempts: 1\n\
+     autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical, behavioral]\n  requireIsolated: false\n\
+     checks:\n  - [python3, -m, unittest]\n";
+
+/// [`decision`] with `calc.py` rewritten to `content`.
+fn decision_with_change(content: &str) -> Value {
+    let mut decision = decision();
+    decision["changes"] = json!([{ "path": calc::BUG_PATH, "content": content, "reason": "fix the denominator" }]);
+    decision
+}
+
+/// The one line comment of the world's one review, once posted.
+fn the_comment(world: &World) -> Value {
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(world, "the review", |g| g.reviews(owner, name, world.number).len() == 1);
+    let review = world.github.reviews(owner, name, world.number).remove(0);
+    let comments = review["comments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(comments.len(), 1, "{review:#}");
+    comments[0].clone()
+}
+
+fn review_in_suggest_mode_suggests_only_a_change_the_checks_passed_on(runtime: Runtime) {
+    // A change the repository's tests pass on: the comment suggests exactly it.
+    let world = world_with(runtime, SUGGEST_POLICY, &[]);
+    world.model.push_decision(decision_with_change(calc::CALC_PY_FIXED));
+    let task_id = deliver(&world, "suggest-pass");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verified"], true, "the change passed the checks in the sandbox: {task}");
+    let comment = the_comment(&world);
+    assert_eq!(comment["line"], calc::BUG_LINE, "{comment}");
+    let body = comment["body"].as_str().unwrap_or_default();
+    let fixed_line = calc::CALC_PY_FIXED.lines().nth(calc::BUG_LINE as usize - 1).unwrap();
+    assert!(body.contains(&format!("```suggestion\n{fixed_line}\n```")), "the verified line is suggested: {body}");
+    // The suggestion equals what the sandbox verified: the published file's digest.
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
+    let digest: String =
+        sha2::Sha256::digest(calc::CALC_PY_FIXED.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(evidence["tree"][0]["sha256"], json!(digest), "{evidence}");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    assert!(world.github.pulls(owner, name).len() == 1, "suggest mode never opens a pull request of its own");
+    drop(world);
+
+    // A change the tests fail on: the comment explains, without a suggestion.
+    let world = world_with(runtime, SUGGEST_POLICY, &[]);
+    let wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) - 1)");
+    world.model.push_decision(decision_with_change(&wrong));
+    let task_id = deliver(&world, "suggest-fail");
+    let task = wait_terminal(&world, &task_id);
+    assert_ne!(task["result"]["verified"], true, "{task}");
+    let comment = the_comment(&world);
+    let body = comment["body"].as_str().unwrap_or_default();
+    assert!(!body.contains("```suggestion"), "no suggestion for a change that failed: {body}");
+    assert!(body.contains("**No suggestion:** the repository's checks failed on the change in the sandbox."), "{body}");
 }
