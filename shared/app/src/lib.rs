@@ -1,10 +1,11 @@
 //! The HTTP application of Agent Zero Edge.
 //!
 //! `http::Request<Vec<u8>>` in, `http::Response<Vec<u8>>` out. Sans-IO: the
-//! host passes the clock, a request id and its ports ([`Host`]); everything
-//! that leaves the process goes through those ports. Both host crates
-//! (`functions/cloudflare`, `functions/spin`) only convert their own request
-//! type and call [`handle`].
+//! host passes its [`Settings`] (parsed once per isolate or instance), the
+//! clock, a request id and its ports ([`Host`]); everything that leaves the
+//! process goes through those ports. Both host crates (`functions/cloudflare`,
+//! `functions/spin`) only convert their own request type and call
+//! [`handle`], [`run_tick`], [`sweep`] and [`hosting`]'s tick policy.
 
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]

@@ -1,6 +1,8 @@
 //! Stable data contracts shared by every part of Agent Zero Edge.
 //!
-//! Plain data with serde: no I/O, no clock, no host SDK. JSON field names are
+//! Plain data with serde, and the one vocabulary every crate validates the
+//! same way (model providers, repository names, commit SHAs, URL
+//! encoding): no I/O, no clock, no host SDK. JSON field names are
 //! camelCase and enum values kebab-case, as in the TypeScript reference, so
 //! records written by one host are read by the other and by operators' tools.
 
