@@ -33,7 +33,8 @@ mod ticks;
 
 pub use audit_log::AuditEntry;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
-pub use config::{Config, KNOWN_VARIABLES, SECRET_VARIABLES};
+pub(crate) use config::Config;
+pub use config::{KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use settings::Settings;
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};

@@ -44,7 +44,7 @@ impl Lifetimes {
     /// From `AGENT_ZERO_DELIVERY_RETENTION_DAYS` and `AGENT_ZERO_RETENTION_DAYS`
     /// (positive numbers of days; fractions allowed). A malformed value is an
     /// error naming the variable, never replaced by the default.
-    pub fn from_config(config: &Config) -> Result<Self, ApiError> {
+    pub(crate) fn from_config(config: &Config) -> Result<Self, ApiError> {
         let defaults = Self::default();
         Ok(Self {
             delivery_ms: days(config, "AGENT_ZERO_DELIVERY_RETENTION_DAYS")?.unwrap_or(defaults.delivery_ms),

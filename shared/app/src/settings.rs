@@ -236,7 +236,7 @@ pub struct RunSettings {
 
 impl RunSettings {
     /// Parses the run settings; the first malformed variable is the error.
-    pub fn from_config(config: &Config) -> Result<Self, ApiError> {
+    pub(crate) fn from_config(config: &Config) -> Result<Self, ApiError> {
         let mut limits = Limits::default();
         let model_timeout_ms = millis(config, "AGENT_ZERO_MODEL_TIMEOUT_MS")?;
         if let Some(ms) = model_timeout_ms {

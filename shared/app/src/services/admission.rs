@@ -56,10 +56,9 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         let mut admission = decide(received, &seed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
             (&mut admission, &seed.gate)
+            && let Some(declined) = self.command(&seed, stimulus, mention.as_deref(), *comment_id).await?
         {
-            if let Some(declined) = self.command(&seed, stimulus, mention.as_deref(), *comment_id).await? {
-                return Ok(declined);
-            }
+            return Ok(declined);
         }
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
