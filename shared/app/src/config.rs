@@ -74,7 +74,7 @@ pub const SECRET_VARIABLES: &[&str] = &[
 /// The operator's raw variables, read once into [`crate::Settings`].
 /// Empty values count as unset.
 #[derive(Clone, Default)]
-pub struct Config {
+pub(crate) struct Config {
     values: BTreeMap<String, String>,
 }
 
@@ -87,7 +87,7 @@ impl std::fmt::Debug for Config {
 
 impl Config {
     /// Builds a configuration by asking `lookup` for every known variable.
-    pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
+    pub(crate) fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
         let values = KNOWN_VARIABLES
             .iter()
             .filter_map(|name| lookup(name).filter(|v| !v.trim().is_empty()).map(|v| ((*name).to_owned(), v)))
@@ -96,7 +96,7 @@ impl Config {
     }
 
     /// Builds a configuration from explicit pairs (tests).
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+    pub(crate) fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let pairs: BTreeMap<&str, &str> = pairs.into_iter().collect();
         Self::from_lookup(|name| pairs.get(name).map(|v| (*v).to_owned()))
     }
