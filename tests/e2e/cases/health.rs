@@ -11,6 +11,10 @@ pub(crate) const CASES: &[Case] = &[
     },
     Case { name: "health_reports_a_broken_kv_binding", run: health_reports_a_broken_kv_binding },
     Case { name: "unknown_route_and_wrong_method", run: unknown_route_and_wrong_method },
+    Case {
+        name: "malformed_settings_are_named_where_needed_and_the_rest_keeps_serving",
+        run: malformed_settings_are_named_where_needed_and_the_rest_keeps_serving,
+    },
 ];
 
 fn start(runtime: Runtime, options: &ServerOptions) -> Server {
@@ -74,4 +78,52 @@ fn unknown_route_and_wrong_method(runtime: Runtime) {
     assert_eq!(reply.status, 405);
     assert_eq!(reply.header("allow"), Some("GET"));
     assert_eq!(reply.json()["error"]["code"], "method_not_allowed");
+}
+
+/// Each settings section is parsed once and on its own: a malformed
+/// variable is 503 naming it on the routes that need it (never its value),
+/// health lists it, and every other route keeps serving.
+fn malformed_settings_are_named_where_needed_and_the_rest_keeps_serving(runtime: Runtime) {
+    let secret = "e2e-settings-secret";
+    let token = "e2e-settings-operator";
+    let options = ServerOptions {
+        vars: vec![
+            ("GITHUB_WEBHOOK_SECRET".into(), secret.into()),
+            ("AGENT_ZERO_WEBHOOK_MAX_BYTES".into(), "25MB".into()),
+            ("AGENT_ZERO_MODEL_TIMEOUT_MS".into(), "2minutes".into()),
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS".into(), format!("ops:{token}")),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES".into(), "acme/widgets".into()),
+            ("AGENT_ZERO_SANDBOX_PROVIDER".into(), "custom".into()),
+            ("AGENT_ZERO_SANDBOX_URL".into(), "http://127.0.0.1:9".into()),
+            ("AGENT_ZERO_SANDBOX_TOKEN".into(), "e2e-settings-sandbox".into()),
+            ("OPENAI_API_KEY".into(), "sk-e2e-settings".into()),
+        ],
+        ..ServerOptions::default()
+    };
+    let server = start(runtime, &options);
+    let health = server.send("GET", "/api/v1/health", &[], b"");
+    assert_eq!(health.status, 200, "{}", health.text());
+    let problems = health.json()["settings"]["problems"].clone();
+    let named: Vec<&str> = problems.as_array().unwrap().iter().filter_map(|p| p["variable"].as_str()).collect();
+    assert_eq!(named, ["AGENT_ZERO_WEBHOOK_MAX_BYTES", "AGENT_ZERO_MODEL_TIMEOUT_MS"], "{problems}");
+
+    // The webhook route needs its limit before it reads the body.
+    let ping = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#;
+    let reply = server.deliver_github(secret, "ping", "e2e-settings-ping", ping);
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["field"], "AGENT_ZERO_WEBHOOK_MAX_BYTES", "{}", reply.text());
+
+    // Creating a task needs the run settings; listing tasks does not.
+    let auth = format!("Bearer {token}");
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+    let body = br#"{"repository":"acme/widgets","mode":"observe","trigger":"feedback","feedback":[{"body":"`limit` of 0 divides by zero","path":"src/limit.rs","line":3}]}"#;
+    let reply = server.send("POST", "/api/v1/tasks", &headers, body);
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["field"], "AGENT_ZERO_MODEL_TIMEOUT_MS", "{}", reply.text());
+    let reply = server.send("GET", "/api/v1/tasks", &headers[..1], b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+
+    for text in [health.text(), reply.text()] {
+        assert!(!text.contains("25MB") && !text.contains("2minutes"), "a value was shown: {text}");
+    }
 }

@@ -210,6 +210,20 @@ fn app_deployment(runtime: Runtime) {
     assert!(world.github.calls_matching("GET", "/user").is_empty(), "an App never asks GET /user");
     assert!(!world.github.minted_tokens().is_empty());
     let minted = world.github.minted_tokens();
+    // The settings (and the token cache they hold) outlive a request: one
+    // isolate mints one token for the installation across both runs. A Spin
+    // instance lives one request, so a token serves that invocation's ticks.
+    let used = |token: &str| {
+        world.github.calls().iter().filter(|c| c.header("authorization").is_some_and(|a| a.ends_with(token))).count()
+    };
+    match runtime {
+        Runtime::Workerd => assert_eq!(minted.len(), 1, "one token per installation per hour: {minted:?}"),
+        Runtime::Spin => {
+            for token in &minted {
+                assert!(used(token) >= 2, "each minted token serves several calls: {minted:?}");
+            }
+        }
+    }
     let minted: Vec<&str> = minted.iter().map(String::as_str).collect();
     let leaks = world.server.files_containing(&minted);
     assert!(leaks.is_empty(), "installation tokens stay in memory: {leaks:?}");
