@@ -50,29 +50,31 @@ impl SandboxChoice {
 /// variable is missing or malformed.
 pub(crate) fn sandbox_choice(config: &Config) -> Result<SandboxChoice, String> {
     let need = |name: &str| config.get(name).map(str::to_owned).ok_or_else(|| format!("`{name}` is not set"));
-    match config.get("AGENT_ZERO_SANDBOX_PROVIDER") {
-        None => Err("no sandbox provider configured (`AGENT_ZERO_SANDBOX_PROVIDER`)".into()),
-        Some("custom") => Ok(SandboxChoice::Custom {
+    let Some(name) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
+        return Err("no sandbox provider configured (`AGENT_ZERO_SANDBOX_PROVIDER`)".into());
+    };
+    let kind = ProviderKind::parse(name.trim()).ok_or_else(|| {
+        "`AGENT_ZERO_SANDBOX_PROVIDER` names no provider; expected custom, e2b, daytona, vercel or cloudflare".to_owned()
+    })?;
+    Ok(match kind {
+        ProviderKind::Custom => SandboxChoice::Custom {
             url: need("AGENT_ZERO_SANDBOX_URL")?,
             token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
-        }),
-        Some("e2b") => Ok(SandboxChoice::E2b {
+        },
+        ProviderKind::E2b => SandboxChoice::E2b {
             key: Secret::new(need("E2B_API_KEY")?),
             template: config.get("AGENT_ZERO_SANDBOX_TEMPLATE").unwrap_or("base").to_owned(),
-        }),
-        Some("daytona") => Ok(SandboxChoice::Daytona { key: Secret::new(need("DAYTONA_API_KEY")?) }),
-        Some("vercel") => Ok(SandboxChoice::Vercel {
+        },
+        ProviderKind::Daytona => SandboxChoice::Daytona { key: Secret::new(need("DAYTONA_API_KEY")?) },
+        ProviderKind::Vercel => SandboxChoice::Vercel {
             token: Secret::new(need("VERCEL_TOKEN")?),
             team: config.get("VERCEL_TEAM_ID").map(str::to_owned),
-        }),
-        Some("cloudflare") => Ok(SandboxChoice::Cloudflare {
+        },
+        ProviderKind::Cloudflare => SandboxChoice::Cloudflare {
             url: need("AGENT_ZERO_SANDBOX_URL")?,
             token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
-        }),
-        Some(other) => Err(format!(
-            "`AGENT_ZERO_SANDBOX_PROVIDER` is `{other}`; expected custom, e2b, daytona, vercel or cloudflare"
-        )),
-    }
+        },
+    })
 }
 
 /// The pool limits: the operator's (`AGENT_ZERO_SANDBOX_MAX_ACTIVE`,
