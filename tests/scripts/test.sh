@@ -18,13 +18,16 @@ cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 export CARGO_TERM_COLOR=never
 # gzip -9 budgets: the measured size plus 16 KiB, rounded up to 8 KiB (worker
-# 767,626 B = 750 KiB, Spin 789,316 B = 771 KiB; README "Test it"). Raised
-# from 720 KiB with a reason: this round's features (reviews, retention,
-# admission, checkout) grew both by more than WebCrypto signing saved the
-# worker (-23.8 KB). Issue 20's target is 450 KiB: lower them as the wasm
-# shrinks, never raise them without a reason.
-WORKER_GZIP_BUDGET=$((768 * 1024))
-SPIN_GZIP_BUDGET=$((792 * 1024))
+# 826,270 B = 807 KiB, Spin 854,106 B = 834 KiB, 2026-12-01). Raised from
+# 768/792 KiB with a reason: the YAML parser's replacement saved 19.9 KB
+# (worker) and 19.2 KB (Spin), but the dashboard sign-in, typed settings and
+# run metering of the same round grew both by more (+71.4 KB worker, +78.5 KB
+# Spin: commit 34f3a68 against today's tree, both with the new parser; the
+# worker's WebCrypto webhook HMAC adds 1.2 KB). Issue 20's target
+# is 450 KiB: lower them as the wasm shrinks, never raise them without a
+# reason.
+WORKER_GZIP_BUDGET=$((824 * 1024))
+SPIN_GZIP_BUDGET=$((856 * 1024))
 
 bash tests/scripts/install-tools.sh all
 

@@ -59,7 +59,8 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
         | RouteId::SignInCallback
         | RouteId::DashboardTasks
         | RouteId::DashboardTask
-        | RouteId::DashboardAudit => Ok(NO_BODY_MAX_BYTES),
+        | RouteId::DashboardAudit
+        | RouteId::DashboardEvidence => Ok(NO_BODY_MAX_BYTES),
     }
 }
 

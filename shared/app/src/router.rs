@@ -34,6 +34,7 @@ pub enum RouteId {
     DashboardTask,
     DashboardDecision,
     DashboardAudit,
+    DashboardEvidence,
 }
 
 /// One path pattern (`{name}` matches one segment) and its methods.
@@ -72,6 +73,7 @@ pub static ROUTES: &[Route] = &[
     Route { pattern: "/dashboard/audit", methods: &[(Method::GET, RouteId::DashboardAudit)] },
     Route { pattern: "/dashboard/tasks/{id}", methods: &[(Method::GET, RouteId::DashboardTask)] },
     Route { pattern: "/dashboard/tasks/{id}/decision", methods: &[(Method::POST, RouteId::DashboardDecision)] },
+    Route { pattern: "/dashboard/tasks/{id}/evidence", methods: &[(Method::GET, RouteId::DashboardEvidence)] },
 ];
 
 /// A matched route and its path parameters, in pattern order.

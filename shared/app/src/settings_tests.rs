@@ -111,11 +111,15 @@ fn a_malformed_variable_answers_503_naming_it_where_needed_and_the_rest_keeps_se
         ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "0x10", "/api/v1/tasks"),
         ("GITHUB_API_URL", "ftp://github.invalid", "/api/v1/doctor"),
         ("GITHUB_APP_ID", "not-an-id!", "/api/v1/doctor"),
+        ("VERCEL_PROJECT_ID", "prj with spaces", "/api/v1/tasks"),
     ];
     for (variable, value, route) in cases {
         let mut pairs = access.to_vec();
         pairs.extend_from_slice(&RUNNABLE);
         pairs.push((variable, value));
+        if variable == "VERCEL_PROJECT_ID" {
+            pairs.extend([("AGENT_ZERO_SANDBOX_PROVIDER", "vercel"), ("VERCEL_TOKEN", "vercel-unit-unreached")]);
+        }
         if variable == "GITHUB_APP_ID" {
             pairs.push(("GITHUB_APP_PRIVATE_KEY", APP_KEY));
             // Reads need a token once the app has credentials.

@@ -30,14 +30,19 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Sum of two usages; cost is known only when both sides knew it.
+    /// Sum of two usages; cost is known only when both sides knew it. A side
+    /// without tokens (a run's usage before its first answer) costs nothing,
+    /// so the other side's cost stands.
     pub fn add(&self, other: &Self) -> Self {
+        let free = |u: &Self| u.input_tokens == 0 && u.output_tokens == 0 && u.cost_usd.is_none();
         Self {
             input_tokens: self.input_tokens + other.input_tokens,
             output_tokens: self.output_tokens + other.output_tokens,
             latency_ms: self.latency_ms + other.latency_ms,
             cost_usd: match (self.cost_usd, other.cost_usd) {
                 (Some(a), Some(b)) => Some(a + b),
+                (known, None) if free(other) => known,
+                (None, known) if free(self) => known,
                 _ => None,
             },
         }
@@ -125,5 +130,9 @@ mod tests {
         assert_eq!(a.add(&a).cost_usd, Some(1.0));
         assert_eq!(a.add(&b).cost_usd, None);
         assert_eq!(a.add(&b).input_tokens, 2);
+        // A run's usage starts empty: its first priced answer keeps its cost.
+        assert_eq!(Usage::default().add(&a).cost_usd, Some(0.5));
+        assert_eq!(a.add(&Usage::default()).cost_usd, Some(0.5));
+        assert_eq!(Usage::default().add(&b).cost_usd, None);
     }
 }

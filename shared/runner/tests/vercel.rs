@@ -213,3 +213,33 @@ fn gone_and_error_payloads_are_never_content() {
     assert_eq!(body(&seen[0]), json!({"path": "/vercel/sandbox/src/main.rs"}));
     assert_eq!(seen[0].uri, format!("{API}/v2/sandboxes/sessions/sess_4f1/fs/read?teamId=team_9"));
 }
+
+/// A file is written as a gzipped tarball (`…/fs/write`, `x-cwd` the
+/// checkout); its header mode is the file's: a rewritten executable stays
+/// executable, a new file is 0644.
+#[test]
+fn a_rewritten_executable_stays_executable() {
+    let x = "{\"stream\":\"stdout\",\"data\":\"x\\n\"}\n";
+    let absent = "{\"stream\":\"stdout\",\"data\":\"-\\n\"}\n";
+    let done = fixture("command-finished.json").replace("\"exitCode\":3", "\"exitCode\":0");
+    let server = command(Loopback::start(), &done, x).answer(200, "{}");
+    let server = command(server, &done, absent).answer(200, "{}");
+    let vercel = vercel(server.client());
+    block_on(async {
+        vercel.write_file(&session(), "tools/run.sh", b"#!/bin/sh\n").await.unwrap();
+        vercel.write_file(&session(), "src/new.rs", b"fn f() {}\n").await.unwrap();
+    });
+    let seen = server.seen();
+    assert_eq!(body(&seen[0])["args"][2], "agent-zero-modes");
+    assert_eq!(body(&seen[0])["args"][3], "tools/run.sh");
+    for (write, mode) in [(&seen[3], b"0000755"), (&seen[7], b"0000644")] {
+        assert_eq!(write.uri, format!("{API}/v2/sandboxes/sessions/sess_4f1/fs/write?teamId=team_9"));
+        assert_eq!(
+            (write.headers["content-type"].as_str(), write.headers["x-cwd"].as_str()),
+            ("application/gzip", "/vercel/sandbox")
+        );
+        // gzip header (10) + stored block header (5), then the ustar header.
+        assert_eq!(&write.body[15 + 100..15 + 107], mode);
+    }
+    assert_eq!(&seen[3].body[15..15 + 12], b"tools/run.sh");
+}

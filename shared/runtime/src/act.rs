@@ -73,8 +73,10 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
             let request = LeaseRequest {
                 task_id: stimulus.task_id.clone(),
                 repository: stimulus.repository.clone(),
-                mode: stimulus.mode,
-                writable: stimulus.mode.may_write() && policy.autofix.enabled,
+                // The sandbox writes for a writing mode only: a suggestion's
+                // proof is a fix confined to the sandbox.
+                mode: if suggests(stimulus) { agent_zero_contracts::RunMode::Fix } else { stimulus.mode },
+                writable: (stimulus.mode.may_write() || suggests(stimulus)) && policy.autofix.enabled,
                 network: policy.permissions.network,
                 lease_ms: remaining,
                 idempotency_key: cx.key.clone(),
@@ -524,6 +526,14 @@ fn finish(
     Ok(Acted { facts, delay_ms: 0 })
 }
 
+/// A review in `suggest` mode proves its change in the sandbox, as a fix
+/// would be, under the same chain; it is posted as a suggestion only, never
+/// pushed (publication opens pull requests for issue runs alone).
+fn suggests(stimulus: &crate::fact::Stimulus) -> bool {
+    stimulus.mode == agent_zero_contracts::RunMode::Suggest
+        && stimulus.trigger == agent_zero_contracts::Trigger::Proactive
+}
+
 /// The plan step's authorisation: the agent's chain (risk classified from
 /// the paths, scope earned by the validated finding and the leased
 /// checkout), then the runtime's own links (something to write, checks to
@@ -534,11 +544,7 @@ pub(crate) fn authorize(r: &Resident) -> WriteOutcome {
     let decision = r.decision.as_ref().expect("planning follows a decision");
     let finding = r.finding.as_ref().expect("planning follows validation");
     let paths: Vec<String> = decision.changes.iter().map(|c| c.path.clone()).collect();
-    // A review in `suggest` mode proves its change in the sandbox, as a fix
-    // would be, under the same chain; it is posted as a suggestion only,
-    // never pushed (publication opens pull requests for issue runs alone).
-    let suggests = stimulus.mode == agent_zero_contracts::RunMode::Suggest
-        && stimulus.trigger == agent_zero_contracts::Trigger::Proactive;
+    let suggests = suggests(stimulus);
     if suggests && paths.is_empty() {
         let message = "the finding proposes no change, so there is no suggestion to verify".into();
         return WriteOutcome::Refused { refusal: Refusal { code: "no-change".into(), message } };

@@ -65,29 +65,30 @@ fn byproducts_of_the_checks_are_listed_never_published(runtime: Runtime) {
     );
 }
 
-const SCRIPT_PATH: &str = "tools/check.sh";
-const SCRIPT: &str = "#!/bin/sh\nset -e\npython3 -m unittest -q\n";
+/// The fix with a shebang: `calc.py` doubles as a script the checks run.
+fn calc_script() -> String {
+    format!("#!/usr/bin/env python3\n{}", calc::CALC_PY_FIXED)
+}
 
-/// The run writes a new check script; the repository's check makes it
-/// executable and runs it. What is published carries the mode the sandbox
-/// held after the checks: the script is 100755 in the pull request's tree
-/// (as the loopback GitHub's Git data API answers it), `calc.py` 100644,
-/// and the evidence records both modes.
+/// The run's fix makes `calc.py` a script; the repository's checks make it
+/// executable and run it. What is published carries the mode the sandbox
+/// held after the checks: `calc.py` is 100755 in the pull request's tree
+/// (as the loopback GitHub's Git data API answers it), an untouched file
+/// stays 100644, and the evidence records the mode.
 fn a_script_the_checks_made_executable_is_published_100755(runtime: Runtime) {
+    let path = calc::BUG_PATH;
     let policy = format!(
         "version: 1\nmode: fix\nissues:\n  enabled: true\n  requireLabel: agent-zero\nchecks:\n  - [python3, -m, unittest]\n\
-         \x20 - [sh, -c, \"chmod +x {SCRIPT_PATH} && ./{SCRIPT_PATH}\"]\n\
+         \x20 - [chmod, +x, {path}]\n  - [./{path}]\n\
          autofix:\n  enabled: true\n  minConfidence: 0.8\n  allowedChangeRisks: [mechanical, behavioral]\n  requireIsolated: false\n"
     );
     let world = world_without_gitignore(runtime, &policy);
+    let script = calc_script();
     world.model.push_decision(json!({
         "finding": finding(calc::BUG_QUOTE, 0.95),
-        "plan": ["Divide by len(values)", "Add a check script"],
+        "plan": ["Divide by len(values)", "Make the module runnable"],
         "acceptanceCriteria": ["python3 -m unittest passes"],
-        "changes": [
-            { "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" },
-            { "path": SCRIPT_PATH, "content": SCRIPT, "reason": "one command for the checks" }
-        ]
+        "changes": [{ "path": path, "content": script, "reason": "fix the denominator" }]
     }));
     let task_id = file_issue(&world, "executable-1");
     let task = wait_terminal(&world, &task_id);
@@ -96,22 +97,22 @@ fn a_script_the_checks_made_executable_is_published_100755(runtime: Runtime) {
     assert_eq!(task["result"]["verified"], true, "{text}");
 
     let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
-    let modes: Vec<(&str, &str)> = evidence["tree"]
-        .as_array()
-        .map(|tree| tree.iter().map(|f| (f["path"].as_str().unwrap_or(""), f["mode"].as_str().unwrap_or(""))).collect())
-        .unwrap_or_default();
-    assert_eq!(modes, [(calc::BUG_PATH, "100644"), (SCRIPT_PATH, "100755")], "{evidence}");
+    assert_eq!(evidence["tree"][0]["path"], path, "{evidence}");
+    assert_eq!(evidence["tree"][0]["mode"], "100755", "{evidence}");
 
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
     let pulls = world.github.pulls(owner, name);
     let head = pulls[0]["head"]["ref"].as_str().expect("the pull request's branch");
-    let url = format!("{}/repos/{owner}/{name}/git/trees/{head}?recursive=1", world.github.url());
-    let tree: serde_json::Value = ureq::get(&url).call().expect("the branch's tree").into_body().read_json().unwrap();
+    let commit = world.github.branch_sha(owner, name, head).expect("the branch's commit");
+    let url = format!("{}/repos/{owner}/{name}/git/trees/{commit}?recursive=1", world.github.url());
+    let tree: serde_json::Value =
+        serde_json::from_slice(&ureq::get(&url).call().expect("the branch's tree").into_body().read_to_vec().unwrap())
+            .unwrap();
     let mode_of = |path: &str| {
         tree["tree"].as_array().and_then(|t| t.iter().find(|e| e["path"] == path)).map(|e| e["mode"].clone())
     };
-    assert_eq!(mode_of(SCRIPT_PATH), Some(json!("100755")), "{tree}");
-    assert_eq!(mode_of(calc::BUG_PATH), Some(json!("100644")), "{tree}");
-    assert_eq!(world.github.file(owner, name, head, SCRIPT_PATH).as_deref(), Some(SCRIPT));
+    assert_eq!(mode_of(path), Some(json!("100755")), "{tree}");
+    assert_eq!(mode_of("test_calc.py"), Some(json!("100644")), "{tree}");
+    assert_eq!(world.github.file(owner, name, head, path), Some(script));
 }

@@ -17,7 +17,7 @@ use agent_zero_e2e::browser::{CHROMIUM, decode_png, screenshot};
 use agent_zero_e2e::{Reply, Runtime};
 use agent_zero_fakes::calc;
 
-use super::lifecycle::{World, decision, file_issue, policy, read, wait_terminal, world_with_vars};
+use super::lifecycle::{OPERATOR, World, decision, file_issue, policy, read, wait_terminal, world_with_vars};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
@@ -234,6 +234,13 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     assert_eq!((task["state"].as_str(), task["approvedBy"].as_str()), (Some("completed"), Some("github:octocat")));
     let done = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &cookie, b"");
     assert!(done.text().contains("id=\"state\">completed<"), "{}", done.text());
+    // Its evidence, for the signed-in (task reads need a token here: GitHub credentials are set).
+    let evidence = world.server.send("GET", &format!("/dashboard/tasks/{task_id}/evidence"), &cookie, b"");
+    assert_eq!(evidence.status, 200, "{}", evidence.text());
+    let html = evidence.text();
+    assert!(html.contains(&task_id) && html.to_lowercase().contains("verified"), "{html}");
+    let anonymous = world.server.send("GET", &format!("/dashboard/tasks/{task_id}/evidence"), &[], b"");
+    assert_eq!(anonymous.status, 401, "{}", anonymous.text());
     // Approving again is the API's 409, on a page.
     let again = raw("POST", &world.server.url(&path), &form, body.as_bytes());
     assert_eq!(again.status, 409, "{}", again.text());
@@ -294,7 +301,10 @@ const DASHBOARD_VARS: [(&str, &str); 5] = [
 /// what the loopback GitHub and model saw; the dashboard shows it and the
 /// repository's total.
 fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
-    let priced = format!("{}model:\n  inputCostPerMillionTokens: 3\n  outputCostPerMillionTokens: 15\n", policy("fix"));
+    let priced = format!(
+        "{}model:\n  provider: openai-compatible\n  name: e2e-model\n  inputCostPerMillionTokens: 3\n  outputCostPerMillionTokens: 15\n",
+        policy("fix")
+    );
     let world = world_with_vars(runtime, &priced, &DASHBOARD_VARS);
     world.github.register_oauth_app(CLIENT_ID, CLIENT_SECRET, &world.server.url("/login/callback"));
     world.github.add_oauth_user("octocat", &[]);
@@ -305,19 +315,21 @@ fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
     let task = wait_terminal(&world, &task_id);
     assert_eq!((task["state"].as_str(), task["result"]["attempts"].as_u64()), (Some("completed"), Some(2)), "{task}");
 
-    // The last tick records its cost just after its commit: wait (bounded)
-    // until every GitHub call the fake saw is counted.
+    // Publication follows the conclusion, and each tick records its cost
+    // just after its commit: wait (bounded) for the published fact, then
+    // until every call the app made to GitHub is counted (those with its
+    // token; the sandbox fetches the checkout archive through a link alone).
+    let app_calls = || world.github.calls().iter().filter(|c| c.header("authorization").is_some()).count() as u64;
+    let published =
+        || read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).text().contains("\"outcome\":\"published\"");
     let started = Instant::now();
     let cost = loop {
         let cost = read(&world.server, &format!("/api/v1/tasks/{task_id}")).json()["cost"].clone();
-        if cost["githubRequests"].as_u64() == Some(world.github.calls().len() as u64) {
+        if published() && cost["githubRequests"].as_u64() == Some(app_calls()) {
             break cost;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "cost {cost} never matched {} GitHub calls",
-            world.github.calls().len()
-        );
+        let paths: Vec<String> = world.github.calls().iter().map(|c| format!("{} {}", c.method, c.path)).collect();
+        assert!(started.elapsed() < Duration::from_secs(60), "cost {cost} never matched the GitHub calls {paths:?}");
         std::thread::sleep(Duration::from_millis(200));
     };
     let calls = world.model.calls();
@@ -343,6 +355,21 @@ fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
     assert!(n("sandboxRequests") >= 4 && n("sandboxMs") > 0, "{cost}");
     assert_eq!(n("subrequests"), n("githubRequests") + n("modelRequests") + n("sandboxRequests"), "{cost}");
     println!("    cost of a fix run with one repair ({}): {cost}", runtime.name());
+
+    // `agent-zero tasks watch` ends on the same figures.
+    let url = world.server.url("");
+    let args = ["agent-zero", "tasks", "--url", url.as_str(), "--token", OPERATOR, "watch", task_id.as_str()];
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = agent_zero_cli::run(args, std::path::Path::new("."), &mut out, &mut err);
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(status, 0, "{out}{}", String::from_utf8_lossy(&err));
+    let line = format!(
+        "cost: {ticks} ticks, {} storage ops ({} atomic, {} lease)",
+        n("storageOps"),
+        n("kvAtomic"),
+        n("leaseOps")
+    );
+    assert!(out.contains(&format!("{task_id} is completed\n")) && out.contains(&line), "{out}");
 
     // The dashboard shows the run's cost and the repository's total.
     let session = sign_in(&world, Some("octocat")).unwrap_or_else(|r| panic!("{}", r.text()));

@@ -4,7 +4,12 @@
 //! finding is posted as one review with a line comment the loopback GitHub
 //! places on the diff (it refuses any line outside the hunks, as GitHub
 //! does), and the check run leads with the coverage ledger. A pull request
-//! over the diff budget names what it skipped and never passes.
+//! over the diff budget names what it skipped and never passes. A
+//! `synchronize` reads only what changed since the reviewed head (compare),
+//! does not repeat a posted finding and answers a fixed one "resolved"; a
+//! collaborator's `/agent-zero review` comment starts a review of the head
+//! (acknowledged with a reaction), an outsider's is ignored with its reason;
+//! in `suggest` mode only a change the checks passed on becomes a suggestion.
 
 use std::time::{Duration, Instant};
 

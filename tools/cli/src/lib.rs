@@ -131,6 +131,17 @@ enum TasksCommand {
         #[arg(long)]
         comment: Option<String>,
     },
+    /// Follows a task until it stops (completed, failed, needs-human,
+    /// ignored), printing each event as it happens.
+    Watch {
+        id: String,
+        /// Most seconds to wait.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Milliseconds between reads.
+        #[arg(long, default_value_t = 1000)]
+        interval_ms: u64,
+    },
     /// A concluded task's evidence, as the API renders it.
     Evidence {
         id: String,

@@ -1,8 +1,10 @@
-//! `agent-zero tasks list|show|approve|reject|evidence`: the task API, with
-//! its answers shown as given and its errors as one line each.
+//! `agent-zero tasks list|show|approve|reject|watch|evidence`: the task API,
+//! with its answers shown as given and its errors as one line each; `watch`
+//! shows a running task's progress as it happens.
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -41,6 +43,9 @@ pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -
         }
         TasksCommand::Approve { id, comment } => decide(&api, &id, "approve", comment)?,
         TasksCommand::Reject { id, comment } => decide(&api, &id, "reject", comment)?,
+        TasksCommand::Watch { id, timeout, interval_ms } => {
+            return watch(&api, &id, Duration::from_secs(timeout), Duration::from_millis(interval_ms), out);
+        }
         TasksCommand::Evidence { id, format } => {
             let path = format!("/api/v1/tasks/{}/evidence.{}", encode(&id), format.suffix());
             let answer = expect_success(api.get(&path, "*/*")?)?;
@@ -49,6 +54,78 @@ pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -
     };
     out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
+}
+
+/// States a task stops in (until a person decides, for `needs-human`).
+const STOPPED: &[&str] = &["completed", "failed", "needs-human", "ignored"];
+
+/// Reads the task every `interval` until it stops, printing each new event
+/// as it arrives and, between events, nothing: the elapsed time is on each
+/// line. The cost line closes it.
+fn watch(api: &Api, id: &str, timeout: Duration, interval: Duration, out: &mut dyn Write) -> Result<u8, String> {
+    let started = Instant::now();
+    let mut shown = 0;
+    loop {
+        let answer = expect_success(api.get(&format!("/api/v1/tasks/{}", encode(id)), "application/json")?)?;
+        let task = answer.json()?;
+        let (text, count) = progress(&task, shown, started.elapsed());
+        shown = count;
+        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| e.to_string())?;
+        let state = task["state"].as_str().unwrap_or_default();
+        if STOPPED.contains(&state) {
+            let mut end = format!("{} is {}\n", printable(id), printable(state));
+            if let Some(cost) = cost_text(&task["cost"]) {
+                end.push_str(&cost);
+            }
+            out.write_all(end.as_bytes()).map_err(|e| e.to_string())?;
+            return Ok(EXIT_OK);
+        }
+        if started.elapsed() >= timeout {
+            return Err(format!("{} is still {} after {} s", printable(id), printable(state), timeout.as_secs()));
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+/// The events of `task` after the first `shown`, one line each with the
+/// time waited so far; and how many are shown now.
+pub(crate) fn progress(task: &Value, shown: usize, waited: Duration) -> (String, usize) {
+    let events = task["events"].as_array().cloned().unwrap_or_default();
+    let mut text = String::new();
+    for event in events.iter().skip(shown) {
+        let _ = writeln!(
+            text,
+            "[{:>4} s] {:<12} {}",
+            waited.as_secs(),
+            printable(event["state"].as_str().unwrap_or_default()),
+            printable(event["message"].as_str().unwrap_or_default())
+        );
+    }
+    (text, events.len().max(shown))
+}
+
+/// What the run cost its host, on one line (`cost` of the task API).
+pub(crate) fn cost_text(cost: &Value) -> Option<String> {
+    let n = |name: &str| cost[name].as_u64().unwrap_or(0);
+    if !cost.is_object() {
+        return None;
+    }
+    let dollars = cost["modelCostUsd"].as_f64().map(|d| format!(", ${d:.4}")).unwrap_or_default();
+    Some(format!(
+        "cost: {} ticks, {} storage ops ({} atomic, {} lease), {} subrequests ({} GitHub, {} model, {} sandbox), \
+         sandbox {:.1} s, model {} in / {} out tokens{dollars}\n",
+        n("ticks"),
+        n("storageOps"),
+        n("kvAtomic"),
+        n("leaseOps"),
+        n("subrequests"),
+        n("githubRequests"),
+        n("modelRequests"),
+        n("sandboxRequests"),
+        n("sandboxMs") as f64 / 1000.0,
+        n("modelInputTokens"),
+        n("modelOutputTokens"),
+    ))
 }
 
 /// The answer when it is 2xx, else the API's error line.
@@ -122,6 +199,9 @@ pub(crate) fn show_text(task: &Value) -> String {
     }
     if let Some(failure) = task["failure"].as_str() {
         let _ = writeln!(text, "failure: {}", printable(failure));
+    }
+    if let Some(cost) = cost_text(&task["cost"]) {
+        text.push_str(&cost);
     }
     let result = &task["result"];
     if result.is_object() {

@@ -148,3 +148,36 @@ fn task_output_keeps_untrusted_text_off_the_terminal() {
         "{shown}"
     );
 }
+
+#[test]
+fn watch_prints_each_new_event_once_and_the_cost() {
+    let event =
+        |state: &str, message: &str| serde_json::json!({ "state": state, "message": message, "timestamp": "t" });
+    let mut task = serde_json::json!({ "id": "t1", "state": "planning", "events": [event("queued", "queued")] });
+    let (first, shown) = tasks::progress(&task, 0, std::time::Duration::from_secs(1));
+    assert_eq!((first.as_str(), shown), ("[   1 s] queued       queued\n", 1));
+    task["events"].as_array_mut().unwrap().push(event("planning", "asking the model\u{1b}[2J"));
+    let (second, shown) = tasks::progress(&task, shown, std::time::Duration::from_secs(12));
+    // Only the new event; terminal escapes in untrusted text are not passed on.
+    assert_eq!(shown, 2);
+    assert!(
+        second.starts_with("[  12 s] planning") && !second.contains('\u{1b}') && !second.contains("queued"),
+        "{second:?}"
+    );
+    assert_eq!(tasks::progress(&task, shown, std::time::Duration::ZERO).0, "");
+
+    let cost = serde_json::json!({
+        "ticks": 14, "storageOps": 237, "kvAtomic": 40, "leaseOps": 14, "subrequests": 33, "githubRequests": 20,
+        "modelRequests": 2, "sandboxRequests": 11, "sandboxMs": 1580, "modelInputTokens": 1900,
+        "modelOutputTokens": 344, "modelCostUsd": 0.01086,
+    });
+    let line = tasks::cost_text(&cost).unwrap();
+    assert_eq!(
+        line,
+        "cost: 14 ticks, 237 storage ops (40 atomic, 14 lease), 33 subrequests (20 GitHub, 2 model, 11 sandbox), \
+         sandbox 1.6 s, model 1900 in / 344 out tokens, $0.0109\n"
+    );
+    assert_eq!(tasks::cost_text(&serde_json::Value::Null), None);
+    task["cost"] = cost;
+    assert!(tasks::show_text(&task).contains("cost: 14 ticks"));
+}

@@ -306,8 +306,7 @@ pub(crate) fn task(
     }
     let _ = writeln!(
         h,
-        "<p><a href=\"/tasks/{id}\">Evidence page</a> · <a href=\"/api/v1/tasks/{id}\">JSON</a> · \
-<a href=\"/dashboard/tasks/{id}\">Reload</a></p>"
+        "<p><a href=\"/dashboard/tasks/{id}/evidence\">Evidence</a> · <a href=\"/dashboard/tasks/{id}\">Reload</a></p>"
     );
     h.push_str("<h2>Cost so far</h2>\n");
     h.push_str(&cost_table(cost));

@@ -392,6 +392,34 @@ pub(super) async fn decide<H: Host>(
     }
 }
 
+/// A concluded task's evidence page, for signed-in principals (whatever
+/// `AGENT_ZERO_CONTROL_PLANE_READS` says about the public pages).
+pub(super) async fn evidence<H: Host>(
+    context: &Context<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> http::Response<Vec<u8>> {
+    let (_, signed) = match gate(context, request) {
+        Ok(gated) => gated,
+        Err(response) => return *response,
+    };
+    let resident = match load(context, id).await {
+        Ok(resident) => resident,
+        Err(e) => return error_page(&e, Some(signed.viewer())),
+    };
+    let Some(concluded) = resident.concluded.as_deref() else {
+        let e = ApiError::new(
+            ErrorCode::Conflict,
+            format!("task `{id}` is {} and has no evidence yet: it appears once the task concludes", resident.state),
+        );
+        return error_page(&e, Some(signed.viewer()));
+    };
+    let secrets = secrets(context.config);
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let options = agent_zero_evidence::RenderOptions { secrets: &secrets, ..Default::default() };
+    page(StatusCode::OK, agent_zero_evidence::render_evidence_html(&concluded.1, &options))
+}
+
 pub(super) async fn audit<H: Host>(
     context: &Context<'_, H>,
     request: &http::Request<Vec<u8>>,

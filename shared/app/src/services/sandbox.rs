@@ -2,7 +2,7 @@
 //! Credentials are constructor state of the adapter and nothing else.
 
 use agent_zero_ports::HttpClient;
-use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox};
+use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox, vercel_project};
 use agent_zero_runner::{
     Exec, ExecOutput, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
     SandboxRef, SandboxRequest, Secret,
@@ -27,7 +27,7 @@ pub(crate) enum SandboxChoice {
     Custom { url: String, token: Secret },
     E2b { key: Secret, template: String },
     Daytona { key: Secret },
-    Vercel { token: Secret, team: Option<String> },
+    Vercel { token: Secret, team: Option<String>, project: Option<String> },
     Cloudflare { url: String, token: Secret },
 }
 
@@ -38,7 +38,9 @@ impl SandboxChoice {
             Self::Custom { url, token } => AnySandbox::Custom(CustomSandbox::new(client, url.clone(), token.clone())),
             Self::E2b { key, template } => AnySandbox::E2b(E2b::new(client, key.clone(), template)),
             Self::Daytona { key } => AnySandbox::Daytona(Daytona::new(client, key.clone())),
-            Self::Vercel { token, team } => AnySandbox::Vercel(VercelSandbox::new(client, token.clone(), team.clone())),
+            Self::Vercel { token, team, project } => AnySandbox::Vercel(
+                VercelSandbox::new(client, token.clone(), team.clone()).with_project(project.clone()),
+            ),
             Self::Cloudflare { url, token } => {
                 AnySandbox::Cloudflare(CloudflareSandbox::new(client, url.clone(), token.clone()))
             }
@@ -54,7 +56,8 @@ pub(crate) fn sandbox_choice(config: &Config) -> Result<SandboxChoice, String> {
         return Err("no sandbox provider configured (`AGENT_ZERO_SANDBOX_PROVIDER`)".into());
     };
     let kind = ProviderKind::parse(name.trim()).ok_or_else(|| {
-        "`AGENT_ZERO_SANDBOX_PROVIDER` names no provider; expected custom, e2b, daytona, vercel or cloudflare".to_owned()
+        "`AGENT_ZERO_SANDBOX_PROVIDER` names no provider; expected custom, e2b, daytona, vercel or cloudflare"
+            .to_owned()
     })?;
     Ok(match kind {
         ProviderKind::Custom => SandboxChoice::Custom {
@@ -69,6 +72,7 @@ pub(crate) fn sandbox_choice(config: &Config) -> Result<SandboxChoice, String> {
         ProviderKind::Vercel => SandboxChoice::Vercel {
             token: Secret::new(need("VERCEL_TOKEN")?),
             team: config.get("VERCEL_TEAM_ID").map(str::to_owned),
+            project: vercel_project(config.get("VERCEL_PROJECT_ID"))?,
         },
         ProviderKind::Cloudflare => SandboxChoice::Cloudflare {
             url: need("AGENT_ZERO_SANDBOX_URL")?,

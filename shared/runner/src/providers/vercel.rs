@@ -13,7 +13,7 @@ use serde_json::json;
 use super::http::{Call, Tail, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
 use crate::provider::{
-    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git,
+    Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git,
 };
 use crate::request::{ProviderKind, SandboxRequest};
 
@@ -373,8 +373,11 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
     }
 
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
+        // The tarball's header mode is what the file gets: an executable
+        // file the run rewrites stays executable.
+        let executable = self.file_modes(sandbox, &[path.to_owned()]).await? == [Some(FileMode::Executable)];
         let call = self.call("write file");
-        let archive = gzip_stored(&tar_one(path, content));
+        let archive = gzip_stored(&tar_one(path, content, if executable { 0o755 } else { 0o644 }));
         let builder = call
             .request(http::Method::POST, &self.session_url(&sandbox.external_id, "/fs/write", &[]))
             .header("authorization", format!("Bearer {}", self.token.expose()))
@@ -397,12 +400,12 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
     }
 }
 
-/// A POSIX ustar archive holding one regular file.
-pub(crate) fn tar_one(path: &str, content: &[u8]) -> Vec<u8> {
+/// A POSIX ustar archive holding one regular file with permission `mode`.
+pub(crate) fn tar_one(path: &str, content: &[u8], mode: u32) -> Vec<u8> {
     let mut header = [0u8; 512];
     let (prefix, name) = if path.len() > 100 { path.rsplit_once('/').unwrap_or(("", path)) } else { ("", path) };
     header[..name.len().min(100)].copy_from_slice(&name.as_bytes()[..name.len().min(100)]);
-    header[100..107].copy_from_slice(b"0000644");
+    header[100..107].copy_from_slice(format!("{:07o}", mode & 0o7777).as_bytes());
     header[108..115].copy_from_slice(b"0000000");
     header[116..123].copy_from_slice(b"0000000");
     header[124..135].copy_from_slice(format!("{:011o}", content.len()).as_bytes());
@@ -476,7 +479,8 @@ mod tests {
     #[test]
     fn crc_and_archive_shape() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-        let tar = tar_one("src/a.txt", b"hello");
+        let tar = tar_one("src/a.txt", b"hello", 0o644);
+        assert_eq!(&tar_one("run.sh", b"", 0o755)[100..107], b"0000755");
         assert_eq!(tar.len(), 512 + 512 + 1024);
         assert_eq!(&tar[..9], b"src/a.txt");
         let gz = gzip_stored(&tar);
