@@ -82,7 +82,7 @@ pub trait Coordinator {
 
 /// The single source of truth for the quota decision, shared by every
 /// coordinator implementation so hosts cannot drift apart.
-pub fn decide(held: &[Lease], lease: &Lease, limits: &LeaseLimits) -> Result<Acquired, QuotaError> {
+pub fn apply_quota(held: &[Lease], lease: &Lease, limits: &LeaseLimits) -> Result<Acquired, QuotaError> {
     if let Some(existing) = held.iter().find(|l| l.id == lease.id) {
         let for_repo = held.iter().filter(|l| l.repository == existing.repository).count() as u32;
         return Ok(Acquired {
@@ -141,7 +141,7 @@ impl Coordinator for MemoryCoordinator {
     ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
         let mut leases = self.leases.borrow_mut();
         let held: Vec<Lease> = leases.values().cloned().collect();
-        let decision = decide(&held, lease, limits);
+        let decision = apply_quota(&held, lease, limits);
         if let Ok(acquired) = &decision
             && !acquired.replayed
         {

@@ -5,7 +5,7 @@
 //! Object) through [`CoordinatorTransport`].
 //!
 //! Each change is a compare-and-swap loop on that one key: read the ledger,
-//! apply the quota rule ([`decide`]) or the change to it, and write it back
+//! apply the quota rule ([`apply_quota`]) or the change to it, and write it back
 //! with [`KeyValue::compare_and_swap`] expecting exactly the bytes read. A
 //! concurrent writer in between (another Spin instance: Spin runs
 //! concurrent requests as concurrent instances over one store) makes the
@@ -17,7 +17,7 @@
 use agent_zero_ports::KeyValue;
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, decide};
+use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, apply_quota};
 use crate::request::{Lease, LeaseLimits};
 
 /// The key holding the JSON array of held leases.
@@ -101,7 +101,7 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
         _now_ms: u64,
     ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
         self.change("acquiring a lease", |held| {
-            let decision = decide(held, lease, limits);
+            let decision = apply_quota(held, lease, limits);
             Ok(match &decision {
                 Ok(acquired) if !acquired.replayed => {
                     held.push(lease.clone());

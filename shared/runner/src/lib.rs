@@ -24,7 +24,7 @@ mod request;
 mod runner;
 
 pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
-pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, decide};
+pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, apply_quota};
 pub use error::RunnerError;
 pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
