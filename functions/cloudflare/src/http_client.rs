@@ -1,6 +1,7 @@
 //! The outbound HTTP port over the Workers `fetch` API.
 
-use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
+use futures::StreamExt;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 /// Outbound HTTP through `fetch`.
@@ -9,6 +10,7 @@ pub(crate) struct FetchClient;
 impl HttpClient for FetchClient {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         let timeout = RequestTimeout::of(&request);
+        let limit = ResponseLimit::of(&request);
         let (parts, body) = request.into_parts();
         let url = parts.uri.to_string();
         let headers = Headers::new();
@@ -42,8 +44,16 @@ impl HttpClient for FetchClient {
         for (name, value) in response.headers().entries() {
             builder = builder.header(name, value);
         }
-        let bytes = response.bytes().await.map_err(|e| HttpError::Transport(e.to_string()))?;
-        builder.body(bytes).map_err(|e| HttpError::Transport(e.to_string()))
+        let headers = builder.headers_ref().cloned().unwrap_or_default();
+        let mut body = BoundedBody::new(limit, &headers)?;
+        // A fetch response without a body is not streamable; it has nothing to read.
+        if let Ok(mut stream) = response.stream() {
+            // Dropping the stream on an early return cancels the rest of the body.
+            while let Some(chunk) = stream.next().await {
+                body.push(&chunk.map_err(|e| HttpError::Transport(e.to_string()))?)?;
+            }
+        }
+        builder.body(body.into_bytes()).map_err(|e| HttpError::Transport(e.to_string()))
     }
 }
 

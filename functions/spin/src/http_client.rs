@@ -9,9 +9,9 @@
 
 use std::task::Poll;
 
-use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
-use futures::SinkExt;
-use spin_sdk::http::conversions::{TryFromIncomingResponse, TryIntoOutgoingRequest};
+use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
+use futures::{SinkExt, StreamExt};
+use spin_sdk::http::conversions::TryIntoOutgoingRequest;
 use spin_sdk::wit::wasi::http0_2_0::outgoing_handler;
 use spin_sdk::wit::wasi::http0_2_0::types::{ErrorCode, IncomingResponse, RequestOptions};
 
@@ -22,6 +22,7 @@ impl HttpClient for SpinHttp {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
         let host = request.uri().host().unwrap_or_default().to_owned();
         let timeout = RequestTimeout::of(&request);
+        let limit = ResponseLimit::of(&request);
         let (outgoing, body) = request.try_into_outgoing_request().map_err(|e| HttpError::Transport(e.to_string()))?;
         let mut sink = body.as_ref().map(|_| outgoing.take_body());
         let options = timeout.map(|ms| {
@@ -44,13 +45,20 @@ impl HttpClient for SpinHttp {
             Err(code) => Err(code),
         }
         .map_err(|code| error(code, &host, timeout))?;
-        http::Response::<Vec<u8>>::try_from_incoming_response(response).await.map_err(|e| {
-            let message = e.to_string();
-            match timeout {
-                Some(ms) if message.contains("timeout") || message.contains("Timeout") => HttpError::Timeout(ms),
-                _ => HttpError::Transport(message),
-            }
-        })
+        let mut builder = http::Response::builder().status(response.status());
+        for (name, value) in response.headers().entries() {
+            builder = builder.header(name, value);
+        }
+        let headers = builder.headers_ref().cloned().unwrap_or_default();
+        let mut body = BoundedBody::new(limit, &headers)?;
+        // Read chunk by chunk; an early return drops the stream, which
+        // finishes the incoming body without reading the rest.
+        let mut stream = response.take_body_stream();
+        while let Some(chunk) = stream.next().await {
+            body.push(&chunk.map_err(|e| read_error(&e.to_debug_string(), timeout))?)?;
+        }
+        drop(stream);
+        builder.body(body.into_bytes()).map_err(|e| HttpError::Transport(e.to_string()))
     }
 }
 
@@ -72,6 +80,14 @@ async fn incoming_response(
         }
     })
     .await
+}
+
+/// A failure while reading the body: a timeout when the host says so.
+fn read_error(message: &str, timeout: Option<u64>) -> HttpError {
+    match timeout {
+        Some(ms) if message.contains("timeout") || message.contains("Timeout") => HttpError::Timeout(ms),
+        _ => HttpError::Transport(message.to_owned()),
+    }
 }
 
 fn error(code: ErrorCode, host: &str, timeout: Option<u64>) -> HttpError {

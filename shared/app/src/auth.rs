@@ -385,10 +385,10 @@ mod tests {
     fn redacts_every_token_and_secret() {
         let config = Settings::from_pairs([(TOKENS, "a:tok-one,b:tok-one-longer"), ("GITHUB_TOKEN", "ghp_x1")]);
         let secrets = secrets(&config);
-        let text = redact("tok-one-longer tok-one ghp_x1 a:tok-one,b:tok-one-longer", &secrets);
+        let text = redact("tok-one-longer tok-one ghp_x1 a:tok-one,b:tok-one-longer", secrets);
         assert_eq!(text, "[redacted] [redacted] [redacted] [redacted]");
         // A minted installation token is in no configured list.
-        let minted = redact("token ghs_16C7e42F292c6912E7710c838347Ae178B4a expired", &secrets);
+        let minted = redact("token ghs_16C7e42F292c6912E7710c838347Ae178B4a expired", secrets);
         assert_eq!(minted, "token [redacted] expired");
     }
 

@@ -16,6 +16,7 @@ use agent_zero_runtime::Limits;
 
 use crate::Config;
 use crate::auth::Access;
+use crate::dashboard::DashboardSettings;
 use crate::error::{ApiError, ErrorCode};
 use crate::retention::Lifetimes;
 use crate::services::{AnySandbox, SandboxChoice};
@@ -33,6 +34,7 @@ pub struct Settings {
     run: Result<RunSettings, ApiError>,
     sandbox: Result<SandboxChoice, String>,
     pool: Result<RunnerPoolConfig, String>,
+    dashboard: Result<Option<DashboardSettings>, ApiError>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -73,6 +75,7 @@ impl Settings {
             run: RunSettings::from_config(config),
             sandbox: crate::services::sandbox_choice(config),
             pool: crate::services::pool_config(config),
+            dashboard: DashboardSettings::from_config(config),
             variables,
         }
     }
@@ -85,6 +88,7 @@ impl Settings {
             self.webhook_max_bytes.as_ref().err(),
             self.access.as_ref().err(),
             self.run.as_ref().err(),
+            self.dashboard.as_ref().err(),
         ]
         .into_iter()
         .flatten()
@@ -153,6 +157,11 @@ impl Settings {
     /// The engine's bounds and the records' lifetimes.
     pub(crate) fn run(&self) -> Result<&RunSettings, ApiError> {
         self.run.as_ref().map_err(Clone::clone)
+    }
+
+    /// The dashboard's sign-in settings; `Ok(None)` when it is off.
+    pub(crate) fn dashboard(&self) -> Result<Option<&DashboardSettings>, ApiError> {
+        self.dashboard.as_ref().map(Option::as_ref).map_err(Clone::clone)
     }
 
     /// The configured sandbox provider over `http`, or which variable is

@@ -22,6 +22,8 @@ pub const API_VERSION: &str = "2022-11-28";
 /// Per-request deadline unless configured otherwise.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 const MAX_MESSAGE_BYTES: usize = 200;
+/// The most bytes one GitHub API answer may carry (JSON pages, file contents).
+const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Why a GitHub API call failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -516,6 +518,9 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             .body(body.unwrap_or_default())
             .map_err(|_| ApiError::InvalidName { what: "request URL", value: capped(url) })?;
         request.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
+        // No API answer we read is near this (contents reads are capped
+        // far lower); a larger one fails as `TooLarge` naming the limit.
+        agent_zero_ports::ResponseLimit::set(&mut request, MAX_RESPONSE_BYTES);
         self.http.send(request).await.map_err(|source| ApiError::Transport { operation, source })
     }
 

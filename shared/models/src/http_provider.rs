@@ -3,18 +3,23 @@
 //! time it with the [`Clock`], classify the status, read the envelope, and
 //! hand the answer to the one decision parser.
 
-use agent_zero_ports::{Clock, HttpClient, HttpError, RequestTimeout};
+use agent_zero_ports::{Clock, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 
 use crate::decode::{decision_from_value, parse_decision};
 use crate::redact::{Secret, redact};
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
-    Decision, DecisionRequest, ModelError, ModelClient, ModelRef, ProviderConfig, ModelProvider, UnusableKind,
+    Decision, DecisionRequest, ModelClient, ModelError, ModelProvider, ModelRef, ProviderConfig, UnusableKind,
     anthropic, gemini, openai,
 };
 
 /// Why CLI providers are refused here.
 pub const CLI_REFUSAL: &str = "it drives a local CLI subprocess, which the edge cannot run";
+
+/// The most bytes a provider's answer may carry: a decision is a few KiB
+/// of JSON, so 4 MiB leaves room for verbose envelopes while a provider
+/// answering without end is cut off by the host instead of held whole.
+pub(crate) const MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A provider reached over outbound HTTP, configured by a [`ProviderConfig`].
 pub struct HttpProvider<'a, C, K> {
@@ -51,6 +56,7 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
         };
         let mut built = built.map_err(|reason| ModelError::Misconfigured { provider, reason })?;
         built.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
+        ResponseLimit::set(&mut built, MAX_RESPONSE_BYTES);
         Ok(built)
     }
 
@@ -91,6 +97,10 @@ impl<C: HttpClient, K: Clock> ModelClient for HttpProvider<'_, C, K> {
         let latency_ms = self.clock.now_ms().saturating_sub(started);
         let response = sent.map_err(|e| match e {
             HttpError::Timeout(ms) => ModelError::Timeout { provider, timeout_ms: ms },
+            HttpError::TooLarge { limit } => ModelError::BadResponse {
+                provider,
+                detail: format!("the answer is over the {limit}-byte response limit"),
+            },
             other => ModelError::Transport { provider, detail: redact(&other.to_string(), &self.secrets()) },
         })?;
         if !response.status().is_success() {

@@ -146,3 +146,17 @@ fn debug_output_of_configuration_and_providers_shows_no_key() {
         assert!(shown.contains("[redacted]"), "{shown}");
     }
 }
+
+#[test]
+fn answers_are_bounded_and_an_oversized_one_is_unavailable_naming_the_limit() {
+    const LIMIT: u64 = 4 * 1024 * 1024;
+    for kind in HTTP_PROVIDERS {
+        let clock = ManualClock::new(0);
+        let http = FakeHttp::new(&clock, 5, vec![Err(HttpError::TooLarge { limit: LIMIT })]);
+        let e = decide(&config(kind, "m-1"), &http, &clock, &request()).unwrap_err();
+        assert_eq!(agent_zero_ports::ResponseLimit::of(&http.request(0)), Some(LIMIT), "{kind}");
+        assert!(matches!(e, ModelError::BadResponse { .. }), "{e:?}");
+        assert!(e.is_unavailable());
+        assert!(e.to_string().contains("4194304-byte response limit"), "{e}");
+    }
+}

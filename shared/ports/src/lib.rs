@@ -16,7 +16,7 @@ mod ready;
 mod secret;
 
 pub use clock::{Clock, ManualClock};
-pub use http_client::{HttpClient, HttpError, RequestTimeout};
+pub use http_client::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit, enforce_limit};
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;

@@ -2,6 +2,7 @@
 //! and panics on failure.
 
 mod atomic;
+mod bounded;
 mod byproducts;
 mod checkout;
 mod cli;
@@ -41,6 +42,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         cli::CASES,
         retention::CASES,
         byproducts::CASES,
+        bounded::CASES,
     ]
     .into_iter()
     .flatten()

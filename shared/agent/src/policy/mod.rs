@@ -275,6 +275,5 @@ impl Default for RunnerPolicy {
     }
 }
 
-
 #[cfg(test)]
 mod tests;

@@ -29,7 +29,7 @@ use crate::dashboard::{DashboardSettings, oauth, principal_of, settings};
 use crate::error::{ApiError, ErrorCode};
 use crate::metering;
 use crate::task_index::{self, Filter};
-use crate::{Config, Host, Settings};
+use crate::{Host, Settings};
 
 /// Task rows on one page.
 const ROWS: usize = 50;
@@ -85,8 +85,8 @@ fn redirect(location: &str, cookies: &[String]) -> http::Response<Vec<u8>> {
 }
 
 /// The settings, or 503 naming the variable (the dashboard off or broken).
-fn settings_of(config: &Config) -> Result<DashboardSettings, ApiError> {
-    DashboardSettings::from_config(config)?.ok_or_else(|| {
+fn settings_of(settings: &Settings) -> Result<&DashboardSettings, ApiError> {
+    settings.dashboard()?.ok_or_else(|| {
         ApiError::new(
             ErrorCode::NotConfigured,
             format!(
@@ -114,12 +114,12 @@ fn signed_in(settings: &DashboardSettings, request: &http::Request<Vec<u8>>, now
 
 /// The settings and the signed-in caller, or the page to answer instead
 /// (503 when misconfigured, the sign-in page otherwise).
-fn gate<H: Host>(
-    context: &Context<'_, H>,
+fn gate<'c, H: Host>(
+    context: &Context<'c, H>,
     request: &http::Request<Vec<u8>>,
-) -> Result<(DashboardSettings, SignedIn), Box<http::Response<Vec<u8>>>> {
-    let settings = settings_of(context.config.variables()).map_err(|e| Box::new(error_page(&e, None)))?;
-    match signed_in(&settings, request, context.invocation.now_ms) {
+) -> Result<(&'c DashboardSettings, SignedIn), Box<http::Response<Vec<u8>>>> {
+    let settings = settings_of(context.config).map_err(|e| Box::new(error_page(&e, None)))?;
+    match signed_in(settings, request, context.invocation.now_ms) {
         Some(signed) => Ok((settings, signed)),
         None => Err(Box::new(page(StatusCode::UNAUTHORIZED, pages::sign_in(None)))),
     }
@@ -134,7 +134,7 @@ pub(super) async fn login<H: Host>(
     context: &Context<'_, H>,
     _request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config.variables()) {
+    let settings = match settings_of(context.config) {
         Ok(settings) => settings,
         Err(e) => return error_page(&e, None),
     };
@@ -153,7 +153,7 @@ pub(super) async fn callback<H: Host>(
     context: &Context<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config.variables()) {
+    let settings = match settings_of(context.config) {
         Ok(settings) => settings,
         Err(e) => return error_page(&e, None),
     };
@@ -280,7 +280,7 @@ pub(super) async fn tasks<H: Host>(
     context: &Context<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config.variables()) {
+    let settings = match settings_of(context.config) {
         Ok(settings) => settings,
         Err(e) => return error_page(&e, None),
     };

@@ -173,7 +173,7 @@ async fn probe<H: Host>(context: &Context<'_, H>, url: &str) -> Result<u16, Stri
 }
 
 fn redacted<H: Host>(context: &Context<'_, H>, text: &str) -> String {
-    auth::redact(text, &auth::secrets(context.config))
+    auth::redact(text, auth::secrets(context.config))
 }
 
 #[cfg(test)]

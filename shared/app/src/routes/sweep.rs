@@ -59,7 +59,7 @@ pub(super) async fn post<H: Host>(
     let idle = ticks == 0 && claimed == 0 && leases == 0 && removed == 0 && outcome.errors.is_empty();
     if !idle {
         let secrets = auth::secrets(context.config);
-        let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+        let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     }
     let body = json!({
         "ticksEnqueued": ticks,

@@ -112,7 +112,7 @@ pub(super) async fn log<H: Host>(
         // serializer would cost the worker ~5 KB gzip).
         let entries = serde_json::to_string(&entries).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
         let id = serde_json::to_string(id).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        Ok(redact(&format!("{{\"taskId\":{id},\"entries\":{entries}}}"), &auth::secrets(context.config)))
+        Ok(redact(&format!("{{\"taskId\":{id},\"entries\":{entries}}}"), auth::secrets(context.config)))
     };
     match result.await {
         Ok(body) => {
@@ -267,7 +267,7 @@ pub(super) async fn create<H: Host>(
         audit.outcome = "ok".into();
     }
     let secrets = auth::secrets(context.config);
-    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, &secrets).await;
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     response
 }
 
@@ -283,7 +283,7 @@ async fn create_as<H: Host>(
     audit.target = Some(body.repository.clone());
     audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
     let secrets = auth::secrets(context.config);
-    let input = validate(&body, principal, &secrets)?;
+    let input = validate(&body, principal, secrets)?;
     if !access.may_target(&body.repository) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,

@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelPolicy, ModelClient, ModelSelection, ProviderConfig, ModelProvider,
-    SchemaName, Secret,
+    DecisionRequest, HttpProvider, ModelClient, ModelPolicy, ModelProvider, ModelSelection, ProviderConfig, SchemaName,
+    Secret,
 };
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use serde_json::{Value, json};

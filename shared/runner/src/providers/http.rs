@@ -1,9 +1,16 @@
 //! Shared request/response plumbing for the adapters.
 
-use agent_zero_ports::{HttpClient, RequestTimeout};
+use agent_zero_ports::{HttpClient, RequestTimeout, ResponseLimit};
 use serde::de::DeserializeOwned;
 
 use crate::provider::{ProviderError, Secret};
+
+/// The most bytes any provider answer may carry unless the call sets its
+/// own bound: well over a file read ([`MAX_READ_BYTES`](crate::MAX_READ_BYTES),
+/// base64 in a JSON envelope) and a command's capped output with its
+/// envelope, so a vendor answering without end is cut off at the HTTP port
+/// (the hosts stop reading) instead of being held whole.
+pub(crate) const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// One outbound call: builds the request, sends it, maps failures to
 /// scrubbed [`ProviderError`]s.
@@ -40,8 +47,24 @@ impl Call<'_> {
         timeout_ms: u64,
         what: &str,
     ) -> Result<http::Response<Vec<u8>>, ProviderError> {
+        self.send_limited(client, builder, body, timeout_ms, MAX_RESPONSE_BYTES, what).await
+    }
+
+    /// [`Call::send_response`] accepting at most `limit` body bytes; a longer
+    /// answer fails as [`HttpError::TooLarge`](agent_zero_ports::HttpError::TooLarge)
+    /// naming the limit.
+    pub(crate) async fn send_limited<C: HttpClient>(
+        &self,
+        client: &C,
+        builder: http::request::Builder,
+        body: Vec<u8>,
+        timeout_ms: u64,
+        limit: u64,
+        what: &str,
+    ) -> Result<http::Response<Vec<u8>>, ProviderError> {
         let mut request = builder.body(body).map_err(|e| self.protocol(format!("cannot build request: {e}")))?;
         request.extensions_mut().insert(RequestTimeout(timeout_ms));
+        ResponseLimit::set(&mut request, limit);
         let response = client.send(request).await.map_err(|source| ProviderError::Http {
             provider: self.provider,
             operation: self.operation,
@@ -99,7 +122,18 @@ pub(crate) async fn fetch_archive<C: HttpClient>(
 ) -> Result<Vec<u8>, ProviderError> {
     let call = Call { provider, operation: "download checkout", secret: url };
     let builder = call.request(http::Method::GET, url.expose());
-    let (_, body) = call.send(client, builder, Vec::new(), timeout_ms, "the checkout archive").await?;
+    let limit = crate::MAX_ARCHIVE_BYTES as u64;
+    let body = match call.send_limited(client, builder, Vec::new(), timeout_ms, limit, "the checkout archive").await {
+        Ok(response) => response.into_body(),
+        Err(ProviderError::Http { source: agent_zero_ports::HttpError::TooLarge { .. }, .. }) => {
+            return Err(ProviderError::Refused {
+                provider,
+                operation: "download checkout",
+                reason: format!("the archive is over the {limit}-byte limit"),
+            });
+        }
+        Err(other) => return Err(other),
+    };
     if body.len() > crate::MAX_ARCHIVE_BYTES {
         return Err(ProviderError::Refused {
             provider,
@@ -202,6 +236,63 @@ mod tests {
         assert_eq!(shell_quote(&argv), r#"git commit -m 'it'\''s $(rm -rf /) ; x' ''"#);
         assert_eq!(encode("a b/c"), "a%20b%2Fc");
         assert_eq!(encode_path("src/a b.rs"), "src/a%20b.rs");
+    }
+
+    /// Answers `size` bytes under the request's limit, as the hosts do;
+    /// records the limit it saw.
+    struct Sized {
+        size: usize,
+        seen: std::cell::Cell<Option<u64>>,
+    }
+
+    impl HttpClient for Sized {
+        async fn send(
+            &self,
+            request: http::Request<Vec<u8>>,
+        ) -> Result<http::Response<Vec<u8>>, agent_zero_ports::HttpError> {
+            let limit = ResponseLimit::of(&request);
+            self.seen.set(limit);
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::CONTENT_LENGTH, self.size.into());
+            // The declared length is checked before any body exists.
+            let mut body = agent_zero_ports::BoundedBody::new(limit, &headers)?;
+            body.push(&vec![b'x'; self.size])?;
+            Ok(http::Response::new(body.into_bytes()))
+        }
+    }
+
+    #[test]
+    fn every_call_is_bounded_and_an_oversized_answer_names_the_limit() {
+        let secret = Secret::new("tok-123");
+        let call = Call { provider: "p", operation: "list files", secret: &secret };
+        let client = Sized { size: 10, seen: Default::default() };
+        let (status, body) = agent_zero_ports::block_on(call.send(
+            &client,
+            call.request(http::Method::GET, "http://x/"),
+            Vec::new(),
+            1_000,
+            "x",
+        ))
+        .unwrap();
+        assert_eq!((status, body.len()), (200, 10));
+        assert_eq!(client.seen.get(), Some(MAX_RESPONSE_BYTES));
+
+        let client = Sized { size: 11, seen: Default::default() };
+        let builder = call.request(http::Method::GET, "http://x/");
+        let e =
+            agent_zero_ports::block_on(call.send_limited(&client, builder, Vec::new(), 1_000, 10, "x")).unwrap_err();
+        assert!(e.to_string().contains("larger than the 10-byte limit"), "{e}");
+    }
+
+    #[test]
+    fn an_archive_over_its_limit_is_refused_unread() {
+        let url = Secret::new("http://x/archive?token=t");
+        let client = Sized { size: crate::MAX_ARCHIVE_BYTES + 1, seen: Default::default() };
+        let e = agent_zero_ports::block_on(fetch_archive(&client, "p", &url, 1_000)).unwrap_err();
+        assert_eq!(client.seen.get(), Some(crate::MAX_ARCHIVE_BYTES as u64));
+        let ProviderError::Refused { reason, .. } = &e else { panic!("{e:?}") };
+        assert!(reason.contains(&format!("over the {}-byte limit", crate::MAX_ARCHIVE_BYTES)), "{reason}");
+        assert!(!e.to_string().contains("token=t"), "{e}");
     }
 
     #[test]
