@@ -146,7 +146,7 @@ pub(super) async fn login<H: Host>(
     let now_ms = context.invocation.now_ms;
     let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
     let set = session::set_cookie(STATE_COOKIE, &cookie, "/login", session::STATE_MS / 1000);
-    redirect(&oauth::authorize_url(&settings, state), &[set])
+    redirect(&oauth::authorize_url(settings, state), &[set])
 }
 
 pub(super) async fn callback<H: Host>(
@@ -184,8 +184,8 @@ pub(super) async fn callback<H: Host>(
         return refuse(StatusCode::BAD_REQUEST, "GitHub sent no `code`. Sign in again.");
     };
     let http = context.host.http();
-    let identity = match oauth::exchange(http, &settings, code).await {
-        Ok(token) => oauth::identify(http, &settings, &token).await,
+    let identity = match oauth::exchange(http, settings, code).await {
+        Ok(token) => oauth::identify(http, settings, &token).await,
         Err(e) => Err(e),
     };
     let (login, orgs) = match identity {
@@ -194,7 +194,7 @@ pub(super) async fn callback<H: Host>(
     };
     let session =
         Session { login, orgs, id: context.invocation.request_id.clone(), expires_ms: now_ms + session::SESSION_MS };
-    let principal = principal_of(&settings, &session);
+    let principal = principal_of(settings, &session);
     let mut audit = AuditEntry {
         at: String::new(),
         principal: format!("github:{}", session.login.to_ascii_lowercase()),
@@ -270,7 +270,7 @@ pub(super) async fn logout<H: Host>(
         Ok(gated) => gated,
         Err(response) => return *response,
     };
-    if let Err(e) = form(&settings, &signed, request) {
+    if let Err(e) = form(settings, &signed, request) {
         return error_page(&e, Some(signed.viewer()));
     }
     redirect("/dashboard", &[session::set_cookie(SESSION_COOKIE, "", "/", 0)])
@@ -284,7 +284,7 @@ pub(super) async fn tasks<H: Host>(
         Ok(settings) => settings,
         Err(e) => return error_page(&e, None),
     };
-    let Some(signed) = signed_in(&settings, request, context.invocation.now_ms) else {
+    let Some(signed) = signed_in(settings, request, context.invocation.now_ms) else {
         return page(StatusCode::OK, pages::sign_in(None));
     };
     let viewer = signed.viewer();
@@ -374,7 +374,7 @@ pub(super) async fn decide<H: Host>(
         Err(response) => return *response,
     };
     // A forged form is refused before any rule runs, and audited as such.
-    let body = form(&settings, &signed, request).and_then(|pairs| {
+    let body = form(settings, &signed, request).and_then(|pairs| {
         let field = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
         let decision = match field("decision").as_deref() {
             Some("approve") => ApprovalDecision::Approve,
