@@ -35,9 +35,9 @@ pub use audit_log::AuditEntry;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;
 pub use config::{KNOWN_VARIABLES, SECRET_VARIABLES};
-pub use settings::Settings;
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
+pub use settings::Settings;
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
 
 pub use agent_zero_runner::{Coordinator, MemoryCoordinator};

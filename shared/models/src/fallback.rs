@@ -3,7 +3,7 @@
 //! edge), never because the primary's answer was unusable, a retry fits the
 //! budget, or the request was rejected (a configuration to fix).
 
-use crate::{Decision, DecisionRequest, ModelError, ModelClient, ModelRef};
+use crate::{Decision, DecisionRequest, ModelClient, ModelError, ModelRef};
 
 /// A primary provider with an optional fallback.
 #[derive(Debug)]

@@ -36,6 +36,7 @@ mod schema;
 mod select;
 mod wire;
 
+pub use agent_zero_contracts::{ModelPolicy, ModelProvider};
 pub use anthropic::ANTHROPIC_VERSION;
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_MS, Pricing, ProviderConfig, default_base_url,
@@ -45,13 +46,12 @@ pub use decode::{AnswerError, MAX_VIOLATION_CHARS, decision_from_value, parse_de
 pub use error::{ErrorClass, ModelError, UnusableKind};
 pub use fallback::FallbackProvider;
 pub use http_provider::{CLI_REFUSAL, HttpProvider};
-pub use agent_zero_contracts::{ModelPolicy, ModelProvider};
 pub use kind::credential_variables;
 pub use prompt::render_user_message;
 pub use provider::{Decision, DecisionRequest, ModelClient, ModelRef, SchemaName};
 pub use redact::{REDACTED, Secret, redact};
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{
-    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE,
-    ModelSelection, default_model, select_models,
+    BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE, ModelSelection,
+    default_model, select_models,
 };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::prompt::render_user_message;
 use crate::schema::decision_json_schema;
 use crate::wire::{Answer, Reply, json_request};
-use crate::{DecisionRequest, ProviderConfig, ModelProvider};
+use crate::{DecisionRequest, ModelProvider, ProviderConfig};
 
 /// `POST {base}/chat/completions` with `Authorization: Bearer <key>`.
 pub(crate) fn build(

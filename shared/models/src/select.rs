@@ -175,7 +175,11 @@ mod tests {
     }
 
     fn policy(provider: &str, name: &str) -> ModelPolicy {
-        ModelPolicy { provider: ModelProvider::parse(provider).unwrap(), name: Some(name.into()), ..ModelPolicy::default() }
+        ModelPolicy {
+            provider: ModelProvider::parse(provider).unwrap(),
+            name: Some(name.into()),
+            ..ModelPolicy::default()
+        }
     }
 
     #[test]
@@ -255,7 +259,10 @@ mod tests {
         );
         assert_eq!(
             e.unwrap_err(),
-            ConfigError::MissingCredential { provider: ModelProvider::Google, variable: "GOOGLE_GENERATIVE_AI_API_KEY" }
+            ConfigError::MissingCredential {
+                provider: ModelProvider::Google,
+                variable: "GOOGLE_GENERATIVE_AI_API_KEY"
+            }
         );
     }
 

@@ -5,7 +5,7 @@ mod support;
 
 use agent_zero_fakes::FakeModel;
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelClient as _, ProviderConfig, ModelProvider, SchemaName, Secret,
+    DecisionRequest, HttpProvider, ModelClient as _, ModelProvider, ProviderConfig, SchemaName, Secret,
     decision_from_value,
 };
 use agent_zero_ports::{ManualClock, block_on};
