@@ -110,7 +110,7 @@ pub async fn handle<H: Host>(
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let config = settings;
-    let context = routes::Context { host, config, invocation };
+    let context = routes::RouteContext { host, config, invocation };
     let path = request.uri().path().to_owned();
     let origin = auth::allowed_origin(config, &path, request.headers());
     let mut response = match router::resolve(request.method(), &path) {

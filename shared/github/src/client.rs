@@ -28,7 +28,7 @@ const MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
 /// Why a GitHub API call failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
-pub enum ApiError {
+pub enum GitHubError {
     /// `GITHUB_API_URL` is not an absolute `http(s)` URL without query.
     #[error("invalid GITHUB_API_URL: {reason}")]
     InvalidBaseUrl { reason: &'static str },
@@ -64,18 +64,20 @@ pub struct ApiConfig {
 impl ApiConfig {
     /// From `GITHUB_API_URL` (`None` or empty: [`DEFAULT_API_URL`]). GitHub
     /// Enterprise Server is `https://HOST/api/v3`; tests use loopback `http`.
-    pub fn new(base_url: Option<&str>, user_agent: &str) -> Result<Self, ApiError> {
+    pub fn new(base_url: Option<&str>, user_agent: &str) -> Result<Self, GitHubError> {
         let base = base_url.map(str::trim).filter(|b| !b.is_empty()).unwrap_or(DEFAULT_API_URL);
         let base = base.trim_end_matches('/');
         let rest = base
             .strip_prefix("https://")
             .or_else(|| base.strip_prefix("http://"))
-            .ok_or(ApiError::InvalidBaseUrl { reason: "must start with https:// or http://" })?;
+            .ok_or(GitHubError::InvalidBaseUrl { reason: "must start with https:// or http://" })?;
         if rest.is_empty() || rest.starts_with('/') {
-            return Err(ApiError::InvalidBaseUrl { reason: "has no host" });
+            return Err(GitHubError::InvalidBaseUrl { reason: "has no host" });
         }
         if rest.contains(['?', '#', '@', ' ']) {
-            return Err(ApiError::InvalidBaseUrl { reason: "must not carry a query, fragment, user info or spaces" });
+            return Err(GitHubError::InvalidBaseUrl {
+                reason: "must not carry a query, fragment, user info or spaces",
+            });
         }
         let user_agent = if user_agent.trim().is_empty() { "agent-zero-edge" } else { user_agent.trim() };
         Ok(Self { base_url: base.to_owned(), user_agent: user_agent.to_owned(), timeout_ms: DEFAULT_TIMEOUT_MS })
@@ -216,7 +218,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     }
 
     /// `GET /repos/{owner}/{repo}`.
-    pub async fn repository(&self, owner: &str, repo: &str) -> Result<RepositoryInfo, ApiError> {
+    pub async fn repository(&self, owner: &str, repo: &str) -> Result<RepositoryInfo, GitHubError> {
         const OP: &str = "get repository";
         let url = format!("{}/repos/{}", self.config.base_url, repo_path(owner, repo)?);
         let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
@@ -225,7 +227,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     }
 
     /// The commit sha `branch` points at: `GET /repos/{o}/{r}/git/ref/heads/{branch}`.
-    pub async fn branch_head(&self, owner: &str, repo: &str, branch: &str) -> Result<String, ApiError> {
+    pub async fn branch_head(&self, owner: &str, repo: &str, branch: &str) -> Result<String, GitHubError> {
         const OP: &str = "get branch ref";
         check_ref(branch)?;
         let url = format!(
@@ -237,7 +239,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
         let reference: GitRef = decode(OP, self.success(OP, response)?.body())?;
         if reference.object.kind != "commit" || !is_sha(&reference.object.sha) {
-            return Err(ApiError::Decode {
+            return Err(GitHubError::Decode {
                 operation: OP,
                 path: "object".into(),
                 reason: format!("expected a commit, got a {}", capped(&reference.object.kind)),
@@ -256,10 +258,10 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         path: &str,
         git_ref: &str,
         max_bytes: u64,
-    ) -> Result<Option<FileContents>, ApiError> {
+    ) -> Result<Option<FileContents>, GitHubError> {
         const OP: &str = "get contents";
         if !is_repository_relative_path(path) || path.ends_with('/') {
-            return Err(ApiError::InvalidName { what: "path", value: capped(path) });
+            return Err(GitHubError::InvalidName { what: "path", value: capped(path) });
         }
         check_ref(git_ref)?;
         let url = format!(
@@ -275,21 +277,21 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         }
         let body = self.success(OP, response)?.into_body();
         if body.first() == Some(&b'[') {
-            return Err(ApiError::NotAFile { path: path.to_owned(), kind: "directory".into() });
+            return Err(GitHubError::NotAFile { path: path.to_owned(), kind: "directory".into() });
         }
         let entry: ContentEntry = decode(OP, &body)?;
         if entry.kind != "file" {
-            return Err(ApiError::NotAFile { path: path.to_owned(), kind: capped(&entry.kind) });
+            return Err(GitHubError::NotAFile { path: path.to_owned(), kind: capped(&entry.kind) });
         }
         if entry.size > max_bytes {
-            return Err(ApiError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
+            return Err(GitHubError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
         }
         if entry.encoding.as_deref() != Some("base64") {
             // Over 1 MB the API answers `"encoding": "none"` and no content.
-            return Err(ApiError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
+            return Err(GitHubError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
         }
         let packed: Vec<u8> = entry.content.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(packed).map_err(|e| ApiError::Decode {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(packed).map_err(|e| GitHubError::Decode {
             operation: OP,
             path: "content".into(),
             reason: e.to_string(),
@@ -303,7 +305,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         &self,
         app_jwt: &Secret,
         installation_id: u64,
-    ) -> Result<InstallationToken, ApiError> {
+    ) -> Result<InstallationToken, GitHubError> {
         const OP: &str = "create installation token";
         let url = format!("{}/app/installations/{installation_id}/access_tokens", self.config.base_url);
         let response = self.send(OP, http::Method::POST, &url, Some(Vec::new()), Some(app_jwt)).await?;
@@ -319,14 +321,14 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// served through the base repository; GitHub Enterprise Server through
     /// the configured `GITHUB_API_URL`. The link is a credential of its
     /// own: hold it as a [`Secret`].
-    pub async fn archive_link(&self, owner: &str, repo: &str, sha: &str) -> Result<Secret, ApiError> {
+    pub async fn archive_link(&self, owner: &str, repo: &str, sha: &str) -> Result<Secret, GitHubError> {
         const OP: &str = "get archive link";
         check_ref(sha)?;
         let url = format!("{}/repos/{}/tarball/{}", self.config.base_url, repo_path(owner, repo)?, encode(sha, true));
         let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
         if !response.status().is_redirection() {
             let response = self.success(OP, response)?;
-            return Err(ApiError::Status {
+            return Err(GitHubError::Status {
                 operation: OP,
                 status: response.status().as_u16(),
                 message: Some("expected a redirect to the archive".into()),
@@ -334,7 +336,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         }
         let location = response.headers().get(http::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
         if !(location.starts_with("https://") || location.starts_with("http://")) {
-            return Err(ApiError::Decode {
+            return Err(GitHubError::Decode {
                 operation: OP,
                 path: "Location".into(),
                 reason: "not an absolute http(s) URL".into(),
@@ -354,7 +356,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         repo: &str,
         number: u64,
         max_files: usize,
-    ) -> Result<PullRequestFiles, ApiError> {
+    ) -> Result<PullRequestFiles, GitHubError> {
         const OP: &str = "list pull request files";
         let mut url =
             format!("{}/repos/{}/pulls/{number}/files?per_page=100", self.config.base_url, repo_path(owner, repo)?);
@@ -385,11 +387,11 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// /repos/{o}/{r}/compare/{base}...{head}` (GitHub lists at most 300
     /// files there), with the comparison's `status` (`ahead`, `behind`,
     /// `identical`, `diverged`).
-    pub async fn compare(&self, owner: &str, repo: &str, base: &str, head: &str) -> Result<Comparison, ApiError> {
+    pub async fn compare(&self, owner: &str, repo: &str, base: &str, head: &str) -> Result<Comparison, GitHubError> {
         const OP: &str = "compare commits";
         for sha in [base, head] {
             if !is_sha(sha) {
-                return Err(ApiError::InvalidName { what: "commit sha", value: capped(sha) });
+                return Err(GitHubError::InvalidName { what: "commit sha", value: capped(sha) });
             }
         }
         let url = format!("{}/repos/{}/compare/{base}...{head}", self.config.base_url, repo_path(owner, repo)?);
@@ -400,7 +402,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
 
     /// A pull request's current head and base and whether it is open:
     /// `GET /repos/{o}/{r}/pulls/{n}`.
-    pub async fn pull_request(&self, owner: &str, repo: &str, number: u64) -> Result<PullRequestInfo, ApiError> {
+    pub async fn pull_request(&self, owner: &str, repo: &str, number: u64) -> Result<PullRequestInfo, GitHubError> {
         const OP: &str = "get pull request";
         let url = format!("{}/repos/{}/pulls/{number}", self.config.base_url, repo_path(owner, repo)?);
         let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
@@ -408,7 +410,11 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         let pull: PullRequestWire = decode(OP, response.body())?;
         for (field, sha) in [("head.sha", &pull.head.sha), ("base.sha", &pull.base.sha)] {
             if !is_sha(sha) {
-                return Err(ApiError::Decode { operation: OP, path: field.into(), reason: "not a commit sha".into() });
+                return Err(GitHubError::Decode {
+                    operation: OP,
+                    path: field.into(),
+                    reason: "not a commit sha".into(),
+                });
             }
         }
         Ok(PullRequestInfo { head_sha: pull.head.sha, base_sha: pull.base.sha, open: pull.state == "open" })
@@ -423,7 +429,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         repo: &str,
         comment_id: u64,
         content: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), GitHubError> {
         const OP: &str = "create reaction";
         let url = format!(
             "{}/repos/{}/issues/comments/{comment_id}/reactions",
@@ -446,7 +452,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         repo: &str,
         number: u64,
         login: &str,
-    ) -> Result<Vec<String>, ApiError> {
+    ) -> Result<Vec<String>, GitHubError> {
         const OP: &str = "list pull request reviews";
         #[derive(Deserialize)]
         struct Review {
@@ -490,7 +496,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         method: http::Method,
         url: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+    ) -> Result<http::Response<Vec<u8>>, GitHubError> {
         self.send(operation, method, url, body, self.token.as_ref()).await
     }
 
@@ -501,7 +507,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         url: &str,
         body: Option<Vec<u8>>,
         bearer: Option<&Secret>,
-    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+    ) -> Result<http::Response<Vec<u8>>, GitHubError> {
         let mut builder = http::Request::builder()
             .method(method)
             .uri(url)
@@ -516,19 +522,19 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         }
         let mut request = builder
             .body(body.unwrap_or_default())
-            .map_err(|_| ApiError::InvalidName { what: "request URL", value: capped(url) })?;
+            .map_err(|_| GitHubError::InvalidName { what: "request URL", value: capped(url) })?;
         request.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
         // No API answer we read is near this (contents reads are capped
         // far lower); a larger one fails as `TooLarge` naming the limit.
         agent_zero_ports::ResponseLimit::set(&mut request, MAX_RESPONSE_BYTES);
-        self.http.send(request).await.map_err(|source| ApiError::Transport { operation, source })
+        self.http.send(request).await.map_err(|source| GitHubError::Transport { operation, source })
     }
 
     pub(crate) fn success(
         &self,
         operation: &'static str,
         response: http::Response<Vec<u8>>,
-    ) -> Result<http::Response<Vec<u8>>, ApiError> {
+    ) -> Result<http::Response<Vec<u8>>, GitHubError> {
         if response.status().is_success() {
             return Ok(response);
         }
@@ -537,7 +543,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             .and_then(|b| b.message)
             .map(|m| capped(&m))
             .filter(|m| !self.token.as_ref().is_some_and(|t| t.appears_in(m)));
-        Err(ApiError::Status { operation, status: response.status().as_u16(), message })
+        Err(GitHubError::Status { operation, status: response.status().as_u16(), message })
     }
 }
 
@@ -579,10 +585,10 @@ struct ErrorBody {
     message: Option<String>,
 }
 
-pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, ApiError> {
+pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, GitHubError> {
     // The path only on failure, from serde_json's error position
     // (`json_path_at`), so each response type compiles once.
-    serde_json::from_slice(body).map_err(|e| ApiError::Decode {
+    serde_json::from_slice(body).map_err(|e| GitHubError::Decode {
         operation,
         path: crate::event::json_path_at(body, e.line(), e.column()),
         reason: capped(&e.to_string()),
@@ -590,7 +596,7 @@ pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'
 }
 
 /// `owner/repo` for a URL, after checking both are GitHub names.
-pub(crate) fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
+pub(crate) fn repo_path(owner: &str, repo: &str) -> Result<String, GitHubError> {
     let valid = |name: &str| {
         !name.is_empty()
             && name.len() <= 100
@@ -599,17 +605,17 @@ pub(crate) fn repo_path(owner: &str, repo: &str) -> Result<String, ApiError> {
             && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     };
     if !valid(owner) {
-        return Err(ApiError::InvalidName { what: "owner", value: capped(owner) });
+        return Err(GitHubError::InvalidName { what: "owner", value: capped(owner) });
     }
     if !valid(repo) {
-        return Err(ApiError::InvalidName { what: "repository", value: capped(repo) });
+        return Err(GitHubError::InvalidName { what: "repository", value: capped(repo) });
     }
     Ok(format!("{owner}/{repo}"))
 }
 
 /// A branch name or commit sha as Git allows them (the parts that matter
 /// for a URL: no `..`, no control characters, no leading `/` or `-`).
-pub(crate) fn check_ref(git_ref: &str) -> Result<(), ApiError> {
+pub(crate) fn check_ref(git_ref: &str) -> Result<(), GitHubError> {
     let bad = git_ref.is_empty()
         || git_ref.len() > 255
         || git_ref.starts_with(['/', '-'])
@@ -618,7 +624,7 @@ pub(crate) fn check_ref(git_ref: &str) -> Result<(), ApiError> {
         || git_ref.contains("//")
         || git_ref.chars().any(|c| c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\'));
     if bad {
-        return Err(ApiError::InvalidName { what: "ref", value: capped(git_ref) });
+        return Err(GitHubError::InvalidName { what: "ref", value: capped(git_ref) });
     }
     Ok(())
 }
@@ -649,7 +655,7 @@ mod tests {
         assert_eq!(ghes.base_url(), "https://ghe.example.com/api/v3");
         assert_eq!(ApiConfig::new(Some("http://127.0.0.1:8080"), "").unwrap().user_agent, "agent-zero-edge");
         for bad in ["ftp://x", "api.github.com", "https://", "https://x?y=1", "https://user@x"] {
-            assert!(matches!(ApiConfig::new(Some(bad), "ua"), Err(ApiError::InvalidBaseUrl { .. })), "{bad}");
+            assert!(matches!(ApiConfig::new(Some(bad), "ua"), Err(GitHubError::InvalidBaseUrl { .. })), "{bad}");
         }
     }
 

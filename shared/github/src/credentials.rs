@@ -13,7 +13,7 @@ use std::rc::Rc;
 use agent_zero_ports::HttpClient;
 use thiserror::Error;
 
-use crate::client::{ApiError, GitHubClient};
+use crate::client::{GitHubClient, GitHubError};
 use crate::jwt::AppKey;
 use crate::signer::Rs256Signer;
 use agent_zero_ports::Secret;
@@ -44,7 +44,7 @@ pub enum CredentialsError {
     Signing { reason: String },
     /// Minting the installation token failed.
     #[error(transparent)]
-    Api(#[from] ApiError),
+    Api(#[from] GitHubError),
 }
 
 /// How this deployment authenticates to GitHub.

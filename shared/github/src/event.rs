@@ -103,7 +103,7 @@ pub fn parse_delivery(
             if !handled {
                 return ignored(IgnoreReason::UnsupportedAction { event: event.to_owned(), action: name(&action) });
             }
-            let context = Context { event, action: &action, delivery_id, options };
+            let context = EventContext { event, action: &action, delivery_id, options };
             match event {
                 "pull_request" => context.pull_request(parse(body)?),
                 "pull_request_review" => context.review(parse(body)?),
@@ -119,14 +119,14 @@ pub fn parse_delivery(
     }
 }
 
-struct Context<'a> {
+struct EventContext<'a> {
     event: &'a str,
     action: &'a str,
     delivery_id: &'a str,
     options: &'a IntakeOptions,
 }
 
-impl Context<'_> {
+impl EventContext<'_> {
     fn pull_request(&self, p: PullRequestEvent) -> Result<Intake, IntakeError> {
         let repository = self.repository(&p.repository);
         if let Some(reason) = self.screen_pull_request(&repository, &p.pull_request) {

@@ -14,7 +14,7 @@ use agent_zero_ports::HttpClient;
 use sha2::{Digest as _, Sha256};
 use thiserror::Error;
 
-use crate::client::{ApiError, GitHubClient, capped};
+use crate::client::{GitHubClient, GitHubError, capped};
 use crate::credentials::Credentials;
 use crate::signer::Rs256Signer;
 
@@ -35,7 +35,7 @@ pub enum IdentityError {
     /// `GITHUB_TOKEN` may not read `GET /user`, a JWT of an unknown App is
     /// refused by `GET /app`.
     #[error("the app's own GitHub login could not be learned: {0}")]
-    Api(#[from] ApiError),
+    Api(#[from] GitHubError),
     /// The App's JWT could not be signed.
     #[error("the app's own GitHub login could not be learned: {0}")]
     Credentials(#[from] crate::credentials::CredentialsError),
@@ -91,13 +91,13 @@ async fn field<H: HttpClient>(
     operation: &'static str,
     path: &str,
     name: &'static str,
-) -> Result<String, ApiError> {
+) -> Result<String, GitHubError> {
     let url = format!("{}{path}", client.parts().1.base_url());
     let response = client.send_authorized(operation, http::Method::GET, &url, None).await?;
     // `success` drops a message that would carry the client's token (here
     // the `GITHUB_TOKEN` or the JWT).
     let response = client.success(operation, response)?;
-    let decode_error = |reason: String| ApiError::Decode { operation, path: name.to_owned(), reason };
+    let decode_error = |reason: String| GitHubError::Decode { operation, path: name.to_owned(), reason };
     let body: serde_json::Value =
         serde_json::from_slice(response.body()).map_err(|e| decode_error(capped(&e.to_string())))?;
     match body.get(name) {

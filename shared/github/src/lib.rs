@@ -27,7 +27,7 @@ mod signer;
 
 pub use agent_zero_ports::Secret;
 pub use client::{
-    API_VERSION, ApiConfig, ApiError, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
+    API_VERSION, ApiConfig, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient, GitHubError,
     InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
 pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};

@@ -10,7 +10,7 @@ use agent_zero_ports::{HttpClient, KeyValue, KvError, check_key};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::client::{ApiError, GitHubClient};
+use crate::client::{GitHubClient, GitHubError};
 
 /// The policy file, at the repository root.
 pub const POLICY_PATH: &str = ".agent-zero.yml";
@@ -24,7 +24,7 @@ pub const MAX_POLICY_BYTES: u64 = 64 * 1024;
 pub enum PolicySourceError {
     /// Resolving the default branch or reading the file failed.
     #[error("reading {POLICY_PATH}: {0}")]
-    Api(#[from] ApiError),
+    Api(#[from] GitHubError),
     /// The file exists but is not UTF-8.
     #[error("{POLICY_PATH} at {sha} is not UTF-8")]
     NotUtf8 { sha: String },

@@ -4,7 +4,7 @@
 mod support;
 
 use agent_zero_github::{
-    ApiConfig, ApiError, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, Intake, IntakeOptions,
+    ApiConfig, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, GitHubError, Intake, IntakeOptions,
     POLICY_PATH, PolicySourceError, RsaSigner, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text,
     parse_delivery, policy_cache_key,
 };
@@ -105,7 +105,7 @@ fn installation_tokens_are_minted_with_the_jwt_and_cached() {
     // Another installation is its own token; none at all is an error.
     assert!(matches!(
         block_on(credentials.token_for(Some(7), &client, &RsaSigner, now)),
-        Err(CredentialsError::Api(ApiError::Status { status: 404, .. }))
+        Err(CredentialsError::Api(GitHubError::Status { status: 404, .. }))
     ));
     assert_eq!(
         block_on(credentials.token_for(None, &client, &RsaSigner, now)),
@@ -165,7 +165,7 @@ fn errors_name_the_operation_but_never_the_token_or_body() {
 
     fake.route("GET", "/repos/octo/hello", 403, format!(r#"{{"message":"token {token} is blocked"}}"#));
     let error = block_on(client.repository("octo", "hello")).unwrap_err();
-    assert_eq!(error, ApiError::Status { operation: "get repository", status: 403, message: None });
+    assert_eq!(error, GitHubError::Status { operation: "get repository", status: 403, message: None });
 
     fake.route("GET", "/repos/octo/hello", 502, "<html>upstream secret-body-text</html>");
     let error = block_on(client.repository("octo", "hello")).unwrap_err().to_string();
@@ -173,7 +173,7 @@ fn errors_name_the_operation_but_never_the_token_or_body() {
 
     fake.route("GET", "/repos/octo/hello", 200, r#"{"full_name":"octo/hello"}"#);
     let error = block_on(client.repository("octo", "hello")).unwrap_err();
-    assert!(matches!(&error, ApiError::Decode { reason, .. } if reason.contains("default_branch")), "{error}");
+    assert!(matches!(&error, GitHubError::Decode { reason, .. } if reason.contains("default_branch")), "{error}");
 
     for seen in fake.seen.borrow().iter() {
         assert_eq!(seen.headers["authorization"], format!("Bearer {token}"));
@@ -185,7 +185,7 @@ fn errors_name_the_operation_but_never_the_token_or_body() {
     }
     let debug = format!("{client:?}");
     assert!(!debug.contains(token) && debug.contains("[redacted]"), "{debug}");
-    assert!(matches!(block_on(client.repository("..", "x")), Err(ApiError::InvalidName { what: "owner", .. })));
+    assert!(matches!(block_on(client.repository("..", "x")), Err(GitHubError::InvalidName { what: "owner", .. })));
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn contents_shapes() {
     assert_eq!(file.path, "docs/a b.yml");
 
     assert_eq!(get("absent.yml", 10_000), Ok(None));
-    assert!(matches!(get("docs/a b.yml", 10), Err(ApiError::FileTooLarge { limit: 10, .. })));
+    assert!(matches!(get("docs/a b.yml", 10), Err(GitHubError::FileTooLarge { limit: 10, .. })));
 
     fake.route(
         "GET",
@@ -215,23 +215,23 @@ fn contents_shapes() {
         200,
         r#"[{"type":"file","name":"x","path":"dir/x","sha":"1","size":1}]"#,
     );
-    assert!(matches!(get("dir", 10_000), Err(ApiError::NotAFile { ref kind, .. }) if kind == "directory"));
+    assert!(matches!(get("dir", 10_000), Err(GitHubError::NotAFile { ref kind, .. }) if kind == "directory"));
     fake.route(
         "GET",
         &format!("/repos/octo/hello/contents/link?ref={SHA}"),
         200,
         r#"{"type":"symlink","target":"/etc/passwd","size":11,"name":"link","path":"link","sha":"2"}"#,
     );
-    assert!(matches!(get("link", 10_000), Err(ApiError::NotAFile { ref kind, .. }) if kind == "symlink"));
+    assert!(matches!(get("link", 10_000), Err(GitHubError::NotAFile { ref kind, .. }) if kind == "symlink"));
     fake.route(
         "GET",
         &format!("/repos/octo/hello/contents/big?ref={SHA}"),
         200,
         r#"{"type":"file","encoding":"none","size":2000000,"name":"big","path":"big","sha":"3","content":""}"#,
     );
-    assert!(matches!(get("big", 5_000_000), Err(ApiError::FileTooLarge { .. })));
+    assert!(matches!(get("big", 5_000_000), Err(GitHubError::FileTooLarge { .. })));
     for bad in ["../x", "/etc/passwd", ".git/config", "dir/"] {
-        assert!(matches!(get(bad, 10), Err(ApiError::InvalidName { what: "path", .. })), "{bad}");
+        assert!(matches!(get(bad, 10), Err(GitHubError::InvalidName { what: "path", .. })), "{bad}");
     }
 }
 
@@ -392,9 +392,9 @@ fn branch_names_are_encoded_and_non_commits_refused() {
         200,
         r#"{"ref":"refs/heads/tagged","object":{"type":"tag","sha":"aa218f56b14c9653891f9e74264a383fa43fefbd"}}"#,
     );
-    assert!(matches!(block_on(client.branch_head("octo", "hello", "tagged")), Err(ApiError::Decode { .. })));
+    assert!(matches!(block_on(client.branch_head("octo", "hello", "tagged")), Err(GitHubError::Decode { .. })));
     assert!(matches!(
         block_on(client.branch_head("octo", "hello", "../x")),
-        Err(ApiError::InvalidName { what: "ref", .. })
+        Err(GitHubError::InvalidName { what: "ref", .. })
     ));
 }

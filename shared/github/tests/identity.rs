@@ -8,7 +8,7 @@ mod publish_support;
 
 use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM};
 use agent_zero_github::{
-    ApiConfig, ApiError, Credentials, GitHubClient, IDENTITY_TTL_MS, IdentityCache, IdentityError, RsaSigner,
+    ApiConfig, Credentials, GitHubClient, GitHubError, IDENTITY_TTL_MS, IdentityCache, IdentityError, RsaSigner,
 };
 use publish_support::{Loopback, block_on};
 
@@ -87,7 +87,7 @@ fn an_app_is_its_slug_as_a_bot_from_get_app_with_its_jwt() {
     let stranger = Credentials::from_env(None, Some("999"), Some(TEST_APP_PRIVATE_KEY_PEM)).unwrap().unwrap();
     let error = learn(&gh, &http, &stranger, &cache, now).unwrap_err();
     assert!(
-        matches!(&error, IdentityError::Api(ApiError::Status { status: 401, message: Some(m), .. }) if m == "Integration not found"),
+        matches!(&error, IdentityError::Api(GitHubError::Status { status: 401, message: Some(m), .. }) if m == "Integration not found"),
         "{error:?}"
     );
     assert!(learn(&gh, &http, &stranger, &cache, now).is_err());
@@ -140,6 +140,6 @@ fn a_credential_that_cannot_say_who_it_is_is_a_clear_error() {
     let config = ApiConfig::new(Some(&format!("http://127.0.0.1:{dead}")), "agent-zero-edge-test").unwrap();
     let client = GitHubClient::new(&http, &config);
     let error = block_on(token.own_login(&client, &RsaSigner, &cache, now_ms())).unwrap_err();
-    assert!(matches!(error, IdentityError::Api(ApiError::Transport { .. })), "{error:?}");
+    assert!(matches!(error, IdentityError::Api(GitHubError::Transport { .. })), "{error:?}");
     assert!(cache.is_empty(), "nothing is cached for a failure");
 }

@@ -34,7 +34,7 @@ pub struct Ports<'p, D, W, P> {
 }
 
 /// Everything `act` needs to know about the tick.
-pub(crate) struct Context<'a> {
+pub(crate) struct StepContext<'a> {
     pub(crate) resident: &'a Resident,
     pub(crate) seq: u64,
     pub(crate) now_ms: u64,
@@ -44,7 +44,7 @@ pub(crate) struct Context<'a> {
 
 pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
     step: &Step,
-    cx: &Context<'_>,
+    cx: &StepContext<'_>,
     ports: &Ports<'_, D, W, P>,
     stats: &mut TickStats,
 ) -> Result<Acted, FoldError> {
@@ -414,7 +414,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
 /// Nothing ran, so nothing is concluded or published.
 async fn admit<P: Publisher>(
     step: &Step,
-    cx: &Context<'_>,
+    cx: &StepContext<'_>,
     publisher: &P,
     stats: &mut TickStats,
 ) -> Result<Acted, FoldError> {
@@ -507,7 +507,7 @@ fn model_delay(outcome: &ModelOutcome, r: &Resident, limits: &Limits) -> u64 {
 /// Ends the run: the transition, the failure reason, and the conclusion
 /// built from the state those facts produce.
 fn finish(
-    cx: &Context<'_>,
+    cx: &StepContext<'_>,
     mut facts: Vec<Fact>,
     to: TerminalState,
     summary: &str,

@@ -2,7 +2,7 @@
 //! facts in KV, and a tick is a fold of that log plus one bounded step.
 //!
 //! A tick **syncs** (folds the log from the checkpoint's cursor into the
-//! [`Resident`] model), **decides** ([`decide`]: the one step the state
+//! [`Resident`] model), **decides** ([`next_step`]: the one step the state
 //! needs), **acts** (exactly one bounded call through a port: a model call,
 //! one sandbox batch, one publication), **commits** (one write-once KV
 //! entry holding the tick's facts; a present key means another delivery
@@ -46,7 +46,7 @@ pub use ports::{
     Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
 pub use resident::{FoldError, Origin, Resident, fold};
-pub use step::{Limits, Step, decide};
+pub use step::{Limits, Step, next_step};
 pub use store::{
     Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,
     meta_key, pending_key,

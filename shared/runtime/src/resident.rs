@@ -193,7 +193,7 @@ pub fn fold(entries: &[Entry]) -> Result<Resident, FoldError> {
 
 impl Resident {
     /// The stimulus (present once entry 0 is folded and, for a webhook
-    /// delivery, once it was admitted: [`crate::decide`] admits first).
+    /// delivery, once it was admitted: [`crate::next_step`] admits first).
     pub fn stimulus(&self) -> &Stimulus {
         self.stimulus.as_deref().expect("entry 0 folded and the delivery admitted before any decision")
     }

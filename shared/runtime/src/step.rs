@@ -111,7 +111,7 @@ pub enum Step {
 }
 
 /// The step `resident` needs at `now_ms`.
-pub fn decide(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
+pub fn next_step(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
     let state = resident.state;
     if state.is_terminal() {
         return chores(resident, limits);

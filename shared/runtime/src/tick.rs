@@ -1,13 +1,13 @@
-//! One tick: sync, decide, act, commit, yield.
+//! One tick: sync, choose the next step, act, commit, yield.
 
 use agent_zero_contracts::TerminalState;
 use agent_zero_ports::KeyValue;
 
-use crate::act::{Context, Ports, act};
+use crate::act::{Ports, StepContext, act};
 use crate::fact::Entry;
 use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
-use crate::step::{Limits, Step, decide};
+use crate::step::{Limits, Step, next_step};
 use crate::store::{Append, Claimed, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key};
 
 /// What the host does after a tick.
@@ -106,7 +106,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         }
 
         // decide
-        let step = decide(&resident, now_ms, &self.limits);
+        let step = next_step(&resident, now_ms, &self.limits);
         if let Step::Quiet(terminal) = step {
             let mut warnings = Vec::new();
             if let Err(e) = store.delete(&pending_key(id, seq)).await {
@@ -130,7 +130,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         };
 
         // act
-        let cx = Context { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
+        let cx = StepContext { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
         let acted = act(&step, &cx, &self.ports, &mut stats).await?;
         let entry = Entry { seq, at_ms: now_ms, facts: acted.facts };
         let mut next = resident.clone();
@@ -157,7 +157,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
 
         // yield
         let mut warnings = Vec::new();
-        let following = decide(&next, now_ms + acted.delay_ms, &self.limits);
+        let following = next_step(&next, now_ms + acted.delay_ms, &self.limits);
         let outcome = if let Step::Quiet(terminal) = following {
             quiet(terminal)
         } else {

@@ -4,7 +4,7 @@
 //! `Authorization`, and the archive unpacks with `tar` to the commit's files.
 
 use agent_zero_fakes::{FakeGitHub, FixtureRepo, calc};
-use agent_zero_github::{ApiConfig, ApiError, GitHubClient, Secret};
+use agent_zero_github::{ApiConfig, GitHubClient, GitHubError, Secret};
 use agent_zero_ports::{HttpClient, HttpError, block_on};
 
 /// A client that does not follow redirects (what both hosts' ports do).
@@ -40,7 +40,7 @@ fn private_archive_links_are_short_lived_scoped_and_unpack_to_the_commit() {
 
     let anonymous = GitHubClient::new(&http, &config);
     let refused = block_on(anonymous.archive_link("acme", "secret-calc", &head)).unwrap_err();
-    assert!(matches!(refused, ApiError::Status { status: 404, .. }), "{refused}");
+    assert!(matches!(refused, GitHubError::Status { status: 404, .. }), "{refused}");
 
     let client = GitHubClient::new(&http, &config).with_token(Secret::new("ghp_archive"));
     let link = block_on(client.archive_link("acme", "secret-calc", &head)).unwrap();

@@ -15,7 +15,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Context;
+use super::RouteContext;
 use super::input::{invalid, json_body};
 use super::tasks::load;
 use crate::Host;
@@ -39,7 +39,7 @@ struct Decide {
 }
 
 pub(super) async fn decide<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -65,7 +65,7 @@ pub(super) struct Decision {
 /// The one path every decision takes, from the API or the dashboard: the
 /// rules, the commit, and the audit entry of the answer as given.
 pub(super) async fn record<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     principal: &Principal,
     id: &str,
     body: Result<Decision, ApiError>,
@@ -97,7 +97,7 @@ pub(super) async fn record<H: Host>(
 }
 
 async fn decide_as<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     body: Decision,
     id: &str,
     principal: &Principal,

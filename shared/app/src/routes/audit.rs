@@ -4,7 +4,7 @@
 use http::StatusCode;
 use serde_json::json;
 
-use super::Context;
+use super::RouteContext;
 use super::input::{invalid, limit, param, query};
 use crate::Host;
 use crate::audit_log::{self, ListError};
@@ -12,7 +12,7 @@ use crate::auth;
 use crate::error::{ApiError, ErrorCode};
 
 pub(super) async fn list<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let result = async {

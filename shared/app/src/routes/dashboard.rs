@@ -18,7 +18,7 @@ use agent_zero_contracts::TaskState;
 use agent_zero_runtime::ApprovalDecision;
 use http::{HeaderValue, StatusCode, header};
 
-use super::Context;
+use super::RouteContext;
 use super::approvals::{self, Decision};
 use super::tasks::load;
 use crate::audit_log::{self, AuditEntry};
@@ -115,7 +115,7 @@ fn signed_in(settings: &DashboardSettings, request: &http::Request<Vec<u8>>, now
 /// The settings and the signed-in caller, or the page to answer instead
 /// (503 when misconfigured, the sign-in page otherwise).
 fn gate<'c, H: Host>(
-    context: &Context<'c, H>,
+    context: &RouteContext<'c, H>,
     request: &http::Request<Vec<u8>>,
 ) -> Result<(&'c DashboardSettings, SignedIn), Box<http::Response<Vec<u8>>>> {
     let settings = settings_of(context.config).map_err(|e| Box::new(error_page(&e, None)))?;
@@ -131,7 +131,7 @@ fn secrets(settings: &Settings) -> Vec<String> {
 }
 
 pub(super) async fn login<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     _request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let settings = match settings_of(context.config) {
@@ -150,7 +150,7 @@ pub(super) async fn login<H: Host>(
 }
 
 pub(super) async fn callback<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let settings = match settings_of(context.config) {
@@ -263,7 +263,7 @@ fn form(
 }
 
 pub(super) async fn logout<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let (settings, signed) = match gate(context, request) {
@@ -277,7 +277,7 @@ pub(super) async fn logout<H: Host>(
 }
 
 pub(super) async fn tasks<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let settings = match settings_of(context.config) {
@@ -339,7 +339,7 @@ pub(super) async fn tasks<H: Host>(
 }
 
 pub(super) async fn task<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -365,7 +365,7 @@ pub(super) async fn task<H: Host>(
 }
 
 pub(super) async fn decide<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -395,7 +395,7 @@ pub(super) async fn decide<H: Host>(
 /// A concluded task's evidence page, for signed-in principals (whatever
 /// `AGENT_ZERO_CONTROL_PLANE_READS` says about the public pages).
 pub(super) async fn evidence<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -421,7 +421,7 @@ pub(super) async fn evidence<H: Host>(
 }
 
 pub(super) async fn audit<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let (_, signed) = match gate(context, request) {

@@ -18,7 +18,7 @@ use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::Context;
+use super::RouteContext;
 use crate::{Host, auth};
 
 /// Bound on each probe: a doctor answers within a few seconds.
@@ -40,7 +40,7 @@ fn check(name: &str, status: &str, detail: String, fix: Option<&str>) -> Value {
 }
 
 pub(super) async fn get<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     if let Err(e) = auth::principal(context.config, request.headers()) {
@@ -52,7 +52,7 @@ pub(super) async fn get<H: Host>(
     crate::json_response(StatusCode::OK, &json!({ "checks": checks }))
 }
 
-async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
+async fn github_identity<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "github-identity";
     let fix_credentials = "set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, or GITHUB_TOKEN (a user's token)";
     let github = match context.config.github() {
@@ -83,7 +83,7 @@ async fn github_identity<H: Host>(context: &Context<'_, H>) -> Value {
     }
 }
 
-async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
+async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "model-reachable";
     let config = context.config.variables();
     let mut targets: Vec<(String, String, &str)> = Vec::new();
@@ -124,7 +124,7 @@ async fn model_reachable<H: Host>(context: &Context<'_, H>) -> Value {
     check(NAME, "pass", reached.join("; "), None)
 }
 
-async fn sandbox_reachable<H: Host>(context: &Context<'_, H>) -> Value {
+async fn sandbox_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "sandbox-reachable";
     let config = context.config.variables();
     let Some(provider) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
@@ -160,7 +160,7 @@ async fn sandbox_reachable<H: Host>(context: &Context<'_, H>) -> Value {
 
 /// One credential-less GET: the status, or why there was none (the kind
 /// of failure only, never upstream text that could carry the URL).
-async fn probe<H: Host>(context: &Context<'_, H>, url: &str) -> Result<u16, String> {
+async fn probe<H: Host>(context: &RouteContext<'_, H>, url: &str) -> Result<u16, String> {
     let mut request = http::Request::get(url).body(Vec::new()).map_err(|_| "not a valid URL".to_owned())?;
     request.extensions_mut().insert(RequestTimeout(PROBE_TIMEOUT_MS));
     match context.host.http().send(request).await {
@@ -172,7 +172,7 @@ async fn probe<H: Host>(context: &Context<'_, H>, url: &str) -> Result<u16, Stri
     }
 }
 
-fn redacted<H: Host>(context: &Context<'_, H>, text: &str) -> String {
+fn redacted<H: Host>(context: &RouteContext<'_, H>, text: &str) -> String {
     auth::redact(text, auth::secrets(context.config))
 }
 

@@ -21,7 +21,7 @@ use agent_zero_runtime::{Resident, StoreError, TaskError};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
-use super::Context;
+use super::RouteContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, Filter, IndexError, TaskSummary};
 use crate::{Host, auth};
@@ -134,7 +134,7 @@ fn page_error(error: ApiError) -> http::Response<Vec<u8>> {
 
 /// Reads and folds task `id`, once the caller may read tasks.
 async fn load<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> Result<Resident, ApiError> {
@@ -154,7 +154,7 @@ async fn load<H: Host>(
 
 /// The concluded bundle of task `id`, or the error saying why there is none.
 async fn bundle<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> Result<EvidenceBundle, ApiError> {
@@ -172,7 +172,7 @@ async fn bundle<H: Host>(
 }
 
 pub(super) async fn negotiated<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -194,7 +194,7 @@ pub(super) async fn negotiated<H: Host>(
 }
 
 pub(super) async fn markdown<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -202,7 +202,7 @@ pub(super) async fn markdown<H: Host>(
 }
 
 pub(super) async fn json<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -210,7 +210,7 @@ pub(super) async fn json<H: Host>(
 }
 
 pub(super) async fn html<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -219,7 +219,7 @@ pub(super) async fn html<H: Host>(
 
 /// The evidence of task `id` in `format`.
 async fn evidence<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
     format: Format,
@@ -251,7 +251,7 @@ fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
 }
 
 pub(super) async fn task_page<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -272,7 +272,7 @@ pub(super) async fn task_page<H: Host>(
 }
 
 pub(super) async fn task_list_page<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     if let Err(error) = auth::authorize_read(context.config, request.headers()) {

@@ -10,7 +10,7 @@ use agent_zero_ports::KeyValue;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::Context;
+use super::RouteContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::{Config, Host, PRODUCT, VERSION, auth};
 
@@ -44,7 +44,7 @@ impl Probe {
 }
 
 pub(super) async fn get<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     // A missing, wrong or malformed credential is simply anonymous here:
@@ -86,14 +86,14 @@ pub(super) async fn get<H: Host>(
 
 /// Reads a key nothing writes: the store answers, and nothing is spent
 /// but one read.
-async fn read_storage<H: Host>(context: &Context<'_, H>) -> Result<(), String> {
+async fn read_storage<H: Host>(context: &RouteContext<'_, H>) -> Result<(), String> {
     context.host.kv().get(READ_PROBE_KEY).await.map(|_| ()).map_err(|e| format!("read failed: {e}"))
 }
 
 /// Writes a per-request key (Cloudflare allows one write per second per
 /// key, so a shared key would throttle health checks), reads it back, then
 /// deletes it.
-async fn probe_storage<H: Host>(context: &Context<'_, H>) -> Result<(), String> {
+async fn probe_storage<H: Host>(context: &RouteContext<'_, H>) -> Result<(), String> {
     let kv = context.host.kv();
     let key = format!("health/probe/{}", context.invocation.request_id);
     let value = context.invocation.now_ms.to_string();

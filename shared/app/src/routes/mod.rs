@@ -21,7 +21,7 @@ use crate::router::{Matched, RouteId};
 use crate::{Host, Invocation, Settings};
 
 /// Everything a handler may use.
-pub(crate) struct Context<'a, H: Host> {
+pub(crate) struct RouteContext<'a, H: Host> {
     pub(crate) host: &'a H,
     /// The operator's settings (parsed once per isolate or instance).
     pub(crate) config: &'a Settings,
@@ -29,7 +29,7 @@ pub(crate) struct Context<'a, H: Host> {
 }
 
 pub(crate) async fn dispatch<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     route: Matched,
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use agent_zero_evidence::escape_html as escape;
 
-use super::Context;
+use super::RouteContext;
 use crate::Host;
 
 /// The OpenAPI document.
@@ -24,7 +24,7 @@ const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 pub(super) async fn document<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let _ = (context, request);
@@ -37,7 +37,7 @@ pub(super) async fn document<H: Host>(
 }
 
 pub(super) async fn docs<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let _ = (context, request);

@@ -11,7 +11,7 @@
 
 use serde_json::json;
 
-use super::Context;
+use super::RouteContext;
 use crate::audit_log::AuditEntry;
 use crate::{Host, auth};
 
@@ -19,7 +19,7 @@ use crate::{Host, auth};
 const DEFAULT_GRACE_MS: u64 = 30_000;
 
 pub(super) async fn post<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let principal = match auth::principal(context.config, request.headers()) {

@@ -24,7 +24,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Context;
+use super::RouteContext;
 use super::input::{invalid, json_body, limit, param, query};
 use crate::audit_log::AuditEntry;
 use crate::auth::{self, Principal, redact};
@@ -44,7 +44,7 @@ pub(crate) const MAX_FILES: usize = 50;
 const MAX_SHORT: usize = 256;
 
 pub(super) async fn list<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     match list_page(context, request).await {
@@ -53,7 +53,10 @@ pub(super) async fn list<H: Host>(
     }
 }
 
-async fn list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Vec<u8>>) -> Result<Value, ApiError> {
+async fn list_page<H: Host>(
+    context: &RouteContext<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> Result<Value, ApiError> {
     auth::authorize_read(context.config, request.headers())?;
     let pairs = query(request, &["repository", "state", "limit", "cursor"])?;
     let limit = limit(&pairs, DEFAULT_PAGE, MAX_PAGE)?;
@@ -69,7 +72,7 @@ async fn list_page<H: Host>(context: &Context<'_, H>, request: &http::Request<Ve
 }
 
 pub(super) async fn get<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -94,7 +97,7 @@ pub(super) async fn get<H: Host>(
 /// answers, command output, the policy), with configured secret values
 /// redacted as in every other answer.
 pub(super) async fn log<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
@@ -125,7 +128,7 @@ pub(super) async fn log<H: Host>(
 }
 
 /// The task, or 404 (also for an id that cannot name a task).
-pub(super) async fn load<H: Host>(context: &Context<'_, H>, id: &str) -> Result<Resident, ApiError> {
+pub(super) async fn load<H: Host>(context: &RouteContext<'_, H>, id: &str) -> Result<Resident, ApiError> {
     match agent_zero_runtime::load(context.host.kv(), id).await {
         Ok(Some(resident)) => Ok(resident),
         Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
@@ -226,7 +229,7 @@ struct IssueInput {
 }
 
 pub(super) async fn create<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let principal = match auth::principal(context.config, request.headers()) {
@@ -272,7 +275,7 @@ pub(super) async fn create<H: Host>(
 }
 
 async fn create_as<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
     principal: &Principal,
     audit: &mut AuditEntry,
@@ -327,7 +330,7 @@ async fn create_as<H: Host>(
 /// configured (an App needs an installation, which only webhooks carry);
 /// otherwise the safe defaults (`observe`). A policy that cannot be read or
 /// does not parse creates nothing.
-async fn policy_for<H: Host>(context: &Context<'_, H>, repository: &str) -> Result<Policy, ApiError> {
+async fn policy_for<H: Host>(context: &RouteContext<'_, H>, repository: &str) -> Result<Policy, ApiError> {
     let github = context.config.github()?;
     let Some(Credentials::Token(token)) = &github.credentials else { return Ok(Policy::default()) };
     let client = github.anonymous(context.host.http()).with_token(token.clone());

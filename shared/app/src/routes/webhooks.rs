@@ -20,7 +20,7 @@ use agent_zero_runtime::{Received, TaskError};
 use http::StatusCode;
 use serde_json::json;
 
-use super::Context;
+use super::RouteContext;
 use crate::Host;
 use crate::error::{ApiError, ErrorCode};
 
@@ -46,7 +46,7 @@ fn delivery_key(delivery: &str) -> String {
 }
 
 pub(super) async fn github<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     match intake(context, request).await {
@@ -56,7 +56,7 @@ pub(super) async fn github<H: Host>(
 }
 
 async fn intake<H: Host>(
-    context: &Context<'_, H>,
+    context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let config = context.config;
@@ -178,7 +178,10 @@ fn storage(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::StorageUnavailable, format!("storage failed; nothing was created: {e}"))
 }
 
-async fn task<H: Host>(context: &Context<'_, H>, seed: &TaskSeed) -> Result<(StatusCode, serde_json::Value), ApiError> {
+async fn task<H: Host>(
+    context: &RouteContext<'_, H>,
+    seed: &TaskSeed,
+) -> Result<(StatusCode, serde_json::Value), ApiError> {
     let task_id = task_id_for_delivery(&seed.delivery_id);
     let received = Received {
         task_id: task_id.clone(),

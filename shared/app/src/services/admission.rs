@@ -14,8 +14,7 @@
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{
-    ApiError as GitHubError, GitHubClient, IgnoreReason, PolicyGate, PolicySwitches, Subject, TaskSeed,
-    command_addresses,
+    GitHubClient, GitHubError, IgnoreReason, PolicyGate, PolicySwitches, Subject, TaskSeed, command_addresses,
 };
 use agent_zero_runtime::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 
@@ -53,7 +52,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         let seed: TaskSeed = serde_json::from_value(received.seed.clone())
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
-        let mut admission = decide(received, &seed, policy);
+        let mut admission = admit_or_decline(received, &seed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
             (&mut admission, &seed.gate)
             && let Some(declined) = self.command(&seed, stimulus, mention.as_deref(), *comment_id).await?
@@ -157,7 +156,7 @@ async fn read_policy<H: Host>(
 }
 
 /// Admits or declines `seed` under `policy`. Pure.
-pub(crate) fn decide(received: &Received, seed: &TaskSeed, policy: agent_zero_agent::Policy) -> Admission {
+pub(crate) fn admit_or_decline(received: &Received, seed: &TaskSeed, policy: agent_zero_agent::Policy) -> Admission {
     let switches = PolicySwitches {
         proactive_enabled: policy.proactive.enabled,
         issues_enabled: policy.issues.enabled,

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
-use agent_zero_github::{ApiError, Credentials, GitHubClient, IdentityCache, Rs256Signer};
+use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
 use agent_zero_runtime::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 
@@ -107,7 +107,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         let listed = client.pull_request_files(&pr.owner, &pr.repo, pr.number, MAX_REVIEW_FILES).await.map_err(
             |e| match &e {
                 // Not there, or not ours to read: asking again will not change it.
-                ApiError::Status { status: 404 | 422, .. } | ApiError::InvalidName { .. } => {
+                GitHubError::Status { status: 404 | 422, .. } | GitHubError::InvalidName { .. } => {
                     ForgeError::Unavailable(e.to_string())
                 }
                 _ => ForgeError::Failed(e.to_string()),

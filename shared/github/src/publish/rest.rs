@@ -6,7 +6,7 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::client::{ApiError, GitHubClient, capped, decode};
+use crate::client::{GitHubClient, GitHubError, capped, decode};
 
 /// Wait when GitHub signals a secondary rate limit without saying how long
 /// (its documentation: "wait at least one minute").
@@ -22,8 +22,8 @@ pub(crate) enum Halt {
     Failed(String),
 }
 
-impl From<ApiError> for Halt {
-    fn from(error: ApiError) -> Self {
+impl From<GitHubError> for Halt {
+    fn from(error: GitHubError) -> Self {
         Self::Failed(error.to_string())
     }
 }

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use super::report::{PublishReport, PublishStep, StepOutcome};
 use super::rest::{Halt, Rest, error_message, next_link};
 use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, settle, suggestion};
-use crate::client::{ApiError, is_sha, repo_path};
+use crate::client::{GitHubError, is_sha, repo_path};
 
 /// Review pages read (100 each) when looking for ours; past them the
 /// publication fails rather than post a duplicate.
@@ -349,7 +349,9 @@ async fn resolve<H: HttpClient>(
                 rest.client.file_at(target.owner, target.repo, &finding.path, &sha, MAX_RESOLVE_FILE_BYTES).await;
             let text = match read {
                 Ok(file) => file.map(|f| collapse(&String::from_utf8_lossy(&f.bytes))),
-                Err(ApiError::FileTooLarge { .. } | ApiError::NotAFile { .. } | ApiError::InvalidName { .. }) => {
+                Err(
+                    GitHubError::FileTooLarge { .. } | GitHubError::NotAFile { .. } | GitHubError::InvalidName { .. },
+                ) => {
                     unread += 1;
                     continue;
                 }

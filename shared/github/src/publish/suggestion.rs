@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::PublishFile;
 use super::rest::{Halt, Rest};
-use crate::client::ApiError;
+use crate::client::GitHubError;
 
 /// Most bytes of a head file read to place a suggestion.
 const MAX_HEAD_FILE_BYTES: u64 = 1_000_000;
@@ -83,7 +83,7 @@ pub(crate) async fn for_comment<H: HttpClient>(
     let head = match rest.client.file_at(owner, repo, &comment.path, head_sha, MAX_HEAD_FILE_BYTES).await {
         Ok(Some(file)) => file.bytes,
         Ok(None) => return none("the commented file is not in the head".into()),
-        Err(ApiError::FileTooLarge { .. } | ApiError::NotAFile { .. }) => {
+        Err(GitHubError::FileTooLarge { .. } | GitHubError::NotAFile { .. }) => {
             return none("the commented file cannot be read to place a suggestion".into());
         }
         Err(e) => return Err(e.into()),
