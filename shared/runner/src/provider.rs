@@ -119,6 +119,11 @@ pub enum ProviderError {
     /// The adapter cannot do this (e.g. a read-only lease was asked to write).
     #[error("{provider} {operation}: {reason}")]
     Refused { provider: &'static str, operation: &'static str, reason: String },
+    /// The sandbox no longer holds the checkout it was provisioned with
+    /// (it slept and restarted empty): the lease is lost, and a new one
+    /// must be provisioned and the changes written again.
+    #[error("{provider} {operation}: the sandbox lost its checkout ({reason})")]
+    CheckoutLost { provider: &'static str, operation: &'static str, reason: String },
 }
 
 /// A hosted sandbox. Implementations live in [`crate::providers`].

@@ -127,12 +127,74 @@ fn cloudflare_bridge_sse_and_refusals() {
     assert_eq!(seen[0].uri, format!("{base}/v1/sandbox/abc/exec"));
     let body: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
     // cloudflare/sandbox-sdk `packages/sandbox/src/bridge/types.ts` (6abf639):
-    // `ExecRequest` is argv, timeout_ms and cwd; an environment rides in argv.
-    assert_eq!(body["argv"], serde_json::json!(["env", "CI=1", "ls"]));
+    // `ExecRequest` is argv, timeout_ms and cwd; an environment rides in
+    // argv, behind the wrapper that proves the checkout is still there and
+    // enters the working directory.
+    let argv: Vec<&str> = body["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(argv[..2], ["sh", "-c"]);
+    assert!(argv[2].starts_with("[ -e /workspace/repo/.git/agent-zero-checkout ]"), "{}", argv[2]);
+    assert_eq!(argv[3..], ["sh", "/workspace/repo/src", "env", "CI=1", "ls"]);
     assert_eq!(body["timeout_ms"], 5_000);
     assert!(body.get("env").is_none());
-    assert_eq!(body["cwd"], "/workspace/repo/src");
+    assert!(body.get("cwd").is_none(), "the wrapper enters the directory");
     assert_eq!(seen[1].uri, format!("{base}/v1/sandbox/abc/file/workspace/repo/a%20b.txt"));
+}
+
+/// A bridge sandbox sleeps when idle and wakes empty: the checkout marker
+/// written at provisioning tells a lost checkout from a command's own
+/// failure and from a missing file.
+#[test]
+fn cloudflare_bridge_reports_a_lost_checkout() {
+    let ok = "event: exit\ndata: {\"exit_code\":0}\n\n";
+    // The wrapper's own line on stderr, and its status.
+    let lost = "event: stderr\ndata: YWdlbnQtemVybzogY2hlY2tvdXQgbG9zdAo=\n\nevent: exit\ndata: {\"exit_code\":75}\n\n";
+    // A command that exits 75 by itself says something else.
+    let own = "event: stderr\ndata: bG9zdCBteSB3YXkK\n\nevent: exit\ndata: {\"exit_code\":75}\n\n";
+    let missing = r#"{"error":"not found"}"#;
+    let mut server = Loopback::start().answer(200, r#"{"id":"sb-9"}"#);
+    // git init, fetch, checkout (a public clone), then the marker.
+    for _ in 0..4 {
+        server = server.answer(200, ok);
+    }
+    let server = server
+        .answer(200, lost)
+        .answer(200, own)
+        .answer(404, missing)
+        .answer(404, missing)
+        .answer(404, missing)
+        .answer(200, "x");
+    let base = server.base_url();
+    let bridge = CloudflareSandbox::new(server.client(), base.clone(), Secret::new(KEY));
+    block_on(async {
+        let p = bridge.provision(&request(NetworkPolicy::Full), &provision(true, &PUBLIC)).await.unwrap();
+        let sandbox = SandboxRef { external_id: p.external_id, root: p.root };
+        let error = bridge.exec(&sandbox, &exec(&["cargo", "test"])).await.unwrap_err();
+        assert!(matches!(error, agent_zero_runner::ProviderError::CheckoutLost { .. }), "{error}");
+        assert!(error.to_string().contains("sleepAfter"), "the fix is named: {error}");
+        let out = bridge.exec(&sandbox, &exec(&["./exit75"])).await.unwrap();
+        assert_eq!((out.exit_code, out.stderr.as_str()), (75, "lost my way\n"), "a command's own status stands");
+        // Neither the file nor the marker: the checkout is gone.
+        let error = bridge.read_file(&sandbox, "src/lib.rs").await.unwrap_err();
+        assert!(matches!(error, agent_zero_runner::ProviderError::CheckoutLost { .. }), "{error}");
+        // The marker is there: the file is simply missing.
+        let error = bridge.read_file(&sandbox, "src/gone.rs").await.unwrap_err();
+        assert!(matches!(error, agent_zero_runner::ProviderError::NotFound { .. }), "{error}");
+    });
+    let seen = server.seen();
+    let bodies: Vec<serde_json::Value> = seen[1..5].iter().map(|s| serde_json::from_slice(&s.body).unwrap()).collect();
+    // The checkout itself runs unwrapped; the marker comes last.
+    assert!(bodies[..3].iter().all(|b| b["argv"][0] == "git"), "{bodies:?}");
+    assert_eq!(bodies[3]["argv"], serde_json::json!(["touch", "/workspace/repo/.git/agent-zero-checkout"]));
+    let reads: Vec<&str> = seen[7..].iter().map(|s| s.uri.strip_prefix(&base).unwrap()).collect();
+    assert_eq!(
+        reads,
+        [
+            "/v1/sandbox/sb-9/file/workspace/repo/src/lib.rs",
+            "/v1/sandbox/sb-9/file/workspace/repo/.git/agent-zero-checkout",
+            "/v1/sandbox/sb-9/file/workspace/repo/src/gone.rs",
+            "/v1/sandbox/sb-9/file/workspace/repo/.git/agent-zero-checkout",
+        ]
+    );
 }
 
 #[test]

@@ -107,6 +107,19 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> PoolWork
     async fn attach(&self, lease: &Lease) -> Result<Runner<'a, P>, WorkspaceError> {
         self.pool()?.attach(&lease.id).await.map_err(error)
     }
+
+    /// `e` as the runtime's error; a sandbox that lost its checkout (a
+    /// bridge sandbox that slept) is released first, so the lease the
+    /// runtime takes again is provisioned afresh and the changes rewritten.
+    async fn failed(&self, lease: &Lease, e: RunnerError) -> WorkspaceError {
+        if matches!(e, RunnerError::Provider(ProviderError::CheckoutLost { .. })) {
+            if let Ok(pool) = self.pool() {
+                let _ = pool.release(&lease.id).await;
+            }
+            return WorkspaceError::LeaseGone(format!("{} ({e})", lease.id));
+        }
+        error(e)
+    }
 }
 
 fn error(e: RunnerError) -> WorkspaceError {
@@ -160,7 +173,10 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     }
 
     async fn list_files(&self, lease: &Lease) -> Result<Vec<String>, WorkspaceError> {
-        self.attach(lease).await?.list_files().await.map_err(error)
+        match self.attach(lease).await?.list_files().await {
+            Ok(files) => Ok(files),
+            Err(e) => Err(self.failed(lease, e).await),
+        }
     }
 
     async fn read_files(
@@ -175,7 +191,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
                 Ok(text) => out.push((path.clone(), Some(text))),
                 Err(RunnerError::Provider(ProviderError::NotFound { .. }))
                 | Err(RunnerError::PathOutsideCheckout { .. }) => out.push((path.clone(), None)),
-                Err(e) => return Err(error(e)),
+                Err(e) => return Err(self.failed(lease, e).await),
             }
         }
         Ok(out)
@@ -186,7 +202,10 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         lease: &Lease,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
-        let modes = self.attach(lease).await?.file_modes(paths).await.map_err(error)?;
+        let modes = match self.attach(lease).await?.file_modes(paths).await {
+            Ok(modes) => modes,
+            Err(e) => return Err(self.failed(lease, e).await),
+        };
         Ok(paths.iter().cloned().zip(modes.into_iter().map(|m| m.map(|m| m.as_git().to_owned()))).collect())
     }
 
@@ -199,7 +218,9 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         // Full-content writes are idempotent: a replay writes the same bytes.
         let runner = self.attach(lease).await?;
         for change in changes {
-            runner.write_file(&change.path, &change.content).await.map_err(error)?;
+            if let Err(e) = runner.write_file(&change.path, &change.content).await {
+                return Err(self.failed(lease, e).await);
+            }
         }
         Ok(())
     }
@@ -214,13 +235,19 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         let runner = self.attach(lease).await?;
         let mut results = Vec::with_capacity(commands.len());
         for argv in commands {
-            results.push(runner.run(&Command::new(argv.clone(), timeout_ms)).await.map_err(error)?);
+            match runner.run(&Command::new(argv.clone(), timeout_ms)).await {
+                Ok(result) => results.push(result),
+                Err(e) => return Err(self.failed(lease, e).await),
+            }
         }
         Ok(results)
     }
 
     async fn diff(&self, lease: &Lease) -> Result<Diff, WorkspaceError> {
-        let patch = self.attach(lease).await?.diff().await.map_err(error)?;
+        let patch = match self.attach(lease).await?.diff().await {
+            Ok(patch) => patch,
+            Err(e) => return Err(self.failed(lease, e).await),
+        };
         Ok(Diff { changed_files: changed_files(&patch), patch })
     }
 
@@ -231,12 +258,94 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
 
 #[cfg(test)]
 mod tests {
-    use super::changed_files;
+    use std::cell::{Cell, RefCell};
+
+    use agent_zero_contracts::{NetworkPolicy, RunMode};
+    use agent_zero_ports::{ManualClock, block_on};
+    use agent_zero_runner::{Exec, ExecOutput, MemoryCoordinator, ProviderKind, Provision, Provisioned, SandboxRef};
+
+    use super::*;
 
     #[test]
     fn changed_files_from_patch_headers() {
         let patch = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/new dir/x.py b/new dir/x.py\nnew file mode 100644\n";
         assert_eq!(changed_files(patch), ["calc.py", "new dir/x.py"]);
         assert!(changed_files("").is_empty());
+    }
+
+    /// A sandbox that can lose its checkout, as a sleeping bridge sandbox does.
+    #[derive(Default)]
+    struct Sleepy {
+        provisioned: Cell<u32>,
+        lost: Cell<bool>,
+        stopped: RefCell<Vec<String>>,
+    }
+
+    impl SandboxProvider for Sleepy {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::Cloudflare
+        }
+        async fn provision(&self, request: &SandboxRequest, _: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+            self.provisioned.set(self.provisioned.get() + 1);
+            self.lost.set(false);
+            Ok(Provisioned {
+                external_id: format!("sbx-{}", self.provisioned.get()),
+                root: "/workspace/repo".into(),
+                isolated: true,
+                network: request.network,
+            })
+        }
+        async fn exec(&self, _: &SandboxRef, _: &Exec) -> Result<ExecOutput, ProviderError> {
+            if self.lost.get() {
+                return Err(ProviderError::CheckoutLost {
+                    provider: "cloudflare",
+                    operation: "run",
+                    reason: "slept".into(),
+                });
+            }
+            Ok(ExecOutput::default())
+        }
+        async fn read_file(&self, _: &SandboxRef, _: &str) -> Result<Vec<u8>, ProviderError> {
+            Ok(Vec::new())
+        }
+        async fn write_file(&self, _: &SandboxRef, _: &str, _: &[u8]) -> Result<(), ProviderError> {
+            Ok(())
+        }
+        async fn stop(&self, id: &str) -> Result<(), ProviderError> {
+            self.stopped.borrow_mut().push(id.to_owned());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_lost_checkout_releases_the_lease_so_the_next_lease_is_a_fresh_sandbox() {
+        let coordinator = MemoryCoordinator::new();
+        let provider = Sleepy::default();
+        let clock = ManualClock::new(1_000_000);
+        let workspace =
+            PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(RunnerPoolConfig::default()), "main".into());
+        let request = LeaseRequest {
+            task_id: "t-sleepy".into(),
+            repository: "acme/app".into(),
+            mode: RunMode::Fix,
+            writable: true,
+            network: NetworkPolicy::Full,
+            lease_ms: 600_000,
+            idempotency_key: "k".into(),
+        };
+        let checks = [vec!["cargo".to_owned(), "test".to_owned()]];
+        block_on(async {
+            let lease = workspace.lease(&request).await.unwrap();
+            workspace.run(&lease, &checks, 5_000, "k").await.unwrap();
+            // The sandbox slept: the check did not run, the lease is gone.
+            provider.lost.set(true);
+            let error = workspace.run(&lease, &checks, 5_000, "k").await.unwrap_err();
+            assert!(matches!(error, WorkspaceError::LeaseGone(_)), "{error}");
+            assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1"], "the dead sandbox is stopped");
+            // Leasing again provisions a new sandbox instead of replaying the lost one.
+            let again = workspace.lease(&request).await.unwrap();
+            assert_eq!((again.id.as_str(), provider.provisioned.get()), (lease.id.as_str(), 2));
+            workspace.run(&again, &checks, 5_000, "k").await.unwrap();
+        });
     }
 }

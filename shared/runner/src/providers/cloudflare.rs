@@ -14,6 +14,16 @@ use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "cloudflare";
 const ROOT: &str = "/workspace/repo";
+/// Written once the checkout is complete. A bridge sandbox sleeps when idle
+/// (`sleepAfter`, 10 minutes by default) and wakes as an empty container:
+/// without this file the checkout is gone, whatever a command would say.
+const MARKER: &str = "/workspace/repo/.git/agent-zero-checkout";
+/// What the command wrapper prints (and its exit status) when the marker is
+/// missing; a command's own exit 75 comes without this line.
+const LOST_LINE: &str = "agent-zero: checkout lost";
+const LOST_EXIT: i32 = 75;
+/// Runs `"$@"` in `$1` once the marker proves the checkout is still there.
+const WRAPPER: &str = "[ -e /workspace/repo/.git/agent-zero-checkout ] || { echo 'agent-zero: checkout lost' >&2; exit 75; }; cd \"$1\" || exit 126; shift; exec \"$@\"";
 
 /// A deployed sandbox bridge (`SANDBOX_API_KEY`).
 pub struct CloudflareSandbox<C> {
@@ -100,6 +110,14 @@ fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, Provide
     })
 }
 
+fn lost(operation: &'static str) -> ProviderError {
+    ProviderError::CheckoutLost {
+        provider: NAME,
+        operation,
+        reason: "the bridge's sandbox slept and woke without it; raise its `sleepAfter` above the lease ceiling".into(),
+    }
+}
+
 /// The exit status the bridge reports for a command killed at its deadline.
 const TIMEOUT_EXIT: i32 = 124;
 
@@ -131,7 +149,25 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
             .send("create sandbox", http::Method::POST, "/v1/sandbox", b"{}".to_vec(), 60_000, &request.repository)
             .await?;
         let created: Created = self.call("create sandbox").json(&bytes)?;
-        if let Err(error) = checkout(self, &self.client, &created.id, ROOT, request, provision).await {
+        let outside = SandboxRef { external_id: created.id.clone(), root: String::new() };
+        let marked = match checkout(self, &self.client, &created.id, ROOT, request, provision).await {
+            Ok(()) => {
+                let touch = Exec {
+                    argv: vec!["touch".into(), MARKER.into()],
+                    cwd: String::new(),
+                    timeout_ms: 30_000,
+                    max_output_bytes: 4_096,
+                    env: std::collections::BTreeMap::new(),
+                };
+                match self.exec(&outside, &touch).await {
+                    Ok(out) if out.exit_code == 0 => Ok(()),
+                    Ok(out) => Err(self.call("mark checkout").protocol(format!("touch exited {}", out.exit_code))),
+                    Err(error) => Err(error),
+                }
+            }
+            Err(error) => Err(error),
+        };
+        if let Err(error) = marked {
             let _ = self.stop(&created.id).await;
             return Err(error);
         }
@@ -143,14 +179,20 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
         // timeout_ms, cwd only): variables go through `env NAME=value` as
         // argv words (allowlisted names, never credentials).
         let mut argv: Vec<String> = Vec::new();
+        // Inside the checkout, every command first proves it is still there
+        // (the checkout itself runs with an empty root, before the marker).
+        let inside = !sandbox.root.is_empty();
+        let cwd = sandbox.path(&exec.cwd);
+        if inside {
+            argv.extend(["sh".into(), "-c".into(), WRAPPER.into(), "sh".into(), cwd.clone()]);
+        }
         if !exec.env.is_empty() {
             argv.push("env".into());
             argv.extend(exec.env.iter().map(|(k, v)| format!("{k}={v}")));
         }
         argv.extend(exec.argv.iter().cloned());
         let mut body = json!({ "argv": argv, "timeout_ms": exec.timeout_ms });
-        let cwd = sandbox.path(&exec.cwd);
-        if !cwd.is_empty() {
+        if !inside && !cwd.is_empty() {
             body["cwd"] = json!(cwd);
         }
         let path = format!("/v1/sandbox/{}/exec", encode(&sandbox.external_id));
@@ -164,14 +206,35 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
                 &sandbox.external_id,
             )
             .await?;
-        fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"), exec.max_output_bytes)
+        let out = fold_sse(&String::from_utf8_lossy(&bytes), &self.call("run"), exec.max_output_bytes)?;
+        if inside && out.exit_code == LOST_EXIT && out.stderr.trim_end() == LOST_LINE {
+            return Err(lost("run"));
+        }
+        Ok(out)
     }
 
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError> {
         let full = sandbox.path(path);
         let url =
             format!("/v1/sandbox/{}/file/{}", encode(&sandbox.external_id), encode_path(full.trim_start_matches('/')));
-        self.send("read file", http::Method::GET, &url, Vec::new(), 60_000, path).await
+        match self.send("read file", http::Method::GET, &url, Vec::new(), 60_000, path).await {
+            // A missing file, or a missing checkout: the marker tells which.
+            Err(ProviderError::NotFound { .. }) if !sandbox.root.is_empty() => {
+                let marker = format!(
+                    "/v1/sandbox/{}/file/{}",
+                    encode(&sandbox.external_id),
+                    encode_path(MARKER.trim_start_matches('/'))
+                );
+                match self
+                    .send("read file", http::Method::GET, &marker, Vec::new(), 60_000, "the checkout marker")
+                    .await
+                {
+                    Err(ProviderError::NotFound { .. }) => Err(lost("read file")),
+                    _ => Err(ProviderError::NotFound { provider: NAME, operation: "read file", what: path.to_owned() }),
+                }
+            }
+            other => other,
+        }
     }
 
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError> {
