@@ -146,6 +146,40 @@ pub trait SandboxProvider {
     async fn read_file(&self, sandbox: &SandboxRef, path: &str) -> Result<Vec<u8>, ProviderError>;
     /// Writes a checkout-relative file, creating parent directories.
     async fn write_file(&self, sandbox: &SandboxRef, path: &str, content: &[u8]) -> Result<(), ProviderError>;
+    /// Whether [`Self::write_file`] over an existing file keeps its mode
+    /// (its executable bit). Uploads that create the file anew (E2B's and
+    /// Daytona's file APIs, the Cloudflare bridge's `PUT`) do not.
+    fn writes_keep_modes(&self) -> bool {
+        true
+    }
+    /// [`Self::write_file`], keeping an existing file's executable bit: a
+    /// rewritten script stays a script in the checks and in the published
+    /// tree.
+    async fn write_file_keeping_mode(
+        &self,
+        sandbox: &SandboxRef,
+        path: &str,
+        content: &[u8],
+    ) -> Result<(), ProviderError> {
+        if self.writes_keep_modes() {
+            return self.write_file(sandbox, path, content).await;
+        }
+        let before = self.file_modes(sandbox, &[path.to_owned()]).await?;
+        self.write_file(sandbox, path, content).await?;
+        if before.first() == Some(&Some(FileMode::Executable)) {
+            let mut chmod = fixed_git(&[]);
+            chmod.argv = ["chmod", "+x", "--", path].map(str::to_owned).into();
+            let out = self.exec(sandbox, &chmod).await?;
+            if out.exit_code != 0 {
+                return Err(ProviderError::Protocol {
+                    provider: self.kind().as_str(),
+                    operation: "write file",
+                    reason: format!("restoring the executable bit of `{path}` exited {}", out.exit_code),
+                });
+            }
+        }
+        Ok(())
+    }
     /// Tracked and untracked (not ignored) files of the checkout.
     async fn list_files(&self, sandbox: &SandboxRef) -> Result<Vec<String>, ProviderError> {
         let exec = fixed_git(&["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
@@ -302,5 +336,54 @@ mod tests {
         let sandbox = SandboxRef { external_id: "x".into(), root: "/workspace/repo/".into() };
         assert_eq!(sandbox.path("src/a.rs"), "/workspace/repo/src/a.rs");
         assert_eq!(sandbox.path(""), "/workspace/repo/");
+    }
+
+    /// An upload that recreates the file, like E2B's, Daytona's and the
+    /// bridge's: every command it is asked to run is recorded.
+    struct Recreating {
+        mode: &'static str,
+        ran: std::cell::RefCell<Vec<Vec<String>>>,
+    }
+
+    impl SandboxProvider for Recreating {
+        fn kind(&self) -> ProviderKind {
+            ProviderKind::E2b
+        }
+        fn writes_keep_modes(&self) -> bool {
+            false
+        }
+        async fn provision(&self, _: &SandboxRequest, _: &Provision<'_>) -> Result<Provisioned, ProviderError> {
+            unreachable!("not provisioned in this test")
+        }
+        async fn exec(&self, _: &SandboxRef, exec: &Exec) -> Result<ExecOutput, ProviderError> {
+            self.ran.borrow_mut().push(exec.argv.clone());
+            let stdout =
+                if exec.argv.first().is_some_and(|a| a == "sh") { format!("{}\n", self.mode) } else { String::new() };
+            Ok(ExecOutput { stdout, ..ExecOutput::default() })
+        }
+        async fn read_file(&self, _: &SandboxRef, _: &str) -> Result<Vec<u8>, ProviderError> {
+            Ok(Vec::new())
+        }
+        async fn write_file(&self, _: &SandboxRef, _: &str, _: &[u8]) -> Result<(), ProviderError> {
+            Ok(())
+        }
+        async fn stop(&self, _: &str) -> Result<(), ProviderError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_rewritten_executable_keeps_its_bit_where_uploads_recreate_files() {
+        let sandbox = SandboxRef { external_id: "x".into(), root: "/home/user/repo".into() };
+        for (mode, chmod) in [("x", true), ("f", false), ("-", false)] {
+            let provider = Recreating { mode, ran: Default::default() };
+            agent_zero_ports::block_on(provider.write_file_keeping_mode(&sandbox, "bin/run.sh", b"echo hi\n")).unwrap();
+            let ran = provider.ran.into_inner();
+            let chmods: Vec<&Vec<String>> = ran.iter().filter(|argv| argv[0] == "chmod").collect();
+            assert_eq!(chmods.len(), usize::from(chmod), "mode {mode}: {ran:?}");
+            if chmod {
+                assert_eq!(chmods[0].as_slice(), ["chmod", "+x", "--", "bin/run.sh"]);
+            }
+        }
     }
 }

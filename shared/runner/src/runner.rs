@@ -188,7 +188,7 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
         if !self.lease.writable {
             return Err(RunnerError::ReadOnly { path: path.to_owned() });
         }
-        Ok(self.provider.write_file(&self.sandbox, path, content.as_bytes()).await?)
+        Ok(self.provider.write_file_keeping_mode(&self.sandbox, path, content.as_bytes()).await?)
     }
 
     /// The checkout's `git diff`, new files included.

@@ -126,6 +126,10 @@ impl<C: HttpClient> SandboxProvider for CloudflareSandbox<C> {
         ProviderKind::Cloudflare
     }
 
+    fn writes_keep_modes(&self) -> bool {
+        false
+    }
+
     async fn provision(
         &self,
         request: &SandboxRequest,

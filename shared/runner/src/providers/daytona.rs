@@ -184,6 +184,10 @@ impl<C: HttpClient> SandboxProvider for Daytona<C> {
         ProviderKind::Daytona
     }
 
+    fn writes_keep_modes(&self) -> bool {
+        false
+    }
+
     async fn provision(
         &self,
         request: &SandboxRequest,

@@ -206,6 +206,10 @@ impl<C: HttpClient> SandboxProvider for E2b<C> {
         ProviderKind::E2b
     }
 
+    fn writes_keep_modes(&self) -> bool {
+        false
+    }
+
     async fn provision(
         &self,
         request: &SandboxRequest,
