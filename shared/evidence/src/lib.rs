@@ -36,7 +36,7 @@ pub use html::{TaskListItem, render_evidence_html, render_task_list_html};
 pub use json::render_json;
 pub use markdown::{
     CheckRunOutput, ReviewComment, ReviewOutput, TITLE_MAX_BYTES, render_check_run, render_issue_comment,
-    render_markdown_document, render_pull_request_body, render_review,
+    render_markdown_document, render_pull_request_body, render_review, render_thread_answer,
 };
 pub use outcome::{CheckConclusion, Outcome, conclusion, outcome, shown_verified};
 

@@ -239,7 +239,8 @@ fn two_subjects_get_two_markers_and_each_converges_on_its_own_comment() {
     let first_id = by(&gh, 7, DEFAULT_ACTOR)[0]["id"].clone();
     http.take_log();
     assert!(matches!(publish(&first), StepOutcome::Updated { .. }));
-    assert_eq!(http.take_log().last().unwrap(), &format!("PATCH /repos/acme/widgets/issues/comments/{first_id}"));
+    let edits: Vec<String> = http.take_log().into_iter().filter(|l| l.starts_with("PATCH ")).collect();
+    assert_eq!(edits, [format!("PATCH /repos/acme/widgets/issues/comments/{first_id}")]);
     assert_eq!(by(&gh, 7, DEFAULT_ACTOR).len(), 4);
 
     // An issue is its own subject, on its own thread.

@@ -103,5 +103,10 @@ fn eight_redrives_of_a_tick_in_flight_make_one_model_call(runtime: Runtime) {
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     wait_github(&world, "the pull request", |g| !g.pulls(owner, name).is_empty());
     assert_eq!(world.github.pulls(owner, name).len(), 1, "one published result");
-    assert_eq!(sandbox_stats(&world)["runs"], 1, "the one check ran once");
+    assert_eq!(
+        sandbox_stats(&world)["runs"],
+        1,
+        "the one check ran once: {}",
+        super::lifecycle::sandbox_record(&world)
+    );
 }

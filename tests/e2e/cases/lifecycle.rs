@@ -354,7 +354,10 @@ fn assert_not_confirmed(world: &World, task_id: &str, number: u64) -> String {
     assert!(comment.to_lowercase().contains("not confirmed"), "{comment}");
     assert!(comment.contains("does not appear in the cited files"), "{comment}");
     assert!(world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/refs")).is_empty(), "no branch");
-    assert!(world.github.pulls(owner, name).is_empty(), "no pull request opened");
+    let opened = format!("/repos/{owner}/{name}/pulls");
+    let created: Vec<_> =
+        world.github.calls().into_iter().filter(|c| c.method == "POST" && c.decoded_path() == opened).collect();
+    assert!(created.is_empty(), "no pull request opened: {created:#?}");
     comment
 }
 
@@ -392,15 +395,78 @@ fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
         "acceptanceCriteria": [],
         "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "avoid dividing by zero" }]
     }));
-    let body = review_comment(&world, "This divides by zero: `return sum(values) // 0`. Please fix.");
+    // Another reviewer's line comment on an open pull request.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let text = "This divides by zero: `return sum(values) // 0`. Please fix.";
+    let number = world.github.open_pull_request(owner, name, "review-feedback", REVIEWED_HEAD, &[]);
+    let comment_id = world.github.add_review_comment(owner, name, number, "coderabbitai[bot]", calc::BUG_PATH, 3, text);
+    let mut payload: Value = serde_json::from_slice(&review_comment(&world, text)).unwrap();
+    payload["pull_request"]["number"] = json!(number);
+    payload["comment"]["id"] = json!(comment_id);
+    let body = serde_json::to_vec(&payload).unwrap();
     let reply = deliver(&world, "review-absent-1", "pull_request_review_comment", &body);
     assert_eq!(reply.status, 202, "{}", reply.text());
     assert_eq!(reply.json()["trigger"], "feedback", "{}", reply.text());
     let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-    // The pull request (#2) hears "not confirmed" with the reason.
-    let comment = assert_not_confirmed(&world, &task_id, 2);
+    // The pull request hears "not confirmed" with the reason.
+    let comment = assert_not_confirmed(&world, &task_id, number);
     assert!(comment.contains("Claim not confirmed"), "{comment}");
+
+    // And so does the reviewer, in the comment's own thread.
+    let answers = |g: &agent_zero_fakes::FakeGitHub| -> Vec<Value> {
+        g.review_comments(owner, name, number).into_iter().filter(|c| c["in_reply_to_id"] == comment_id).collect()
+    };
+    wait_github(&world, "the answer in the reviewer's thread", |g| !answers(g).is_empty());
+    let thread = answers(&world.github);
+    assert_eq!(thread.len(), 1, "{thread:#?}");
+    let answer = thread[0]["body"].as_str().unwrap_or_default();
+    assert!(answer.starts_with(&format!("<!-- agent-zero:answer review-comment={comment_id} -->")), "{answer}");
+    assert!(answer.contains("**Agent Zero: not confirmed.**"), "{answer}");
+    assert!(answer.contains("does not appear in the cited files"), "every reason is listed: {answer}");
+    assert!(published(&world, &task_id).contains("ThreadAnswer: Created"), "{}", published(&world, &task_id));
+
+    // The same comment checked again: the one answer stands, nothing piles up.
+    world.model.push_decision(json!({
+        "finding": finding("return sum(values) // 0", 0.9),
+        "plan": ["Guard the division"],
+        "acceptanceCriteria": [],
+        "changes": []
+    }));
+    let reply = deliver(&world, "review-absent-2", "pull_request_review_comment", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let second = reply.json()["taskId"].as_str().unwrap().to_owned();
+    assert_not_confirmed(&world, &second, number);
+    let report = published(&world, &second);
+    assert!(report.contains("ThreadAnswer: Reused"), "{report}");
+    let replies = format!("/repos/{owner}/{name}/pulls/{number}/comments/{comment_id}/replies");
+    assert_eq!(world.github.calls_matching("POST", &replies).len(), 1, "one answer per comment");
+    assert_eq!(answers(&world.github).len(), 1);
 }
+
+/// The publication report the task's log recorded (its `published` fact),
+/// once the publication ran.
+fn published(world: &World, task_id: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let log = read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).json();
+        let reference = log["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|e| e["facts"].as_array().cloned().unwrap_or_default())
+            .find(|f| f["fact"] == "published")
+            .map(|f| f.to_string());
+        if let Some(reference) = reference {
+            return reference;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "task {task_id} never published: {log}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The head of the pull request the reviewer comments on (the fake's own
+/// commit; the run itself checks out the fixture's head the delivery names).
+const REVIEWED_HEAD: &str = "5e1f0c2b9a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f";
 
 pub(super) fn decision(risk: &str, content: &str) -> Value {
     let mut finding = finding(calc::BUG_QUOTE, 0.95);

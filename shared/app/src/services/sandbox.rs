@@ -4,7 +4,7 @@
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox, vercel_project};
 use agent_zero_runner::{
-    Exec, ExecOutput, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
+    Exec, ExecOutput, FileMode, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
     SandboxRef, SandboxRequest, Secret,
 };
 
@@ -159,6 +159,23 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
         each!(self, p => p.diff(sandbox).await)
     }
 
+    async fn file_modes(&self, sandbox: &SandboxRef, paths: &[String]) -> Result<Vec<Option<FileMode>>, ProviderError> {
+        each!(self, p => p.file_modes(sandbox, paths).await)
+    }
+
+    fn writes_keep_modes(&self) -> bool {
+        each!(self, p => p.writes_keep_modes())
+    }
+
+    async fn write_file_keeping_mode(
+        &self,
+        sandbox: &SandboxRef,
+        path: &str,
+        content: &[u8],
+    ) -> Result<(), ProviderError> {
+        each!(self, p => p.write_file_keeping_mode(sandbox, path, content).await)
+    }
+
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError> {
         each!(self, p => p.stop(external_id).await)
     }
@@ -166,7 +183,45 @@ impl<C: HttpClient> SandboxProvider for AnySandbox<C> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
+    use agent_zero_ports::{HttpClient, HttpError, block_on};
+    use agent_zero_runner::{FileMode, SandboxProvider, SandboxRef};
+
     use crate::Settings;
+
+    /// Answers the custom protocol's `modes` call, recording each path.
+    #[derive(Default)]
+    struct ModesEndpoint {
+        paths: RefCell<Vec<String>>,
+    }
+
+    impl HttpClient for ModesEndpoint {
+        async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+            self.paths.borrow_mut().push(request.uri().path().to_owned());
+            Ok(http::Response::new(br#"{"modes":["100755"]}"#.to_vec()))
+        }
+    }
+
+    /// Every provider method reaches the configured adapter, not the
+    /// trait's fallback (a missed one ran the modes script as a command).
+    #[test]
+    fn the_configured_provider_gets_every_call_its_adapter_overrides() {
+        let custom = Settings::from_pairs([
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+            ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
+            ("AGENT_ZERO_SANDBOX_TOKEN", "unit-token"),
+        ]);
+        let http = ModesEndpoint::default();
+        let sandbox = custom.sandbox(&http).unwrap();
+        let at = SandboxRef { external_id: "lease-1".into(), root: String::new() };
+        let modes = block_on(sandbox.file_modes(&at, &["run.sh".to_owned()])).unwrap();
+        assert_eq!(modes, [Some(FileMode::Executable)]);
+        assert_eq!(http.paths.borrow().as_slice(), ["/v1/leases/lease-1/modes"]);
+        assert!(sandbox.writes_keep_modes(), "the reference server writes in place");
+        let e2b = Settings::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "e2b"), ("E2B_API_KEY", "unit-key")]);
+        assert!(!e2b.sandbox(&http).unwrap().writes_keep_modes(), "E2B's upload recreates the file");
+    }
 
     #[test]
     fn pool_settings_come_from_the_operator_and_bad_values_name_the_variable() {

@@ -31,12 +31,15 @@ mod rest;
 mod review;
 mod subject;
 mod suggestion;
+mod thread;
 
 pub(crate) use rest::next_link;
 pub(crate) use review::{MAX_REVIEW_PAGES, reviewed_head};
 
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
-use agent_zero_evidence::{RenderOptions, render_check_run, render_issue_comment, render_pull_request_body};
+use agent_zero_evidence::{
+    RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_thread_answer,
+};
 use agent_zero_ports::HttpClient;
 
 pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
@@ -214,6 +217,20 @@ async fn run<H: HttpClient>(
         (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
     };
     report.push(PublishStep::IssueComment, settle(outcome)?);
+
+    // Another reviewer's line comment is answered in its own thread too.
+    if let (None, Ok(subject::Subject::Feedback { pull_request, source: subject::Source::ReviewComment(id) })) =
+        (eligibility::comment_refusal(request), subject::Subject::of(request))
+    {
+        let outcome = match request.bot_login {
+            None => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
+            Some(login) => {
+                let text = render_thread_answer(bundle, &request.render);
+                thread::answer(rest, owner, repo, pull_request, id, login, &text).await
+            }
+        };
+        report.push(PublishStep::ThreadAnswer, settle(outcome)?);
+    }
 
     if let Some(reason) = eligibility::pull_request_refusal(request) {
         report.push(PublishStep::PullRequest, StepOutcome::Skipped { reason });

@@ -16,6 +16,8 @@ pub enum PublishStep {
     Resolve,
     /// The issue validation comment.
     IssueComment,
+    /// The answer in the thread of the review comment a feedback run checked.
+    ThreadAnswer,
     /// The fresh branch carrying the verified change.
     Branch,
     /// The pull request from that branch.
@@ -30,6 +32,7 @@ impl PublishStep {
             Self::Review => "review",
             Self::Resolve => "resolve",
             Self::IssueComment => "issue-comment",
+            Self::ThreadAnswer => "thread-answer",
             Self::Branch => "branch",
             Self::PullRequest => "pull-request",
         }

@@ -186,6 +186,61 @@ impl FakeGitHub {
         })
     }
 
+    /// Adds a line comment by `login` (another reviewer) on `path:line` of
+    /// pull request `number`, as GitHub stores one; returns its id (what a
+    /// `pull_request_review_comment` delivery names as `comment.id`).
+    ///
+    /// # Panics
+    /// When the pull request was not opened.
+    #[allow(clippy::too_many_arguments)] // GitHub's own fields, in their order
+    pub fn add_review_comment(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        login: &str,
+        path: &str,
+        line: u64,
+        body: &str,
+    ) -> u64 {
+        let key = repo_key(owner, repo);
+        self.with(|state| {
+            let head = state
+                .pulls
+                .iter()
+                .find(|(k, p)| *k == key && p["number"] == number)
+                .map(|(_, p)| p["head"]["sha"].clone())
+                .expect("open the pull request first");
+            let id = state.fresh_id();
+            let urls = state.urls(&state.repos[&key]);
+            let now = now_rfc3339();
+            let comment = json!({
+                "url": format!("{}/pulls/comments/{id}", urls.api),
+                "pull_request_review_id": id,
+                "id": id,
+                "node_id": node_id("PullRequestReviewComment", &id.to_string()),
+                "diff_hunk": "",
+                "path": path,
+                "commit_id": head,
+                "original_commit_id": head,
+                "user": RepoUrls::user(&state.base_url, login),
+                "body": body,
+                "created_at": now,
+                "updated_at": now,
+                "html_url": format!("{}/pull/{number}#discussion_r{id}", urls.html),
+                "pull_request_url": format!("{}/pulls/{number}", urls.api),
+                "author_association": "COLLABORATOR",
+                "line": line,
+                "original_line": line,
+                "side": "RIGHT",
+                "subject_type": "line",
+                "number": number,
+            });
+            state.review_comments.push((key.clone(), comment));
+            id
+        })
+    }
+
     /// The reactions on issue comment `comment_id`, oldest first.
     pub fn reactions(&self, owner: &str, repo: &str, comment_id: u64) -> Vec<Value> {
         let key = repo_key(owner, repo);
@@ -224,6 +279,7 @@ impl FakeGitHub {
 pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&str]) -> Reply {
     match (call.method.as_str(), rest) {
         ("GET", ["compare", basehead]) => return compare(state, key, basehead),
+        ("PATCH", ["pulls", "comments", id]) => return update_review_comment(state, call, key, id),
         ("POST", ["issues", "comments", id, "reactions"]) => return react(state, call, key, id),
         _ => {}
     }
@@ -525,6 +581,31 @@ fn reply(state: &mut State, call: &RecordedCall, key: &str, number: u64, id: &st
         o.remove("number");
         Reply::json(201, &Value::Object(o))
     })
+}
+
+/// `PATCH .../pulls/comments/{id}` `{"body"}`: 200 with the edited
+/// comment; only its author may edit it (403 otherwise, as GitHub answers).
+fn update_review_comment(state: &mut State, call: &RecordedCall, key: &str, id: &str) -> Reply {
+    let Some(body) = call.json() else {
+        return error(400, "Problems parsing JSON");
+    };
+    let Some(text) = body["body"].as_str().filter(|b| !b.is_empty()) else {
+        return unprocessable("Body can't be blank");
+    };
+    let caller = state.login_of(call);
+    let Some((_, comment)) =
+        id.parse::<u64>().ok().and_then(|id| state.review_comments.iter_mut().find(|(k, c)| k == key && c["id"] == id))
+    else {
+        return not_found();
+    };
+    if !comment["user"]["login"].as_str().is_some_and(|login| login.eq_ignore_ascii_case(&caller)) {
+        return error(403, "Must have admin rights to Repository.");
+    }
+    comment["body"] = json!(text);
+    comment["updated_at"] = json!(now_rfc3339());
+    let mut answer = comment.clone();
+    answer.as_object_mut().map(|o| o.remove("number"));
+    Reply::json(200, &answer)
 }
 
 /// `GET .../compare/{base}...{head}`: the comparison's status, counts,

@@ -139,7 +139,8 @@ fn repo_route(state: &mut State, call: &RecordedCall, owner: &str, name: &str, r
             ["pulls", _, "files" | "reviews" | "comments", ..]
             | ["compare", _]
             | ["issues", "comments", _, "reactions"],
-        ) => super::pulls::route(state, call, &key, rest),
+        )
+        | ("PATCH", ["pulls", "comments", _]) => super::pulls::route(state, call, &key, rest),
         _ => collab::route(state, call, &key, rest),
     }
 }
