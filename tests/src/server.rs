@@ -159,9 +159,29 @@ impl Server {
     }
 
     /// Sends a request to `path`.
+    ///
+    /// `wrangler dev`'s proxy answers a request itself (503, "Your worker
+    /// restarted mid-request…") when it restarted the local runtime under
+    /// it, and asks for anything but a GET or HEAD to be sent again (those it
+    /// resends itself). The worker may not have seen it; the request is
+    /// sent once more, as a client would, and every route is idempotent.
     pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::Reply {
-        crate::request(method, &self.url(path), headers, body)
-            .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", self.runtime.name(), self.log()))
+        let send = || {
+            crate::request(method, &self.url(path), headers, body)
+                .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", self.runtime.name(), self.log()))
+        };
+        let reply = send();
+        if self.runtime == Runtime::Workerd
+            && reply.status == 503
+            && reply.text().starts_with("Your worker restarted mid-request")
+        {
+            eprintln!(
+                "{}: wrangler restarted the local runtime under {method} {path}; sending it again",
+                self.runtime.name()
+            );
+            return send();
+        }
+        reply
     }
 
     /// Posts `body` to `/webhooks/github` as GitHub delivers it: JSON,

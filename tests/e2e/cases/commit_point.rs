@@ -41,23 +41,12 @@ fn high_impact() -> Value {
 fn decide(world: &World, task_id: &str, decision: &str) -> Reply {
     let body = serde_json::to_vec(&json!({ "decision": decision, "comment": "racing" })).unwrap();
     let auth = format!("Bearer {OPERATOR}");
-    let send = || {
-        world.server.send(
-            "POST",
-            &format!("/api/v1/approvals/{task_id}"),
-            &[("content-type", "application/json"), ("authorization", &auth)],
-            &body,
-        )
-    };
-    let reply = send();
-    // `wrangler dev`'s proxy answers this itself when it restarted the local
-    // runtime under the request (the worker may not have seen it) and asks
-    // for the POST again, as a client would. A decision is idempotent: the
-    // resent one still wins or loses exactly once.
-    if reply.status == 503 && reply.text().starts_with("Your worker restarted mid-request") {
-        return send();
-    }
-    reply
+    world.server.send(
+        "POST",
+        &format!("/api/v1/approvals/{task_id}"),
+        &[("content-type", "application/json"), ("authorization", &auth)],
+        &body,
+    )
 }
 
 /// Runs `work(i)` on `n` threads released together by one barrier; the
