@@ -125,11 +125,6 @@ fn gate<'c, H: Host>(
     }
 }
 
-/// Every configured secret (the dashboard's two are among them).
-fn secrets(settings: &Settings) -> Vec<String> {
-    auth::secrets(settings).to_vec()
-}
-
 pub(super) async fn login<H: Host>(
     context: &RouteContext<'_, H>,
     _request: &http::Request<Vec<u8>>,
@@ -211,7 +206,7 @@ pub(super) async fn callback<H: Host>(
         audit.outcome = ErrorCode::Forbidden.as_str().to_owned();
         audit.field = Some(settings::USERS.to_owned());
     }
-    let _ = audit_log::append(context.host.kv(), &audit, now_ms, &secrets(context.config)).await;
+    let _ = audit_log::append(context.host.kv(), &audit, now_ms, auth::secrets(context.config)).await;
     if principal.is_none() {
         let message = format!(
             "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",
@@ -318,7 +313,7 @@ pub(super) async fn tasks<H: Host>(
             return error_page(&e, Some(viewer));
         }
     };
-    let secrets = secrets(context.config);
+    let secrets = auth::secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     // Totals per repository over the tasks listed: one read per task.
     let mut totals: Vec<pages::RepositoryTotal> = Vec::new();
@@ -357,7 +352,7 @@ pub(super) async fn task<H: Host>(
         _ => None,
     };
     let may_approve = resident.stimulus.as_deref().is_some_and(|s| signed.principal.may_use(s.mode));
-    let secrets = secrets(context.config);
+    let secrets = auth::secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let offer = Offer { viewer: signed.viewer(), may_approve, notice };
     let cost = metering::read(context.host.kv(), id).await.ok().flatten();
@@ -414,7 +409,7 @@ pub(super) async fn evidence<H: Host>(
         );
         return error_page(&e, Some(signed.viewer()));
     };
-    let secrets = secrets(context.config);
+    let secrets = auth::secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let options = agent_zero_evidence::RenderOptions { secrets: &secrets, ..Default::default() };
     page(StatusCode::OK, agent_zero_evidence::render_evidence_html(&concluded.1, &options))
@@ -432,7 +427,7 @@ pub(super) async fn audit<H: Host>(
     let cursor = pairs.iter().find(|(n, _)| n == "cursor").map(|(_, v)| v.as_str());
     match audit_log::list(context.host.kv(), cursor, AUDIT_ROWS).await {
         Ok((entries, next)) => {
-            let secrets = secrets(context.config);
+            let secrets = auth::secrets(context.config);
             let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
             page(StatusCode::OK, pages::audit(signed.viewer(), &entries, next.as_deref(), &secrets))
         }
