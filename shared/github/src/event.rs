@@ -19,7 +19,7 @@
 //!   reason; so is everything else;
 //! - the seed carries its [`Author`] (login, `author_association`, bot or
 //!   not) so the repository's `triggers` policy decides who may start a
-//!   run ([`TaskSeed::admit`]): bots are no longer refused here, since AI
+//!   run ([`ParsedDelivery::admit`]): bots are no longer refused here, since AI
 //!   reviewers' feedback is what the product validates.
 //!
 //! The action is read first, so an unhandled action is ignored without
@@ -34,7 +34,8 @@ use thiserror::Error;
 use crate::command::{self, Found, IssueCommentEvent};
 use crate::intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
-    MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, PolicyGate, Repository, Subject, TaskSeed, is_bot,
+    MAX_LABEL_BYTES, MAX_LABELS, MAX_NAME_BYTES, MAX_TITLE_BYTES, ParsedDelivery, PolicyGate, Repository, Subject,
+    is_bot,
 };
 use crate::payload::{
     Account, ActionOnly, InstallationEvent, InstallationId, IssuesEvent, PingEvent, PullRequestEvent,
@@ -323,8 +324,8 @@ impl EventContext<'_> {
         sender: &Account,
         installation: Option<InstallationId>,
         subject: Subject,
-    ) -> TaskSeed {
-        TaskSeed {
+    ) -> ParsedDelivery {
+        ParsedDelivery {
             trigger,
             delivery_id: self.delivery_id.to_owned(),
             event: self.event.to_owned(),

@@ -23,9 +23,9 @@ pub const MAX_INSTALLATION_REPOSITORIES: usize = 100;
 #[serde(tag = "kind", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Intake {
-    /// Work to create, once [`TaskSeed::admit`] accepts it under the
+    /// Work to create, once [`ParsedDelivery::admit`] accepts it under the
     /// repository's policy.
-    Task(Box<TaskSeed>),
+    Task(Box<ParsedDelivery>),
     /// Nothing to do; the reason is answered to GitHub (202).
     Ignored { reason: IgnoreReason },
     /// GitHub checking the hook (200).
@@ -128,12 +128,16 @@ pub struct Author {
     pub bot: bool,
 }
 
-/// The normalised input of a task: references, capped and marked untrusted
-/// text, and the gate policy decides on.
+/// A webhook delivery as intake parsed it: references, capped and marked
+/// untrusted text, and the gate policy decides on. It is the first of three
+/// stages of what a task starts from: intake records it in the task's
+/// `Received` fact (agent-zero-runtime); admission turns it (or an API
+/// `CreateTask` body) into the run's `Stimulus`, whose `TaskInput` holds
+/// the untrusted text the run may read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct TaskSeed {
+pub struct ParsedDelivery {
     pub trigger: Trigger,
     /// `X-GitHub-Delivery`, the de-duplication key.
     pub delivery_id: String,
@@ -169,7 +173,7 @@ pub struct TaskSeed {
     pub vouched_by: Option<String>,
 }
 
-impl TaskSeed {
+impl ParsedDelivery {
     /// Whether the repository's policy turns this seed into a task; the
     /// reason it does not otherwise.
     pub fn admit(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
@@ -383,8 +387,8 @@ pub(crate) fn is_bot(login: &str, account_type: Option<&str>) -> bool {
 mod tests {
     use super::*;
 
-    fn issue_gate(labels: &[&str], added: Option<&str>) -> TaskSeed {
-        TaskSeed {
+    fn issue_gate(labels: &[&str], added: Option<&str>) -> ParsedDelivery {
+        ParsedDelivery {
             trigger: Trigger::Issue,
             delivery_id: "d".into(),
             event: "issues".into(),

@@ -36,8 +36,8 @@ pub use event::{IntakeError, check_delivery_id, json_path_at, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
 pub use intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
-    MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, PolicyGate, PolicySwitches, Repository, RepositoryAllowlist, Subject,
-    TaskSeed,
+    MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, ParsedDelivery, PolicyGate, PolicySwitches, Repository,
+    RepositoryAllowlist, Subject,
 };
 pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use agent_zero_contracts::Trigger;
 use agent_zero_github::{
-    Command, IgnoreReason, Intake, IntakeOptions, PolicyGate, PolicySwitches, Subject, TaskSeed, parse_delivery,
+    Command, IgnoreReason, Intake, IntakeOptions, ParsedDelivery, PolicyGate, PolicySwitches, Subject, parse_delivery,
 };
 use serde_json::{Value, json};
 
@@ -35,7 +35,7 @@ fn intake(event: &str, payload: &Value) -> Intake {
     parse_delivery(event, DELIVERY, &serde_json::to_vec(payload).unwrap(), &IntakeOptions::default()).unwrap()
 }
 
-fn seed(intake: Intake) -> TaskSeed {
+fn seed(intake: Intake) -> ParsedDelivery {
     match intake {
         Intake::Task(seed) => *seed,
         other => panic!("expected a task seed, got {other:?}"),

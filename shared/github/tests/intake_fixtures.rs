@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use agent_zero_contracts::{FeedbackKind, Trigger};
 use agent_zero_github::{
-    Author, IgnoreReason, Intake, IntakeError, IntakeOptions, MAX_BODY_BYTES, MAX_TITLE_BYTES, PolicyGate,
-    PolicySwitches, RepositoryAllowlist, Subject, TaskSeed, parse_delivery,
+    Author, IgnoreReason, Intake, IntakeError, IntakeOptions, MAX_BODY_BYTES, MAX_TITLE_BYTES, ParsedDelivery,
+    PolicyGate, PolicySwitches, RepositoryAllowlist, Subject, parse_delivery,
 };
 use serde_json::{Value, json};
 
@@ -47,7 +47,7 @@ fn intake(event: &str, payload: &Value) -> Result<Intake, IntakeError> {
     parse_delivery(event, DELIVERY, &serde_json::to_vec(payload).unwrap(), &IntakeOptions::default())
 }
 
-fn task(intake: Result<Intake, IntakeError>) -> TaskSeed {
+fn task(intake: Result<Intake, IntakeError>) -> ParsedDelivery {
     match intake {
         Ok(Intake::Task(seed)) => *seed,
         other => panic!("expected a task seed, got {other:?}"),
@@ -356,7 +356,7 @@ fn a_person_who_labels_an_outsiders_issue_vouches_for_it() {
     );
 }
 
-fn seed_of(review: &Value) -> TaskSeed {
+fn seed_of(review: &Value) -> ParsedDelivery {
     task(intake("pull_request_review", review))
 }
 

@@ -13,7 +13,7 @@
 //! the policy does not act on ends `ignored`, with its reason on the task.
 
 use agent_zero_github::{
-    Intake, IntakeOptions, SignatureError, TaskSeed, check_delivery_id, parse_delivery, signature,
+    Intake, IntakeOptions, ParsedDelivery, SignatureError, check_delivery_id, parse_delivery, signature,
 };
 use agent_zero_ports::KeyValue;
 use agent_zero_runtime::{Received, TaskError};
@@ -180,7 +180,7 @@ fn storage(e: impl std::fmt::Display) -> ApiError {
 
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
-    seed: &TaskSeed,
+    seed: &ParsedDelivery,
 ) -> Result<(StatusCode, serde_json::Value), ApiError> {
     let task_id = task_id_for_delivery(&seed.delivery_id);
     let received = Received {

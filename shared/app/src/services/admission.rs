@@ -14,7 +14,7 @@
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_github::{
-    GitHubClient, GitHubError, IgnoreReason, PolicyGate, PolicySwitches, Subject, TaskSeed, command_addresses,
+    GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, PolicySwitches, Subject, command_addresses,
 };
 use agent_zero_runtime::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 
@@ -49,7 +49,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
     }
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
-        let seed: TaskSeed = serde_json::from_value(received.seed.clone())
+        let seed: ParsedDelivery = serde_json::from_value(received.seed.clone())
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
         let mut admission = admit_or_decline(received, &seed, policy);
@@ -76,7 +76,7 @@ impl<H: Host, P: Publisher> Gate<'_, H, P> {
     /// comment an `eyes` reaction. GitHub unreachable: retried.
     async fn command(
         &self,
-        seed: &TaskSeed,
+        seed: &ParsedDelivery,
         stimulus: &mut Stimulus,
         mention: Option<&str>,
         comment_id: Option<u64>,
@@ -133,7 +133,7 @@ impl<H: Host, P: Publisher> Gate<'_, H, P> {
 async fn read_policy<H: Host>(
     host: &H,
     config: &Settings,
-    seed: &TaskSeed,
+    seed: &ParsedDelivery,
     now_ms: u64,
 ) -> Result<agent_zero_agent::Policy, AdmitError> {
     let github = config.github().map_err(|e| AdmitError::Unavailable(e.message))?;
@@ -156,7 +156,11 @@ async fn read_policy<H: Host>(
 }
 
 /// Admits or declines `seed` under `policy`. Pure.
-pub(crate) fn admit_or_decline(received: &Received, seed: &TaskSeed, policy: agent_zero_agent::Policy) -> Admission {
+pub(crate) fn admit_or_decline(
+    received: &Received,
+    seed: &ParsedDelivery,
+    policy: agent_zero_agent::Policy,
+) -> Admission {
     let switches = PolicySwitches {
         proactive_enabled: policy.proactive.enabled,
         issues_enabled: policy.issues.enabled,
