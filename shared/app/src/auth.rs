@@ -16,6 +16,12 @@
 //!   allowed to call `/api/v1/*` from a browser (CORS). Empty by default.
 //!
 //! A malformed variable answers 503 naming the variable, never its value.
+//!
+//! The JSON API (`/api/v1/*`) takes bearer tokens only, never the
+//! dashboard's session cookie: a browser sends a cookie with any request a
+//! page elsewhere makes it send, so a cookie-authenticated API would need
+//! CSRF defences on every route. The dashboard's own forms carry those
+//! (a CSRF token per session) and take the same path as the API.
 
 use agent_zero_contracts::RunMode;
 use http::{HeaderMap, HeaderValue, header};
@@ -305,6 +311,49 @@ mod tests {
             map.insert(*name, HeaderValue::from_str(value).unwrap());
         }
         map
+    }
+
+    /// A signed-in dashboard session (valid: the dashboard accepts it) is
+    /// no credential for the JSON API: 401 on a decision and on the audit
+    /// log, where the bearer token is let through.
+    #[test]
+    fn a_dashboard_session_alone_gets_401_from_the_json_api() {
+        use crate::dashboard::session::{SESSION_COOKIE, Session};
+        use crate::test_host::{START_MS, TestHost};
+        const KEY: &str = "0123456789abcdef0123456789abcdef-test";
+        let settings = Settings::from_pairs([
+            (TOKENS, "ops:tok-ops-7d1c9e"),
+            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID", "Ov23liTest"),
+            ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET", "client-secret-9f8e"),
+            ("AGENT_ZERO_DASHBOARD_SESSION_KEY", KEY),
+            ("AGENT_ZERO_DASHBOARD_USERS", "octocat:observe|fix"),
+        ]);
+        let host = TestHost::new();
+        let session = Session {
+            login: "octocat".into(),
+            orgs: vec![],
+            id: "00000000abcdef01".into(),
+            expires_ms: START_MS + 60_000,
+        };
+        let cookie = format!("{SESSION_COOKIE}={}", session.seal(KEY.as_bytes()));
+        let send = |method: &str, uri: &str, credential: (&str, &str)| {
+            let request = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .header(credential.0, credential.1)
+                .header("content-type", "application/json")
+                .body(br#"{"decision":"approve"}"#.to_vec())
+                .unwrap();
+            host.send(&settings, request)
+        };
+        let page = send("GET", "/dashboard", ("cookie", &cookie));
+        assert!(String::from_utf8_lossy(page.body()).contains("Signed in as <strong>github:octocat</strong>"));
+        for (method, uri) in [("POST", "/api/v1/approvals/task-0000000000000001"), ("GET", "/api/v1/audit")] {
+            let refused = send(method, uri, ("cookie", &cookie));
+            assert_eq!(refused.status(), 401, "{method} {uri}: {}", String::from_utf8_lossy(refused.body()));
+            let let_through = send(method, uri, ("authorization", "Bearer tok-ops-7d1c9e"));
+            assert_ne!(let_through.status(), 401, "{method} {uri}");
+        }
     }
 
     #[test]

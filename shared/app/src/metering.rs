@@ -1,15 +1,19 @@
 //! What a run cost its host, counted at the ports: a [`Metered`] host wraps
 //! another and counts every key-value operation, every lease (Durable
 //! Object on Cloudflare) operation and every subrequest, with the time
-//! spent waiting on the sandbox by the host's own clock. Ticks add their
-//! counts to the task's record `task/{id}/cost`; the API, the dashboard and
-//! the totals per repository read it. The core stays deterministic: the
+//! spent waiting on the sandbox by the host's own clock. Each tick's commit
+//! records what it counted up to then in the task log (a `metered` fact,
+//! which the evidence adds up); every tick also adds all it spent to the
+//! task's record `task/{id}/cost`, which the API, the dashboard and the
+//! totals per repository read, and which carries what was spent after a
+//! commit into the next tick's fact. The core stays deterministic: the
 //! counters are plain cells, time comes from the clock port.
 
 use std::cell::Cell;
 
 use agent_zero_ports::{Clock, HttpClient, HttpError, KeyPage, KeyValue, KvError};
 use agent_zero_runner::{Acquired, Coordinator, CoordinatorError, Lease, LeaseLimits, QuotaError};
+
 use serde::{Deserialize, Serialize};
 
 use crate::Host;
@@ -21,71 +25,7 @@ pub(crate) fn cost_key(task_id: &str) -> String {
     format!("task/{task_id}/cost")
 }
 
-/// The operations a run (or one tick of it) cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunCost {
-    /// Ticks that ran.
-    pub ticks: u64,
-    pub kv_reads: u64,
-    pub kv_writes: u64,
-    pub kv_lists: u64,
-    pub kv_deletes: u64,
-    /// Atomic inserts and compare-and-swaps: the task's Durable Object on
-    /// Cloudflare, atomic key-value operations on Spin.
-    pub kv_atomic: u64,
-    /// Lease bookkeeping: the `LeaseCoordinator` Durable Object on
-    /// Cloudflare, key-value operations on Spin.
-    pub lease_ops: u64,
-    /// Every outbound request, whatever it reached.
-    pub subrequests: u64,
-    pub github_requests: u64,
-    pub model_requests: u64,
-    pub sandbox_requests: u64,
-    /// Time spent waiting on the sandbox provider's answers.
-    pub sandbox_ms: u64,
-    /// The model's tokens so far (the run's usage).
-    #[serde(default)]
-    pub model_input_tokens: u64,
-    #[serde(default)]
-    pub model_output_tokens: u64,
-    /// Dollars, only when the policy prices the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_cost_usd: Option<f64>,
-}
-
-impl RunCost {
-    /// Both added up.
-    #[must_use]
-    pub fn add(&self, o: &Self) -> Self {
-        Self {
-            ticks: self.ticks + o.ticks,
-            kv_reads: self.kv_reads + o.kv_reads,
-            kv_writes: self.kv_writes + o.kv_writes,
-            kv_lists: self.kv_lists + o.kv_lists,
-            kv_deletes: self.kv_deletes + o.kv_deletes,
-            kv_atomic: self.kv_atomic + o.kv_atomic,
-            lease_ops: self.lease_ops + o.lease_ops,
-            subrequests: self.subrequests + o.subrequests,
-            github_requests: self.github_requests + o.github_requests,
-            model_requests: self.model_requests + o.model_requests,
-            sandbox_requests: self.sandbox_requests + o.sandbox_requests,
-            sandbox_ms: self.sandbox_ms + o.sandbox_ms,
-            model_input_tokens: self.model_input_tokens + o.model_input_tokens,
-            model_output_tokens: self.model_output_tokens + o.model_output_tokens,
-            // Dollars of the priced runs (a run the policy did not price adds none).
-            model_cost_usd: match (self.model_cost_usd, o.model_cost_usd) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-            },
-        }
-    }
-
-    /// Every storage operation (key-value, atomic and lease).
-    pub fn storage_ops(&self) -> u64 {
-        self.kv_reads + self.kv_writes + self.kv_lists + self.kv_deletes + self.kv_atomic + self.lease_ops
-    }
-}
+pub use agent_zero_contracts::RunCost;
 
 /// Running counters for one invocation.
 #[derive(Debug, Default)]
@@ -337,29 +277,53 @@ impl<'a, H: Host> Host for Metered<'a, H> {
     }
 }
 
-/// Adds one tick's `cost` to the task's record, with the run's model usage
-/// after the tick (one read and one write, not counted: ticks of one task
-/// never overlap, their claims see to it).
+/// A task's cost record: the run's total so far, and the operations not
+/// yet in its log (spent after a commit, or by a tick that committed
+/// nothing), which the next tick's [`agent_zero_runtime::Fact::Metered`]
+/// carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CostRecord {
+    #[serde(flatten)]
+    pub(crate) total: RunCost,
+    #[serde(default)]
+    pub(crate) unlogged: RunCost,
+}
+
+/// The task's cost record, empty before its first metered tick.
+pub(crate) async fn record_of<K: KeyValue>(kv: &K, task_id: &str) -> Result<CostRecord, KvError> {
+    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default())
+}
+
+/// Adds one tick's `spent` to the task's record `before` (read before the
+/// tick), with the run's model usage after the tick. `logged` is what the
+/// tick's commit recorded in the log, if it committed: the rest of what
+/// was carried and spent stays for the next tick. One write, not counted
+/// (nor is the read before the tick): ticks of one task never overlap,
+/// their claims see to it.
 pub(crate) async fn record<K: KeyValue>(
     kv: &K,
     task_id: &str,
-    cost: &RunCost,
+    before: CostRecord,
+    spent: &RunCost,
+    logged: Option<RunCost>,
     usage: Option<&agent_zero_contracts::Usage>,
-) -> Result<RunCost, KvError> {
-    let key = cost_key(task_id);
-    let before: RunCost = kv.get(&key).await?.and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let mut after = before.add(cost);
-    (after.model_input_tokens, after.model_output_tokens, after.model_cost_usd) = match usage {
+) -> Result<CostRecord, KvError> {
+    let mut total = before.total.add(spent);
+    (total.model_input_tokens, total.model_output_tokens, total.model_cost_usd) = match usage {
         Some(u) => (u.input_tokens, u.output_tokens, u.cost_usd),
-        None => (before.model_input_tokens, before.model_output_tokens, before.model_cost_usd),
+        None => (before.total.model_input_tokens, before.total.model_output_tokens, before.total.model_cost_usd),
     };
-    kv.put(&key, &serde_json::to_vec(&after).unwrap_or_default()).await?;
+    let carried = before.unlogged.add(spent);
+    let unlogged = logged.map_or(carried, |logged| carried.operations_after(&logged));
+    let after = CostRecord { total, unlogged };
+    kv.put(&cost_key(task_id), &serde_json::to_vec(&after).unwrap_or_default()).await?;
     Ok(after)
 }
 
 /// A task's cost so far, if any tick ran.
 pub(crate) async fn read<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<RunCost>, KvError> {
-    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| serde_json::from_slice(&b).ok()))
+    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| serde_json::from_slice::<CostRecord>(&b).ok()).map(|r| r.total))
 }
 
 /// The cost as the API gives it: the counts and every storage operation
@@ -396,12 +360,92 @@ mod tests {
         let store = MemoryKv::new();
         block_on(async {
             let usage = agent_zero_contracts::Usage { input_tokens: 10, output_tokens: 3, ..Default::default() };
-            record(&store, "t1", &cost, Some(&usage)).await.unwrap();
-            let total = record(&store, "t1", &cost, None).await.unwrap();
+            // The first tick commits what it counted before its commit (half
+            // of it here); the rest is carried to the next tick's fact.
+            let before = record_of(&store, "t1").await.unwrap();
+            let logged = RunCost { ticks: 1, kv_reads: 1, ..RunCost::default() };
+            let first = record(&store, "t1", before, &cost, Some(logged), Some(&usage)).await.unwrap();
+            assert_eq!((first.unlogged.ticks, first.unlogged.kv_reads, first.unlogged.kv_writes), (0, 1, 1));
+            // The second committed nothing (stale): all it spent is carried.
+            let second = record(&store, "t1", first, &cost, None, None).await.unwrap();
+            let total = second.total;
             assert_eq!((total.ticks, total.kv_reads, total.model_input_tokens, total.model_cost_usd), (2, 4, 10, None));
+            assert_eq!((second.unlogged.ticks, second.unlogged.kv_reads), (1, 3));
+            assert_eq!(record_of(&store, "t1").await.unwrap(), second);
             assert_eq!(read(&store, "t1").await.unwrap(), Some(total));
             assert_eq!(read(&store, "t2").await.unwrap(), None);
+            // A record written before the carry was kept reads as a total.
+            store.put(&cost_key("t3"), &serde_json::to_vec(&total).unwrap()).await.unwrap();
+            assert_eq!(record_of(&store, "t3").await.unwrap(), CostRecord { total, unlogged: RunCost::default() });
         });
+    }
+
+    /// Over the app's own ticks (a run that fails for want of a sandbox,
+    /// with a duplicate delivery of each tick, which commits nothing):
+    /// every operation counted is either in the log's `metered` facts or
+    /// still carried in the record, never both, never lost; the evidence
+    /// adds up the facts through the conclusion.
+    #[test]
+    fn every_counted_operation_is_in_the_log_or_carried_and_the_evidence_adds_up_the_log() {
+        use crate::test_host::{RUNNABLE, TestHost};
+        use agent_zero_runtime::{Fact, Tick};
+        let host = TestHost::new();
+        let settings = crate::Settings::from_pairs(
+            [
+                ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "alice:tok-alice-5e0c1b2a9d8f"),
+                ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "octo/widgets"),
+            ]
+            .into_iter()
+            .chain(RUNNABLE),
+        );
+        let body = serde_json::json!({
+            "repository": "octo/widgets", "mode": "observe", "trigger": "feedback",
+            "feedback": [{ "body": "`limit` of 0 divides by zero", "path": "src/limit.rs", "line": 3 }],
+        });
+        let request = http::Request::post("/api/v1/tasks")
+            .header("authorization", "Bearer tok-alice-5e0c1b2a9d8f")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&body).unwrap())
+            .unwrap();
+        let created = host.send(&settings, request);
+        assert_eq!(created.status(), 201, "{}", String::from_utf8_lossy(created.body()));
+        let id =
+            serde_json::from_slice::<serde_json::Value>(created.body()).unwrap()["id"].as_str().unwrap().to_owned();
+        let mut next = Tick { task_id: id.clone(), expected_seq: 1 };
+        for _ in 0..40 {
+            host.clock.advance(60_000);
+            let now = host.invocation().now_ms;
+            let report = block_on(crate::run_tick(&host, &settings, &next, now)).unwrap();
+            // The same message again: stale now, its cost carried.
+            let again = block_on(crate::run_tick(&host, &settings, &next, now)).unwrap();
+            assert_eq!(again.outcome, agent_zero_runtime::TickOutcome::Stale);
+            match report.outcome {
+                agent_zero_runtime::TickOutcome::Continue { next: following, .. } => next = following,
+                _ => break,
+            }
+        }
+        let entries = block_on(agent_zero_runtime::log::read_log(&host.kv, &id)).unwrap().unwrap();
+        let mut in_log = RunCost::default();
+        let mut through_conclusion = None;
+        for entry in &entries {
+            for fact in &entry.facts {
+                match fact {
+                    Fact::Metered { cost } => in_log = in_log.add(cost),
+                    Fact::Concluded { evidence, .. } => through_conclusion = Some((in_log, evidence.cost)),
+                    _ => {}
+                }
+            }
+        }
+        let record = block_on(record_of(&host.kv, &id)).unwrap();
+        assert!(in_log.ticks > 2 && record.unlogged.ticks > 0, "{in_log:?} {record:?}");
+        assert_eq!(
+            in_log.add(&record.unlogged).operations_after(&RunCost::default()),
+            record.total.operations_after(&RunCost::default())
+        );
+        let (logged, evidence) = through_conclusion.expect("the run concluded");
+        let evidence = evidence.expect("a metered run's evidence has its cost");
+        assert_eq!(evidence.operations_after(&RunCost::default()), logged);
+        assert!(evidence.ticks < record.total.ticks && evidence.storage_ops() < record.total.storage_ops());
     }
 
     #[test]

@@ -110,13 +110,13 @@ impl TaskSummary {
         let mut summary = Self::of_origin(&origin, resident.created_ms);
         summary.state = resident.state;
         summary.updated_at = rfc3339(now_ms);
-        summary.verdict = resident.finding.as_ref().map(|f| f.verdict);
-        if let Some(concluded) = resident.concluded.as_deref() {
+        summary.verdict = resident.attempt.finding.as_ref().map(|f| f.verdict);
+        if let Some(concluded) = resident.conclusion.concluded.as_deref() {
             summary.verdict = Some(concluded.0.verdict);
             summary.verified = concluded.0.verified && resident.state == TaskState::Completed;
         }
         if summary.title.is_none() {
-            summary.title = resident.finding.as_ref().map(|f| cap(&f.claim.title));
+            summary.title = resident.attempt.finding.as_ref().map(|f| cap(&f.claim.title));
         }
         Some(summary)
     }

@@ -30,21 +30,45 @@ pub async fn run_tick<H: Host>(
     tick: &Tick,
     now_ms: u64,
 ) -> Result<TickReport, RunTickError> {
-    // What the tick cost, counted at the ports and added to the task's record.
+    // What the tick cost, counted at the ports. What earlier ticks spent
+    // after their commits (or without one) is carried into this tick's
+    // fact in the log; what this one spends after its commit is carried on.
     let meter = crate::metering::Meter::default();
     let destinations = crate::metering::Destinations::of(config.variables());
-    let mut result = tick_on(&crate::metering::Metered::new(host, &meter, &destinations), config, tick, now_ms).await;
-    if let Ok(report) = &mut result
-        && let Err(e) =
-            crate::metering::record(host.kv(), &tick.task_id, &meter.cost(), report.resident.as_ref().map(|r| &r.usage))
-                .await
-    {
-        report.warnings.push(format!("cost not recorded: {e}"));
+    // A record that cannot be read is left as it is (its total is not reset).
+    let record = crate::metering::record_of(host.kv(), &tick.task_id).await;
+    let carried = record.as_ref().map(|r| r.unlogged).unwrap_or_default();
+    let logged = std::cell::Cell::new(None);
+    let counted = || {
+        let cost = carried.add(&meter.cost());
+        logged.set(Some(cost));
+        cost
+    };
+    let metered = crate::metering::Metered::new(host, &meter, &destinations);
+    let mut result = tick_on(&metered, config, tick, now_ms, &counted).await;
+    if let Ok(report) = &mut result {
+        let in_log = logged.get().filter(|_| report.outcome != agent_zero_runtime::TickOutcome::Stale);
+        let usage = report.resident.as_ref().map(|r| &r.usage);
+        let recorded = match record {
+            Ok(record) => {
+                crate::metering::record(host.kv(), &tick.task_id, record, &meter.cost(), in_log, usage).await.map(drop)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = recorded {
+            report.warnings.push(format!("cost not recorded: {e}"));
+        }
     }
     result
 }
 
-async fn tick_on<H: Host>(host: &H, config: &Settings, tick: &Tick, now_ms: u64) -> Result<TickReport, RunTickError> {
+async fn tick_on<H: Host>(
+    host: &H,
+    config: &Settings,
+    tick: &Tick,
+    now_ms: u64,
+    counted: &dyn Fn() -> crate::metering::RunCost,
+) -> Result<TickReport, RunTickError> {
     let settings = config.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
@@ -80,7 +104,7 @@ async fn tick_on<H: Host>(host: &H, config: &Settings, tick: &Tick, now_ms: u64)
         queue: host.queue(),
         limits: settings.limits,
     };
-    let mut report = engine.tick(tick, now_ms).await?;
+    let mut report = engine.tick_metered(tick, now_ms, Some(counted)).await?;
     if let Some(after) = &report.resident {
         if let Err(e) = crate::task_index::record_tick(host.kv(), after, now_ms).await {
             report.warnings.push(e.to_string());

@@ -49,6 +49,12 @@ pub struct EvidenceBundle {
     /// can be matched to what was verified.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree: Vec<TreeFile>,
+    /// What the run cost its host up to its conclusion: each tick's
+    /// operations as its commit recorded them in the task log (counted up
+    /// to that commit; a commit's own writes count in the next tick), with
+    /// the model's tokens and dollars. `None` when no tick was metered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::RunCost>,
 }
 
 /// One file of the verified tree.

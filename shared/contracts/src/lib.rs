@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cost;
 mod enums;
 mod evidence;
 mod finding;
@@ -17,6 +18,7 @@ mod refs;
 mod task;
 mod time;
 
+pub use cost::RunCost;
 pub use enums::{
     ChangeRisk, FeedbackKind, NetworkPolicy, RunMode, Severity, TaskState, TerminalState, Trigger, Verdict,
 };

@@ -78,6 +78,7 @@ fn bundle() -> EvidenceBundle {
         summary: "Summary of the run.".into(),
         review: None,
         tree: Vec::new(),
+        cost: None,
     }
 }
 

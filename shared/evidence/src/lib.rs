@@ -1,6 +1,7 @@
 //! Renders an [`EvidenceBundle`] for people: GitHub check-run summaries,
 //! the issue validation comment, pull-request bodies, a standalone Markdown
-//! document, server-rendered HTML pages and the JSON record itself.
+//! document, server-rendered HTML pages and the JSON record itself; and
+//! the one page shell ([`render_page`]) every HTML page of the app uses.
 //!
 //! Every function here is pure: bundle and options in, text out. No I/O, no
 //! clock (times are already strings in the bundle), no allocation beyond the
@@ -23,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cost;
 mod coverage;
 mod format;
 mod html;
@@ -32,7 +34,9 @@ mod outcome;
 mod text;
 
 pub use agent_zero_contracts::EvidenceBundle;
-pub use html::{TaskListItem, render_evidence_html, render_task_list_html};
+pub use html::{
+    Nav, TaskListItem, Viewer, render_events_html, render_evidence_html, render_page, render_task_list_html,
+};
 pub use json::render_json;
 pub use markdown::{
     CheckRunOutput, ReviewComment, ReviewOutput, TITLE_MAX_BYTES, render_check_run, render_issue_comment,

@@ -217,6 +217,7 @@ mod tests {
             summary: String::new(),
             review: None,
             tree: Vec::new(),
+            cost: None,
         }
     }
 

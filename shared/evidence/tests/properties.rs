@@ -133,6 +133,7 @@ prop_compose! {
             summary,
             review: None,
         tree: Vec::new(),
+        cost: None,
         }
     }
 }

@@ -108,7 +108,7 @@ pub enum Admission {
 /// A sandbox lease as recorded: its id and what the boundary allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Lease {
+pub struct LeaseRecord {
     pub id: String,
     pub runner: RunnerDescription,
 }
@@ -187,7 +187,7 @@ pub enum Fact {
         attempt: Option<u32>,
     },
     /// A sandbox was leased.
-    Leased { lease: Lease },
+    Leased { lease: LeaseRecord },
     /// The sandbox could not serve a step (counted; bounded retries).
     SandboxError { operation: String, reason: String },
     /// What discovery found: the file list, the checks to run, the diff
@@ -246,4 +246,7 @@ pub enum Fact {
     Published { outcome: PublicationOutcome },
     /// Why the run failed (always beside a transition to `failed`).
     Failure { reason: String },
+    /// What the tick cost its host, counted at the ports up to its commit
+    /// (with what earlier ticks spent after theirs); first in its entry.
+    Metered { cost: agent_zero_contracts::RunCost },
 }

@@ -2,9 +2,13 @@
 //! facts in KV, and a tick is a fold of that log plus one bounded step.
 //!
 //! A tick **syncs** (folds the log from the checkpoint's cursor into the
-//! [`Resident`] model), **decides** ([`next_step`]: the one step the state
-//! needs), **acts** (exactly one bounded call through a port: a model call,
-//! one sandbox batch, one publication), **commits** (one write-once KV
+//! [`Resident`] model: the run's input and lifecycle, and one part per
+//! concern: [`Intake`], [`Sandbox`], [`Discovery`], [`Attempt`],
+//! [`Approval`], [`Conclusion`]), **decides** ([`next_step`]: the one step
+//! the state needs, carrying the data it acts on, or [`Step::Fail`] naming
+//! what an inconsistent log lacks), **acts** (one module per step; exactly
+//! one bounded call through a port: a model call, one sandbox batch, one
+//! publication), **commits** (one write-once KV
 //! entry holding the tick's facts; a present key means another delivery
 //! won and nothing is repeated), and **yields** ([`TickOutcome`]). A cold
 //! start is the same fold from entry 0: deleting `task/{id}/meta` loses
@@ -38,14 +42,14 @@ pub use act::Ports;
 pub use conclude::conclude;
 pub use discover::default_checks;
 pub use fact::{
-    Admission, ApprovalDecision, Entry, Fact, Lease, ModelOutcome, ModelPurpose, PublicationOutcome, Received,
+    Admission, ApprovalDecision, Entry, Fact, LeaseRecord, ModelOutcome, ModelPurpose, PublicationOutcome, Received,
     Stimulus, TaskInput, WriteOutcome,
 };
 pub use ports::{
     AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication,
     Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
-pub use resident::{FoldError, Origin, Resident, fold};
+pub use resident::{Approval, Attempt, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold};
 pub use step::{Limits, Step, next_step};
 pub use store::{
     Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,

@@ -64,7 +64,11 @@ pub fn replay(entries: &[Entry]) -> Result<Replay, FoldError> {
                 seq: entry.seq,
                 reason: format!("a conclusion while the task is {}", ended.state),
             })?;
-            let summary = base_summary(&evidence.summary, ended.stimulus().source.as_deref());
+            let Some(stimulus) = ended.stimulus.as_deref() else {
+                let reason = "a conclusion before the delivery was admitted".into();
+                return Err(FoldError::Malformed { seq: entry.seq, reason });
+            };
+            let summary = base_summary(&evidence.summary, stimulus.source.as_deref());
             rebuilt = Some(conclude(&ended, state, summary));
             recorded = Some(((**result).clone(), (**evidence).clone()));
         }

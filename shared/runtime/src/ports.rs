@@ -9,7 +9,7 @@ use agent_zero_contracts::{CheckResult, EvidenceBundle, NetworkPolicy, ProposedC
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::fact::{Admission, Lease, ModelOutcome, ModelPurpose, Received, Stimulus};
+use crate::fact::{Admission, LeaseRecord, ModelOutcome, ModelPurpose, Received, Stimulus};
 
 /// One model request: a fixed system prompt, the rendered (untrusted)
 /// context (the answer's schema is the model layer's one definition, per
@@ -67,41 +67,41 @@ pub enum WorkspaceError {
 /// The sandbox port: everything that touches a checkout.
 pub trait Workspace {
     /// Leases a sandbox with the repository checked out.
-    async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError>;
+    async fn lease(&self, request: &LeaseRequest) -> Result<LeaseRecord, WorkspaceError>;
     /// Every file path in the checkout (repository-relative).
-    async fn list_files(&self, lease: &Lease) -> Result<Vec<String>, WorkspaceError>;
+    async fn list_files(&self, lease: &LeaseRecord) -> Result<Vec<String>, WorkspaceError>;
     /// Contents of `paths`; `None` for a file that does not exist.
     async fn read_files(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
     /// The Git modes of `paths` as the checkout holds them (`100644`,
     /// `100755`, `120000` for a symlink); `None` for a path that is absent.
     async fn file_modes(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError>;
     /// Writes full-content replacements.
     async fn write_files(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         changes: &[ProposedChange],
         idempotency_key: &str,
     ) -> Result<(), WorkspaceError>;
     /// Runs each argv in order, capturing its result.
     async fn run(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         commands: &[Vec<String>],
         timeout_ms: u64,
         idempotency_key: &str,
     ) -> Result<Vec<CheckResult>, WorkspaceError>;
     /// The checkout's changes (working tree, or base..head of a pull request).
-    async fn diff(&self, lease: &Lease) -> Result<Diff, WorkspaceError>;
+    async fn diff(&self, lease: &LeaseRecord) -> Result<Diff, WorkspaceError>;
     /// Releases the lease; releasing twice is not an error.
-    async fn release(&self, lease: &Lease) -> Result<(), WorkspaceError>;
+    async fn release(&self, lease: &LeaseRecord) -> Result<(), WorkspaceError>;
 }
 
 /// What is published for a concluded task.

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use agent_zero_contracts::{FileReview, SkipReason};
 
-use crate::fact::ModelPurpose;
+use crate::fact::{ModelPurpose, Stimulus};
 use crate::ports::ModelRequest;
 use crate::resident::Resident;
 
@@ -25,8 +25,13 @@ Answer with one JSON object matching the schema. Cite repository evidence as bac
 text that appears verbatim in the files you name. Propose changes as full file contents.";
 
 /// The request for `purpose`, keyed by the seq this tick will commit.
-pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempotency_key: String) -> ModelRequest {
-    let stimulus = resident.stimulus();
+pub(crate) fn model_request(
+    resident: &Resident,
+    stimulus: &Stimulus,
+    purpose: ModelPurpose,
+    idempotency_key: String,
+) -> ModelRequest {
+    let discovery = &resident.discovery;
     let mut context = String::new();
     let _ = writeln!(
         context,
@@ -50,13 +55,13 @@ pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempote
         text.push_str(&item.body.text);
         untrusted(&mut context, &format!("feedback {} ({})", index + 1, item.kind), &text);
     }
-    let listed = resident.files.len().min(MAX_LISTED_FILES);
-    let files: String = resident.files.iter().take(listed).map(|f| format!("{f}\n")).collect();
-    untrusted(&mut context, &format!("repository files ({listed} of {})", resident.files.len()), &files);
-    if let Some(diff) = &resident.diff {
+    let listed = discovery.files.len().min(MAX_LISTED_FILES);
+    let files: String = discovery.files.iter().take(listed).map(|f| format!("{f}\n")).collect();
+    untrusted(&mut context, &format!("repository files ({listed} of {})", discovery.files.len()), &files);
+    if let Some(diff) = &discovery.diff {
         untrusted(&mut context, "diff under review (base...head)", cap(diff));
     }
-    if let Some(review) = &resident.review {
+    if let Some(review) = &discovery.review {
         let left: String = review
             .files
             .iter()
@@ -76,10 +81,11 @@ pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempote
         }
     }
     if purpose == ModelPurpose::Plan {
-        if let Some(decision) = &resident.decision {
+        if let Some(decision) = &resident.attempt.decision {
             untrusted(&mut context, "previous plan (model output)", &decision.plan.join("\n"));
         }
         let failing: String = resident
+            .attempt
             .check_results
             .iter()
             .filter(|c| !c.passed())
@@ -93,7 +99,7 @@ pub(crate) fn model_request(resident: &Resident, purpose: ModelPurpose, idempote
         purpose,
         system: SYSTEM.to_owned(),
         context,
-        previous_violation: resident.last_violation.clone(),
+        previous_violation: resident.attempt.last_violation.clone(),
         idempotency_key,
     }
 }

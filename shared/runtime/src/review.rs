@@ -219,8 +219,8 @@ fn right_start(header: &str) -> Option<u32> {
 /// The ledger a run concludes with: the discovered one, with the
 /// validated finding's place in the diff.
 pub(crate) fn ledger(resident: &crate::resident::Resident) -> Option<ReviewLedger> {
-    let mut ledger = resident.review.clone()?;
-    if let (Some(diff), Some(finding)) = (&resident.diff, &resident.finding) {
+    let mut ledger = resident.discovery.review.clone()?;
+    if let (Some(diff), Some(finding)) = (&resident.discovery.diff, &resident.attempt.finding) {
         ledger.anchors = anchor(&ledger, diff, finding).into_iter().collect();
     }
     Some(ledger)

@@ -1,7 +1,11 @@
-//! Decide: from the folded state, the one step a tick takes next. Pure.
+//! Decide: from the folded state, the one step a tick takes next, with the
+//! data it acts on. Pure; the only place that checks what a state needs.
 
-use agent_zero_contracts::{TaskState, TerminalState};
+use agent_zero_contracts::{
+    AgentDecision, EvidenceBundle, Finding, ModelFinding, ProposedChange, TaskResult, TaskState, TerminalState,
+};
 
+use crate::fact::{LeaseRecord, PublicationOutcome, Received};
 use crate::resident::Resident;
 
 /// Engine-wide bounds (the policy bounds come from the stimulus).
@@ -60,75 +64,74 @@ pub(crate) fn remaining_ms(resident: &Resident, now_ms: u64) -> u64 {
     timeout.saturating_sub(now_ms.saturating_sub(resident.started_ms)).max(1)
 }
 
-impl Step {
+impl Step<'_> {
     /// How long this step may take at `now_ms`, from its own bound, when it
     /// has external effects (and so takes a claim first); `None` for the
     /// pure steps. The checks are bounded by what is left of the run's
     /// `agent.timeoutMs`.
     pub fn bound_ms(&self, resident: &Resident, now_ms: u64, limits: &Limits) -> Option<u64> {
         let bound = match self {
-            Self::Understand | Self::Plan { replan: true } => limits.model_call_ms.saturating_mul(2),
-            Self::Verify => remaining_ms(resident, now_ms),
-            Self::Lease | Self::Discover | Self::Validate | Self::Execute { .. } | Self::Review | Self::Release => {
-                limits.sandbox_call_ms
-            }
-            Self::Admit | Self::Publish => limits.publish_ms,
-            Self::Plan { replan: false } | Self::Fail { .. } | Self::Quiet(_) => return None,
+            Self::Understand | Self::Plan { replan: true, .. } => limits.model_call_ms.saturating_mul(2),
+            Self::Verify { .. } => remaining_ms(resident, now_ms),
+            Self::Lease
+            | Self::Discover { .. }
+            | Self::Validate { .. }
+            | Self::Execute { .. }
+            | Self::Review { .. }
+            | Self::Release { .. } => limits.sandbox_call_ms,
+            Self::Admit { .. } | Self::Publish { .. } => limits.publish_ms,
+            Self::Plan { replan: false, .. } | Self::Fail { .. } | Self::Quiet(_) => return None,
         };
         Some(bound.saturating_add(limits.claim_margin_ms))
     }
 }
 
-/// The next step of a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+/// The next step of a task, holding what it acts on. [`next_step`] is the
+/// one place that checks the log's invariants: a step's data is there, or
+/// the step is [`Step::Fail`] naming what the log lacks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step<'a> {
     /// Read the repository policy and admit or decline a received delivery.
-    Admit,
+    Admit { received: &'a Received },
     /// Lease a sandbox (and leave `queued`).
     Lease,
     /// List files, read manifests, resolve checks (and the PR diff).
-    Discover,
+    Discover { lease: &'a LeaseRecord },
     /// Ask the model to interpret the input.
     Understand,
-    /// Read the cited files and validate the finding.
-    Validate,
-    /// Authorise the write (after a model re-plan on repair).
-    Plan { replan: bool },
+    /// Read the cited files and validate the model's claim.
+    Validate { lease: &'a LeaseRecord, claim: &'a ModelFinding },
+    /// Authorise the write of `decision` (`replan`: after a failed
+    /// verification, ask the model for a new decision first).
+    Plan { replan: bool, decision: &'a AgentDecision, finding: &'a Finding },
     /// Write the authorised changes (`reapply` after a lost lease).
-    Execute { reapply: bool },
+    Execute { lease: &'a LeaseRecord, changes: &'a [ProposedChange], reapply: bool },
     /// Run the checks.
-    Verify,
+    Verify { lease: &'a LeaseRecord },
     /// Inspect the diff.
-    Review,
-    /// End the run now (guard or exhausted retries).
+    Review { lease: &'a LeaseRecord },
+    /// End the run now (guard, exhausted retries, or a log that lacks what
+    /// its state needs).
     Fail { reason: String },
     /// Release the sandbox lease.
-    Release,
+    Release { lease: &'a LeaseRecord },
     /// Publish the concluded result.
-    Publish,
+    Publish { result: &'a TaskResult, evidence: &'a EvidenceBundle },
     /// Nothing to do until a person decides (`needs-human`), or ever.
     Quiet(TerminalState),
 }
 
 /// The step `resident` needs at `now_ms`.
-pub fn next_step(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
+pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> Step<'a> {
     let state = resident.state;
-    if state.is_terminal() {
-        return chores(resident, limits);
+    if let Some(terminal) = state.terminal() {
+        return chores(resident, terminal, limits);
     }
-    if resident.stimulus.is_none() {
-        // A delivery awaiting its policy gate: GitHub may be down for a while.
-        let waited = now_ms.saturating_sub(resident.created_ms);
-        if resident.admission_errors > 0 && waited > limits.admission_ms {
-            let last = resident.admission_error.as_deref().unwrap_or("unknown");
-            return Step::Fail {
-                reason: format!("the repository policy could not be read for {} s: {last}", waited / 1_000),
-            };
-        }
-        return Step::Admit;
-    }
-    let policy = &resident.stimulus().policy;
-    let ticks = resident.seq.unwrap_or(0).saturating_sub(resident.admitted_seq);
+    let Some(stimulus) = resident.stimulus.as_deref() else {
+        return admission(resident, now_ms, limits);
+    };
+    let policy = &stimulus.policy;
+    let ticks = resident.seq.unwrap_or(0).saturating_sub(resident.intake.admitted_seq);
     if ticks >= limits.max_ticks {
         return Step::Fail {
             reason: format!(
@@ -143,60 +146,98 @@ pub fn next_step(resident: &Resident, now_ms: u64, limits: &Limits) -> Step {
             reason: format!("timed out: {elapsed} ms elapsed, agent.timeoutMs is {}", policy.agent.timeout_ms),
         };
     }
-    if resident.model_failures >= resident.max_attempts {
-        let last = resident.last_violation.as_deref().unwrap_or("the model was unavailable");
+    let attempt = &resident.attempt;
+    if attempt.model_failures >= resident.max_attempts {
+        let last = attempt.last_violation.as_deref().unwrap_or("the model was unavailable");
         return Step::Fail {
             reason: format!(
                 "no usable model answer in {} attempt(s) (agent.maxAttempts): {last}",
-                resident.model_failures
+                attempt.model_failures
             ),
         };
     }
-    if resident.sandbox_errors >= limits.max_sandbox_errors {
+    if resident.sandbox.errors >= limits.max_sandbox_errors {
         return Step::Fail {
-            reason: format!("the sandbox failed {} times in a row while {state}", resident.sandbox_errors),
+            reason: format!("the sandbox failed {} times in a row while {state}", resident.sandbox.errors),
         };
     }
-    let needs_sandbox = matches!(
-        state,
-        TaskState::Discovering
-            | TaskState::Validating
-            | TaskState::Executing
-            | TaskState::Verifying
-            | TaskState::Reviewing
-    );
-    if state == TaskState::Queued || (needs_sandbox && resident.lease.is_none()) {
-        return Step::Lease;
-    }
-    let lease_id = resident.lease.as_ref().map(|l| l.id.as_str());
-    match state {
-        TaskState::Queued => Step::Lease,
-        TaskState::Discovering => Step::Discover,
-        TaskState::Understanding => Step::Understand,
-        TaskState::Validating => Step::Validate,
-        TaskState::Planning => Step::Plan { replan: resident.attempts() > 0 && !resident.fresh_decision },
-        TaskState::Executing => Step::Execute { reapply: false },
-        TaskState::Verifying | TaskState::Reviewing if resident.applied_on.as_deref() != lease_id => {
+    let decision = attempt.decision.as_ref();
+    match (state, resident.sandbox.lease.as_ref()) {
+        (TaskState::Queued, _) => Step::Lease,
+        (TaskState::Understanding, _) => Step::Understand,
+        (TaskState::Planning, _) => match (decision, attempt.finding.as_ref()) {
+            (Some(decision), Some(finding)) => {
+                Step::Plan { replan: resident.attempts() > 0 && !attempt.fresh_decision, decision, finding }
+            }
+            (None, _) => inconsistent(state, "a model decision"),
+            (Some(_), None) => inconsistent(state, "a validated finding"),
+        },
+        // Every other state works in the sandbox.
+        (_, None) => Step::Lease,
+        (TaskState::Discovering, Some(lease)) => Step::Discover { lease },
+        (TaskState::Validating, Some(lease)) => match decision {
+            Some(decision) => Step::Validate { lease, claim: &decision.finding },
+            None => inconsistent(state, "a model decision"),
+        },
+        (TaskState::Executing, Some(lease)) => execute(resident, lease, false),
+        (TaskState::Verifying | TaskState::Reviewing, Some(lease))
+            if resident.sandbox.applied_on.as_deref() != Some(lease.id.as_str()) =>
+        {
             // The lease holding this attempt's changes was lost: write them again first.
-            Step::Execute { reapply: true }
+            execute(resident, lease, true)
         }
-        TaskState::Verifying => Step::Verify,
-        TaskState::Reviewing => Step::Review,
-        TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored => {
-            chores(resident, limits)
+        (TaskState::Verifying, Some(lease)) => Step::Verify { lease },
+        (TaskState::Reviewing, Some(lease)) => Step::Review { lease },
+        // Answered by `chores` above, before any guard.
+        (TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored, Some(_)) => {
+            Step::Fail { reason: format!("the task is {state}: no step runs it") }
         }
     }
 }
 
-/// After the ending: conclude (done in the ending tick), release, publish.
-fn chores(resident: &Resident, limits: &Limits) -> Step {
-    let terminal = resident.state.terminal().expect("called for terminal states");
-    if resident.lease.is_some() && !resident.released {
-        return Step::Release;
+/// A delivery awaiting its policy gate: GitHub may be down for a while.
+fn admission<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> Step<'a> {
+    let intake = &resident.intake;
+    let Some(received) = intake.received.as_deref() else {
+        return Step::Fail { reason: "the task log holds neither a stimulus nor a received delivery".into() };
+    };
+    let waited = now_ms.saturating_sub(resident.created_ms);
+    if intake.errors > 0 && waited > limits.admission_ms {
+        let last = intake.last_error.as_deref().unwrap_or("unknown");
+        return Step::Fail {
+            reason: format!("the repository policy could not be read for {} s: {last}", waited / 1_000),
+        };
     }
-    let published = matches!(resident.published, Some(crate::fact::PublicationOutcome::Published { .. }));
-    if resident.concluded.is_some() && !published && resident.publish_attempts < limits.max_publish_attempts {
-        return Step::Publish;
+    Step::Admit { received }
+}
+
+/// Writing the decision's changes (again, with `reapply`).
+fn execute<'a>(resident: &'a Resident, lease: &'a LeaseRecord, reapply: bool) -> Step<'a> {
+    match &resident.attempt.decision {
+        Some(decision) => Step::Execute { lease, changes: &decision.changes, reapply },
+        None => inconsistent(resident.state, "a model decision"),
+    }
+}
+
+/// The failure of a log whose `state` lacks what it needs (not written
+/// by this engine, or edited).
+fn inconsistent<'a>(state: TaskState, lacking: &str) -> Step<'a> {
+    Step::Fail { reason: format!("the task log is inconsistent: the task is {state} without {lacking}") }
+}
+
+/// After the ending: conclude (done in the ending tick), release, publish.
+fn chores<'a>(resident: &'a Resident, terminal: TerminalState, limits: &Limits) -> Step<'a> {
+    if let Some(lease) = resident.sandbox.lease.as_ref().filter(|_| !resident.sandbox.released) {
+        return Step::Release { lease };
+    }
+    let conclusion = &resident.conclusion;
+    let published = matches!(conclusion.published, Some(PublicationOutcome::Published { .. }));
+    if let Some(concluded) = conclusion.concluded.as_deref()
+        && !published
+        && conclusion.publish_attempts < limits.max_publish_attempts
+    {
+        let (result, evidence) = concluded;
+        return Step::Publish { result, evidence };
     }
     Step::Quiet(terminal)
 }

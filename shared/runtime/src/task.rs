@@ -121,7 +121,7 @@ pub async fn start<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<Start>, 
     if let Some(stimulus) = resident.stimulus {
         return Ok(Some(Start::Run(stimulus)));
     }
-    let Some(received) = resident.received else { return Ok(None) };
+    let Some(received) = resident.intake.received else { return Ok(None) };
     // The admission, if any, is the first fact after entry 0: nothing else
     // can be committed while the delivery awaits its gate.
     let admitted = store.entry(task_id, 1).await?.and_then(|e| {
@@ -202,7 +202,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
     let store = Store::new(kv);
     let resident = load_from(&store, task_id).await?.ok_or_else(|| TaskError::NotFound(task_id.to_owned()))?;
     if resident.state != TaskState::NeedsHuman {
-        if let Some((principal, decision)) = resident.decided.clone() {
+        if let Some((principal, decision)) = resident.approval.decided.clone() {
             return Err(TaskError::AlreadyDecided { task_id: task_id.to_owned(), principal, decision });
         }
         return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });

@@ -1,10 +1,11 @@
-//! One tick: sync, choose the next step, act, commit, yield.
+//! One tick: sync, choose the next step, act, commit, yield. A metered
+//! tick also records what it cost its host in the entry it commits.
 
-use agent_zero_contracts::TerminalState;
+use agent_zero_contracts::{RunCost, TerminalState};
 use agent_zero_ports::KeyValue;
 
 use crate::act::{Ports, StepContext, act};
-use crate::fact::Entry;
+use crate::fact::{Entry, Fact};
 use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
@@ -75,8 +76,20 @@ pub struct Engine<'p, K, D, W, P, Q> {
 }
 
 impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K, D, W, P, Q> {
-    /// Runs one tick at `now_ms`.
+    /// Runs one tick at `now_ms`, unmetered.
     pub async fn tick(&self, tick: &Tick, now_ms: u64) -> Result<TickReport, TickError> {
+        self.tick_metered(tick, now_ms, None).await
+    }
+
+    /// Runs one tick at `now_ms`. With `meter`, the entry it commits starts
+    /// with a [`Fact::Metered`] of what `meter` counted just before the
+    /// commit, and a conclusion in it includes that count.
+    pub async fn tick_metered(
+        &self,
+        tick: &Tick,
+        now_ms: u64,
+        meter: Option<&dyn Fn() -> RunCost>,
+    ) -> Result<TickReport, TickError> {
         let id = tick.task_id.as_str();
         if !is_valid_task_id(id) {
             return Err(TickError::InvalidTaskId(id.to_owned()));
@@ -132,7 +145,11 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         // act
         let cx = StepContext { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
         let acted = act(&step, &cx, &self.ports, &mut stats).await?;
-        let entry = Entry { seq, at_ms: now_ms, facts: acted.facts };
+        let mut facts = acted.facts;
+        if let Some(counted) = meter {
+            metered(&resident, seq, now_ms, &mut facts, counted())?;
+        }
+        let entry = Entry { seq, at_ms: now_ms, facts };
         let mut next = resident.clone();
         next.apply(&entry)?;
 
@@ -199,6 +216,27 @@ impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
         }
         Ok(store.append(id, entry).await? == Append::Committed)
     }
+}
+
+/// Puts the tick's `cost` first among its `facts`; a conclusion among
+/// them is given the cost the facts before it add up to, as
+/// [`crate::log::replay`] rebuilds it.
+fn metered(resident: &Resident, seq: u64, now_ms: u64, facts: &mut Vec<Fact>, cost: RunCost) -> Result<(), FoldError> {
+    facts.insert(0, Fact::Metered { cost });
+    if let Some(at) = facts.iter().position(|f| matches!(f, Fact::Concluded { .. })) {
+        let mut ended = resident.clone();
+        ended.apply(&Entry { seq, at_ms: now_ms, facts: facts[..at].to_vec() })?;
+        if let Fact::Concluded { evidence, .. } = &mut facts[at] {
+            evidence.cost = evidence_cost(&ended);
+        }
+    }
+    Ok(())
+}
+
+/// What the evidence says a run cost: the metered ticks' operations with
+/// the run's model usage; `None` when no tick was metered.
+pub(crate) fn evidence_cost(resident: &Resident) -> Option<RunCost> {
+    resident.cost.map(|c| c.with_usage(&resident.usage))
 }
 
 fn quiet(terminal: TerminalState) -> TickOutcome {

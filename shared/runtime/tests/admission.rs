@@ -31,9 +31,9 @@ fn an_admitted_delivery_runs_with_the_policy_it_was_admitted_with() {
 
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let done = h.load("gh-1");
-    assert!(done.concluded.as_ref().unwrap().0.verified, "the fix was verified");
+    assert!(done.conclusion.concluded.as_ref().unwrap().0.verified, "the fix was verified");
     assert_eq!(h.publisher.admitted.borrow().as_slice(), ["gh-1"], "the gate was asked once");
-    assert_eq!(done.admitted_seq, 1);
+    assert_eq!(done.intake.admitted_seq, 1);
     // A host reads the admitted stimulus (entry 0, then the admission).
     match block_on(agent_zero_runtime::start(&h.kv, "gh-1")).unwrap() {
         Some(Start::Run(s)) => assert_eq!(s.mode, RunMode::Fix),
@@ -52,8 +52,8 @@ fn a_declined_delivery_ends_ignored_with_its_reason_and_nothing_else() {
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Ignored)));
     let r = h.load("gh-2");
     assert_eq!(r.state, TaskState::Ignored);
-    assert_eq!(r.declined, Some(("issues-disabled".into(), "issues.enabled is false".into())));
-    assert!(r.concluded.is_none() && r.lease.is_none(), "nothing ran, nothing is concluded");
+    assert_eq!(r.intake.declined, Some(("issues-disabled".into(), "issues.enabled is false".into())));
+    assert!(r.conclusion.concluded.is_none() && r.sandbox.lease.is_none(), "nothing ran, nothing is concluded");
     assert_eq!(h.workspace.leases.get(), 0);
     assert!(h.publisher.published.borrow().is_empty(), "an ignored delivery publishes nothing");
     assert_eq!(h.decider.calls(), 0);
@@ -82,15 +82,15 @@ fn an_unreadable_policy_is_retried_with_backoff_and_then_proceeds() {
     }
     assert_eq!(delays, [1_000, 2_000, 4_000, 8_000, 16_000]);
     let r = h.load("gh-3");
-    assert_eq!((r.admission_errors, r.admission_error.as_deref()), (5, Some("GitHub: 503")));
+    assert_eq!((r.intake.errors, r.intake.last_error.as_deref()), (5, Some("GitHub: 503")));
     assert_eq!(r.state, TaskState::Queued);
     // GitHub is back: the same task proceeds to a verified fix.
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("gh-3");
-    assert_eq!(r.admission_errors, 0);
-    assert!(r.concluded.as_ref().unwrap().0.verified);
+    assert_eq!(r.intake.errors, 0);
+    assert!(r.conclusion.concluded.as_ref().unwrap().0.verified);
     // The waiting ticks count against neither the runaway guard nor the run's timeout.
-    assert_eq!(r.admitted_seq, 6);
+    assert_eq!(r.intake.admitted_seq, 6);
     assert!(r.started_ms > r.created_ms);
 }
 
@@ -102,9 +102,9 @@ fn a_policy_unreadable_past_the_admission_bound_fails_the_task_with_the_cause() 
     // No admissions scripted: every read fails.
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("gh-4");
-    let failure = r.failure.as_deref().unwrap();
+    let failure = r.conclusion.failure.as_deref().unwrap();
     assert!(failure.contains("could not be read") && failure.contains("connection refused"), "{failure}");
-    assert!(r.concluded.is_none(), "nothing ran: no evidence to conclude");
+    assert!(r.conclusion.concluded.is_none(), "nothing ran: no evidence to conclude");
     assert_eq!(h.workspace.leases.get(), 0);
 }
 
@@ -116,7 +116,7 @@ fn a_policy_that_does_not_validate_fails_the_task_at_once() {
     h.receive(received("gh-5"));
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("gh-5");
-    assert!(r.failure.as_deref().unwrap().contains("moed"));
+    assert!(r.conclusion.failure.as_deref().unwrap().contains("moed"));
     assert_eq!(h.publisher.admitted.borrow().len(), 1, "no retry for a policy that cannot parse");
 }
 

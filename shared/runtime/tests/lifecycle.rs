@@ -8,7 +8,7 @@ use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskErr
 use harness::*;
 
 fn refusal_code(r: &Resident) -> Option<String> {
-    match &r.write {
+    match &r.attempt.write {
         Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.code.clone()),
         _ => None,
     }
@@ -30,7 +30,7 @@ fn accepted_fix_completes_verified_and_is_published_once() {
         path(&r),
         [Discovering, Understanding, Validating, Planning, Executing, Verifying, Reviewing, Completed]
     );
-    let (result, evidence) = &**r.concluded.as_ref().unwrap();
+    let (result, evidence) = &**r.conclusion.concluded.as_ref().unwrap();
     assert!(result.verified && evidence.verified);
     assert_eq!(result.changed_files, ["src/lib.rs"]);
     assert_eq!(result.attempts, 1);
@@ -85,7 +85,7 @@ fn observe_mode_reports_without_writing() {
     let r = h.load("t-obs");
     assert_eq!(refusal_code(&r).as_deref(), Some("mode-read-only"));
     assert_eq!(h.workspace.writes.get(), 0);
-    let (result, evidence) = &**r.concluded.as_ref().unwrap();
+    let (result, evidence) = &**r.conclusion.concluded.as_ref().unwrap();
     assert_eq!(result.verdict, Verdict::Accepted);
     assert!(!result.verified);
     assert_eq!(evidence.refusal.as_ref().unwrap().code, "mode-read-only");
@@ -116,7 +116,7 @@ fn rejected_findings_record_every_reason() {
         let outcome = h.run(stimulus(&id, RunMode::Fix, policy(FIX_POLICY)));
         assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)), "{name}");
         let r = h.load(&id);
-        let finding = r.finding.as_ref().unwrap();
+        let finding = r.attempt.finding.as_ref().unwrap();
         assert_eq!(finding.verdict, Verdict::Rejected, "{name}");
         assert!(
             finding.rejection_reasons.iter().any(|m| m.contains(needle)),
@@ -135,7 +135,7 @@ fn rejected_findings_record_every_reason() {
     finding.files.clear();
     h.decider.push(decision(finding));
     h.run(stimulus("t-rej-all", RunMode::Fix, policy(FIX_POLICY)));
-    assert_eq!(h.load("t-rej-all").finding.unwrap().rejection_reasons.len(), 3);
+    assert_eq!(h.load("t-rej-all").attempt.finding.unwrap().rejection_reasons.len(), 3);
 }
 
 #[test]
@@ -147,8 +147,8 @@ fn low_confidence_is_inconclusive_and_ends_without_writing() {
     let outcome = h.run(stimulus("t-inc", RunMode::Fix, policy(FIX_POLICY)));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-inc");
-    assert_eq!(r.finding.as_ref().unwrap().verdict, Verdict::Inconclusive);
-    assert_eq!(r.concluded.as_ref().unwrap().0.verdict, Verdict::Inconclusive);
+    assert_eq!(r.attempt.finding.as_ref().unwrap().verdict, Verdict::Inconclusive);
+    assert_eq!(r.conclusion.concluded.as_ref().unwrap().0.verdict, Verdict::Inconclusive);
     assert_eq!(h.workspace.writes.get(), 0);
 }
 
@@ -251,7 +251,7 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         assert_eq!(outcome, Some(expected), "{}", case.code);
         let r = h.load(&id);
         assert_eq!(refusal_code(&r).as_deref(), Some(case.code));
-        let (result, evidence) = &**r.concluded.as_ref().unwrap();
+        let (result, evidence) = &**r.conclusion.concluded.as_ref().unwrap();
         assert_eq!(evidence.refusal.as_ref().map(|x| x.code.as_str()), Some(case.code));
         assert!(!result.verified, "{}", case.code);
         assert_eq!(h.workspace.writes.get(), 0, "{}: a refused write writes nothing", case.code);
@@ -267,7 +267,7 @@ fn repair_succeeds_on_the_second_attempt() {
     let outcome = h.run(stimulus("t-repair", RunMode::Fix, policy(FIX_POLICY)));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-repair");
-    let result = &r.concluded.as_ref().unwrap().0;
+    let result = &r.conclusion.concluded.as_ref().unwrap().0;
     assert!(result.verified);
     assert_eq!(result.attempts, 2);
     assert_eq!(h.decider.calls(), 2);
@@ -287,10 +287,14 @@ fn repair_exhausted_fails_with_the_reason() {
         h.run(stimulus("t-exhaust", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{maxAttempts: 2}}\n"))));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-exhaust");
-    assert!(r.failure.as_deref().unwrap().contains("verification still fails after 2 attempt(s)"), "{:?}", r.failure);
+    assert!(
+        r.conclusion.failure.as_deref().unwrap().contains("verification still fails after 2 attempt(s)"),
+        "{:?}",
+        r.conclusion.failure
+    );
     assert_eq!(h.workspace.runs.get(), 2);
     assert_eq!(h.decider.calls(), 2);
-    assert!(!r.concluded.as_ref().unwrap().0.verified);
+    assert!(!r.conclusion.concluded.as_ref().unwrap().0.verified);
     assert_eq!(h.workspace.releases.get(), 1);
 }
 
@@ -316,7 +320,7 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     assert_eq!(h.queue.messages.borrow().front().map(|(t, _)| t), Some(&tick));
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-hi");
-    assert!(r.concluded.as_ref().unwrap().0.verified);
+    assert!(r.conclusion.concluded.as_ref().unwrap().0.verified);
     assert!(r.events.iter().any(|e| e.message == "approved by alice"));
     assert_eq!(h.workspace.leases.get(), 2, "a fresh lease after approval");
     let published = h.publisher.published.borrow();
@@ -370,7 +374,7 @@ fn rejection_by_a_human_fails_the_task_without_writing() {
     .unwrap();
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-deny");
-    assert_eq!(r.failure.as_deref(), Some("rejected by carol"));
+    assert_eq!(r.conclusion.failure.as_deref(), Some("rejected by carol"));
     assert_eq!(h.workspace.writes.get(), 0);
     assert_eq!(h.publisher.published.borrow().len(), 2);
 }
@@ -384,7 +388,11 @@ fn runaway_guard_fails_a_task_that_does_not_converge() {
     let outcome = h.run(stimulus("t-runaway", RunMode::Fix, policy(FIX_POLICY)));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-runaway");
-    assert!(r.failure.as_deref().unwrap().starts_with("runaway guard: 4 ticks"), "{:?}", r.failure);
+    assert!(
+        r.conclusion.failure.as_deref().unwrap().starts_with("runaway guard: 4 ticks"),
+        "{:?}",
+        r.conclusion.failure
+    );
     assert!(h.reports.borrow().len() <= 6, "{}", h.reports.borrow().len());
 }
 
@@ -396,7 +404,7 @@ fn overall_timeout_fails_a_stuck_task() {
         h.run(stimulus("t-timeout", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{timeoutMs: 2000}}\n"))));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
     let r = h.load("t-timeout");
-    assert!(r.failure.as_deref().unwrap().starts_with("timed out"), "{:?}", r.failure);
+    assert!(r.conclusion.failure.as_deref().unwrap().starts_with("timed out"), "{:?}", r.conclusion.failure);
     assert_eq!(h.workspace.releases.get(), 1);
 }
 
@@ -420,7 +428,7 @@ fn a_violation_is_shown_to_the_model_and_bounded_by_max_attempts() {
         Some(TickOutcome::Terminal(TerminalState::Failed))
     );
     assert_eq!(h.decider.calls(), 3);
-    assert!(h.load("t-viol3").failure.unwrap().contains("not json"));
+    assert!(h.load("t-viol3").conclusion.failure.unwrap().contains("not json"));
 }
 
 #[test]
@@ -580,7 +588,7 @@ fn a_full_pool_is_waited_out_not_counted_as_sandbox_failures() {
     let outcome = h.run(stimulus("t-pool", RunMode::Fix, policy(FIX_POLICY)));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-pool");
-    assert_eq!(r.sandbox_errors, 0);
-    assert_eq!(r.lease_waits, 0, "reset once the lease was granted");
-    assert!(r.concluded.as_ref().is_some_and(|c| c.0.verified));
+    assert_eq!(r.sandbox.errors, 0);
+    assert_eq!(r.sandbox.lease_waits, 0, "reset once the lease was granted");
+    assert!(r.conclusion.concluded.as_ref().is_some_and(|c| c.0.verified));
 }

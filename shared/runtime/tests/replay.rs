@@ -84,7 +84,7 @@ fn reference_settings_without_an_edge_meaning_are_recorded_in_the_evidence() {
     let yaml = format!("{FIX_POLICY}runner:\n  isolation: local\n  engine: docker\n  workdir: /workspace\n");
     h.run(stimulus("t-ref", RunMode::Fix, policy(&yaml)));
     let r = h.load("t-ref");
-    let evidence = &r.concluded.as_ref().expect("concluded").1;
+    let evidence = &r.conclusion.concluded.as_ref().expect("concluded").1;
     let policy_items: Vec<(&str, &str)> = evidence
         .coverage
         .omitted
@@ -98,4 +98,40 @@ fn reference_settings_without_an_edge_meaning_are_recorded_in_the_evidence() {
     // And the replay rebuilds them from the policy snapshot in entry 0.
     let replayed = replay(&log(&h, "t-ref")).unwrap();
     assert_eq!(replayed.rebuilt, replayed.recorded);
+}
+
+#[test]
+fn a_conclusion_of_a_delivery_never_admitted_is_refused_not_a_panic() {
+    use agent_zero_contracts::TaskState;
+    use agent_zero_runtime::{Entry, FoldError};
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.run(stimulus("t-donor", RunMode::Fix, policy(FIX_POLICY)));
+    let concluded = log(&h, "t-donor")
+        .into_iter()
+        .flat_map(|e| e.facts)
+        .find(|f| matches!(f, Fact::Concluded { .. }))
+        .expect("the donor run concluded");
+    // An edited log: a delivery ignored before its admission, with a conclusion.
+    let entries = [
+        Entry { seq: 0, at_ms: START_MS, facts: vec![Fact::Received { received: Box::new(received("gh-edited")) }] },
+        Entry {
+            seq: 1,
+            at_ms: START_MS + 1,
+            facts: vec![
+                Fact::Transition {
+                    from: TaskState::Queued,
+                    to: TaskState::Ignored,
+                    message: "x".into(),
+                    attempt: None,
+                },
+                concluded,
+            ],
+        },
+    ];
+    let refused = replay(&entries);
+    assert!(
+        matches!(&refused, Err(FoldError::Malformed { seq: 1, reason }) if reason.contains("before the delivery was admitted")),
+        "{refused:?}"
+    );
 }

@@ -21,7 +21,7 @@ fn a_review_in_suggest_mode_proves_its_change_in_a_writable_sandbox() {
     review.trigger = Trigger::Proactive;
     assert_eq!(h.run(review), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let r = h.load("t-suggest");
-    let evidence = &r.concluded.as_ref().unwrap().1;
+    let evidence = &r.conclusion.concluded.as_ref().unwrap().1;
     assert!(evidence.verified, "{evidence:?}");
     assert_eq!(evidence.mode, RunMode::Suggest, "the run's mode stays suggest");
     assert!(evidence.runner.writable, "the sandbox was leased writable");
@@ -42,7 +42,7 @@ fn a_review_in_suggest_mode_without_a_change_reports_why_there_is_no_suggestion(
     let mut review = stimulus("t-bare", RunMode::Suggest, suggest_policy());
     review.trigger = Trigger::Proactive;
     assert_eq!(h.run(review), Some(TickOutcome::Terminal(TerminalState::Completed)));
-    let evidence = h.load("t-bare").concluded.unwrap().1;
+    let evidence = h.load("t-bare").conclusion.concluded.unwrap().1;
     assert_eq!(evidence.refusal.as_ref().map(|r| r.code.as_str()), Some("no-change"), "{evidence:?}");
     assert_eq!(h.workspace.writes.get(), 0);
 }
@@ -55,7 +55,7 @@ fn feedback_in_suggest_mode_still_never_writes() {
         h.run(stimulus("t-feedback", RunMode::Suggest, suggest_policy())),
         Some(TickOutcome::Terminal(TerminalState::Completed))
     );
-    let evidence = h.load("t-feedback").concluded.unwrap().1;
+    let evidence = h.load("t-feedback").conclusion.concluded.unwrap().1;
     assert_eq!(evidence.refusal.as_ref().map(|r| r.code.as_str()), Some("mode-read-only"), "{evidence:?}");
     assert!(!evidence.runner.writable);
     assert_eq!(h.workspace.writes.get(), 0);

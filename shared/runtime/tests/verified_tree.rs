@@ -23,12 +23,12 @@ fn the_published_files_are_the_ones_read_back_with_their_digests_in_the_evidence
         Some(TickOutcome::Terminal(TerminalState::Completed))
     );
     let r = h.load("t-tree");
-    let evidence = &r.concluded.as_ref().unwrap().1;
+    let evidence = &r.conclusion.concluded.as_ref().unwrap().1;
     assert!(evidence.verified);
     assert_eq!(evidence.tree.len(), 1);
     assert_eq!((evidence.tree[0].path.as_str(), evidence.tree[0].sha256.clone()), ("src/lib.rs", sha256(FIXED)));
     assert_eq!(evidence.tree[0].bytes, FIXED.len() as u64);
-    assert!(r.rewritten.is_empty(), "unchanged since written: the log holds the digest only");
+    assert!(r.attempt.rewritten.is_empty(), "unchanged since written: the log holds the digest only");
     let files = h.publisher.files.borrow();
     assert_eq!(
         files.last().unwrap().iter().map(|c| (c.path.as_str(), c.content.as_str())).collect::<Vec<_>>(),
@@ -47,7 +47,7 @@ fn a_file_a_check_rewrote_is_published_as_the_checks_left_it() {
         Some(TickOutcome::Terminal(TerminalState::Completed))
     );
     let r = h.load("t-fmt");
-    let evidence = &r.concluded.as_ref().unwrap().1;
+    let evidence = &r.conclusion.concluded.as_ref().unwrap().1;
     assert_eq!(evidence.tree[0].sha256, sha256("stray"), "the digest is of what the sandbox held");
     let files = h.publisher.files.borrow();
     assert_eq!(files.last().unwrap()[0].content, "stray", "the verified content, not the written one");
@@ -60,7 +60,7 @@ fn a_check_that_removes_a_file_the_run_wrote_stops_the_run() {
     h.decider.push(decision(claim()));
     assert_eq!(h.run(stimulus("t-rm", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
     let r = h.load("t-rm");
-    let (result, _) = r.concluded.as_deref().unwrap();
+    let (result, _) = r.conclusion.concluded.as_deref().unwrap();
     assert!(!result.verified);
     assert!(result.summary.contains("removed files the run wrote: src/lib.rs"), "{}", result.summary);
     let published = h.publisher.published.borrow();

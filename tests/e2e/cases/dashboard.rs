@@ -3,17 +3,16 @@
 //! task list with its filters, approve on a `needs-human` task and see the
 //! state change, the audit log; an outsider refused, a forged form refused.
 //!
-//! The browser steps go over plain HTTP with the cookies a browser would
-//! keep (so each redirect and `Set-Cookie` is asserted); headless Chromium
-//! then signs in by itself, following the same redirects with its own
-//! cookie jar, and the page it ends on is checked from its DOM and a
-//! screenshot.
+//! The refusals go over plain HTTP with the cookies a browser would keep
+//! (so each redirect and `Set-Cookie` is asserted). Headless Chromium,
+//! driven over the DevTools protocol, then acts as the person: it signs in
+//! by itself (following the redirects with its own cookie jar), opens the
+//! `needs-human` task, clicks Approve (its form posts the page's CSRF
+//! token), and sees the new state on the page; its screenshot is checked.
 
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agent_zero_e2e::browser::{CHROMIUM, decode_png, screenshot};
+use agent_zero_e2e::browser::{Browser, decode_png};
 use agent_zero_e2e::{Reply, Runtime};
 use agent_zero_fakes::calc;
 
@@ -111,36 +110,6 @@ fn sign_in(world: &World, login: Option<&str>) -> Result<String, Reply> {
     }
 }
 
-/// Loads `url` in headless Chromium (fresh profile) and returns the DOM it
-/// ends on, after every redirect.
-fn chromium_dom(url: &str) -> String {
-    let temp = tempfile::tempdir().unwrap();
-    let out = std::fs::File::create(temp.path().join("dom.html")).unwrap();
-    let mut child = Command::new(CHROMIUM)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-        .arg(format!("--user-data-dir={}", temp.path().join("profile").display()))
-        .args(["--dump-dom", url])
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {CHROMIUM}: {e}"));
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.wait();
-            panic!("chromium took more than 60 s on {url}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::fs::read_to_string(temp.path().join("dom.html")).unwrap()
-}
-
 fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     // octocat may approve fix runs; acme-ops members may only look.
     let world = world_with_vars(runtime, &policy("fix"), &DASHBOARD_VARS);
@@ -214,14 +183,33 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     }
     assert_eq!(read(&world.server, &format!("/api/v1/tasks/{task_id}")).json()["state"], "needs-human");
 
-    // Approve; the task leaves needs-human and runs to a verified completion.
-    let body = format!("csrf={}&decision=approve&comment=Looks+right", csrf.replace('+', "%2B"));
-    let approved = raw("POST", &world.server.url(&path), &form, body.as_bytes());
-    assert_eq!(approved.status, 303, "{}", approved.text());
-    assert_eq!(approved.header("location"), Some(format!("/dashboard/tasks/{task_id}?decided=approve").as_str()));
-    let after = world.server.send("GET", &format!("/dashboard/tasks/{task_id}?decided=approve"), &cookie, b"");
-    assert!(after.text().contains("Approved: the task continues."), "{}", after.text());
-    assert!(!after.text().contains("value=\"approve\""), "still offered after approval: {}", after.text());
+    // The session cookie alone is no credential for the JSON API.
+    let approval = format!("/api/v1/approvals/{task_id}");
+    let json_with_cookie = [("cookie", session.as_str()), ("content-type", "application/json")];
+    let api = raw("POST", &world.server.url(&approval), &json_with_cookie, br#"{"decision":"approve"}"#);
+    assert_eq!(api.status, 401, "{}", api.text());
+
+    // Headless Chromium signs in by itself: redirects, its own cookie jar.
+    world.github.set_oauth_browser_user(Some("octocat"));
+    let mut browser = Browser::launch(PHONE.0, PHONE.1).unwrap_or_else(|e| panic!("{e}"));
+    let fail = |e: String, browser: &Browser| -> ! { panic!("{e}\n{}", browser.log()) };
+    browser.navigate(&world.server.url("/login")).unwrap_or_else(|e| fail(e, &browser));
+    let (at, dom) = browser.dom().unwrap_or_else(|e| fail(e, &browser));
+    assert_eq!(at, world.server.url("/dashboard"), "{dom}");
+    assert!(dom.contains("Signed in as <strong>github:octocat</strong>"), "chromium did not end signed in: {dom}");
+    assert!(dom.contains(&format!("/dashboard/tasks/{task_id}")), "{dom}");
+    // It opens the task and clicks Approve: its form posts the page's token.
+    browser.navigate(&world.server.url(&format!("/dashboard/tasks/{task_id}"))).unwrap_or_else(|e| fail(e, &browser));
+    let (_, dom) = browser.dom().unwrap_or_else(|e| fail(e, &browser));
+    assert!(dom.contains("id=\"state\">needs-human<") && dom.contains("Waiting for a person"), "{dom}");
+    browser.click_and_wait("button.approve").unwrap_or_else(|e| fail(e, &browser));
+    let (at, dom) = browser.dom().unwrap_or_else(|e| fail(e, &browser));
+    assert_eq!(at, world.server.url(&format!("/dashboard/tasks/{task_id}?decided=approve")), "{dom}");
+    assert!(dom.contains("Approved: the task continues."), "{dom}");
+    assert!(dom.contains("approved by github:octocat") && !dom.contains("button class=\"approve\""), "{dom}");
+    assert!(!dom.contains("id=\"state\">needs-human<"), "the page still shows needs-human: {dom}");
+
+    // The task runs to a verified completion, and the page says so.
     let started = Instant::now();
     let task = loop {
         let task = wait_terminal(&world, &task_id);
@@ -232,6 +220,25 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
         std::thread::sleep(Duration::from_millis(300));
     };
     assert_eq!((task["state"].as_str(), task["approvedBy"].as_str()), (Some("completed"), Some("github:octocat")));
+    browser.navigate(&world.server.url(&format!("/dashboard/tasks/{task_id}"))).unwrap_or_else(|e| fail(e, &browser));
+    let (_, dom) = browser.dom().unwrap_or_else(|e| fail(e, &browser));
+    assert!(dom.contains("id=\"state\">completed<"), "{dom}");
+    let png = browser.screenshot().unwrap_or_else(|e| fail(e, &browser));
+    let image = decode_png(&png).unwrap_or_else(|e| panic!("{e}"));
+    if let Ok(dir) = std::env::var("AGENT_ZERO_E2E_SCREENSHOTS") {
+        std::fs::write(std::path::Path::new(&dir).join(format!("{}_dashboard.png", runtime.name())), &png).unwrap();
+    }
+    assert_eq!((image.width, image.height), PHONE);
+    assert!(image.colours() > 8 && image.foreground_pixels() > 1_000, "the approved task's page looks blank");
+    println!(
+        "    chromium: signed in, approved, saw completed; screenshot {}x{}, {} colours, {} foreground pixels",
+        image.width,
+        image.height,
+        image.colours(),
+        image.foreground_pixels()
+    );
+    drop(browser);
+
     let done = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &cookie, b"");
     assert!(done.text().contains("id=\"state\">completed<"), "{}", done.text());
     // Its evidence, for the signed-in (task reads need a token here: GitHub credentials are set).
@@ -242,6 +249,7 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     let anonymous = world.server.send("GET", &format!("/dashboard/tasks/{task_id}/evidence"), &[], b"");
     assert_eq!(anonymous.status, 401, "{}", anonymous.text());
     // Approving again is the API's 409, on a page.
+    let body = format!("csrf={}&decision=approve&comment=Looks+right", csrf.replace('+', "%2B"));
     let again = raw("POST", &world.server.url(&path), &form, body.as_bytes());
     assert_eq!(again.status, 409, "{}", again.text());
 
@@ -265,26 +273,6 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     let out = raw("POST", &world.server.url("/logout"), &form, format!("csrf={}", csrf.replace('+', "%2B")).as_bytes());
     assert_eq!(out.status, 303, "{}", out.text());
     assert!(set_cookie(&out, "az_session").is_some_and(|c| c.contains("Max-Age=0")), "{:?}", out.headers);
-
-    // Headless Chromium signs in by itself: redirects, its own cookie jar.
-    world.github.set_oauth_browser_user(Some("octocat"));
-    let dom = chromium_dom(&world.server.url("/login"));
-    assert!(dom.contains("Signed in as <strong>github:octocat</strong>"), "chromium did not end signed in: {dom}");
-    assert!(dom.contains(&format!("/dashboard/tasks/{task_id}")), "{dom}");
-    let png = screenshot(&world.server.url("/login"), PHONE.0, PHONE.1).unwrap_or_else(|e| panic!("{e}"));
-    let image = decode_png(&png).unwrap_or_else(|e| panic!("{e}"));
-    if let Ok(dir) = std::env::var("AGENT_ZERO_E2E_SCREENSHOTS") {
-        std::fs::write(std::path::Path::new(&dir).join(format!("{}_dashboard.png", runtime.name())), &png).unwrap();
-    }
-    assert_eq!((image.width, image.height), PHONE);
-    assert!(image.colours() > 8 && image.foreground_pixels() > 1_000, "the signed-in dashboard looks blank");
-    println!(
-        "    screenshot /login → /dashboard: {}x{}, {} colours, {} foreground pixels",
-        image.width,
-        image.height,
-        image.colours(),
-        image.foreground_pixels()
-    );
 }
 
 /// The dashboard variables every case here sets.
@@ -370,6 +358,104 @@ fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
         n("leaseOps")
     );
     assert!(out.contains(&format!("{task_id} is completed\n")) && out.contains(&line), "{out}");
+
+    // The evidence carries the cost to its conclusion, from the log: the
+    // sum of the `metered` facts of the entries up to the concluding one,
+    // with the run's tokens and dollars. What follows the conclusion (its
+    // commit's own writes, the publication ticks) is in the API's total only.
+    let log = read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).json();
+    let entries = log["entries"].as_array().expect("the log's entries");
+    let concluded_at = entries
+        .iter()
+        .position(|e| e["facts"].as_array().unwrap().iter().any(|f| f["fact"] == "concluded"))
+        .expect("a concluded entry");
+    let metered = |upto: usize| {
+        let mut sum = std::collections::BTreeMap::<String, u64>::new();
+        for entry in &entries[..upto] {
+            let facts = entry["facts"].as_array().unwrap();
+            let ticked = facts.iter().filter(|f| f["fact"] == "metered").collect::<Vec<_>>();
+            // Every tick's entry starts with its count; the stimulus is no tick's.
+            if entry["seq"] != 0 {
+                assert!(ticked.len() == 1 && facts[0]["fact"] == "metered", "entry {}: {facts:?}", entry["seq"]);
+            }
+            for fact in ticked {
+                for (name, value) in fact["cost"].as_object().unwrap() {
+                    *sum.entry(name.clone()).or_default() += value.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        sum
+    };
+    let in_evidence = metered(concluded_at + 1);
+    let in_log = metered(entries.len());
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
+    let e = &evidence["cost"];
+    let m = |name: &str| e[name].as_u64().unwrap_or_else(|| panic!("evidence cost lacks {name}: {e}"));
+    for name in [
+        "ticks",
+        "kvReads",
+        "kvWrites",
+        "kvLists",
+        "kvDeletes",
+        "kvAtomic",
+        "leaseOps",
+        "subrequests",
+        "githubRequests",
+        "modelRequests",
+        "sandboxRequests",
+        "sandboxMs",
+    ] {
+        assert_eq!(m(name), in_evidence[name], "{name}: evidence {e}, log {in_evidence:?}");
+        assert!(in_log[name] <= n(name), "{name}: the log holds more than the API's total: {in_log:?} {cost}");
+    }
+    assert_eq!((m("modelInputTokens"), m("modelOutputTokens")), (input, output), "{e}");
+    assert_eq!(e["modelCostUsd"].as_f64(), Some(dollars), "{e}");
+    // Everything up to the concluding tick is in; the publication ticks are not.
+    assert!(m("ticks") < ticks && m("githubRequests") < n("githubRequests"), "evidence {e}, API {cost}");
+    assert_eq!(m("modelRequests"), 2, "{e}");
+    assert!(m("sandboxRequests") >= 4 && m("sandboxMs") > 0 && m("kvAtomic") > 0, "{e}");
+    let storage = m("kvReads") + m("kvWrites") + m("kvLists") + m("kvDeletes") + m("kvAtomic") + m("leaseOps");
+    let figures = format!(
+        "Run cost: {} ticks · {storage} storage operations ({} reads, {} writes, ",
+        m("ticks"),
+        m("kvReads"),
+        m("kvWrites")
+    );
+    let subrequests = format!(
+        "{} subrequests ({} GitHub, {} model, {} sandbox)",
+        m("subrequests"),
+        m("githubRequests"),
+        m("modelRequests"),
+        m("sandboxRequests")
+    );
+    let mut shown = String::new();
+    for format in ["md", "html"] {
+        let text = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.{format}")).text();
+        assert!(text.contains(&figures) && text.contains(&subrequests), "evidence.{format} lacks {figures}: {text}");
+        assert!(text.contains("publication that follows are not included"), "evidence.{format}: {text}");
+        shown = text.lines().find(|l| l.starts_with("Run cost: ")).unwrap_or(&shown).to_owned();
+    }
+    println!("    evidence cost to the conclusion ({}), ${dollars:.6}: {shown}", runtime.name());
+    // Replay reproduces those figures from the raw log, and a metered fact
+    // edited in the log is found.
+    let dir = tempfile::tempdir().unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["agent-zero", "replay", task_id.as_str(), "--url", url.as_str(), "--token", OPERATOR];
+        args.extend_from_slice(extra);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = agent_zero_cli::run(args, dir.path(), &mut out, &mut err);
+        (status, format!("{}{}", String::from_utf8_lossy(&out), String::from_utf8_lossy(&err)))
+    };
+    let (status, out) = replay(&[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.ends_with("ok: the stored evidence is reproduced from the raw log\n"), "{out}");
+    let mut tampered = log.clone();
+    let first = tampered["entries"][1]["facts"][0]["cost"]["kvReads"].as_u64().unwrap();
+    tampered["entries"][1]["facts"][0]["cost"]["kvReads"] = (first + 1000).into();
+    std::fs::write(dir.path().join("tampered.json"), tampered.to_string()).unwrap();
+    let (status, out) = replay(&["--log", "tampered.json"]);
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("evidence.json: DIFFERS") && out.contains("kvReads"), "{out}");
 
     // The dashboard shows the run's cost and the repository's total.
     let session = sign_in(&world, Some("octocat")).unwrap_or_else(|r| panic!("{}", r.text()));

@@ -5,6 +5,8 @@
 //! the deployment serves (JSON, Markdown, HTML). Exit 0 only when every
 //! representation is reproduced exactly and the log's recorded conclusion
 //! is the one its facts produce; otherwise the first difference is shown.
+//! The evidence's cost is part of what is reproduced: it is the sum of the
+//! log's `metered` facts up to the conclusion, so an edited count differs.
 
 use std::io::Write;
 use std::path::Path;

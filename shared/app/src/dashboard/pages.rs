@@ -6,8 +6,10 @@
 use std::fmt::Write as _;
 
 use agent_zero_contracts::{TaskState, rfc3339};
+pub(crate) use agent_zero_evidence::Viewer;
 use agent_zero_evidence::clean_html_line as clean;
-use agent_zero_runtime::Resident;
+use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page};
+use agent_zero_runtime::{Resident, Stimulus};
 use http::StatusCode;
 
 use crate::audit_log::AuditEntry;
@@ -18,81 +20,64 @@ use crate::task_index::TaskSummary;
 /// policy, except that forms may post to this origin.
 pub(crate) const DASHBOARD_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-const CSS: &str = "\
-:root{color-scheme:light dark}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;overflow-wrap:anywhere}
-header,main{max-width:62rem;margin:0 auto;padding:.75rem 1rem}
-header{border-bottom:1px solid #8884;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
-header form{margin-left:auto}
-h1{font-size:1.4rem;margin:.5rem 0}
-code{font:.875rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#8882;padding:.05rem .3rem;border-radius:4px}
-.badge{display:inline-block;padding:.05rem .55rem;border-radius:1rem;font-size:.8rem;font-weight:600;border:1px solid currentColor}
-.muted{opacity:.75}
-.notice{border-left:4px solid #2a7;padding:.25rem .75rem}
-.refused{border-left:4px solid #c33;padding:.25rem .75rem}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .4rem;border-bottom:1px solid #8883;vertical-align:top}
-form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
-label{display:flex;flex-direction:column;font-size:.85rem}
-input,select,button,textarea{font:inherit}
-button{padding:.35rem .9rem;border-radius:6px;border:1px solid #8886;cursor:pointer}
-button.approve{background:#2a7;color:#fff}button.reject{background:#c33;color:#fff}
-.decide{display:flex;flex-wrap:wrap;gap:1rem}.decide form{display:flex;flex-direction:column;gap:.4rem}
-a.signin{display:inline-block;padding:.5rem 1rem;border-radius:6px;border:1px solid currentColor;font-weight:600;text-decoration:none}
-ol.events{padding-left:1.25rem}ol.events li{margin:.35rem 0}
-";
-
-/// Who is looking: the principal's name and the session's CSRF token.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Viewer<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) csrf: &'a str,
+/// A dashboard page around `body` (already escaped HTML), in the one shell.
+fn shell(title: &str, viewer: Option<Viewer<'_>>, body: &str, o: &RenderOptions<'_>) -> String {
+    render_page(o, title, Nav::Dashboard(viewer), body)
 }
 
-/// A whole page around `body` (already escaped HTML).
-pub(crate) fn shell(title: &str, viewer: Option<Viewer<'_>>, body: &str) -> String {
-    let account = match viewer {
-        Some(v) => format!(
-            "<a href=\"/dashboard\">Tasks</a> <a href=\"/dashboard/audit\">Audit log</a>\n\
-<form method=\"post\" action=\"/logout\"><span class=\"muted\">Signed in as <strong>{}</strong></span> \
-<input type=\"hidden\" name=\"csrf\" value=\"{}\"><button type=\"submit\">Sign out</button></form>",
-            clean(v.name, &[]),
-            clean(v.csrf, &[])
-        ),
-        None => String::new(),
-    };
+/// The rows every page of a task starts with (in a `<dl>`): repository,
+/// trigger, mode, creation time and the issue it is about.
+pub(crate) fn task_facts(resident: &Resident, stimulus: &Stimulus, o: &RenderOptions<'_>) -> String {
+    let mut h = format!(
+        "<dt>Repository</dt><dd><code>{}</code></dd>\n<dt>Trigger</dt><dd>{}</dd>\n<dt>Mode</dt><dd>{}</dd>\n\
+<dt>Created</dt><dd><time>{}</time></dd>\n",
+        clean(&stimulus.repository, o.secrets),
+        stimulus.trigger,
+        stimulus.mode,
+        rfc3339(resident.created_ms),
+    );
+    if let Some(issue) = &stimulus.input.issue {
+        let _ = writeln!(h, "<dt>Issue</dt><dd>#{} {}</dd>", issue.number, clean(&issue.title.text, o.secrets));
+    }
+    h
+}
+
+/// The body of a page saying why there is nothing to show, with a link
+/// back to `back` (a path under the base path) labelled `label`.
+pub(crate) fn error_body(
+    status: StatusCode,
+    message: &str,
+    (back, label): (&str, &str),
+    o: &RenderOptions<'_>,
+) -> String {
     format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<meta name=\"referrer\" content=\"no-referrer\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
-<header><strong>Agent Zero Edge</strong>\n{account}</header>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        clean(title, &[])
+        "<h1>{} {}</h1>\n<p class=\"refused\">{}</p>\n<p><a href=\"{}{back}\">{label}</a></p>\n",
+        status.as_u16(),
+        clean(status.canonical_reason().unwrap_or("Error"), &[]),
+        clean(message, o.secrets),
+        clean(o.base_path, &[]),
     )
 }
 
 /// The signed-out page: one link that starts the GitHub sign-in.
-pub(crate) fn sign_in(message: Option<&str>) -> String {
+pub(crate) fn sign_in(message: Option<&str>, o: &RenderOptions<'_>) -> String {
     let mut body = String::from("<h1>Dashboard</h1>\n");
     if let Some(message) = message {
-        let _ = writeln!(body, "<p class=\"refused\">{}</p>", clean(message, &[]));
+        let _ = writeln!(body, "<p class=\"refused\">{}</p>", clean(message, o.secrets));
     }
-    body.push_str(
+    let _ = writeln!(
+        body,
         "<p>Sign in to see tasks, approve or reject the ones waiting for a person, and read the audit log.</p>\n\
-<p><a class=\"signin\" href=\"/login\">Sign in with GitHub</a></p>\n",
+<p><a class=\"signin\" href=\"{}/login\">Sign in with GitHub</a></p>",
+        clean(o.base_path, &[])
     );
-    shell("Sign in · Agent Zero Edge", None, &body)
+    shell("Sign in · Agent Zero Edge", None, &body, o)
 }
 
 /// A page saying why there is nothing to show.
-pub(crate) fn error(status: StatusCode, message: &str, viewer: Option<Viewer<'_>>) -> String {
-    let reason = status.canonical_reason().unwrap_or("Error");
-    let body = format!(
-        "<h1>{} {}</h1>\n<p class=\"refused\">{}</p>\n<p><a href=\"/dashboard\">Dashboard</a></p>\n",
-        status.as_u16(),
-        clean(reason, &[]),
-        clean(message, &[])
-    );
-    shell(reason, viewer, &body)
+pub(crate) fn error(status: StatusCode, message: &str, viewer: Option<Viewer<'_>>, o: &RenderOptions<'_>) -> String {
+    let body = error_body(status, message, ("/dashboard", "Dashboard"), o);
+    shell(status.canonical_reason().unwrap_or("Error"), viewer, &body, o)
 }
 
 /// The task list with its filters.
@@ -103,9 +88,10 @@ pub(crate) fn task_list(
     state: Option<TaskState>,
     next: Option<&str>,
     totals: &[RepositoryTotal],
-    secrets: &[&str],
+    o: &RenderOptions<'_>,
 ) -> String {
-    let mut h = String::from("<h1>Tasks</h1>\n<form class=\"filters\" method=\"get\" action=\"/dashboard\">\n");
+    let (base, secrets) = (clean(o.base_path, &[]), o.secrets);
+    let mut h = format!("<h1>Tasks</h1>\n<form class=\"filters\" method=\"get\" action=\"{base}/dashboard\">\n");
     let _ = writeln!(
         h,
         "<label>Repository<input name=\"repository\" placeholder=\"owner/name\" value=\"{}\"></label>",
@@ -125,7 +111,7 @@ pub(crate) fn task_list(
             let title = t.title.as_deref().map(|s| format!("<br><span class=\"muted\">{}</span>", clean(s, secrets)));
             let _ = writeln!(
                 h,
-                "<tr><td><a href=\"/dashboard/tasks/{id}\"><code>{id}</code></a>{}</td><td><code>{}</code></td>\
+                "<tr><td><a href=\"{base}/dashboard/tasks/{id}\"><code>{id}</code></a>{}</td><td><code>{}</code></td>\
 <td><span class=\"badge\">{}</span></td><td>{}</td><td><time>{}</time></td></tr>",
                 title.unwrap_or_default(),
                 clean(&t.repository, secrets),
@@ -145,10 +131,10 @@ pub(crate) fn task_list(
         if let Some(s) = state {
             let _ = write!(query, "&state={s}");
         }
-        let _ = writeln!(h, "<p><a href=\"/dashboard?{}\">Next page</a></p>", clean(&query, &[]));
+        let _ = writeln!(h, "<p><a href=\"{base}/dashboard?{}\">Next page</a></p>", clean(&query, &[]));
     }
     h.push_str(&totals_table(totals, secrets));
-    shell("Tasks · Agent Zero Edge", Some(viewer), &h)
+    shell("Tasks · Agent Zero Edge", Some(viewer), &h, o)
 }
 
 /// A cost as table cells: ticks, storage operations (of which atomic and
@@ -242,11 +228,12 @@ pub(crate) fn task(
     cost: Option<&RunCost>,
     offer: Offer<'_>,
     now_ms: u64,
-    secrets: &[&str],
+    o: &RenderOptions<'_>,
 ) -> String {
+    let (base, secrets) = (clean(o.base_path, &[]), o.secrets);
     let mut h = String::new();
     let Some(stimulus) = resident.stimulus.as_deref() else {
-        return error(StatusCode::NOT_FOUND, "This task has no record yet.", Some(offer.viewer));
+        return error(StatusCode::NOT_FOUND, "This task has no record yet.", Some(offer.viewer), o);
     };
     let id = clean(&stimulus.task_id, secrets);
     let _ = writeln!(h, "<h1>Task <code>{id}</code></h1>");
@@ -257,18 +244,10 @@ pub(crate) fn task(
     let since = last.and_then(|e| super::parse_rfc3339_ms(&e.timestamp)).unwrap_or(resident.created_ms);
     let _ = write!(
         h,
-        "<dl>\n<dt>State</dt><dd><span class=\"badge\" id=\"state\">{}</span></dd>\n\
-<dt>Repository</dt><dd><code>{}</code></dd>\n<dt>Trigger</dt><dd>{}</dd>\n<dt>Mode</dt><dd>{}</dd>\n\
-<dt>Created</dt><dd><time>{}</time></dd>\n",
+        "<dl>\n<dt>State</dt><dd><span class=\"badge\" id=\"state\">{}</span></dd>\n{}",
         resident.state,
-        clean(&stimulus.repository, secrets),
-        stimulus.trigger,
-        stimulus.mode,
-        rfc3339(resident.created_ms),
+        task_facts(resident, stimulus, o)
     );
-    if let Some(issue) = &stimulus.input.issue {
-        let _ = writeln!(h, "<dt>Issue</dt><dd>#{} {}</dd>", issue.number, clean(&issue.title.text, secrets));
-    }
     let path: Vec<String> = resident.path.iter().map(ToString::to_string).collect();
     let _ = writeln!(h, "<dt>States so far</dt><dd>{}</dd>", clean(&path.join(" → "), secrets));
     if let Some(event) = last {
@@ -276,7 +255,7 @@ pub(crate) fn task(
     }
     let waiting = if resident.state == TaskState::NeedsHuman { "Waiting for a person" } else { "In this step" };
     let _ = writeln!(h, "<dt>{waiting}</dt><dd>{}</dd>", duration(now_ms.saturating_sub(since)));
-    if let Some((who, decision)) = &resident.decided {
+    if let Some((who, decision)) = &resident.approval.decided {
         let verb = if *decision == agent_zero_runtime::ApprovalDecision::Approve { "approved" } else { "rejected" };
         let _ = writeln!(h, "<dt>Decided</dt><dd>{verb} by {}</dd>", clean(who, secrets));
     }
@@ -285,7 +264,7 @@ pub(crate) fn task(
         h.push_str("<h2>Decide</h2>\n<div class=\"decide\">\n");
         let form = |verb: &str, label: &str| {
             format!(
-                "<form method=\"post\" action=\"/dashboard/tasks/{id}/decision\">\n\
+                "<form method=\"post\" action=\"{base}/dashboard/tasks/{id}/decision\">\n\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\">\n<input type=\"hidden\" name=\"decision\" value=\"{verb}\">\n\
 <label>Comment<textarea name=\"comment\" rows=\"2\" maxlength=\"4096\"></textarea></label>\n\
 <button class=\"{verb}\" type=\"submit\">{label}</button>\n</form>\n",
@@ -306,27 +285,17 @@ pub(crate) fn task(
     }
     let _ = writeln!(
         h,
-        "<p><a href=\"/dashboard/tasks/{id}/evidence\">Evidence</a> · <a href=\"/dashboard/tasks/{id}\">Reload</a></p>"
+        "<p><a href=\"{base}/dashboard/tasks/{id}/evidence\">Evidence</a> · <a href=\"{base}/dashboard/tasks/{id}\">Reload</a></p>"
     );
     h.push_str("<h2>Cost so far</h2>\n");
     h.push_str(&cost_table(cost));
-    h.push_str("<h2>Events</h2>\n<ol class=\"events\">\n");
-    for event in &resident.events {
-        let attempt = event.attempt.map(|a| format!(" · attempt {a}")).unwrap_or_default();
-        let _ = writeln!(
-            h,
-            "<li><time>{}</time> <span class=\"badge\">{}</span>{attempt} {}</li>",
-            clean(&event.timestamp, secrets),
-            event.state,
-            clean(&event.message, secrets)
-        );
-    }
-    h.push_str("</ol>\n");
-    shell(&format!("Task {}", stimulus.task_id), Some(offer.viewer), &h)
+    h.push_str(&render_events_html(&resident.events, o));
+    shell(&format!("Task {}", stimulus.task_id), Some(offer.viewer), &h, o)
 }
 
 /// The audit log, newest first.
-pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&str>, secrets: &[&str]) -> String {
+pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&str>, o: &RenderOptions<'_>) -> String {
+    let secrets = o.secrets;
     let mut h = String::from("<h1>Audit log</h1>\n");
     if entries.is_empty() {
         h.push_str("<p class=\"muted\">Nothing recorded yet.</p>\n");
@@ -351,9 +320,46 @@ pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&st
     if let Some(next) = next {
         let _ = writeln!(
             h,
-            "<p><a href=\"/dashboard/audit?cursor={}\">Older</a></p>",
+            "<p><a href=\"{}/dashboard/audit?cursor={}\">Older</a></p>",
+            clean(o.base_path, &[]),
             clean(&super::oauth::form_encode(next), &[])
         );
     }
-    shell("Audit log · Agent Zero Edge", Some(viewer), &h)
+    shell("Audit log · Agent Zero Edge", Some(viewer), &h, o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `href` and form `action` of `html`.
+    fn links(html: &str) -> Vec<&str> {
+        ["href=\"", "action=\""]
+            .iter()
+            .flat_map(|attr| html.split(attr).skip(1).map(|rest| rest.split('"').next().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn every_link_honours_the_base_path_and_secrets_stay_out() {
+        let o = RenderOptions { base_path: "/az", secrets: &["s3cr3t"], ..RenderOptions::default() };
+        let viewer = Viewer { name: "github:octocat", csrf: "token" };
+        let pages = [
+            sign_in(Some("no s3cr3t here"), &o),
+            error(StatusCode::NOT_FOUND, "task `s3cr3t` does not exist", Some(viewer), &o),
+            task_list(viewer, &[], Some("o/r"), Some(TaskState::NeedsHuman), Some("c 1"), &[], &o),
+            audit(viewer, &[], Some("c/2"), &o),
+        ];
+        for html in &pages {
+            assert!(html.starts_with("<!doctype html>") && html.contains("name=\"viewport\""), "{html}");
+            assert!(!html.contains("s3cr3t") && !html.contains("<script"), "{html}");
+            let links = links(html);
+            assert!(links.len() >= 2, "{html}");
+            for link in links {
+                assert!(link.starts_with("/az/"), "{link} ignores the base path: {html}");
+            }
+        }
+        assert!(pages[2].contains("href=\"/az/dashboard?cursor=c%201&amp;repository=o%2Fr&amp;state=needs-human\""));
+        assert!(pages[1].contains("Signed in as <strong>github:octocat</strong>"), "{}", pages[1]);
+    }
 }

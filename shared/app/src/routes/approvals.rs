@@ -121,7 +121,7 @@ async fn decide_as<H: Host>(
         .with_field("decision"));
     }
     if resident.state != TaskState::NeedsHuman {
-        let message = match &resident.decided {
+        let message = match &resident.approval.decided {
             Some((winner, decision)) => {
                 let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
                 format!("task `{id}` was already {verb} by {winner}; it is {}", resident.state)

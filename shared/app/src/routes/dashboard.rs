@@ -15,7 +15,8 @@
 //! these routes only.
 
 use agent_zero_contracts::TaskState;
-use agent_zero_runtime::ApprovalDecision;
+use agent_zero_evidence::RenderOptions;
+use agent_zero_runtime::{ApprovalDecision, Resident};
 use http::{HeaderValue, StatusCode, header};
 
 use super::RouteContext;
@@ -47,9 +48,41 @@ struct SignedIn {
     csrf: String,
 }
 
-impl SignedIn {
+/// A request that passed the gate: the dashboard's settings, the signed-in
+/// caller, and the secret values its pages redact.
+struct Gate<'c> {
+    settings: &'c DashboardSettings,
+    signed: SignedIn,
+    secrets: Secrets<'c>,
+}
+
+impl Gate<'_> {
     fn viewer(&self) -> Viewer<'_> {
-        Viewer { name: &self.principal.name, csrf: &self.csrf }
+        Viewer { name: &self.signed.principal.name, csrf: &self.signed.csrf }
+    }
+
+    fn options(&self) -> RenderOptions<'_> {
+        self.secrets.options()
+    }
+
+    /// `error` as a page for this caller.
+    fn error(&self, error: &ApiError) -> http::Response<Vec<u8>> {
+        error_page(error, Some(self.viewer()), &self.options())
+    }
+}
+
+/// The configured secret values, as the renderers take them.
+struct Secrets<'c>(Vec<&'c str>);
+
+impl<'c> Secrets<'c> {
+    fn of(settings: &'c Settings) -> Self {
+        Self(auth::secrets(settings).iter().map(String::as_str).collect())
+    }
+
+    /// How dashboard pages render: these secrets redacted; the app is
+    /// served at the root of its origin.
+    fn options(&self) -> RenderOptions<'_> {
+        RenderOptions { secrets: &self.0, ..RenderOptions::default() }
     }
 }
 
@@ -65,9 +98,9 @@ fn page(status: StatusCode, body: String) -> http::Response<Vec<u8>> {
     response
 }
 
-fn error_page(error: &ApiError, viewer: Option<Viewer<'_>>) -> http::Response<Vec<u8>> {
+fn error_page(error: &ApiError, viewer: Option<Viewer<'_>>, options: &RenderOptions<'_>) -> http::Response<Vec<u8>> {
     let status = error.code.status();
-    page(status, pages::error(status, &error.message, viewer))
+    page(status, pages::error(status, &error.message, viewer, options))
 }
 
 /// `303 See Other` to `location`, setting `cookies`.
@@ -112,31 +145,53 @@ fn signed_in(settings: &DashboardSettings, request: &http::Request<Vec<u8>>, now
     Some(SignedIn { session, principal, csrf })
 }
 
-/// The settings and the signed-in caller, or the page to answer instead
-/// (503 when misconfigured, the sign-in page otherwise).
+/// The settings and the signed-in caller, or the page to answer instead:
+/// 503 when misconfigured, the sign-in page with `signed_out` otherwise.
 fn gate<'c, H: Host>(
     context: &RouteContext<'c, H>,
     request: &http::Request<Vec<u8>>,
-) -> Result<(&'c DashboardSettings, SignedIn), Box<http::Response<Vec<u8>>>> {
-    let settings = settings_of(context.config).map_err(|e| Box::new(error_page(&e, None)))?;
+    signed_out: StatusCode,
+) -> Result<Gate<'c>, Box<http::Response<Vec<u8>>>> {
+    let secrets = Secrets::of(context.config);
+    let settings = settings_of(context.config).map_err(|e| Box::new(error_page(&e, None, &secrets.options())))?;
     match signed_in(settings, request, context.invocation.now_ms) {
-        Some(signed) => Ok((settings, signed)),
-        None => Err(Box::new(page(StatusCode::UNAUTHORIZED, pages::sign_in(None)))),
+        Some(signed) => Ok(Gate { settings, signed, secrets }),
+        None => Err(Box::new(page(signed_out, pages::sign_in(None, &secrets.options())))),
     }
+}
+
+/// The gate, then task `id` folded, or the page to answer instead.
+async fn gate_task<'c, H: Host>(
+    context: &RouteContext<'c, H>,
+    request: &http::Request<Vec<u8>>,
+    id: &str,
+) -> Result<(Gate<'c>, Resident), Box<http::Response<Vec<u8>>>> {
+    let gate = gate(context, request, StatusCode::UNAUTHORIZED)?;
+    match load(context, id).await {
+        Ok(resident) => Ok((gate, resident)),
+        Err(e) => Err(Box::new(gate.error(&e))),
+    }
+}
+
+/// The settings, or the 503 page naming the variable.
+fn settings_or_page<'c, H: Host>(
+    context: &RouteContext<'c, H>,
+) -> Result<&'c DashboardSettings, Box<http::Response<Vec<u8>>>> {
+    settings_of(context.config).map_err(|e| Box::new(error_page(&e, None, &Secrets::of(context.config).options())))
 }
 
 pub(super) async fn login<H: Host>(
     context: &RouteContext<'_, H>,
     _request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config) {
+    let settings = match settings_or_page(context) {
         Ok(settings) => settings,
-        Err(e) => return error_page(&e, None),
+        Err(response) => return *response,
     };
     let state = &context.invocation.request_id;
     if state.len() < MIN_STATE_CHARS {
         let e = ApiError::new(ErrorCode::Internal, "the host gave no random request id to bind the sign-in to");
-        return error_page(&e, None);
+        return error_page(&e, None, &Secrets::of(context.config).options());
     }
     let now_ms = context.invocation.now_ms;
     let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
@@ -148,13 +203,14 @@ pub(super) async fn callback<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config) {
+    let settings = match settings_or_page(context) {
         Ok(settings) => settings,
-        Err(e) => return error_page(&e, None),
+        Err(response) => return *response,
     };
+    let secrets = Secrets::of(context.config);
     let clear_state = session::set_cookie(STATE_COOKIE, "", "/login", 0);
     let refuse = |status: StatusCode, message: &str| {
-        let mut response = page(status, pages::sign_in(Some(message)));
+        let mut response = page(status, pages::sign_in(Some(message), &secrets.options()));
         if let Ok(value) = HeaderValue::from_str(&clear_state) {
             response.headers_mut().append(header::SET_COOKIE, value);
         }
@@ -261,12 +317,12 @@ pub(super) async fn logout<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let (settings, signed) = match gate(context, request) {
-        Ok(gated) => gated,
+    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+        Ok(gate) => gate,
         Err(response) => return *response,
     };
-    if let Err(e) = form(settings, &signed, request) {
-        return error_page(&e, Some(signed.viewer()));
+    if let Err(e) = form(gate.settings, &gate.signed, request) {
+        return gate.error(&e);
     }
     redirect("/dashboard", &[session::set_cookie(SESSION_COOKIE, "", "/", 0)])
 }
@@ -275,19 +331,13 @@ pub(super) async fn tasks<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let settings = match settings_of(context.config) {
-        Ok(settings) => settings,
-        Err(e) => return error_page(&e, None),
+    let gate = match gate(context, request, StatusCode::OK) {
+        Ok(gate) => gate,
+        Err(response) => return *response,
     };
-    let Some(signed) = signed_in(settings, request, context.invocation.now_ms) else {
-        return page(StatusCode::OK, pages::sign_in(None));
-    };
-    let viewer = signed.viewer();
     let pairs = match oauth::form_pairs(request.uri().query().unwrap_or_default()) {
         Some(pairs) => pairs,
-        None => {
-            return error_page(&ApiError::new(ErrorCode::InvalidRequest, "the query is not valid UTF-8"), Some(viewer));
-        }
+        None => return gate.error(&ApiError::new(ErrorCode::InvalidRequest, "the query is not valid UTF-8")),
     };
     let param = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.trim()).filter(|v| !v.is_empty());
     let repository = param("repository");
@@ -297,7 +347,7 @@ pub(super) async fn tasks<H: Host>(
         Some(Err(bad)) => {
             let e = ApiError::new(ErrorCode::InvalidRequest, format!("state: `{bad}` is not a task state"))
                 .with_field("state");
-            return error_page(&e, Some(viewer));
+            return gate.error(&e);
         }
     };
     let filter = Filter { repository: repository.map(str::to_owned), state };
@@ -306,15 +356,13 @@ pub(super) async fn tasks<H: Host>(
         Ok(listing) => listing,
         Err(task_index::IndexError::InvalidCursor(why)) => {
             let e = ApiError::new(ErrorCode::InvalidRequest, format!("cursor: {why}")).with_field("cursor");
-            return error_page(&e, Some(viewer));
+            return gate.error(&e);
         }
         Err(e) => {
             let e = ApiError::new(ErrorCode::StorageUnavailable, format!("the task list cannot be read: {e}"));
-            return error_page(&e, Some(viewer));
+            return gate.error(&e);
         }
     };
-    let secrets = auth::secrets(context.config);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     // Totals per repository over the tasks listed: one read per task.
     let mut totals: Vec<pages::RepositoryTotal> = Vec::new();
     for item in &listing.items {
@@ -329,7 +377,7 @@ pub(super) async fn tasks<H: Host>(
         }
     }
     let next = listing.next_cursor.as_deref();
-    let html = pages::task_list(viewer, &listing.items, repository, state, next, &totals, &secrets);
+    let html = pages::task_list(gate.viewer(), &listing.items, repository, state, next, &totals, &gate.options());
     page(StatusCode::OK, html)
 }
 
@@ -338,25 +386,19 @@ pub(super) async fn task<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
-    let (_, signed) = match gate(context, request) {
+    let (gate, resident) = match gate_task(context, request, id).await {
         Ok(gated) => gated,
         Err(response) => return *response,
-    };
-    let resident = match load(context, id).await {
-        Ok(resident) => resident,
-        Err(e) => return error_page(&e, Some(signed.viewer())),
     };
     let notice = match request.uri().query() {
         Some("decided=approve") => Some("Approved: the task continues."),
         Some("decided=reject") => Some("Rejected: the task fails without writing."),
         _ => None,
     };
-    let may_approve = resident.stimulus.as_deref().is_some_and(|s| signed.principal.may_use(s.mode));
-    let secrets = auth::secrets(context.config);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let offer = Offer { viewer: signed.viewer(), may_approve, notice };
+    let may_approve = resident.stimulus.as_deref().is_some_and(|s| gate.signed.principal.may_use(s.mode));
+    let offer = Offer { viewer: gate.viewer(), may_approve, notice };
     let cost = metering::read(context.host.kv(), id).await.ok().flatten();
-    page(StatusCode::OK, pages::task(&resident, cost.as_ref(), offer, context.invocation.now_ms, &secrets))
+    page(StatusCode::OK, pages::task(&resident, cost.as_ref(), offer, context.invocation.now_ms, &gate.options()))
 }
 
 pub(super) async fn decide<H: Host>(
@@ -364,12 +406,12 @@ pub(super) async fn decide<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
-    let (settings, signed) = match gate(context, request) {
-        Ok(gated) => gated,
+    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+        Ok(gate) => gate,
         Err(response) => return *response,
     };
     // A forged form is refused before any rule runs, and audited as such.
-    let body = form(settings, &signed, request).and_then(|pairs| {
+    let body = form(gate.settings, &gate.signed, request).and_then(|pairs| {
         let field = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
         let decision = match field("decision").as_deref() {
             Some("approve") => ApprovalDecision::Approve,
@@ -378,12 +420,12 @@ pub(super) async fn decide<H: Host>(
         };
         Ok(Decision { decision, comment: field("comment").filter(|c| !c.trim().is_empty()) })
     });
-    match approvals::record(context, &signed.principal, id, body).await {
+    match approvals::record(context, &gate.signed.principal, id, body).await {
         Ok(answer) => {
             let verb = answer["decision"].as_str().unwrap_or_default();
             redirect(&format!("/dashboard/tasks/{}?decided={verb}", oauth::form_encode(id)), &[])
         }
-        Err(e) => error_page(&e, Some(signed.viewer())),
+        Err(e) => gate.error(&e),
     }
 }
 
@@ -394,49 +436,40 @@ pub(super) async fn evidence<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
-    let (_, signed) = match gate(context, request) {
+    let (gate, resident) = match gate_task(context, request, id).await {
         Ok(gated) => gated,
         Err(response) => return *response,
     };
-    let resident = match load(context, id).await {
-        Ok(resident) => resident,
-        Err(e) => return error_page(&e, Some(signed.viewer())),
-    };
-    let Some(concluded) = resident.concluded.as_deref() else {
+    let Some(concluded) = resident.conclusion.concluded.as_deref() else {
         let e = ApiError::new(
             ErrorCode::Conflict,
             format!("task `{id}` is {} and has no evidence yet: it appears once the task concludes", resident.state),
         );
-        return error_page(&e, Some(signed.viewer()));
+        return gate.error(&e);
     };
-    let secrets = auth::secrets(context.config);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let options = agent_zero_evidence::RenderOptions { secrets: &secrets, ..Default::default() };
-    page(StatusCode::OK, agent_zero_evidence::render_evidence_html(&concluded.1, &options))
+    page(StatusCode::OK, agent_zero_evidence::render_evidence_html(&concluded.1, &gate.options()))
 }
 
 pub(super) async fn audit<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let (_, signed) = match gate(context, request) {
-        Ok(gated) => gated,
+    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+        Ok(gate) => gate,
         Err(response) => return *response,
     };
     let pairs = oauth::form_pairs(request.uri().query().unwrap_or_default()).unwrap_or_default();
     let cursor = pairs.iter().find(|(n, _)| n == "cursor").map(|(_, v)| v.as_str());
     match audit_log::list(context.host.kv(), cursor, AUDIT_ROWS).await {
         Ok((entries, next)) => {
-            let secrets = auth::secrets(context.config);
-            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-            page(StatusCode::OK, pages::audit(signed.viewer(), &entries, next.as_deref(), &secrets))
+            page(StatusCode::OK, pages::audit(gate.viewer(), &entries, next.as_deref(), &gate.options()))
         }
         Err(audit_log::ListError::InvalidCursor) => {
             let e = ApiError::new(ErrorCode::InvalidRequest, "cursor: not a cursor this page handed out")
                 .with_field("cursor");
-            error_page(&e, Some(signed.viewer()))
+            gate.error(&e)
         }
-        Err(e) => error_page(&ApiError::new(ErrorCode::StorageUnavailable, e.to_string()), Some(signed.viewer())),
+        Err(e) => gate.error(&ApiError::new(ErrorCode::StorageUnavailable, e.to_string())),
     }
 }
 

@@ -123,7 +123,8 @@ fn api_error(error: ApiError) -> http::Response<Vec<u8>> {
 /// An API error as a page: the same status, message and extra headers.
 fn page_error(error: ApiError) -> http::Response<Vec<u8>> {
     let status = error.code.status();
-    let mut response = html_response(status, pages::error_page(status, &error.message), "no-store");
+    let mut response =
+        html_response(status, pages::error_page(status, &error.message, &RenderOptions::default()), "no-store");
     for (name, value) in error.headers {
         if let Ok(value) = HeaderValue::from_str(&value) {
             response.headers_mut().insert(name, value);
@@ -159,7 +160,7 @@ async fn bundle<H: Host>(
     id: &str,
 ) -> Result<EvidenceBundle, ApiError> {
     let resident = load(context, request, id).await?;
-    match resident.concluded {
+    match resident.conclusion.concluded {
         Some(concluded) => Ok(concluded.1),
         None => Err(ApiError::new(
             ErrorCode::Conflict,
@@ -261,13 +262,13 @@ pub(super) async fn task_page<H: Host>(
     };
     let secrets = auth::secrets(context.config);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    match &resident.concluded {
+    let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
+    match &resident.conclusion.concluded {
         Some(concluded) => {
             let bundle = &concluded.1;
-            let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
             html_response(StatusCode::OK, render_evidence_html(bundle, &options), evidence_cache(bundle))
         }
-        None => html_response(StatusCode::OK, pages::in_progress_page(&resident, &secrets), "no-store"),
+        None => html_response(StatusCode::OK, pages::in_progress_page(&resident, &options), "no-store"),
     }
 }
 
@@ -278,7 +279,10 @@ pub(super) async fn task_list_page<H: Host>(
     if let Err(error) = auth::authorize_read(context.config, request.headers()) {
         return page_error(error);
     }
-    let cursor = request.uri().query().and_then(|q| query_param(q, "cursor"));
+    let cursor = match cursor(request) {
+        Ok(cursor) => cursor,
+        Err(error) => return page_error(error),
+    };
     let page = match task_index::list(context.host.kv(), &Filter::default(), cursor.as_deref(), LIST_PAGE_ROWS).await {
         Ok(page) => page,
         Err(IndexError::InvalidCursor(why)) => {
@@ -298,32 +302,10 @@ pub(super) async fn task_list_page<H: Host>(
     html_response(StatusCode::OK, render_task_list_html(&items, page.next_cursor.as_deref(), &options), "no-store")
 }
 
-/// The percent-decoded value of `name` in a query string.
-fn query_param(query: &str, name: &str) -> Option<String> {
-    let raw = query.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (key == name).then_some(value)
-    })?;
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(high), Some(low)) => {
-                    out.push((high * 16 + low) as u8);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok().filter(|v| !v.is_empty())
+/// The page's `cursor`, decoded as strictly as the API's query strings.
+fn cursor(request: &http::Request<Vec<u8>>) -> Result<Option<String>, ApiError> {
+    let pairs = super::input::query(request, &["cursor"])?;
+    Ok(super::input::param(&pairs, "cursor").filter(|c| !c.is_empty()).map(str::to_owned))
 }
 
 /// A body with its type, cache policy and the security headers.

@@ -86,7 +86,7 @@ fn tick_until(host: &TestHost, id: &str, done: impl Fn(&Resident) -> bool) {
 /// A task the app's ticks failed (no sandbox is configured) and concluded.
 fn seed_concluded(host: &TestHost) -> String {
     let id = create(host);
-    tick_until(host, &id, |r| r.concluded.is_some());
+    tick_until(host, &id, |r| r.conclusion.concluded.is_some());
     id
 }
 
@@ -382,10 +382,16 @@ fn storage_failure_is_503_not_404() {
 }
 
 #[test]
-fn query_parameters_are_percent_decoded() {
-    assert_eq!(query_param("a=1&cursor=c%2F1%26x%3D%22y", "cursor").as_deref(), Some("c/1&x=\"y"));
-    assert_eq!(query_param("cursor=a+b%zz%4", "cursor").as_deref(), Some("a b%zz%4"));
-    assert_eq!(query_param("cursor=", "cursor"), None);
-    assert_eq!(query_param("other=1", "cursor"), None);
-    assert_eq!(query_param("cursor=%FF", "cursor"), None, "not UTF-8");
+fn the_list_cursor_is_decoded_as_strictly_as_the_api_query() {
+    let of = |query: &str| {
+        let request = http::Request::get(format!("/?{query}")).body(Vec::new()).unwrap();
+        cursor(&request)
+    };
+    assert_eq!(of("cursor=c%2F1%26x%3D%22y").unwrap().as_deref(), Some("c/1&x=\"y"));
+    assert_eq!(of("cursor=a+b").unwrap().as_deref(), Some("a b"));
+    assert_eq!(of("cursor=").unwrap(), None);
+    for bad in ["cursor=a%zz", "cursor=%4", "cursor=%FF", "cursor=1&cursor=2", "other=1"] {
+        let error = of(bad).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidRequest, "{bad}");
+    }
 }

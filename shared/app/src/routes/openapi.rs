@@ -12,6 +12,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use agent_zero_evidence::escape_html as escape;
+use agent_zero_evidence::{Nav, RenderOptions, render_page};
 
 use super::RouteContext;
 use crate::Host;
@@ -42,7 +43,7 @@ pub(super) async fn docs<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let _ = (context, request);
     let document: Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
-    let mut response = http::Response::new(render(&document).into_bytes());
+    let mut response = http::Response::new(render(&document, &RenderOptions::default()).into_bytes());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
@@ -60,25 +61,18 @@ fn pretty(value: &Value) -> String {
     escape(&serde_json::to_string_pretty(value).unwrap_or_default())
 }
 
-/// The document as one HTML page: every operation with its parameters,
-/// body schema and responses; the schemas at the end.
-fn render(document: &Value) -> String {
+/// The document as one HTML page in the app's page shell: every operation
+/// with its parameters, body schema and responses; the schemas at the end.
+fn render(document: &Value, options: &RenderOptions<'_>) -> String {
     let info = &document["info"];
-    let mut html = String::from("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(html, "<title>{} API</title>", escape(text(info, "title")));
-    html.push_str(
-        "<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1f2328}\
-         code,pre{font:13px ui-monospace,monospace}pre{background:#f6f8fa;padding:.75rem;overflow:auto}\
-         .op{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}\
-         .m{font-weight:700;text-transform:uppercase;margin-right:.5rem}table{border-collapse:collapse}\
-         td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}</style></head><body>",
-    );
+    let mut html = String::new();
     let _ = write!(
         html,
-        "<h1>{} <small>{}</small></h1><p>{}</p><p>Machine-readable: <a href=\"openapi.json\">openapi.json</a> (OpenAPI {}).</p>",
+        "<h1>{} <small>{}</small></h1><p>{}</p><p>Machine-readable: <a href=\"{}/api/v1/openapi.json\">openapi.json</a> (OpenAPI {}).</p>",
         escape(text(info, "title")),
         escape(text(info, "version")),
         escape(text(info, "description")),
+        escape(options.base_path),
         escape(text(document, "openapi")),
     );
     html.push_str("<h2>Operations</h2>");
@@ -86,7 +80,7 @@ fn render(document: &Value) -> String {
         for (method, op) in item.as_object().into_iter().flatten() {
             let _ = write!(
                 html,
-                "<div class=\"op\" id=\"{}\"><h3><span class=\"m\">{}</span><code>{}</code></h3><p>{}</p>",
+                "<div class=\"op\" id=\"{}\"><h3><span class=\"method\">{}</span><code>{}</code></h3><p>{}</p>",
                 escape(text(op, "operationId")),
                 escape(method),
                 escape(path),
@@ -144,8 +138,7 @@ fn render(document: &Value) -> String {
     for (name, schema) in document["components"]["schemas"].as_object().into_iter().flatten() {
         let _ = write!(html, "<h3 id=\"schema-{0}\">{0}</h3><pre>{1}</pre>", escape(name), pretty(schema));
     }
-    html.push_str("</body></html>");
-    html
+    render_page(options, &format!("{} API", text(info, "title")), Nav::Public, &html)
 }
 
 /// Follows a local `$ref` (one level), or returns the value itself.

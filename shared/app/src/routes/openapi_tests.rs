@@ -213,7 +213,10 @@ fn the_checker_rejects_what_the_schemas_forbid() {
 #[test]
 fn docs_page_renders_every_operation_and_loads_nothing() {
     let doc = document();
-    let page = render(&doc);
+    let page = render(&doc, &RenderOptions { base_path: "/az", ..RenderOptions::default() });
+    // The app's one page shell, its links under the base path.
+    assert!(page.starts_with("<!doctype html>") && page.contains("<header><a href=\"/az/\">"), "{page}");
+    assert!(page.contains("href=\"/az/api/v1/openapi.json\""), "{page}");
     for item in doc["paths"].as_object().unwrap().values() {
         for op in item.as_object().unwrap().values() {
             let id = op["operationId"].as_str().unwrap();

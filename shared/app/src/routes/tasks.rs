@@ -145,7 +145,7 @@ fn detail(resident: &Resident, now_ms: u64) -> Value {
     let updated = resident.events.last().map_or_else(|| body["createdAt"].clone(), |e| json!(e.timestamp));
     body["updatedAt"] = updated;
     body["events"] = json!(resident.events);
-    body["result"] = json!(resident.concluded.as_deref().map(|c| &c.0));
+    body["result"] = json!(resident.conclusion.concluded.as_deref().map(|c| &c.0));
     body["attempts"] = json!(resident.attempts());
     if let Some(stimulus) = resident.stimulus.as_deref() {
         if let Some(pr) = &stimulus.input.pull_request {
@@ -155,19 +155,19 @@ fn detail(resident: &Resident, now_ms: u64) -> Value {
             body["issue"] = json!(issue);
         }
     }
-    if let Some((reason, message)) = &resident.declined {
+    if let Some((reason, message)) = &resident.intake.declined {
         body["ignored"] = json!({ "reason": reason, "message": message });
     }
     if resident.stimulus.is_none()
-        && let Some(error) = &resident.admission_error
+        && let Some(error) = &resident.intake.last_error
     {
         // Waiting for GitHub: what the last policy read said, and how often.
-        body["admission"] = json!({ "errors": resident.admission_errors, "lastError": error });
+        body["admission"] = json!({ "errors": resident.intake.errors, "lastError": error });
     }
-    if let Some(by) = &resident.approved_by {
+    if let Some(by) = &resident.approval.approved_by {
         body["approvedBy"] = json!(by);
     }
-    if let Some(reason) = &resident.failure {
+    if let Some(reason) = &resident.conclusion.failure {
         body["failure"] = json!(reason);
     }
     let id = resident.origin().map_or("", |o| o.task_id);

@@ -12,7 +12,7 @@ use agent_zero_runner::{
     CheckoutSource, Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig,
     SandboxProvider, SandboxRequest,
 };
-use agent_zero_runtime::{Diff, Lease, LeaseRequest, Workspace, WorkspaceError};
+use agent_zero_runtime::{Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
 
 use crate::Settings;
 
@@ -104,14 +104,14 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> PoolWork
         self.pool.as_ref().map_err(|e| WorkspaceError::Failed(e.clone()))
     }
 
-    async fn attach(&self, lease: &Lease) -> Result<Runner<'a, P>, WorkspaceError> {
+    async fn attach(&self, lease: &LeaseRecord) -> Result<Runner<'a, P>, WorkspaceError> {
         self.pool()?.attach(&lease.id).await.map_err(error)
     }
 
     /// `e` as the runtime's error; a sandbox that lost its checkout (a
     /// bridge sandbox that slept) is released first, so the lease the
     /// runtime takes again is provisioned afresh and the changes rewritten.
-    async fn failed(&self, lease: &Lease, e: RunnerError) -> WorkspaceError {
+    async fn failed(&self, lease: &LeaseRecord, e: RunnerError) -> WorkspaceError {
         if matches!(e, RunnerError::Provider(ProviderError::CheckoutLost { .. })) {
             if let Ok(pool) = self.pool() {
                 let _ = pool.release(&lease.id).await;
@@ -148,12 +148,12 @@ fn changed_files(patch: &str) -> Vec<String> {
 }
 
 impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace for PoolWorkspace<'_, C, P, K, G> {
-    async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError> {
+    async fn lease(&self, request: &LeaseRequest) -> Result<LeaseRecord, WorkspaceError> {
         let pool = self.pool()?;
         let id = lease_id(&request.task_id);
         // A replay of a provisioned lease needs no second checkout.
         if let Ok(runner) = pool.attach(&id).await {
-            return Ok(Lease { id: runner.lease().id.clone(), runner: runner.describe() });
+            return Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() });
         }
         let (commit, source) =
             self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
@@ -169,10 +169,10 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
             lease_ms,
         );
         let runner = pool.acquire(&sandbox, &id, &source).await.map_err(error)?;
-        Ok(Lease { id: runner.lease().id.clone(), runner: runner.describe() })
+        Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() })
     }
 
-    async fn list_files(&self, lease: &Lease) -> Result<Vec<String>, WorkspaceError> {
+    async fn list_files(&self, lease: &LeaseRecord) -> Result<Vec<String>, WorkspaceError> {
         match self.attach(lease).await?.list_files().await {
             Ok(files) => Ok(files),
             Err(e) => Err(self.failed(lease, e).await),
@@ -181,7 +181,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
 
     async fn read_files(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         let runner = self.attach(lease).await?;
@@ -199,7 +199,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
 
     async fn file_modes(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         paths: &[String],
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         let modes = match self.attach(lease).await?.file_modes(paths).await {
@@ -211,7 +211,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
 
     async fn write_files(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         changes: &[ProposedChange],
         _idempotency_key: &str,
     ) -> Result<(), WorkspaceError> {
@@ -227,7 +227,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
 
     async fn run(
         &self,
-        lease: &Lease,
+        lease: &LeaseRecord,
         commands: &[Vec<String>],
         timeout_ms: u64,
         _idempotency_key: &str,
@@ -243,7 +243,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         Ok(results)
     }
 
-    async fn diff(&self, lease: &Lease) -> Result<Diff, WorkspaceError> {
+    async fn diff(&self, lease: &LeaseRecord) -> Result<Diff, WorkspaceError> {
         let patch = match self.attach(lease).await?.diff().await {
             Ok(patch) => patch,
             Err(e) => return Err(self.failed(lease, e).await),
@@ -251,7 +251,7 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         Ok(Diff { changed_files: changed_files(&patch), patch })
     }
 
-    async fn release(&self, lease: &Lease) -> Result<(), WorkspaceError> {
+    async fn release(&self, lease: &LeaseRecord) -> Result<(), WorkspaceError> {
         self.pool()?.release(&lease.id).await.map(|_| ()).map_err(error)
     }
 }

@@ -7,7 +7,8 @@ use agent_zero_contracts::{EvidenceBundle, TaskEvent};
 use crate::RenderOptions;
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
-use crate::html::{encode_component, escape, layout::page, pre, prose, text};
+use crate::html::layout::{Nav, page};
+use crate::html::{encode_component, escape, pre, prose, text};
 use crate::outcome::{change_status, outcome};
 use crate::text::{Ctx, Keep, line};
 
@@ -57,7 +58,7 @@ pub fn render_evidence_html(bundle: &EvidenceBundle, options: &RenderOptions<'_>
         "<footer>Also as <a href=\"{base}/api/v1/tasks/{id}/evidence.json\">JSON</a> · \
 <a href=\"{base}/api/v1/tasks/{id}/evidence.md\">Markdown</a></footer>"
     );
-    page(&ctx, &format!("{} · task {}", o.headline(), line(&ctx, &b.task_id)), &h)
+    page(&ctx, &format!("{} · task {}", o.headline(), line(&ctx, &b.task_id)), Nav::Public, &h)
 }
 
 fn facts(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
@@ -238,9 +239,18 @@ fn runner_and_usage(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
         thousands(u.output_tokens),
         duration(u.latency_ms)
     );
+    // Numbers only: nothing recorded from outside reaches these lines.
+    if let Some(c) = &b.cost {
+        let _ = writeln!(
+            h,
+            "<p id=\"run-cost\">Run cost: {}</p>\n<p class=\"muted\">{}</p>",
+            crate::cost::figures(c),
+            crate::cost::COVERED
+        );
+    }
 }
 
-fn timeline(ctx: &Ctx<'_>, events: &[TaskEvent], h: &mut String) {
+pub(super) fn timeline(ctx: &Ctx<'_>, events: &[TaskEvent], h: &mut String) {
     let _ = writeln!(h, "<h2>Timeline ({})</h2>", count(events.len(), "event", "events"));
     if events.is_empty() {
         h.push_str("<p class=\"muted\">No transition was recorded.</p>\n");

@@ -7,9 +7,22 @@ mod layout;
 mod task_list;
 
 pub use evidence_page::render_evidence_html;
+pub use layout::{Nav, Viewer, render_page};
 pub use task_list::{TaskListItem, render_task_list_html};
 
+use agent_zero_contracts::TaskEvent;
+
+use crate::RenderOptions;
 use crate::text::{Ctx, Keep, block, clean, head, line};
+
+/// A task's events as the evidence page shows its timeline: a heading
+/// with the count, then one row per event (state, time, attempt, message),
+/// every value cleaned and escaped. For pages of a task still running.
+pub fn render_events_html(events: &[TaskEvent], options: &RenderOptions<'_>) -> String {
+    let mut h = String::new();
+    evidence_page::timeline(&Ctx::new(options), events, &mut h);
+    h
+}
 
 /// Escapes `& < > " '` in already-cleaned text.
 pub(crate) fn escape(text: &str) -> String {
@@ -73,7 +86,6 @@ pub(crate) use agent_zero_contracts::encode_component;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RenderOptions;
 
     #[test]
     fn escapes_everything_that_could_be_markup() {
@@ -85,5 +97,21 @@ mod tests {
             "<pre class=\"untrusted\">&lt;/pre&gt;&lt;script&gt;</pre>"
         );
         assert_eq!(encode_component("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
+    }
+
+    #[test]
+    fn events_are_the_evidence_timeline_cleaned_and_escaped() {
+        let event = |message: &str, attempt| TaskEvent {
+            state: agent_zero_contracts::TaskState::Executing,
+            message: message.into(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            attempt,
+        };
+        let opts = RenderOptions { secrets: &["s3cr3t"], ..RenderOptions::default() };
+        let html = render_events_html(&[event("<b>run</b> s3cr3t", Some(2)), event("b", None)], &opts);
+        assert!(html.starts_with("<h2>Timeline (2 events)</h2>"), "{html}");
+        assert!(html.contains("<td>executing</td>") && html.contains("<td class=\"num\">2</td>"), "{html}");
+        assert!(html.contains("&lt;b&gt;run&lt;/b&gt; [redacted]") && !html.contains("s3cr3t"), "{html}");
+        assert!(render_events_html(&[], &opts).contains("No transition was recorded."));
     }
 }

@@ -6,7 +6,8 @@ use agent_zero_contracts::{EvidenceBundle, RunMode, TaskState, Trigger, Verdict}
 use serde::{Deserialize, Serialize};
 
 use crate::RenderOptions;
-use crate::html::{encode_component, escape, layout::page, text};
+use crate::html::layout::{Nav, page};
+use crate::html::{encode_component, escape, text};
 use crate::outcome::shown_verified;
 use crate::text::{Ctx, line};
 
@@ -111,7 +112,7 @@ pub fn render_task_list_html(items: &[TaskListItem], next_cursor: Option<&str>, 
             encode_component(&line(&ctx, cursor))
         );
     }
-    page(&ctx, "Tasks", &h)
+    page(&ctx, "Tasks", Nav::Public, &h)
 }
 
 #[cfg(test)]

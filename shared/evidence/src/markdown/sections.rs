@@ -242,19 +242,24 @@ pub(crate) fn runner(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
     out
 }
 
-/// Tokens, model time and cost (only when priced).
+/// Tokens, model time and dollars (only when priced), then what the run
+/// cost its host when its ticks were metered.
 pub(crate) fn usage(b: &EvidenceBundle) -> String {
     let u = &b.usage;
     let cost = match u.cost_usd {
         Some(c) => format!("cost {}", usd(c)),
         None => "cost not priced (no model prices configured)".to_owned(),
     };
-    format!(
+    let mut out = format!(
         "### Usage\n\n{} input tokens · {} output tokens · model time {} · {cost}",
         thousands(u.input_tokens),
         thousands(u.output_tokens),
         duration(u.latency_ms)
-    )
+    );
+    if let Some(c) = &b.cost {
+        out.push_str(&format!("\n\nRun cost: {}\n\n<sub>{}</sub>", crate::cost::figures(c), crate::cost::COVERED));
+    }
+    out
 }
 
 /// The run's own summary (written by the run, may quote model output).

@@ -6,8 +6,9 @@
 
 use agent_zero_contracts::{
     ChangeRisk, CheckResult, Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, Finding, IssueRef,
-    ModelFinding, NetworkPolicy, OmittedItem, PullRequestRef, Refusal, ReviewLedger, RunMode, RunnerDescription,
-    Severity, SkipReason, TaskEvent, TaskState, TerminalState, Trigger, UntrustedText, Usage, Verdict,
+    ModelFinding, NetworkPolicy, OmittedItem, PullRequestRef, Refusal, ReviewLedger, RunCost, RunMode,
+    RunnerDescription, Severity, SkipReason, TaskEvent, TaskState, TerminalState, Trigger, UntrustedText, Usage,
+    Verdict,
 };
 
 /// A secret that appears in some bundles and must never be rendered.
@@ -122,6 +123,23 @@ pub fn verified() -> EvidenceBundle {
         summary: "Made the pagination cursor exclusive and added a boundary test.".into(),
         review: None,
         tree: Vec::new(),
+        cost: Some(RunCost {
+            ticks: 12,
+            kv_reads: 96,
+            kv_writes: 41,
+            kv_lists: 1,
+            kv_deletes: 11,
+            kv_atomic: 24,
+            lease_ops: 4,
+            subrequests: 31,
+            github_requests: 19,
+            model_requests: 2,
+            sandbox_requests: 10,
+            sandbox_ms: 1_436,
+            model_input_tokens: 18_240,
+            model_output_tokens: 2_113,
+            model_cost_usd: Some(0.0871),
+        }),
     }
 }
 
@@ -358,6 +376,7 @@ pub fn empty() -> EvidenceBundle {
         summary: String::new(),
         review: None,
         tree: Vec::new(),
+        cost: None,
     }
 }
 

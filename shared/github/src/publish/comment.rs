@@ -5,17 +5,20 @@
 //! there is none. A comment by anyone else is never edited or deleted,
 //! whatever it says, and nothing else on the issue is touched.
 
+use std::ops::ControlFlow;
+
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::report::StepOutcome;
-use super::rest::{Halt, Rest, next_link};
+use super::rest::{Halt, Paged, Rest, User, written_by};
 use super::subject::{carries, marked};
 use crate::client::repo_path;
 
-/// Comment pages read (100 each) when looking for our comment; past them
-/// the publication fails rather than post a duplicate.
+/// Comment pages read (100 each) when looking for our comment (on an
+/// issue, or among a pull request's review comments); past them the
+/// publication fails rather than post a duplicate.
 pub const MAX_COMMENT_PAGES: usize = 10;
 
 #[derive(Deserialize)]
@@ -29,11 +32,6 @@ struct Comment {
     html_url: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct User {
-    login: String,
-}
-
 /// Whose comments are ours, and which of them answer this subject.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ours<'a> {
@@ -45,10 +43,7 @@ pub(crate) struct Ours<'a> {
 
 impl Comment {
     fn is_ours(&self, ours: Ours<'_>) -> bool {
-        // Logins are case-insensitive on GitHub; a deleted author (`user:
-        // null`, shown as "ghost") is nobody's.
-        let by_us = self.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(ours.login));
-        by_us && self.body.as_deref().is_some_and(|b| carries(b, ours.marker))
+        written_by(self.user.as_ref(), ours.login) && self.body.as_deref().is_some_and(|b| carries(b, ours.marker))
     }
 }
 
@@ -96,6 +91,11 @@ pub(crate) async fn upsert<H: HttpClient>(
     }
 }
 
+/// The first page of the comments of issue `number`.
+fn first_page<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, number: u64) -> String {
+    rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"))
+}
+
 /// Ids of every comment of ours on the issue (first [`MAX_COMMENT_PAGES`] pages).
 async fn all_ours<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
@@ -103,20 +103,15 @@ async fn all_ours<H: HttpClient>(
     number: u64,
     ours: Ours<'_>,
 ) -> Result<Vec<u64>, Halt> {
-    const OP: &str = "list issue comments";
-    let base = rest.client.parts().1.base_url();
-    let mut url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"));
     let mut mine = Vec::new();
-    for _ in 0..MAX_COMMENT_PAGES {
-        let response = rest.call(OP, http::Method::GET, &url, None).await?;
-        let next = next_link(&response, base);
-        let page: Vec<Comment> = rest.decode(OP, response)?;
-        mine.extend(page.iter().filter(|c| c.is_ours(ours)).map(|c| c.id));
-        match next {
-            Some(next) => url = next,
-            None => break,
+    let first = first_page(rest, repo_path, number);
+    rest.pages("list issue comments", first, MAX_COMMENT_PAGES, |c: Comment| {
+        if c.is_ours(ours) {
+            mine.push(c.id);
         }
-    }
+        ControlFlow::Continue(())
+    })
+    .await?;
     Ok(mine)
 }
 
@@ -129,23 +124,20 @@ async fn find_ours<H: HttpClient>(
     number: u64,
     ours: Ours<'_>,
 ) -> Result<Option<u64>, Halt> {
-    const OP: &str = "list issue comments";
-    let base = rest.client.parts().1.base_url();
-    let mut url = rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"));
-    for _ in 0..MAX_COMMENT_PAGES {
-        let response = rest.call(OP, http::Method::GET, &url, None).await?;
-        let next = next_link(&response, base);
-        let page: Vec<Comment> = rest.decode(OP, response)?;
-        if let Some(comment) = page.iter().find(|c| c.is_ours(ours)) {
-            return Ok(Some(comment.id));
-        }
-        match next {
-            Some(next) => url = next,
-            None => return Ok(None),
-        }
+    let mut found = None;
+    let first = first_page(rest, repo_path, number);
+    let paged = rest
+        .pages("list issue comments", first, MAX_COMMENT_PAGES, |c: Comment| {
+            found = c.is_ours(ours).then_some(c.id);
+            if found.is_some() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .await?;
+    match paged {
+        Paged::Stopped => Ok(found),
+        Paged::Done => Ok(None),
+        Paged::PagesLeft => Err(Halt::Failed(format!(
+            "the issue has more than {} comments; not posting a possible duplicate",
+            MAX_COMMENT_PAGES * 100
+        ))),
     }
-    Err(Halt::Failed(format!(
-        "the issue has more than {} comments; not posting a possible duplicate",
-        MAX_COMMENT_PAGES * 100
-    )))
 }

@@ -2,6 +2,8 @@
 //! response into "go on", "stop and retry later" (rate limits) or "this
 //! step failed, here is why", and reads GitHub's `Link` pagination.
 
+use std::ops::ControlFlow;
+
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -95,6 +97,58 @@ impl<H: HttpClient> Rest<'_, '_, H> {
     }
 }
 
+/// How reading a paged list ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Paged {
+    /// The last page was read.
+    Done,
+    /// The visitor stopped early.
+    Stopped,
+    /// The page limit was reached with pages left unread.
+    PagesLeft,
+}
+
+impl<H: HttpClient> Rest<'_, '_, H> {
+    /// Lists `first` and the pages its `Link: rel="next"` headers name (only
+    /// under the API's base URL), at most `max_pages` of them, handing each
+    /// item to `visit` until it breaks. Any failure to read a page is the
+    /// step's failure.
+    pub(crate) async fn pages<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        first: String,
+        max_pages: usize,
+        mut visit: impl FnMut(T) -> ControlFlow<()>,
+    ) -> Result<Paged, Halt> {
+        let mut url = first;
+        for _ in 0..max_pages {
+            let response = self.call(operation, http::Method::GET, &url, None).await?;
+            let next = next_link(&response, self.client.parts().1.base_url());
+            let page: Vec<T> = self.decode(operation, response)?;
+            if page.into_iter().any(|item| visit(item).is_break()) {
+                return Ok(Paged::Stopped);
+            }
+            match next {
+                Some(next) => url = next,
+                None => return Ok(Paged::Done),
+            }
+        }
+        Ok(Paged::PagesLeft)
+    }
+}
+
+/// The author of a comment or review, as GitHub lists it.
+#[derive(Debug, Deserialize)]
+pub(crate) struct User {
+    pub(crate) login: String,
+}
+
+/// Whether `user` is `login`: logins are case-insensitive on GitHub, and a
+/// deleted author (`user: null`, shown as "ghost") is nobody.
+pub(crate) fn written_by(user: Option<&User>, login: &str) -> bool {
+    user.is_some_and(|u| u.login.eq_ignore_ascii_case(login))
+}
+
 /// GitHub's short error `message`, capped (for matching known 422s).
 pub(crate) fn error_message(response: &http::Response<Vec<u8>>) -> String {
     #[derive(Deserialize)]
@@ -171,7 +225,63 @@ pub(crate) fn next_link(response: &http::Response<Vec<u8>>, base_url: &str) -> O
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
+    use crate::client::ApiConfig;
+
+    const BASE: &str = "http://github.test";
+
+    /// A list of `pages` pages of two numbers each; page 2 links off-host
+    /// when `stray` is set. Logs the page of every request.
+    struct Pages {
+        pages: u64,
+        stray: bool,
+        log: RefCell<Vec<u64>>,
+    }
+
+    impl HttpClient for Pages {
+        async fn send(
+            &self,
+            request: http::Request<Vec<u8>>,
+        ) -> Result<http::Response<Vec<u8>>, agent_zero_ports::HttpError> {
+            let query = request.uri().query().unwrap_or_default();
+            let page: u64 = query.split('&').find_map(|p| p.strip_prefix("page=")).map_or(1, |p| p.parse().unwrap());
+            self.log.borrow_mut().push(page);
+            let host = if self.stray && page == 2 { "http://elsewhere.test" } else { BASE };
+            let mut builder = http::Response::builder().status(200);
+            if page < self.pages {
+                builder = builder.header("link", format!("<{host}/items?page={}>; rel=\"next\"", page + 1));
+            }
+            Ok(builder.body(format!("[{}, {}]", page * 2, page * 2 + 1).into_bytes()).unwrap())
+        }
+    }
+
+    /// Every item `pages` hands over, how it ended, and the pages requested.
+    fn read(pages: u64, stray: bool, max: usize, stop_at: Option<u64>) -> (Vec<u64>, Paged, Vec<u64>) {
+        let http = Pages { pages, stray, log: RefCell::new(Vec::new()) };
+        let config = ApiConfig::new(Some(BASE), "test").unwrap();
+        let client = GitHubClient::new(&http, &config).with_token(agent_zero_ports::Secret::new("t"));
+        let rest = Rest { client: &client, now_ms: 0 };
+        let mut seen = Vec::new();
+        let paged = agent_zero_ports::block_on(rest.pages("list items", format!("{BASE}/items"), max, |n: u64| {
+            seen.push(n);
+            if Some(n) == stop_at { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        }))
+        .unwrap();
+        (seen, paged, http.log.into_inner())
+    }
+
+    #[test]
+    fn pages_are_followed_until_the_last_the_visitor_or_the_limit() {
+        assert_eq!(read(3, false, 10, None), (vec![2, 3, 4, 5, 6, 7], Paged::Done, vec![1, 2, 3]));
+        // Stopping reads no further page.
+        assert_eq!(read(3, false, 10, Some(4)), (vec![2, 3, 4], Paged::Stopped, vec![1, 2]));
+        // At the limit with pages left, the caller learns it.
+        assert_eq!(read(5, false, 2, None), (vec![2, 3, 4, 5], Paged::PagesLeft, vec![1, 2]));
+        // A next link off the API's host is never followed.
+        assert_eq!(read(5, true, 10, None), (vec![2, 3, 4, 5], Paged::Done, vec![1, 2]));
+    }
 
     fn response(status: u16, headers: &[(&str, &str)], body: &str) -> http::Response<Vec<u8>> {
         let mut builder = http::Response::builder().status(status);

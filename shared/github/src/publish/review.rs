@@ -19,6 +19,7 @@
 //! API for a state a reply already tells the reader.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use agent_zero_contracts::{EvidenceBundle, ReviewLedger, Trigger};
 use agent_zero_evidence::{ReviewOutput, render_review};
@@ -26,16 +27,15 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::comment::MAX_COMMENT_PAGES;
 use super::report::{PublishReport, PublishStep, StepOutcome};
-use super::rest::{Halt, Rest, error_message, next_link};
+use super::rest::{Halt, Paged, Rest, User, error_message, written_by};
 use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, settle, suggestion};
 use crate::client::{GitHubError, is_sha, repo_path};
 
 /// Review pages read (100 each) when looking for ours; past them the
 /// publication fails rather than post a duplicate.
 pub(crate) const MAX_REVIEW_PAGES: usize = 10;
-/// Review-comment pages read (100 each) when looking for our findings.
-const MAX_COMMENT_PAGES: usize = 10;
 /// Most bytes of a quote a comment's marker keeps (whole characters).
 const MARKED_QUOTE_BYTES: usize = 200;
 /// Most files read at the head to learn whether earlier quotes are gone.
@@ -98,23 +98,40 @@ struct Review {
     html_url: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct User {
-    login: String,
+/// A review comment as `GET .../pulls/{n}/comments` lists it (and as
+/// GitHub answers a reply or an edit).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ReviewComment {
+    pub(crate) id: u64,
+    #[serde(default)]
+    pub(crate) path: String,
+    #[serde(default)]
+    pub(crate) body: Option<String>,
+    #[serde(default)]
+    pub(crate) user: Option<User>,
+    #[serde(default)]
+    pub(crate) in_reply_to_id: Option<u64>,
+    #[serde(default)]
+    pub(crate) html_url: Option<String>,
 }
 
-/// A review comment as `GET .../pulls/{n}/comments` lists it.
-#[derive(Deserialize)]
-struct Comment {
-    id: u64,
-    #[serde(default)]
-    path: String,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    in_reply_to_id: Option<u64>,
+/// Reads the review comments of pull request `number` of `repo_path`, 100
+/// a page, handing each to `visit` until it breaks. More than
+/// [`MAX_COMMENT_PAGES`] pages is the step's failure: `risk` says what not
+/// knowing them all would do.
+pub(crate) async fn list_review_comments<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    (repo_path, number): (&str, u64),
+    risk: &str,
+    visit: impl FnMut(ReviewComment) -> ControlFlow<()>,
+) -> Result<(), Halt> {
+    let first = rest.url(&format!("/repos/{repo_path}/pulls/{number}/comments?per_page=100"));
+    match rest.pages("list review comments", first, MAX_COMMENT_PAGES, visit).await? {
+        Paged::Done | Paged::Stopped => Ok(()),
+        Paged::PagesLeft => {
+            Err(Halt::Failed(format!("more than {MAX_COMMENT_PAGES} pages of review comments; {risk}")))
+        }
+    }
 }
 
 /// One earlier line comment of ours and what it quoted.
@@ -253,65 +270,55 @@ async fn find_ours<H: HttpClient>(
 ) -> Result<Option<Option<String>>, Halt> {
     let head_key = format!("{REVIEW_PREFIX}{} ", target.head_sha.to_ascii_lowercase());
     let finding_key = format!(" finding={}{MARKER_END}", target.finding_id);
-    let mut url = rest.url(&format!("/repos/{repo_path}/pulls/{}/reviews?per_page=100", target.number));
-    for _ in 0..MAX_REVIEW_PAGES {
-        let response = rest.call("list pull request reviews", http::Method::GET, &url, None).await?;
-        let next = next_link(&response, rest.client.parts().1.base_url());
-        let page: Vec<Review> = rest.decode("list pull request reviews", response)?;
-        for review in page {
-            let by_us = review.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(target.login));
+    let first = rest.url(&format!("/repos/{repo_path}/pulls/{}/reviews?per_page=100", target.number));
+    let mut found = None;
+    let paged = rest
+        .pages("list pull request reviews", first, MAX_REVIEW_PAGES, |review: Review| {
+            let by_us = written_by(review.user.as_ref(), target.login);
             let first = review.body.as_deref().and_then(|b| b.lines().next()).unwrap_or_default();
             let ours = first == marker
                 || (first.starts_with(REVIEW_PREFIX)
                     && (first.starts_with(&head_key) || first.ends_with(&finding_key)));
             if by_us && ours {
-                return Ok(Some(review.html_url));
+                found = Some(review.html_url);
+                return ControlFlow::Break(());
             }
-        }
-        match next {
-            Some(next) => url = next,
-            None => return Ok(None),
+            ControlFlow::Continue(())
+        })
+        .await?;
+    match paged {
+        Paged::Stopped => Ok(found),
+        Paged::Done => Ok(None),
+        Paged::PagesLeft => {
+            Err(Halt::Failed(format!("more than {MAX_REVIEW_PAGES} pages of reviews; not posting one that may exist")))
         }
     }
-    Err(Halt::Failed(format!("more than {MAX_REVIEW_PAGES} pages of reviews; not posting one that may exist")))
 }
 
 /// Our earlier line comments on the pull request, each with its quote and
 /// whether a reply of ours already resolved it.
 async fn earlier_findings<H: HttpClient>(rest: &Rest<'_, '_, H>, target: Target<'_>) -> Result<Vec<Posted>, Halt> {
     let repo_path = repo_path(target.owner, target.repo)?;
-    let mut url = rest.url(&format!("/repos/{repo_path}/pulls/{}/comments?per_page=100", target.number));
     let mut posted = Vec::new();
     let mut resolved = Vec::new();
-    for page_index in 0.. {
-        if page_index == MAX_COMMENT_PAGES {
-            return Err(Halt::Failed(format!(
-                "more than {MAX_COMMENT_PAGES} pages of review comments; not posting findings that may exist"
-            )));
+    let risk = "not posting findings that may exist";
+    list_review_comments(rest, (&repo_path, target.number), risk, |comment| {
+        if !written_by(comment.user.as_ref(), target.login) {
+            return ControlFlow::Continue(());
         }
-        let response = rest.call("list review comments", http::Method::GET, &url, None).await?;
-        let next = next_link(&response, rest.client.parts().1.base_url());
-        let page: Vec<Comment> = rest.decode("list review comments", response)?;
-        for comment in page {
-            if !comment.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(target.login)) {
-                continue;
-            }
-            let body = comment.body.as_deref().unwrap_or_default();
-            match comment.in_reply_to_id {
-                Some(parent) if body.starts_with(RESOLVED_PREFIX) => resolved.push(parent),
-                Some(_) => {}
-                None => {
-                    if let Some(quote) = marked_quote(body) {
-                        posted.push(Posted { id: comment.id, path: comment.path, quote, resolved: false });
-                    }
+        let body = comment.body.as_deref().unwrap_or_default();
+        match comment.in_reply_to_id {
+            Some(parent) if body.starts_with(RESOLVED_PREFIX) => resolved.push(parent),
+            Some(_) => {}
+            None => {
+                if let Some(quote) = marked_quote(body) {
+                    posted.push(Posted { id: comment.id, path: comment.path, quote, resolved: false });
                 }
             }
         }
-        match next {
-            Some(next) => url = next,
-            None => break,
-        }
-    }
+        ControlFlow::Continue(())
+    })
+    .await?;
     for p in &mut posted {
         p.resolved = resolved.contains(&p.id);
     }

@@ -14,7 +14,7 @@ use agent_zero_contracts::{
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 use agent_zero_runtime::{
-    Admission, AdmitError, Decider, Diff, Engine, Lease, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
+    Admission, AdmitError, Decider, Diff, Engine, LeaseRecord, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
     Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError, TickOutcome, TickReport,
     Workspace, WorkspaceError,
 };
@@ -90,7 +90,7 @@ impl ScriptedWorkspace {
 }
 
 impl Workspace for ScriptedWorkspace {
-    async fn lease(&self, request: &LeaseRequest) -> Result<Lease, WorkspaceError> {
+    async fn lease(&self, request: &LeaseRequest) -> Result<LeaseRecord, WorkspaceError> {
         if self.fail_leases.get() > 0 {
             self.fail_leases.set(self.fail_leases.get() - 1);
             return Err(WorkspaceError::Refused("quota".into()));
@@ -103,19 +103,27 @@ impl Workspace for ScriptedWorkspace {
             writable: request.writable,
             network: NetworkPolicy::Restricted,
         };
-        Ok(Lease { id: format!("lease-{}", self.leases.get()), runner })
+        Ok(LeaseRecord { id: format!("lease-{}", self.leases.get()), runner })
     }
-    async fn list_files(&self, _: &Lease) -> Result<Vec<String>, WorkspaceError> {
+    async fn list_files(&self, _: &LeaseRecord) -> Result<Vec<String>, WorkspaceError> {
         Ok(self.tree.borrow().keys().cloned().collect())
     }
-    async fn read_files(&self, _: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
+    async fn read_files(
+        &self,
+        _: &LeaseRecord,
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         Ok(paths.iter().map(|p| (p.clone(), self.tree.borrow().get(p).cloned())).collect())
     }
-    async fn file_modes(&self, _: &Lease, paths: &[String]) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
+    async fn file_modes(
+        &self,
+        _: &LeaseRecord,
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         // The in-memory tree holds regular files only.
         Ok(paths.iter().map(|p| (p.clone(), self.tree.borrow().contains_key(p).then(|| "100644".to_owned()))).collect())
     }
-    async fn write_files(&self, _: &Lease, changes: &[ProposedChange], _: &str) -> Result<(), WorkspaceError> {
+    async fn write_files(&self, _: &LeaseRecord, changes: &[ProposedChange], _: &str) -> Result<(), WorkspaceError> {
         self.writes.set(self.writes.get() + 1);
         for change in changes {
             self.tree.borrow_mut().insert(change.path.clone(), change.content.clone());
@@ -124,7 +132,7 @@ impl Workspace for ScriptedWorkspace {
     }
     async fn run(
         &self,
-        _: &Lease,
+        _: &LeaseRecord,
         commands: &[Vec<String>],
         _: u64,
         _: &str,
@@ -150,12 +158,12 @@ impl Workspace for ScriptedWorkspace {
             })
             .collect())
     }
-    async fn diff(&self, _: &Lease) -> Result<Diff, WorkspaceError> {
+    async fn diff(&self, _: &LeaseRecord) -> Result<Diff, WorkspaceError> {
         let tree = self.tree.borrow();
         let changed = tree.iter().filter(|(p, c)| self.original.get(*p) != Some(*c)).map(|(p, _)| p.clone()).collect();
         Ok(Diff { changed_files: changed, patch: String::new() })
     }
-    async fn release(&self, _: &Lease) -> Result<(), WorkspaceError> {
+    async fn release(&self, _: &LeaseRecord) -> Result<(), WorkspaceError> {
         self.releases.set(self.releases.get() + 1);
         Ok(())
     }

@@ -3,17 +3,20 @@
 //! [`fold`] from entry 0 (a cold start) and [`Resident::apply`] from a
 //! checkpoint (a warm tick) are the same code, so there is no separate
 //! recovery path that could drift from the live one.
+//!
+//! The [`Resident`] holds the run's input and lifecycle; every other
+//! concern is a part of its own ([`Intake`], [`Sandbox`], [`Discovery`],
+//! [`Attempt`], [`Approval`], [`Conclusion`]), each changed only by the
+//! facts of that concern.
 
 use agent_zero_agent::LifecycleMachine;
-use agent_zero_contracts::{
-    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, RunnerDescription, TaskEvent, TaskResult,
-    TaskState, Usage, rfc3339,
-};
+use agent_zero_contracts::{OmittedItem, RunCost, TaskEvent, TaskState, Usage, rfc3339};
 use serde::{Deserialize, Serialize};
 
-use crate::fact::{
-    ApprovalDecision, Entry, Fact, Lease, ModelOutcome, PublicationOutcome, Received, Stimulus, WriteOutcome,
-};
+pub use self::parts::{Approval, Attempt, Conclusion, Discovery, Intake, Sandbox};
+use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
+
+mod parts;
 
 /// Why a log cannot be folded: it was not written by this engine, or
 /// entries are missing. Never a policy outcome.
@@ -35,28 +38,17 @@ pub enum FoldError {
 /// task waits for a slot instead of failing.
 pub(crate) const LEASE_REFUSED: &str = "lease-refused";
 
-/// Everything a tick needs to decide, derived only from the log.
+/// Everything a tick needs to decide, derived only from the log: the
+/// run's input and lifecycle here, each other concern in its own part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resident {
     /// The last folded seq; `None` before entry 0.
     pub seq: Option<u64>,
     /// The run's input: entry 0 of a task created with it, or the
-    /// admission of a [`Received`] delivery. `None` while a delivery
+    /// admission of a [`Received`](crate::Received) delivery. `None` while a delivery
     /// awaits its policy gate.
     pub stimulus: Option<Box<Stimulus>>,
-    /// The delivery a webhook task started from (entry 0), if it did.
-    #[serde(default)]
-    pub received: Option<Box<Received>>,
-    /// Consecutive failures to read the policy at admission.
-    #[serde(default)]
-    pub admission_errors: u32,
-    /// The last of those failures.
-    #[serde(default)]
-    pub admission_error: Option<String>,
-    /// Why the policy gate declined the delivery (`reason`, `message`).
-    #[serde(default)]
-    pub declined: Option<(String, String)>,
     pub state: TaskState,
     /// Every state entered, in order (replayed into the machine).
     pub path: Vec<TaskState>,
@@ -66,67 +58,37 @@ pub struct Resident {
     /// `agent.timeoutMs` counts from here.
     #[serde(default)]
     pub started_ms: u64,
-    /// The seq of the admission; ticks before it (waiting for GitHub) do
-    /// not count against the runaway guard.
-    #[serde(default)]
-    pub admitted_seq: u64,
     /// When the task last entered a finished state (`completed`, `failed`,
     /// `ignored`): its retention counts from here. `None` while it runs or
     /// waits for a person.
     #[serde(default)]
     pub ended_ms: Option<u64>,
-    pub lease: Option<Lease>,
-    /// The runner of the most recent lease (kept after release, for evidence).
-    pub runner: Option<RunnerDescription>,
-    /// Lease id the current attempt's changes were written to.
-    pub applied_on: Option<String>,
-    /// Consecutive sandbox errors in the current state.
-    pub sandbox_errors: u32,
-    /// Consecutive lease refusals (pool quota full): waited out with
-    /// backoff, bounded by `agent.timeoutMs`, never counted as errors.
-    #[serde(default)]
-    pub lease_waits: u32,
-    pub discovered: bool,
-    pub files: Vec<String>,
-    pub checks: Vec<Vec<String>>,
-    pub diff: Option<String>,
-    /// A pull-request review's ledger of the changed files.
-    #[serde(default)]
-    pub review: Option<agent_zero_contracts::ReviewLedger>,
-    pub omitted: Vec<OmittedItem>,
-    pub decision: Option<AgentDecision>,
-    /// True when `decision` was produced since the last repair began.
-    pub fresh_decision: bool,
-    /// Consecutive unusable/unavailable model answers in the current state.
-    pub model_failures: u32,
-    pub last_violation: Option<String>,
-    pub usage: Usage,
-    pub finding: Option<Finding>,
-    pub write: Option<WriteOutcome>,
-    pub applied: Vec<String>,
-    pub check_results: Vec<CheckResult>,
-    pub changed_files: Vec<String>,
-    pub out_of_scope: Vec<String>,
-    pub reviewed: bool,
-    /// The run's files as the sandbox held them after the checks.
-    #[serde(default)]
-    pub tree: Vec<agent_zero_contracts::TreeFile>,
-    /// `(path, content)` of the run's files a check rewrote: the verified
-    /// content, published instead of what was written.
-    #[serde(default)]
-    pub rewritten: Vec<(String, String)>,
-    /// The approval that resumed the task, if one did (and still applies).
-    pub approved_by: Option<String>,
-    /// The last decision a person made on this task, and who made it.
-    #[serde(default)]
-    pub decided: Option<(String, ApprovalDecision)>,
-    pub concluded: Option<Box<(TaskResult, EvidenceBundle)>>,
-    pub released: bool,
-    pub published: Option<PublicationOutcome>,
-    pub publish_attempts: u32,
-    pub failure: Option<String>,
     /// `agent.maxAttempts` of the stimulus policy.
     pub max_attempts: u32,
+    /// The model tokens (and dollars) the run used, over every call.
+    pub usage: Usage,
+    /// What the metered ticks cost their host, added up ([`Fact::Metered`]);
+    /// `None` when no tick was metered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<RunCost>,
+    /// The delivery before it became a run.
+    #[serde(flatten)]
+    pub intake: Intake,
+    /// The sandbox lease and how the sandbox served.
+    #[serde(flatten)]
+    pub sandbox: Sandbox,
+    /// What discovery found in the checkout.
+    #[serde(flatten)]
+    pub discovery: Discovery,
+    /// The current attempt: decision, finding, writes and checks.
+    #[serde(flatten)]
+    pub attempt: Attempt,
+    /// A person's answer to `needs-human`.
+    #[serde(flatten)]
+    pub approval: Approval,
+    /// The recorded ending and its publication.
+    #[serde(flatten)]
+    pub conclusion: Conclusion,
 }
 
 impl Default for Resident {
@@ -134,50 +96,21 @@ impl Default for Resident {
         Self {
             seq: None,
             stimulus: None,
-            received: None,
-            admission_errors: 0,
-            admission_error: None,
-            declined: None,
             state: TaskState::Queued,
             path: Vec::new(),
             events: Vec::new(),
             created_ms: 0,
             started_ms: 0,
-            admitted_seq: 0,
             ended_ms: None,
-            decided: None,
-            lease: None,
-            runner: None,
-            applied_on: None,
-            sandbox_errors: 0,
-            lease_waits: 0,
-            discovered: false,
-            files: Vec::new(),
-            checks: Vec::new(),
-            diff: None,
-            review: None,
-            omitted: Vec::new(),
-            decision: None,
-            fresh_decision: false,
-            model_failures: 0,
-            last_violation: None,
-            usage: Usage::default(),
-            finding: None,
-            write: None,
-            applied: Vec::new(),
-            check_results: Vec::new(),
-            changed_files: Vec::new(),
-            out_of_scope: Vec::new(),
-            reviewed: false,
-            tree: Vec::new(),
-            rewritten: Vec::new(),
-            approved_by: None,
-            concluded: None,
-            released: false,
-            published: None,
-            publish_attempts: 0,
-            failure: None,
             max_attempts: 1,
+            usage: Usage::default(),
+            cost: None,
+            intake: Intake::default(),
+            sandbox: Sandbox::default(),
+            discovery: Discovery::default(),
+            attempt: Attempt::default(),
+            approval: Approval::default(),
+            conclusion: Conclusion::default(),
         }
     }
 }
@@ -210,7 +143,7 @@ impl Resident {
                 title: s.input.issue.as_ref().map(|i| i.title.text.as_str()),
             });
         }
-        self.received.as_deref().map(|r| Origin {
+        self.intake.received.as_deref().map(|r| Origin {
             task_id: &r.task_id,
             repository: &r.repository,
             trigger: r.trigger,
@@ -237,7 +170,7 @@ impl Resident {
 
     /// Whether the lifecycle has ended and its result is recorded.
     pub fn is_concluded(&self) -> bool {
-        self.state.is_terminal() && self.concluded.is_some()
+        self.state.is_terminal() && self.conclusion.concluded.is_some()
     }
 
     /// Applies one entry. Entries must come in seq order.
@@ -269,29 +202,29 @@ impl Resident {
                         return Err(malformed("a second received delivery"));
                     }
                     self.created_ms = entry.at_ms;
-                    self.received = Some(received.clone());
+                    self.intake.received = Some(received.clone());
                     machine = Some(LifecycleMachine::new(self.max_attempts));
                 }
                 Fact::Admitted { stimulus } => {
-                    if self.received.is_none() || self.stimulus.is_some() || self.state != TaskState::Queued {
+                    if self.intake.received.is_none() || self.stimulus.is_some() || self.state != TaskState::Queued {
                         return Err(malformed("an admission of a task that awaits none"));
                     }
-                    if stimulus.task_id != self.received.as_ref().map_or("", |r| r.task_id.as_str()) {
+                    if stimulus.task_id != self.intake.received.as_ref().map_or("", |r| r.task_id.as_str()) {
                         return Err(malformed("an admission of another task"));
                     }
                     self.max_attempts = stimulus.policy.agent.max_attempts.max(1);
                     self.stimulus = Some(stimulus.clone());
                     // The machine's attempt bound comes from the admitted policy.
                     machine = Some(LifecycleMachine::new(self.max_attempts));
-                    self.admission_errors = 0;
-                    self.admission_error = None;
+                    self.intake.errors = 0;
+                    self.intake.last_error = None;
                     self.started_ms = entry.at_ms;
-                    self.admitted_seq = seq;
+                    self.intake.admitted_seq = seq;
                 }
-                Fact::Declined { reason, message } => self.declined = Some((reason.clone(), message.clone())),
+                Fact::Declined { reason, message } => self.intake.declined = Some((reason.clone(), message.clone())),
                 Fact::AdmissionError { reason } => {
-                    self.admission_errors += 1;
-                    self.admission_error = Some(reason.clone());
+                    self.intake.errors += 1;
+                    self.intake.last_error = Some(reason.clone());
                 }
                 Fact::Transition { from, to, message, attempt } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("transition before the stimulus"))?;
@@ -306,62 +239,62 @@ impl Resident {
                     self.enter(*to, message, *attempt, entry.at_ms);
                 }
                 Fact::Leased { lease } => {
-                    self.runner = Some(lease.runner.clone());
-                    self.lease = Some(lease.clone());
-                    self.released = false;
-                    self.sandbox_errors = 0;
-                    self.lease_waits = 0;
+                    self.sandbox.runner = Some(lease.runner.clone());
+                    self.sandbox.lease = Some(lease.clone());
+                    self.sandbox.released = false;
+                    self.sandbox.errors = 0;
+                    self.sandbox.lease_waits = 0;
                 }
                 Fact::SandboxError { operation, .. } if operation == LEASE_REFUSED => {
-                    self.lease_waits += 1;
+                    self.sandbox.lease_waits += 1;
                 }
                 Fact::SandboxError { operation, .. } => {
-                    self.sandbox_errors += 1;
+                    self.sandbox.errors += 1;
                     if operation == "lease-gone" {
-                        self.lease = None;
+                        self.sandbox.lease = None;
                     }
                 }
                 Fact::Discovered { files, checks, diff, omitted, review } => {
-                    self.review.clone_from(review);
-                    self.discovered = true;
-                    self.files.clone_from(files);
-                    self.checks.clone_from(checks);
-                    self.diff.clone_from(diff);
-                    self.omitted.extend(omitted.iter().cloned());
+                    self.discovery.review.clone_from(review);
+                    self.discovery.discovered = true;
+                    self.discovery.files.clone_from(files);
+                    self.discovery.checks.clone_from(checks);
+                    self.discovery.diff.clone_from(diff);
+                    self.discovery.omitted.extend(omitted.iter().cloned());
                 }
                 Fact::ModelCall { outcome, .. } => match outcome {
                     ModelOutcome::Decided { decision, usage } => {
                         self.usage = self.usage.add(usage);
-                        self.decision = Some(decision.clone());
-                        self.fresh_decision = true;
-                        self.model_failures = 0;
-                        self.last_violation = None;
+                        self.attempt.decision = Some(decision.clone());
+                        self.attempt.fresh_decision = true;
+                        self.attempt.model_failures = 0;
+                        self.attempt.last_violation = None;
                     }
                     ModelOutcome::Unusable { violation, usage } => {
                         self.usage = self.usage.add(usage);
-                        self.model_failures += 1;
-                        self.last_violation = Some(violation.clone());
+                        self.attempt.model_failures += 1;
+                        self.attempt.last_violation = Some(violation.clone());
                     }
-                    ModelOutcome::Unavailable { .. } => self.model_failures += 1,
+                    ModelOutcome::Unavailable { .. } => self.attempt.model_failures += 1,
                 },
                 Fact::Finding { finding, omitted } => {
-                    self.finding = Some(finding.clone());
-                    self.omitted.extend(omitted.iter().cloned());
+                    self.attempt.finding = Some(finding.clone());
+                    self.discovery.omitted.extend(omitted.iter().cloned());
                 }
-                Fact::WriteDecision { outcome } => self.write = Some(outcome.clone()),
+                Fact::WriteDecision { outcome } => self.attempt.write = Some(outcome.clone()),
                 Fact::Applied { files } => {
-                    self.applied.clone_from(files);
-                    self.applied_on = self.lease.as_ref().map(|l| l.id.clone());
+                    self.attempt.applied.clone_from(files);
+                    self.sandbox.applied_on = self.sandbox.lease.as_ref().map(|l| l.id.clone());
                 }
-                Fact::Checked { results, .. } => self.check_results.clone_from(results),
+                Fact::Checked { results, .. } => self.attempt.check_results.clone_from(results),
                 Fact::Reviewed { changed_files, out_of_scope, byproducts, tree } => {
-                    self.reviewed = true;
-                    self.tree = tree.iter().map(|r| r.file.clone()).collect();
-                    self.rewritten =
+                    self.attempt.reviewed = true;
+                    self.attempt.tree = tree.iter().map(|r| r.file.clone()).collect();
+                    self.attempt.rewritten =
                         tree.iter().filter_map(|r| r.content.clone().map(|c| (r.file.path.clone(), c))).collect();
-                    self.changed_files.clone_from(changed_files);
-                    self.out_of_scope.clone_from(out_of_scope);
-                    self.omitted.extend(byproducts.iter().map(|path| OmittedItem {
+                    self.attempt.changed_files.clone_from(changed_files);
+                    self.attempt.out_of_scope.clone_from(out_of_scope);
+                    self.discovery.omitted.extend(byproducts.iter().map(|path| OmittedItem {
                         kind: "byproduct".into(),
                         subject: path.clone(),
                         reason: "written by the repository's checks, not tracked at the leased commit: not part of the change, never published".into(),
@@ -376,25 +309,26 @@ impl Resident {
                     let to = moved.map_err(|e| FoldError::Transition { seq, reason: e.to_string() })?;
                     let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
                     self.enter(to, &format!("{verb} by {principal}"), None, entry.at_ms);
-                    self.approved_by = (*decision == ApprovalDecision::Approve).then(|| principal.clone());
-                    self.decided = Some((principal.clone(), *decision));
+                    self.approval.approved_by = (*decision == ApprovalDecision::Approve).then(|| principal.clone());
+                    self.approval.decided = Some((principal.clone(), *decision));
                     // A new ending will be concluded and published.
-                    self.concluded = None;
-                    self.published = None;
-                    self.publish_attempts = 0;
+                    self.conclusion.concluded = None;
+                    self.conclusion.published = None;
+                    self.conclusion.publish_attempts = 0;
                 }
                 Fact::Concluded { result, evidence } => {
-                    self.concluded = Some(Box::new(((**result).clone(), (**evidence).clone())));
+                    self.conclusion.concluded = Some(Box::new(((**result).clone(), (**evidence).clone())));
                 }
                 Fact::Released => {
-                    self.lease = None;
-                    self.released = true;
+                    self.sandbox.lease = None;
+                    self.sandbox.released = true;
                 }
                 Fact::Published { outcome } => {
-                    self.publish_attempts += 1;
-                    self.published = Some(outcome.clone());
+                    self.conclusion.publish_attempts += 1;
+                    self.conclusion.published = Some(outcome.clone());
                 }
-                Fact::Failure { reason } => self.failure = Some(reason.clone()),
+                Fact::Failure { reason } => self.conclusion.failure = Some(reason.clone()),
+                Fact::Metered { cost } => self.cost = Some(self.cost.unwrap_or_default().add(cost)),
             }
         }
         self.seq = Some(seq);
@@ -403,15 +337,15 @@ impl Resident {
 
     fn enter(&mut self, to: TaskState, message: &str, attempt: Option<u32>, at_ms: u64) {
         if to == TaskState::Planning && self.state == TaskState::Verifying {
-            self.fresh_decision = false;
+            self.attempt.fresh_decision = false;
         }
         self.state = to;
         self.ended_ms = (to.is_terminal() && to != TaskState::NeedsHuman).then_some(at_ms);
         self.path.push(to);
         self.events.push(TaskEvent { state: to, message: message.to_owned(), timestamp: rfc3339(at_ms), attempt });
-        self.model_failures = 0;
-        self.last_violation = None;
-        self.sandbox_errors = 0;
+        self.attempt.model_failures = 0;
+        self.attempt.last_violation = None;
+        self.sandbox.errors = 0;
     }
 }
 

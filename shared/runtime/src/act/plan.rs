@@ -1,0 +1,113 @@
+//! Plan: authorise the write of the model's decision (after asking the
+//! model for a new one when a repair begins). The agent's chain decides
+//! (risk classified from the paths, scope earned by the validated finding
+//! and the leased checkout), then the runtime's own links (something to
+//! write, checks to verify it with). A recorded approval stands in for the
+//! high-impact link.
+
+use agent_zero_agent::{WriteDecision, WriteRequest, authorize_write};
+use agent_zero_contracts::{AgentDecision, Finding, Refusal, RunMode, TaskState, TerminalState};
+
+use super::{Acted, Run};
+use crate::fact::{Fact, ModelOutcome, ModelPurpose, WriteOutcome};
+use crate::ports::Decider;
+use crate::render::model_request;
+use crate::resident::FoldError;
+use crate::store::TickStats;
+
+/// What [`crate::Step::Plan`] carries.
+pub(super) struct Planned<'a> {
+    /// Ask the model for a new decision first (a repair).
+    pub(super) replan: bool,
+    /// The decision to authorise (the previous one, on a repair).
+    pub(super) decision: &'a AgentDecision,
+    pub(super) finding: &'a Finding,
+}
+
+pub(super) async fn plan<D: Decider>(
+    run: &Run<'_>,
+    planned: Planned<'_>,
+    decider: &D,
+    stats: &mut TickStats,
+) -> Result<Acted, FoldError> {
+    let mut facts = Vec::new();
+    let mut replanned = None;
+    if planned.replan {
+        stats.model_calls += 1;
+        let outcome = decider.decide(&model_request(run.r, run.stimulus, ModelPurpose::Plan, run.cx.key.clone())).await;
+        let delay_ms = run.model_delay(&outcome);
+        if let ModelOutcome::Decided { decision, .. } = &outcome {
+            replanned = Some(decision.clone());
+        }
+        facts.push(Fact::ModelCall { purpose: ModelPurpose::Plan, outcome });
+        if replanned.is_none() {
+            return Ok(Acted { facts, delay_ms });
+        }
+    }
+    let decision = replanned.as_ref().unwrap_or(planned.decision);
+    let outcome = authorize(run, decision, planned.finding);
+    facts.push(Fact::WriteDecision { outcome: outcome.clone() });
+    let attempts = run.r.attempts();
+    match outcome {
+        WriteOutcome::Allowed => {
+            let message = format!("Applying {} planned change(s)", decision.changes.len());
+            facts.push(run.transition(TaskState::Executing, &message, Some(attempts + 1)));
+            Acted::now(facts)
+        }
+        WriteOutcome::Refused { refusal } if attempts == 0 => {
+            let summary = format!("Reported without writing: {}", refusal.message);
+            run.finish(facts, TerminalState::Completed, &summary, None)
+        }
+        WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal } => {
+            let summary = format!("A person must decide: {}", refusal.message);
+            run.finish(facts, TerminalState::NeedsHuman, &summary, None)
+        }
+    }
+}
+
+/// The authorisation of writing `decision`'s changes for `finding`.
+fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> WriteOutcome {
+    let (r, stimulus) = (run.r, run.stimulus);
+    let paths: Vec<String> = decision.changes.iter().map(|c| c.path.clone()).collect();
+    let suggests = run.suggests();
+    if suggests && paths.is_empty() {
+        let message = "the finding proposes no change, so there is no suggestion to verify".into();
+        return WriteOutcome::Refused { refusal: Refusal { code: "no-change".into(), message } };
+    }
+    let request = WriteRequest {
+        verdict: finding.verdict,
+        mode: if suggests { RunMode::Fix } else { stimulus.mode },
+        confidence: finding.claim.confidence,
+        change_risk: finding.claim.change_risk,
+        runner_isolated: r.sandbox.runner.as_ref().is_some_and(|d| d.isolated),
+        changed_paths: &paths,
+        cited_files: &finding.claim.files,
+        checkout_files: &r.discovery.files,
+        human_approved: r.approval.approved_by.is_some(),
+    };
+    let needs_human =
+        |code: &str, message: String| WriteOutcome::NeedsHuman { refusal: Refusal { code: code.into(), message } };
+    match authorize_write(&stimulus.policy, &request) {
+        WriteDecision::Allowed => {}
+        WriteDecision::NeedsHuman { reason } => return WriteOutcome::NeedsHuman { refusal: reason },
+        WriteDecision::Refused(refusal) => return WriteOutcome::Refused { refusal },
+        other => {
+            return WriteOutcome::Refused {
+                refusal: other
+                    .reason()
+                    .cloned()
+                    .unwrap_or_else(|| Refusal { code: "unknown".into(), message: format!("{other:?}") }),
+            };
+        }
+    }
+    if paths.is_empty() {
+        return needs_human("no-changes", "the plan proposes no file changes, so there is nothing to verify".into());
+    }
+    if r.discovery.checks.is_empty() {
+        return needs_human(
+            "no-checks",
+            "no repository checks were configured or discovered, so a change could not be verified".into(),
+        );
+    }
+    WriteOutcome::Allowed
+}

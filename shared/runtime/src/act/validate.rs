@@ -1,0 +1,71 @@
+//! Validate: read the files the model's claim cites and judge the claim
+//! against that repository evidence (the verdict is never the model's).
+
+use agent_zero_agent::{RepositoryFacts, validate as judge};
+use agent_zero_contracts::{ModelFinding, OmittedItem, TaskState, TerminalState, Verdict, is_repository_relative_path};
+
+use super::{Acted, Run};
+use crate::fact::{Fact, LeaseRecord};
+use crate::ports::Workspace;
+use crate::resident::FoldError;
+use crate::store::TickStats;
+
+/// Most cited files read for validation.
+const MAX_CITED_FILES: usize = 20;
+
+pub(super) async fn validate<W: Workspace>(
+    run: &Run<'_>,
+    lease: &LeaseRecord,
+    claim: &ModelFinding,
+    workspace: &W,
+    stats: &mut TickStats,
+) -> Result<Acted, FoldError> {
+    let discovery = &run.r.discovery;
+    let mut cited: Vec<String> =
+        claim.files.iter().filter(|p| is_repository_relative_path(p) && discovery.files.contains(p)).cloned().collect();
+    cited.dedup();
+    let mut omitted = Vec::new();
+    if cited.len() > MAX_CITED_FILES {
+        omitted.push(OmittedItem {
+            kind: "file".into(),
+            subject: "cited files".into(),
+            reason: format!("validation read the first {MAX_CITED_FILES} of {} cited files", cited.len()),
+        });
+    }
+    cited.truncate(MAX_CITED_FILES);
+    let mut seen = RepositoryFacts::new(discovery.files.iter().cloned());
+    if let Some(review) = discovery.review.as_ref().filter(|l| !l.files.is_empty()) {
+        // A review's finding must be about a file the pull request changed.
+        seen.require_files(review.files.iter().map(|f| f.path.clone()));
+    }
+    if !cited.is_empty() {
+        stats.sandbox_calls += 1;
+        match workspace.read_files(lease, &cited).await {
+            Ok(read) => {
+                for (path, content) in read {
+                    if let Some(content) = content {
+                        seen.insert_content(&path, content);
+                    }
+                }
+            }
+            Err(e) => return run.sandbox_failed("read-files", e),
+        }
+    }
+    let finding = judge(claim, &seen, &run.stimulus.policy.validation);
+    let reasons = finding.rejection_reasons.join(" ");
+    let verdict = finding.verdict;
+    let mut facts = vec![Fact::Finding { finding, omitted }];
+    match verdict {
+        Verdict::Accepted => {
+            facts.push(run.transition(TaskState::Planning, "Recording an evidence-backed plan", Some(1)));
+            Acted::now(facts)
+        }
+        Verdict::Rejected => {
+            let summary = format!("Rejected the claim with evidence: {reasons}");
+            run.finish(facts, TerminalState::Completed, &summary, None)
+        }
+        Verdict::Inconclusive => {
+            run.finish(facts, TerminalState::Completed, &format!("Evidence is inconclusive: {reasons}"), None)
+        }
+    }
+}
