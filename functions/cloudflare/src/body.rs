@@ -13,17 +13,17 @@ use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Settings};
 use worker::js_sys::{Promise, Reflect, Uint8Array};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::ReadableStreamDefaultReader;
+use worker::web_sys::{self, ReadableStreamDefaultReader};
 
 /// Reads the body of `request`, whose head is `head`.
 pub(crate) async fn read(
     config: &Settings,
     head: &http::request::Parts,
-    request: &mut worker::Request,
+    request: &web_sys::Request,
 ) -> Result<Vec<u8>, ApiError> {
     let started = agent_zero_app::body_limit(&head.method, head.uri.path(), config)
         .and_then(|limit| BoundedBody::start(limit, &head.headers));
-    let Some(stream) = request.inner().body() else { return started.map(BoundedBody::into_bytes) };
+    let Some(stream) = request.body() else { return started.map(BoundedBody::into_bytes) };
     let mut body = match started {
         Ok(body) => body,
         Err(error) => {
@@ -32,7 +32,10 @@ pub(crate) async fn read(
         }
     };
     if body.declared().is_some() {
-        body.push(request.bytes().await.map_err(|e| unreadable(&e.to_string()))?)?;
+        // One `ArrayBuffer`, copied once into wasm memory.
+        let buffer = request.array_buffer().map_err(|e| unreadable(&describe(&e)))?;
+        let buffer = JsFuture::from(buffer).await.map_err(|e| unreadable(&describe(&e)))?;
+        body.push(Uint8Array::new(&buffer).to_vec())?;
         return Ok(body.into_bytes());
     }
     let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();

@@ -5,9 +5,22 @@
 //! index, `pending/` markers the sweep lists across tasks, delivery
 //! records, audit, caches, health probes) to the Workers KV namespace
 //! [`CloudflareKv`], which tolerates eventual consistency.
+//!
+//! Each side is bound on its first use in an invocation, so a request that
+//! touches only Workers KV (a webhook) never looks up the Durable Object
+//! namespace. [`CloudflareKv`] calls the namespace's own methods (`get`
+//! with `"arrayBuffer"`, `put` with `expirationTtl`): a method lookup, one
+//! call and one awaited promise per operation, with no options object built
+//! through serde field by field.
+
+use std::cell::OnceCell;
 
 use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
-use worker::{Env, kv::KvStore};
+use serde::Deserialize;
+use worker::Env;
+use worker::js_sys::{self, Function, Object, Reflect, Uint8Array};
+use worker::wasm_bindgen::{JsCast as _, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
 
 use crate::task_store::{TaskStores, task_of};
 
@@ -15,13 +28,24 @@ use crate::task_store::{TaskStores, task_of};
 /// Object, the rest to Workers KV. Each operation goes to exactly one of
 /// them.
 pub(crate) struct HostKv {
-    kv: CloudflareKv,
-    tasks: TaskStores,
+    env: Env,
+    kv_binding: &'static str,
+    tasks_binding: &'static str,
+    kv: OnceCell<CloudflareKv>,
+    tasks: OnceCell<TaskStores>,
 }
 
 impl HostKv {
-    pub(crate) fn bind(env: &Env, kv_binding: &str, tasks_binding: &'static str) -> Self {
-        Self { kv: CloudflareKv::bind(env, kv_binding), tasks: TaskStores::bind(env, tasks_binding) }
+    pub(crate) fn bind(env: &Env, kv_binding: &'static str, tasks_binding: &'static str) -> Self {
+        Self { env: env.clone(), kv_binding, tasks_binding, kv: OnceCell::new(), tasks: OnceCell::new() }
+    }
+
+    fn kv(&self) -> &CloudflareKv {
+        self.kv.get_or_init(|| CloudflareKv::bind(&self.env, self.kv_binding))
+    }
+
+    fn tasks(&self) -> &TaskStores {
+        self.tasks.get_or_init(|| TaskStores::bind(&self.env, self.tasks_binding))
     }
 }
 
@@ -33,97 +57,145 @@ fn spans_tasks(prefix: &str) -> bool {
 
 impl KeyValue for HostKv {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        if task_of(key).is_some() { self.tasks.get(key).await } else { self.kv.get(key).await }
+        if task_of(key).is_some() { self.tasks().get(key).await } else { self.kv().get(key).await }
     }
 
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        if task_of(key).is_some() { self.tasks.put(key, value).await } else { self.kv.put(key, value).await }
+        if task_of(key).is_some() { self.tasks().put(key, value).await } else { self.kv().put(key, value).await }
     }
 
     async fn delete(&self, key: &str) -> Result<(), KvError> {
-        if task_of(key).is_some() { self.tasks.delete(key).await } else { self.kv.delete(key).await }
+        if task_of(key).is_some() { self.tasks().delete(key).await } else { self.kv().delete(key).await }
     }
 
     async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
         if task_of(prefix).is_some() {
-            return self.tasks.list(prefix, cursor, limit).await;
+            return self.tasks().list(prefix, cursor, limit).await;
         }
         if spans_tasks(prefix) {
             return Err(KvError::Unsupported(format!(
                 "listing `{prefix}` would span tasks: each task's keys live in its own `TaskStore` object"
             )));
         }
-        self.kv.list(prefix, cursor, limit).await
+        self.kv().list(prefix, cursor, limit).await
     }
 
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
         if task_of(key).is_some() {
-            self.tasks.put_if_absent(key, value).await
+            self.tasks().put_if_absent(key, value).await
         } else {
-            self.kv.put_if_absent(key, value).await
+            self.kv().put_if_absent(key, value).await
         }
     }
 
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
         if task_of(key).is_some() {
-            self.tasks.compare_and_swap(key, expected, value).await
+            self.tasks().compare_and_swap(key, expected, value).await
         } else {
-            self.kv.compare_and_swap(key, expected, value).await
+            self.kv().compare_and_swap(key, expected, value).await
         }
     }
 
     async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
         if task_of(key).is_some() {
-            self.tasks.put(key, value).await
+            self.tasks().put(key, value).await
         } else {
-            self.kv.put_expiring(key, value, ttl_secs).await
+            self.kv().put_expiring(key, value, ttl_secs).await
         }
+    }
+
+    /// Workers KV keys expire by themselves; task keys (Durable Objects) do not.
+    fn expires_on_its_own(&self, key: &str) -> bool {
+        task_of(key).is_none()
     }
 }
 
 /// A KV namespace, or the reason it is not bound (every operation then
 /// fails with [`KvError::Unavailable`], which health reports).
 pub(crate) struct CloudflareKv {
-    store: Result<KvStore, String>,
+    namespace: Result<Object, String>,
 }
 
 impl CloudflareKv {
     pub(crate) fn bind(env: &Env, binding: &str) -> Self {
-        let store = env.kv(binding).map_err(|e| format!("binding `{binding}`: {e}"));
-        Self { store }
+        let namespace = match Reflect::get(env, &JsValue::from_str(binding)) {
+            Ok(value) if value.is_object() => Ok(value.unchecked_into()),
+            _ => Err(format!("binding `{binding}`: not a KV namespace on this worker")),
+        };
+        Self { namespace }
     }
 
-    fn store(&self) -> Result<&KvStore, KvError> {
-        self.store.as_ref().map_err(|e| KvError::Unavailable(e.clone()))
+    /// Calls the namespace's method `name` and awaits its promise.
+    async fn call(&self, name: &str, args: &[&JsValue]) -> Result<JsValue, KvError> {
+        let namespace = self.namespace.as_ref().map_err(|e| KvError::Unavailable(e.clone()))?;
+        let method: Function = Reflect::get(namespace, &JsValue::from_str(name))
+            .ok()
+            .and_then(|m| m.dyn_into().ok())
+            .ok_or_else(|| KvError::Backend(format!("the KV namespace has no `{name}` method")))?;
+        let promise = match args {
+            [a] => method.call1(namespace, a),
+            [a, b] => method.call2(namespace, a, b),
+            [a, b, c] => method.call3(namespace, a, b, c),
+            _ => method.call0(namespace),
+        }
+        .map_err(|e| backend(name, &e))?;
+        JsFuture::from(js_sys::Promise::from(promise)).await.map_err(|e| backend(name, &e))
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> KvError {
-    KvError::Backend(e.to_string())
+fn backend(operation: &str, error: &JsValue) -> KvError {
+    let message = error
+        .as_string()
+        .or_else(|| error.dyn_ref::<js_sys::Error>().map(|e| e.message().into()))
+        .unwrap_or_else(|| format!("{error:?}"));
+    KvError::Backend(format!("KV {operation}: {message}"))
+}
+
+/// `{keys: [{name}], list_complete, cursor}`, what `list()` resolves to.
+#[derive(Deserialize)]
+struct ListResult {
+    keys: Vec<ListedKey>,
+    #[serde(default)]
+    list_complete: bool,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ListedKey {
+    name: String,
 }
 
 impl KeyValue for CloudflareKv {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
         check_key(key)?;
-        self.store()?.get(key).bytes().await.map_err(backend)
+        let value = self.call("get", &[&JsValue::from_str(key), &JsValue::from_str("arrayBuffer")]).await?;
+        if value.is_null() || value.is_undefined() {
+            return Ok(None);
+        }
+        Ok(Some(Uint8Array::new(&value).to_vec()))
     }
 
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         check_key(key)?;
-        self.store()?.put_bytes(key, value).map_err(backend)?.execute().await.map_err(backend)
+        self.call("put", &[&JsValue::from_str(key), &Uint8Array::from(value)]).await.map(drop)
     }
 
     async fn delete(&self, key: &str) -> Result<(), KvError> {
         check_key(key)?;
-        self.store()?.delete(key).await.map_err(backend)
+        self.call("delete", &[&JsValue::from_str(key)]).await.map(drop)
     }
 
     async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
-        let mut list = self.store()?.list().prefix(prefix.to_owned()).limit(limit.clamp(1, 1000) as u64);
+        let mut options = serde_json::json!({ "prefix": prefix, "limit": limit.clamp(1, 1000) });
         if let Some(cursor) = cursor {
-            list = list.cursor(cursor.to_owned());
+            options["cursor"] = cursor.into();
         }
-        let page = list.execute().await.map_err(backend)?;
+        let options = js_sys::JSON::parse(&options.to_string()).map_err(|e| backend("list", &e))?;
+        let page = self.call("list", &[&options]).await?;
+        let text: String = js_sys::JSON::stringify(&page).map_err(|e| backend("list", &e))?.into();
+        let page: ListResult =
+            serde_json::from_str(&text).map_err(|e| KvError::Backend(format!("KV list: unreadable page: {e}")))?;
         Ok(KeyPage {
             keys: page.keys.into_iter().map(|k| k.name).collect(),
             cursor: if page.list_complete { None } else { page.cursor },
@@ -133,8 +205,14 @@ impl KeyValue for CloudflareKv {
     /// Workers KV removes the key itself after `ttl_secs` (its floor is 60 s).
     async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
         check_key(key)?;
-        let put = self.store()?.put_bytes(key, value).map_err(backend)?;
-        put.expiration_ttl(ttl_secs.max(60)).execute().await.map_err(backend)
+        let options = Object::new();
+        Reflect::set(&options, &JsValue::from_str("expirationTtl"), &JsValue::from_f64(ttl_secs.max(60) as f64))
+            .map_err(|e| backend("put", &e))?;
+        self.call("put", &[&JsValue::from_str(key), &Uint8Array::from(value), &options]).await.map(drop)
+    }
+
+    fn expires_on_its_own(&self, _key: &str) -> bool {
+        true
     }
 
     /// Workers KV has no compare-and-set: refused, never imitated.

@@ -18,11 +18,15 @@ mod ports;
 mod signer;
 mod task_store;
 
+use std::cell::OnceCell;
+
 use agent_zero_app::{Host, Invocation, Settings, Tick};
 use agent_zero_runner::RemoteCoordinator;
+use worker::js_sys::{self, Uint8Array};
+use worker::wasm_bindgen::JsCast as _;
+use worker::web_sys;
 use worker::{
-    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, Request, Response, ScheduleContext,
-    ScheduledEvent, event,
+    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, ScheduleContext, ScheduledEvent, event,
 };
 
 pub use leases::LeaseCoordinator;
@@ -38,24 +42,29 @@ pub const TASKS_BINDING: &str = "TASKS";
 /// The Durable Object namespace of the lease coordinator.
 pub const LEASES_BINDING: &str = "LEASES";
 
-/// The ports of one invocation, over this worker's bindings.
+/// The ports of one invocation, over this worker's bindings. Each binding
+/// is looked up on its first use: a webhook touches only Workers KV, so it
+/// never binds the queue or a Durable Object (a lease stub is an I/O
+/// object of its request, so nothing here outlives the invocation).
 struct CloudflareHost {
+    env: Env,
     kv: kv::HostKv,
     http: http_client::FetchClient,
     clock: ports::WorkerClock,
-    queue: ports::TickQueue,
-    leases: RemoteCoordinator<ports::DurableObjectTransport>,
+    queue: OnceCell<ports::TickQueue>,
+    leases: OnceCell<RemoteCoordinator<ports::DurableObjectTransport>>,
     signer: signer::WebCryptoSigner,
 }
 
 impl CloudflareHost {
     fn new(env: &Env) -> Self {
         Self {
+            env: env.clone(),
             kv: kv::HostKv::bind(env, KV_BINDING, TASKS_BINDING),
             http: http_client::FetchClient,
             clock: ports::WorkerClock,
-            queue: ports::TickQueue::bind(env, QUEUE_BINDING),
-            leases: ports::DurableObjectTransport::bind(env, LEASES_BINDING),
+            queue: OnceCell::new(),
+            leases: OnceCell::new(),
             signer: signer::WebCryptoSigner,
         }
     }
@@ -86,11 +95,11 @@ impl Host for CloudflareHost {
     }
 
     fn queue(&self) -> &Self::Queue {
-        &self.queue
+        self.queue.get_or_init(|| ports::TickQueue::bind(&self.env, QUEUE_BINDING))
     }
 
     fn leases(&self) -> &Self::Leases {
-        &self.leases
+        self.leases.get_or_init(|| ports::DurableObjectTransport::bind(&self.env, LEASES_BINDING))
     }
 
     fn signer(&self) -> &Self::Signer {
@@ -129,13 +138,23 @@ fn invocation() -> Invocation {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
+/// Takes and gives the runtime's own `Request` and `Response`, converted
+/// in as few calls across the JS boundary as it takes: the URL, the method,
+/// all headers as one JSON string, the body as one `ArrayBuffer` copy; the
+/// answer's status and headers as one JSON string, its body as one copy.
 #[event(fetch)]
-async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<web_sys::Response> {
     let config = config(&env);
-    let response = match to_http(&config, request).await? {
+    let response = match to_http(&config, &request).await? {
         Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &config, &invocation(), request).await,
         Err(refusal) => refusal,
     };
@@ -187,34 +206,44 @@ fn path_and_query(url: &str) -> &str {
     url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
 }
 
+fn conversion(what: &str, error: impl std::fmt::Debug) -> worker::Error {
+    worker::Error::RustError(format!("{what} conversion: {error:?}"))
+}
+
 /// The core's request, or the answer to a body refused before it was read
 /// (over the route's limit, see `agent_zero_app::body_limit`).
 async fn to_http(
     config: &Settings,
-    mut request: Request,
+    request: &web_sys::Request,
 ) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
-    let url = request.inner().url();
+    let url = request.url();
     let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
-    let mut builder = http::Request::builder().method(request.method().as_ref()).uri(path_and_query);
-    for (name, value) in request.headers().entries() {
+    let mut builder = http::Request::builder().method(request.method().as_str()).uri(path_and_query);
+    // `Array.from(headers)` is `[[name, value], ...]`, lower-cased and
+    // combined as `Headers` iterates them: one string across the boundary.
+    let headers = js_sys::JSON::stringify(&js_sys::Array::from(&request.headers()))
+        .map_err(|e| conversion("request headers", e))?;
+    let headers: Vec<(String, String)> =
+        serde_json::from_str(&String::from(headers)).map_err(|e| conversion("request headers", e))?;
+    for (name, value) in headers {
         builder = builder.header(name, value);
     }
-    let head = builder.body(()).map_err(|e| worker::Error::RustError(format!("request conversion: {e}")))?;
+    let head = builder.body(()).map_err(|e| conversion("request", e))?;
     let (head, ()) = head.into_parts();
-    Ok(match body::read(config, &head, &mut request).await {
+    Ok(match body::read(config, &head, request).await {
         Ok(body) => Ok(http::Request::from_parts(head, body)),
         Err(error) => Err(agent_zero_app::refuse(config, &head, error)),
     })
 }
 
-fn from_http(response: http::Response<Vec<u8>>) -> worker::Result<Response> {
+fn from_http(response: http::Response<Vec<u8>>) -> worker::Result<web_sys::Response> {
     let (parts, body) = response.into_parts();
-    let headers = worker::Headers::new();
-    for (name, value) in &parts.headers {
-        if let Ok(value) = value.to_str() {
-            headers.append(name.as_str(), value)?;
-        }
-    }
-    let response = if body.is_empty() { Response::empty()? } else { Response::from_bytes(body)? };
-    Ok(response.with_status(parts.status.as_u16()).with_headers(headers))
+    let headers: Vec<[&str; 2]> =
+        parts.headers.iter().filter_map(|(name, value)| Some([name.as_str(), value.to_str().ok()?])).collect();
+    let init = serde_json::json!({ "status": parts.status.as_u16(), "headers": headers }).to_string();
+    let init: web_sys::ResponseInit =
+        js_sys::JSON::parse(&init).map_err(|e| conversion("response", e))?.unchecked_into();
+    let body = (!body.is_empty()).then(|| Uint8Array::from(body.as_slice()));
+    web_sys::Response::new_with_opt_buffer_source_and_init(body.as_deref(), &init)
+        .map_err(|e| conversion("response", e))
 }

@@ -174,8 +174,8 @@ mod tests {
         map
     }
 
-    fn limit(method: Method, path: &str, config: &Settings) -> usize {
-        body_limit(&method, path, config).unwrap()
+    fn limit(method: Method, path: &str, settings: &Settings) -> usize {
+        body_limit(&method, path, settings).unwrap()
     }
 
     #[test]

@@ -109,10 +109,9 @@ pub async fn handle<H: Host>(
     invocation: &Invocation,
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let config = settings;
-    let context = routes::RouteContext { host, config, invocation };
+    let context = routes::RouteContext { host, settings, invocation };
     let path = request.uri().path().to_owned();
-    let origin = auth::allowed_origin(config, &path, request.headers());
+    let origin = auth::allowed_origin(settings, &path, request.headers());
     let mut response = match router::resolve(request.method(), &path) {
         Ok(route) => routes::dispatch(&context, route, request).await,
         Err(error) if request.method() == http::Method::OPTIONS && error.code == ErrorCode::MethodNotAllowed => {
@@ -123,7 +122,7 @@ pub async fn handle<H: Host>(
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default();
             let methods: Vec<&str> = allow.split(", ").collect();
-            return auth::preflight(config, &path, request.headers(), &methods);
+            return auth::preflight(settings, &path, request.headers(), &methods);
         }
         Err(error) => error.into_response(),
     };

@@ -3,7 +3,7 @@
 //!
 //! | record | lives | removed by |
 //! |---|---|---|
-//! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare; the pass below everywhere |
+//! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare (no schedule key there); the pass below elsewhere |
 //! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
 //!
 //! A task waiting for a person (`needs-human`) is never removed: it is not

@@ -79,9 +79,9 @@ impl TestHost {
     }
 
     /// Sends one request through [`crate::handle`].
-    pub(crate) fn send(&self, config: &Settings, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    pub(crate) fn send(&self, settings: &Settings, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
         let invocation = self.invocation();
-        block_on(crate::handle(self, config, &invocation, request))
+        block_on(crate::handle(self, settings, &invocation, request))
     }
 }
 

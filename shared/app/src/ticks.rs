@@ -26,7 +26,7 @@ pub enum RunTickError {
 /// operator configured and the task's policy snapshot.
 pub async fn run_tick<H: Host>(
     host: &H,
-    config: &Settings,
+    settings: &Settings,
     tick: &Tick,
     now_ms: u64,
 ) -> Result<TickReport, RunTickError> {
@@ -34,7 +34,7 @@ pub async fn run_tick<H: Host>(
     // after their commits (or without one) is carried into this tick's
     // fact in the log; what this one spends after its commit is carried on.
     let meter = crate::metering::Meter::default();
-    let destinations = crate::metering::Destinations::of(config.variables());
+    let destinations = crate::metering::Destinations::of(settings.variables());
     // A record that cannot be read is left as it is (its total is not reset).
     let record = crate::metering::record_of(host.kv(), &tick.task_id).await;
     let carried = record.as_ref().map(|r| r.unlogged).unwrap_or_default();
@@ -45,7 +45,7 @@ pub async fn run_tick<H: Host>(
         cost
     };
     let metered = crate::metering::Metered::new(host, &meter, &destinations);
-    let mut result = tick_on(&metered, config, tick, now_ms, &counted).await;
+    let mut result = tick_on(&metered, settings, tick, now_ms, &counted).await;
     if let Ok(report) = &mut result {
         let in_log = logged.get().filter(|_| report.outcome != agent_zero_runtime::TickOutcome::Stale);
         let usage = report.resident.as_ref().map(|r| &r.usage);
@@ -64,12 +64,12 @@ pub async fn run_tick<H: Host>(
 
 async fn tick_on<H: Host>(
     host: &H,
-    config: &Settings,
+    settings: &Settings,
     tick: &Tick,
     now_ms: u64,
     counted: &dyn Fn() -> crate::metering::RunCost,
 ) -> Result<TickReport, RunTickError> {
-    let settings = config.run().map_err(|e| RunTickError::Settings(e.message))?;
+    let run = settings.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
     let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
         .await
@@ -84,25 +84,26 @@ async fn tick_on<H: Host>(
         _ => (&awaiting, None),
     };
 
-    let decider = ModelDecider::new(policy, config, settings.model_timeout_ms, host.http(), host.clock());
-    let provider: Result<AnySandbox<&H::Http>, String> = config.sandbox(host.http());
-    let pool_config = config.pool(policy.runner.max_output_bytes);
+    let decider = ModelDecider::new(policy, settings, run.model_timeout_ms, host.http(), host.clock());
+    let provider: Result<AnySandbox<&H::Http>, String> = settings.sandbox(host.http());
+    let pool_config = settings.pool(policy.runner.max_output_bytes);
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
     let installation = match &start {
         Start::Run(stimulus) => stimulus.input.installation_id,
         _ => None,
     };
     let checkout =
-        crate::services::GitHubCheckout { config, http: host.http(), signer: host.signer(), installation, now_ms };
+        crate::services::GitHubCheckout { settings, http: host.http(), signer: host.signer(), installation, now_ms };
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
             .with_checkout(checkout);
-    let publisher = Gate::new(host, config, now_ms, ForgePublisher::new(config, host.http(), host.signer(), now_ms));
+    let publisher =
+        Gate::new(host, settings, now_ms, ForgePublisher::new(settings, host.http(), host.signer(), now_ms));
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
         queue: host.queue(),
-        limits: settings.limits,
+        limits: run.limits,
     };
     let mut report = engine.tick_metered(tick, now_ms, Some(counted)).await?;
     if let Some(after) = &report.resident {
@@ -111,7 +112,7 @@ async fn tick_on<H: Host>(
         }
         // Finished: its lifetime starts (the same key however often this runs).
         if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_))
-            && let Err(e) = crate::retention::schedule_finished(host.kv(), &settings.lifetimes, after).await
+            && let Err(e) = crate::retention::schedule_finished(host.kv(), &run.lifetimes, after).await
         {
             report.warnings.push(format!("retention not scheduled: {e}"));
         }
@@ -131,15 +132,15 @@ pub struct SweepOutcome {
 
 /// Re-enqueues overdue ticks (a crash between commit and enqueue, a lost
 /// message) and stops sandbox leases past their ceiling.
-pub async fn sweep<H: Host>(host: &H, config: &Settings, now_ms: u64, grace_ms: u64) -> SweepOutcome {
+pub async fn sweep<H: Host>(host: &H, settings: &Settings, now_ms: u64, grace_ms: u64) -> SweepOutcome {
     let mut outcome = SweepOutcome::default();
     let options = SweepOptions { grace_ms, ..SweepOptions::default() };
     match agent_zero_runtime::sweep(host.kv(), host.queue(), now_ms, options).await {
         Ok(report) => outcome.ticks = Some(report),
         Err(e) => outcome.errors.push(format!("ticks: {e}")),
     }
-    if let Ok(provider) = config.sandbox(host.http()) {
-        match config.pool(RunnerPoolConfig::default().max_output_bytes) {
+    if let Ok(provider) = settings.sandbox(host.http()) {
+        match settings.pool(RunnerPoolConfig::default().max_output_bytes) {
             Ok(limits) => {
                 match agent_zero_runner::RunnerPool::new(host.leases(), &provider, host.clock(), limits).sweep().await {
                     Ok(report) => outcome.leases = Some(report),

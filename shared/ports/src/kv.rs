@@ -69,6 +69,13 @@ pub trait KeyValue {
         let _ = ttl_secs;
         self.put(key, value).await
     }
+    /// Whether [`KeyValue::put_expiring`] at `key` has the backend itself
+    /// remove the key once its lifetime is over (Workers KV), so the caller
+    /// need not schedule its removal. The default, `false`, is always safe.
+    fn expires_on_its_own(&self, key: &str) -> bool {
+        let _ = key;
+        false
+    }
 }
 
 /// Checks a key against the limits every backend shares.
@@ -89,6 +96,9 @@ pub fn check_key(key: &str) -> Result<(), KvError> {
 impl<T: KeyValue + ?Sized> KeyValue for &T {
     async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
         (**self).put_expiring(key, value, ttl_secs).await
+    }
+    fn expires_on_its_own(&self, key: &str) -> bool {
+        (**self).expires_on_its_own(key)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {

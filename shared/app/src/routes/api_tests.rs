@@ -14,7 +14,7 @@ const BOB: &str = "tok-bob-3b9e51d07c26";
 const TOKENS: &str = "alice:tok-alice-7d41c2e9f0a8,bob:tok-bob-3b9e51d07c26";
 const SHA: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
 
-fn config(extra: &[(&str, &str)]) -> Settings {
+fn settings(extra: &[(&str, &str)]) -> Settings {
     let mut pairs = vec![
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
@@ -42,8 +42,8 @@ struct Reply {
     body: Value,
 }
 
-fn send(host: &TestHost, config: &Settings, request: http::Request<Vec<u8>>) -> Reply {
-    let response = host.send(config, request);
+fn send(host: &TestHost, settings: &Settings, request: http::Request<Vec<u8>>) -> Reply {
+    let response = host.send(settings, request);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = serde_json::from_slice(response.body()).unwrap_or(Value::Null);
@@ -60,8 +60,8 @@ fn create_body(repository: &str, mode: &str) -> Value {
     })
 }
 
-fn create(host: &TestHost, config: &Settings, token: &str, repository: &str, mode: &str) -> Reply {
-    send(host, config, request("POST", "/api/v1/tasks", Some(token), Some(&create_body(repository, mode))))
+fn create(host: &TestHost, settings: &Settings, token: &str, repository: &str, mode: &str) -> Reply {
+    send(host, settings, request("POST", "/api/v1/tasks", Some(token), Some(&create_body(repository, mode))))
 }
 
 /// Moves a created task to `needs-human` the way ticks would.
@@ -88,7 +88,7 @@ fn error_field(reply: &Reply) -> Option<&str> {
 #[test]
 fn create_authorization_matrix() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     // (credential, repository, mode) -> (status, field)
     let none: Option<&str> = None;
     for (token, repository, mode, status, field) in [
@@ -103,7 +103,8 @@ fn create_authorization_matrix() {
         (Some(ALICE), "acme/other", "fix", 403, Some("repository")),
         (Some(ALICE), "acme/widgets", "autonomous", 403, Some("mode")),
     ] {
-        let reply = send(&host, &config, request("POST", "/api/v1/tasks", token, Some(&create_body(repository, mode))));
+        let reply =
+            send(&host, &settings, request("POST", "/api/v1/tasks", token, Some(&create_body(repository, mode))));
         assert_eq!(
             (reply.status, error_field(&reply)),
             (status, field),
@@ -131,29 +132,29 @@ fn create_authorization_matrix() {
 #[test]
 fn without_tokens_mutations_and_audit_fail_closed_and_reads_stay_open() {
     let host = TestHost::new();
-    let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets")]);
+    let settings = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets")]);
     let decide = json!({ "decision": "approve" });
     for (method, uri, body) in [
         ("POST", "/api/v1/tasks", Some(create_body("acme/widgets", "observe"))),
         ("POST", "/api/v1/approvals/api-1", Some(decide)),
         ("GET", "/api/v1/audit", None),
     ] {
-        let reply = send(&host, &config, request(method, uri, Some(ALICE), body.as_ref()));
+        let reply = send(&host, &settings, request(method, uri, Some(ALICE), body.as_ref()));
         assert_eq!(reply.status, 503, "{method} {uri}");
         assert_eq!(reply.body["error"]["code"], "not_configured");
         assert_eq!(error_field(&reply), Some("AGENT_ZERO_CONTROL_PLANE_TOKENS"));
     }
-    assert_eq!(send(&host, &config, request("GET", "/api/v1/tasks", None, None)).status, 200);
+    assert_eq!(send(&host, &settings, request("GET", "/api/v1/tasks", None, None)).status, 200);
     assert!(host.kv.snapshot().is_empty(), "nothing was written");
 }
 
 #[test]
 fn reads_are_open_unless_the_operator_requires_a_token() {
     let host = TestHost::new();
-    let open = config(&[]);
+    let open = settings(&[]);
     let id = create(&host, &open, ALICE, "acme/widgets", "observe").body["id"].as_str().unwrap().to_owned();
     let task = format!("/api/v1/tasks/{id}");
-    let closed = config(&[("AGENT_ZERO_CONTROL_PLANE_READS", "token")]);
+    let closed = settings(&[("AGENT_ZERO_CONTROL_PLANE_READS", "token")]);
     for uri in ["/api/v1/tasks", task.as_str()] {
         for (token, open_status, closed_status) in [
             (None, 200, 401),
@@ -173,7 +174,7 @@ fn reads_are_open_unless_the_operator_requires_a_token() {
     for uri in ["/api/v1/openapi.json", "/api/v1/docs"] {
         assert_eq!(send(&host, &closed, request("GET", uri, None, None)).status, 200, "{uri}");
     }
-    let bad = config(&[("AGENT_ZERO_CONTROL_PLANE_READS", "sometimes")]);
+    let bad = settings(&[("AGENT_ZERO_CONTROL_PLANE_READS", "sometimes")]);
     let reply = send(&host, &bad, request("GET", "/api/v1/tasks", None, None));
     assert_eq!((reply.status, error_field(&reply)), (503, Some("AGENT_ZERO_CONTROL_PLANE_READS")));
 }
@@ -181,10 +182,10 @@ fn reads_are_open_unless_the_operator_requires_a_token() {
 #[test]
 fn get_task_shows_events_and_result() {
     let host = TestHost::new();
-    let config = config(&[]);
-    let id = create(&host, &config, ALICE, "acme/widgets", "observe").body["id"].as_str().unwrap().to_owned();
+    let settings = settings(&[]);
+    let id = create(&host, &settings, ALICE, "acme/widgets", "observe").body["id"].as_str().unwrap().to_owned();
     park_needs_human(&host, &id);
-    let reply = send(&host, &config, request("GET", &format!("/api/v1/tasks/{id}"), None, None));
+    let reply = send(&host, &settings, request("GET", &format!("/api/v1/tasks/{id}"), None, None));
     assert_eq!(reply.status, 200);
     assert_eq!(reply.body["state"], "needs-human");
     assert_eq!(reply.body["source"], "api:alice");
@@ -193,7 +194,7 @@ fn get_task_shows_events_and_result() {
     assert_eq!(reply.body["updatedAt"], reply.body["events"][3]["timestamp"]);
     assert_eq!(reply.body["pullRequest"]["number"], 7);
     for missing in ["/api/v1/tasks/api-nope", "/api/v1/tasks/a%2Fb", "/api/v1/tasks/..."] {
-        let reply = send(&host, &config, request("GET", missing, None, None));
+        let reply = send(&host, &settings, request("GET", missing, None, None));
         assert_eq!((reply.status, reply.body["error"]["code"].as_str()), (404, Some("not_found")), "{missing}");
     }
 }
@@ -201,11 +202,11 @@ fn get_task_shows_events_and_result() {
 #[test]
 fn approvals_matrix_conflicts_and_principal() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     // A task in a repository that is no longer allowlisted can still be decided.
     let waiting: Vec<String> = (0..3)
         .map(|_| {
-            let id = create(&host, &config, ALICE, "acme/widgets", "fix").body["id"].as_str().unwrap().to_owned();
+            let id = create(&host, &settings, ALICE, "acme/widgets", "fix").body["id"].as_str().unwrap().to_owned();
             park_needs_human(&host, &id);
             id
         })
@@ -217,8 +218,8 @@ fn approvals_matrix_conflicts_and_principal() {
     let approve = json!({ "decision": "approve", "comment": "reviewed" });
     let reject = json!({ "decision": "reject" });
     let none: Option<&str> = None;
-    let decide = |config: &Settings, id: &str, token: Option<&str>, body: &Value| {
-        send(&host, config, request("POST", &format!("/api/v1/approvals/{id}"), token, Some(body)))
+    let decide = |settings: &Settings, id: &str, token: Option<&str>, body: &Value| {
+        send(&host, settings, request("POST", &format!("/api/v1/approvals/{id}"), token, Some(body)))
     };
     for (token, body, status, field) in [
         (none, &approve, 401, Some("Authorization")),
@@ -226,30 +227,30 @@ fn approvals_matrix_conflicts_and_principal() {
         // The task's mode is observe (default policy), which bob holds: allowed.
         (Some(BOB), &json!({ "decision": "approve", "actor": "alice" }), 400, Some("actor")),
     ] {
-        let reply = decide(&config, &waiting[0], token, body);
+        let reply = decide(&settings, &waiting[0], token, body);
         assert_eq!((reply.status, error_field(&reply)), (status, field), "{token:?}: {}", reply.body);
     }
     let reply = decide(&unlisted, &waiting[0], Some(BOB), &approve);
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.body["principal"], "bob");
     assert_eq!(reply.body["state"], "planning");
-    let reply = decide(&config, &waiting[1], Some(ALICE), &reject);
+    let reply = decide(&settings, &waiting[1], Some(ALICE), &reject);
     assert_eq!((reply.status, &reply.body["state"]), (200, &json!("failed")));
-    let detail = send(&host, &config, request("GET", &format!("/api/v1/tasks/{}", waiting[1]), None, None)).body;
+    let detail = send(&host, &settings, request("GET", &format!("/api/v1/tasks/{}", waiting[1]), None, None)).body;
     assert_eq!(detail["state"], "failed");
     assert!(detail["events"].as_array().unwrap().iter().any(|e| e["message"] == "rejected by alice"));
     assert_eq!(detail["result"]["state"], "failed");
 
     // Deciding again, or deciding a task that never waited: 409.
-    assert_eq!(decide(&config, &waiting[0], Some(ALICE), &approve).status, 409);
-    let queued = create(&host, &config, ALICE, "acme/widgets", "observe").body["id"].as_str().unwrap().to_owned();
-    let reply = decide(&config, &queued, Some(ALICE), &reject);
+    assert_eq!(decide(&settings, &waiting[0], Some(ALICE), &approve).status, 409);
+    let queued = create(&host, &settings, ALICE, "acme/widgets", "observe").body["id"].as_str().unwrap().to_owned();
+    let reply = decide(&settings, &queued, Some(ALICE), &reject);
     assert_eq!((reply.status, reply.body["error"]["code"].as_str()), (409, Some("conflict")));
-    assert_eq!(decide(&config, "api-missing", Some(ALICE), &reject).status, 404);
+    assert_eq!(decide(&settings, "api-missing", Some(ALICE), &reject).status, 404);
 
     // The index follows the decisions.
     let list =
-        |state: &str| send(&host, &config, request("GET", &format!("/api/v1/tasks?state={state}"), None, None)).body;
+        |state: &str| send(&host, &settings, request("GET", &format!("/api/v1/tasks?state={state}"), None, None)).body;
     assert_eq!(list("planning")["items"][0]["id"], json!(waiting[0]));
     assert_eq!(list("failed")["items"][0]["id"], json!(waiting[1]));
     // (waiting[2] was parked by hand, so the index still calls it queued.)
@@ -262,8 +263,8 @@ fn approving_needs_the_tasks_mode_granted() {
     // A policy allowing fix would come from the repository; here the task's
     // stimulus mode is set through a grant-less principal's view: the task
     // log says `fix`.
-    let config = config(&[]);
-    let id = create(&host, &config, ALICE, "acme/widgets", "fix").body["id"].as_str().unwrap().to_owned();
+    let settings = settings(&[]);
+    let id = create(&host, &settings, ALICE, "acme/widgets", "fix").body["id"].as_str().unwrap().to_owned();
     let key = log_key(&id, 0);
     let mut entry: Value = serde_json::from_slice(&block_on(host.kv.get(&key)).unwrap().unwrap()).unwrap();
     entry["facts"][0]["stimulus"]["mode"] = json!("fix");
@@ -271,16 +272,16 @@ fn approving_needs_the_tasks_mode_granted() {
     block_on(host.kv.delete(&agent_zero_runtime::meta_key(&id))).unwrap();
     park_needs_human(&host, &id);
     let uri = format!("/api/v1/approvals/{id}");
-    let reply = send(&host, &config, request("POST", &uri, Some(BOB), Some(&json!({ "decision": "approve" }))));
+    let reply = send(&host, &settings, request("POST", &uri, Some(BOB), Some(&json!({ "decision": "approve" }))));
     assert_eq!((reply.status, error_field(&reply)), (403, Some("decision")));
-    let reply = send(&host, &config, request("POST", &uri, Some(ALICE), Some(&json!({ "decision": "approve" }))));
+    let reply = send(&host, &settings, request("POST", &uri, Some(ALICE), Some(&json!({ "decision": "approve" }))));
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
 #[test]
 fn validation_errors_name_the_field() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     let base = create_body("acme/widgets", "observe");
     let with = |pointer: &str, value: Value| {
         let mut body = base.clone();
@@ -315,7 +316,7 @@ fn validation_errors_name_the_field() {
         (with("/feedback", json!((0..21).map(|_| json!({ "body": "b" })).collect::<Vec<_>>())), "feedback"),
     ];
     for (body, field) in cases {
-        let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
+        let reply = send(&host, &settings, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
         assert_eq!(reply.status, 400, "{body}: {}", reply.body);
         assert_eq!(reply.body["error"]["code"], "invalid_request");
         let got = error_field(&reply).unwrap_or_default();
@@ -332,11 +333,11 @@ fn validation_errors_name_the_field() {
         .header("content-type", "text/plain")
         .body(b"{}".to_vec())
         .unwrap();
-    assert_eq!(send(&host, &config, not_json).status, 415);
+    assert_eq!(send(&host, &settings, not_json).status, 415);
     let huge = json!({ "repository": "acme/widgets", "trigger": "feedback", "files": ["a".repeat(300 * 1024)] });
-    assert_eq!(send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&huge))).status, 413);
+    assert_eq!(send(&host, &settings, request("POST", "/api/v1/tasks", Some(ALICE), Some(&huge))).status, 413);
     for query in ["limit=0", "limit=101", "limit=x", "state=done", "repository=x", "cursor=zz", "sort=asc"] {
-        let reply = send(&host, &config, request("GET", &format!("/api/v1/tasks?{query}"), None, None));
+        let reply = send(&host, &settings, request("GET", &format!("/api/v1/tasks?{query}"), None, None));
         let name = query.split('=').next().unwrap();
         assert_eq!((reply.status, error_field(&reply)), (400, Some(name)), "{query}");
     }
@@ -347,15 +348,15 @@ fn validation_errors_name_the_field() {
 #[test]
 fn pagination_is_newest_first_stable_under_concurrent_creates_and_bounded_in_cost() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     let mut created = Vec::new();
     for i in 0..25 {
         host.clock.advance(1_000);
         let repository = if i % 5 == 0 { "acme/widgets" } else { "ACME/widgets" };
-        created.push(create(&host, &config, ALICE, repository, "observe").body["id"].as_str().unwrap().to_owned());
+        created.push(create(&host, &settings, ALICE, repository, "observe").body["id"].as_str().unwrap().to_owned());
     }
     let newest_first: Vec<String> = created.iter().rev().cloned().collect();
-    let page = |query: &str| send(&host, &config, request("GET", &format!("/api/v1/tasks?{query}"), None, None)).body;
+    let page = |query: &str| send(&host, &settings, request("GET", &format!("/api/v1/tasks?{query}"), None, None)).body;
     let ids = |body: &Value| -> Vec<String> {
         body["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_owned()).collect()
     };
@@ -367,7 +368,7 @@ fn pagination_is_newest_first_stable_under_concurrent_creates_and_bounded_in_cos
     let mut cursor = first["nextCursor"].as_str().unwrap().to_owned();
     loop {
         host.clock.advance(1_000);
-        late.push(create(&host, &config, BOB, "acme/widgets", "suggest").body["id"].as_str().unwrap().to_owned());
+        late.push(create(&host, &settings, BOB, "acme/widgets", "suggest").body["id"].as_str().unwrap().to_owned());
         let next = page(&format!("limit=10&cursor={cursor}"));
         seen.extend(ids(&next));
         match next["nextCursor"].as_str() {
@@ -388,14 +389,14 @@ fn pagination_is_newest_first_stable_under_concurrent_creates_and_bounded_in_cos
     // The cost of a page does not grow with the number of stored tasks.
     let cost = |host: &TestHost| {
         let before = host.kv.operations();
-        let reply = send(host, &config, request("GET", "/api/v1/tasks?limit=10", None, None));
+        let reply = send(host, &settings, request("GET", "/api/v1/tasks?limit=10", None, None));
         assert_eq!(reply.body["items"].as_array().unwrap().len(), 10);
         host.kv.operations() - before
     };
     let small = cost(&host);
     for _ in 0..200 {
         host.clock.advance(10);
-        create(&host, &config, ALICE, "acme/widgets", "observe");
+        create(&host, &settings, ALICE, "acme/widgets", "observe");
     }
     assert_eq!(cost(&host), small);
     assert_eq!(small, 11, "1 list + 1 read per row");
@@ -404,18 +405,19 @@ fn pagination_is_newest_first_stable_under_concurrent_creates_and_bounded_in_cos
 #[test]
 fn audit_log_records_who_what_when_and_outcome() {
     let host = TestHost::new();
-    let config = config(&[]);
-    create(&host, &config, ALICE, "acme/widgets", "observe");
+    let settings = settings(&[]);
+    create(&host, &settings, ALICE, "acme/widgets", "observe");
     host.clock.advance(1_000);
-    create(&host, &config, BOB, "acme/widgets", "fix");
+    create(&host, &settings, BOB, "acme/widgets", "fix");
     host.clock.advance(1_000);
-    let _ = send(&host, &config, request("POST", "/api/v1/tasks", Some("tok-mallory-000000000000"), Some(&json!({}))));
+    let _ =
+        send(&host, &settings, request("POST", "/api/v1/tasks", Some("tok-mallory-000000000000"), Some(&json!({}))));
     let _ = send(
         &host,
-        &config,
+        &settings,
         request("POST", "/api/v1/approvals/api-x", Some(ALICE), Some(&json!({ "decision": "reject" }))),
     );
-    let reply = send(&host, &config, request("GET", "/api/v1/audit", Some(BOB), None));
+    let reply = send(&host, &settings, request("GET", "/api/v1/audit", Some(BOB), None));
     assert_eq!(reply.status, 200);
     let items = reply.body["items"].as_array().unwrap();
     assert_eq!(items.len(), 3, "the anonymous attempt wrote nothing: {items:?}");
@@ -444,10 +446,10 @@ fn audit_log_records_who_what_when_and_outcome() {
     // Entries are write-once keys: nothing ever rewrote one.
     let keys: Vec<String> = host.kv.snapshot().into_keys().filter(|k| k.starts_with("audit/")).collect();
     assert_eq!(keys.len(), 3);
-    let page = send(&host, &config, request("GET", "/api/v1/audit?limit=2", Some(BOB), None)).body;
+    let page = send(&host, &settings, request("GET", "/api/v1/audit?limit=2", Some(BOB), None)).body;
     let next = page["nextCursor"].as_str().unwrap();
     let rest =
-        send(&host, &config, request("GET", &format!("/api/v1/audit?limit=2&cursor={next}"), Some(BOB), None)).body;
+        send(&host, &settings, request("GET", &format!("/api/v1/audit?limit=2&cursor={next}"), Some(BOB), None)).body;
     assert_eq!(rest["items"][0]["outcome"], "ok");
 }
 
@@ -470,7 +472,7 @@ fn no_configured_secret_reaches_storage() {
         ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
         ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
     ]);
-    let config = Settings::from_pairs(pairs);
+    let settings = Settings::from_pairs(pairs);
     let leak = format!("{ALICE} {BOB} {}", secrets.iter().map(|(_, v)| *v).collect::<Vec<_>>().join(" "));
     let body = json!({
         "repository": "acme/widgets",
@@ -479,19 +481,19 @@ fn no_configured_secret_reaches_storage() {
         "issue": { "number": 3, "title": format!("leak {BOB}"), "url": format!("https://x.example/{ALICE}") },
         "files": [format!("{ALICE}.txt")],
     });
-    let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
+    let reply = send(&host, &settings, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
     assert_eq!(reply.status, 201, "{}", reply.body);
     let id = reply.body["id"].as_str().unwrap().to_owned();
     park_needs_human(&host, &id);
     let decide = json!({ "decision": "reject", "comment": leak });
     assert_eq!(
-        send(&host, &config, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(&decide))).status,
+        send(&host, &settings, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(&decide))).status,
         200
     );
     // A refused attempt whose input carries a secret is audited too.
     let _ = send(
         &host,
-        &config,
+        &settings,
         request("POST", "/api/v1/tasks", Some(BOB), Some(&create_body(&format!("acme/{BOB}"), "fix"))),
     );
 
@@ -506,14 +508,15 @@ fn no_configured_secret_reaches_storage() {
         }
     }
     // With App credentials, reads need a token.
-    let text = send(&host, &config, request("GET", &format!("/api/v1/tasks/{id}"), Some(ALICE), None)).body.to_string();
+    let text =
+        send(&host, &settings, request("GET", &format!("/api/v1/tasks/{id}"), Some(ALICE), None)).body.to_string();
     assert!(text.contains("[redacted]"), "{text}");
 }
 
 #[test]
 fn cors_only_for_allowlisted_origins() {
     let host = TestHost::new();
-    let config = config(&[("AGENT_ZERO_CONTROL_PLANE_ORIGINS", "https://ops.example")]);
+    let settings = settings(&[("AGENT_ZERO_CONTROL_PLANE_ORIGINS", "https://ops.example")]);
     let with_origin = |method: &str, uri: &str, origin: &str| {
         let request = http::Request::builder()
             .method(method)
@@ -522,7 +525,7 @@ fn cors_only_for_allowlisted_origins() {
             .header("access-control-request-method", "POST")
             .body(Vec::new())
             .unwrap();
-        host.send(&config, request)
+        host.send(&settings, request)
     };
     let preflight = with_origin("OPTIONS", "/api/v1/tasks", "https://ops.example");
     assert_eq!(preflight.status(), 204);
@@ -543,7 +546,7 @@ fn cors_only_for_allowlisted_origins() {
         assert!(!response.headers().contains_key("access-control-allow-origin"), "{method} {uri} {origin}");
     }
     assert_eq!(with_origin("OPTIONS", "/api/v1/nope", "https://ops.example").status(), 404);
-    let unconfigured = host.send(&self::config(&[]), request("OPTIONS", "/api/v1/tasks", None, None));
+    let unconfigured = host.send(&self::settings(&[]), request("OPTIONS", "/api/v1/tasks", None, None));
     assert_eq!(unconfigured.status(), 204);
     assert!(!unconfigured.headers().contains_key("access-control-allow-origin"));
 }
@@ -551,26 +554,26 @@ fn cors_only_for_allowlisted_origins() {
 #[test]
 fn the_documented_create_example_is_accepted() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     let document: Value = serde_json::from_str(super::openapi::DOCUMENT).unwrap();
     let example =
         document.pointer("/paths/~1api~1v1~1tasks/post/requestBody/content/application~1json/example").unwrap();
-    let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(example)));
+    let reply = send(&host, &settings, request("POST", "/api/v1/tasks", Some(ALICE), Some(example)));
     assert_eq!(reply.status, 201, "{}", reply.body);
     let example = document
         .pointer("/paths/~1api~1v1~1approvals~1{id}/post/requestBody/content/application~1json/example")
         .unwrap();
     let id = reply.body["id"].as_str().unwrap().to_owned();
     park_needs_human(&host, &id);
-    let reply = send(&host, &config, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(example)));
+    let reply = send(&host, &settings, request("POST", &format!("/api/v1/approvals/{id}"), Some(ALICE), Some(example)));
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
 #[test]
 fn with_a_github_token_the_repository_policy_is_read_and_a_failure_creates_nothing() {
     let host = TestHost::new();
-    let config = config(&[("GITHUB_TOKEN", "ghp_test_1234567890")]);
-    let reply = create(&host, &config, ALICE, "acme/widgets", "fix");
+    let settings = settings(&[("GITHUB_TOKEN", "ghp_test_1234567890")]);
+    let reply = create(&host, &settings, ALICE, "acme/widgets", "fix");
     // The test host refuses every outbound request.
     assert_eq!((reply.status, reply.body["error"]["code"].as_str()), (502, Some("upstream_failed")), "{}", reply.body);
     assert!(host.queue.ticks.borrow().is_empty());
@@ -581,7 +584,7 @@ fn with_a_github_token_the_repository_policy_is_read_and_a_failure_creates_nothi
 #[test]
 fn a_feedback_author_is_the_principal_or_marked_as_caller_supplied() {
     let host = TestHost::new();
-    let config = config(&[]);
+    let settings = settings(&[]);
     let body = json!({
         "repository": "acme/widgets",
         "trigger": "feedback",
@@ -591,7 +594,7 @@ fn a_feedback_author_is_the_principal_or_marked_as_caller_supplied() {
         ],
         "pullRequest": { "number": 42, "headSha": SHA },
     });
-    let reply = send(&host, &config, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
+    let reply = send(&host, &settings, request("POST", "/api/v1/tasks", Some(ALICE), Some(&body)));
     assert_eq!(reply.status, 201, "{}", reply.body);
     let stored: String = host.kv.snapshot().values().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
     assert!(

@@ -43,7 +43,7 @@ pub(super) async fn decide<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
-    let principal = match auth::principal(context.config, request.headers()) {
+    let principal = match auth::principal(context.settings, request.headers()) {
         Ok(principal) => principal,
         Err(e) => return e.into_response(),
     };
@@ -91,7 +91,7 @@ pub(super) async fn record<H: Host>(
         audit.field.clone_from(&e.field);
         audit.status = e.code.status().as_u16();
     }
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     result
 }
@@ -130,7 +130,7 @@ async fn decide_as<H: Host>(
         };
         return Err(ApiError::new(ErrorCode::Conflict, message));
     }
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let comment = body.comment.as_deref().map(|c| redact(c, secrets));
     let now_ms = context.invocation.now_ms;
     let kv = context.host.kv();

@@ -16,7 +16,7 @@ pub(super) async fn list<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let result = async {
-        auth::principal(context.config, request.headers())?;
+        auth::principal(context.settings, request.headers())?;
         let pairs = query(request, &["limit", "cursor"])?;
         let limit = limit(&pairs, 50, 100)?;
         audit_log::list(context.host.kv(), param(&pairs, "cursor"), limit).await.map_err(|e| match e {

@@ -152,8 +152,8 @@ fn gate<'c, H: Host>(
     request: &http::Request<Vec<u8>>,
     signed_out: StatusCode,
 ) -> Result<Gate<'c>, Box<http::Response<Vec<u8>>>> {
-    let secrets = Secrets::of(context.config);
-    let settings = settings_of(context.config).map_err(|e| Box::new(error_page(&e, None, &secrets.options())))?;
+    let secrets = Secrets::of(context.settings);
+    let settings = settings_of(context.settings).map_err(|e| Box::new(error_page(&e, None, &secrets.options())))?;
     match signed_in(settings, request, context.invocation.now_ms) {
         Some(signed) => Ok(Gate { settings, signed, secrets }),
         None => Err(Box::new(page(signed_out, pages::sign_in(None, &secrets.options())))),
@@ -177,7 +177,7 @@ async fn gate_task<'c, H: Host>(
 fn settings_or_page<'c, H: Host>(
     context: &RouteContext<'c, H>,
 ) -> Result<&'c DashboardSettings, Box<http::Response<Vec<u8>>>> {
-    settings_of(context.config).map_err(|e| Box::new(error_page(&e, None, &Secrets::of(context.config).options())))
+    settings_of(context.settings).map_err(|e| Box::new(error_page(&e, None, &Secrets::of(context.settings).options())))
 }
 
 pub(super) async fn login<H: Host>(
@@ -191,7 +191,7 @@ pub(super) async fn login<H: Host>(
     let state = &context.invocation.request_id;
     if state.len() < MIN_STATE_CHARS {
         let e = ApiError::new(ErrorCode::Internal, "the host gave no random request id to bind the sign-in to");
-        return error_page(&e, None, &Secrets::of(context.config).options());
+        return error_page(&e, None, &Secrets::of(context.settings).options());
     }
     let now_ms = context.invocation.now_ms;
     let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
@@ -207,7 +207,7 @@ pub(super) async fn callback<H: Host>(
         Ok(settings) => settings,
         Err(response) => return *response,
     };
-    let secrets = Secrets::of(context.config);
+    let secrets = Secrets::of(context.settings);
     let clear_state = session::set_cookie(STATE_COOKIE, "", "/login", 0);
     let refuse = |status: StatusCode, message: &str| {
         let mut response = page(status, pages::sign_in(Some(message), &secrets.options()));
@@ -262,7 +262,7 @@ pub(super) async fn callback<H: Host>(
         audit.outcome = ErrorCode::Forbidden.as_str().to_owned();
         audit.field = Some(settings::USERS.to_owned());
     }
-    let _ = audit_log::append(context.host.kv(), &audit, now_ms, auth::secrets(context.config)).await;
+    let _ = audit_log::append(context.host.kv(), &audit, now_ms, auth::secrets(context.settings)).await;
     if principal.is_none() {
         let message = format!(
             "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",

@@ -43,7 +43,7 @@ pub(super) async fn get<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    if let Err(e) = auth::principal(context.config, request.headers()) {
+    if let Err(e) = auth::principal(context.settings, request.headers()) {
         return e.into_response();
     }
     let mut checks = vec![github_identity(context).await];
@@ -55,7 +55,7 @@ pub(super) async fn get<H: Host>(
 async fn github_identity<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "github-identity";
     let fix_credentials = "set GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, or GITHUB_TOKEN (a user's token)";
-    let github = match context.config.github() {
+    let github = match context.settings.github() {
         Ok(github) => github,
         Err(e) if e.field.as_deref() == Some("GITHUB_API_URL") => {
             return check(
@@ -85,15 +85,15 @@ async fn github_identity<H: Host>(context: &RouteContext<'_, H>) -> Value {
 
 async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "model-reachable";
-    let config = context.config.variables();
+    let settings = context.settings.variables();
     let mut targets: Vec<(String, String, &str)> = Vec::new();
-    if let Some(base) = config.get(BASE_URL_VARIABLE) {
+    if let Some(base) = settings.get(BASE_URL_VARIABLE) {
         targets.push(("openai-compatible".into(), base.trim().trim_end_matches('/').to_owned(), BASE_URL_VARIABLE));
     }
     // AGENT_ZERO_MODEL_BASE_URL overrides every provider's endpoint.
     for (kind, key) in MODEL_KEYS {
-        if config.is_set(key)
-            && !config.is_set(BASE_URL_VARIABLE)
+        if settings.is_set(key)
+            && !settings.is_set(BASE_URL_VARIABLE)
             && let Some(base) = default_base_url(*kind)
         {
             targets.push((kind.as_str().to_owned(), base.to_owned(), key));
@@ -126,8 +126,8 @@ async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
 
 async fn sandbox_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "sandbox-reachable";
-    let config = context.config.variables();
-    let Some(provider) = config.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
+    let settings = context.settings.variables();
+    let Some(provider) = settings.get("AGENT_ZERO_SANDBOX_PROVIDER") else {
         return check(
             NAME,
             "fail",
@@ -135,7 +135,8 @@ async fn sandbox_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
             Some("set AGENT_ZERO_SANDBOX_PROVIDER"),
         );
     };
-    let (url, from) = match (config.get("AGENT_ZERO_SANDBOX_URL"), SANDBOX_APIS.iter().find(|(p, _)| *p == provider)) {
+    let (url, from) = match (settings.get("AGENT_ZERO_SANDBOX_URL"), SANDBOX_APIS.iter().find(|(p, _)| *p == provider))
+    {
         (Some(url), _) => (url.trim().trim_end_matches('/').to_owned(), "AGENT_ZERO_SANDBOX_URL"),
         (None, Some((_, api))) => ((*api).to_owned(), "its platform API"),
         (None, None) => {
@@ -173,7 +174,7 @@ async fn probe<H: Host>(context: &RouteContext<'_, H>, url: &str) -> Result<u16,
 }
 
 fn redacted<H: Host>(context: &RouteContext<'_, H>, text: &str) -> String {
-    auth::redact(text, auth::secrets(context.config))
+    auth::redact(text, auth::secrets(context.settings))
 }
 
 #[cfg(test)]
@@ -184,19 +185,19 @@ mod tests {
     const TOKEN: &str = "tok-doctor-5d1e";
     const SANDBOX_URL: &str = "http://sandbox.internal.example:8080";
 
-    fn doctor(config: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
+    fn doctor(settings: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
         let mut request = http::Request::get("/api/v1/doctor");
         if let Some(value) = authorization {
             request = request.header(http::header::AUTHORIZATION, value);
         }
-        let response = TestHost::new().send(config, request.body(Vec::new()).unwrap());
+        let response = TestHost::new().send(settings, request.body(Vec::new()).unwrap());
         (response.status().as_u16(), serde_json::from_slice(response.body()).unwrap())
     }
 
     #[test]
     fn token_holders_only() {
-        let config = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e")]);
-        let (status, body) = doctor(&config, None);
+        let settings = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e")]);
+        let (status, body) = doctor(&settings, None);
         assert_eq!((status, body["error"]["code"].as_str()), (401, Some("unauthorized")), "{body}");
         let (status, body) = doctor(&Settings::from_pairs([("GITHUB_TOKEN", "ghp_x")]), Some("Bearer x"));
         assert_eq!(status, 503, "{body}");
@@ -204,13 +205,13 @@ mod tests {
 
     #[test]
     fn each_fault_is_named_with_its_fix_and_no_value_is_echoed() {
-        let config = Settings::from_pairs([
+        let settings = Settings::from_pairs([
             ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e"),
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", SANDBOX_URL),
             ("OPENAI_API_KEY", "sk-doctor-secret"),
         ]);
-        let (status, body) = doctor(&config, Some(&format!("Bearer {TOKEN}")));
+        let (status, body) = doctor(&settings, Some(&format!("Bearer {TOKEN}")));
         assert_eq!(status, 200, "{body}");
         let checks = body["checks"].as_array().unwrap();
         let named = |name: &str| checks.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name}: {body}"));

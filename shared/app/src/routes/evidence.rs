@@ -139,7 +139,7 @@ async fn load<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> Result<Resident, ApiError> {
-    auth::authorize_read(context.config, request.headers())?;
+    auth::authorize_read(context.settings, request.headers())?;
     match agent_zero_runtime::load(context.host.kv(), id).await {
         Ok(Some(resident)) => Ok(resident),
         Ok(None) => Err(ApiError::new(ErrorCode::NotFound, format!("task `{id}` does not exist")).with_field("id")),
@@ -229,7 +229,7 @@ async fn evidence<H: Host>(
         Ok(bundle) => bundle,
         Err(error) => return api_error(error),
     };
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let page_url = format!("/tasks/{id}");
     let options = RenderOptions { secrets: &secrets, evidence_url: Some(&page_url), ..RenderOptions::default() };
@@ -260,7 +260,7 @@ pub(super) async fn task_page<H: Host>(
         Ok(resident) => resident,
         Err(error) => return page_error(error),
     };
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
     match &resident.conclusion.concluded {
@@ -276,7 +276,7 @@ pub(super) async fn task_list_page<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    if let Err(error) = auth::authorize_read(context.config, request.headers()) {
+    if let Err(error) = auth::authorize_read(context.settings, request.headers()) {
         return page_error(error);
     }
     let cursor = match cursor(request) {
@@ -296,7 +296,7 @@ pub(super) async fn task_list_page<H: Host>(
         }
     };
     let items: Vec<TaskListItem> = page.items.iter().map(TaskSummary::to_list_item).collect();
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
     html_response(StatusCode::OK, render_task_list_html(&items, page.next_cursor.as_deref(), &options), "no-store")

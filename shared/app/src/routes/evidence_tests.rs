@@ -33,7 +33,7 @@ fn intake_config() -> Settings {
 
 /// The configuration when the evidence is read: `SECRET` is now a
 /// credential, and rendering must redact it wherever it was recorded.
-fn config() -> Settings {
+fn settings() -> Settings {
     Settings::from_pairs(
         [
             ("GITHUB_TOKEN", SECRET),
@@ -141,7 +141,7 @@ fn get(host: &TestHost, path: &str, accept: Option<&str>) -> http::Response<Vec<
     send(host, "GET", path, accept)
 }
 
-/// A read by alice: with GitHub credentials configured (`config`), task
+/// A read by alice: with GitHub credentials configured (`settings`), task
 /// reads need a token.
 fn send(host: &TestHost, method: &str, path: &str, accept: Option<&str>) -> http::Response<Vec<u8>> {
     let mut request = http::Request::builder()
@@ -151,7 +151,7 @@ fn send(host: &TestHost, method: &str, path: &str, accept: Option<&str>) -> http
     if let Some(accept) = accept {
         request = request.header(http::header::ACCEPT, accept);
     }
-    host.send(&config(), request.body(Vec::new()).unwrap())
+    host.send(&settings(), request.body(Vec::new()).unwrap())
 }
 
 fn header<'a>(response: &'a http::Response<Vec<u8>>, name: &str) -> &'a str {

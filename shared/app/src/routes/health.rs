@@ -49,7 +49,8 @@ pub(super) async fn get<H: Host>(
 ) -> http::Response<Vec<u8>> {
     // A missing, wrong or malformed credential is simply anonymous here:
     // health stays answerable, and the report says which probe ran.
-    let probe = if auth::principal(context.config, request.headers()).is_ok() { Probe::ReadWrite } else { Probe::Read };
+    let probe =
+        if auth::principal(context.settings, request.headers()).is_ok() { Probe::ReadWrite } else { Probe::Read };
     let storage = match probe {
         Probe::Read => read_storage(context).await,
         Probe::ReadWrite => probe_storage(context).await,
@@ -59,11 +60,11 @@ pub(super) async fn get<H: Host>(
         "name": PRODUCT,
         "version": VERSION,
         "host": context.host.name(),
-        "capabilities": capabilities(context.config.variables()),
+        "capabilities": capabilities(context.settings.variables()),
         // Malformed variables, by name (never a value): the routes that
         // need them answer 503 with the same message.
         "settings": {
-            "problems": context.config.problems().iter().map(|e| json!({
+            "problems": context.settings.problems().iter().map(|e| json!({
                 "variable": e.field,
                 "message": e.message,
             })).collect::<Vec<_>>(),
@@ -177,12 +178,12 @@ mod tests {
 
     const TOKEN: &str = "tok-health-0c9a7d2b";
 
-    fn health(host: &TestHost, config: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
+    fn health(host: &TestHost, settings: &Settings, authorization: Option<&str>) -> (u16, serde_json::Value) {
         let mut request = http::Request::get("/api/v1/health");
         if let Some(value) = authorization {
             request = request.header(http::header::AUTHORIZATION, value);
         }
-        let response = host.send(config, request.body(Vec::new()).unwrap());
+        let response = host.send(settings, request.body(Vec::new()).unwrap());
         (response.status().as_u16(), serde_json::from_slice(response.body()).unwrap())
     }
 

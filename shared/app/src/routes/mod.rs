@@ -24,7 +24,7 @@ use crate::{Host, Invocation, Settings};
 pub(crate) struct RouteContext<'a, H: Host> {
     pub(crate) host: &'a H,
     /// The operator's settings (parsed once per isolate or instance).
-    pub(crate) config: &'a Settings,
+    pub(crate) settings: &'a Settings,
     pub(crate) invocation: &'a Invocation,
 }
 

@@ -22,7 +22,7 @@ pub(super) async fn post<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let principal = match auth::principal(context.config, request.headers()) {
+    let principal = match auth::principal(context.settings, request.headers()) {
         Ok(principal) => principal,
         Err(error) => return error.into_response(),
     };
@@ -32,7 +32,7 @@ pub(super) async fn post<H: Host>(
         .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("graceMs=")))
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_GRACE_MS);
-    let outcome = crate::sweep(context.host, context.config, context.invocation.now_ms, grace_ms).await;
+    let outcome = crate::sweep(context.host, context.settings, context.invocation.now_ms, grace_ms).await;
     let ticks = outcome.ticks.as_ref().map_or(0, |r| r.enqueued.len());
     let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
@@ -58,7 +58,7 @@ pub(super) async fn post<H: Host>(
     // recorded.
     let idle = ticks == 0 && claimed == 0 && leases == 0 && removed == 0 && outcome.errors.is_empty();
     if !idle {
-        let secrets = auth::secrets(context.config);
+        let secrets = auth::secrets(context.settings);
         let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     }
     let body = json!({

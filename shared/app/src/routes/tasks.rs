@@ -57,7 +57,7 @@ async fn list_page<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> Result<Value, ApiError> {
-    auth::authorize_read(context.config, request.headers())?;
+    auth::authorize_read(context.settings, request.headers())?;
     let pairs = query(request, &["repository", "state", "limit", "cursor"])?;
     let limit = limit(&pairs, DEFAULT_PAGE, MAX_PAGE)?;
     let repository = param(&pairs, "repository")
@@ -77,7 +77,7 @@ pub(super) async fn get<H: Host>(
     id: &str,
 ) -> http::Response<Vec<u8>> {
     let result = async {
-        auth::authorize_read(context.config, request.headers())?;
+        auth::authorize_read(context.settings, request.headers())?;
         let resident = load(context, id).await?;
         let mut body = detail(&resident, context.invocation.now_ms);
         // What the run cost its host so far (absent before its first tick).
@@ -102,7 +102,7 @@ pub(super) async fn log<H: Host>(
     id: &str,
 ) -> http::Response<Vec<u8>> {
     let result = async {
-        auth::principal(context.config, request.headers())?;
+        auth::principal(context.settings, request.headers())?;
         let entries = match agent_zero_runtime::log::read_log(context.host.kv(), id).await {
             Ok(Some(entries)) => entries,
             Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
@@ -115,7 +115,7 @@ pub(super) async fn log<H: Host>(
         // serializer would cost the worker ~5 KB gzip).
         let entries = serde_json::to_string(&entries).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
         let id = serde_json::to_string(id).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        Ok(redact(&format!("{{\"taskId\":{id},\"entries\":{entries}}}"), auth::secrets(context.config)))
+        Ok(redact(&format!("{{\"taskId\":{id},\"entries\":{entries}}}"), auth::secrets(context.settings)))
     };
     match result.await {
         Ok(body) => {
@@ -232,7 +232,7 @@ pub(super) async fn create<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let principal = match auth::principal(context.config, request.headers()) {
+    let principal = match auth::principal(context.settings, request.headers()) {
         Ok(principal) => principal,
         Err(e) => return e.into_response(),
     };
@@ -269,7 +269,7 @@ pub(super) async fn create<H: Host>(
     if audit.outcome.is_empty() {
         audit.outcome = "ok".into();
     }
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
     response
 }
@@ -280,12 +280,12 @@ async fn create_as<H: Host>(
     principal: &Principal,
     audit: &mut AuditEntry,
 ) -> Result<(TaskSummary, RunMode), ApiError> {
-    let access = auth::required(context.config)?;
+    let access = auth::required(context.settings)?;
     let body: CreateTask = json_body(request, MAX_CREATE_BYTES)?;
     let requested = body.mode.unwrap_or(RunMode::Observe);
     audit.target = Some(body.repository.clone());
     audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
-    let secrets = auth::secrets(context.config);
+    let secrets = auth::secrets(context.settings);
     let input = validate(&body, principal, secrets)?;
     if !access.may_target(&body.repository) {
         return Err(ApiError::new(
@@ -303,7 +303,7 @@ async fn create_as<H: Host>(
     }
     let policy = policy_for(context, &body.repository).await?;
     // A task that could never run is not accepted as if it could.
-    crate::settings::check_runnable(context.config, &policy, context.host.http())?;
+    crate::settings::check_runnable(context.settings, &policy, context.host.http())?;
     let stimulus = Stimulus {
         task_id: task_id(&context.invocation.request_id),
         repository: body.repository.clone(),
@@ -331,7 +331,7 @@ async fn create_as<H: Host>(
 /// otherwise the safe defaults (`observe`). A policy that cannot be read or
 /// does not parse creates nothing.
 async fn policy_for<H: Host>(context: &RouteContext<'_, H>, repository: &str) -> Result<Policy, ApiError> {
-    let github = context.config.github()?;
+    let github = context.settings.github()?;
     let Some(Credentials::Token(token)) = &github.credentials else { return Ok(Policy::default()) };
     let client = github.anonymous(context.host.http()).with_token(token.clone());
     let (owner, repo) = repository.split_once('/').unwrap_or_default();

@@ -59,11 +59,11 @@ async fn intake<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
-    let config = context.config;
+    let settings = context.settings;
     // Every setting intake needs, before anything is read.
-    let secret = config.webhook_secret()?;
-    let limit = config.webhook_max_bytes()?;
-    let lifetimes = config.run()?.lifetimes;
+    let secret = settings.webhook_secret()?;
+    let limit = settings.webhook_max_bytes()?;
+    let lifetimes = settings.run()?.lifetimes;
     let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
     let body = request.body();
     if declared.is_some_and(|n| n > limit) || body.len() > limit {
@@ -123,7 +123,7 @@ async fn intake<H: Host>(
         }
     }
 
-    let options = IntakeOptions { allowlist: config.allowlist().cloned() };
+    let options = IntakeOptions { allowlist: settings.allowlist().cloned() };
     let parsed = parse_delivery(event, delivery, body, &options).map_err(|e| {
         let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
         match e.path() {
@@ -156,6 +156,11 @@ async fn intake<H: Host>(
 /// Records the answer for redeliveries, for the delivery retention
 /// (GitHub redelivers for 3 days). Best effort: the task log itself is the
 /// de-duplication point, this only saves work and answers consistently.
+///
+/// One write where the store expires the record itself (Workers KV); a
+/// retention schedule key besides it everywhere else. Either way the
+/// record's `expiresAtMs` is honoured on read, so a store that removes it
+/// later than asked (Workers KV's floor is 60 s) changes no answer.
 async fn remember<K: KeyValue>(
     kv: &K,
     delivery: &str,
@@ -168,7 +173,8 @@ async fn remember<K: KeyValue>(
     record["expiresAtMs"] = json!(expires);
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
     let ttl_secs = lifetimes.delivery_ms.div_ceil(1_000);
-    if kv.put_expiring(&delivery_key(delivery), &bytes, ttl_secs).await.is_ok() {
+    let key = delivery_key(delivery);
+    if kv.put_expiring(&key, &bytes, ttl_secs).await.is_ok() && !kv.expires_on_its_own(&key) {
         let id = task_id_for_delivery(delivery);
         let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
     }
@@ -212,5 +218,59 @@ async fn task<H: Host>(
         }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_ports::{KeyPage, KvError, MemoryKv, block_on};
+
+    use super::*;
+
+    /// A store that removes expiring keys by itself, as Workers KV does.
+    struct SelfExpiring(MemoryKv);
+
+    impl KeyValue for SelfExpiring {
+        async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+            self.0.get(key).await
+        }
+        async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+            self.0.put(key, value).await
+        }
+        async fn delete(&self, key: &str) -> Result<(), KvError> {
+            self.0.delete(key).await
+        }
+        async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+            self.0.list(prefix, cursor, limit).await
+        }
+        async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+            self.0.put_if_absent(key, value).await
+        }
+        async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+            self.0.compare_and_swap(key, expected, value).await
+        }
+        fn expires_on_its_own(&self, _key: &str) -> bool {
+            true
+        }
+    }
+
+    /// Where the store expires the record itself, remembering an answer is
+    /// one write; elsewhere the retention pass is told when to remove it.
+    #[test]
+    fn a_delivery_is_remembered_in_one_write_where_the_store_expires_it() {
+        let lifetimes = crate::retention::Lifetimes { delivery_ms: 5_000, task_ms: 1 };
+        let answer = json!({ "ignored": true, "reason": "unsupported-action" });
+        let plain = MemoryKv::new();
+        block_on(remember(&plain, "d-1", &answer, 1_000, &lifetimes));
+        let keys: Vec<String> = plain.snapshot().into_keys().collect();
+        let schedule = crate::retention::schedule_key(6_000, crate::retention::Kind::Delivery, "gh-d-1");
+        assert_eq!(keys, ["delivery/github/gh-d-1".to_owned(), schedule]);
+
+        let expiring = SelfExpiring(MemoryKv::new());
+        block_on(remember(&expiring, "d-1", &answer, 1_000, &lifetimes));
+        assert_eq!(expiring.0.operations(), 1, "one write, no schedule key");
+        let record: serde_json::Value =
+            serde_json::from_slice(&expiring.0.snapshot()["delivery/github/gh-d-1"]).unwrap();
+        assert_eq!(record["expiresAtMs"], 6_000, "the lifetime is still in the record: {record}");
     }
 }

@@ -25,14 +25,14 @@ use crate::{Host, Settings, repository_policy};
 /// through the repository policy.
 pub(crate) struct Gate<'a, H, P> {
     host: &'a H,
-    config: &'a Settings,
+    settings: &'a Settings,
     now_ms: u64,
     inner: P,
 }
 
 impl<'a, H: Host, P: Publisher> Gate<'a, H, P> {
-    pub(crate) fn new(host: &'a H, config: &'a Settings, now_ms: u64, inner: P) -> Self {
-        Self { host, config, now_ms, inner }
+    pub(crate) fn new(host: &'a H, settings: &'a Settings, now_ms: u64, inner: P) -> Self {
+        Self { host, settings, now_ms, inner }
     }
 }
 
@@ -51,7 +51,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         let seed: ParsedDelivery = serde_json::from_value(received.seed.clone())
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
-        let policy = read_policy(self.host, self.config, &seed, self.now_ms).await?;
+        let policy = read_policy(self.host, self.settings, &seed, self.now_ms).await?;
         let mut admission = admit_or_decline(received, &seed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
             (&mut admission, &seed.gate)
@@ -61,7 +61,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         }
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
-            crate::settings::check_runnable(self.config, &stimulus.policy, self.host.http()).map_err(|e| {
+            crate::settings::check_runnable(self.settings, &stimulus.policy, self.host.http()).map_err(|e| {
                 AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings")))
             })?;
         }
@@ -82,7 +82,7 @@ impl<H: Host, P: Publisher> Gate<'_, H, P> {
         comment_id: Option<u64>,
     ) -> Result<Option<Admission>, AdmitError> {
         let unavailable = |e: String| AdmitError::Unavailable(e);
-        let github = self.config.github().map_err(|e| unavailable(e.message))?;
+        let github = self.settings.github().map_err(|e| unavailable(e.message))?;
         let (owner, repo) = (&seed.repository.owner, &seed.repository.repo);
         let client = github
             .client(self.host.http(), self.host.signer(), seed.installation_id, self.now_ms)
@@ -132,11 +132,11 @@ impl<H: Host, P: Publisher> Gate<'_, H, P> {
 /// that does not validate fails the task with the field at fault.
 async fn read_policy<H: Host>(
     host: &H,
-    config: &Settings,
+    settings: &Settings,
     seed: &ParsedDelivery,
     now_ms: u64,
 ) -> Result<agent_zero_agent::Policy, AdmitError> {
-    let github = config.github().map_err(|e| AdmitError::Unavailable(e.message))?;
+    let github = settings.github().map_err(|e| AdmitError::Unavailable(e.message))?;
     // Public repositories are readable without credentials.
     let client = github
         .client(host.http(), host.signer(), seed.installation_id, now_ms)

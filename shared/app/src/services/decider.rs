@@ -21,8 +21,8 @@ pub(crate) struct ModelDecider<'a, C, K> {
 /// The models `policy` selects with the operator's credentials, or why none
 /// can be used (the error names the variable to set).
 pub(crate) fn model_selection(policy: &Policy, settings: &Settings) -> Result<ModelSelection, ConfigError> {
-    let config = settings.variables();
-    select_models(&policy.model, |name| config.get(name).map(str::to_owned))
+    let settings = settings.variables();
+    select_models(&policy.model, |name| settings.get(name).map(str::to_owned))
 }
 
 impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {

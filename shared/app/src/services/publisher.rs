@@ -44,22 +44,22 @@ const MAX_COMPARED_FILES: usize = 300;
 
 /// Publishes to GitHub when credentials are configured.
 pub(crate) struct ForgePublisher<'a, H, S> {
-    config: &'a Settings,
+    settings: &'a Settings,
     http: &'a H,
     signer: &'a S,
     now_ms: u64,
 }
 
 impl<'a, H: HttpClient, S: Rs256Signer> ForgePublisher<'a, H, S> {
-    pub(crate) fn new(config: &'a Settings, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
-        Self { config, http, signer, now_ms }
+    pub(crate) fn new(settings: &'a Settings, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
+        Self { settings, http, signer, now_ms }
     }
 
     /// The client authenticated for the task's installation; `Ok(None)`
     /// when no credentials are configured. Malformed settings will not mend
     /// themselves (`Unavailable`); minting a token may (`Failed`).
     async fn client(&self, stimulus: &Stimulus) -> Result<Option<(&'a Credentials, GitHubClient<'a, H>)>, ForgeError> {
-        let github = self.config.github().map_err(|e| ForgeError::Unavailable(e.message))?;
+        let github = self.settings.github().map_err(|e| ForgeError::Unavailable(e.message))?;
         let Some(credentials) = &github.credentials else { return Ok(None) };
         let client = github
             .client(self.http, self.signer, stimulus.input.installation_id, self.now_ms)
@@ -136,7 +136,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
     }
 
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
-        let config = self.config;
+        let settings = self.settings;
         let stimulus = publication.stimulus;
         let Some((owner, repo)) = stimulus.repository.split_once('/') else {
             return Ok(format!("stored only: `{}` is not a GitHub repository", stimulus.repository));
@@ -151,7 +151,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
             .collect();
         // The same list every stored record is redacted with (each token too).
-        let secrets = crate::auth::secrets(config);
+        let secrets = crate::auth::secrets(settings);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let policy = &stimulus.policy;
         let mut own_login: Option<String> = None;

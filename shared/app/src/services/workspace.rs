@@ -36,7 +36,7 @@ impl CheckoutPort for PublicCheckout {
 /// to its commit and asks for that commit's archive link. Without
 /// configured credentials, a public clone.
 pub(crate) struct GitHubCheckout<'a, H, S> {
-    pub(crate) config: &'a Settings,
+    pub(crate) settings: &'a Settings,
     pub(crate) http: &'a H,
     pub(crate) signer: &'a S,
     pub(crate) installation: Option<u64>,
@@ -46,7 +46,7 @@ pub(crate) struct GitHubCheckout<'a, H, S> {
 impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
     async fn source(&self, repository: &str, git_ref: &str) -> Result<(String, CheckoutSource), String> {
         let failed = |e: &dyn std::fmt::Display| format!("checkout of `{repository}`: {e}");
-        let github = self.config.github().map_err(|e| failed(&e.message))?;
+        let github = self.settings.github().map_err(|e| failed(&e.message))?;
         if github.credentials.is_none() {
             return PublicCheckout.source(repository, git_ref).await;
         }
