@@ -24,7 +24,8 @@
 # against size for both workers, and writes them to $BENCH_OUT (default
 # /tmp/bench-results.md). Knobs: BENCH_ROUNDS (3), BENCH_DURATION (seconds
 # per case and round, 10), BENCH_CONNECTIONS (8), BENCH_SIZES (body bytes,
-# "28672 265216 2621440"). A full run is sizes x 6 cases x rounds x duration
+# "28672 265216 2621440"), BENCH_WORKER_BUILD (the worker's build directory,
+# default functions/cloudflare/build). A full run is sizes x 6 cases x rounds x duration
 # (9 minutes by default) plus the starts.
 # Needs: node + tests/node (wrangler), wrk, gzip, cargo.
 set -euo pipefail
@@ -37,6 +38,8 @@ connections="${BENCH_CONNECTIONS:-8}"
 read -r -a sizes <<<"${BENCH_SIZES:-28672 265216 2621440}"
 out="${BENCH_OUT:-/tmp/bench-results.md}"
 wrangler="$root/tests/node/node_modules/.bin/wrangler"
+# The built worker to measure (a copy lets one build be measured while the next compiles).
+worker_build="${BENCH_WORKER_BUILD:-$root/functions/cloudflare/build}"
 secret="bench-webhook-secret-$RANDOM$RANDOM"
 workers=(rust ts ts-kv ts-noop)
 # What each round measures: the four workers, and the Rust and TS workers
@@ -62,7 +65,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- artefacts ------------------------------------------------------------
-if [ ! -f "$root/functions/cloudflare/build/index.js" ]; then
+if [ -n "${BENCH_WORKER_BUILD:-}" ]; then
+  [ -f "$worker_build/index.js" ] || die "BENCH_WORKER_BUILD: no index.js in \`$worker_build\`"
+elif [ ! -f "$worker_build/index.js" ]; then
   say "building the worker (tests/scripts/build-worker.sh)"
   bash "$root/tests/scripts/build-worker.sh"
 fi
@@ -96,9 +101,9 @@ prepare() {
   case "$name" in
     rust)
       # As tests/src/server.rs: the prebuilt bundle, [build] disabled.
-      sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$root/functions/cloudflare/build/index.js\"|" \
+      sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$worker_build/index.js\"|" \
         -e 's|^\[build\]$|[build_disabled]|' "$root/wrangler.toml" > "$dir/wrangler.toml"
-      grep -q "^main = \"$root/" "$dir/wrangler.toml" || die "wrangler.toml: unexpected main line"
+      grep -q "^main = \"$worker_build/" "$dir/wrangler.toml" || die "wrangler.toml: unexpected main line"
       ;;
     ts | ts-kv | ts-noop)
       cp "$bench/ts-worker/index.ts" "$bench/ts-worker/wrangler.toml" "$dir/"
@@ -241,15 +246,15 @@ ts_bundle="$work/ts-bundle"
 sizes="$work/sizes.tsv"
 size_row() { printf '%s\t%s\t%s\t%s\n' "$1" "${3:-${2#"$root"/}}" "$(wc -c <"$2")" "$(gzip -9 -c "$2" | wc -c)" >>"$sizes"; }
 : >"$sizes"
-size_row "Worker wasm" "$root/functions/cloudflare/build/index_bg.wasm"
-size_row "Worker JS glue" "$root/functions/cloudflare/build/index.js"
+size_row "Worker wasm" "$worker_build/index_bg.wasm"
+size_row "Worker JS glue" "$worker_build/index.js"
 size_row "Spin component" "$spin_wasm"
 size_row "TS worker bundle" "$ts_bundle/index.js" "tests/bench/ts-worker (wrangler deploy --dry-run)"
 
 # --- KV operations and subrequests per task run ---------------------------
-say "task-run costs: cargo test -p agent-zero-runtime --test lifecycle per_tick_cost_is_bounded"
+say "task-run costs: cargo test -p agent-zero-engine --test lifecycle per_tick_cost_is_bounded"
 costs="$work/costs.txt"
-(cd "$root" && cargo test -q -p agent-zero-runtime --test lifecycle -- --nocapture --exact per_tick_cost_is_bounded) >"$costs" 2>&1 \
+(cd "$root" && cargo test -q -p agent-zero-engine --test lifecycle -- --nocapture --exact per_tick_cost_is_bounded) >"$costs" 2>&1 \
   || { cat "$costs" >&2; say "the runtime cost test failed; the documented model is printed instead"; }
 
 # --- report ---------------------------------------------------------------

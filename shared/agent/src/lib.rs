@@ -5,7 +5,7 @@
 //! No I/O of any kind: the policy is parsed from bytes the caller fetched,
 //! repository facts (file list, cited file contents) come from the sandbox
 //! through the caller, and every decision is a plain value. The tick engine
-//! (`agent-zero-runtime`) owns the ports and calls in here to decide.
+//! (`agent-zero-engine`) owns the ports and calls in here to decide.
 
 #![forbid(unsafe_code)]
 

@@ -121,10 +121,10 @@ impl ApiError {
     }
 }
 
-/// The runtime's task errors in the one error shape.
-impl From<agent_zero_runtime::TaskError> for ApiError {
-    fn from(error: agent_zero_runtime::TaskError) -> Self {
-        use agent_zero_runtime::TaskError;
+/// The engine's task errors in the one error shape.
+impl From<agent_zero_engine::TaskError> for ApiError {
+    fn from(error: agent_zero_engine::TaskError) -> Self {
+        use agent_zero_engine::TaskError;
         let message = error.to_string();
         match error {
             TaskError::InvalidTaskId(_) | TaskError::NotFound(_) => {

@@ -13,8 +13,8 @@
 
 use std::cell::RefCell;
 
+use agent_zero_engine::{Queue, QueueError, Tick, TickReport};
 use agent_zero_ports::Clock;
-use agent_zero_runtime::{Queue, QueueError, Tick, TickReport};
 
 use crate::RunTickError;
 
@@ -139,8 +139,8 @@ pub async fn drive<K: Clock>(
 
 #[cfg(test)]
 mod tests {
+    use agent_zero_engine::{TickError, TickOutcome};
     use agent_zero_ports::{ManualClock, block_on};
-    use agent_zero_runtime::{TickError, TickOutcome};
 
     use super::*;
 

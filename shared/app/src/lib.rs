@@ -40,8 +40,8 @@ pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use settings::Settings;
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
 
+pub use agent_zero_engine::{Queue, QueueError, Tick, TickOutcome, TickReport};
 pub use agent_zero_runner::{Coordinator, MemoryCoordinator};
-pub use agent_zero_runtime::{Queue, QueueError, Tick, TickOutcome, TickReport};
 
 use agent_zero_ports::{Clock, HttpClient, KeyValue};
 

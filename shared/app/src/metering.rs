@@ -279,7 +279,7 @@ impl<'a, H: Host> Host for Metered<'a, H> {
 
 /// A task's cost record: the run's total so far, and the operations not
 /// yet in its log (spent after a commit, or by a tick that committed
-/// nothing), which the next tick's [`agent_zero_runtime::Fact::Metered`]
+/// nothing), which the next tick's [`agent_zero_engine::Fact::Metered`]
 /// carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn every_counted_operation_is_in_the_log_or_carried_and_the_evidence_adds_up_the_log() {
         use crate::test_host::{RUNNABLE, TestHost};
-        use agent_zero_runtime::{Fact, Tick};
+        use agent_zero_engine::{Fact, Tick};
         let host = TestHost::new();
         let settings = crate::Settings::from_pairs(
             [
@@ -418,13 +418,13 @@ mod tests {
             let report = block_on(crate::run_tick(&host, &settings, &next, now)).unwrap();
             // The same message again: stale now, its cost carried.
             let again = block_on(crate::run_tick(&host, &settings, &next, now)).unwrap();
-            assert_eq!(again.outcome, agent_zero_runtime::TickOutcome::Stale);
+            assert_eq!(again.outcome, agent_zero_engine::TickOutcome::Stale);
             match report.outcome {
-                agent_zero_runtime::TickOutcome::Continue { next: following, .. } => next = following,
+                agent_zero_engine::TickOutcome::Continue { next: following, .. } => next = following,
                 _ => break,
             }
         }
-        let entries = block_on(agent_zero_runtime::log::read_log(&host.kv, &id)).unwrap().unwrap();
+        let entries = block_on(agent_zero_engine::log::read_log(&host.kv, &id)).unwrap().unwrap();
         let mut in_log = RunCost::default();
         let mut through_conclusion = None;
         for entry in &entries {

@@ -113,7 +113,7 @@ pub async fn schedule<K: KeyValue>(kv: &K, due_ms: u64, kind: Kind, id: &str) ->
 pub async fn schedule_finished<K: KeyValue>(
     kv: &K,
     lifetimes: &Lifetimes,
-    resident: &agent_zero_runtime::Resident,
+    resident: &agent_zero_engine::Resident,
 ) -> Result<(), KvError> {
     let (Some(ended), Some(origin)) = (resident.ended_ms, resident.origin()) else { return Ok(()) };
     schedule(kv, ended.saturating_add(lifetimes.task_ms), Kind::Task, origin.task_id).await
@@ -174,9 +174,9 @@ enum Purged {
 
 /// Removes a finished task's keys and index entries.
 async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<Purged, KvError> {
-    let resident = match agent_zero_runtime::load(kv, id).await {
+    let resident = match agent_zero_engine::load(kv, id).await {
         Ok(Some(resident)) => resident,
-        Ok(None) | Err(agent_zero_runtime::TaskError::InvalidTaskId(_)) => return Ok(Purged::Gone),
+        Ok(None) | Err(agent_zero_engine::TaskError::InvalidTaskId(_)) => return Ok(Purged::Gone),
         Err(e) => return Err(KvError::Backend(e.to_string())),
     };
     let finished =
@@ -189,7 +189,7 @@ async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<Purged, KvError> {
     // after this returns) removes the rest.
     crate::task_index::forget_task(kv, id).await?;
     let prefix = format!("task/{id}/");
-    let first = agent_zero_runtime::log_key(id, 0);
+    let first = agent_zero_engine::log_key(id, 0);
     // Bounded: a task has at most 48 ticks' worth of entries and claims.
     for _ in 0..8 {
         let page = kv.list(&prefix, None, 100).await?;

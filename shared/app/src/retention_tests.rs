@@ -1,7 +1,7 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{RunMode, TaskState, Trigger};
+use agent_zero_engine::{Entry, Fact, Resident, Stimulus, TaskInput, log_key};
 use agent_zero_ports::MemoryKv;
-use agent_zero_runtime::{Entry, Fact, Resident, Stimulus, TaskInput, log_key};
 
 use super::*;
 use crate::test_host::{RecordingQueue, START_MS, block_on};
@@ -25,7 +25,7 @@ fn task(kv: &MemoryKv, id: &str, path: &[TaskState], at_ms: u64) -> Resident {
     block_on(async {
         let queue = RecordingQueue::default();
         let s = stimulus(id);
-        agent_zero_runtime::create(kv, &queue, s.clone(), START_MS).await.unwrap();
+        agent_zero_engine::create(kv, &queue, s.clone(), START_MS).await.unwrap();
         crate::task_index::record_created(kv, &s, START_MS).await.unwrap();
         let facts = path
             .windows(2)
@@ -33,7 +33,7 @@ fn task(kv: &MemoryKv, id: &str, path: &[TaskState], at_ms: u64) -> Resident {
             .collect();
         let entry = Entry { seq: 1, at_ms, facts };
         kv.put(&log_key(id, 1), &serde_json::to_vec(&entry).unwrap()).await.unwrap();
-        let resident = agent_zero_runtime::load(kv, id).await.unwrap().unwrap();
+        let resident = agent_zero_engine::load(kv, id).await.unwrap().unwrap();
         crate::task_index::record_tick(kv, &resident, at_ms).await.unwrap();
         resident
     })
@@ -88,13 +88,13 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
             keys(&kv, "index/")
         );
         assert!(keys(&kv, RETENTION_PREFIX).is_empty());
-        assert!(agent_zero_runtime::load(&kv, "t-done").await.unwrap().is_none());
+        assert!(agent_zero_engine::load(&kv, "t-done").await.unwrap().is_none());
         // A schedule key a lagging listing still shows: nothing to remove, not counted.
         schedule_finished(&kv, &lifetimes, &done).await.unwrap();
         assert_eq!(pass(&kv, ended + 30 * DAY).await.unwrap(), RetentionReport::default());
         assert!(keys(&kv, RETENTION_PREFIX).is_empty());
         for live in ["t-running", "t-unscheduled"] {
-            assert!(agent_zero_runtime::load(&kv, live).await.unwrap().is_some(), "{live} kept");
+            assert!(agent_zero_engine::load(&kv, live).await.unwrap().is_some(), "{live} kept");
             assert!(crate::task_index::read_summary(&kv, live).await.unwrap().is_some(), "{live} still listed");
         }
     });
@@ -108,7 +108,7 @@ fn a_schedule_for_a_task_that_is_not_finished_removes_nothing() {
         schedule(&kv, START_MS, Kind::Task, "t-human").await.unwrap();
         let report = pass(&kv, START_MS + DAY).await.unwrap();
         assert_eq!(report, RetentionReport { deliveries: 0, tasks: 0, kept: 1 });
-        assert!(agent_zero_runtime::load(&kv, "t-human").await.unwrap().is_some());
+        assert!(agent_zero_engine::load(&kv, "t-human").await.unwrap().is_some());
         assert!(keys(&kv, RETENTION_PREFIX).is_empty(), "the schedule is spent");
     });
 }

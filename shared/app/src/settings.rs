@@ -9,10 +9,10 @@
 //! serving. A task that could never run is refused before it is created.
 
 use agent_zero_agent::Policy;
+use agent_zero_engine::Limits;
 use agent_zero_github::{ApiConfig, Credentials, CredentialsError, GitHubClient, RepositoryAllowlist, Rs256Signer};
 use agent_zero_ports::{HttpClient, Secret};
 use agent_zero_runner::RunnerPoolConfig;
-use agent_zero_runtime::Limits;
 
 use crate::Config;
 use crate::auth::Access;

@@ -14,7 +14,7 @@
 //! | `index/summary/{id}` | a [`TaskSummary`], rewritten last on every change |
 //!
 //! One writer per task moves its keys (creation, then the task's own ticks
-//! and approvals, which the runtime serialises). The summary is written
+//! and approvals, which the engine serialises). The summary is written
 //! last, so a crash mid-move is redone by the next sync, which compares the
 //! summary with the task's state. A page is one KV list (`limit` keys) plus
 //! one summary read per key; an index key whose summary disagrees (a move
@@ -22,9 +22,9 @@
 //! Nothing is a counter, and no key is written more than once per tick.
 
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
+use agent_zero_engine::{Origin, Resident, Stimulus};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
-use agent_zero_runtime::{Origin, Resident, Stimulus};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -298,7 +298,7 @@ pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) {
 }
 
 /// Updates the index after a tick, from the task as the tick left it
-/// ([`agent_zero_runtime::TickReport::resident`]): no log read. Best
+/// ([`agent_zero_engine::TickReport::resident`]): no log read. Best
 /// effort: a failure leaves the old row until the next tick records it.
 pub async fn record_tick<K: KeyValue>(kv: &K, after: &Resident, now_ms: u64) -> Result<(), IndexError> {
     match TaskSummary::of_resident(after, now_ms) {

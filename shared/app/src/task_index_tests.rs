@@ -1,7 +1,7 @@
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{RunMode, TaskState, Trigger};
+use agent_zero_engine::{Entry, Fact, Stimulus, TaskInput, log_key};
 use agent_zero_ports::MemoryKv;
-use agent_zero_runtime::{Entry, Fact, Stimulus, TaskInput, log_key};
 
 use super::*;
 use crate::test_host::{RecordingQueue, START_MS, block_on};
@@ -36,13 +36,13 @@ fn record_tick_moves_the_state_keys_and_heals_a_lost_move() {
     let queue = RecordingQueue::default();
     block_on(async {
         let s = stimulus("t1", "acme/widgets");
-        agent_zero_runtime::create(&kv, &queue, s.clone(), START_MS).await.unwrap();
+        agent_zero_engine::create(&kv, &queue, s.clone(), START_MS).await.unwrap();
         record_created(&kv, &s, START_MS).await.unwrap();
         let queued = Filter { state: Some(TaskState::Queued), ..Filter::default() };
         assert_eq!(ids(&list(&kv, &queued, None, 10).await.unwrap()), ["t1"]);
 
         // A tick commits entry 1 (queued -> discovering).
-        let mut after = agent_zero_runtime::load(&kv, "t1").await.unwrap().unwrap();
+        let mut after = agent_zero_engine::load(&kv, "t1").await.unwrap().unwrap();
         let entry = moves(1, &[TaskState::Queued, TaskState::Discovering]);
         kv.put(&log_key("t1", 1), &serde_json::to_vec(&entry).unwrap()).await.unwrap();
         after.apply(&entry).unwrap();

@@ -4,9 +4,9 @@
 
 use std::cell::RefCell;
 
+use agent_zero_engine::{Queue, QueueError, Tick};
 use agent_zero_ports::{HttpClient, HttpError, ManualClock, MemoryKv};
 use agent_zero_runner::MemoryCoordinator;
-use agent_zero_runtime::{Queue, QueueError, Tick};
 
 use crate::{Host, Invocation, Settings};
 

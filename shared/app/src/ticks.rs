@@ -1,8 +1,8 @@
 //! Running ticks and sweeps: the entry points a host's queue consumer,
 //! cron trigger or in-invocation driver calls.
 
+use agent_zero_engine::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
-use agent_zero_runtime::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 
 use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace};
 use crate::{Host, Settings};
@@ -47,7 +47,7 @@ pub async fn run_tick<H: Host>(
     let metered = crate::metering::Metered::new(host, &meter, &destinations);
     let mut result = tick_on(&metered, settings, tick, now_ms, &counted).await;
     if let Ok(report) = &mut result {
-        let in_log = logged.get().filter(|_| report.outcome != agent_zero_runtime::TickOutcome::Stale);
+        let in_log = logged.get().filter(|_| report.outcome != agent_zero_engine::TickOutcome::Stale);
         let usage = report.resident.as_ref().map(|r| &r.usage);
         let recorded = match record {
             Ok(record) => {
@@ -71,7 +71,7 @@ async fn tick_on<H: Host>(
 ) -> Result<TickReport, RunTickError> {
     let run = settings.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
-    let start = agent_zero_runtime::start(host.kv(), &tick.task_id)
+    let start = agent_zero_engine::start(host.kv(), &tick.task_id)
         .await
         .map_err(|e| RunTickError::Load { task_id: tick.task_id.clone(), reason: e.to_string() })?
         .ok_or_else(|| RunTickError::Tick(TickError::UnknownTask(tick.task_id.clone())))?;
@@ -111,7 +111,7 @@ async fn tick_on<H: Host>(
             report.warnings.push(e.to_string());
         }
         // Finished: its lifetime starts (the same key however often this runs).
-        if matches!(report.outcome, agent_zero_runtime::TickOutcome::Terminal(_))
+        if matches!(report.outcome, agent_zero_engine::TickOutcome::Terminal(_))
             && let Err(e) = crate::retention::schedule_finished(host.kv(), &run.lifetimes, after).await
         {
             report.warnings.push(format!("retention not scheduled: {e}"));
@@ -135,7 +135,7 @@ pub struct SweepOutcome {
 pub async fn sweep<H: Host>(host: &H, settings: &Settings, now_ms: u64, grace_ms: u64) -> SweepOutcome {
     let mut outcome = SweepOutcome::default();
     let options = SweepOptions { grace_ms, ..SweepOptions::default() };
-    match agent_zero_runtime::sweep(host.kv(), host.queue(), now_ms, options).await {
+    match agent_zero_engine::sweep(host.kv(), host.queue(), now_ms, options).await {
         Ok(report) => outcome.ticks = Some(report),
         Err(e) => outcome.errors.push(format!("ticks: {e}")),
     }

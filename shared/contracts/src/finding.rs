@@ -22,7 +22,7 @@ pub struct ModelFinding {
     pub change_risk: ChangeRisk,
 }
 
-/// A model finding after the runtime validated it against the repository.
+/// A model finding after the engine validated it against the repository.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {

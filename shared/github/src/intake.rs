@@ -131,7 +131,7 @@ pub struct Author {
 /// A webhook delivery as intake parsed it: references, capped and marked
 /// untrusted text, and the gate policy decides on. It is the first of three
 /// stages of what a task starts from: intake records it in the task's
-/// `Received` fact (agent-zero-runtime); admission turns it (or an API
+/// `Received` fact (agent-zero-engine); admission turns it (or an API
 /// `CreateTask` body) into the run's `Stimulus`, whose `TaskInput` holds
 /// the untrusted text the run may read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

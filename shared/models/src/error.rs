@@ -1,6 +1,6 @@
 //! Why a model call produced no decision, classified for the caller.
 //!
-//! Three outcomes matter to the runtime: the provider was *unavailable*
+//! Three outcomes matter to the engine: the provider was *unavailable*
 //! (a fallback may try; the tick may be retried), the answer was *unusable*
 //! (an ordinary fact: the next tick shows the model its violation), or the
 //! request was *rejected* (operator configuration to fix; nobody retries).

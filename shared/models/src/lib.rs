@@ -9,7 +9,7 @@
 //! `spin_sdk::http::send`) with a [`agent_zero_ports::RequestTimeout`];
 //! latency is read from [`agent_zero_ports::Clock`]. Nothing here sleeps:
 //! a 429 whose `retry-after` fits the caller's budget comes back as
-//! [`ModelError::RetryAfter`] and the runtime re-enqueues its tick with that
+//! [`ModelError::RetryAfter`] and the engine re-enqueues its tick with that
 //! delay. `claude-code` and `codex-cli` need a subprocess and are refused
 //! as unavailable, so a configured fallback takes over.
 //!

@@ -183,7 +183,7 @@ if (totals && perTick) {
   p("The runtime cost test did not run; figures below are the documented model only.");
 }
 p();
-p("Documented model (`shared/runtime/README.md` \"Cost model\", quoted, not measured here): warm tick = 7 KV " +
+p("Documented model (`shared/engine/README.md` \"Cost model\", quoted, not measured here): warm tick = 7 KV " +
   "operations, at most 4 subrequests + 1 enqueue; cold tick at most 55 KV operations; \"a full fix run: 13 ticks " +
   "(1 repair: 17), ≈ 90 KV ops in total\"; Cloudflare allows 1,000 KV operations and 50 subrequests per invocation.");
 

@@ -1,6 +1,6 @@
 //! `agent-zero init`: a commented `.agent-zero.yml` for the repository in
 //! the working directory, its checks found by the deployment's own
-//! discovery ([`agent_zero_runtime::default_checks`]), then the deployment
+//! discovery ([`agent_zero_engine::default_checks`]), then the deployment
 //! steps for Cloudflare and Spin.
 
 use std::fmt::Write as _;
@@ -59,7 +59,7 @@ pub(crate) fn detect_checks(dir: &Path) -> Result<Vec<Vec<String>>, String> {
         .any(|f| f == "package.json")
         .then(|| std::fs::read_to_string(dir.join("package.json")).ok())
         .flatten();
-    Ok(agent_zero_runtime::default_checks(&files, package_json.as_deref()))
+    Ok(agent_zero_engine::default_checks(&files, package_json.as_deref()))
 }
 
 /// One argument as a YAML flow scalar: plain when YAML reads it back as

@@ -1,6 +1,6 @@
 //! `agent-zero replay TASK`: the task's raw log (`GET /api/v1/tasks/{id}/log`,
 //! or a file), folded with the engine's own fold and its conclusion rebuilt
-//! from the facts ([`agent_zero_runtime::log::replay`]), rendered with the
+//! from the facts ([`agent_zero_engine::log::replay`]), rendered with the
 //! deployment's own renderers, and compared byte for byte with the evidence
 //! the deployment serves (JSON, Markdown, HTML). Exit 0 only when every
 //! representation is reproduced exactly and the log's recorded conclusion
@@ -12,8 +12,8 @@ use std::io::Write;
 use std::path::Path;
 
 use agent_zero_contracts::EvidenceBundle;
+use agent_zero_engine::Entry;
 use agent_zero_evidence::{RenderOptions, render_evidence_html, render_json, render_markdown_document};
-use agent_zero_runtime::Entry;
 use serde_json::Value;
 
 use crate::api::{Api, encode};
@@ -42,7 +42,7 @@ pub(crate) fn run(
         None => expect_success(api.get(&format!("/api/v1/tasks/{id}/log"), "application/json")?)?.json()?,
     };
     let entries = entries_of(&log, task)?;
-    let replayed = agent_zero_runtime::log::replay(&entries).map_err(|e| format!("the log does not fold: {e}"))?;
+    let replayed = agent_zero_engine::log::replay(&entries).map_err(|e| format!("the log does not fold: {e}"))?;
     let (Some(rebuilt), Some(recorded)) = (replayed.rebuilt, replayed.recorded) else {
         return Err(format!(
             "task `{}` is {} and has not concluded: there is no evidence to reproduce",

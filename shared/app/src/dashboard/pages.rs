@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use agent_zero_contracts::{TaskState, rfc3339};
+use agent_zero_engine::{Resident, Stimulus};
 pub(crate) use agent_zero_evidence::Viewer;
 use agent_zero_evidence::clean_html_line as clean;
 use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page};
-use agent_zero_runtime::{Resident, Stimulus};
 use http::StatusCode;
 
 use crate::audit_log::AuditEntry;
@@ -256,7 +256,7 @@ pub(crate) fn task(
     let waiting = if resident.state == TaskState::NeedsHuman { "Waiting for a person" } else { "In this step" };
     let _ = writeln!(h, "<dt>{waiting}</dt><dd>{}</dd>", duration(now_ms.saturating_sub(since)));
     if let Some((who, decision)) = &resident.approval.decided {
-        let verb = if *decision == agent_zero_runtime::ApprovalDecision::Approve { "approved" } else { "rejected" };
+        let verb = if *decision == agent_zero_engine::ApprovalDecision::Approve { "approved" } else { "rejected" };
         let _ = writeln!(h, "<dt>Decided</dt><dd>{verb} by {}</dd>", clean(who, secrets));
     }
     h.push_str("</dl>\n");

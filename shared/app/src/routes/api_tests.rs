@@ -2,8 +2,8 @@
 //! validation, pagination, approvals, audit, CORS and redaction.
 
 use agent_zero_contracts::TaskState;
+use agent_zero_engine::{Entry, Fact, log_key};
 use agent_zero_ports::KeyValue;
-use agent_zero_runtime::{Entry, Fact, log_key};
 use serde_json::{Value, json};
 
 use crate::Settings;
@@ -269,7 +269,7 @@ fn approving_needs_the_tasks_mode_granted() {
     let mut entry: Value = serde_json::from_slice(&block_on(host.kv.get(&key)).unwrap().unwrap()).unwrap();
     entry["facts"][0]["stimulus"]["mode"] = json!("fix");
     block_on(host.kv.put(&key, &serde_json::to_vec(&entry).unwrap())).unwrap();
-    block_on(host.kv.delete(&agent_zero_runtime::meta_key(&id))).unwrap();
+    block_on(host.kv.delete(&agent_zero_engine::meta_key(&id))).unwrap();
     park_needs_human(&host, &id);
     let uri = format!("/api/v1/approvals/{id}");
     let reply = send(&host, &settings, request("POST", &uri, Some(BOB), Some(&json!({ "decision": "approve" }))));

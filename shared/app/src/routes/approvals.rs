@@ -10,7 +10,7 @@
 //! and the audit records both answers as given.
 
 use agent_zero_contracts::TaskState;
-use agent_zero_runtime::ApprovalDecision;
+use agent_zero_engine::ApprovalDecision;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
@@ -134,7 +134,7 @@ async fn decide_as<H: Host>(
     let comment = body.comment.as_deref().map(|c| redact(c, secrets));
     let now_ms = context.invocation.now_ms;
     let kv = context.host.kv();
-    agent_zero_runtime::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms).await?;
+    agent_zero_engine::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms).await?;
     let state = match body.decision {
         ApprovalDecision::Approve => TaskState::Planning,
         ApprovalDecision::Reject => TaskState::Failed,

@@ -15,8 +15,8 @@
 //! these routes only.
 
 use agent_zero_contracts::TaskState;
+use agent_zero_engine::{ApprovalDecision, Resident};
 use agent_zero_evidence::RenderOptions;
-use agent_zero_runtime::{ApprovalDecision, Resident};
 use http::{HeaderValue, StatusCode, header};
 
 use super::RouteContext;

@@ -14,10 +14,10 @@
 mod pages;
 
 use agent_zero_contracts::{EvidenceBundle, TerminalState};
+use agent_zero_engine::{Resident, StoreError, TaskError};
 use agent_zero_evidence::{
     RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html,
 };
-use agent_zero_runtime::{Resident, StoreError, TaskError};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
@@ -140,7 +140,7 @@ async fn load<H: Host>(
     id: &str,
 ) -> Result<Resident, ApiError> {
     auth::authorize_read(context.settings, request.headers())?;
-    match agent_zero_runtime::load(context.host.kv(), id).await {
+    match agent_zero_engine::load(context.host.kv(), id).await {
         Ok(Some(resident)) => Ok(resident),
         Ok(None) => Err(ApiError::new(ErrorCode::NotFound, format!("task `{id}` does not exist")).with_field("id")),
         Err(e @ TaskError::InvalidTaskId(_)) => {

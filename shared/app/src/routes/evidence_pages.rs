@@ -3,9 +3,9 @@
 //! page shell of `agent-zero-evidence`. Every interpolated value is scrubbed
 //! of secrets, stripped of bidi and control characters, and HTML-escaped.
 
+use agent_zero_engine::Resident;
 use agent_zero_evidence::clean_html_line as clean;
 use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page};
-use agent_zero_runtime::Resident;
 use http::StatusCode;
 
 use crate::dashboard::pages::{error_body, task_facts};

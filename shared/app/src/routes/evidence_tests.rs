@@ -4,9 +4,9 @@
 //! concludes with its evidence, which is what these routes serve.
 
 use agent_zero_contracts::TaskState;
+use agent_zero_engine::{Entry, Fact, Tick, log_key};
 use agent_zero_ports::KeyValue;
 use agent_zero_ports::MemoryKvFault;
-use agent_zero_runtime::{Entry, Fact, Tick, log_key};
 use serde_json::json;
 
 use super::*;
@@ -71,7 +71,7 @@ fn create(host: &TestHost) -> String {
 /// Runs the app's ticks on `id` until `done` holds (at most 40 ticks).
 fn tick_until(host: &TestHost, id: &str, done: impl Fn(&Resident) -> bool) {
     for _ in 0..40 {
-        let resident = block_on(agent_zero_runtime::load(&host.kv, id)).unwrap().expect("task exists");
+        let resident = block_on(agent_zero_engine::load(&host.kv, id)).unwrap().expect("task exists");
         if done(&resident) {
             return;
         }
@@ -94,7 +94,7 @@ fn seed_concluded(host: &TestHost) -> String {
 /// tick does; the facts carry hostile text and a value that is a secret by
 /// the time the evidence is read.
 fn commit(host: &TestHost, id: &str, facts: Vec<Fact>) {
-    let mut after = block_on(agent_zero_runtime::load(&host.kv, id)).unwrap().expect("task exists");
+    let mut after = block_on(agent_zero_engine::load(&host.kv, id)).unwrap().expect("task exists");
     let seq = after.seq.map_or(0, |s| s + 1);
     host.clock.advance(1_000);
     let now = host.invocation().now_ms;
@@ -122,17 +122,17 @@ fn seed_running(host: &TestHost) -> String {
 }
 
 /// A task that failed with a hostile reason, concluded by the runtime's own
-/// [`agent_zero_runtime::conclude`].
+/// [`agent_zero_engine::conclude`].
 fn seed_hostile_concluded(host: &TestHost) -> String {
     let id = create(host);
     let reason = hostile_reason();
     let moved =
         Fact::Transition { from: TaskState::Queued, to: TaskState::Failed, message: reason.clone(), attempt: None };
     let failure = Fact::Failure { reason: reason.clone() };
-    let mut ended = block_on(agent_zero_runtime::load(&host.kv, &id)).unwrap().unwrap();
+    let mut ended = block_on(agent_zero_engine::load(&host.kv, &id)).unwrap().unwrap();
     let seq = ended.seq.map_or(0, |s| s + 1);
     ended.apply(&Entry { seq, at_ms: 0, facts: vec![moved.clone(), failure.clone()] }).unwrap();
-    let (result, evidence) = agent_zero_runtime::conclude(&ended, TerminalState::Failed, &reason);
+    let (result, evidence) = agent_zero_engine::conclude(&ended, TerminalState::Failed, &reason);
     commit(host, &id, vec![moved, failure, Fact::Concluded { result: Box::new(result), evidence: Box::new(evidence) }]);
     id
 }
@@ -300,7 +300,7 @@ fn unknown_and_invalid_tasks() {
 fn a_running_task_has_no_evidence_yet() {
     let host = TestHost::new();
     let id = seed_running(&host);
-    let state = block_on(agent_zero_runtime::load(&host.kv, &id)).unwrap().unwrap().state;
+    let state = block_on(agent_zero_engine::load(&host.kv, &id)).unwrap().unwrap().state;
     assert!(!state.is_terminal(), "{state}");
     for suffix in ["", ".md", ".json", ".html"] {
         let response = get(&host, &format!("/api/v1/tasks/{id}/evidence{suffix}"), None);

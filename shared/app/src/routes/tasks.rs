@@ -18,8 +18,8 @@ use agent_zero_contracts::{
     FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RepoName, RunMode, Sha, TaskState, Trigger, UntrustedText,
     is_repository_relative_path,
 };
+use agent_zero_engine::{Resident, Stimulus, TaskError, TaskInput};
 use agent_zero_github::Credentials;
-use agent_zero_runtime::{Resident, Stimulus, TaskError, TaskInput};
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -103,7 +103,7 @@ pub(super) async fn log<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let result = async {
         auth::principal(context.settings, request.headers())?;
-        let entries = match agent_zero_runtime::log::read_log(context.host.kv(), id).await {
+        let entries = match agent_zero_engine::log::read_log(context.host.kv(), id).await {
             Ok(Some(entries)) => entries,
             Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
                 return Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"));
@@ -129,7 +129,7 @@ pub(super) async fn log<H: Host>(
 
 /// The task, or 404 (also for an id that cannot name a task).
 pub(super) async fn load<H: Host>(context: &RouteContext<'_, H>, id: &str) -> Result<Resident, ApiError> {
-    match agent_zero_runtime::load(context.host.kv(), id).await {
+    match agent_zero_engine::load(context.host.kv(), id).await {
         Ok(Some(resident)) => Ok(resident),
         Ok(None) | Err(TaskError::InvalidTaskId(_)) => {
             Err(ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id"))
@@ -319,7 +319,7 @@ async fn create_as<H: Host>(
     // Indexed first, so the first tick (which may run before this
     // returns) finds the row to move.
     task_index::record(kv, &summary).await?;
-    if let Err(e) = agent_zero_runtime::create(kv, context.host.queue(), stimulus, now_ms).await {
+    if let Err(e) = agent_zero_engine::create(kv, context.host.queue(), stimulus, now_ms).await {
         task_index::forget(kv, &summary).await;
         return Err(tasks_error_on_create(e));
     }

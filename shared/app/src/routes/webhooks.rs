@@ -12,11 +12,11 @@
 //! tick, retried with backoff while GitHub cannot be reached. A delivery
 //! the policy does not act on ends `ignored`, with its reason on the task.
 
+use agent_zero_engine::{Received, TaskError};
 use agent_zero_github::{
     Intake, IntakeOptions, ParsedDelivery, SignatureError, check_delivery_id, parse_delivery, signature,
 };
 use agent_zero_ports::KeyValue;
-use agent_zero_runtime::{Received, TaskError};
 use http::StatusCode;
 use serde_json::json;
 
@@ -200,14 +200,14 @@ async fn task<H: Host>(
     };
     let now = context.invocation.now_ms;
     let kv = context.host.kv();
-    match agent_zero_runtime::receive(kv, context.host.queue(), received.clone(), now).await {
+    match agent_zero_engine::receive(kv, context.host.queue(), received.clone(), now).await {
         Ok(_) => {
             // Best effort: a missing index entry is rebuilt by the first tick.
-            let mut resident = agent_zero_runtime::Resident::default();
-            let entry = agent_zero_runtime::Entry {
+            let mut resident = agent_zero_engine::Resident::default();
+            let entry = agent_zero_engine::Entry {
                 seq: 0,
                 at_ms: now,
-                facts: vec![agent_zero_runtime::Fact::Received { received: Box::new(received) }],
+                facts: vec![agent_zero_engine::Fact::Received { received: Box::new(received) }],
             };
             if resident.apply(&entry).is_ok() {
                 let _ = crate::task_index::record_received(kv, &resident, now).await;

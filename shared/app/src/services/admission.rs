@@ -13,10 +13,10 @@
 //! acknowledged with an `eyes` reaction.
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
+use agent_zero_engine::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 use agent_zero_github::{
     GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, PolicySwitches, Subject, command_addresses,
 };
-use agent_zero_runtime::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 
 use crate::error::ErrorCode;
 use crate::{Host, Settings, repository_policy};
@@ -44,7 +44,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
     async fn changed_files(
         &self,
         stimulus: &Stimulus,
-    ) -> Result<agent_zero_runtime::ChangedFiles, agent_zero_runtime::ForgeError> {
+    ) -> Result<agent_zero_engine::ChangedFiles, agent_zero_engine::ForgeError> {
         self.inner.changed_files(stimulus).await
     }
 

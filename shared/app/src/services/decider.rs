@@ -3,11 +3,11 @@
 //! provider (and fallback); every answer becomes a fact.
 
 use agent_zero_agent::Policy;
+use agent_zero_engine::{ModelOutcome, ModelPurpose, ModelRequest};
 use agent_zero_models::{
     ConfigError, DecisionRequest, ErrorClass, ModelClient, ModelSelection, SchemaName, select_models,
 };
 use agent_zero_ports::{Clock, HttpClient};
-use agent_zero_runtime::{ModelOutcome, ModelPurpose, ModelRequest};
 
 use crate::Settings;
 
@@ -47,7 +47,7 @@ impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
     }
 }
 
-impl<C: HttpClient, K: Clock> agent_zero_runtime::Decider for ModelDecider<'_, C, K> {
+impl<C: HttpClient, K: Clock> agent_zero_engine::Decider for ModelDecider<'_, C, K> {
     async fn decide(&self, request: &ModelRequest) -> ModelOutcome {
         let selection = match &self.selection {
             Ok(selection) => selection,

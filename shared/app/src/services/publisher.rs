@@ -17,11 +17,11 @@
 
 use std::rc::Rc;
 
+use agent_zero_engine::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
-use agent_zero_runtime::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 
 use crate::Settings;
 
@@ -187,7 +187,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
         request.bot_login = own_login.as_deref();
         let report = publish(&client, &request).await;
         if let Some(retry) = &report.retry_after {
-            // The runtime backs off and tries again (bounded attempts).
+            // The engine backs off and tries again (bounded attempts).
             return Err(format!("GitHub rate limit: retry after {} ms", retry.ms));
         }
         if let Some(error) = identity_error

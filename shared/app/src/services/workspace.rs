@@ -6,13 +6,13 @@
 //! credential.
 
 use agent_zero_contracts::{CheckResult, ProposedChange};
+use agent_zero_engine::{Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
 use agent_zero_github::Rs256Signer;
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
     CheckoutSource, Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig,
     SandboxProvider, SandboxRequest,
 };
-use agent_zero_runtime::{Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
 
 use crate::Settings;
 

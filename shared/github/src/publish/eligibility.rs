@@ -1,5 +1,5 @@
 //! When a run may become a pull request, and when it may comment: checked
-//! again here from the record, whatever the runtime already decided.
+//! again here from the record, whatever the engine already decided.
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! What a publication did, step by step: the record the runtime keeps so a
+//! What a publication did, step by step: the record the engine keeps so a
 //! reader sees why a pull request exists or does not.
 
 use serde::Serialize;

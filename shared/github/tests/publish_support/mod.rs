@@ -144,7 +144,7 @@ pub fn golden(name: &str) -> EvidenceBundle {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// The task result the runtime would hold next to `bundle`.
+/// The task result the engine would hold next to `bundle`.
 pub fn result_of(bundle: &EvidenceBundle) -> TaskResult {
     TaskResult {
         id: bundle.task_id.clone(),

@@ -6,7 +6,7 @@
 mod harness;
 
 use agent_zero_contracts::{RunMode, TerminalState};
-use agent_zero_runtime::TickOutcome;
+use agent_zero_engine::TickOutcome;
 use harness::{FIX_POLICY, FIXED, Harness, claim, decision, policy, stimulus};
 use sha2::Digest as _;
 

@@ -6,8 +6,8 @@
 mod harness;
 
 use agent_zero_contracts::{RunMode, RunnerDescription, TaskState, TerminalState};
+use agent_zero_engine::{Entry, Fact, LeaseRecord, ModelOutcome, ModelPurpose, Tick, TickOutcome, log_key};
 use agent_zero_ports::{Clock as _, KeyValue as _};
-use agent_zero_runtime::{Entry, Fact, LeaseRecord, ModelOutcome, ModelPurpose, Tick, TickOutcome, log_key};
 use harness::*;
 
 fn moved(from: TaskState, to: TaskState) -> Fact {

@@ -10,8 +10,8 @@ mod harness;
 use std::path::PathBuf;
 
 use agent_zero_contracts::{ChangeRisk, RunMode, TaskState};
+use agent_zero_engine::{Admission, AdmitError, ApprovalDecision, Meta, meta_key};
 use agent_zero_ports::KeyValue as _;
-use agent_zero_runtime::{Admission, AdmitError, ApprovalDecision, Meta, meta_key};
 use harness::*;
 
 /// Compares (or with `BLESS=1` writes) the stored checkpoint of `id`.
@@ -58,7 +58,7 @@ fn an_admitted_delivery_approved_by_a_person_stores_the_checkpoint_it_always_did
     h.drive();
     assert_eq!(h.load(id).state, TaskState::NeedsHuman);
     let approved =
-        agent_zero_runtime::approve(&h.kv, &h.queue, id, "alice", ApprovalDecision::Approve, None, START_MS + 9_000);
+        agent_zero_engine::approve(&h.kv, &h.queue, id, "alice", ApprovalDecision::Approve, None, START_MS + 9_000);
     block_on(approved).expect("approved");
     h.drive();
     assert_checkpoint(&h, id, "approved");
@@ -77,7 +77,7 @@ fn a_declined_delivery_stores_the_checkpoint_it_always_did() {
 }
 
 /// Delivers queued ticks of the one task in the queue until `until` holds.
-fn drive_until(h: &Harness, until: impl Fn(&agent_zero_runtime::Resident) -> bool) {
+fn drive_until(h: &Harness, until: impl Fn(&agent_zero_engine::Resident) -> bool) {
     for _ in 0..100 {
         let (tick, delay) = h.queue.messages.borrow_mut().pop_front().expect("a queued tick");
         h.clock.advance(delay);

@@ -1,5 +1,5 @@
 //! Folds and renders a 1,000-entry task log, as a tick and the task API do,
-//! and prints medians: `cargo bench -p agent-zero-runtime --bench fold`.
+//! and prints medians: `cargo bench -p agent-zero-engine --bench fold`.
 //!
 //! The log is a real one, written by the engine through the test harness: a
 //! webhook delivery whose policy gate could not reach GitHub 960 times (an
@@ -16,9 +16,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use agent_zero_contracts::RunMode;
+use agent_zero_engine::log::{read_log, replay};
+use agent_zero_engine::{Admission, AdmitError, Entry, fold};
 use agent_zero_evidence::{RenderOptions, render_evidence_html, render_json, render_markdown_document};
-use agent_zero_runtime::log::{read_log, replay};
-use agent_zero_runtime::{Admission, AdmitError, Entry, fold};
 use harness::*;
 
 /// Admission retries before the gate admits the delivery.

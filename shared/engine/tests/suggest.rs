@@ -5,7 +5,7 @@
 mod harness;
 
 use agent_zero_contracts::{RunMode, TerminalState, Trigger};
-use agent_zero_runtime::TickOutcome;
+use agent_zero_engine::TickOutcome;
 use harness::{FIX_POLICY, FIXED, Harness, claim, decided, decision, policy, stimulus};
 use sha2::Digest as _;
 
@@ -34,7 +34,7 @@ fn a_review_in_suggest_mode_proves_its_change_in_a_writable_sandbox() {
 fn a_review_in_suggest_mode_without_a_change_reports_why_there_is_no_suggestion() {
     let h = Harness::new();
     let mut bare = match decision(claim()) {
-        agent_zero_runtime::ModelOutcome::Decided { decision, .. } => decision,
+        agent_zero_engine::ModelOutcome::Decided { decision, .. } => decision,
         other => panic!("{other:?}"),
     };
     bare.changes.clear();

@@ -7,7 +7,7 @@
 mod harness;
 
 use agent_zero_contracts::{RunMode, TaskState, TerminalState};
-use agent_zero_runtime::{Admission, AdmitError, Fact, Start, TaskError, TickOutcome};
+use agent_zero_engine::{Admission, AdmitError, Fact, Start, TaskError, TickOutcome};
 use harness::{FIX_POLICY, Harness, block_on, claim, decision, policy, received, stimulus};
 
 fn admitted(id: &str) -> Result<Admission, AdmitError> {
@@ -25,7 +25,7 @@ fn an_admitted_delivery_runs_with_the_policy_it_was_admitted_with() {
     assert_eq!(waiting.state, TaskState::Queued);
     assert!(waiting.stimulus.is_none());
     assert_eq!(
-        block_on(agent_zero_runtime::start(&h.kv, "gh-1")).unwrap(),
+        block_on(agent_zero_engine::start(&h.kv, "gh-1")).unwrap(),
         Some(Start::Awaiting(Box::new(received("gh-1"))))
     );
 
@@ -35,7 +35,7 @@ fn an_admitted_delivery_runs_with_the_policy_it_was_admitted_with() {
     assert_eq!(h.publisher.admitted.borrow().as_slice(), ["gh-1"], "the gate was asked once");
     assert_eq!(done.intake.admitted_seq, 1);
     // A host reads the admitted stimulus (entry 0, then the admission).
-    match block_on(agent_zero_runtime::start(&h.kv, "gh-1")).unwrap() {
+    match block_on(agent_zero_engine::start(&h.kv, "gh-1")).unwrap() {
         Some(Start::Run(s)) => assert_eq!(s.mode, RunMode::Fix),
         other => panic!("{other:?}"),
     }
@@ -124,14 +124,14 @@ fn a_policy_that_does_not_validate_fails_the_task_at_once() {
 fn copies_of_one_delivery_record_one_task() {
     let h = Harness::new();
     h.receive(received("gh-6"));
-    let again = block_on(agent_zero_runtime::receive(&h.kv, &h.queue, received("gh-6"), 7));
+    let again = block_on(agent_zero_engine::receive(&h.kv, &h.queue, received("gh-6"), 7));
     assert!(matches!(again, Err(TaskError::Exists(id)) if id == "gh-6"));
     assert_eq!(h.keys("task/gh-6/log/").len(), 1);
 }
 
 #[test]
 fn the_fold_refuses_admissions_this_engine_never_writes() {
-    use agent_zero_runtime::{Entry, FoldError, fold};
+    use agent_zero_engine::{Entry, FoldError, fold};
     let zero = Entry { seq: 0, at_ms: 1, facts: vec![Fact::Received { received: Box::new(received("gh-7")) }] };
     let admit = |seq, id: &str| Entry {
         seq,

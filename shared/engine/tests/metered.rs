@@ -8,8 +8,8 @@ mod harness;
 use std::cell::Cell;
 
 use agent_zero_contracts::{RunCost, RunMode, TerminalState};
+use agent_zero_engine::{Fact, TickOutcome};
 use agent_zero_ports::{Clock, block_on};
-use agent_zero_runtime::{Fact, TickOutcome};
 use harness::*;
 
 /// Each tick of the driven task "costs" a distinct count, from a counter
@@ -38,7 +38,7 @@ fn each_tick_records_its_cost_and_the_evidence_adds_them_up_to_the_conclusion() 
     h.create(stimulus("t-metered", RunMode::Fix, policy(FIX_POLICY)));
     let (outcome, calls) = drive_metered(&h);
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
-    let entries = block_on(agent_zero_runtime::log::read_log(&h.kv, "t-metered")).unwrap().unwrap();
+    let entries = block_on(agent_zero_engine::log::read_log(&h.kv, "t-metered")).unwrap().unwrap();
     let costs: Vec<RunCost> = entries[1..]
         .iter()
         .map(|e| match &e.facts[0] {
@@ -63,7 +63,7 @@ fn each_tick_records_its_cost_and_the_evidence_adds_them_up_to_the_conclusion() 
     assert!(cost.model_input_tokens > 0);
 
     // The replay rebuilds the conclusion, cost included, from the facts.
-    let replay = agent_zero_runtime::log::replay(&entries).unwrap();
+    let replay = agent_zero_engine::log::replay(&entries).unwrap();
     let (rebuilt, recorded) = (replay.rebuilt.unwrap(), replay.recorded.unwrap());
     assert_eq!(rebuilt.1, recorded.1);
     assert_eq!(replay.resident.cost.map(|c| c.ticks), Some(calls));
@@ -74,7 +74,7 @@ fn unmetered_ticks_record_no_cost() {
     let h = Harness::new();
     h.decider.push(decision(claim()));
     h.run(stimulus("t-unmetered", RunMode::Fix, policy(FIX_POLICY)));
-    let entries = block_on(agent_zero_runtime::log::read_log(&h.kv, "t-unmetered")).unwrap().unwrap();
+    let entries = block_on(agent_zero_engine::log::read_log(&h.kv, "t-unmetered")).unwrap().unwrap();
     assert!(!entries.iter().flat_map(|e| &e.facts).any(|f| matches!(f, Fact::Metered { .. })));
     let r = h.load("t-unmetered");
     assert_eq!(r.cost, None);

@@ -5,11 +5,11 @@
 mod harness;
 
 use agent_zero_contracts::{ChangeRisk, RunMode, TerminalState};
-use agent_zero_runtime::log::{read_log, replay};
-use agent_zero_runtime::{ApprovalDecision, Fact, TickOutcome};
+use agent_zero_engine::log::{read_log, replay};
+use agent_zero_engine::{ApprovalDecision, Fact, TickOutcome};
 use harness::*;
 
-fn log(h: &Harness, id: &str) -> Vec<agent_zero_runtime::Entry> {
+fn log(h: &Harness, id: &str) -> Vec<agent_zero_engine::Entry> {
     block_on(read_log(&h.kv, id)).expect("read").expect("exists")
 }
 
@@ -39,7 +39,7 @@ fn a_rejection_and_a_second_ending_replay_too() {
     finding.change_risk = ChangeRisk::HighImpact;
     h.decider.push(decision(finding));
     assert_eq!(h.run(stimulus("t-rej", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
-    block_on(agent_zero_runtime::approve(
+    block_on(agent_zero_engine::approve(
         &h.kv,
         &h.queue,
         "t-rej",
@@ -103,7 +103,7 @@ fn reference_settings_without_an_edge_meaning_are_recorded_in_the_evidence() {
 #[test]
 fn a_conclusion_of_a_delivery_never_admitted_is_refused_not_a_panic() {
     use agent_zero_contracts::TaskState;
-    use agent_zero_runtime::{Entry, FoldError};
+    use agent_zero_engine::{Entry, FoldError};
     let h = Harness::new();
     h.decider.push(decision(claim()));
     h.run(stimulus("t-donor", RunMode::Fix, policy(FIX_POLICY)));

@@ -7,11 +7,11 @@
 mod harness;
 
 use agent_zero_contracts::{RunMode, TaskState, TerminalState};
-use agent_zero_ports::{Clock, KeyValue, MemoryKv};
-use agent_zero_runtime::{
+use agent_zero_engine::{
     ApprovalDecision, Claim, Decider, Engine, ModelOutcome, ModelRequest, Ports, SweepOptions, TaskError, Tick,
     TickOutcome, claim_key, log_key,
 };
+use agent_zero_ports::{Clock, KeyValue, MemoryKv};
 use harness::{FIX_POLICY, Harness, block_on, claim, decision, policy, stimulus};
 
 /// Delivers queued ticks until the next one would run `seq`; that tick.
@@ -142,7 +142,7 @@ fn a_log_with_a_superseded_claim_folds_to_the_same_task() {
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     let checkpoint = h.load("t-fold");
     // Cold: no checkpoint, every entry folded from 0, claims beside the log.
-    block_on(h.kv.delete(&agent_zero_runtime::meta_key("t-fold"))).unwrap();
+    block_on(h.kv.delete(&agent_zero_engine::meta_key("t-fold"))).unwrap();
     let cold = h.load("t-fold");
     assert_eq!(cold, checkpoint);
     assert!(h.keys("task/t-fold/claim/").len() >= 5, "every acting step left its claim beside the log");
@@ -160,12 +160,12 @@ fn the_sweep_never_re_drives_a_live_claim_whatever_the_grace() {
     block_on(h.kv.put(&claim_key("t-sweep", UNDERSTAND), &serde_json::to_vec(&live).unwrap())).unwrap();
     h.clock.advance(100_000);
     let zero = SweepOptions { grace_ms: 0, ..SweepOptions::default() };
-    let report = block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
+    let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
     assert!(report.enqueued.is_empty(), "{report:?}");
     assert_eq!(report.claimed, 1);
     // Past the deadline the seq is re-driven.
     h.clock.advance(140_000);
-    let report = block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
+    let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
     assert_eq!(report.enqueued, [Tick { task_id: "t-sweep".into(), expected_seq: UNDERSTAND }]);
 }
 
@@ -181,13 +181,13 @@ fn of_an_approve_and_a_reject_exactly_one_commits_and_the_loser_learns_the_winne
     let resident = h.load("t-race");
     assert_eq!(resident.state, TaskState::NeedsHuman);
     let now = h.clock.now_ms();
-    block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "alice", ApprovalDecision::Approve, None, now))
+    block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-race", "alice", ApprovalDecision::Approve, None, now))
         .unwrap();
     // The reject was decided on the same state; it races for the same seq.
     let seq = resident.seq.unwrap() + 1;
     assert!(h.kv.snapshot().contains_key(&log_key("t-race", seq)));
     let lost =
-        block_on(agent_zero_runtime::approve(&h.kv, &h.queue, "t-race", "bob", ApprovalDecision::Reject, None, now));
+        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-race", "bob", ApprovalDecision::Reject, None, now));
     match lost {
         Err(TaskError::AlreadyDecided { principal, decision, .. }) => {
             assert_eq!((principal.as_str(), decision), ("alice", ApprovalDecision::Approve));
@@ -253,7 +253,7 @@ fn a_failed_commit_gives_its_claim_up_so_the_retry_runs_at_once() {
         limits: h.limits,
     };
     let failed = block_on(engine.tick(&tick, h.clock.now_ms()));
-    assert!(matches!(failed, Err(agent_zero_runtime::TickError::Store(_))), "{failed:?}");
+    assert!(matches!(failed, Err(agent_zero_engine::TickError::Store(_))), "{failed:?}");
     let released = stored_claim(&h, "t-retry", UNDERSTAND).unwrap();
     assert!(released.deadline_ms <= h.clock.now_ms() && !released.committing, "{released:?}");
     // The redelivery (a moment later) runs the step again instead of waiting out its bound.

@@ -1,7 +1,7 @@
 //! Plan: authorise the write of the model's decision (after asking the
 //! model for a new one when a repair begins). The agent's chain decides
 //! (risk classified from the paths, scope earned by the validated finding
-//! and the leased checkout), then the runtime's own links (something to
+//! and the leased checkout), then the engine's own links (something to
 //! write, checks to verify it with). A recorded approval stands in for the
 //! high-impact link.
 

@@ -3,8 +3,8 @@
 mod harness;
 
 use agent_zero_contracts::{ChangeRisk, RunMode, TaskState, TerminalState, Verdict};
+use agent_zero_engine::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
 use agent_zero_ports::{Clock, KeyValue as _};
-use agent_zero_runtime::{ApprovalDecision, Fact, ModelOutcome, Resident, TaskError, TickOutcome, WriteOutcome};
 use harness::*;
 
 fn refusal_code(r: &Resident) -> Option<String> {
@@ -60,20 +60,20 @@ fn each_report_carries_the_task_as_committed_and_entry_0_reads_alone() {
         let seq = after.seq.expect("folded");
         let entries: Vec<_> = (0..=seq)
             .map(|at| {
-                let key = agent_zero_runtime::log_key("t-report", at);
+                let key = agent_zero_engine::log_key("t-report", at);
                 serde_json::from_slice(&block_on(h.kv.get(&key)).unwrap().unwrap()).unwrap()
             })
             .collect();
-        assert_eq!(after, &agent_zero_runtime::fold(&entries).unwrap(), "seq {seq}");
+        assert_eq!(after, &agent_zero_engine::fold(&entries).unwrap(), "seq {seq}");
     }
     // Folded *through* the tick's commit: the first tick's report is at seq 1.
     assert_eq!(reports[0].resident.as_ref().and_then(|r| r.seq), Some(1));
     assert_eq!(reports.last().unwrap().resident.as_ref(), Some(&h.load("t-report")));
     // The stimulus alone: entry 0, as created.
-    let read = block_on(agent_zero_runtime::stimulus(&h.kv, "t-report")).unwrap().unwrap();
+    let read = block_on(agent_zero_engine::stimulus(&h.kv, "t-report")).unwrap().unwrap();
     assert_eq!(read, created);
-    assert!(block_on(agent_zero_runtime::stimulus(&h.kv, "t-none")).unwrap().is_none());
-    assert!(matches!(block_on(agent_zero_runtime::stimulus(&h.kv, "bad id")), Err(TaskError::InvalidTaskId(_))));
+    assert!(block_on(agent_zero_engine::stimulus(&h.kv, "t-none")).unwrap().is_none());
+    assert!(matches!(block_on(agent_zero_engine::stimulus(&h.kv, "bad id")), Err(TaskError::InvalidTaskId(_))));
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     assert_eq!(h.run(stimulus("t-hi", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
     assert_eq!(h.load("t-hi").state, TaskState::NeedsHuman);
     assert_eq!(h.workspace.releases.get(), 1, "the sandbox is not held while a person decides");
-    let tick = block_on(agent_zero_runtime::approve(
+    let tick = block_on(agent_zero_engine::approve(
         &h.kv,
         &h.queue,
         "t-hi",
@@ -330,28 +330,14 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     );
     drop(published);
     // Deciding a task that is not waiting is a conflict.
-    let again = block_on(agent_zero_runtime::approve(
-        &h.kv,
-        &h.queue,
-        "t-hi",
-        "bob",
-        ApprovalDecision::Approve,
-        None,
-        START_MS,
-    ));
+    let again =
+        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-hi", "bob", ApprovalDecision::Approve, None, START_MS));
     assert!(
         matches!(&again, Err(TaskError::AlreadyDecided { principal, decision: ApprovalDecision::Approve, .. }) if principal == "alice"),
         "a later decision is refused naming the one that won: {again:?}"
     );
-    let missing = block_on(agent_zero_runtime::approve(
-        &h.kv,
-        &h.queue,
-        "nope",
-        "bob",
-        ApprovalDecision::Approve,
-        None,
-        START_MS,
-    ));
+    let missing =
+        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "nope", "bob", ApprovalDecision::Approve, None, START_MS));
     assert!(matches!(missing, Err(TaskError::NotFound(_))));
 }
 
@@ -362,7 +348,7 @@ fn rejection_by_a_human_fails_the_task_without_writing() {
     finding.change_risk = ChangeRisk::HighImpact;
     h.decider.push(decision(finding));
     assert_eq!(h.run(stimulus("t-deny", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
-    block_on(agent_zero_runtime::approve(
+    block_on(agent_zero_engine::approve(
         &h.kv,
         &h.queue,
         "t-deny",
@@ -444,12 +430,12 @@ fn the_same_tick_delivered_twice_commits_once_and_calls_the_model_once() {
     let (understand, _) = h.queue.messages.borrow().front().cloned().unwrap();
     let first = h.tick(&understand).unwrap();
     assert!(matches!(first.outcome, TickOutcome::Continue { .. }));
-    let entry_before = h.kv.snapshot()[&agent_zero_runtime::log_key("t-dup", understand.expected_seq)].clone();
+    let entry_before = h.kv.snapshot()[&agent_zero_engine::log_key("t-dup", understand.expected_seq)].clone();
     let second = h.tick(&understand).unwrap();
     assert_eq!(second.outcome, TickOutcome::Stale);
     assert_eq!(second.stats.model_calls + second.stats.kv_writes, 0);
     assert_eq!(h.decider.calls(), 1);
-    assert_eq!(h.kv.snapshot()[&agent_zero_runtime::log_key("t-dup", understand.expected_seq)], entry_before);
+    assert_eq!(h.kv.snapshot()[&agent_zero_engine::log_key("t-dup", understand.expected_seq)], entry_before);
     h.queue.messages.borrow_mut().push_back((understand, 0)); // and once more through the queue
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     assert_eq!(h.decider.calls(), 1);
@@ -467,12 +453,12 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     assert_eq!(
         h.drive(),
         Some(TickOutcome::Continue {
-            next: agent_zero_runtime::Tick { task_id: "t-crash".into(), expected_seq: 3 },
+            next: agent_zero_engine::Tick { task_id: "t-crash".into(), expected_seq: 3 },
             delay_ms: 0
         })
     );
     assert!(h.queue.messages.borrow().is_empty());
-    let sweep = |at| block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
+    let sweep = |at| block_on(agent_zero_engine::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
     assert!(sweep(h.clock.now_ms()).enqueued.is_empty(), "not overdue yet");
     let report = sweep(h.clock.now_ms() + 120_000);
     assert_eq!(report.enqueued.len(), 1);
@@ -491,15 +477,11 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     for key in snapshot.keys().filter(|k| k.starts_with("pending/")) {
         block_on(agent_zero_ports::KeyValue::delete(&h.kv, key)).unwrap();
     }
-    block_on(agent_zero_ports::KeyValue::put(
-        &h.kv,
-        &agent_zero_runtime::pending_key("t-crash2", 1),
-        br#"{"dueMs":0}"#,
-    ))
-    .unwrap();
+    block_on(agent_zero_ports::KeyValue::put(&h.kv, &agent_zero_engine::pending_key("t-crash2", 1), br#"{"dueMs":0}"#))
+        .unwrap();
     let report =
-        block_on(agent_zero_runtime::sweep(&h.kv, &h.queue, h.clock.now_ms() + 120_000, Default::default())).unwrap();
-    assert_eq!(report.enqueued, [agent_zero_runtime::Tick { task_id: "t-crash2".into(), expected_seq: 2 }]);
+        block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms() + 120_000, Default::default())).unwrap();
+    assert_eq!(report.enqueued, [agent_zero_engine::Tick { task_id: "t-crash2".into(), expected_seq: 2 }]);
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     assert!(h.keys("pending/").is_empty());
 }
@@ -517,11 +499,11 @@ fn a_kv_write_failure_mid_tick_leaves_the_task_resumable() {
     let (understand, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
     h.kv.set_fault(Some(agent_zero_ports::MemoryKvFault::Writes));
     let failed = h.tick(&understand);
-    assert!(matches!(failed, Err(agent_zero_runtime::TickError::Store(_))), "{failed:?}");
+    assert!(matches!(failed, Err(agent_zero_engine::TickError::Store(_))), "{failed:?}");
     assert_eq!(h.decider.calls(), 0, "a tick that cannot take its claim makes no external call");
     h.kv.set_fault(None);
     assert!(
-        !h.kv.snapshot().contains_key(&agent_zero_runtime::log_key("t-kvfail", understand.expected_seq)),
+        !h.kv.snapshot().contains_key(&agent_zero_engine::log_key("t-kvfail", understand.expected_seq)),
         "nothing half-written"
     );
     assert_eq!(h.load("t-kvfail").state, TaskState::Understanding);
@@ -541,12 +523,12 @@ fn cold_start_from_the_log_equals_the_checkpoint() {
         h.tick(&tick).unwrap();
     }
     let warm = h.load("t-cold");
-    block_on(agent_zero_ports::KeyValue::delete(&h.kv, &agent_zero_runtime::meta_key("t-cold"))).unwrap();
+    block_on(agent_zero_ports::KeyValue::delete(&h.kv, &agent_zero_engine::meta_key("t-cold"))).unwrap();
     let cold = h.load("t-cold");
     assert_eq!(warm, cold);
-    let entries: Vec<agent_zero_runtime::Entry> =
+    let entries: Vec<agent_zero_engine::Entry> =
         h.keys("task/t-cold/log/").iter().map(|k| serde_json::from_slice(&h.kv.snapshot()[k]).unwrap()).collect();
-    assert_eq!(agent_zero_runtime::fold(&entries).unwrap(), cold);
+    assert_eq!(agent_zero_engine::fold(&entries).unwrap(), cold);
     assert!(matches!(entries[0].facts[0], Fact::Created { .. }));
     // The task finishes from the cold state.
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));

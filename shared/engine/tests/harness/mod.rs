@@ -12,12 +12,12 @@ use agent_zero_contracts::{
     AgentDecision, ChangeRisk, CheckResult, ModelFinding, NetworkPolicy, ProposedChange, RunMode, RunnerDescription,
     Severity, Trigger, Usage,
 };
-use agent_zero_ports::{Clock, ManualClock, MemoryKv};
-use agent_zero_runtime::{
+use agent_zero_engine::{
     Admission, AdmitError, Decider, Diff, Engine, LeaseRecord, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
     Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError, TickOutcome, TickReport,
     Workspace, WorkspaceError,
 };
+use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 
 pub use agent_zero_ports::block_on;
 
@@ -264,11 +264,11 @@ impl Harness {
     }
 
     pub fn receive(&self, received: Received) -> Tick {
-        block_on(agent_zero_runtime::receive(&self.kv, &self.queue, received, self.clock.now_ms())).expect("receive")
+        block_on(agent_zero_engine::receive(&self.kv, &self.queue, received, self.clock.now_ms())).expect("receive")
     }
 
     pub fn create(&self, stimulus: Stimulus) -> Tick {
-        block_on(agent_zero_runtime::create(&self.kv, &self.queue, stimulus, self.clock.now_ms())).expect("create")
+        block_on(agent_zero_engine::create(&self.kv, &self.queue, stimulus, self.clock.now_ms())).expect("create")
     }
 
     pub fn tick(&self, tick: &Tick) -> Result<TickReport, TickError> {
@@ -296,8 +296,8 @@ impl Harness {
         self.drive()
     }
 
-    pub fn load(&self, id: &str) -> agent_zero_runtime::Resident {
-        block_on(agent_zero_runtime::load(&self.kv, id)).expect("load").expect("exists")
+    pub fn load(&self, id: &str) -> agent_zero_engine::Resident {
+        block_on(agent_zero_engine::load(&self.kv, id)).expect("load").expect("exists")
     }
 
     pub fn keys(&self, prefix: &str) -> Vec<String> {
