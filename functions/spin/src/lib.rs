@@ -77,7 +77,7 @@ impl Host for SpinHost {
 }
 
 /// Spin variable names are lowercase (`[a-z0-9_]`).
-fn config() -> Settings {
+fn read_settings() -> Settings {
     Settings::from_lookup(|name| spin_sdk::variables::get(&name.to_ascii_lowercase()).ok())
 }
 
@@ -90,12 +90,12 @@ fn invocation() -> Invocation {
 /// Runs the ticks this invocation enqueued, after its response was sent
 /// (`agent_zero_app::hosting::drive`: due order, within its budget; the
 /// sweep continues what is left).
-async fn drive_ticks(host: &SpinHost, config: &Settings) {
+async fn drive_ticks(host: &SpinHost, settings: &Settings) {
     let report = agent_zero_app::hosting::drive(
         &host.queue,
         // wasi:clocks sleep; the response has already been sent.
         |ms| std::thread::sleep(std::time::Duration::from_millis(ms)),
-        async |tick, now| agent_zero_app::run_tick(host, config, tick, now).await,
+        async |tick, now| agent_zero_app::run_tick(host, settings, tick, now).await,
     )
     .await;
     for (task, warning) in &report.warnings {
@@ -116,7 +116,7 @@ async fn drive_ticks(host: &SpinHost, config: &Settings) {
 /// the answer to a request refused before its body was read (over the
 /// route's limit, see `agent_zero_app::body_limit`).
 async fn to_http(
-    config: &Settings,
+    settings: &Settings,
     request: spin_sdk::http::IncomingRequest,
 ) -> Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>> {
     let mut builder = http::Request::builder()
@@ -129,9 +129,9 @@ async fn to_http(
         .body(())
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("request conversion: {e}")).into_response())?
         .into_parts();
-    match read_body(config, &head, request).await {
+    match read_body(settings, &head, request).await {
         Ok(body) => Ok(http::Request::from_parts(head, body)),
-        Err(error) => Err(agent_zero_app::refuse(config, &head, error)),
+        Err(error) => Err(agent_zero_app::refuse(settings, &head, error)),
     }
 }
 
@@ -139,11 +139,11 @@ async fn to_http(
 /// limit: a declared `Content-Length` over it is refused before anything is
 /// read, and the stream is dropped as soon as it passes the limit.
 async fn read_body(
-    config: &Settings,
+    settings: &Settings,
     head: &http::request::Parts,
     request: spin_sdk::http::IncomingRequest,
 ) -> Result<Vec<u8>, ApiError> {
-    let limit = agent_zero_app::body_limit(&head.method, head.uri.path(), config)?;
+    let limit = agent_zero_app::body_limit(&head.method, head.uri.path(), settings)?;
     let mut body = BoundedBody::start(limit, &head.headers)?;
     let mut stream = request.into_body_stream();
     while let Some(chunk) = stream.next().await {
@@ -179,12 +179,12 @@ mod entry {
     #[spin_sdk::http_component]
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
         let host = SpinHost::new();
-        let config = config();
-        let response = match to_http(&config, request).await {
-            Ok(request) => agent_zero_app::handle(&host, &config, &invocation(), request).await,
+        let settings = read_settings();
+        let response = match to_http(&settings, request).await {
+            Ok(request) => agent_zero_app::handle(&host, &settings, &invocation(), request).await,
             Err(refusal) => refusal,
         };
         respond(response, out).await;
-        drive_ticks(&host, &config).await;
+        drive_ticks(&host, &settings).await;
     }
 }
