@@ -5,13 +5,18 @@ use agent_zero_contracts::{
     Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict, is_verified,
 };
 
-use crate::fact::WriteOutcome;
+use crate::fact::{Stimulus, WriteOutcome};
 use crate::resident::{Attempt, Resident};
 
 /// Builds the [`TaskResult`] and [`EvidenceBundle`] of a resident whose
-/// state is `state`. `verified` comes from [`is_verified`] and nowhere else.
-pub fn conclude(resident: &Resident, state: TerminalState, summary: &str) -> (TaskResult, EvidenceBundle) {
-    let stimulus = resident.stimulus();
+/// state is `state`, admitted with `stimulus` (its own: only an admitted
+/// run concludes). `verified` comes from [`is_verified`] and nowhere else.
+pub fn conclude(
+    resident: &Resident,
+    stimulus: &Stimulus,
+    state: TerminalState,
+    summary: &str,
+) -> (TaskResult, EvidenceBundle) {
     let attempt = &resident.attempt;
     let verdict = attempt.finding.as_ref().map_or(Verdict::Inconclusive, |f| f.verdict);
     let verified = is_verified(state, &attempt.changed_files, &attempt.check_results);

@@ -69,7 +69,7 @@ pub fn replay(entries: &[Entry]) -> Result<Replay, FoldError> {
                 return Err(FoldError::Malformed { seq: entry.seq, reason });
             };
             let summary = base_summary(&evidence.summary, stimulus.source.as_deref());
-            rebuilt = Some(conclude(&ended, state, summary));
+            rebuilt = Some(conclude(&ended, stimulus, state, summary));
             recorded = Some(((**result).clone(), (**evidence).clone()));
         }
         resident.apply(entry)?;

@@ -207,6 +207,10 @@ pub async fn approve<K: KeyValue, Q: Queue>(
         }
         return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });
     }
+    let Some(stimulus) = resident.stimulus.as_deref() else {
+        // Waiting for a person is a state only an admitted run reaches.
+        return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });
+    };
     let seq = resident.seq.map_or(0, |s| s + 1);
     let mut facts = vec![Fact::Approval { principal: principal.to_owned(), decision, comment }];
     if decision == ApprovalDecision::Reject {
@@ -216,6 +220,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
         ended.apply(&Entry { seq, at_ms: now_ms, facts: facts.clone() })?;
         let (result, evidence) = conclude(
             &ended,
+            stimulus,
             agent_zero_contracts::TerminalState::Failed,
             &format!("A person declined the change: {reason}"),
         );

@@ -604,3 +604,29 @@ fn a_feedback_author_is_the_principal_or_marked_as_caller_supplied() {
     assert!(stored.contains("\"author\":\"api:alice\""), "without a name, the author is the principal");
     assert!(!stored.contains("\"author\":\"torvalds\""), "never stored as if GitHub had said so");
 }
+
+#[test]
+fn a_delivery_awaiting_its_policy_gate_cannot_be_decided() {
+    // Before its first tick a webhook task has no stimulus (no mode, no
+    // policy): a decision on it is a conflict, not a crash of the route.
+    let host = TestHost::new();
+    let settings = settings(&[]);
+    let received: agent_zero_engine::Received = serde_json::from_value(json!({
+        "taskId": "gh-awaiting-1",
+        "repository": "acme/widgets",
+        "trigger": "issue",
+        "seed": {},
+    }))
+    .unwrap();
+    block_on(agent_zero_engine::receive(&host.kv, &host.queue, received, 1_000)).unwrap();
+    for decision in ["approve", "reject"] {
+        let reply = send(
+            &host,
+            &settings,
+            request("POST", "/api/v1/approvals/gh-awaiting-1", Some(ALICE), Some(&json!({ "decision": decision }))),
+        );
+        assert_eq!(reply.status, 409, "{decision}: {}", reply.body);
+        assert!(reply.body.to_string().contains("not needs-human"), "{}", reply.body);
+    }
+    assert_eq!(block_on(host.kv.get(&log_key("gh-awaiting-1", 1))).unwrap(), None, "nothing was committed");
+}

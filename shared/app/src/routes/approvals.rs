@@ -112,8 +112,12 @@ async fn decide_as<H: Host>(
         return Err(invalid("comment", &format!("at most {MAX_COMMENT_BYTES} bytes")));
     }
     let resident = load(context, id).await?;
-    let mode = resident.stimulus().mode;
-    if body.decision == ApprovalDecision::Approve && !principal.may_use(mode) {
+    // A delivery still awaiting its policy gate has no mode yet; it is not
+    // `needs-human` either, which the next check answers.
+    if let Some(mode) = resident.stimulus.as_deref().map(|s| s.mode)
+        && body.decision == ApprovalDecision::Approve
+        && !principal.may_use(mode)
+    {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
             format!("approving a `{mode}` task needs mode `{mode}` granted to `{}` ({})", principal.name, auth::MODES),

@@ -132,7 +132,8 @@ fn seed_hostile_concluded(host: &TestHost) -> String {
     let mut ended = block_on(agent_zero_engine::load(&host.kv, &id)).unwrap().unwrap();
     let seq = ended.seq.map_or(0, |s| s + 1);
     ended.apply(&Entry { seq, at_ms: 0, facts: vec![moved.clone(), failure.clone()] }).unwrap();
-    let (result, evidence) = agent_zero_engine::conclude(&ended, TerminalState::Failed, &reason);
+    let stimulus = ended.stimulus.clone().unwrap();
+    let (result, evidence) = agent_zero_engine::conclude(&ended, &stimulus, TerminalState::Failed, &reason);
     commit(host, &id, vec![moved, failure, Fact::Concluded { result: Box::new(result), evidence: Box::new(evidence) }]);
     id
 }

@@ -144,7 +144,7 @@ impl Run<'_> {
         }
         let mut ended = self.r.clone();
         ended.apply(&Entry { seq: cx.seq, at_ms: cx.now_ms, facts: facts.clone() })?;
-        let (result, evidence) = conclude(&ended, to, summary);
+        let (result, evidence) = conclude(&ended, self.stimulus, to, summary);
         facts.push(Fact::Concluded { result: Box::new(result), evidence: Box::new(evidence) });
         Acted::now(facts)
     }

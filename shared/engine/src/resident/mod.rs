@@ -125,12 +125,6 @@ pub fn fold(entries: &[Entry]) -> Result<Resident, FoldError> {
 }
 
 impl Resident {
-    /// The stimulus (present once entry 0 is folded and, for a webhook
-    /// delivery, once it was admitted: [`crate::next_step`] admits first).
-    pub fn stimulus(&self) -> &Stimulus {
-        self.stimulus.as_deref().expect("entry 0 folded and the delivery admitted before any decision")
-    }
-
     /// Where the task came from, whether or not it was admitted yet.
     pub fn origin(&self) -> Option<Origin<'_>> {
         if let Some(s) = self.stimulus.as_deref() {
