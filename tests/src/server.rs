@@ -165,18 +165,33 @@ impl Server {
     /// it, and asks for anything but a GET or HEAD to be sent again (those it
     /// resends itself). The worker may not have seen it; the request is
     /// sent once more, as a client would, and every route is idempotent.
+    ///
+    /// The same goes for a 404 with no body and no content type: every 404
+    /// of the product carries its JSON error shape, so that answer is not
+    /// the worker's (seen once, under load, on `POST /webhooks/github`, which
+    /// the router always serves); the proxy's log is printed beside it.
     pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::Reply {
         let send = || {
             crate::request(method, &self.url(path), headers, body)
                 .unwrap_or_else(|e| panic!("{}: {e}\nlog:\n{}", self.runtime.name(), self.log()))
         };
         let reply = send();
-        if self.runtime == Runtime::Workerd
-            && reply.status == 503
-            && reply.text().starts_with("Your worker restarted mid-request")
-        {
+        if self.runtime != Runtime::Workerd {
+            return reply;
+        }
+        if reply.status == 503 && reply.text().starts_with("Your worker restarted mid-request") {
             eprintln!(
                 "{}: wrangler restarted the local runtime under {method} {path}; sending it again",
+                self.runtime.name()
+            );
+            return send();
+        }
+        if reply.status == 404 && reply.body.is_empty() && reply.header("content-type").is_none() {
+            let log = self.log();
+            let tail: String =
+                log.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            eprintln!(
+                "{}: an empty 404 that is not the worker's under {method} {path}; sending it again. wrangler's log ends:\n{tail}",
                 self.runtime.name()
             );
             return send();
