@@ -17,11 +17,11 @@ use worker::web_sys::{self, ReadableStreamDefaultReader};
 
 /// Reads the body of `request`, whose head is `head`.
 pub(crate) async fn read(
-    config: &Settings,
+    settings: &Settings,
     head: &http::request::Parts,
     request: &web_sys::Request,
 ) -> Result<Vec<u8>, ApiError> {
-    let started = agent_zero_app::body_limit(&head.method, head.uri.path(), config)
+    let started = agent_zero_app::body_limit(&head.method, head.uri.path(), settings)
         .and_then(|limit| BoundedBody::start(limit, &head.headers));
     let Some(stream) = request.body() else { return started.map(BoundedBody::into_bytes) };
     let mut body = match started {

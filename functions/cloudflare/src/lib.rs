@@ -116,11 +116,11 @@ thread_local! {
     /// deploys new isolates), so they are read and parsed into typed
     /// settings once per isolate (with the installation-token cache they
     /// hold) rather than with ~60 binding lookups per request.
-    static CONFIG: std::cell::OnceCell<std::rc::Rc<Settings>> = const { std::cell::OnceCell::new() };
+    static SETTINGS: std::cell::OnceCell<std::rc::Rc<Settings>> = const { std::cell::OnceCell::new() };
 }
 
-fn config(env: &Env) -> std::rc::Rc<Settings> {
-    CONFIG.with(|cell| {
+fn settings_of(env: &Env) -> std::rc::Rc<Settings> {
+    SETTINGS.with(|cell| {
         cell.get_or_init(|| {
             std::rc::Rc::new(Settings::from_lookup(|name| {
                 env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
@@ -153,9 +153,9 @@ fn hex(bytes: &[u8]) -> String {
 /// answer's status and headers as one JSON string, its body as one copy.
 #[event(fetch)]
 async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<web_sys::Response> {
-    let config = config(&env);
-    let response = match to_http(&config, &request).await? {
-        Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &config, &invocation(), request).await,
+    let settings = settings_of(&env);
+    let response = match to_http(&settings, &request).await? {
+        Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &settings, &invocation(), request).await,
         Err(refusal) => refusal,
     };
     from_http(response)
@@ -167,10 +167,10 @@ async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 #[event(queue)]
 async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Result<()> {
     let host = CloudflareHost::new(&env);
-    let config = config(&env);
+    let settings = settings_of(&env);
     for message in batch.messages()? {
         let now = Date::now().as_millis();
-        match agent_zero_app::run_tick(&host, &config, message.body(), now).await {
+        match agent_zero_app::run_tick(&host, &settings, message.body(), now).await {
             Ok(report) => {
                 for warning in &report.warnings {
                     worker::console_warn!("tick {}: {warning}", message.body().task_id);
@@ -191,9 +191,13 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let host = CloudflareHost::new(&env);
-    let outcome =
-        agent_zero_app::sweep(&host, &config(&env), Date::now().as_millis(), agent_zero_app::hosting::SWEEP_GRACE_MS)
-            .await;
+    let outcome = agent_zero_app::sweep(
+        &host,
+        &settings_of(&env),
+        Date::now().as_millis(),
+        agent_zero_app::hosting::SWEEP_GRACE_MS,
+    )
+    .await;
     for error in &outcome.errors {
         worker::console_error!("sweep: {error}");
     }
@@ -213,7 +217,7 @@ fn conversion(what: &str, error: impl std::fmt::Debug) -> worker::Error {
 /// The core's request, or the answer to a body refused before it was read
 /// (over the route's limit, see `agent_zero_app::body_limit`).
 async fn to_http(
-    config: &Settings,
+    settings: &Settings,
     request: &web_sys::Request,
 ) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
     let url = request.url();
@@ -230,9 +234,9 @@ async fn to_http(
     }
     let head = builder.body(()).map_err(|e| conversion("request", e))?;
     let (head, ()) = head.into_parts();
-    Ok(match body::read(config, &head, request).await {
+    Ok(match body::read(settings, &head, request).await {
         Ok(body) => Ok(http::Request::from_parts(head, body)),
-        Err(error) => Err(agent_zero_app::refuse(config, &head, error)),
+        Err(error) => Err(agent_zero_app::refuse(settings, &head, error)),
     })
 }
 
