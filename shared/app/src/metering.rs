@@ -163,6 +163,9 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
         bump(&self.meter.kv_writes, 1);
         self.inner.put_expiring(key, value, ttl_secs).await
     }
+    fn expires_on_its_own(&self, key: &str) -> bool {
+        self.inner.expires_on_its_own(key)
+    }
 }
 
 impl<C: Coordinator> Coordinator for Counting<'_, C> {
