@@ -24,6 +24,7 @@
 //! (a CSRF token per session) and take the same path as the API.
 
 use agent_zero_contracts::RunMode;
+use agent_zero_evidence::RenderOptions;
 use http::{HeaderMap, HeaderValue, header};
 use subtle::ConstantTimeEq;
 
@@ -226,6 +227,21 @@ pub(crate) fn authorize_read(settings: &Settings, headers: &HeaderMap) -> Result
 /// Every value that must never be stored (parsed once with the settings).
 pub(crate) fn secrets(settings: &Settings) -> &[String] {
     settings.secrets()
+}
+
+/// The configured secret values as the renderers take them (`&[&str]`).
+pub(crate) struct Secrets<'c>(Vec<&'c str>);
+
+impl<'c> Secrets<'c> {
+    pub(crate) fn of(settings: &'c Settings) -> Self {
+        Self(secrets(settings).iter().map(String::as_str).collect())
+    }
+
+    /// Rendering with these secrets redacted; the app is served at the
+    /// root of its origin.
+    pub(crate) fn options(&self) -> RenderOptions<'_> {
+        RenderOptions { secrets: &self.0, ..RenderOptions::default() }
+    }
 }
 
 /// Every value that must never be stored: the configured secrets and each

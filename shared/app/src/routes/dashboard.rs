@@ -53,7 +53,7 @@ struct SignedIn {
 struct Gate<'c> {
     settings: &'c DashboardSettings,
     signed: SignedIn,
-    secrets: Secrets<'c>,
+    secrets: auth::Secrets<'c>,
 }
 
 impl Gate<'_> {
@@ -68,21 +68,6 @@ impl Gate<'_> {
     /// `error` as a page for this caller.
     fn error(&self, error: &ApiError) -> http::Response<Vec<u8>> {
         error_page(error, Some(self.viewer()), &self.options())
-    }
-}
-
-/// The configured secret values, as the renderers take them.
-struct Secrets<'c>(Vec<&'c str>);
-
-impl<'c> Secrets<'c> {
-    fn of(settings: &'c Settings) -> Self {
-        Self(auth::secrets(settings).iter().map(String::as_str).collect())
-    }
-
-    /// How dashboard pages render: these secrets redacted; the app is
-    /// served at the root of its origin.
-    fn options(&self) -> RenderOptions<'_> {
-        RenderOptions { secrets: &self.0, ..RenderOptions::default() }
     }
 }
 
@@ -152,7 +137,7 @@ fn gate<'c, H: Host>(
     request: &http::Request<Vec<u8>>,
     signed_out: StatusCode,
 ) -> Result<Gate<'c>, Box<http::Response<Vec<u8>>>> {
-    let secrets = Secrets::of(context.settings);
+    let secrets = auth::Secrets::of(context.settings);
     let settings = settings_of(context.settings).map_err(|e| Box::new(error_page(&e, None, &secrets.options())))?;
     match signed_in(settings, request, context.invocation.now_ms) {
         Some(signed) => Ok(Gate { settings, signed, secrets }),
@@ -177,7 +162,8 @@ async fn gate_task<'c, H: Host>(
 fn settings_or_page<'c, H: Host>(
     context: &RouteContext<'c, H>,
 ) -> Result<&'c DashboardSettings, Box<http::Response<Vec<u8>>>> {
-    settings_of(context.settings).map_err(|e| Box::new(error_page(&e, None, &Secrets::of(context.settings).options())))
+    settings_of(context.settings)
+        .map_err(|e| Box::new(error_page(&e, None, &auth::Secrets::of(context.settings).options())))
 }
 
 pub(super) async fn login<H: Host>(
@@ -191,7 +177,7 @@ pub(super) async fn login<H: Host>(
     let state = &context.invocation.request_id;
     if state.len() < MIN_STATE_CHARS {
         let e = ApiError::new(ErrorCode::Internal, "the host gave no random request id to bind the sign-in to");
-        return error_page(&e, None, &Secrets::of(context.settings).options());
+        return error_page(&e, None, &auth::Secrets::of(context.settings).options());
     }
     let now_ms = context.invocation.now_ms;
     let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
@@ -207,7 +193,7 @@ pub(super) async fn callback<H: Host>(
         Ok(settings) => settings,
         Err(response) => return *response,
     };
-    let secrets = Secrets::of(context.settings);
+    let secrets = auth::Secrets::of(context.settings);
     let clear_state = session::set_cookie(STATE_COOKIE, "", "/login", 0);
     let refuse = |status: StatusCode, message: &str| {
         let mut response = page(status, pages::sign_in(Some(message), &secrets.options()));

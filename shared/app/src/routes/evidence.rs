@@ -229,10 +229,9 @@ async fn evidence<H: Host>(
         Ok(bundle) => bundle,
         Err(error) => return api_error(error),
     };
-    let secrets = auth::secrets(context.settings);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let secrets = auth::Secrets::of(context.settings);
     let page_url = format!("/tasks/{id}");
-    let options = RenderOptions { secrets: &secrets, evidence_url: Some(&page_url), ..RenderOptions::default() };
+    let options = RenderOptions { evidence_url: Some(&page_url), ..secrets.options() };
     let body = match format {
         Format::Json => render_json(&bundle, &options),
         Format::Markdown => render_markdown_document(&bundle, &options),
@@ -260,9 +259,8 @@ pub(super) async fn task_page<H: Host>(
         Ok(resident) => resident,
         Err(error) => return page_error(error),
     };
-    let secrets = auth::secrets(context.settings);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
+    let secrets = auth::Secrets::of(context.settings);
+    let options = secrets.options();
     match &resident.conclusion.concluded {
         Some(concluded) => {
             let bundle = &concluded.1;
@@ -296,9 +294,8 @@ pub(super) async fn task_list_page<H: Host>(
         }
     };
     let items: Vec<TaskListItem> = page.items.iter().map(TaskSummary::to_list_item).collect();
-    let secrets = auth::secrets(context.settings);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let options = RenderOptions { secrets: &secrets, ..RenderOptions::default() };
+    let secrets = auth::Secrets::of(context.settings);
+    let options = secrets.options();
     html_response(StatusCode::OK, render_task_list_html(&items, page.next_cursor.as_deref(), &options), "no-store")
 }
 

@@ -18,7 +18,6 @@
 use std::rc::Rc;
 
 use agent_zero_engine::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
-use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
@@ -151,8 +150,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
             .collect();
         // The same list every stored record is redacted with (each token too).
-        let secrets = crate::auth::secrets(settings);
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let secrets = crate::auth::Secrets::of(settings);
         let policy = &stimulus.policy;
         let mut own_login: Option<String> = None;
         let mut request = PublishRequest {
@@ -171,7 +169,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             files: &files,
             feedback: &stimulus.input.feedback,
             bot_login: None,
-            render: RenderOptions { secrets: &secrets, ..RenderOptions::default() },
+            render: secrets.options(),
             now_ms: self.now_ms,
         };
         let mut identity_error = None;
