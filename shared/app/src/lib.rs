@@ -32,6 +32,11 @@ mod test_host;
 mod ticks;
 
 pub use audit_log::AuditEntry;
+/// Webhook intake's synchronous steps, for a host that checks the
+/// signature's MAC itself (`POST /webhooks/github`).
+pub mod webhook {
+    pub use crate::routes::webhooks::{Signature, SignatureCheck, answer_verified, signature};
+}
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;
 pub use config::{KNOWN_VARIABLES, SECRET_VARIABLES};

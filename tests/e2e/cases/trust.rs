@@ -138,13 +138,16 @@ fn delivery_id_is_validated_before_it_keys_anything(runtime: Runtime) {
     let options =
         ServerOptions { vars: vec![("GITHUB_WEBHOOK_SECRET".into(), SECRET.into())], ..ServerOptions::default() };
     let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
-    let body = std::fs::read(repo_root().join("tests/fixtures/github-webhooks/ping/payload.json")).unwrap();
-    let first = server.deliver_github(SECRET, "ping", "abc123", &body);
-    assert_eq!(first.status, 200, "{}", first.text());
-    assert_eq!(first.json()["pong"], true);
+    // An installation change is recorded (a ping or an ignored action is
+    // answered without storage, so it keys nothing).
+    let body =
+        std::fs::read(repo_root().join("tests/fixtures/github-webhooks/installation/created.payload.json")).unwrap();
+    let first = server.deliver_github(SECRET, "installation", "abc123", &body);
+    assert_eq!(first.status, 202, "{}", first.text());
+    assert_eq!(first.json()["recorded"], "installation", "{}", first.text());
     // Once an id that cleans to `abc123` was a duplicate of it; it is a bad id.
     for bad in ["abc/123", "abc 123", "abc.123", "../abc123", &"a".repeat(65)] {
-        let reply = server.deliver_github(SECRET, "ping", bad, &body);
+        let reply = server.deliver_github(SECRET, "installation", bad, &body);
         assert_eq!(reply.status, 400, "{bad}: {}", reply.text());
         let error = &reply.json()["error"];
         assert_eq!(error["field"], "X-GitHub-Delivery", "{bad}: {error}");
@@ -152,7 +155,15 @@ fn delivery_id_is_validated_before_it_keys_anything(runtime: Runtime) {
         assert!(reply.json()["duplicate"].is_null(), "{bad}");
     }
     // The real id still answers as its redelivery.
-    let again = server.deliver_github(SECRET, "ping", "abc123", &body);
+    let again = server.deliver_github(SECRET, "installation", "abc123", &body);
     assert_eq!(again.status, 200, "{}", again.text());
     assert_eq!(again.json()["duplicate"], true, "{}", again.text());
+    // A ping is answered the same every time, never as a duplicate.
+    let ping = std::fs::read(repo_root().join("tests/fixtures/github-webhooks/ping/payload.json")).unwrap();
+    let pings = [0, 1].map(|_| server.deliver_github(SECRET, "ping", "ping-1", &ping));
+    for reply in &pings {
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["pong"], true, "{}", reply.text());
+        assert!(reply.json()["duplicate"].is_null(), "{}", reply.text());
+    }
 }

@@ -13,7 +13,7 @@ mod input;
 mod openapi;
 mod sweep;
 mod tasks;
-mod webhooks;
+pub(crate) mod webhooks;
 
 pub(crate) use tasks::MAX_CREATE_BYTES;
 

@@ -2,27 +2,42 @@
 //!
 //! Order matters: configuration (503) → size (413, from `Content-Length`
 //! before reading further) → signature over the raw bytes (401) → headers
-//! and content type (400) → parse (400) → record the delivery (write-once
-//! log entry 0 keyed by the delivery) → enqueue. Nothing is parsed before
-//! the signature is verified; nothing is written for a rejected request.
+//! and content type (400) → parse (400) → for a delivery that is acted on,
+//! the redelivery check and the record (write-once log entry 0 keyed by the
+//! delivery) → enqueue. Nothing is parsed before the signature is verified;
+//! nothing is written for a rejected request.
+//!
+//! Intake stores only what it acts on. A ping, or an event or action no
+//! trigger handles, is answered without reading or writing storage: its
+//! answer is a function of the body and the settings alone, so a redelivery
+//! gets the same answer, and GitHub's own delivery log keeps what was sent
+//! and answered. (Most deliveries an installation receives are of that kind,
+//! and Workers KV writes are the scarce resource: 1,000 a day on the free
+//! plan, one a second per key.) A task or installation delivery is recorded,
+//! and a redelivery of it answers what the first one did.
 //!
 //! Intake never calls GitHub: GitHub does not retry a failed delivery, so
 //! the answer is 2xx once the delivery is durably recorded, and the policy
 //! gate (`.agent-zero.yml` from the default branch) is the task's first
 //! tick, retried with backoff while GitHub cannot be reached. A delivery
 //! the policy does not act on ends `ignored`, with its reason on the task.
+//!
+//! The steps before and after the signature check are synchronous and
+//! public ([`signature`], [`answer_verified`]), so a host that checks the
+//! MAC with its own native primitive answers most deliveries without
+//! entering the async handler; both paths are this module's functions.
 
 use agent_zero_engine::{Received, TaskError};
 use agent_zero_github::{
-    Intake, IntakeOptions, ParsedDelivery, SignatureError, check_delivery_id, parse_delivery, signature,
+    Intake, IntakeOptions, ParsedDelivery, SignatureError, check_delivery_id, parse_delivery, signature as sig,
 };
 use agent_zero_ports::KeyValue;
 use http::StatusCode;
 use serde_json::json;
 
 use super::RouteContext;
-use crate::Host;
 use crate::error::{ApiError, ErrorCode};
+use crate::{Host, Settings};
 
 fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
@@ -55,15 +70,66 @@ pub(super) async fn github<H: Host>(
     }
 }
 
-async fn intake<H: Host>(
-    context: &RouteContext<'_, H>,
+/// What a delivery's signature must match: HMAC-SHA256 of the body under
+/// `key` (the webhook secret) equal to `mac`, compared in constant time.
+#[derive(Clone, Copy)]
+pub struct Signature<'s> {
+    /// The webhook secret's bytes.
+    pub key: &'s [u8],
+    /// The MAC the delivery's signature header names.
+    pub mac: [u8; 32],
+}
+
+impl std::fmt::Debug for Signature<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signature").field("key", &"[redacted]").finish_non_exhaustive()
+    }
+}
+
+/// Intake up to the signature check: the signature to verify, or the
+/// answer without it.
+#[derive(Debug)]
+pub enum SignatureCheck<'s> {
+    /// Verify this, then call [`answer_verified`].
+    Verify(Signature<'s>),
+    /// The refusal, as the async handler answers it.
+    Refused(http::Response<Vec<u8>>),
+}
+
+/// Intake up to the signature check, for `POST /webhooks/github` (see
+/// [`crate::resolve`]): every setting intake needs (503), the size (413)
+/// and the signature header's form (401).
+pub fn signature<'s>(settings: &'s Settings, request: &http::Request<Vec<u8>>) -> SignatureCheck<'s> {
+    match signed(settings, request) {
+        Ok(signature) => SignatureCheck::Verify(signature),
+        Err(error) => SignatureCheck::Refused(error.into_response()),
+    }
+}
+
+/// Intake after the signature check, for a host that checked the MAC
+/// itself (`matched`: whether HMAC-SHA256(key, body) equals the
+/// [`Signature`]'s `mac`). `Some` is the answer, exactly what the async
+/// handler answers; `None` means the delivery is acted on (a task, an
+/// installation change) and needs storage: send the request through
+/// [`crate::handle`].
+#[must_use]
+pub fn answer_verified(
+    settings: &Settings,
     request: &http::Request<Vec<u8>>,
-) -> Result<http::Response<Vec<u8>>, ApiError> {
-    let settings = context.settings;
+    matched: bool,
+) -> Option<http::Response<Vec<u8>>> {
+    match verified(settings, request, matched) {
+        Err(error) => Some(error.into_response()),
+        Ok(Verified::Answered(status, answer)) => Some(accepted(status, answer)),
+        Ok(Verified::Acted(_)) => None,
+    }
+}
+
+fn signed<'s>(settings: &'s Settings, request: &http::Request<Vec<u8>>) -> Result<Signature<'s>, ApiError> {
     // Every setting intake needs, before anything is read.
     let secret = settings.webhook_secret()?;
     let limit = settings.webhook_max_bytes()?;
-    let lifetimes = settings.run()?.lifetimes;
+    settings.run()?;
     let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
     let body = request.body();
     if declared.is_some_and(|n| n > limit) || body.len() > limit {
@@ -76,17 +142,36 @@ async fn intake<H: Host>(
         )
         .with_field("body"));
     }
-
-    let rejected = |e: SignatureError| {
-        ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
-    };
     let key = secret.expose().as_bytes();
-    let expected = signature::expected(key, header(request, "x-hub-signature-256"), header(request, "x-hub-signature"))
+    let mac = sig::expected(key, header(request, "x-hub-signature-256"), header(request, "x-hub-signature"))
         .map_err(rejected)?;
-    if !context.host.hmac_sha256_matches(key, body, &expected).await {
+    Ok(Signature { key, mac })
+}
+
+fn rejected(e: SignatureError) -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized, format!("signature rejected: {e}")).with_field("X-Hub-Signature-256")
+}
+
+/// A verified delivery: answered as it is, or acted on.
+enum Verified<'r> {
+    Answered(StatusCode, serde_json::Value),
+    Acted(Acted<'r>),
+}
+
+/// A delivery that changes something: recorded, and answered once.
+struct Acted<'r> {
+    delivery: &'r str,
+    intake: Intake,
+}
+
+fn verified<'r>(
+    settings: &Settings,
+    request: &'r http::Request<Vec<u8>>,
+    matched: bool,
+) -> Result<Verified<'r>, ApiError> {
+    if !matched {
         return Err(rejected(SignatureError::Mismatch));
     }
-
     let content_type = header(request, "content-type").unwrap_or_default();
     if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(
@@ -108,6 +193,37 @@ async fn intake<H: Host>(
     check_delivery_id(delivery)
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()).with_field("X-GitHub-Delivery"))?;
 
+    let options = IntakeOptions { allowlist: settings.allowlist().cloned() };
+    let parsed = parse_delivery(event, delivery, request.body(), &options).map_err(|e| {
+        let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
+        match e.path() {
+            Some(path) => error.with_field(path),
+            None => error,
+        }
+    })?;
+    Ok(match parsed {
+        Intake::Ping { hook_id } => Verified::Answered(StatusCode::OK, json!({ "pong": true, "hookId": hook_id })),
+        Intake::Ignored { reason } => Verified::Answered(
+            StatusCode::ACCEPTED,
+            json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }),
+        ),
+        intake @ (Intake::Installation(_) | Intake::Task(_)) => Verified::Acted(Acted { delivery, intake }),
+        _ => Verified::Answered(StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
+    })
+}
+
+async fn intake<H: Host>(
+    context: &RouteContext<'_, H>,
+    request: &http::Request<Vec<u8>>,
+) -> Result<http::Response<Vec<u8>>, ApiError> {
+    let settings = context.settings;
+    let signature = signed(settings, request)?;
+    let matched = context.host.hmac_sha256_matches(signature.key, request.body(), &signature.mac).await;
+    let Acted { delivery, intake } = match verified(settings, request, matched)? {
+        Verified::Answered(status, answer) => return Ok(accepted(status, answer)),
+        Verified::Acted(acted) => acted,
+    };
+
     let now = context.invocation.now_ms;
     // A redelivery answers what the first delivery did, while its record lives.
     let kv = context.host.kv();
@@ -123,20 +239,7 @@ async fn intake<H: Host>(
         }
     }
 
-    let options = IntakeOptions { allowlist: settings.allowlist().cloned() };
-    let parsed = parse_delivery(event, delivery, body, &options).map_err(|e| {
-        let error = ApiError::new(ErrorCode::InvalidRequest, format!("invalid {event} payload: {e}"));
-        match e.path() {
-            Some(path) => error.with_field(path),
-            None => error,
-        }
-    })?;
-
-    let (status, answer) = match parsed {
-        Intake::Ping { hook_id } => (StatusCode::OK, json!({ "pong": true, "hookId": hook_id })),
-        Intake::Ignored { reason } => {
-            (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }))
-        }
+    let (status, answer) = match intake {
         Intake::Installation(change) => {
             let key = format!("installation/{}", change.installation_id);
             let record = serde_json::to_vec(&change).unwrap_or_default();
@@ -149,6 +252,7 @@ async fn intake<H: Host>(
         Intake::Task(seed) => task(context, &seed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
+    let lifetimes = settings.run()?.lifetimes;
     remember(kv, delivery, &answer, now, &lifetimes).await;
     Ok(accepted(status, answer))
 }
@@ -252,6 +356,125 @@ mod tests {
         fn expires_on_its_own(&self, _key: &str) -> bool {
             true
         }
+    }
+
+    const SECRET: &str = "whsec-unit-3f9a";
+
+    fn fixture(event: &str, name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/github-webhooks")
+            .join(event)
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn delivery(event: &str, id: &str, body: &[u8], signature: Option<&str>) -> http::Request<Vec<u8>> {
+        let signed = agent_zero_github::signature::sign(SECRET.as_bytes(), body);
+        http::Request::builder()
+            .method("POST")
+            .uri("/webhooks/github")
+            .header("content-type", "application/json")
+            .header("content-length", body.len().to_string())
+            .header("x-github-event", event)
+            .header("x-github-delivery", id)
+            .header("x-hub-signature-256", signature.unwrap_or(&signed))
+            .body(body.to_vec())
+            .unwrap()
+    }
+
+    fn settings() -> Settings {
+        let mut pairs = vec![("GITHUB_WEBHOOK_SECRET", SECRET)];
+        pairs.extend_from_slice(&crate::test_host::RUNNABLE);
+        Settings::from_pairs(pairs)
+    }
+
+    /// The synchronous steps a host drives itself, with the MAC checked by
+    /// its own primitive (here the `hmac` crate).
+    fn answered_sync(settings: &Settings, request: &http::Request<Vec<u8>>) -> Option<http::Response<Vec<u8>>> {
+        match signature(settings, request) {
+            SignatureCheck::Refused(refusal) => Some(refusal),
+            SignatureCheck::Verify(signature) => {
+                let matched = agent_zero_github::signature::matches(signature.key, request.body(), &signature.mac);
+                answer_verified(settings, request, matched)
+            }
+        }
+    }
+
+    fn parts(response: &http::Response<Vec<u8>>) -> (u16, Vec<(String, String)>, String) {
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+            .collect();
+        (response.status().as_u16(), headers, String::from_utf8_lossy(response.body()).into_owned())
+    }
+
+    /// A ping and an action no trigger handles are answered from the body
+    /// and the settings alone: no storage read or write, and a redelivery
+    /// gets the same answer.
+    #[test]
+    fn a_delivery_that_is_not_acted_on_touches_no_storage() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let closed = fixture("pull_request", "closed.payload.json");
+        for (event, body, status) in
+            [("ping", fixture("ping", "payload.json"), 200), ("pull_request", closed.clone(), 202)]
+        {
+            let first = host.send(&settings, delivery(event, "d-same", &body, None));
+            let again = host.send(&settings, delivery(event, "d-same", &body, None));
+            assert_eq!(first.status().as_u16(), status, "{event}: {}", String::from_utf8_lossy(first.body()));
+            assert_eq!(parts(&first), parts(&again), "{event}: a redelivery is answered the same");
+        }
+        let ignored: serde_json::Value =
+            serde_json::from_slice(host.send(&settings, delivery("pull_request", "d-2", &closed, None)).body())
+                .unwrap();
+        assert_eq!(ignored["ignored"], true, "{ignored}");
+        assert_eq!(host.kv.operations(), 0, "no storage operation: {:?}", host.kv.snapshot().keys());
+    }
+
+    /// What a host answers through the synchronous steps is, byte for byte,
+    /// what the async handler answers, for every refusal and every answer
+    /// without storage; a delivery that is acted on is left to the handler.
+    #[test]
+    fn the_synchronous_steps_answer_as_the_handler_does() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let ping = fixture("ping", "payload.json");
+        let closed = fixture("pull_request", "closed.payload.json");
+        let wrong = agent_zero_github::signature::sign(b"not-the-secret", &closed);
+        let mut cases = vec![
+            ("ping", delivery("ping", "s-1", &ping, None)),
+            ("ignored action", delivery("pull_request", "s-2", &closed, None)),
+            ("wrong signature", delivery("pull_request", "s-3", &closed, Some(&wrong))),
+            ("malformed signature", delivery("pull_request", "s-4", &closed, Some("sha256=zz"))),
+            ("bad delivery id", delivery("ping", "s/5", &ping, None)),
+            ("not JSON", delivery("pull_request", "s-6", b"{not json", None)),
+        ];
+        let mut text = delivery("ping", "s-7", &ping, None);
+        text.headers_mut().insert("content-type", http::HeaderValue::from_static("text/plain"));
+        cases.push(("content type", text));
+        let mut large = delivery("ping", "s-8", &ping, None);
+        large.headers_mut().insert("content-length", http::HeaderValue::from_static("999999999"));
+        cases.push(("declared too large", large));
+        let mut unnamed = delivery("ping", "s-9", &ping, None);
+        unnamed.headers_mut().remove("x-github-event");
+        cases.push(("no event header", unnamed));
+        for (what, request) in cases {
+            let sync = answered_sync(&settings, &request).unwrap_or_else(|| panic!("{what}: answered without storage"));
+            assert_eq!(parts(&sync), parts(&host.send(&settings, request)), "{what}");
+        }
+        let unconfigured = Settings::from_pairs(crate::test_host::RUNNABLE.to_vec());
+        let request = delivery("ping", "s-10", &ping, None);
+        let sync = answered_sync(&unconfigured, &request).expect("a refusal");
+        assert_eq!(sync.status(), 503);
+        assert_eq!(parts(&sync), parts(&host.send(&unconfigured, request)), "not configured");
+        assert_eq!(host.kv.operations(), 0, "nothing stored for any of them");
+
+        let installation = delivery("installation", "s-11", &fixture("installation", "created.payload.json"), None);
+        assert!(answered_sync(&settings, &installation).is_none(), "an installation change is recorded");
+        let handled = host.send(&settings, installation);
+        assert_eq!(handled.status(), 202, "{}", String::from_utf8_lossy(handled.body()));
+        assert!(host.kv.operations() > 0, "the handler recorded it");
     }
 
     /// Where the store expires the record itself, remembering an answer is
