@@ -2,7 +2,10 @@
 # Builds the Cloudflare worker (functions/cloudflare/build/) with worker-build,
 # offline: wasm-bindgen comes from WASM_BINDGEN_BIN (installed by
 # tests/scripts/install-tools.sh at the version in Cargo.lock); wasm-opt is
-# disabled in functions/cloudflare/Cargo.toml.
+# disabled in functions/cloudflare/Cargo.toml. The entry module is ours:
+# worker-build's bundle (wasm-bindgen glue + its shim) becomes build/glue.js
+# and functions/cloudflare/entry.mjs becomes build/index.js (wrangler.toml's
+# `main`), importing it.
 set -euo pipefail
 # The test harness builds once and then starts `wrangler dev` many times.
 if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/cloudflare/build/index.js" ]; then
@@ -13,3 +16,5 @@ export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"
 cd "$root/functions/cloudflare"
 worker-build --release "$@" >&2
+mv build/index.js build/glue.js
+cp entry.mjs build/index.js

@@ -37,6 +37,9 @@ pub struct ServerOptions {
     pub without_kv: bool,
     /// Reuse this state directory (KV persists across restarts).
     pub state_dir: Option<PathBuf>,
+    /// workerd only: this entry module as wrangler's `main` instead of the
+    /// built `functions/cloudflare/build/index.js` (a test wrapper around it).
+    pub entry: Option<PathBuf>,
 }
 
 /// A running runtime; killed on drop.
@@ -273,7 +276,10 @@ fn workerd_command(
     let mut config = std::fs::read_to_string(root.join("wrangler.toml")).map_err(|e| e.to_string())?;
     config = config.replace(
         "main = \"functions/cloudflare/build/index.js\"",
-        &format!("main = \"{}\"", root.join("functions/cloudflare/build/index.js").display()),
+        &format!(
+            "main = \"{}\"",
+            options.entry.clone().unwrap_or_else(|| root.join("functions/cloudflare/build/index.js")).display()
+        ),
     );
     config = config.replace("[build]\n", "[build_disabled]\n");
     if options.without_kv {

@@ -28,10 +28,21 @@ pub(crate) async fn matches(key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
     }
 }
 
+/// The key an earlier check in this isolate imported, if any (intake's
+/// webhook secret: the only key this module is given).
+pub(crate) fn cached() -> Option<CryptoKey> {
+    KEY.with_borrow(|cached| cached.as_ref().map(|(_, c)| c.clone()))
+}
+
+/// The key imported from `key` by an earlier check in this isolate, if any.
+pub(crate) fn cached_key(key: &[u8]) -> Option<CryptoKey> {
+    KEY.with_borrow(|cached| cached.as_ref().filter(|(k, _)| k == key).map(|(_, c)| c.clone()))
+}
+
 async fn verify(key: &[u8], body: &[u8], mac: &[u8; 32]) -> Result<bool, &'static str> {
     let subtle =
         worker::js_sys::global().unchecked_into::<WorkerGlobalScope>().crypto().map_err(|_| "crypto")?.subtle();
-    let crypto_key = match KEY.with_borrow(|cached| cached.as_ref().filter(|(k, _)| k == key).map(|(_, c)| c.clone())) {
+    let crypto_key = match cached_key(key) {
         Some(crypto_key) => crypto_key,
         None => {
             let crypto_key = import(&subtle, key).await?;
@@ -44,12 +55,13 @@ async fn verify(key: &[u8], body: &[u8], mac: &[u8; 32]) -> Result<bool, &'stati
     Ok(JsFuture::from(promise).await.map_err(|_| "verify")?.is_truthy())
 }
 
-/// `importKey("raw", key, {name: "HMAC", hash: "SHA-256"}, false, ["verify"])`.
+/// `importKey("raw", key, {name: "HMAC", hash: "SHA-256"}, false, ["sign", "verify"])`.
 async fn import(subtle: &SubtleCrypto, key: &[u8]) -> Result<CryptoKey, &'static str> {
     let algorithm = Object::new();
     Reflect::set(&algorithm, &"name".into(), &"HMAC".into()).map_err(|_| "algorithm")?;
     Reflect::set(&algorithm, &"hash".into(), &"SHA-256".into()).map_err(|_| "algorithm")?;
-    let usages = Array::of1(&JsValue::from_str("verify"));
+    // `sign` too: the entry module signs webhook bodies with it (intake.rs).
+    let usages = Array::of2(&JsValue::from_str("sign"), &JsValue::from_str("verify"));
     let promise = subtle
         .import_key_with_object("raw", &Uint8Array::from(key), &algorithm, false, &usages)
         .map_err(|_| "importKey")?;

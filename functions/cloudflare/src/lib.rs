@@ -6,12 +6,18 @@
 //! ports over Cloudflare bindings (KV namespace `KV`, the `TaskStore`
 //! Durable Objects `TASKS` for task keys, `Fetch`, WebCrypto for the App
 //! JWT). All behaviour lives in `agent-zero-app`.
+//!
+//! The worker's entry module is `functions/cloudflare/entry.mjs`: it calls
+//! these `fetch`, `queue` and `scheduled` exports, and answers most
+//! webhook deliveries through [`intake`]'s one synchronous call after
+//! reading and signing the body natively.
 
 #![forbid(unsafe_code)]
 
 mod body;
 mod hmac;
 mod http_client;
+pub mod intake;
 mod kv;
 mod leases;
 mod ports;
@@ -220,6 +226,15 @@ async fn to_http(
     settings: &Settings,
     request: &web_sys::Request,
 ) -> worker::Result<Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>>> {
+    let head = head_of(request)?;
+    Ok(match body::read(settings, &head, request).await {
+        Ok(body) => Ok(http::Request::from_parts(head, body)),
+        Err(error) => Err(agent_zero_app::refuse(settings, &head, error)),
+    })
+}
+
+/// The method, path and headers of `request`.
+fn head_of(request: &web_sys::Request) -> worker::Result<http::request::Parts> {
     let url = request.url();
     let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
     let mut builder = http::Request::builder().method(request.method().as_str()).uri(path_and_query);
@@ -233,11 +248,7 @@ async fn to_http(
         builder = builder.header(name, value);
     }
     let head = builder.body(()).map_err(|e| conversion("request", e))?;
-    let (head, ()) = head.into_parts();
-    Ok(match body::read(settings, &head, request).await {
-        Ok(body) => Ok(http::Request::from_parts(head, body)),
-        Err(error) => Err(agent_zero_app::refuse(settings, &head, error)),
-    })
+    Ok(head.into_parts().0)
 }
 
 fn from_http(response: http::Response<Vec<u8>>) -> worker::Result<web_sys::Response> {

@@ -8,9 +8,11 @@ mod checkout;
 mod cli;
 mod commit_point;
 mod dashboard;
+mod entry;
 mod exactly_once;
 mod health;
 mod identity;
+mod intake_paths;
 mod lifecycle;
 mod limits;
 mod pages;
@@ -27,6 +29,8 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
     [
         health::CASES,
         webhooks::CASES,
+        intake_paths::CASES,
+        entry::CASES,
         lifecycle::CASES,
         trust::CASES,
         exactly_once::CASES,

@@ -1,0 +1,70 @@
+// The worker's entry module. tests/scripts/build-worker.sh copies it to
+// build/index.js (wrangler.toml's `main`) beside worker-build's bundle,
+// renamed build/glue.js: the wasm-bindgen glue and worker-build's shim.
+//
+// - A plain `export default { fetch, queue, scheduled }`. The shim's default
+//   export is a `WorkerEntrypoint` class behind a `Proxy` that wraps every
+//   method call in another `Proxy` with an `async apply`: an extra promise
+//   and closures per request, for a reinitialisation the glue does anyway.
+//   After a trap (a panic is `abort` -> `unreachable`), the glue's abort
+//   handler schedules a fresh instance and its termination check on the next
+//   call into wasm builds it, whichever entry made the call. The shim's
+//   methods are its class's prototype's (the class proxy traps only
+//   `construct`), called here with the `env` and `ctx` they read.
+// - The Durable Object classes are the shim's, proxies included: an object
+//   made before a reinitialisation is rebuilt on the new instance.
+// - `POST /webhooks/github`: the body and its HMAC are awaited here, natively
+//   (`arrayBuffer`, `crypto.subtle.sign` with the key the wasm side imported),
+//   and the wasm side answers in one synchronous call
+//   (functions/cloudflare/src/intake.rs); what it does not take on goes to the
+//   async `fetch`, unchanged.
+import Glue, { LeaseCoordinator, TaskStore } from "./glue.js";
+
+export { LeaseCoordinator, TaskStore };
+
+const rust = Glue.prototype;
+
+// `[key, limit]` once the async path has imported the webhook key: fixed for
+// the isolate's life, like the secret it comes from.
+let webhookKey;
+
+// As functions/cloudflare/src/body.rs describes a failed read.
+const describe = (error) => (typeof error === "string" ? error : error instanceof Error ? error.message : "");
+
+async function webhook(request, env, ctx) {
+  webhookKey ??= rust.webhookKey(env);
+  const declared = request.headers.get("content-length");
+  // Unknown, malformed or over the limit: the async path refuses it unread.
+  if (webhookKey === undefined || !/^[0-9]{1,15}$/.test(declared ?? "") || Number(declared) > webhookKey[1]) {
+    return rust.fetch.call({ env, ctx }, request);
+  }
+  let body;
+  try {
+    body = await request.arrayBuffer();
+  } catch (error) {
+    const refusal = rust.webhookAnswer(request, env, undefined, undefined, describe(error));
+    return refusal ?? rust.fetch.call({ env, ctx }, request);
+  }
+  let mac;
+  try {
+    mac = new Uint8Array(await crypto.subtle.sign("HMAC", webhookKey[0], body));
+  } catch {
+    // The async path verifies again (and falls back to the hmac crate).
+    return rust.fetch.call({ env, ctx }, new Request(request, { body }));
+  }
+  const answer = rust.webhookAnswer(request, env, new Uint8Array(body), mac, undefined);
+  return answer ?? rust.fetch.call({ env, ctx }, new Request(request, { body }));
+}
+
+export default {
+  fetch(request, env, ctx) {
+    if (request.method === "POST" && request.url.endsWith("/webhooks/github")) return webhook(request, env, ctx);
+    return rust.fetch.call({ env, ctx }, request);
+  },
+  queue(batch, env, ctx) {
+    return rust.queue.call({ env, ctx }, batch);
+  },
+  scheduled(event, env, ctx) {
+    return rust.scheduled.call({ env, ctx }, event);
+  },
+};

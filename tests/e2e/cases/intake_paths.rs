@@ -1,0 +1,180 @@
+//! `POST /webhooks/github` answers the same on both of the worker's intake
+//! paths. On workerd a delivery with a `Content-Length` (once the isolate
+//! has imported the webhook key) is read and signed by the entry module
+//! and answered by one synchronous wasm call
+//! (functions/cloudflare/src/intake.rs); a chunked one (no length) always
+//! takes the async `fetch`. Every answer the synchronous path gives is sent
+//! both ways and compared: status, headers and body, byte for byte. On Spin
+//! both are the one path, so the case checks framing makes no difference.
+
+use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions};
+use agent_zero_fakes::sign_github;
+
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "webhook_answers_alike_with_and_without_content_length",
+    run: webhook_answers_alike_with_and_without_content_length,
+}];
+
+const SECRET: &str = "e2e-intake-paths-secret";
+
+fn fixture(event: &str, file: &str) -> Vec<u8> {
+    let path = agent_zero_e2e::repo_root().join("tests/fixtures/github-webhooks").join(event).join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Sends `body` chunked (`Transfer-Encoding: chunked`, no `Content-Length`).
+fn send_chunked(server: &Server, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut request = agent.post(server.url("/webhooks/github"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut reader = body;
+    let response =
+        request.send(ureq::SendBody::from_reader(&mut reader)).unwrap_or_else(|e| panic!("chunked POST: {e}"));
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+        .collect();
+    let body = response.into_body().read_to_vec().unwrap_or_else(|e| panic!("chunked POST's answer: {e}"));
+    Reply { status, headers, body }
+}
+
+/// The headers that are the answer's own (not the connection's framing).
+fn answer_headers(reply: &Reply) -> Vec<(String, String)> {
+    let mut headers: Vec<(String, String)> = reply
+        .headers
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "date" | "connection" | "keep-alive" | "transfer-encoding"))
+        .cloned()
+        .collect();
+    headers.sort();
+    headers
+}
+
+/// One delivery, sent both ways.
+struct Variant<'b> {
+    what: &'static str,
+    /// Empty: no `X-GitHub-Event` header.
+    event: &'static str,
+    delivery: &'static str,
+    content_type: &'static str,
+    signature: String,
+    body: &'b [u8],
+    /// The answer's status, with `Content-Length`.
+    status: u16,
+}
+
+const JSON: Variant<'static> = Variant {
+    what: "",
+    event: "",
+    delivery: "",
+    content_type: "application/json",
+    signature: String::new(),
+    body: b"",
+    status: 0,
+};
+
+fn webhook_answers_alike_with_and_without_content_length(runtime: Runtime) {
+    let vars = vec![("GITHUB_WEBHOOK_SECRET".to_owned(), SECRET.to_owned())];
+    let server =
+        Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"));
+    let ping = fixture("ping", "payload.json");
+    let closed = fixture("pull_request", "closed.payload.json");
+    // The first verified delivery imports the key (async path on workerd).
+    let warm = server.deliver_github(SECRET, "ping", "paths-warm", &ping);
+    assert_eq!(warm.status, 200, "{}", warm.text());
+
+    let wrong = format!("sha256={}", "0".repeat(64));
+    let not_json = b"{\"zen\": ".to_vec();
+    let signed = |body: &[u8]| sign_github(SECRET, body);
+    let variants = [
+        Variant {
+            what: "a ping",
+            event: "ping",
+            delivery: "paths-ping",
+            signature: signed(&ping),
+            body: &ping,
+            status: 200,
+            ..JSON
+        },
+        Variant {
+            what: "an ignored action",
+            event: "pull_request",
+            delivery: "paths-closed",
+            signature: signed(&closed),
+            body: &closed,
+            status: 202,
+            ..JSON
+        },
+        Variant {
+            what: "a wrong signature",
+            event: "pull_request",
+            delivery: "paths-wrong",
+            signature: wrong,
+            body: &closed,
+            status: 401,
+            ..JSON
+        },
+        Variant {
+            what: "a form body",
+            event: "ping",
+            delivery: "paths-form",
+            content_type: "application/x-www-form-urlencoded",
+            signature: signed(&ping),
+            body: &ping,
+            status: 400,
+        },
+        Variant {
+            what: "no event header",
+            event: "",
+            delivery: "paths-no-event",
+            signature: signed(&ping),
+            body: &ping,
+            status: 400,
+            ..JSON
+        },
+        Variant {
+            what: "a bad delivery id",
+            event: "ping",
+            delivery: "paths/bad",
+            signature: signed(&ping),
+            body: &ping,
+            status: 400,
+            ..JSON
+        },
+        Variant {
+            what: "a body that is not JSON",
+            event: "ping",
+            delivery: "paths-not-json",
+            signature: signed(&not_json),
+            body: &not_json,
+            status: 400,
+            ..JSON
+        },
+    ];
+    for Variant { what, event, delivery, content_type, signature, body, status } in variants {
+        let mut headers = vec![
+            ("content-type", content_type),
+            ("x-github-delivery", delivery),
+            ("x-hub-signature-256", signature.as_str()),
+        ];
+        if !event.is_empty() {
+            headers.push(("x-github-event", event));
+        }
+        let sized = server.send("POST", "/webhooks/github", &headers, body);
+        let chunked = send_chunked(&server, &headers, body);
+        assert_eq!(sized.status, status, "{what}, with Content-Length: {}", sized.text());
+        assert_eq!(
+            (chunked.status, chunked.text()),
+            (sized.status, sized.text()),
+            "{what}: chunked (async path) against sized ({})",
+            server.runtime.name()
+        );
+        assert_eq!(answer_headers(&chunked), answer_headers(&sized), "{what}: headers");
+    }
+}
