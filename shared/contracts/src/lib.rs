@@ -15,6 +15,7 @@ mod finding;
 mod model;
 mod names;
 mod refs;
+mod tagged;
 mod task;
 mod time;
 
@@ -30,6 +31,7 @@ pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedCha
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
+pub use tagged::{Reordered, TagFirst};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
 

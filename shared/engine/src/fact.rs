@@ -122,7 +122,7 @@ pub enum ModelPurpose {
 }
 
 /// What one model call produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum ModelOutcome {
     /// A decision that matched the schema.
@@ -135,7 +135,7 @@ pub enum ModelOutcome {
 }
 
 /// The write authorisation outcome recorded at planning.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum WriteOutcome {
     /// Every link of the chain passed.
@@ -156,7 +156,7 @@ pub enum ApprovalDecision {
 
 /// The result of one publication attempt (a failed publication never
 /// fails the run: the evidence is already committed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum PublicationOutcome {
     Published { reference: String },
@@ -164,7 +164,8 @@ pub enum PublicationOutcome {
 }
 
 /// One observed fact. The fold over these is the truth of a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read tag first and unbuffered (`fact_de.rs`), as are the outcomes above.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "fact", rename_all = "kebab-case")]
 #[allow(clippy::large_enum_variant)]
 pub enum Fact {

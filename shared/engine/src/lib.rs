@@ -27,6 +27,7 @@ mod act;
 mod conclude;
 mod discover;
 mod fact;
+mod fact_de;
 pub mod log;
 pub mod ports;
 mod render;

@@ -58,7 +58,7 @@ impl Repository {
 }
 
 /// What a task is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Subject {
@@ -67,7 +67,7 @@ pub enum Subject {
 }
 
 /// Which policy switch decides whether a seed becomes a task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "gate", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum PolicyGate {

@@ -18,6 +18,7 @@ mod credentials;
 mod event;
 mod identity;
 mod intake;
+mod intake_de;
 mod jwt;
 mod payload;
 mod policy_source;

@@ -59,7 +59,11 @@ pub fn decision_from_value(value: Value) -> Result<AgentDecision, AnswerError> {
         }
         return Err(AnswerError::new(UnusableKind::SchemaViolation, &text));
     }
-    serde_json::from_value(value).map_err(|e| AnswerError::new(UnusableKind::SchemaViolation, &e.to_string()))
+    // From bytes, not `from_value`: one JSON deserializer for every type
+    // keeps the wasm free of a second copy of the decision's.
+    serde_json::to_vec(&value)
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .map_err(|e| AnswerError::new(UnusableKind::SchemaViolation, &e.to_string()))
 }
 
 fn strip_fence(text: &str) -> &str {

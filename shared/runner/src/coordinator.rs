@@ -15,7 +15,7 @@ use crate::request::{Lease, LeaseLimits};
 
 /// Why a lease was refused before anything was provisioned. Each names the
 /// limit it hit.
-#[derive(Debug, Clone, PartialEq, Eq, Error, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
 #[serde(tag = "code", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum QuotaError {

@@ -15,7 +15,7 @@
 //! Cloudflare), never the caller's.
 
 use agent_zero_ports::KeyValue;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, apply_quota};
 use crate::request::{Lease, LeaseLimits};
@@ -145,7 +145,7 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
 }
 
 /// One coordinator operation as a message (the Durable Object's request).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum CoordinatorOp {
     TryAcquire { lease: Lease, limits: LeaseLimits, now_ms: u64 },
@@ -156,7 +156,7 @@ pub enum CoordinatorOp {
 }
 
 /// The answer to a [`CoordinatorOp`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "reply", rename_all = "kebab-case")]
 pub enum CoordinatorReply {
     Acquired { acquired: Acquired },

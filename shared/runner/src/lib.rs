@@ -17,6 +17,7 @@ mod checkout;
 mod coordinator;
 mod error;
 mod kv_coordinator;
+mod messages_de;
 mod pool;
 mod provider;
 pub mod providers;

@@ -11,11 +11,12 @@
 
 use agent_zero_agent::LifecycleMachine;
 use agent_zero_contracts::{OmittedItem, RunCost, TaskEvent, TaskState, Usage, rfc3339};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use self::parts::{Approval, Attempt, Conclusion, Discovery, Intake, Sandbox};
 use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
 
+mod de;
 mod parts;
 
 /// Why a log cannot be folded: it was not written by this engine, or
@@ -40,7 +41,8 @@ pub(crate) const LEASE_REFUSED: &str = "lease-refused";
 
 /// Everything a tick needs to decide, derived only from the log: the
 /// run's input and lifecycle here, each other concern in its own part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read back key by key by the flat reader in `resident/de.rs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resident {
     /// The last folded seq; `None` before entry 0.

@@ -7,13 +7,13 @@ use agent_zero_contracts::{
     AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, ReviewLedger, RunnerDescription, TaskResult,
     TreeFile,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::fact::{ApprovalDecision, LeaseRecord, PublicationOutcome, Received, WriteOutcome};
 
 /// A webhook delivery before it became a run: what arrived, the policy
 /// gate's retries, and its answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Intake {
     /// The delivery a webhook task started from (entry 0), if it did.
@@ -32,7 +32,7 @@ pub struct Intake {
 }
 
 /// The sandbox the run holds: its lease, and how the sandbox has served.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Sandbox {
     /// The live lease; `None` before the first, after release, and once
@@ -54,7 +54,7 @@ pub struct Sandbox {
 
 /// What discovery found in the checkout (and, in `omitted`, everything
 /// any step left out).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Discovery {
     /// Whether discovery ran.
@@ -73,7 +73,7 @@ pub struct Discovery {
 
 /// The current attempt: the model's decision, the validated finding, and
 /// what writing and checking the change produced.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Attempt {
     /// The model's last usable decision.
@@ -106,7 +106,7 @@ pub struct Attempt {
 }
 
 /// A person's answer to a `needs-human` task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Approval {
     /// The approval that resumed the task, if one did (and still applies).
@@ -116,7 +116,7 @@ pub struct Approval {
 }
 
 /// How the run ended: the recorded conclusion and its publication.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Conclusion {
     /// The terminal result and its evidence, once recorded (cleared when a

@@ -1,0 +1,240 @@
+//! How the log's tagged enums are read: the tag first, then the variant's
+//! fields straight from the JSON, never buffered
+//! ([`TagFirst`](agent_zero_contracts::TagFirst) says why; an object
+//! whose tag is not first, as a tool that sorts keys writes it, is still
+//! read). Each mirror
+//! lists what its enum's `Deserialize` reads, with the same defaults; serde
+//! fails the build when a variant or field is missing or misnamed.
+
+use agent_zero_contracts::{
+    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, Refusal, Reordered, ReviewLedger, RunCost,
+    TagFirst, TaskResult, TaskState, Usage,
+};
+use serde::{Deserialize, Deserializer};
+
+use crate::fact::{
+    ApprovalDecision, Fact, LeaseRecord, ModelOutcome, ModelPurpose, PublicationOutcome, ReadBack, Received, Stimulus,
+    WriteOutcome,
+};
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = FactDe::deserialize(TagFirst::new(deserializer, "fact", r#"{"fact":"released"}"#, &reordered))?;
+        Ok(reordered.or(read))
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = ModelOutcomeDe::deserialize(TagFirst::new(
+            deserializer,
+            "outcome",
+            r#"{"outcome":"unavailable","reason":""}"#,
+            &reordered,
+        ))?;
+        Ok(reordered.or(read))
+    }
+}
+
+impl<'de> Deserialize<'de> for WriteOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = WriteOutcomeDe::deserialize(TagFirst::new(
+            deserializer,
+            "outcome",
+            r#"{"outcome":"allowed"}"#,
+            &reordered,
+        ))?;
+        Ok(reordered.or(read))
+    }
+}
+
+impl<'de> Deserialize<'de> for PublicationOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = PublicationOutcomeDe::deserialize(TagFirst::new(
+            deserializer,
+            "outcome",
+            r#"{"outcome":"failed","reason":""}"#,
+            &reordered,
+        ))?;
+        Ok(reordered.or(read))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "ModelOutcome", rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum ModelOutcomeDe {
+    Decided { decision: AgentDecision, usage: Usage },
+    Unusable { violation: String, usage: Usage },
+    Unavailable { reason: String },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "WriteOutcome", rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum WriteOutcomeDe {
+    Allowed,
+    Refused { refusal: Refusal },
+    NeedsHuman { refusal: Refusal },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "PublicationOutcome", rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum PublicationOutcomeDe {
+    Published { reference: String },
+    Failed { reason: String },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Fact", rename_all = "kebab-case")]
+#[allow(dead_code, clippy::large_enum_variant)]
+enum FactDe {
+    Created {
+        stimulus: Box<Stimulus>,
+    },
+    Received {
+        received: Box<Received>,
+    },
+    Admitted {
+        stimulus: Box<Stimulus>,
+    },
+    Declined {
+        reason: String,
+        message: String,
+    },
+    AdmissionError {
+        reason: String,
+    },
+    Transition {
+        from: TaskState,
+        to: TaskState,
+        message: String,
+        #[serde(default)]
+        attempt: Option<u32>,
+    },
+    Leased {
+        lease: LeaseRecord,
+    },
+    SandboxError {
+        operation: String,
+        reason: String,
+    },
+    Discovered {
+        files: Vec<String>,
+        checks: Vec<Vec<String>>,
+        #[serde(default)]
+        diff: Option<String>,
+        #[serde(default)]
+        omitted: Vec<OmittedItem>,
+        #[serde(default)]
+        review: Option<ReviewLedger>,
+    },
+    ModelCall {
+        purpose: ModelPurpose,
+        outcome: ModelOutcome,
+    },
+    Finding {
+        finding: Finding,
+        #[serde(default)]
+        omitted: Vec<OmittedItem>,
+    },
+    WriteDecision {
+        outcome: WriteOutcome,
+    },
+    Applied {
+        files: Vec<String>,
+    },
+    Checked {
+        attempt: u32,
+        results: Vec<CheckResult>,
+    },
+    Reviewed {
+        changed_files: Vec<String>,
+        out_of_scope: Vec<String>,
+        #[serde(default)]
+        byproducts: Vec<String>,
+        #[serde(default)]
+        tree: Vec<ReadBack>,
+    },
+    Approval {
+        principal: String,
+        decision: ApprovalDecision,
+        #[serde(default)]
+        comment: Option<String>,
+    },
+    Concluded {
+        result: Box<TaskResult>,
+        evidence: Box<EvidenceBundle>,
+    },
+    Released,
+    Published {
+        outcome: PublicationOutcome,
+    },
+    Failure {
+        reason: String,
+    },
+    Metered {
+        cost: RunCost,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_contracts::{Refusal, TaskState, Usage};
+
+    use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, WriteOutcome};
+
+    fn entry() -> Entry {
+        let facts = vec![
+            Fact::Transition {
+                from: TaskState::Queued,
+                to: TaskState::Discovering,
+                message: "m".into(),
+                attempt: None,
+            },
+            Fact::ModelCall {
+                purpose: ModelPurpose::Plan,
+                outcome: ModelOutcome::Unusable { violation: "v".into(), usage: Usage::default() },
+            },
+            Fact::WriteDecision { outcome: WriteOutcome::Allowed },
+            Fact::WriteDecision {
+                outcome: WriteOutcome::NeedsHuman { refusal: Refusal { code: "c".into(), message: "m".into() } },
+            },
+            Fact::Published { outcome: PublicationOutcome::Failed { reason: "gone".into() } },
+            Fact::Checked { attempt: 1, results: Vec::new() },
+            Fact::Approval { principal: "p".into(), decision: ApprovalDecision::Approve, comment: Some("ok".into()) },
+            Fact::Released,
+        ];
+        Entry { seq: 3, at_ms: 9, facts }
+    }
+
+    #[test]
+    fn an_entry_reads_back_what_it_wrote() {
+        let entry = entry();
+        assert_eq!(serde_json::from_slice::<Entry>(&serde_json::to_vec(&entry).unwrap()).unwrap(), entry);
+    }
+
+    #[test]
+    fn an_entry_whose_keys_a_tool_sorted_reads_back_the_same() {
+        let entry = entry();
+        // serde_json's `Value` keeps keys sorted: these tags move behind
+        // `attempt` and `comment`.
+        let sorted = serde_json::to_value(&entry).unwrap().to_string();
+        assert!(sorted.contains(r#"{"attempt":1,"fact":"checked""#), "{sorted}");
+        assert!(sorted.contains(r#"{"comment":"ok","decision":"approve","fact":"approval""#), "{sorted}");
+        assert_eq!(serde_json::from_str::<Entry>(&sorted).unwrap(), entry);
+    }
+
+    #[test]
+    fn a_fact_without_its_tag_or_with_an_unknown_one_is_named() {
+        let error = |json: &str| serde_json::from_str::<Fact>(json).unwrap_err().to_string();
+        assert!(error(r#"{"reason":"x"}"#).starts_with("missing field `fact`"), "{}", error(r#"{"reason":"x"}"#));
+        assert!(error(r#"{"fact":"forgotten"}"#).starts_with("unknown variant `forgotten`"));
+        assert!(error(r#"{"fact":"failure"}"#).starts_with("missing field `reason`"));
+    }
+}
