@@ -44,6 +44,21 @@ impl Reply {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+
+    /// Reads a `ureq` response whole: status, headers and body.
+    ///
+    /// # Errors
+    /// The body could not be read.
+    pub fn read(response: http::Response<ureq::Body>) -> Result<Self, String> {
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+            .collect();
+        let body = response.into_body().read_to_vec().map_err(|e| e.to_string())?;
+        Ok(Self { status, headers, body })
+    }
 }
 
 /// Sends one request and returns the reply whatever its status.
@@ -59,12 +74,5 @@ pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -
     }
     let request = builder.body(body.to_vec()).map_err(|e| e.to_string())?;
     let response = agent.run(request).map_err(|e| format!("{method} {url}: {e}"))?;
-    let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
-        .collect();
-    let body = response.into_body().read_to_vec().map_err(|e| e.to_string())?;
-    Ok(Reply { status, headers, body })
+    Reply::read(response)
 }

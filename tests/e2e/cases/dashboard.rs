@@ -46,14 +46,7 @@ fn raw(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply 
         builder = builder.header(*name, *value);
     }
     let response = agent.run(builder.body(body.to_vec()).unwrap()).unwrap_or_else(|e| panic!("{method} {url}: {e}"));
-    let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
-        .collect();
-    let body = response.into_body().read_to_vec().unwrap();
-    Reply { status, headers, body }
+    Reply::read(response).unwrap_or_else(|e| panic!("{method} {url}: {e}"))
 }
 
 /// The `name=value` of every `Set-Cookie` named `name`, with its attributes.

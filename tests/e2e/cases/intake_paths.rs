@@ -34,14 +34,7 @@ fn send_chunked(server: &Server, headers: &[(&str, &str)], body: &[u8]) -> Reply
     let mut reader = body;
     let response =
         request.send(ureq::SendBody::from_reader(&mut reader)).unwrap_or_else(|e| panic!("chunked POST: {e}"));
-    let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
-        .collect();
-    let body = response.into_body().read_to_vec().unwrap_or_else(|e| panic!("chunked POST's answer: {e}"));
-    Reply { status, headers, body }
+    Reply::read(response).unwrap_or_else(|e| panic!("chunked POST's answer: {e}"))
 }
 
 /// The headers that are the answer's own (not the connection's framing).
