@@ -19,9 +19,16 @@ core="$out/deps/agent_zero_spin.wasm"
 optimized="$out/agent_zero_spin.optimized.wasm"
 stamp="$out/agent_zero_spin.optimized.sha256"
 digest="$(sha256sum "$core" | cut -d' ' -f1)"
+wasm_opt="$root/tests/node/node_modules/.bin/wasm-opt"
 if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && [ -f "$optimized" ]; }; then
+  for tool in "$wasm_opt" wasm-tools; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "build-spin.sh: $tool is missing; install it with: bash tests/scripts/install-tools.sh all" >&2
+      exit 1
+    fi
+  done
   # The features rustc enables by default for wasm32-wasip2, and no others.
-  "$root/tests/node/node_modules/.bin/wasm-opt" -O2 --enable-bulk-memory --enable-mutable-globals \
+  "$wasm_opt" -O2 --enable-bulk-memory --enable-mutable-globals \
     --enable-multivalue --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext \
     "$core" -o "$out/agent_zero_spin.core-opt.wasm" >&2
   wasm-tools component new "$out/agent_zero_spin.core-opt.wasm" -o "$optimized" >&2
