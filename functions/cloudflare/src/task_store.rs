@@ -28,10 +28,11 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
+use agent_zero_contracts::{Reordered, TagFirst};
 use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use worker::{
     DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State, durable_object,
 };
@@ -40,8 +41,8 @@ use worker::{
 const MAX_LIST: usize = 1000;
 
 /// One operation on the object's keys.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
 enum Op {
     Get { key: String },
     Put { key: String, value: String },
@@ -52,9 +53,51 @@ enum Op {
 }
 
 /// The answer to one [`Op`].
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize)]
 #[serde(tag = "reply", rename_all = "camelCase")]
 enum Reply {
+    Value { value: Option<String> },
+    Done,
+    Page { keys: Vec<String>, cursor: Option<String> },
+    Written { written: bool },
+    Failed { message: String },
+}
+
+// Both are read tag first, straight from the JSON (`TagFirst` says why),
+// through mirrors serde checks against the enums; an operation with a
+// field it does not know is refused, as before.
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = OpDe::deserialize(TagFirst::new(deserializer, "op", r#"{"op":"get","key":""}"#, &reordered))?;
+        Ok(reordered.or(read))
+    }
+}
+
+impl<'de> Deserialize<'de> for Reply {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let reordered = Reordered::default();
+        let read = ReplyDe::deserialize(TagFirst::new(deserializer, "reply", r#"{"reply":"done"}"#, &reordered))?;
+        Ok(reordered.or(read))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Op", rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+enum OpDe {
+    Get { key: String },
+    Put { key: String, value: String },
+    Delete { key: String },
+    List { prefix: String, cursor: Option<String>, limit: usize },
+    PutIfAbsent { key: String, value: String },
+    CompareAndSwap { key: String, expected: Option<String>, value: String },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Reply", rename_all = "camelCase")]
+#[allow(dead_code)]
+enum ReplyDe {
     Value { value: Option<String> },
     Done,
     Page { keys: Vec<String>, cursor: Option<String> },

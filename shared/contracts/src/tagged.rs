@@ -300,4 +300,40 @@ mod tests {
         assert!(error(r#"{"radius":5}"#).starts_with("missing field `kind`"));
         assert!(error(r#"{"radius":"x","kind":"circle"}"#).contains("invalid type: string \"x\""));
     }
+
+    /// A strict message (the worker's task-store operations): the mirror's
+    /// `deny_unknown_fields` refuses a field it does not know, in either
+    /// key order.
+    #[derive(Debug, PartialEq, Serialize)]
+    #[serde(tag = "op", rename_all = "camelCase")]
+    enum Strict {
+        Get { key: String },
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "Strict", rename_all = "camelCase", deny_unknown_fields)]
+    #[allow(dead_code)]
+    enum StrictDe {
+        Get { key: String },
+    }
+
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let reordered = Reordered::default();
+            let read =
+                StrictDe::deserialize(TagFirst::new(deserializer, "op", r#"{"op":"get","key":""}"#, &reordered))?;
+            Ok(reordered.or(read))
+        }
+    }
+
+    #[test]
+    fn a_strict_mirror_refuses_unknown_fields() {
+        let read = |json: &str| serde_json::from_str::<Strict>(json).map_err(|e| e.to_string());
+        assert_eq!(read(r#"{"op":"get","key":"k"}"#), Ok(Strict::Get { key: "k".into() }));
+        assert_eq!(read(r#"{"key":"k","op":"get"}"#), Ok(Strict::Get { key: "k".into() }));
+        for json in [r#"{"op":"get","key":"k","value":"v"}"#, r#"{"key":"k","value":"v","op":"get"}"#] {
+            let error = read(json).unwrap_err();
+            assert!(error.starts_with("unknown field `value`"), "{json}: {error}");
+        }
+    }
 }
