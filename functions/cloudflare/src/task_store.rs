@@ -28,7 +28,7 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
-use agent_zero_contracts::{Reordered, TagFirst};
+use agent_zero_contracts::read_tag_first;
 use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -68,17 +68,13 @@ enum Reply {
 // field it does not know is refused, as before.
 impl<'de> Deserialize<'de> for Op {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = OpDe::deserialize(TagFirst::new(deserializer, "op", r#"{"op":"get","key":""}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "op", r#"{"op":"get","key":""}"#, |d| OpDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for Reply {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = ReplyDe::deserialize(TagFirst::new(deserializer, "reply", r#"{"reply":"done"}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "reply", r#"{"reply":"done"}"#, |d| ReplyDe::deserialize(d))
     }
 }
 

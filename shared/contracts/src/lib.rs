@@ -31,7 +31,7 @@ pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedCha
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
-pub use tagged::{Reordered, TagFirst};
+pub use tagged::{Reordered, TagFirst, read_tag_first};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
 

@@ -19,9 +19,7 @@
 //! field), and implement `Deserialize` for the enum as
 //!
 //! ```ignore
-//! let reordered = Reordered::default();
-//! let read = Mirror::deserialize(TagFirst::new(deserializer, "tag", PLACEHOLDER, &reordered))?;
-//! Ok(reordered.or(read))
+//! read_tag_first(deserializer, "tag", PLACEHOLDER, |d| Mirror::deserialize(d))
 //! ```
 //!
 //! `PLACEHOLDER` is a small valid object of the enum, tag first: what the
@@ -207,11 +205,31 @@ impl<'de, A: MapAccess<'de>> VariantAccess<'de> for Rest<A> {
     }
 }
 
+/// Reads `T` through its mirror's `read` (`|d| Mirror::deserialize(d)`)
+/// from an object tagged by `tag`, tag first (see the module docs).
+///
+/// # Errors
+/// What the mirror reports, or a missing tag.
+pub fn read_tag_first<'de, D, T>(
+    deserializer: D,
+    tag: &'static str,
+    placeholder: &'static str,
+    read: impl for<'r> FnOnce(TagFirst<'r, D, T>) -> Result<T, D::Error>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let reordered = Reordered::default();
+    let value = read(TagFirst::new(deserializer, tag, placeholder, &reordered))?;
+    Ok(reordered.or(value))
+}
+
 #[cfg(test)]
 mod tests {
     use serde::{Deserialize, Serialize};
 
-    use super::{Reordered, TagFirst};
+    use super::read_tag_first;
 
     #[derive(Debug, PartialEq, Serialize)]
     #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -245,9 +263,7 @@ mod tests {
 
     impl<'de> Deserialize<'de> for Shape {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let reordered = Reordered::default();
-            let read = ShapeDe::deserialize(TagFirst::new(deserializer, "kind", r#"{"kind":"dot"}"#, &reordered))?;
-            Ok(reordered.or(read))
+            read_tag_first(deserializer, "kind", r#"{"kind":"dot"}"#, |d| ShapeDe::deserialize(d))
         }
     }
 
@@ -319,10 +335,7 @@ mod tests {
 
     impl<'de> Deserialize<'de> for Strict {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let reordered = Reordered::default();
-            let read =
-                StrictDe::deserialize(TagFirst::new(deserializer, "op", r#"{"op":"get","key":""}"#, &reordered))?;
-            Ok(reordered.or(read))
+            read_tag_first(deserializer, "op", r#"{"op":"get","key":""}"#, |d| StrictDe::deserialize(d))
         }
     }
 

@@ -7,8 +7,8 @@
 //! fails the build when a variant or field is missing or misnamed.
 
 use agent_zero_contracts::{
-    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, Refusal, Reordered, ReviewLedger, RunCost,
-    TagFirst, TaskResult, TaskState, Usage,
+    AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, Refusal, ReviewLedger, RunCost, TaskResult,
+    TaskState, Usage, read_tag_first,
 };
 use serde::{Deserialize, Deserializer};
 
@@ -19,48 +19,29 @@ use crate::fact::{
 
 impl<'de> Deserialize<'de> for Fact {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = FactDe::deserialize(TagFirst::new(deserializer, "fact", r#"{"fact":"released"}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "fact", r#"{"fact":"released"}"#, |d| FactDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for ModelOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = ModelOutcomeDe::deserialize(TagFirst::new(
-            deserializer,
-            "outcome",
-            r#"{"outcome":"unavailable","reason":""}"#,
-            &reordered,
-        ))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "outcome", r#"{"outcome":"unavailable","reason":""}"#, |d| {
+            ModelOutcomeDe::deserialize(d)
+        })
     }
 }
 
 impl<'de> Deserialize<'de> for WriteOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = WriteOutcomeDe::deserialize(TagFirst::new(
-            deserializer,
-            "outcome",
-            r#"{"outcome":"allowed"}"#,
-            &reordered,
-        ))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "outcome", r#"{"outcome":"allowed"}"#, |d| WriteOutcomeDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for PublicationOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = PublicationOutcomeDe::deserialize(TagFirst::new(
-            deserializer,
-            "outcome",
-            r#"{"outcome":"failed","reason":""}"#,
-            &reordered,
-        ))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "outcome", r#"{"outcome":"failed","reason":""}"#, |d| {
+            PublicationOutcomeDe::deserialize(d)
+        })
     }
 }
 

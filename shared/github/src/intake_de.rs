@@ -4,7 +4,7 @@
 //! lists what its enum's `Deserialize` reads, with the same defaults; serde
 //! fails the build when a variant or field is missing or misnamed.
 
-use agent_zero_contracts::{IssueRef, PullRequestRef, Reordered, TagFirst};
+use agent_zero_contracts::{IssueRef, PullRequestRef, read_tag_first};
 use serde::{Deserialize, Deserializer};
 
 use crate::command::Command;
@@ -12,18 +12,14 @@ use crate::intake::{PolicyGate, Subject};
 
 impl<'de> Deserialize<'de> for Subject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
         let placeholder = r#"{"type":"issue","owner":"","repo":"","number":0,"title":{"text":"","untrusted":true}}"#;
-        let read = SubjectDe::deserialize(TagFirst::new(deserializer, "type", placeholder, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "type", placeholder, |d| SubjectDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for PolicyGate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = GateDe::deserialize(TagFirst::new(deserializer, "gate", r#"{"gate":"feedback"}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "gate", r#"{"gate":"feedback"}"#, |d| GateDe::deserialize(d))
     }
 }
 

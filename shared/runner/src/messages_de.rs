@@ -4,7 +4,7 @@
 //! lists what its enum's `Deserialize` reads; serde fails the build when a
 //! variant or field is missing or misnamed.
 
-use agent_zero_contracts::{Reordered, TagFirst};
+use agent_zero_contracts::read_tag_first;
 use serde::{Deserialize, Deserializer};
 
 use crate::coordinator::{Acquired, QuotaError};
@@ -13,25 +13,19 @@ use crate::request::{Lease, LeaseLimits};
 
 impl<'de> Deserialize<'de> for CoordinatorOp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = OpDe::deserialize(TagFirst::new(deserializer, "op", r#"{"op":"expired","now_ms":0}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "op", r#"{"op":"expired","now_ms":0}"#, |d| OpDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for CoordinatorReply {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = ReplyDe::deserialize(TagFirst::new(deserializer, "reply", r#"{"reply":"done"}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "reply", r#"{"reply":"done"}"#, |d| ReplyDe::deserialize(d))
     }
 }
 
 impl<'de> Deserialize<'de> for QuotaError {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let reordered = Reordered::default();
-        let read = QuotaDe::deserialize(TagFirst::new(deserializer, "code", r#"{"code":"empty-lease"}"#, &reordered))?;
-        Ok(reordered.or(read))
+        read_tag_first(deserializer, "code", r#"{"code":"empty-lease"}"#, |d| QuotaDe::deserialize(d))
     }
 }
 
