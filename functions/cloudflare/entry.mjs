@@ -16,20 +16,44 @@
 // - `POST /webhooks/github`: the body and its HMAC are awaited here, natively
 //   (`arrayBuffer`, `crypto.subtle.sign` with the key the wasm side imported),
 //   and the wasm side answers in one synchronous call
-//   (functions/cloudflare/src/intake.rs); what it does not take on goes to the
-//   async `fetch`, unchanged.
+//   (functions/cloudflare/src/intake.rs), given only the headers intake reads;
+//   the entry builds the `Response` from its status, headers and body. What
+//   it does not take on goes to the async `fetch`, unchanged.
 import Glue, { LeaseCoordinator, TaskStore } from "./glue.js";
 
 export { LeaseCoordinator, TaskStore };
 
 const rust = Glue.prototype;
 
-// `[key, limit]` once the async path has imported the webhook key: fixed for
-// the isolate's life, like the secret it comes from.
+// `[key, limit, headers]` once the async path has imported the webhook key:
+// fixed for the isolate's life, like the secret it comes from.
 let webhookKey;
 
 // As functions/cloudflare/src/body.rs describes a failed read.
 const describe = (error) => (typeof error === "string" ? error : error instanceof Error ? error.message : "");
+
+// Exactly `/webhooks/github`, without a query (the router's path for intake).
+const isWebhook = (url) => url.endsWith("/webhooks/github") && new URL(url).pathname === "/webhooks/github";
+
+// The request headers intake reads, as src/intake.rs takes them: each name
+// and value followed by a line feed (a header value holds none).
+function intakeHeaders(request, names) {
+  let fields = "";
+  for (const name of names) {
+    const value = request.headers.get(name);
+    if (value !== null) fields += `${name}\n${value}\n`;
+  }
+  return fields;
+}
+
+// `[status, headers, body]` from src/intake.rs, as the `Response` that
+// src/lib.rs's `from_http` builds.
+function respond([status, fields, body]) {
+  const headers = new Headers();
+  const parts = fields.split("\n");
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  return new Response(body ?? null, { status, headers });
+}
 
 async function webhook(request, env, ctx) {
   webhookKey ??= rust.webhookKey(env);
@@ -38,27 +62,28 @@ async function webhook(request, env, ctx) {
   if (webhookKey === undefined || !/^[0-9]{1,15}$/.test(declared ?? "") || Number(declared) > webhookKey[1]) {
     return rust.fetch.call({ env, ctx }, request);
   }
+  const [key, , names] = webhookKey;
   let body;
   try {
     body = await request.arrayBuffer();
   } catch (error) {
-    const refusal = rust.webhookAnswer(request, env, undefined, undefined, describe(error));
-    return refusal ?? rust.fetch.call({ env, ctx }, request);
+    const refusal = rust.webhookAnswer(env, intakeHeaders(request, names), undefined, undefined, describe(error));
+    return refusal === undefined ? rust.fetch.call({ env, ctx }, request) : respond(refusal);
   }
   let mac;
   try {
-    mac = new Uint8Array(await crypto.subtle.sign("HMAC", webhookKey[0], body));
+    mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
   } catch {
     // The async path verifies again (and falls back to the hmac crate).
     return rust.fetch.call({ env, ctx }, new Request(request, { body }));
   }
-  const answer = rust.webhookAnswer(request, env, new Uint8Array(body), mac, undefined);
-  return answer ?? rust.fetch.call({ env, ctx }, new Request(request, { body }));
+  const answer = rust.webhookAnswer(env, intakeHeaders(request, names), new Uint8Array(body), mac, undefined);
+  return answer === undefined ? rust.fetch.call({ env, ctx }, new Request(request, { body })) : respond(answer);
 }
 
 export default {
   fetch(request, env, ctx) {
-    if (request.method === "POST" && request.url.endsWith("/webhooks/github")) return webhook(request, env, ctx);
+    if (request.method === "POST" && isWebhook(request.url)) return webhook(request, env, ctx);
     return rust.fetch.call({ env, ctx }, request);
   },
   queue(batch, env, ctx) {

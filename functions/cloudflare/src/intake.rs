@@ -6,9 +6,19 @@
 //! externref slots, and every call across the boundary runs the glue's
 //! termination check: this path has none of the first and one of the second.
 //!
+//! The call carries what intake reads and no more: the request headers
+//! named by [`webhook::HEADERS`] as one string (the entry reads each with
+//! `headers.get`), rather than all of them converted; the body stays a JS
+//! `Uint8Array` until its MAC matched, so a wrong signature copies none of
+//! it into wasm memory; and the answer comes back as status, headers and
+//! body for the entry to build the `Response` from, rather than an init
+//! object built through JSON. A delivery answered through the async path
+//! is converted in full there.
+//!
 //! The answer is `agent_zero_app`'s own, in the async path's order
 //! (`body_limit`, `BoundedBody`, `webhook::signature`, the MAC compared in
-//! constant time here, `webhook::answer_verified`, `refuse`), so it is what
+//! constant time here, `webhook::mismatched` or `webhook::answer_verified`,
+//! `refuse`), so it is what
 //! [`crate::fetch`] answers. What this path does not take on is left to
 //! [`crate::fetch`]: [`webhook_key`] is `undefined` until the async path
 //! has imported the key (once per isolate), the entry sends a body of
@@ -21,44 +31,47 @@ use agent_zero_app::{ApiError, BoundedBody, ErrorCode, webhook};
 use worker::Env;
 use worker::js_sys::{Array, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
-use worker::web_sys;
 
 /// The route this path takes on (`agent_zero_app`'s router: exactly this).
 const WEBHOOK_PATH: &str = "/webhooks/github";
 
-/// `[key, limit]`: the webhook key as a `CryptoKey` (HMAC-SHA256, for
-/// `sign`) and the body limit in bytes, or `undefined` until the async path
-/// has imported the key. Both are fixed for the isolate's life (secrets and
-/// vars change only with a deployment), so the entry asks until it has them.
+/// `[key, limit, headers]`: the webhook key as a `CryptoKey` (HMAC-SHA256,
+/// for `sign`), the body limit in bytes and the names of the request
+/// headers intake reads ([`webhook::HEADERS`]), or `undefined` until the
+/// async path has imported the key. All are fixed for the isolate's life
+/// (secrets and vars change only with a deployment), so the entry asks
+/// until it has them.
 #[wasm_bindgen(js_name = webhookKey)]
 pub fn webhook_key(env: Env) -> Option<Array> {
     let limit = agent_zero_app::body_limit(&http::Method::POST, WEBHOOK_PATH, &crate::settings_of(&env)).ok()?;
     let key = crate::hmac::cached()?;
-    Some(Array::of2(&key, &JsValue::from_f64(limit as f64)))
+    let names: Array = webhook::HEADERS.iter().map(|name| JsValue::from_str(name)).collect();
+    Some(Array::of3(&key, &JsValue::from_f64(limit as f64), &names))
 }
 
 /// The answer to `POST /webhooks/github` whose body the entry read
 /// (`body`, or the read's failure in `unreadable`) and signed (`computed`:
-/// HMAC-SHA256 of the body under [`webhook_key`]'s key), or `undefined`
-/// when it needs storage or is not this route: send it to `fetch`.
+/// HMAC-SHA256 of the body under [`webhook_key`]'s key), as
+/// `[status, headers, body]` (`headers`: names and values, each followed
+/// by a line feed; `body`: bytes, or `undefined` for none), or `undefined`
+/// when it needs storage: send it to `fetch`. `headers` is the request's
+/// [`webhook::HEADERS`] that it has, in the same form. The body is copied
+/// into wasm memory only once its MAC matched.
 #[wasm_bindgen(js_name = webhookAnswer)]
 pub fn webhook_answer(
-    request: &web_sys::Request,
     env: Env,
+    headers: &str,
     body: Option<Uint8Array>,
     computed: Option<Uint8Array>,
     unreadable: Option<String>,
-) -> Option<web_sys::Response> {
+) -> Option<Array> {
     let settings = crate::settings_of(&env);
-    let head = crate::head_of(request).ok()?;
-    if head.method != http::Method::POST || head.uri.path() != WEBHOOK_PATH {
-        return None;
-    }
+    let head = head_of(headers)?;
     // As `body::read`: the route's limit, then the bytes against it.
     let read = agent_zero_app::body_limit(&head.method, head.uri.path(), &settings)
         .and_then(|limit| BoundedBody::start(limit, &head.headers))
-        .and_then(|mut bounded| match (body, unreadable) {
-            (Some(body), None) => bounded.push(body.to_vec()).map(|()| bounded.into_bytes()),
+        .and_then(|bounded| match (body, unreadable) {
+            (Some(body), None) => bounded.admit(body.length() as usize).map(|()| (bounded, body)),
             (_, why) => Err(ApiError::new(
                 ErrorCode::InvalidRequest,
                 format!("reading the request body: {}", why.unwrap_or_default()),
@@ -67,27 +80,67 @@ pub fn webhook_answer(
         });
     let response = match read {
         Err(error) => agent_zero_app::refuse(&settings, &head, error),
-        Ok(body) => {
-            let request = http::Request::from_parts(head, body);
-            match webhook::signature(&settings, &request) {
-                webhook::SignatureCheck::Refused(refusal) => refusal,
-                // The entry signed with the key imported from this secret
-                // (or this isolate's key changed: let the async path verify).
-                webhook::SignatureCheck::Verify(signature) if crate::hmac::cached_key(signature.key).is_none() => {
-                    return None;
-                }
-                webhook::SignatureCheck::Verify(signature) => {
-                    let matched = computed.is_some_and(|computed| same_mac(&computed.to_vec(), &signature.mac));
-                    webhook::answer_verified(&settings, &request, matched)?
+        Ok((mut bounded, body)) => match webhook::signature(&settings, &head.headers, body.length() as usize) {
+            webhook::SignatureCheck::Refused(refusal) => refusal,
+            // The entry signed with the key imported from this secret
+            // (or this isolate's key changed: let the async path verify).
+            webhook::SignatureCheck::Verify(signature) if crate::hmac::cached_key(signature.key).is_none() => {
+                return None;
+            }
+            webhook::SignatureCheck::Verify(signature) => {
+                let mut mac = [0u8; 32];
+                let matched = computed.is_some_and(|computed| {
+                    computed.length() as usize == mac.len() && {
+                        computed.copy_to(&mut mac);
+                        same_mac(&mac, &signature.mac)
+                    }
+                });
+                if !matched {
+                    webhook::mismatched()
+                } else {
+                    bounded.push(body.to_vec()).ok()?;
+                    let request = http::Request::from_parts(head, bounded.into_bytes());
+                    webhook::answer_verified(&settings, &request, true)?
                 }
             }
-        }
+        },
     };
-    crate::from_http(response).ok()
+    Some(answer_of(response))
+}
+
+/// `POST /webhooks/github` with `headers` (see [`webhook_answer`]), or
+/// `None` for a name intake does not read or a value `http` refuses (the
+/// async path converts the request itself).
+fn head_of(headers: &str) -> Option<http::request::Parts> {
+    let mut head = http::Request::post(WEBHOOK_PATH).body(()).ok()?.into_parts().0;
+    let mut fields = headers.split_terminator('\n');
+    while let Some(name) = fields.next() {
+        let name = webhook::HEADERS.iter().find(|known| **known == name)?;
+        let value = http::HeaderValue::from_str(fields.next()?).ok()?;
+        head.headers.append(http::HeaderName::from_static(name), value);
+    }
+    Some(head)
+}
+
+/// `[status, headers, body]` for the entry to build the `Response` from,
+/// as [`crate::from_http`] builds it (a header whose value is not visible
+/// ASCII is left out).
+fn answer_of(response: http::Response<Vec<u8>>) -> Array {
+    let (parts, body) = response.into_parts();
+    let mut headers = String::new();
+    for (name, value) in &parts.headers {
+        if let Ok(value) = value.to_str() {
+            for field in [name.as_str(), value] {
+                headers.push_str(field);
+                headers.push('\n');
+            }
+        }
+    }
+    let body = if body.is_empty() { JsValue::UNDEFINED } else { Uint8Array::from(body.as_slice()).into() };
+    Array::of3(&JsValue::from_f64(f64::from(parts.status.as_u16())), &JsValue::from_str(&headers), &body)
 }
 
 /// Whether `computed` is `expected`, in time that depends on neither.
-fn same_mac(computed: &[u8], expected: &[u8; 32]) -> bool {
-    computed.len() == expected.len()
-        && std::hint::black_box(computed.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b))) == 0
+fn same_mac(computed: &[u8; 32], expected: &[u8; 32]) -> bool {
+    std::hint::black_box(computed.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b))) == 0
 }

@@ -108,18 +108,26 @@ impl BoundedBody {
     /// the body passes the limit, without keeping the chunk. The host stops
     /// reading then.
     pub fn push(&mut self, chunk: Vec<u8>) -> Result<(), ApiError> {
-        if chunk.len() > self.limit - self.bytes.len() {
-            return Err(ApiError::new(
-                ErrorCode::PayloadTooLarge,
-                format!("the body is over this route's limit of {} bytes", self.limit),
-            )
-            .with_field("body"));
-        }
+        self.admit(chunk.len())?;
         if self.bytes.is_empty() {
             // Most bodies arrive in one chunk: keep it rather than copy it.
             self.bytes = chunk;
         } else {
             self.bytes.extend_from_slice(&chunk);
+        }
+        Ok(())
+    }
+
+    /// Whether a next chunk of `length` bytes fits: what [`Self::push`]
+    /// refuses, for a host that holds the bytes elsewhere until it needs
+    /// them.
+    pub fn admit(&self, length: usize) -> Result<(), ApiError> {
+        if length > self.limit - self.bytes.len() {
+            return Err(ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                format!("the body is over this route's limit of {} bytes", self.limit),
+            )
+            .with_field("body"));
         }
         Ok(())
     }

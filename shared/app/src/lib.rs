@@ -35,7 +35,7 @@ pub use audit_log::AuditEntry;
 /// Webhook intake's synchronous steps, for a host that checks the
 /// signature's MAC itself (`POST /webhooks/github`).
 pub mod webhook {
-    pub use crate::routes::webhooks::{Signature, SignatureCheck, answer_verified, signature};
+    pub use crate::routes::webhooks::{HEADERS, Signature, SignatureCheck, answer_verified, mismatched, signature};
 }
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;

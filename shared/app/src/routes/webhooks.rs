@@ -96,14 +96,28 @@ pub enum SignatureCheck<'s> {
     Refused(http::Response<Vec<u8>>),
 }
 
+/// The request headers intake's synchronous steps read ([`signature`],
+/// [`answer_verified`]), lower-case. A host may hand them only these: the
+/// answers are the same.
+pub const HEADERS: [&str; 6] =
+    ["content-length", "content-type", "x-github-delivery", "x-github-event", "x-hub-signature", "x-hub-signature-256"];
+
 /// Intake up to the signature check, for `POST /webhooks/github` (see
 /// [`crate::resolve`]): every setting intake needs (503), the size (413)
-/// and the signature header's form (401).
-pub fn signature<'s>(settings: &'s Settings, request: &http::Request<Vec<u8>>) -> SignatureCheck<'s> {
-    match signed(settings, request) {
+/// and the signature header's form (401). It needs the request's
+/// [`HEADERS`] and the body's length, not its bytes.
+pub fn signature<'s>(settings: &'s Settings, headers: &http::HeaderMap, body_length: usize) -> SignatureCheck<'s> {
+    match signed(settings, headers, body_length) {
         Ok(signature) => SignatureCheck::Verify(signature),
         Err(error) => SignatureCheck::Refused(error.into_response()),
     }
+}
+
+/// The answer to a delivery whose MAC does not match its signature: what
+/// [`answer_verified`] answers when not `matched`, without the body.
+#[must_use]
+pub fn mismatched() -> http::Response<Vec<u8>> {
+    rejected(SignatureError::Mismatch).into_response()
 }
 
 /// Intake after the signature check, for a host that checked the MAC
@@ -125,26 +139,29 @@ pub fn answer_verified(
     }
 }
 
-fn signed<'s>(settings: &'s Settings, request: &http::Request<Vec<u8>>) -> Result<Signature<'s>, ApiError> {
+fn signed<'s>(
+    settings: &'s Settings,
+    headers: &http::HeaderMap,
+    body_length: usize,
+) -> Result<Signature<'s>, ApiError> {
     // Every setting intake needs, before anything is read.
     let secret = settings.webhook_secret()?;
     let limit = settings.webhook_max_bytes()?;
     settings.run()?;
-    let declared = header(request, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
-    let body = request.body();
-    if declared.is_some_and(|n| n > limit) || body.len() > limit {
+    let named = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let declared = named("content-length").and_then(|v| v.trim().parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) || body_length > limit {
         return Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
             format!(
                 "webhook body is {} bytes; the limit is {limit} bytes",
-                declared.unwrap_or(body.len()).max(body.len())
+                declared.unwrap_or(body_length).max(body_length)
             ),
         )
         .with_field("body"));
     }
     let key = secret.expose().as_bytes();
-    let mac = sig::expected(key, header(request, "x-hub-signature-256"), header(request, "x-hub-signature"))
-        .map_err(rejected)?;
+    let mac = sig::expected(key, named("x-hub-signature-256"), named("x-hub-signature")).map_err(rejected)?;
     Ok(Signature { key, mac })
 }
 
@@ -217,7 +234,7 @@ async fn intake<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let settings = context.settings;
-    let signature = signed(settings, request)?;
+    let signature = signed(settings, request.headers(), request.body().len())?;
     let matched = context.host.hmac_sha256_matches(signature.key, request.body(), &signature.mac).await;
     let Acted { delivery, intake } = match verified(settings, request, matched)? {
         Verified::Answered(status, answer) => return Ok(accepted(status, answer)),
@@ -378,6 +395,10 @@ mod tests {
             .header("x-github-event", event)
             .header("x-github-delivery", id)
             .header("x-hub-signature-256", signature.unwrap_or(&signed))
+            // Read by no step: a host that leaves them out answers alike.
+            .header("user-agent", "GitHub-Hookshot/044aadd")
+            .header("origin", "https://github.com")
+            .header("x-github-hook-id", "292430182")
             .body(body.to_vec())
             .unwrap()
     }
@@ -388,14 +409,25 @@ mod tests {
         Settings::from_pairs(pairs)
     }
 
-    /// The synchronous steps a host drives itself, with the MAC checked by
-    /// its own primitive (here the `hmac` crate).
+    /// The synchronous steps a host drives itself, as the worker does: only
+    /// [`HEADERS`] and the body's length until the MAC (checked here by the
+    /// `hmac` crate) matched, then the body.
     fn answered_sync(settings: &Settings, request: &http::Request<Vec<u8>>) -> Option<http::Response<Vec<u8>>> {
-        match signature(settings, request) {
+        let mut headers = http::HeaderMap::new();
+        for name in HEADERS {
+            for value in request.headers().get_all(name) {
+                headers.append(name, value.clone());
+            }
+        }
+        match signature(settings, &headers, request.body().len()) {
             SignatureCheck::Refused(refusal) => Some(refusal),
             SignatureCheck::Verify(signature) => {
-                let matched = agent_zero_github::signature::matches(signature.key, request.body(), &signature.mac);
-                answer_verified(settings, request, matched)
+                if !agent_zero_github::signature::matches(signature.key, request.body(), &signature.mac) {
+                    return Some(mismatched());
+                }
+                let mut trimmed = http::Request::new(request.body().clone());
+                *trimmed.headers_mut() = headers;
+                answer_verified(settings, &trimmed, true)
             }
         }
     }
@@ -432,9 +464,10 @@ mod tests {
         assert_eq!(host.kv.operations(), 0, "no storage operation: {:?}", host.kv.snapshot().keys());
     }
 
-    /// What a host answers through the synchronous steps is, byte for byte,
-    /// what the async handler answers, for every refusal and every answer
-    /// without storage; a delivery that is acted on is left to the handler.
+    /// What a host answers through the synchronous steps, handing them only
+    /// [`HEADERS`], is byte for byte what the async handler answers with all
+    /// of them, for every refusal and every answer without storage; a
+    /// delivery that is acted on is left to the handler.
     #[test]
     fn the_synchronous_steps_answer_as_the_handler_does() {
         let host = crate::test_host::TestHost::new();
@@ -459,6 +492,10 @@ mod tests {
         let mut unnamed = delivery("ping", "s-9", &ping, None);
         unnamed.headers_mut().remove("x-github-event");
         cases.push(("no event header", unnamed));
+        let mut legacy = delivery("ping", "s-12", &ping, None);
+        legacy.headers_mut().remove("x-hub-signature-256");
+        legacy.headers_mut().insert("x-hub-signature", http::HeaderValue::from_static("sha1=0123"));
+        cases.push(("legacy signature header only", legacy));
         for (what, request) in cases {
             let sync = answered_sync(&settings, &request).unwrap_or_else(|| panic!("{what}: answered without storage"));
             assert_eq!(parts(&sync), parts(&host.send(&settings, request)), "{what}");
