@@ -25,8 +25,9 @@ export { LeaseCoordinator, TaskStore };
 
 const rust = Glue.prototype;
 
-// `[key, limit, headers]` once the async path has imported the webhook key:
-// fixed for the isolate's life, like the secret it comes from.
+// `[key, limit, headers, mismatch]` once the async path has imported the
+// webhook key: fixed for the isolate's life, like the secret it comes from
+// (`mismatch`: the answer to a MAC that does not match, which has no inputs).
 let webhookKey;
 
 // As functions/cloudflare/src/body.rs describes a failed read.
@@ -62,7 +63,7 @@ async function webhook(request, env, ctx) {
   if (webhookKey === undefined || !/^[0-9]{1,15}$/.test(declared ?? "") || Number(declared) > webhookKey[1]) {
     return rust.fetch.call({ env, ctx }, request);
   }
-  const [key, , names] = webhookKey;
+  const [key, , names, mismatch] = webhookKey;
   let body;
   try {
     body = await request.arrayBuffer();
@@ -78,7 +79,8 @@ async function webhook(request, env, ctx) {
     return rust.fetch.call({ env, ctx }, new Request(request, { body }));
   }
   const answer = rust.webhookAnswer(env, intakeHeaders(request, names), new Uint8Array(body), mac, undefined);
-  return answer === undefined ? rust.fetch.call({ env, ctx }, new Request(request, { body })) : respond(answer);
+  if (answer === undefined) return rust.fetch.call({ env, ctx }, new Request(request, { body }));
+  return respond(answer ?? mismatch);
 }
 
 export default {

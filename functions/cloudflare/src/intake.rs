@@ -35,10 +35,12 @@ use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 /// The route this path takes on (`agent_zero_app`'s router: exactly this).
 const WEBHOOK_PATH: &str = "/webhooks/github";
 
-/// `[key, limit, headers]`: the webhook key as a `CryptoKey` (HMAC-SHA256,
-/// for `sign`), the body limit in bytes and the names of the request
-/// headers intake reads ([`webhook::HEADERS`]), or `undefined` until the
-/// async path has imported the key. All are fixed for the isolate's life
+/// `[key, limit, headers, mismatch]`: the webhook key as a `CryptoKey`
+/// (HMAC-SHA256, for `sign`), the body limit in bytes, the names of the
+/// request headers intake reads ([`webhook::HEADERS`]) and the answer to a
+/// MAC that does not match ([`webhook::mismatched`], which has no inputs),
+/// as [`webhook_answer`] gives answers; or `undefined` until the async
+/// path has imported the key. All are fixed for the isolate's life
 /// (secrets and vars change only with a deployment), so the entry asks
 /// until it has them.
 #[wasm_bindgen(js_name = webhookKey)]
@@ -46,12 +48,14 @@ pub fn webhook_key(env: Env) -> Option<Array> {
     let limit = agent_zero_app::body_limit(&http::Method::POST, WEBHOOK_PATH, &crate::settings_of(&env)).ok()?;
     let key = crate::hmac::cached()?;
     let names: Array = webhook::HEADERS.iter().map(|name| JsValue::from_str(name)).collect();
-    Some(Array::of3(&key, &JsValue::from_f64(limit as f64), &names))
+    let answers = Array::of4(&key, &JsValue::from_f64(limit as f64), &names, &answer_of(webhook::mismatched()));
+    Some(answers)
 }
 
 /// The answer to `POST /webhooks/github` whose body the entry read
 /// (`body`, or the read's failure in `unreadable`) and signed (`computed`:
-/// HMAC-SHA256 of the body under [`webhook_key`]'s key), as
+/// HMAC-SHA256 of the body under [`webhook_key`]'s key): `null` when the
+/// MAC does not match (answer [`webhook_key`]'s `mismatch`), otherwise
 /// `[status, headers, body]` (`headers`: names and values, each followed
 /// by a line feed; `body`: bytes, or `undefined` for none), or `undefined`
 /// when it needs storage: send it to `fetch`. `headers` is the request's
@@ -64,7 +68,7 @@ pub fn webhook_answer(
     body: Option<Uint8Array>,
     computed: Option<Uint8Array>,
     unreadable: Option<String>,
-) -> Option<Array> {
+) -> Option<JsValue> {
     let settings = crate::settings_of(&env);
     let head = head_of(headers)?;
     // As `body::read`: the route's limit, then the bytes against it.
@@ -96,16 +100,16 @@ pub fn webhook_answer(
                     }
                 });
                 if !matched {
-                    webhook::mismatched()
-                } else {
-                    bounded.push(body.to_vec()).ok()?;
-                    let request = http::Request::from_parts(head, bounded.into_bytes());
-                    webhook::answer_verified(&settings, &request, true)?
+                    // The entry answers `webhook::mismatched()`, asked once.
+                    return Some(JsValue::NULL);
                 }
+                bounded.push(body.to_vec()).ok()?;
+                let request = http::Request::from_parts(head, bounded.into_bytes());
+                webhook::answer_verified(&settings, &request, true)?
             }
         },
     };
-    Some(answer_of(response))
+    Some(answer_of(response).into())
 }
 
 /// `POST /webhooks/github` with `headers` (see [`webhook_answer`]), or
