@@ -47,14 +47,28 @@ function intakeHeaders(request, names) {
   return fields;
 }
 
-// `[status, headers, body]` from src/intake.rs, as the `Response` that
-// src/lib.rs's `from_http` builds.
-function respond([status, fields, body]) {
-  const headers = new Headers();
+// `[status, headers, body]` from src/intake.rs as the arguments of the
+// `Response` that src/lib.rs's `from_http` builds. Headers as a plain object
+// (an array of pairs when a name repeats, as `append` would add them) and a
+// text body are what workerd builds a `Response` from fastest (measured).
+function prepare([status, fields, body]) {
   const parts = fields.split("\n");
-  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
-  return new Response(body ?? null, { status, headers });
+  let headers = {};
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    if (parts[i] === "__proto__" || Object.hasOwn(headers, parts[i])) {
+      headers = [];
+      for (let j = 0; j + 1 < parts.length; j += 2) headers.push([parts[j], parts[j + 1]]);
+      break;
+    }
+    headers[parts[i]] = parts[i + 1];
+  }
+  return [body ?? null, { status, headers }];
 }
+
+const respond = ([body, init]) => new Response(body, init);
+
+// The answer to a wrong MAC, prepared once from `webhookKey`'s `mismatch`.
+let mismatch;
 
 async function webhook(request, env, ctx) {
   webhookKey ??= rust.webhookKey(env);
@@ -63,13 +77,14 @@ async function webhook(request, env, ctx) {
   if (webhookKey === undefined || !/^[0-9]{1,15}$/.test(declared ?? "") || Number(declared) > webhookKey[1]) {
     return rust.fetch.call({ env, ctx }, request);
   }
-  const [key, , names, mismatch] = webhookKey;
+  const [key, , names] = webhookKey;
+  mismatch ??= prepare(webhookKey[3]);
   let body;
   try {
     body = await request.arrayBuffer();
   } catch (error) {
     const refusal = rust.webhookAnswer(env, intakeHeaders(request, names), undefined, undefined, describe(error));
-    return refusal === undefined ? rust.fetch.call({ env, ctx }, request) : respond(refusal);
+    return refusal === undefined ? rust.fetch.call({ env, ctx }, request) : respond(prepare(refusal));
   }
   let mac;
   try {
@@ -80,7 +95,7 @@ async function webhook(request, env, ctx) {
   }
   const answer = rust.webhookAnswer(env, intakeHeaders(request, names), new Uint8Array(body), mac, undefined);
   if (answer === undefined) return rust.fetch.call({ env, ctx }, new Request(request, { body }));
-  return respond(answer ?? mismatch);
+  return respond(answer === null ? mismatch : prepare(answer));
 }
 
 export default {
