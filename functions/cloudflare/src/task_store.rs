@@ -339,8 +339,16 @@ impl TaskStores {
     }
 }
 
+/// Names the reply's kind only: a reply may carry a stored value.
 fn unexpected(binding: &str, reply: &Reply) -> KvError {
-    KvError::Backend(format!("durable object `{binding}` answered out of protocol: {reply:?}"))
+    let kind = match reply {
+        Reply::Value { .. } => "value",
+        Reply::Done => "done",
+        Reply::Page { .. } => "page",
+        Reply::Written { .. } => "written",
+        Reply::Failed { .. } => "failed",
+    };
+    KvError::Backend(format!("durable object `{binding}` answered out of protocol: a `{kind}` reply"))
 }
 
 impl KeyValue for TaskStores {

@@ -284,18 +284,34 @@ impl<'a, H: Host> Host for Metered<'a, H> {
 /// yet in its log (spent after a commit, or by a tick that committed
 /// nothing), which the next tick's [`agent_zero_engine::Fact::Metered`]
 /// carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CostRecord {
     #[serde(flatten)]
     pub(crate) total: RunCost,
-    #[serde(default)]
     pub(crate) unlogged: RunCost,
+}
+
+impl CostRecord {
+    /// Reads a stored record in two passes, the total (a [`RunCost`]
+    /// ignores the `unlogged` key) and then `unlogged`: serde's reader of a
+    /// flattened field would buffer the object and read it a second time
+    /// with a second copy of every field's deserializer.
+    fn from_slice(bytes: &[u8]) -> Option<Self> {
+        #[derive(Deserialize)]
+        struct Unlogged {
+            #[serde(default)]
+            unlogged: RunCost,
+        }
+        let total = serde_json::from_slice::<RunCost>(bytes).ok()?;
+        let Unlogged { unlogged } = serde_json::from_slice(bytes).ok()?;
+        Some(Self { total, unlogged })
+    }
 }
 
 /// The task's cost record, empty before its first metered tick.
 pub(crate) async fn record_of<K: KeyValue>(kv: &K, task_id: &str) -> Result<CostRecord, KvError> {
-    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default())
+    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| CostRecord::from_slice(&b)).unwrap_or_default())
 }
 
 /// Adds one tick's `spent` to the task's record `before` (read before the
@@ -326,7 +342,7 @@ pub(crate) async fn record<K: KeyValue>(
 
 /// A task's cost so far, if any tick ran.
 pub(crate) async fn read<K: KeyValue>(kv: &K, task_id: &str) -> Result<Option<RunCost>, KvError> {
-    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| serde_json::from_slice::<CostRecord>(&b).ok()).map(|r| r.total))
+    Ok(kv.get(&cost_key(task_id)).await?.and_then(|b| CostRecord::from_slice(&b)).map(|r| r.total))
 }
 
 /// The cost as the API gives it: the counts and every storage operation
@@ -343,6 +359,23 @@ pub(crate) fn cost_json(cost: &RunCost) -> serde_json::Value {
 mod tests {
     use super::*;
     use agent_zero_ports::{MemoryKv, block_on};
+
+    /// Records as the derived, flattened reader read them: the total's
+    /// fields at the top, `unlogged` beside them or absent.
+    #[test]
+    fn stored_records_read_back_as_written() {
+        let record = CostRecord {
+            total: RunCost { ticks: 3, kv_reads: 7, model_cost_usd: Some(0.25), ..RunCost::default() },
+            unlogged: RunCost { kv_writes: 2, ..RunCost::default() },
+        };
+        let bytes = serde_json::to_vec(&record).unwrap();
+        assert_eq!(CostRecord::from_slice(&bytes), Some(record));
+        let written = br#"{"ticks":1,"kvReads":2,"kvWrites":0,"kvLists":0,"kvDeletes":0,"kvAtomic":0,"leaseOps":0,"subrequests":0,"githubRequests":0,"modelRequests":0,"sandboxRequests":0,"sandboxMs":0}"#;
+        let read = CostRecord::from_slice(written).unwrap();
+        assert_eq!((read.total.ticks, read.total.kv_reads, read.unlogged), (1, 2, RunCost::default()));
+        assert_eq!(CostRecord::from_slice(br#"{"ticks":1}"#), None, "a total lacking its counts is not a record");
+        assert_eq!(CostRecord::from_slice(&bytes[..bytes.len() - 1]), None);
+    }
 
     #[test]
     fn counts_each_operation_and_adds_up_per_task() {

@@ -61,8 +61,9 @@ pub struct TaskSummary {
     pub created_at: String,
     /// RFC 3339 UTC: when the summary last changed.
     pub updated_at: String,
-    /// Milliseconds since the epoch (orders the index keys).
-    #[serde(skip)]
+    /// Milliseconds since the epoch (orders the index keys). Never on the
+    /// wire; read from the stored form, which [`Stored`] writes.
+    #[serde(skip_serializing)]
     created_ms: u64,
 }
 
@@ -214,7 +215,9 @@ fn state_keys(s: &TaskSummary, state: TaskState) -> [String; 2] {
 }
 
 /// Stored form: the summary plus its creation time (not on the wire).
-#[derive(Serialize, Deserialize)]
+/// Read back as a [`TaskSummary`], which reads `createdMs`: a flattened
+/// field's reader buffers the whole object and reads it a second time.
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Stored {
     #[serde(flatten)]
@@ -224,7 +227,7 @@ struct Stored {
 
 pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
     let Some(bytes) = kv.get(&summary_key(id)).await? else { return Ok(None) };
-    Ok(serde_json::from_slice::<Stored>(&bytes).ok().map(|s| TaskSummary { created_ms: s.created_ms, ..s.summary }))
+    Ok(serde_json::from_slice::<TaskSummary>(&bytes).ok())
 }
 
 async fn write_summary<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {

@@ -109,3 +109,24 @@ fn keys_fit_the_smallest_backend_limit() {
     // Newer sorts first.
     assert!(when(START_MS + 1) < when(START_MS));
 }
+
+/// A summary as the older code stored it (its flattened `Stored`) reads
+/// back with its creation time; the wire form, without it, is not a
+/// stored summary.
+#[test]
+fn stored_summaries_written_before_read_back() {
+    let kv = MemoryKv::new();
+    let stored = br#"{"id":"t9","repository":"acme/widgets","state":"queued","trigger":"feedback","mode":"observe","source":"api:test","verified":false,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:05Z","createdMs":1767225600000}"#;
+    block_on(async {
+        kv.put(&summary_key("t9"), stored).await.unwrap();
+        let summary = read_summary(&kv, "t9").await.unwrap().unwrap();
+        assert_eq!((summary.id.as_str(), summary.created_ms), ("t9", 1_767_225_600_000));
+        assert_eq!(summary.source.as_deref(), Some("api:test"));
+        let wire = serde_json::to_value(&summary).unwrap();
+        assert!(wire.get("createdMs").is_none(), "{wire}");
+        kv.put(&summary_key("t9"), wire.to_string().as_bytes()).await.unwrap();
+        assert_eq!(read_summary(&kv, "t9").await.unwrap(), None);
+        write_summary(&kv, &summary).await.unwrap();
+        assert_eq!(kv.get(&summary_key("t9")).await.unwrap().as_deref(), Some(&stored[..]));
+    });
+}

@@ -23,7 +23,7 @@ pub struct ModelFinding {
 }
 
 /// A model finding after the engine validated it against the repository.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub id: String,
@@ -33,6 +33,47 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Every reason the finding was not accepted; empty when accepted.
     pub rejection_reasons: Vec<String>,
+}
+
+/// Read through [`FindingDe`], the claim's fields beside the others: serde's
+/// reader of a flattened field buffers the object and reads the claim a
+/// second time, with a second copy of each of its fields' deserializers.
+impl<'de> Deserialize<'de> for Finding {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let FindingDe {
+            id,
+            title,
+            explanation,
+            severity,
+            confidence,
+            valid,
+            evidence,
+            files,
+            change_risk,
+            verdict,
+            rejection_reasons,
+        } = FindingDe::deserialize(deserializer)?;
+        let claim = ModelFinding { title, explanation, severity, confidence, valid, evidence, files, change_risk };
+        Ok(Self { id, claim, verdict, rejection_reasons })
+    }
+}
+
+/// A [`Finding`] as it is written: [`ModelFinding`]'s fields, flattened.
+/// Unknown fields are ignored, as the flattened reader ignored them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FindingDe {
+    id: String,
+    title: String,
+    explanation: String,
+    severity: Severity,
+    confidence: f64,
+    valid: bool,
+    evidence: Vec<String>,
+    files: Vec<String>,
+    change_risk: ChangeRisk,
+    verdict: Verdict,
+    rejection_reasons: Vec<String>,
 }
 
 /// A full-content file replacement proposed by a model.
@@ -136,7 +177,16 @@ mod tests {
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["changeRisk"], "mechanical");
         assert_eq!(v["rejectionReasons"], serde_json::json!([]));
-        assert_eq!(serde_json::from_value::<Finding>(v).unwrap(), f);
+        assert_eq!(serde_json::from_value::<Finding>(v.clone()).unwrap(), f);
+        assert_eq!(serde_json::from_slice::<Finding>(&serde_json::to_vec(&f).unwrap()).unwrap(), f);
+        // As the flattened reader did: an unknown field is ignored, a missing one named.
+        let mut extra = v.clone();
+        extra["note"] = "n".into();
+        assert_eq!(serde_json::from_str::<Finding>(&extra.to_string()).unwrap(), f);
+        let mut missing = v;
+        missing.as_object_mut().unwrap().remove("severity");
+        let error = serde_json::from_str::<Finding>(&missing.to_string()).unwrap_err().to_string();
+        assert!(error.starts_with("missing field `severity`"), "{error}");
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! the raw YAML or a "missing" marker: a commit never changes, so the entry
 //! never goes stale and is written once. Parsing is the agent crate's job.
 
+use agent_zero_contracts::read_tag_first;
 use agent_zero_ports::{HttpClient, KeyValue, KvError, check_key};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
 
 use crate::client::{GitHubClient, GitHubError};
@@ -60,9 +61,24 @@ pub struct PolicySource {
 }
 
 /// One cache entry: the file's text, or that there was none.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "file", rename_all = "kebab-case")]
 enum CacheEntry {
+    Present { text: String },
+    Missing,
+}
+
+/// Read tag first, unbuffered ([`agent_zero_contracts::TagFirst`] says why).
+impl<'de> Deserialize<'de> for CacheEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        read_tag_first(deserializer, "file", r#"{"file":"missing"}"#, |d| CacheEntryDe::deserialize(d))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "CacheEntry", rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum CacheEntryDe {
     Present { text: String },
     Missing,
 }
@@ -126,4 +142,22 @@ pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
         }
     };
     Ok(PolicySource { default_branch, commit_sha, text, cache })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CacheEntry;
+
+    /// Entries written by the derived reader's era, and in sorted key order.
+    #[test]
+    fn cache_entries_read_in_either_key_order() {
+        let read = |json: &str| serde_json::from_str::<CacheEntry>(json).map_err(|e| e.to_string());
+        let present = CacheEntry::Present { text: "mode: fix\n".into() };
+        assert_eq!(serde_json::to_string(&present).unwrap(), r#"{"file":"present","text":"mode: fix\n"}"#);
+        assert_eq!(read(r#"{"file":"present","text":"mode: fix\n"}"#), Ok(present));
+        assert_eq!(read(r#"{"text":"t","file":"present"}"#), Ok(CacheEntry::Present { text: "t".into() }));
+        assert_eq!(read(r#"{"file":"missing"}"#), Ok(CacheEntry::Missing));
+        assert!(read(r#"{"file":"present"}"#).unwrap_err().starts_with("missing field `text`"));
+        assert!(read(r#"{"file":"gone"}"#).unwrap_err().starts_with("unknown variant `gone`"));
+    }
 }

@@ -221,8 +221,18 @@ impl<T: CoordinatorTransport> RemoteCoordinator<T> {
     }
 }
 
+/// Names the reply's kind only: a reply's records are no error message.
 fn unexpected(reply: &CoordinatorReply) -> CoordinatorError {
-    CoordinatorError::Unavailable(format!("unexpected coordinator reply: {reply:?}"))
+    let kind = match reply {
+        CoordinatorReply::Acquired { .. } => "acquired",
+        CoordinatorReply::Refused { .. } => "refused",
+        CoordinatorReply::Done => "done",
+        CoordinatorReply::Lease { .. } => "lease",
+        CoordinatorReply::Leases { .. } => "leases",
+        CoordinatorReply::UnknownLease { .. } => "unknown-lease",
+        CoordinatorReply::Unavailable { .. } => "unavailable",
+    };
+    CoordinatorError::Unavailable(format!("unexpected coordinator reply `{kind}`"))
 }
 
 impl<T: CoordinatorTransport> Coordinator for RemoteCoordinator<T> {

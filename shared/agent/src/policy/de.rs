@@ -150,46 +150,72 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
 }
 
 /// A plain scalar by the core schema: null, boolean, integer, float, else
-/// the string itself.
+/// the string itself. The one part of [`NodeDeserializer`] generic over the
+/// visitor is this dispatch; [`Plain::of`] reads the text once for all.
 fn visit_plain<'de, V: Visitor<'de>>(text: &str, visitor: V) -> Result<V::Value, Error> {
-    if is_null(text) {
-        return visitor.visit_unit();
+    match Plain::of(text) {
+        Plain::Null => visitor.visit_unit(),
+        Plain::Bool(value) => visitor.visit_bool(value),
+        Plain::Unsigned(value) => visitor.visit_u64(value),
+        Plain::Negative(value) => visitor.visit_i64(value),
+        Plain::Float(value) => visitor.visit_f64(value),
+        Plain::Text => visitor.visit_str(text),
     }
-    match text {
-        "true" | "True" | "TRUE" => return visitor.visit_bool(true),
-        "false" | "False" | "FALSE" => return visitor.visit_bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return visitor.visit_f64(f64::INFINITY),
-        "-.inf" | "-.Inf" | "-.INF" => return visitor.visit_f64(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return visitor.visit_f64(f64::NAN),
-        _ => {}
+}
+
+/// What a plain scalar's text is under the core schema.
+enum Plain {
+    Null,
+    Bool(bool),
+    Unsigned(u64),
+    Negative(i64),
+    Float(f64),
+    Text,
+}
+
+impl Plain {
+    /// Not inlined: one copy, not one per visitor.
+    #[inline(never)]
+    fn of(text: &str) -> Self {
+        if is_null(text) {
+            return Self::Null;
+        }
+        match text {
+            "true" | "True" | "TRUE" => return Self::Bool(true),
+            "false" | "False" | "FALSE" => return Self::Bool(false),
+            ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Self::Float(f64::INFINITY),
+            "-.inf" | "-.Inf" | "-.INF" => return Self::Float(f64::NEG_INFINITY),
+            ".nan" | ".NaN" | ".NAN" => return Self::Float(f64::NAN),
+            _ => {}
+        }
+        let (negative, digits) = match text.as_bytes().first() {
+            Some(b'-') => (true, &text[1..]),
+            Some(b'+') => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let radix = match digits.get(..2) {
+            Some("0x") => Some(16),
+            Some("0o") => Some(8),
+            _ => None,
+        };
+        let integer = match radix {
+            Some(radix) if !text.starts_with(['-', '+']) => u64::from_str_radix(&digits[2..], radix).ok(),
+            Some(_) => None,
+            None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => digits.parse::<u64>().ok(),
+            None => None,
+        };
+        match integer {
+            Some(value) if !negative => return Self::Unsigned(value),
+            Some(value) if value <= i64::MAX as u64 + 1 => return Self::Negative((value as i64).wrapping_neg()),
+            _ => {}
+        }
+        if is_float(digits)
+            && let Ok(value) = text.parse::<f64>()
+        {
+            return Self::Float(value);
+        }
+        Self::Text
     }
-    let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let radix = match digits.get(..2) {
-        Some("0x") => Some(16),
-        Some("0o") => Some(8),
-        _ => None,
-    };
-    let integer = match radix {
-        Some(radix) if !text.starts_with(['-', '+']) => u64::from_str_radix(&digits[2..], radix).ok(),
-        Some(_) => None,
-        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => digits.parse::<u64>().ok(),
-        None => None,
-    };
-    match integer {
-        Some(value) if !negative => return visitor.visit_u64(value),
-        Some(value) if value <= i64::MAX as u64 + 1 => return visitor.visit_i64((value as i64).wrapping_neg()),
-        _ => {}
-    }
-    if is_float(digits)
-        && let Ok(value) = text.parse::<f64>()
-    {
-        return visitor.visit_f64(value);
-    }
-    visitor.visit_str(text)
 }
 
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the core schema's

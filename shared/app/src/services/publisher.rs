@@ -197,14 +197,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             // retry); the comment waits for the login.
             return Err(format!("validation comment or review not published: {error}"));
         }
-        let steps: Vec<String> = report
-            .steps
-            .iter()
-            .map(|s| match &s.outcome {
-                StepOutcome::Failed { reason } => format!("{:?}: failed ({reason})", s.step),
-                other => format!("{:?}: {other:?}", s.step),
-            })
-            .collect();
+        let steps: Vec<String> = report.steps.iter().map(ToString::to_string).collect();
         let pull_request = match (&report.pull_request, report.no_pull_request_reason()) {
             (Some(pr), _) => format!("pull request {}", pr.url),
             (None, Some(reason)) => format!("no pull request: {reason}"),

@@ -93,10 +93,10 @@ fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> Writ
         WriteDecision::Refused(refusal) => return WriteOutcome::Refused { refusal },
         other => {
             return WriteOutcome::Refused {
-                refusal: other
-                    .reason()
-                    .cloned()
-                    .unwrap_or_else(|| Refusal { code: "unknown".into(), message: format!("{other:?}") }),
+                refusal: other.reason().cloned().unwrap_or_else(|| Refusal {
+                    code: "unknown".into(),
+                    message: "a write decision this engine does not know".into(),
+                }),
             };
         }
     }

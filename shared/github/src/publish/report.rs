@@ -1,6 +1,8 @@
 //! What a publication did, step by step: the record the engine keeps so a
 //! reader sees why a pull request exists or does not.
 
+use std::fmt;
+
 use serde::Serialize;
 
 /// One thing the adapter publishes.
@@ -81,6 +83,25 @@ impl StepOutcome {
     }
 }
 
+/// `check-run: created (https://…)`, `review: skipped (reason)`: what the
+/// publication's summary says of one step.
+impl fmt::Display for StepReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = match &self.outcome {
+            StepOutcome::Created { .. } => "created",
+            StepOutcome::Updated { .. } => "updated",
+            StepOutcome::Reused { .. } => "reused",
+            StepOutcome::Skipped { .. } => "skipped",
+            StepOutcome::Failed { .. } => "failed",
+        };
+        write!(f, "{}: {status}", self.step.as_str())?;
+        match self.outcome.url().or(self.outcome.reason()) {
+            Some(detail) => write!(f, " ({detail})"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A step and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepReport {
@@ -138,5 +159,23 @@ impl PublishReport {
 
     pub(crate) fn push(&mut self, step: PublishStep, outcome: StepOutcome) {
         self.steps.push(StepReport { step, outcome });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PublishStep, StepOutcome, StepReport};
+
+    #[test]
+    fn a_step_reads_as_its_name_status_and_url_or_reason() {
+        let line = |step, outcome| StepReport { step, outcome }.to_string();
+        let url = Some("https://github.com/o/r/pull/1".to_owned());
+        assert_eq!(
+            line(PublishStep::PullRequest, StepOutcome::Created { url }),
+            "pull-request: created (https://github.com/o/r/pull/1)"
+        );
+        assert_eq!(line(PublishStep::CheckRun, StepOutcome::Reused { url: None }), "check-run: reused");
+        assert_eq!(line(PublishStep::Review, StepOutcome::skipped("no findings")), "review: skipped (no findings)");
+        assert_eq!(line(PublishStep::Branch, StepOutcome::failed("422")), "branch: failed (422)");
     }
 }

@@ -155,31 +155,21 @@ pub(crate) fn error_message(response: &http::Response<Vec<u8>>) -> String {
     struct Body {
         #[serde(default)]
         message: Option<String>,
+        /// GitHub sends details as objects (`{"message": ...}`) and, for
+        /// review comments, as plain strings (`"Line could not be
+        /// resolved"`). Read as JSON values, not an untagged enum, whose
+        /// reader buffers each detail and reads it once per variant.
         #[serde(default)]
-        errors: Vec<Detail>,
-    }
-    /// GitHub sends details as objects (`{"message": ...}`) and, for
-    /// review comments, as plain strings (`"Line could not be resolved"`).
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Detail {
-        Text(String),
-        Object {
-            #[serde(default)]
-            message: Option<String>,
-        },
+        errors: Vec<serde_json::Value>,
     }
     let Ok(body) = serde_json::from_slice::<Body>(response.body()) else {
         return String::new();
     };
     let mut text = body.message.unwrap_or_default();
-    let details = body.errors.into_iter().filter_map(|d| match d {
-        Detail::Text(text) => Some(text),
-        Detail::Object { message } => message,
-    });
+    let details = body.errors.iter().filter_map(|d| d.as_str().or_else(|| d.get("message")?.as_str()));
     for detail in details {
         text.push_str(": ");
-        text.push_str(&detail);
+        text.push_str(detail);
     }
     capped(&text)
 }
@@ -336,5 +326,8 @@ mod tests {
         // A review comment outside the diff (GitHub's answer to a bad line).
         let line = r#"{"message":"Unprocessable Entity","errors":["Line could not be resolved"],"documentation_url":"https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request","status":"422"}"#;
         assert_eq!(error_message(&response(422, &[], line)), "Unprocessable Entity: Line could not be resolved");
+        // A detail with no text of its own adds nothing.
+        let bare = r#"{"message":"Validation Failed","errors":[{"code":"missing"},{"message":null},3,"x"]}"#;
+        assert_eq!(error_message(&response(422, &[], bare)), "Validation Failed: x");
     }
 }
