@@ -423,7 +423,7 @@ fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
     assert!(answer.starts_with(&format!("<!-- agent-zero:answer review-comment={comment_id} -->")), "{answer}");
     assert!(answer.contains("**Agent Zero: not confirmed.**"), "{answer}");
     assert!(answer.contains("does not appear in the cited files"), "every reason is listed: {answer}");
-    assert!(published(&world, &task_id).contains("ThreadAnswer: Created"), "{}", published(&world, &task_id));
+    assert!(published(&world, &task_id).contains("thread-answer: created"), "{}", published(&world, &task_id));
 
     // The same comment checked again: the one answer stands, nothing piles up.
     world.model.push_decision(json!({
@@ -437,7 +437,7 @@ fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
     let second = reply.json()["taskId"].as_str().unwrap().to_owned();
     assert_not_confirmed(&world, &second, number);
     let report = published(&world, &second);
-    assert!(report.contains("ThreadAnswer: Reused"), "{report}");
+    assert!(report.contains("thread-answer: reused"), "{report}");
     let replies = format!("/repos/{owner}/{name}/pulls/{number}/comments/{comment_id}/replies");
     assert_eq!(world.github.calls_matching("POST", &replies).len(), 1, "one answer per comment");
     assert_eq!(answers(&world.github).len(), 1);
