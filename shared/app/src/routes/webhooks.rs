@@ -39,8 +39,8 @@ use super::RouteContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::{Host, Settings};
 
-fn header<'r>(request: &'r http::Request<Vec<u8>>, name: &str) -> Option<&'r str> {
-    request.headers().get(name).and_then(|v| v.to_str().ok())
+fn header<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 fn accepted(status: StatusCode, body: serde_json::Value) -> http::Response<Vec<u8>> {
@@ -148,8 +148,7 @@ fn signed<'s>(
     let secret = settings.webhook_secret()?;
     let limit = settings.webhook_max_bytes()?;
     settings.run()?;
-    let named = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let declared = named("content-length").and_then(|v| v.trim().parse::<usize>().ok());
+    let declared = header(headers, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) || body_length > limit {
         return Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
@@ -161,7 +160,8 @@ fn signed<'s>(
         .with_field("body"));
     }
     let key = secret.expose().as_bytes();
-    let mac = sig::expected(key, named("x-hub-signature-256"), named("x-hub-signature")).map_err(rejected)?;
+    let mac = sig::expected(key, header(headers, "x-hub-signature-256"), header(headers, "x-hub-signature"))
+        .map_err(rejected)?;
     Ok(Signature { key, mac })
 }
 
@@ -189,7 +189,7 @@ fn verified<'r>(
     if !matched {
         return Err(rejected(SignatureError::Mismatch));
     }
-    let content_type = header(request, "content-type").unwrap_or_default();
+    let content_type = header(request.headers(), "content-type").unwrap_or_default();
     if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(
             ErrorCode::InvalidRequest,
@@ -199,10 +199,10 @@ fn verified<'r>(
         )
         .with_field("Content-Type"));
     }
-    let event = header(request, "x-github-event").filter(|e| !e.is_empty()).ok_or_else(|| {
+    let event = header(request.headers(), "x-github-event").filter(|e| !e.is_empty()).ok_or_else(|| {
         ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Event header").with_field("X-GitHub-Event")
     })?;
-    let delivery = header(request, "x-github-delivery").filter(|d| !d.is_empty()).ok_or_else(|| {
+    let delivery = header(request.headers(), "x-github-delivery").filter(|d| !d.is_empty()).ok_or_else(|| {
         ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Delivery header").with_field("X-GitHub-Delivery")
     })?;
     // Validated as it arrived, before it keys anything: `abc/123` is a bad
