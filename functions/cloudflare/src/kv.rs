@@ -194,8 +194,8 @@ impl KeyValue for CloudflareKv {
         let options = js_sys::JSON::parse(&options.to_string()).map_err(|e| backend("list", &e))?;
         let page = self.call("list", &[&options]).await?;
         let text: String = js_sys::JSON::stringify(&page).map_err(|e| backend("list", &e))?.into();
-        let page: ListResult =
-            serde_json::from_str(&text).map_err(|e| KvError::Backend(format!("KV list: unreadable page: {e}")))?;
+        let page: ListResult = agent_zero_contracts::json::from_str(&text)
+            .map_err(|e| KvError::Backend(format!("KV list: unreadable page: {e}")))?;
         Ok(KeyPage {
             keys: page.keys.into_iter().map(|k| k.name).collect(),
             cursor: if page.list_complete { None } else { page.cursor },

@@ -62,6 +62,6 @@ impl CoordinatorTransport for DurableObjectTransport {
         let request = Request::new_with_init("https://leases/op", &init).map_err(|e| unavailable(e.to_string()))?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| unavailable(e.to_string()))?;
         let bytes = response.bytes().await.map_err(|e| unavailable(e.to_string()))?;
-        serde_json::from_slice(&bytes).map_err(|e| unavailable(format!("coordinator reply: {e}")))
+        agent_zero_contracts::json::from_slice(&bytes).map_err(|e| unavailable(format!("coordinator reply: {e}")))
     }
 }

@@ -118,7 +118,7 @@ impl DurableObject for TaskStore {
     }
 
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let op: Op = match serde_json::from_slice(&request.bytes().await?) {
+        let op: Op = match agent_zero_contracts::json::from_slice(&request.bytes().await?) {
             Ok(op) => op,
             Err(e) => return answer(&Reply::Failed { message: format!("invalid task-store operation: {e}") }, 400),
         };
@@ -311,7 +311,7 @@ impl TaskStores {
         let request = Request::new_with_init("https://task-store/op", &init).map_err(|e| failed(&e))?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| failed(&e))?;
         let bytes = response.bytes().await.map_err(|e| failed(&e))?;
-        let reply: Reply = serde_json::from_slice(&bytes)
+        let reply: Reply = agent_zero_contracts::json::from_slice(&bytes)
             .map_err(|e| failed(&format!("unreadable reply (status {}): {e}", response.status_code())))?;
         match reply {
             Reply::Failed { message } => Err(failed(&message)),

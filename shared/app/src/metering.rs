@@ -303,8 +303,8 @@ impl CostRecord {
             #[serde(default)]
             unlogged: RunCost,
         }
-        let total = serde_json::from_slice::<RunCost>(bytes).ok()?;
-        let Unlogged { unlogged } = serde_json::from_slice(bytes).ok()?;
+        let total = agent_zero_contracts::json::from_slice::<RunCost>(bytes).ok()?;
+        let Unlogged { unlogged } = agent_zero_contracts::json::from_slice(bytes).ok()?;
         Some(Self { total, unlogged })
     }
 }

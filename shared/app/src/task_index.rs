@@ -227,7 +227,7 @@ struct Stored {
 
 pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
     let Some(bytes) = kv.get(&summary_key(id)).await? else { return Ok(None) };
-    Ok(serde_json::from_slice::<TaskSummary>(&bytes).ok())
+    Ok(agent_zero_contracts::json::from_slice::<TaskSummary>(&bytes).ok())
 }
 
 async fn write_summary<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {

@@ -12,6 +12,7 @@ mod cost;
 mod enums;
 mod evidence;
 mod finding;
+pub mod json;
 mod model;
 mod names;
 mod refs;

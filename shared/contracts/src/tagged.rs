@@ -123,7 +123,7 @@ impl<'de, V: Visitor<'de>, T: DeserializeOwned> Visitor<'de> for Tagged<'_, V, T
                 self.how.reordered.0.set(Some(value));
                 // The same deserializer type as every record's: no new copy.
                 let mut placeholder = serde_json::Deserializer::from_slice(self.how.placeholder.as_bytes());
-                (&mut placeholder).deserialize_map(self).map_err(de::Error::custom)
+                crate::json::Objects(&mut placeholder).deserialize_map(self).map_err(de::Error::custom)
             }
             None => Err(de::Error::missing_field(self.how.tag)),
         }
@@ -157,7 +157,7 @@ fn reorder<'de, T: DeserializeOwned, A: MapAccess<'de>>(
         bytes.extend_from_slice(&entry[1..entry.len() - 1]);
     }
     bytes.push(b'}');
-    serde_json::from_slice(&bytes).map_err(de::Error::custom)
+    crate::json::from_slice(&bytes).map_err(de::Error::custom)
 }
 
 /// The variant's name and the rest of its object.

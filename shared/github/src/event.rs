@@ -441,7 +441,8 @@ pub fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
 /// payload type a second time: tens of KB of wasm.)
 fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let value = T::deserialize(&mut deserializer).map_err(|e| json_error(body, &e))?;
+    let value =
+        T::deserialize(agent_zero_contracts::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
     deserializer.end().map_err(|e| IntakeError::Json { path: ".".to_owned(), message: e.to_string() })?;
     Ok(value)
 }
@@ -503,7 +504,9 @@ pub fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
                 if let Some(Frame::Object { key: key @ None, in_value: false }) = stack.last_mut() {
                     let raw = &body[i + 1..close.min(end)];
                     let decoded = match raw.contains(&b'\\') {
-                        true => body.get(i..=close).and_then(|s| serde_json::from_slice::<String>(s).ok()),
+                        true => {
+                            body.get(i..=close).and_then(|s| agent_zero_contracts::json::from_slice::<String>(s).ok())
+                        }
                         false => None,
                     };
                     *key = Some(decoded.unwrap_or_else(|| String::from_utf8_lossy(raw).into_owned()));
@@ -544,7 +547,9 @@ mod path_tests {
     fn compare<T: for<'de> Deserialize<'de>>(body: &[u8]) -> bool {
         let ours = parse::<T>(body).err();
         let mut deserializer = serde_json::Deserializer::from_slice(body);
-        let theirs = serde_path_to_error::deserialize::<_, T>(&mut deserializer).err();
+        // Over the same reading of structs (objects only) as `parse`.
+        let objects = agent_zero_contracts::json::Objects(&mut deserializer);
+        let theirs = serde_path_to_error::deserialize::<_, T>(objects).err();
         match (ours, theirs) {
             (Some(IntakeError::Json { path, message }), Some(e)) => {
                 assert_eq!((path.as_str(), message), (e.path().to_string().as_str(), e.inner().to_string()));

@@ -105,7 +105,7 @@ pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
     let mut read_failure = None;
     if cacheable {
         match kv.get(&key).await {
-            Ok(Some(bytes)) => match serde_json::from_slice::<CacheEntry>(&bytes) {
+            Ok(Some(bytes)) => match agent_zero_contracts::json::from_slice::<CacheEntry>(&bytes) {
                 Ok(entry) => {
                     let text = match entry {
                         CacheEntry::Present { text } => Some(text),

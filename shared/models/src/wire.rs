@@ -56,7 +56,7 @@ pub(crate) fn error_detail(body: &[u8]) -> String {
         kind: Option<String>,
         status: Option<String>,
     }
-    match serde_json::from_slice::<Envelope>(body) {
+    match agent_zero_contracts::json::from_slice::<Envelope>(body) {
         Ok(Envelope { error: Some(inner) }) => {
             let label = inner.kind.or(inner.status);
             match (label, inner.message) {
@@ -81,7 +81,7 @@ pub(crate) fn retry_after_ms(headers: &HeaderMap, body: &[u8]) -> Option<u64> {
     if let Some(s) = header("retry-after").and_then(|v| v.parse::<f64>().ok()) {
         return to_ms(s * 1000.0);
     }
-    let body: Value = serde_json::from_slice(body).ok()?;
+    let body: Value = agent_zero_contracts::json::from_slice(body).ok()?;
     body["error"]["details"].as_array()?.iter().find_map(|detail| {
         let delay = detail["retryDelay"].as_str()?.strip_suffix('s')?;
         to_ms(delay.parse::<f64>().ok()? * 1000.0)

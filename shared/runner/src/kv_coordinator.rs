@@ -58,7 +58,9 @@ impl<K: KeyValue> KvCoordinator<K> {
     async fn read(&self) -> Result<(Option<Vec<u8>>, Vec<Lease>), CoordinatorError> {
         let raw = self.kv.get(LEASES_KEY).await.map_err(unavailable)?;
         let held = match &raw {
-            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| unavailable(format!("lease record: {e}")))?,
+            Some(bytes) => {
+                agent_zero_contracts::json::from_slice(bytes).map_err(|e| unavailable(format!("lease record: {e}")))?
+            }
             None => Vec::new(),
         };
         Ok((raw, held))

@@ -42,7 +42,7 @@ pub(super) async fn docs<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let _ = (context, request);
-    let document: Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
+    let document: Value = agent_zero_contracts::json::from_str(DOCUMENT).unwrap_or_default();
     let mut response = http::Response::new(render(&document, &RenderOptions::default()).into_bytes());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

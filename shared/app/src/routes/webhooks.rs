@@ -245,7 +245,8 @@ async fn intake<H: Host>(
     // A redelivery answers what the first delivery did, while its record lives.
     let kv = context.host.kv();
     if let Some(previous) = kv.get(&delivery_key(delivery)).await.ok().flatten() {
-        let mut previous: serde_json::Value = serde_json::from_slice(&previous).unwrap_or_else(|_| json!({}));
+        let mut previous: serde_json::Value =
+            agent_zero_contracts::json::from_slice(&previous).unwrap_or_else(|_| json!({}));
         let expired = previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now);
         if !expired {
             if let Some(fields) = previous.as_object_mut() {

@@ -52,7 +52,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         // Re-read from bytes, not `from_value`: one JSON deserializer for
         // every type keeps the wasm free of a second copy of each.
         let seed: ParsedDelivery = serde_json::to_vec(&received.seed)
-            .and_then(|bytes| serde_json::from_slice(&bytes))
+            .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.settings, &seed, self.now_ms).await?;
         let mut admission = admit_or_decline(received, &seed, policy);

@@ -87,7 +87,8 @@ fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, Provide
                 sink.push(&b64.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
             }
             "exit" => {
-                let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
+                let value: serde_json::Value =
+                    agent_zero_contracts::json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
                 exit = Some(value["exit_code"].as_i64().or_else(|| value["exitCode"].as_i64()).unwrap_or(-1) as i32);
             }
             "error" => {

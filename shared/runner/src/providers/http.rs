@@ -87,7 +87,7 @@ impl Call<'_> {
     }
 
     pub(crate) fn json<T: DeserializeOwned>(&self, body: &[u8]) -> Result<T, ProviderError> {
-        serde_json::from_slice(body).map_err(|e| self.protocol(e.to_string()))
+        agent_zero_contracts::json::from_slice(body).map_err(|e| self.protocol(e.to_string()))
     }
 
     pub(crate) fn protocol(&self, reason: String) -> ProviderError {
