@@ -5,12 +5,13 @@
 //! (`[1, "a"]` for `{ "id": 1, "name": "a" }`). No writer of ours, GitHub
 //! or any vendor we call writes that form, and reading it costs every
 //! struct a second decoder (its derived `visit_seq`): 134 KB raw, 34 KB
-//! gzip, of the worker, and as much of the Spin component. [`Objects`] wraps a deserializer and asks
-//! for a struct as a map, so that decoder is never referenced and the
-//! linker drops it; an array where a struct belongs is refused with
-//! serde_json's own message (`invalid type: sequence, expected struct …`)
-//! and position. Everything else passes through unchanged, so errors,
-//! field paths and borrowing are serde_json's.
+//! gzip, of the worker, and as much of the Spin component. [`Objects`]
+//! wraps a deserializer and asks for a struct as a map, so that decoder is
+//! never referenced and the linker drops it; an array where a struct
+//! belongs is refused with serde_json's own message (`invalid type:
+//! sequence, expected struct …`) and position. Everything else passes
+//! through unchanged, so errors, field paths and borrowing are
+//! serde_json's.
 //!
 //! Shipped code reads JSON with [`from_slice`] and [`from_str`], or wraps a
 //! `serde_json::Deserializer` it drives itself in [`Objects`].
@@ -27,7 +28,9 @@ pub fn from_slice<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> serde_json:
     Ok(value)
 }
 
-/// `serde_json::from_str`, structs read from objects only.
+/// `serde_json::from_str`, structs read from objects only. It reads the
+/// text's bytes with [`from_slice`]'s reader, so every type keeps one
+/// deserializer instantiation (serde_json's `StrRead` would be a second).
 pub fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> serde_json::Result<T> {
     from_slice(text.as_bytes())
 }
