@@ -29,7 +29,7 @@
 
 use std::collections::BTreeSet;
 
-use agent_zero_contracts::{ChangeRisk, Refusal, RunMode, Verdict, is_repository_relative_path};
+use agent_zero_contracts::{ChangeRisk, Refusal, RunMode, Verdict, inserted, is_repository_relative_path};
 
 use crate::policy::Policy;
 use crate::risk::classify_change_risk;
@@ -168,7 +168,7 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
             format!("confidence {confidence:.2} is below autofix.minConfidence {:.2}", autofix.min_confidence);
         return refuse(C::ConfidenceBelowThreshold, message);
     }
-    let distinct: BTreeSet<&str> = request.changed_paths.iter().map(String::as_str).collect();
+    let distinct: BTreeSet<&str> = inserted(request.changed_paths.iter().map(String::as_str));
     let outside: Vec<String> =
         distinct.iter().filter(|p| !is_repository_relative_path(p)).map(|p| format!("{p:?}")).collect();
     if !outside.is_empty() {
@@ -225,8 +225,8 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
 /// by the validated finding, or absent at the leased commit (unless
 /// `autofix.allowNewFiles`).
 fn out_of_scope(policy: &Policy, request: &WriteRequest<'_>, distinct: &BTreeSet<&str>) -> Vec<String> {
-    let cited: BTreeSet<String> = request.cited_files.iter().map(|p| normalize_path(p)).collect();
-    let present: BTreeSet<String> = request.checkout_files.iter().map(|p| normalize_path(p)).collect();
+    let cited: BTreeSet<String> = inserted(request.cited_files.iter().map(|p| normalize_path(p)));
+    let present: BTreeSet<String> = inserted(request.checkout_files.iter().map(|p| normalize_path(p)));
     distinct
         .iter()
         .filter_map(|path| {

@@ -88,10 +88,11 @@ impl std::fmt::Debug for Config {
 impl Config {
     /// Builds a configuration by asking `lookup` for every known variable.
     pub(crate) fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
-        let values = KNOWN_VARIABLES
-            .iter()
-            .filter_map(|name| lookup(name).filter(|v| !v.trim().is_empty()).map(|v| ((*name).to_owned(), v)))
-            .collect();
+        let values = agent_zero_contracts::inserted(
+            KNOWN_VARIABLES
+                .iter()
+                .filter_map(|name| lookup(name).filter(|v| !v.trim().is_empty()).map(|v| ((*name).to_owned(), v))),
+        );
         Self { values }
     }
 

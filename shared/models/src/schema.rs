@@ -7,7 +7,7 @@
 //! (OpenAI strict mode, Anthropic tools and local grammars differ there); the
 //! confidence range is stated in its description and checked by us.
 
-use agent_zero_contracts::{ChangeRisk, Severity};
+use agent_zero_contracts::{ChangeRisk, Severity, inserted};
 use serde_json::{Map, Value, json};
 
 /// A node of the decision schema.
@@ -97,7 +97,7 @@ fn json_schema(shape: &Shape, description: Option<&str>) -> Value {
     let mut node = match shape {
         Shape::Object(fields) => {
             let properties: Map<String, Value> =
-                fields.iter().map(|f| (f.name.to_owned(), json_schema(&f.shape, Some(f.description)))).collect();
+                inserted(fields.iter().map(|f| (f.name.to_owned(), json_schema(&f.shape, Some(f.description)))));
             let required: Vec<&str> = fields.iter().map(|f| f.name).collect();
             json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
         }
@@ -124,7 +124,7 @@ fn gemini_schema(shape: &Shape, description: Option<&str>) -> Value {
     let mut node = match shape {
         Shape::Object(fields) => {
             let properties: Map<String, Value> =
-                fields.iter().map(|f| (f.name.to_owned(), gemini_schema(&f.shape, Some(f.description)))).collect();
+                inserted(fields.iter().map(|f| (f.name.to_owned(), gemini_schema(&f.shape, Some(f.description)))));
             let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
             json!({"type": "OBJECT", "properties": properties, "required": names, "propertyOrdering": names})
         }

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use agent_zero_contracts::{ChangeRisk, TerminalState, Trigger, Verdict, is_repository_relative_path, is_verified};
+use agent_zero_contracts::{
+    ChangeRisk, TerminalState, Trigger, Verdict, inserted, is_repository_relative_path, is_verified,
+};
 
 use super::{MAX_PUBLISHED_FILES, PublishRequest};
 
@@ -60,14 +62,14 @@ pub(crate) fn pull_request_refusal(request: &PublishRequest<'_>) -> Option<Strin
     if !(bundle.verified && is_verified(bundle.state, &bundle.changed_files, &bundle.checks)) {
         return Some("the change is not verified".into());
     }
-    let changed: BTreeSet<&str> = bundle.changed_files.iter().map(String::as_str).collect();
+    let changed: BTreeSet<&str> = inserted(bundle.changed_files.iter().map(String::as_str));
     let agrees = result.id == request.task_id
         && bundle.task_id == request.task_id
         && result.state == bundle.state
         && result.verdict == bundle.verdict
         && result.verified
         && is_verified(result.state, &result.changed_files, &result.checks)
-        && result.changed_files.iter().map(String::as_str).collect::<BTreeSet<_>>() == changed;
+        && inserted::<BTreeSet<_>, _>(result.changed_files.iter().map(String::as_str)) == changed;
     if !agrees {
         return Some("the task result and its evidence disagree".into());
     }
