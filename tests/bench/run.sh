@@ -26,17 +26,21 @@
 #
 # Prints markdown tables of medians and ratios per payload size, and the cost
 # against size for both workers, and writes them to $BENCH_OUT (default
-# /tmp/bench-results.md). Knobs: BENCH_ROUNDS (3), BENCH_DURATION (seconds
+# /tmp/bench-results.md). Knobs: BENCH_RUNS (1: how many times the workers
+# are started afresh and the rounds run; the README's tables are BENCH_RUNS=3,
+# medians of the runs' medians), BENCH_ROUNDS (3), BENCH_DURATION (seconds
 # per case and round, 10), BENCH_CONNECTIONS (8), BENCH_SIZES (body bytes,
 # "28672 265216 2621440"), BENCH_WORKER_BUILD (the worker's build directory,
 # default functions/cloudflare/build), BENCH_INTAKE_ONLY=1 (the intake rounds
-# and their tables only: steps 3-5 skipped, for A/B runs while iterating). A full run is sizes x 6 cases x rounds x duration
-# (9 minutes by default) plus the starts.
+# and their tables only: steps 3-5 skipped, for A/B runs while iterating). A
+# full run is runs x sizes x 6 cases x rounds x duration (9 minutes a run by
+# default) plus the starts.
 # Needs: node + tests/node (wrangler), wrk, gzip, cargo.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bench="$root/tests/bench"
+runs="${BENCH_RUNS:-1}"
 rounds="${BENCH_ROUNDS:-3}"
 duration="${BENCH_DURATION:-10}"
 connections="${BENCH_CONNECTIONS:-8}"
@@ -56,6 +60,7 @@ load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 say() { printf '[bench] %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS: \`$runs\` is not a positive count"
 command -v wrk >/dev/null || die "wrk is missing: apt-get install -y wrk"
 command -v node >/dev/null || die "node is missing"
 [ -x "$wrangler" ] || die "$wrangler is missing: run tests/scripts/install-tools.sh"
@@ -195,38 +200,42 @@ load() {
     || die "$1 ($2 bytes): wrk printed no result"
 }
 
-say "starting ${workers[*]} in wrangler dev (sizes: ${sizes[*]} bytes; rounds: $rounds x ${duration}s; $connections connections)"
+say "starting ${workers[*]} in wrangler dev (sizes: ${sizes[*]} bytes; $runs run(s) of $rounds rounds x ${duration}s; $connections connections)"
 for name in "${workers[@]}"; do prepare "$name"; done
-# One at a time: four wrangler starts at once swamp 2 cores.
-for name in "${workers[@]}"; do
-  start "$name"
-  wait_ready "$name"
-  for size in "${sizes[@]}"; do check "$name" "$size"; done
-done
-
-say "warming up"
-for name in "${workers[@]}"; do load "$name" "${sizes[0]}" 3 "warm-$name-$RANDOM" >/dev/null; done
-
 results="$work/rounds.tsv"
 : >"$results"
-for round in $(seq 1 "$rounds"); do
-  for size in "${sizes[@]}"; do
-    # Rotate the order each round so no worker always follows the same one.
-    shift_by=$(((round - 1) % ${#cases[@]}))
-    order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
-    for name in "${order[@]}"; do
-      read -r worker_before stack_before <<<"$(cpu "$name")"
-      line="$(load "$name" "$size" "$duration" "r$round-$size-$name-$RANDOM$RANDOM")"
-      read -r worker_after stack_after <<<"$(cpu "$name")"
-      printf '%s\t%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$round" "$size" "$name" "$line" \
-        "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
-      say "round $round, $size bytes, $name: ${line#BENCH }"
+for run in $(seq 1 "$runs"); do
+  # Each run starts the workers afresh, with empty local storage: one at a
+  # time, since four wrangler starts at once swamp 2 cores.
+  for name in "${workers[@]}"; do
+    rm -rf "$work/$name/state" && mkdir -p "$work/$name/state"
+    start "$name"
+    wait_ready "$name"
+    for size in "${sizes[@]}"; do check "$name" "$size"; done
+  done
+
+  say "run $run: warming up"
+  for name in "${workers[@]}"; do load "$name" "${sizes[0]}" 3 "warm-$run-$name-$RANDOM" >/dev/null; done
+
+  for round in $(seq 1 "$rounds"); do
+    for size in "${sizes[@]}"; do
+      # Rotate the order each round so no worker always follows the same one.
+      shift_by=$(((round - 1) % ${#cases[@]}))
+      order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
+      for name in "${order[@]}"; do
+        read -r worker_before stack_before <<<"$(cpu "$name")"
+        line="$(load "$name" "$size" "$duration" "r$run.$round-$size-$name-$RANDOM$RANDOM")"
+        read -r worker_after stack_after <<<"$(cpu "$name")"
+        printf '%s\t%s\t%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$run" "$round" "$size" "$name" "$line" \
+          "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
+        say "run $run, round $round, $size bytes, $name: ${line#BENCH }"
+      done
     done
   done
-done
 
-for name in "${workers[@]}"; do kill -KILL -- "-$(cat "$work/$name/pid")" 2>/dev/null || true; done
-pids=()
+  for name in "${workers[@]}"; do kill -KILL -- "-$(cat "$work/$name/pid")" 2>/dev/null || true; done
+  pids=()
+done
 
 if [ "${BENCH_INTAKE_ONLY:-}" = 1 ]; then
   node "$bench/load/report.mjs" --rounds "$results" --duration "$duration" --connections "$connections" --out "$out" \

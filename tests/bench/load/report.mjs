@@ -1,6 +1,8 @@
 // Turns the raw files of tests/bench/run.sh into the markdown report:
 // medians over rounds, and ratios as medians of the per-round ratios (rounds
-// alternate the workers, so each round's pair shares the machine's state).
+// alternate the workers, so each round's pair shares the machine's state);
+// with several runs (BENCH_RUNS), each figure is the median of the runs'
+// medians, and a table shows each run's headline ratios.
 // Prints it and writes it to --out. Exits 1 when a round saw an answer other
 // than 202 or a socket error (the figures would not be for the same work).
 import { readFileSync, writeFileSync } from "node:fs";
@@ -29,15 +31,17 @@ const LABELS = {
   "ts-401": "TypeScript worker, wrong signature (401: verify only)",
 };
 const problems = [];
-const bySize = {}; // bySize[bytes][round][name] = metrics
+const bySize = {}; // bySize[bytes][run][round][name] = metrics
 for (const line of readFileSync(args.rounds, "utf8").split("\n").filter(Boolean)) {
-  const [round, size, name, ...rest] = line.split("\t");
+  const [run, round, size, name, ...rest] = line.split("\t");
   const f = fields(rest.join(" "));
   if (f.other > 0 || f.socket_errors > 0 || f.accepted !== f.requests) {
-    problems.push(`round ${round}, ${size} bytes, ${name}: ${f.other} unexpected answers, ${f.socket_errors} socket errors`);
+    problems.push(
+      `run ${run}, round ${round}, ${size} bytes, ${name}: ${f.other} unexpected answers, ${f.socket_errors} socket errors`,
+    );
   }
   const seconds = f.duration_us / 1e6;
-  ((bySize[size] ??= {})[round] ??= {})[name] = {
+  (((bySize[size] ??= {})[run] ??= {})[round] ??= {})[name] = {
     rps: f.accepted / seconds,
     p50: f.p50_us / 1e3,
     p90: f.p90_us / 1e3,
@@ -48,11 +52,16 @@ for (const line of readFileSync(args.rounds, "utf8").split("\n").filter(Boolean)
   };
 }
 const sizes = Object.keys(bySize).map(Number).sort((a, b) => a - b);
-const roundsOf = (size) => Object.values(bySize[size]);
-const med = (size, name, key) => median(roundsOf(size).filter((r) => r[name]).map((r) => r[name][key]));
-const ratio = (size, fn) => median(roundsOf(size).map(fn).filter(Number.isFinite));
+const runsOf = (size) => Object.values(bySize[size]).map((run) => Object.values(run));
+const roundsOf = (size) => runsOf(size).flat();
+// The median over runs of each run's median over its rounds of `fn(round)`;
+// `runs` narrows it to some runs (one, for the per-run table).
+const overRuns = (size, fn, runs = runsOf(size)) =>
+  median(runs.map((rounds) => median(rounds.map(fn).filter(Number.isFinite))).filter(Number.isFinite));
+const med = (size, name, key) => overRuns(size, (r) => (r[name] ? r[name][key] : NaN));
+const ratio = (size, fn, runs) => overRuns(size, fn, runs);
 // A worker's own CPU: above the no-op floor (the dev stack reading the body).
-const handler = (size, name) => median(roundsOf(size).map((r) => r[name].cpu - r["ts-noop"].cpu));
+const handler = (size, name) => overRuns(size, (r) => r[name].cpu - r["ts-noop"].cpu);
 const label = (bytes) =>
   bytes >= 1024 * 1024 ? `${fmt(bytes / 1024 / 1024, 1)} MiB` : `${fmt(bytes / 1024, 0)} KiB`;
 
@@ -65,15 +74,18 @@ for (const match of (args.native ? readFileSync(args.native, "utf8") : "").match
 const out = [];
 const p = (s = "") => out.push(s);
 const cpuModel = cpus()[0]?.model ?? "unknown CPU";
-const roundCount = Math.max(...sizes.map((size) => roundsOf(size).length));
+const runCount = Math.max(...sizes.map((size) => runsOf(size).length));
+const roundCount = Math.max(...sizes.flatMap((size) => runsOf(size).map((rounds) => rounds.length)));
 p("## Benchmarks (tests/bench/run.sh)");
 p();
 p(
   `Machine: ${cpus().length} cores (${cpuModel}), shared with other work (load average at start: ${args.load ?? "n/a"}). ` +
     `\`wrangler dev --local\` (wrangler ${args.wrangler ?? "?"}), wrk 1 thread, ${args.connections} connections, ` +
+    `${runCount === 1 ? "" : `${runCount} runs (the workers started afresh for each) of `}` +
     `${roundCount} alternating rounds of ${args.duration} s per case and size; bodies of ` +
     `${sizes.map((b) => `${int(b)}`).join(", ")} bytes (\`pull_request\` \`closed\` fixture, padded), ` +
-    "a distinct `X-GitHub-Delivery` per request. Medians over rounds; ratios are medians of the per-round ratios.",
+    "a distinct `X-GitHub-Delivery` per request. Medians over rounds; ratios are medians of the per-round ratios" +
+    (runCount === 1 ? "." : "; each figure is the median of the runs' medians."),
 );
 p();
 p("### Rust / TypeScript at every payload size");
@@ -99,6 +111,22 @@ for (const size of sizes) {
   );
 }
 p();
+if (runCount > 1) {
+  p("Each run's medians (throughput Rust / TS, CPU TS / Rust; the 401 path's the same):");
+  p();
+  p("| Payload | Run | throughput | CPU | 401 throughput | 401 CPU |");
+  p("|---|---:|---:|---:|---:|---:|");
+  for (const size of sizes) {
+    runsOf(size).forEach((rounds, i) => {
+      const one = (fn) => `${fmt(ratio(size, fn, [rounds]))}x`;
+      p(
+        `| ${label(size)} | ${i + 1} | ${one((r) => r.rust.rps / r.ts.rps)} | ${one((r) => r.ts.cpu / r.rust.cpu)} | ` +
+          `${one((r) => r["rust-401"].rps / r["ts-401"].rps)} | ${one((r) => r["ts-401"].cpu / r["rust-401"].cpu)} |`,
+      );
+    });
+  }
+  p();
+}
 p("### Cost against payload size (chart-ready)");
 p();
 p(
@@ -131,7 +159,7 @@ for (const size of sizes) {
     );
   }
   p();
-  p("| Ratio (median of per-round ratios) | Value |");
+  p(`| Ratio (median of per-round ratios${runCount === 1 ? "" : ", then of the runs"}) | Value |`);
   p("|---|---:|");
   p(`| throughput, Rust / TS | ${fmt(ratio(size, (r) => r.rust.rps / r.ts.rps))}x |`);
   p(`| throughput, Rust / TS without the put (equal storage) | ${fmt(ratio(size, (r) => r.rust.rps / r["ts-nokv"].rps))}x |`);
