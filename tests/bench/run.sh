@@ -224,7 +224,9 @@ for run in $(seq 1 "$runs"); do
       order=("${cases[@]:$shift_by}" "${cases[@]:0:$shift_by}")
       for name in "${order[@]}"; do
         read -r worker_before stack_before <<<"$(cpu "$name")"
-        line="$(load "$name" "$size" "$duration" "r$run.$round-$size-$name-$RANDOM$RANDOM")"
+        # The prefix becomes X-GitHub-Delivery: letters, digits and `-` only,
+        # or both workers refuse every request with 400.
+        line="$(load "$name" "$size" "$duration" "r$run-$round-$size-$name-$RANDOM$RANDOM")"
         read -r worker_after stack_after <<<"$(cpu "$name")"
         printf '%s\t%s\t%s\t%s\t%s\tworker_ticks=%s\tstack_ticks=%s\n' "$run" "$round" "$size" "$name" "$line" \
           "$((worker_after - worker_before))" "$((stack_after - stack_before))" >>"$results"
