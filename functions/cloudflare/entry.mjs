@@ -14,11 +14,13 @@
 // - The Durable Object classes are the shim's, proxies included: an object
 //   made before a reinitialisation is rebuilt on the new instance.
 // - `POST /webhooks/github`: the body and its HMAC are awaited here, natively
-//   (`arrayBuffer`, `crypto.subtle.sign` with the key the wasm side imported),
+//   (`arrayBuffer`, then `crypto.subtle` with the key the wasm side imported),
 //   and the wasm side answers in one synchronous call
 //   (functions/cloudflare/src/intake.rs), given only the headers intake reads;
 //   the entry builds the `Response` from its status, headers and body. What
-//   it does not take on goes to the async `fetch`, unchanged.
+//   it does not take on goes to the async `fetch`, unchanged. The one answer
+//   the entry gives without that call is the refusal of a wrong MAC (see
+//   `claimedMac`): a refusal, never an acceptance.
 import Glue, { LeaseCoordinator, TaskStore } from "./glue.js";
 
 export { LeaseCoordinator, TaskStore };
@@ -70,6 +72,25 @@ const respond = ([body, init]) => new Response(body, init);
 // The answer to a wrong MAC, prepared once from `webhookKey`'s `mismatch`.
 let mismatch;
 
+// The MAC an `X-Hub-Signature-256` claims, when the value is exactly
+// `sha256=` and 64 hex digits (what GitHub sends), else `undefined`: a strict
+// subset of what the signature's parser (shared/github/src/signature.rs)
+// accepts, so for such a value the wasm side would compare this MAC. The
+// entry reaches it only past the checks that precede that comparison there:
+// the settings' (the key exists only once the async path passed them; the
+// settings are fixed for the isolate), a `Content-Length` of digits within
+// the limit, and a body read within it. So when `crypto.subtle.verify`
+// says it is not the body's HMAC, the wasm side's answer is `mismatch`, and
+// the entry gives it without the call; when it is, this MAC is the HMAC the
+// wasm side is handed. Any other value (none, malformed, several joined,
+// padded) is signed and left to the wasm side's parser.
+function claimedMac(value) {
+  if (value === null || value.length !== 71 || !/^sha256=[0-9a-fA-F]{64}$/.test(value)) return undefined;
+  const mac = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) mac[i] = parseInt(value.substr(7 + 2 * i, 2), 16);
+  return mac;
+}
+
 async function webhook(request, env, ctx) {
   webhookKey ??= rust.webhookKey(env);
   const declared = request.headers.get("content-length");
@@ -86,9 +107,11 @@ async function webhook(request, env, ctx) {
     const refusal = rust.webhookAnswer(env, intakeHeaders(request, names), undefined, undefined, describe(error));
     return refusal === undefined ? rust.fetch.call({ env, ctx }, request) : respond(prepare(refusal));
   }
-  let mac;
+  let mac = claimedMac(request.headers.get("x-hub-signature-256"));
   try {
-    mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
+    if (mac === undefined) mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
+    else if (body.byteLength > webhookKey[1]) mac = undefined;
+    else if (!(await crypto.subtle.verify("HMAC", key, mac, body))) return respond(mismatch);
   } catch {
     // The async path verifies again (and falls back to the hmac crate).
     return rust.fetch.call({ env, ctx }, new Request(request, { body }));

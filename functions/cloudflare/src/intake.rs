@@ -1,6 +1,6 @@
 //! Webhook intake with the I/O in the entry module (`entry.mjs`): for
 //! `POST /webhooks/github` the entry awaits `request.arrayBuffer()` and
-//! `crypto.subtle.sign` (the body's HMAC-SHA256) itself, natively, and the
+//! the body's HMAC-SHA256 in `crypto.subtle` itself, natively, and the
 //! wasm side answers in ONE synchronous call, [`webhook_answer`]. Each
 //! promise awaited through wasm-bindgen costs closures, a microtask and
 //! externref slots, and every call across the boundary runs the glue's
@@ -26,6 +26,18 @@
 //! is read), and [`webhook_answer`] is `undefined` for a delivery that
 //! needs storage (the entry then hands the request, with the body it read,
 //! to the async path).
+//!
+//! The entry gives one answer without the call: for an
+//! `X-Hub-Signature-256` that is exactly `sha256=` and 64 hex digits (a
+//! strict subset of what the signature's parser accepts), past the checks
+//! that precede the comparison here (the key exists only once the async
+//! path passed the settings' checks; a `Content-Length` within the limit;
+//! the body read within it), it asks `crypto.subtle.verify` and, when the
+//! MAC is wrong, answers `mismatch`, which is what this call would answer:
+//! a refusal, never an acceptance. When the MAC is right, that claimed MAC
+//! is the `computed` it passes. The e2e case
+//! `webhook_answers_alike_with_and_without_content_length` holds the
+//! answers equal to the async path's for such values and others.
 
 use agent_zero_app::{ApiError, BoundedBody, ErrorCode, webhook};
 use worker::Env;
@@ -54,7 +66,8 @@ pub fn webhook_key(env: Env) -> Option<Array> {
 
 /// The answer to `POST /webhooks/github` whose body the entry read
 /// (`body`, or the read's failure in `unreadable`) and signed (`computed`:
-/// HMAC-SHA256 of the body under [`webhook_key`]'s key): `null` when the
+/// HMAC-SHA256 of the body under [`webhook_key`]'s key, signed or verified
+/// by the entry; `undefined` when it has none): `null` when the
 /// MAC does not match (answer [`webhook_key`]'s `mismatch`), otherwise
 /// `[status, headers, body]` (`headers`: names and values, each followed
 /// by a line feed; `body`: text or bytes, or `undefined` for none), or `undefined`

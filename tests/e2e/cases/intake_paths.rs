@@ -1,7 +1,8 @@
 //! `POST /webhooks/github` answers the same on both of the worker's intake
 //! paths. On workerd a delivery with a `Content-Length` (once the isolate
-//! has imported the webhook key) is read and signed by the entry module
-//! and answered by one synchronous wasm call
+//! has imported the webhook key) is read and its MAC checked by the entry
+//! module (which refuses a wrong one itself when the signature is
+//! `sha256=` and 64 hex digits) and answered by one synchronous wasm call
 //! (functions/cloudflare/src/intake.rs); a chunked one (no length) always
 //! takes the async `fetch`. Every answer the synchronous path gives is sent
 //! both ways and compared: status, headers and body, byte for byte. On Spin
@@ -85,6 +86,9 @@ fn webhook_answers_alike_with_and_without_content_length(runtime: Runtime) {
     let wrong = format!("sha256={}", "0".repeat(64));
     let not_json = b"{\"zen\": ".to_vec();
     let signed = |body: &[u8]| sign_github(SECRET, body);
+    // The entry verifies a `sha256=` and 64 hex digits itself and answers a
+    // wrong MAC without wasm; any other value is the wasm side's to parse.
+    let upper = |signature: &str| format!("sha256={}", signature["sha256=".len()..].to_ascii_uppercase());
     let variants = [
         Variant {
             what: "a ping",
@@ -110,6 +114,51 @@ fn webhook_answers_alike_with_and_without_content_length(runtime: Runtime) {
             delivery: "paths-wrong",
             signature: wrong,
             body: &closed,
+            status: 401,
+            ..JSON
+        },
+        Variant {
+            what: "a wrong signature in mixed-case hex",
+            event: "pull_request",
+            delivery: "paths-wrong-mixed",
+            signature: format!("sha256={}", "aB".repeat(32)),
+            body: &closed,
+            status: 401,
+            ..JSON
+        },
+        Variant {
+            what: "a signature in uppercase hex",
+            event: "ping",
+            delivery: "paths-upper",
+            signature: upper(&signed(&ping)),
+            body: &ping,
+            status: 200,
+            ..JSON
+        },
+        Variant {
+            what: "a signature one digit short",
+            event: "ping",
+            delivery: "paths-short",
+            signature: signed(&ping)[..70].to_owned(),
+            body: &ping,
+            status: 401,
+            ..JSON
+        },
+        Variant {
+            what: "a signature with its prefix in capitals",
+            event: "ping",
+            delivery: "paths-prefix",
+            signature: signed(&ping).replacen("sha256", "SHA256", 1),
+            body: &ping,
+            status: 401,
+            ..JSON
+        },
+        Variant {
+            what: "an empty signature",
+            event: "ping",
+            delivery: "paths-empty",
+            signature: String::new(),
+            body: &ping,
             status: 401,
             ..JSON
         },
