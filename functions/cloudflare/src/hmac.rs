@@ -60,7 +60,7 @@ async fn import(subtle: &SubtleCrypto, key: &[u8]) -> Result<CryptoKey, &'static
     let algorithm = Object::new();
     Reflect::set(&algorithm, &"name".into(), &"HMAC".into()).map_err(|_| "algorithm")?;
     Reflect::set(&algorithm, &"hash".into(), &"SHA-256".into()).map_err(|_| "algorithm")?;
-    // `sign` too: the entry module signs webhook bodies with it (intake.rs).
+    // `sign` too: the entry module signs webhook bodies whose signature it does not verify itself (intake.rs).
     let usages = Array::of2(&JsValue::from_str("sign"), &JsValue::from_str("verify"));
     let promise = subtle
         .import_key_with_object("raw", &Uint8Array::from(key), &algorithm, false, &usages)
