@@ -63,11 +63,19 @@ impl Reply {
 
 /// Sends one request and returns the reply whatever its status.
 pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<Reply, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .into();
+    request_within(Duration::from_secs(60), method, url, headers, body)
+}
+
+/// [`request`], given up after `timeout`.
+pub fn request_within(
+    timeout: Duration,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Reply, String> {
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into();
     let mut builder = http::Request::builder().method(method).uri(url);
     for (name, value) in headers {
         builder = builder.header(*name, *value);

@@ -42,6 +42,13 @@ pub struct ServerOptions {
     pub entry: Option<PathBuf>,
 }
 
+/// How a start ended.
+enum Ready {
+    Answering,
+    AddressInUse,
+    Failed,
+}
+
 /// A running runtime; killed on drop.
 #[derive(Debug)]
 pub struct Server {
@@ -63,37 +70,85 @@ fn free_port() -> u16 {
 
 impl Server {
     /// Starts `runtime` with `options` and waits until it answers.
+    ///
+    /// The ports are chosen free and released before the runtime binds
+    /// them, so another process may take one in between (wrangler's own
+    /// helpers bind ephemeral loopback ports as it starts). A start whose
+    /// log reports the address in use is stopped and retried on fresh ports;
+    /// any other failure is reported at once.
     pub fn start(runtime: Runtime, options: &ServerOptions) -> Result<Self, String> {
+        const ATTEMPTS: usize = 3;
         let temp = tempfile::tempdir().map_err(|e| e.to_string())?;
         let state_dir = options.state_dir.clone().unwrap_or_else(|| temp.path().join("state"));
         std::fs::create_dir_all(&state_dir).map_err(|e| e.to_string())?;
-        let port = free_port();
-        let log = std::fs::File::create(temp.path().join("server.log")).map_err(|e| e.to_string())?;
         let root = repo_root();
-        let mut command = match runtime {
-            Runtime::Workerd => workerd_command(&root, temp.path(), &state_dir, port, options)?,
-            Runtime::Spin => spin_command(&root, temp.path(), &state_dir, port, options)?,
+        let dir = temp.path().to_path_buf();
+        let spawn = |port: u16| -> Result<Child, String> {
+            let log = std::fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
+            let mut command = match runtime {
+                Runtime::Workerd => workerd_command(&root, &dir, &state_dir, port, options)?,
+                Runtime::Spin => spin_command(&root, &dir, &state_dir, port, options)?,
+            };
+            command
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().map_err(|e| e.to_string())?)
+                .stderr(log)
+                .process_group(0);
+            command.spawn().map_err(|e| format!("starting {}: {e}", runtime.name()))
         };
-        command.stdin(Stdio::null()).stdout(log.try_clone().map_err(|e| e.to_string())?).stderr(log).process_group(0);
-        let child = command.spawn().map_err(|e| format!("starting {}: {e}", runtime.name()))?;
-        let server = Self { runtime, base_url: format!("http://127.0.0.1:{port}"), state_dir, child, _temp: temp };
-        server.wait_ready(Duration::from_secs(90))?;
-        Ok(server)
+        let port = free_port();
+        let child = spawn(port)?;
+        let mut server = Self {
+            runtime,
+            base_url: format!("http://127.0.0.1:{port}"),
+            state_dir: state_dir.clone(),
+            child,
+            _temp: temp,
+        };
+        for attempt in 1..=ATTEMPTS {
+            match server.wait_ready(Duration::from_secs(90)) {
+                Ready::Answering => return Ok(server),
+                Ready::AddressInUse if attempt < ATTEMPTS => {
+                    server.stop();
+                    let port = free_port();
+                    server.child = spawn(port)?;
+                    server.base_url = format!("http://127.0.0.1:{port}");
+                }
+                Ready::AddressInUse | Ready::Failed => {
+                    return Err(format!(
+                        "{} did not answer (attempt {attempt} of {ATTEMPTS}); log:\n{}",
+                        runtime.name(),
+                        server.log()
+                    ));
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
     }
 
     fn log(&self) -> String {
         std::fs::read_to_string(self._temp.path().join("server.log")).unwrap_or_default()
     }
 
-    fn wait_ready(&self, timeout: Duration) -> Result<(), String> {
+    /// Polls the health route until it answers, the process exits, the log
+    /// reports a port taken, or `timeout` passes.
+    fn wait_ready(&mut self, timeout: Duration) -> Ready {
         let start = Instant::now();
         while start.elapsed() < timeout {
-            if crate::request("GET", &self.url("/api/v1/health"), &[], b"").is_ok() {
-                return Ok(());
+            if self.log().contains("Address already in use") {
+                return Ready::AddressInUse;
+            }
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return Ready::Failed;
+            }
+            // Bounded: whatever holds a taken port may accept the request
+            // and never answer it.
+            if crate::request_within(Duration::from_secs(10), "GET", &self.url("/api/v1/health"), &[], b"").is_ok() {
+                return Ready::Answering;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        Err(format!("{} did not answer within {timeout:?}; log:\n{}", self.runtime.name(), self.log()))
+        Ready::Failed
     }
 
     /// Files of the persisted state (KV, Durable Object storage) and the
