@@ -46,7 +46,8 @@ pub struct ServerOptions {
 enum Ready {
     Answering,
     AddressInUse,
-    Failed,
+    /// Why: the process exited, or the wait ran out.
+    Failed(String),
 }
 
 /// A running runtime; killed on drop.
@@ -106,22 +107,23 @@ impl Server {
             _temp: temp,
         };
         for attempt in 1..=ATTEMPTS {
-            match server.wait_ready(Duration::from_secs(90)) {
+            let why = match server.wait_ready(Duration::from_secs(90)) {
                 Ready::Answering => return Ok(server),
                 Ready::AddressInUse if attempt < ATTEMPTS => {
                     server.stop();
                     let port = free_port();
                     server.child = spawn(port)?;
                     server.base_url = format!("http://127.0.0.1:{port}");
+                    continue;
                 }
-                Ready::AddressInUse | Ready::Failed => {
-                    return Err(format!(
-                        "{} did not answer (attempt {attempt} of {ATTEMPTS}); log:\n{}",
-                        runtime.name(),
-                        server.log()
-                    ));
-                }
-            }
+                Ready::AddressInUse => "its port was taken on every attempt".to_owned(),
+                Ready::Failed(why) => why,
+            };
+            return Err(format!(
+                "{} did not answer: {why} (attempt {attempt} of {ATTEMPTS}); log:\n{}",
+                runtime.name(),
+                server.log()
+            ));
         }
         unreachable!("the last attempt returns")
     }
@@ -139,7 +141,7 @@ impl Server {
                 return Ready::AddressInUse;
             }
             if !matches!(self.child.try_wait(), Ok(None)) {
-                return Ready::Failed;
+                return Ready::Failed("the process exited".to_owned());
             }
             // Bounded: whatever holds a taken port may accept the request
             // and never answer it.
@@ -148,7 +150,7 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        Ready::Failed
+        Ready::Failed(format!("no answer within {timeout:?}"))
     }
 
     /// Files of the persisted state (KV, Durable Object storage) and the
