@@ -3,7 +3,9 @@
 # rustc links the core module only (`--skip-wit-component`); binaryen's
 # wasm-opt (tests/node, pinned in package-lock.json) optimizes it at -O2,
 # about 40 KB gzip smaller (README, "Size"); wasm-tools then makes the
-# component from the component type wit-bindgen embedded in the module.
+# component from the component type wit-bindgen embedded in the module,
+# after tests/scripts/layout.sh has laid its functions out for compression
+# and stripped its names.
 # wasm-opt cannot read a component, hence the two steps. -O2 rather than
 # -Oz (2 KB smaller): -O2 optimizes for speed (shrink level 0), so the
 # intake's SHA-256 (opt-level 3 in Cargo.toml) is not shrunk at its cost.
@@ -28,9 +30,11 @@ if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && [ -f "$optimized"
     fi
   done
   # The features rustc enables by default for wasm32-wasip2, and no others.
-  "$wasm_opt" -O2 --enable-bulk-memory --enable-mutable-globals \
+  # -g keeps the function names for the layout that follows.
+  "$wasm_opt" -O2 -g --enable-bulk-memory --enable-mutable-globals \
     --enable-multivalue --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext \
     "$core" -o "$out/agent_zero_spin.core-opt.wasm" >&2
+  bash "$root/tests/scripts/layout.sh" "$out/agent_zero_spin.core-opt.wasm"
   wasm-tools component new "$out/agent_zero_spin.core-opt.wasm" -o "$optimized" >&2
   echo "$digest" >"$stamp"
 fi

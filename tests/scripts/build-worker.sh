@@ -5,7 +5,8 @@
 # disabled in functions/cloudflare/Cargo.toml. The entry module is ours:
 # worker-build's bundle (wasm-bindgen glue + its shim) becomes build/glue.js
 # and functions/cloudflare/entry.mjs becomes build/index.js (wrangler.toml's
-# `main`), importing it.
+# `main`), importing it. The wasm's functions are then laid out for
+# compression and its names stripped (tests/scripts/layout.sh).
 set -euo pipefail
 # The test harness builds once and then starts `wrangler dev` many times.
 if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/cloudflare/build/index.js" ]; then
@@ -18,3 +19,5 @@ cd "$root/functions/cloudflare"
 worker-build --release "$@" >&2
 mv build/index.js build/glue.js
 cp entry.mjs build/index.js
+# The functions laid out for gzip, then the names stripped (see layout.py).
+bash "$root/tests/scripts/layout.sh" build/index_bg.wasm

@@ -15,7 +15,7 @@ use agent_zero_e2e::{Runtime, Server, ServerOptions, repo_root};
 use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc};
 use serde_json::{Value, json};
 
-use super::lifecycle::{Sandbox, finding};
+use super::lifecycle::{Sandbox, dead_url, finding};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
@@ -67,12 +67,7 @@ impl World {
         github.set_actor(LOGIN);
         let model = FakeModel::start();
         let sandbox = Sandbox::with_token(fixture.repos_dir(), SANDBOX_TOKEN);
-        let sandbox_url = if faults.dead_sandbox {
-            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            format!("http://127.0.0.1:{port}")
-        } else {
-            sandbox.url.clone()
-        };
+        let sandbox_url = if faults.dead_sandbox { dead_url() } else { sandbox.url.clone() };
         let github_token = if faults.stale_github_token { "ghp_e2e_cli_revoked" } else { GITHUB_TOKEN };
         let mut vars = vec![
             ("GITHUB_WEBHOOK_SECRET", SECRET.to_owned()),
@@ -269,10 +264,7 @@ fn doctor_names_each_fault(runtime: Runtime) {
     assert_eq!(control.1, "fail", "{out}");
     assert!(control.3.contains("AGENT_ZERO_CONTROL_PLANE_TOKENS"), "{out}");
     // Nothing listens at --url: one failing line with the fix.
-    let nowhere = format!(
-        "http://127.0.0.1:{}",
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-    );
+    let nowhere = dead_url();
     let (status, text, _) = world.cli(&["doctor", "--url", &nowhere], &here);
     assert_eq!(status, 1);
     assert!(

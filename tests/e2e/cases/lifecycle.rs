@@ -2,6 +2,7 @@
 //! the reference sandbox server running real git and the fixture's own
 //! tests, and a loopback model answering in the OpenAI wire format.
 
+use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -64,25 +65,38 @@ impl Sandbox {
         Self::with_token(repos, SANDBOX_TOKEN)
     }
 
-    /// Serves `repos` (`DIR/<owner>/<repo>`) to holders of `token`.
+    /// Serves `repos` (`DIR/<owner>/<repo>`) to holders of `token`. The
+    /// server binds a free port itself and names it on its first line of
+    /// standard error, so no other process can take the port between a
+    /// choice and the bind; its later output is passed through to ours.
     pub(super) fn with_token(repos: &std::path::Path, token: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(repo_root().join("target/tools/agent-zero-sandbox"))
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--repos"])
+        let mut child = Command::new(repo_root().join("target/tools/agent-zero-sandbox"))
+            .args(["--listen", "127.0.0.1:0", "--repos"])
             .arg(repos)
             .env("AGENT_ZERO_SANDBOX_TOKEN", token)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("target/tools/agent-zero-sandbox (tests/scripts/test.sh builds it)");
-        let url = format!("http://127.0.0.1:{port}");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(20), "sandbox server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, url }
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (first_line, announced) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stderr).lines();
+            let _ = first_line.send(lines.next().and_then(Result::ok));
+            for line in lines.map_while(Result::ok) {
+                eprintln!("{line}");
+            }
+        });
+        let line = match announced.recv_timeout(Duration::from_secs(20)) {
+            Ok(Some(line)) => line,
+            Ok(None) => panic!("sandbox server exited before listening: {:?}", child.wait()),
+            Err(_) => panic!("sandbox server did not announce its address within 20 s"),
+        };
+        let address = line
+            .strip_prefix("agent-zero-sandbox listening on ")
+            .unwrap_or_else(|| panic!("sandbox server did not start: {line}"));
+        Self { child, url: format!("http://{address}") }
     }
 }
 
@@ -533,7 +547,7 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
 }
 
 /// A loopback URL where nothing listens.
-fn dead_url() -> String {
+pub(super) fn dead_url() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     format!("http://127.0.0.1:{port}")
 }

@@ -4,7 +4,10 @@
 //! not an isolation boundary and says so (`"isolated": false`).
 //!
 //! `cargo run --release --bin agent-zero-sandbox -- --listen 127.0.0.1:<port> [--repos DIR]`
-//! with the bearer token in `AGENT_ZERO_SANDBOX_TOKEN`.
+//! with the bearer token in `AGENT_ZERO_SANDBOX_TOKEN`. Port 0 binds a free
+//! port; the first line on standard error names the address bound
+//! (`agent-zero-sandbox listening on 127.0.0.1:PORT`), so a caller reads the
+//! port from the server instead of choosing one that may be taken.
 
 #![forbid(unsafe_code)]
 
@@ -34,7 +37,10 @@ fn main() {
         Ok(server) => server,
         Err(error) => exit(&format!("cannot listen on {listen}: {error}")),
     };
-    eprintln!("agent-zero-sandbox listening on {listen}");
+    match server.server_addr().to_ip() {
+        Some(bound) => eprintln!("agent-zero-sandbox listening on {bound}"),
+        None => exit(&format!("{listen} is not an IP address")),
+    }
     server::serve(server, server::Config { token, repos });
 }
 
