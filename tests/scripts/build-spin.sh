@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Spin component (target/wasm32-wasip2/release/agent_zero_spin.wasm).
-# rustc links the core module only (`--skip-wit-component`); binaryen's
-# wasm-opt (tests/node, pinned in package-lock.json) optimizes it at -O2,
-# about 40 KB gzip smaller (README, "Size"); wasm-tools then makes the
-# component from the component type wit-bindgen embedded in the module,
-# after tests/scripts/layout.sh has laid its functions out for compression
-# and stripped its names.
-# wasm-opt cannot read a component, hence the two steps. -O2 rather than
-# -Oz (2 KB smaller): -O2 optimizes for speed (shrink level 0), so the
-# intake's SHA-256 (opt-level 3 in Cargo.toml) is not shrunk at its cost.
+# rustc links the core module only (`--skip-wit-component`);
+# tests/scripts/optimize.sh runs binaryen's wasm-opt on it (-O2, tests/node,
+# pinned in package-lock.json), lays its functions out for compression and
+# strips its names (README, "Size"); wasm-tools then makes the component
+# from the component type wit-bindgen embedded in the module. wasm-opt
+# cannot read a component, hence the two steps. -O2 rather than -Oz (2 KB
+# smaller): -O2 optimizes for speed (shrink level 0), so the intake's
+# SHA-256 (opt-level 3 in Cargo.toml) is not shrunk at its cost.
 # The component is reused while the core module is unchanged.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -29,12 +28,8 @@ if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && [ -f "$optimized"
       exit 1
     fi
   done
-  # The features rustc enables by default for wasm32-wasip2, and no others.
-  # -g keeps the function names for the layout that follows.
-  "$wasm_opt" -O2 -g --enable-bulk-memory --enable-mutable-globals \
-    --enable-multivalue --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext \
-    "$core" -o "$out/agent_zero_spin.core-opt.wasm" >&2
-  bash "$root/tests/scripts/layout.sh" "$out/agent_zero_spin.core-opt.wasm"
+  cp "$core" "$out/agent_zero_spin.core-opt.wasm"
+  bash "$root/tests/scripts/optimize.sh" "$out/agent_zero_spin.core-opt.wasm"
   wasm-tools component new "$out/agent_zero_spin.core-opt.wasm" -o "$optimized" >&2
   echo "$digest" >"$stamp"
 fi

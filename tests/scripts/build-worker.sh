@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the Cloudflare worker (functions/cloudflare/build/) with worker-build,
 # offline: wasm-bindgen comes from WASM_BINDGEN_BIN (installed by
-# tests/scripts/install-tools.sh at the version in Cargo.lock); wasm-opt is
-# disabled in functions/cloudflare/Cargo.toml. The entry module is ours:
+# tests/scripts/install-tools.sh at the version in Cargo.lock); worker-build's
+# own wasm-opt step (which would download binaryen) is disabled in
+# functions/cloudflare/Cargo.toml. The entry module is ours:
 # worker-build's bundle (wasm-bindgen glue + its shim) becomes build/glue.js
 # and functions/cloudflare/entry.mjs becomes build/index.js (wrangler.toml's
-# `main`), importing it. The wasm's functions are then laid out for
-# compression and its names stripped (tests/scripts/layout.sh).
+# `main`), importing it. The wasm is then optimized with the pinned
+# binaryen, its functions laid out for compression and its names stripped
+# (tests/scripts/optimize.sh).
 set -euo pipefail
 # The test harness builds once and then starts `wrangler dev` many times.
 if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/cloudflare/build/index.js" ]; then
@@ -19,5 +21,5 @@ cd "$root/functions/cloudflare"
 worker-build --release "$@" >&2
 mv build/index.js build/glue.js
 cp entry.mjs build/index.js
-# The functions laid out for gzip, then the names stripped (see layout.py).
-bash "$root/tests/scripts/layout.sh" build/index_bg.wasm
+# wasm-opt -O2, the functions laid out for gzip, the names stripped.
+bash "$root/tests/scripts/optimize.sh" build/index_bg.wasm --enable-exception-handling
