@@ -88,14 +88,11 @@ impl Sandbox {
                 eprintln!("{line}");
             }
         });
-        let line = match announced.recv_timeout(Duration::from_secs(20)) {
-            Ok(Some(line)) => line,
-            Ok(None) => panic!("sandbox server exited before listening: {:?}", child.wait()),
-            Err(_) => panic!("sandbox server did not announce its address within 20 s"),
+        let line = announced.recv_timeout(Duration::from_secs(20)).ok().flatten().unwrap_or_default();
+        let Some(address) = line.strip_prefix("agent-zero-sandbox listening on ") else {
+            let _ = child.kill();
+            panic!("sandbox server did not announce its address within 20 s ({:?}): {line}", child.wait());
         };
-        let address = line
-            .strip_prefix("agent-zero-sandbox listening on ")
-            .unwrap_or_else(|| panic!("sandbox server did not start: {line}"));
         Self { child, url: format!("http://{address}") }
     }
 }
