@@ -8,7 +8,8 @@
 #      (cargo test: default members)
 #   3. builds the worker (worker-build) and the Spin component (wasip2) once,
 #      prints their gzip sizes and fails if the worker is over budget
-#   4. checks the Spin component against its WIT contract (wit/world.wit)
+#   4. checks the Spin component against its WIT contract (wit/world.wit),
+#      and the build's optimize step on a fixture module (optimize_test.py)
 #   5. builds the Spin host and the reference sandbox server
 #   6. the end-to-end suite on workerd (wrangler dev) and on the Spin host
 # Prints a summary of test counts; exits non-zero when anything fails.
@@ -72,6 +73,9 @@ fi
 
 step "WIT contract of the Spin component"
 python3 tests/scripts/check-wit.py "$spin_wasm" spin-http-component
+
+step "the build's last step (tests/scripts/optimize.sh) on a fixture module"
+python3 tests/scripts/optimize_test.py 2>&1 | tee -a "$log"
 
 step "build: Spin host and reference sandbox server (profile tools)"
 cargo build --profile tools -p agent-zero-spin-host -p agent-zero-sandbox
