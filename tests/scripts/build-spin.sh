@@ -12,6 +12,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
+# Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
+export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 cargo rustc --release --target wasm32-wasip2 -p agent-zero-spin "$@" -- -C link-arg=--skip-wit-component >&2
 out="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release"
 core="$out/deps/agent_zero_spin.wasm"

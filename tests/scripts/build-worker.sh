@@ -16,6 +16,8 @@ if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/c
 fi
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
+# Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
+export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"
 cd "$root/functions/cloudflare"
 worker-build --release "$@" >&2
