@@ -28,8 +28,8 @@ fi
 # The features rustc enables by default for wasm32, and those the caller
 # names (the worker: exception handling, as wasm-bindgen's `catch` imports a
 # tag and uses `try_table`). No more: binaryen picks its binary encodings by
-# feature (with `--all-features` it writes the compact import section, which
-# no runtime we ship to reads), and some passes act differently with a
+# feature (with `--all-features` it writes imports in the compact form of a
+# proposal, not the standard one), and some passes act differently with a
 # feature on (exception handling on makes the Spin component 0.5 KB larger).
 features=(--enable-bulk-memory --enable-mutable-globals --enable-multivalue
   --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext "$@")
