@@ -5,8 +5,7 @@ Usage: layout.py IN.wasm OUT.wasm
 
 gzip finds repeats only within its last 32 KiB, so the order of a module's
 functions decides how many of its similar bodies compress against each
-other. rustc and wasm-bindgen leave them in link
-order. This script rewrites the module's `name` section so that sorting by
+other. rustc and wasm-bindgen leave them in link order. This script rewrites the module's `name` section so that sorting by
 name (binaryen's `wasm-opt --reorder-functions-by-name`, which renumbers
 every call, table and export itself) groups the functions by the crate
 their symbol name starts with (for an impl, the `Self` type's crate) and,
@@ -61,7 +60,7 @@ def sections(data):
         at += size
 
 
-def imported_functions(data, start, end):
+def imported_functions(data, start):
     count, at = read_uleb(data, start)
     functions = 0
     for _ in range(count):
@@ -134,7 +133,7 @@ def main(source, target):
     imports, bodies, names = 0, {}, None
     for kind, _, start, end in sections(data):
         if kind == 2:
-            imports = imported_functions(data, start, end)
+            imports = imported_functions(data, start)
         elif kind == 10:
             bodies = function_bodies(data, start, imports)
     out = bytearray(data[:8])
