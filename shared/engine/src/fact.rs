@@ -37,6 +37,7 @@ pub struct Stimulus {
     pub source: Option<String>,
     pub input: TaskInput,
     /// The repository policy as it was when the task was created.
+    #[serde(deserialize_with = "agent_zero_agent::policy::record")]
     pub policy: Policy,
 }
 

@@ -209,10 +209,11 @@ impl Plain {
             Some(value) if value <= i64::MAX as u64 + 1 => return Self::Negative((value as i64).wrapping_neg()),
             _ => {}
         }
-        if is_float(digits)
-            && let Ok(value) = text.parse::<f64>()
-        {
-            return Self::Float(value);
+        if is_float(digits) {
+            // The grammar matched, so the only refusal is a magnitude past
+            // `f64`'s range, which the core schema reads as infinity.
+            let infinity = if negative { f64::NEG_INFINITY } else { f64::INFINITY };
+            return Self::Float(agent_zero_contracts::decimal::parse(text).unwrap_or(infinity));
         }
         Self::Text
     }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use branch::check_branch_prefix;
 pub use checks::CheckCommand;
 pub use error::PolicyError;
-pub use parse::MAX_POLICY_BYTES;
+pub use parse::{MAX_POLICY_BYTES, record};
 pub use provider::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
 

@@ -20,6 +20,14 @@ const FORBIDDEN: &[(&str, &str, &str)] =
     &[("model", "baseUrl", "the endpoint comes from the operator's AGENT_ZERO_MODEL_BASE_URL")];
 
 impl Policy {
+    /// A policy as a record holds it (its `Serialize` JSON, in a task's
+    /// stimulus), read through the tree and deserializer a file is read
+    /// with: a JSON deserializer of every policy type besides would be
+    /// 26 KB more wasm. The record was checked when it was written.
+    pub fn from_record(value: &serde_json::Value) -> Result<Self, PolicyError> {
+        de::from_node(&yaml::Node::from_json(value)).map_err(|message| PolicyError::Syntax { message })
+    }
+
     /// Parses `.agent-zero.yml` bytes; see [`Policy::parse`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PolicyError> {
         if bytes.len() > MAX_POLICY_BYTES {
@@ -140,4 +148,12 @@ fn price(value: Option<f64>, field: &str) -> Result<(), PolicyError> {
         }
         _ => Ok(()),
     }
+}
+
+/// A [`Policy`] field of a record, for
+/// `#[serde(deserialize_with = "agent_zero_agent::policy::record")]`:
+/// read with [`Policy::from_record`].
+pub fn record<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Policy, D::Error> {
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+    Policy::from_record(&value).map_err(serde::de::Error::custom)
 }

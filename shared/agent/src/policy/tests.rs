@@ -158,6 +158,17 @@ fn ratios_are_between_zero_and_one() {
     assert_eq!(message("autofix:\n  minConfidence: 1.5\n"), "autofix.minConfidence: must be between 0 and 1, got 1.5");
     assert!(message("autofix:\n  minConfidence: -0.1\n").starts_with("autofix.minConfidence:"));
     assert!(message("autofix:\n  minConfidence: .nan\n").starts_with("autofix.minConfidence:"));
+    // Past f64's range: the core schema's float, infinite, not a string.
+    assert_eq!(
+        message("autofix:\n  minConfidence: 1e400\n"),
+        "autofix.minConfidence: must be between 0 and 1, got inf"
+    );
+    assert_eq!(
+        message("autofix:\n  minConfidence: -1e400\n"),
+        "autofix.minConfidence: must be between 0 and 1, got -inf"
+    );
+    let read = Policy::parse("autofix:\n  minConfidence: .75\nvalidation:\n  minConfidence: 5e-1\n").unwrap();
+    assert_eq!((read.autofix.min_confidence, read.validation.min_confidence), (0.75, 0.5));
     assert!(message("validation:\n  minConfidence: 2\n").starts_with("validation.minConfidence:"));
     for ok in ["0", "1", "0.5"] {
         assert!(Policy::parse(&format!("validation:\n  minConfidence: {ok}\n")).is_ok(), "{ok}");
@@ -276,7 +287,29 @@ fn round_trips_through_json_for_the_task_log() {
     assert_eq!(json["checks"], serde_json::json!([["cargo", "test"]]));
     assert_eq!(json["autofix"]["minConfidence"], 0.85);
     assert_eq!(json["model"]["provider"], "openai-compatible");
-    assert_eq!(serde_json::from_value::<Policy>(json).unwrap(), p);
+    assert_eq!(Policy::from_record(&json).unwrap(), p);
+    assert_eq!(serde_json::from_value::<Policy>(json).unwrap(), p, "what serde's own JSON reading gives");
+}
+
+#[test]
+fn a_record_is_read_as_serde_would_read_it() {
+    // The reference's example sets every section, its verbatim runner
+    // fields among them; the others spell each scalar kind once.
+    let reference = Policy::parse(include_str!("testdata/reference.agent-zero.example.yml")).unwrap();
+    let spelled = Policy::parse(
+        "mode: fix\nrunner: {isolation: container, cpus: 1.5, memory: 4g, network: none}\n\
+         agent: {maxAttempts: 7}\nautofix: {minConfidence: 0.3333333333333333, allowedChangeRisks: [mechanical]}\n\
+         model: {name: m, inputCostPerMillionTokens: 1e-7, outputCostPerMillionTokens: 2.5}\n",
+    )
+    .unwrap();
+    for policy in [Policy::default(), reference, spelled] {
+        let json = serde_json::to_value(&policy).unwrap();
+        assert_eq!(Policy::from_record(&json).unwrap(), policy);
+        assert_eq!(serde_json::from_value::<Policy>(json).unwrap(), policy);
+    }
+    let m = Policy::from_record(&serde_json::json!({"agent": {"maxAttempts": "three"}})).unwrap_err().to_string();
+    assert!(m.contains("agent.maxAttempts: invalid type: string"), "{m}");
+    assert!(Policy::from_record(&serde_json::json!({"yolo": true})).is_err(), "unknown fields stay refused");
 }
 
 #[path = "reference_tests.rs"]

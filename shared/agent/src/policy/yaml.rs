@@ -51,6 +51,33 @@ impl Node {
     }
 }
 
+impl Node {
+    /// The tree of a JSON value, as a policy file would spell it: strings
+    /// quoted, everything else plain (serde_json writes each number in a
+    /// form the core schema reads as one). No position: a record has no
+    /// lines.
+    pub(super) fn from_json(value: &serde_json::Value) -> Self {
+        use serde_json::Value as Json;
+        let scalar = |text: String, plain| Value::Scalar { text, plain };
+        let value = match value {
+            Json::Null => scalar("null".into(), true),
+            Json::Bool(value) => scalar(value.to_string(), true),
+            Json::Number(number) => scalar(number.to_string(), true),
+            Json::String(text) => scalar(text.clone(), false),
+            Json::Array(items) => Value::Sequence(items.iter().map(Self::from_json).collect()),
+            Json::Object(entries) => Value::Mapping(
+                entries
+                    .iter()
+                    .map(|(key, value)| {
+                        (Self { value: scalar(key.clone(), false), line: 0, column: 0 }, Self::from_json(value))
+                    })
+                    .collect(),
+            ),
+        };
+        Self { value, line: 0, column: 0 }
+    }
+}
+
 /// The core schema's null spellings of a plain scalar.
 pub(super) fn is_null(text: &str) -> bool {
     matches!(text, "" | "~" | "null" | "Null" | "NULL")

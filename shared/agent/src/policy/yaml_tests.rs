@@ -202,6 +202,9 @@ proptest! {
         let text = generated.render();
         let parsed = Policy::parse(&text);
         prop_assert_eq!(parsed, Ok(generated.expected()), "{}", text);
+        // And as a task's record holds it.
+        let record = serde_json::to_value(generated.expected()).unwrap();
+        prop_assert_eq!(Policy::from_record(&record), Ok(generated.expected()));
     }
 
     /// Any edit of a real file (a byte replaced, removed or inserted, the

@@ -13,7 +13,7 @@
 #[path = "evidence_pages.rs"]
 mod pages;
 
-use agent_zero_contracts::{EvidenceBundle, TerminalState};
+use agent_zero_contracts::{EvidenceBundle, TerminalState, decimal};
 use agent_zero_engine::{Resident, StoreError, TaskError};
 use agent_zero_evidence::{
     RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html,
@@ -71,8 +71,8 @@ impl Format {
 fn negotiate(accept: Option<&str>) -> Option<Format> {
     let accept = accept.map(str::trim).filter(|a| !a.is_empty());
     let Some(accept) = accept else { return Some(Format::Json) };
-    let ranges: Vec<(String, f32)> = accept.split(',').filter_map(media_range).collect();
-    let quality = |format: Format| -> f32 {
+    let ranges: Vec<(String, f64)> = accept.split(',').filter_map(media_range).collect();
+    let quality = |format: Format| -> f64 {
         let (kind, sub) = format.media_type();
         let specificity = |range: &str| match range.split_once('/') {
             Some((k, s)) if k == kind && s == sub => 3,
@@ -87,7 +87,7 @@ fn negotiate(accept: Option<&str>) -> Option<Format> {
             .max_by_key(|(s, _)| *s)
             .map_or(0.0, |(_, q)| q)
     };
-    let mut best: Option<(Format, f32)> = None;
+    let mut best: Option<(Format, f64)> = None;
     for format in Format::PREFERENCE {
         let q = quality(format);
         if q > 0.0 && best.is_none_or(|(_, b)| q > b) {
@@ -98,18 +98,18 @@ fn negotiate(accept: Option<&str>) -> Option<Format> {
 }
 
 /// One `Accept` element: its lowercase media range and quality.
-fn media_range(element: &str) -> Option<(String, f32)> {
+fn media_range(element: &str) -> Option<(String, f64)> {
     let mut parts = element.split(';');
     let range = parts.next()?.trim().to_ascii_lowercase();
     if !range.contains('/') {
         return None;
     }
-    let mut q = 1.0_f32;
+    let mut q = 1.0_f64;
     for param in parts {
         if let Some((name, value)) = param.split_once('=')
             && name.trim().eq_ignore_ascii_case("q")
         {
-            q = value.trim().parse::<f32>().ok().filter(|q| q.is_finite()).map_or(0.0, |q| q.clamp(0.0, 1.0));
+            q = decimal::parse(value.trim()).map_or(0.0, |q| q.clamp(0.0, 1.0));
         }
     }
     Some((range, q))
