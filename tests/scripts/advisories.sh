@@ -4,7 +4,9 @@
 # the worker's graph (wasm32-unknown-unknown) and the Spin component's
 # (wasm32-wasip2), normal dependencies only. Fails on an open advisory
 # (vulnerability, unmaintained, unsound) unless deny.toml ignores it with a
-# reason, and if the worker's graph links `rsa` at all.
+# reason, and if either graph links the `rsa` crate at all (RUSTSEC-2023-0071:
+# the worker signs with WebCrypto, the Spin component with our constant-time
+# RS256, shared/github/src/rs256.rs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -38,12 +40,13 @@ fi
 
 # The crates the graphs name (from crates.io), so the rest runs offline.
 cargo fetch --locked -q
-worker_graph="$(cargo tree --offline --locked -q -p agent-zero-cloudflare --target wasm32-unknown-unknown \
-  -e normal --prefix none)"
-if grep -q '^rsa v' <<<"$worker_graph"; then
-  say "FAIL: the worker links the rsa crate (RUSTSEC-2023-0071); it signs with WebCrypto"
-  exit 1
-fi
+for shipped in agent-zero-cloudflare:wasm32-unknown-unknown agent-zero-spin:wasm32-wasip2; do
+  graph="$(cargo tree --offline --locked -q -p "${shipped%%:*}" --target "${shipped#*:}" -e normal --prefix none)"
+  if grep -q '^rsa v' <<<"$graph"; then
+    say "FAIL: ${shipped%%:*} links the rsa crate (RUSTSEC-2023-0071); RS256 is WebCrypto's or rs256.rs's"
+    exit 1
+  fi
+done
 
 for shipped in functions/cloudflare functions/spin; do
   say "cargo deny check advisories ($shipped)"

@@ -23,6 +23,7 @@ mod jwt;
 mod payload;
 mod policy_source;
 pub mod publish;
+mod rs256;
 pub mod signature;
 mod signer;
 
@@ -45,6 +46,4 @@ pub use policy_source::{
     CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,
 };
 pub use signature::{SignatureError, verify, verify_headers};
-#[cfg(feature = "rsa")]
-pub use signer::RsaSigner;
-pub use signer::{PrivateKeyDer, Rs256Signer};
+pub use signer::{PrivateKeyDer, Rs256Signer, RsaSigner};

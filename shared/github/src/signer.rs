@@ -3,9 +3,8 @@
 //! PKCS#8 DER every implementation takes.
 //!
 //! Each host brings its own signer: the worker signs with WebCrypto
-//! (`crypto.subtle`, native in workerd); Spin and the host tests with the
-//! pure-Rust [`RsaSigner`] (cargo feature `rsa`), so the worker never links
-//! the `rsa` crate. Key parsing here is pure: PEM to DER, PKCS#1 wrapped
+//! (`crypto.subtle`, native in workerd); Spin and the host tests with
+//! [`RsaSigner`], constant-time pure Rust (`rs256.rs`). Key parsing here is pure: PEM to DER, PKCS#1 wrapped
 //! into PKCS#8, and a structural check of the DER so a bad key is refused
 //! when the deployment's variables are read, not at the first signature.
 
@@ -13,6 +12,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::credentials::CredentialsError;
+use crate::rs256;
 
 /// Signs with RSASSA-PKCS1-v1_5 / SHA-256.
 pub trait Rs256Signer {
@@ -141,10 +141,12 @@ fn pkcs8_rsa_key(der: &[u8]) -> Option<&[u8]> {
 }
 
 /// `RSAPrivateKey ::= SEQUENCE { version 0, n, e, d, p, q, dp, dq, qinv }`
-/// (two-prime keys, as GitHub issues), each a positive INTEGER.
-fn check_rsa_private_key(der: &[u8]) -> Option<()> {
+/// (two-prime keys, as GitHub issues), each a positive INTEGER: its nine
+/// contents octets.
+fn rsa_private_key(der: &[u8]) -> Option<[&[u8]; 9]> {
     let (0x30, mut fields, []) = tlv(der)? else { return None };
-    for index in 0..9 {
+    let mut values = [&[][..]; 9];
+    for (index, slot) in values.iter_mut().enumerate() {
         let (0x02, value, rest) = tlv(fields)? else { return None };
         match (index, value) {
             (0, [0x00]) => {}
@@ -153,32 +155,36 @@ fn check_rsa_private_key(der: &[u8]) -> Option<()> {
             (_, [first, ..]) if *first >= 0x80 => return None,
             _ => {}
         }
+        *slot = value;
         fields = rest;
     }
-    fields.is_empty().then_some(())
+    fields.is_empty().then_some(values)
 }
 
-/// RS256 in pure Rust (the `rsa` crate): PKCS#1 v1.5 without blinding, as
-/// the core has no RNG. RUSTSEC-2023-0071 (Marvin: a timing side channel on
-/// private-key operations, exploited by timing very many of them precisely
-/// over the network) is accepted on the hosts that use it (deny.toml says
-/// why): a signature is made only to mint an installation token, which is
-/// then cached; only a signed delivery or an authenticated call leads to
-/// one; and no caller sees when it happens except through GitHub's webhook
-/// pipeline and our own round trip to GitHub, seconds of jitter each.
-#[cfg(feature = "rsa")]
+fn check_rsa_private_key(der: &[u8]) -> Option<()> {
+    rsa_private_key(der).map(|_| ())
+}
+
+/// RS256 in pure Rust, in constant time (`rs256.rs`): for the hosts
+/// without WebCrypto (Spin, the native tests). It replaces the `rsa`
+/// crate, whose private-key operation is not constant-time
+/// (RUSTSEC-2023-0071, no fixed version).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RsaSigner;
 
-#[cfg(feature = "rsa")]
 impl Rs256Signer for RsaSigner {
     async fn sign_rs256(&self, key: &PrivateKeyDer, message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
-        use rsa::pkcs1::DecodeRsaPrivateKey as _;
-        use rsa::signature::{SignatureEncoding as _, Signer as _};
-        let key = rsa::RsaPrivateKey::from_pkcs1_der(key.pkcs1())
-            .map_err(|_| CredentialsError::InvalidPrivateKey { reason: "not a valid PKCS#1 RSA private key" })?;
-        let signing_key = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(key);
-        Ok(signing_key.try_sign(message).map_err(|e| CredentialsError::Signing { reason: e.to_string() })?.to_vec())
+        let [_, n, e, _, p, q, dp, dq, qinv] = rsa_private_key(key.pkcs1())
+            .ok_or(CredentialsError::InvalidPrivateKey { reason: "not a valid PKCS#1 RSA private key" })?;
+        let parts = rs256::KeyParts { n, e, p, q, dp, dq, qinv };
+        rs256::sign(parts, message).map_err(|error| match error {
+            rs256::SignError::UnusableKey => CredentialsError::InvalidPrivateKey {
+                reason: "too short for RS256 (under 496 bits), or an even modulus or prime",
+            },
+            rs256::SignError::Inconsistent => CredentialsError::Signing {
+                reason: "the signature does not verify: the key's parts do not belong together".into(),
+            },
+        })
     }
 }
 
@@ -220,22 +226,6 @@ mod tests {
         // A PKCS#1 body under the PKCS#8 label.
         let mislabelled = PKCS1.replace("RSA PRIVATE KEY", "PRIVATE KEY");
         assert_eq!(reason(&mislabelled), "not a valid PKCS#8 RSA private key");
-    }
-
-    #[cfg(feature = "rsa")]
-    #[test]
-    fn rsa_signer_output_verifies_with_the_loopback_github_public_key() {
-        use rsa::pkcs8::DecodePublicKey as _;
-        use rsa::signature::Verifier as _;
-        let key = PrivateKeyDer::from_pem(agent_zero_fakes::TEST_APP_PRIVATE_KEY_PEM).unwrap();
-        let message = b"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOjF9";
-        let signature = agent_zero_ports::block_on(RsaSigner.sign_rs256(&key, message)).unwrap();
-        assert_eq!(signature.len(), 256, "a 2048-bit key signs 256 bytes");
-        let public = rsa::RsaPublicKey::from_public_key_pem(agent_zero_fakes::TEST_APP_PUBLIC_KEY_PEM).unwrap();
-        let verifier = rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(public);
-        let signature = rsa::pkcs1v15::Signature::try_from(signature.as_slice()).unwrap();
-        verifier.verify(message, &signature).expect("verifies with the public key");
-        assert!(verifier.verify(b"another message", &signature).is_err());
     }
 
     #[test]
