@@ -30,8 +30,8 @@ const SHA256_DIGEST_INFO: [u8; 19] =
 /// Why a key cannot sign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SignError {
-    /// A modulus or prime that is even, zero, or too short for a SHA-256
-    /// `DigestInfo` (under 62 bytes).
+    /// A modulus or prime that is even or below 3, or a modulus too short
+    /// for a SHA-256 `DigestInfo` (under 62 bytes).
     UnusableKey,
     /// The signature does not verify under `(n, e)`: the key's parts do
     /// not belong together.
