@@ -189,7 +189,10 @@ impl Modulus {
     /// `a · b · R⁻¹ mod m`, for `a < R` and `b < m` (CIOS).
     fn mul(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
         let n = self.m.len();
+        // Exact lengths up front, so the loops below check no bounds.
+        let (a, b, m) = (&a[..n], &b[..n], &self.m[..n]);
         let mut t = vec![0u32; n + 2];
+        let t = &mut t[..n + 2];
         for &ai in a {
             let mut carry = 0u64;
             for j in 0..n {
@@ -202,9 +205,9 @@ impl Modulus {
             t[n + 1] = (s >> 32) as u32;
 
             let u = t[0].wrapping_mul(self.m0);
-            let mut carry = (u64::from(t[0]) + u64::from(u) * u64::from(self.m[0])) >> 32;
+            let mut carry = (u64::from(t[0]) + u64::from(u) * u64::from(m[0])) >> 32;
             for j in 1..n {
-                let s = u64::from(t[j]) + u64::from(u) * u64::from(self.m[j]) + carry;
+                let s = u64::from(t[j]) + u64::from(u) * u64::from(m[j]) + carry;
                 t[j - 1] = s as u32;
                 carry = s >> 32;
             }
@@ -213,8 +216,7 @@ impl Modulus {
             t[n] = t[n + 1] + (s >> 32) as u32;
         }
         // t < 2m: subtract m unless that borrows.
-        t.truncate(n + 1);
-        self.reduce_once(&t)
+        self.reduce_once(&t[..n + 1])
     }
 
     /// `t − m` if `t ≥ m`, else `t`, for `t < 2m` given in `limbs + 1` limbs.
