@@ -4,9 +4,10 @@
 //!
 //! Each host brings its own signer: the worker signs with WebCrypto
 //! (`crypto.subtle`, native in workerd); Spin and the host tests with
-//! [`RsaSigner`], constant-time pure Rust (`rs256.rs`). Key parsing here is pure: PEM to DER, PKCS#1 wrapped
-//! into PKCS#8, and a structural check of the DER so a bad key is refused
-//! when the deployment's variables are read, not at the first signature.
+//! [`RsaSigner`], constant-time pure Rust (`rs256.rs`). Key parsing here
+//! is pure: PEM to DER, PKCS#1 wrapped into PKCS#8, and a structural check
+//! of the DER so a bad key is refused when the deployment's variables are
+//! read, not at the first signature.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -161,6 +162,7 @@ fn rsa_private_key(der: &[u8]) -> Option<[&[u8]; 9]> {
     fields.is_empty().then_some(values)
 }
 
+/// Whether `der` is such a key.
 fn check_rsa_private_key(der: &[u8]) -> Option<()> {
     rsa_private_key(der).map(|_| ())
 }
