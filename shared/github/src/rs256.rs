@@ -151,6 +151,18 @@ fn add_into(a: &mut [u32], b: &[u32]) {
     }
 }
 
+/// `a − b` over `a`'s limbs (`b` as long), and the borrow out (0 or 1).
+fn difference(a: &[u32], b: &[u32]) -> (Vec<u32>, u64) {
+    let mut out = vec![0u32; a.len()];
+    let mut borrow = 0u64;
+    for j in 0..a.len() {
+        let s = u64::from(a[j]).wrapping_sub(u64::from(b[j])).wrapping_sub(borrow);
+        out[j] = s as u32;
+        borrow = s >> 63;
+    }
+    (out, borrow)
+}
+
 /// An odd modulus `m` and what Montgomery arithmetic mod `m` needs, with
 /// `R = 2^(32 · limbs)`.
 struct Modulus {
@@ -179,8 +191,7 @@ impl Modulus {
         r2[0] = 1;
         let mut modulus = Self { m, m0: inverse.wrapping_neg(), r2: Vec::new() };
         for _ in 0..64 * modulus.m.len() {
-            let copy = r2.clone();
-            r2 = modulus.add(&r2, &copy);
+            r2 = modulus.add(&r2, &r2);
         }
         modulus.r2 = r2;
         Ok(modulus)
@@ -222,13 +233,7 @@ impl Modulus {
     /// `t − m` if `t ≥ m`, else `t`, for `t < 2m` given in `limbs + 1` limbs.
     fn reduce_once(&self, t: &[u32]) -> Vec<u32> {
         let n = self.m.len();
-        let mut difference = vec![0u32; n];
-        let mut borrow = 0u64;
-        for j in 0..n {
-            let s = u64::from(t[j]).wrapping_sub(u64::from(self.m[j])).wrapping_sub(borrow);
-            difference[j] = s as u32;
-            borrow = s >> 63;
-        }
+        let (difference, borrow) = difference(&t[..n], &self.m);
         let below = Choice::from((u64::from(t[n]).wrapping_sub(borrow) >> 63) as u8);
         (0..n).map(|j| u32::conditional_select(&difference[j], &t[j], below)).collect()
     }
@@ -236,36 +241,20 @@ impl Modulus {
     /// `a + b mod m`, for `a, b < m`.
     fn add(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
         let n = self.m.len();
-        let mut sum = vec![0u32; n + 1];
-        let mut carry = 0u64;
-        for j in 0..n {
-            let s = u64::from(a[j]) + u64::from(b[j]) + carry;
-            sum[j] = s as u32;
-            carry = s >> 32;
-        }
-        sum[n] = carry as u32;
+        // One limb more than m: the carry lands in it.
+        let mut sum = padded(a[..n].to_vec(), n + 1);
+        add_into(&mut sum, &b[..n]);
         self.reduce_once(&sum)
     }
 
     /// `a − b mod m`, for `a, b < m`.
     fn sub(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
         let n = self.m.len();
-        let mut difference = vec![0u32; n];
-        let mut borrow = 0u64;
-        for j in 0..n {
-            let s = u64::from(a[j]).wrapping_sub(u64::from(b[j])).wrapping_sub(borrow);
-            difference[j] = s as u32;
-            borrow = s >> 63;
-        }
-        // Add m back when it borrowed.
+        let (mut difference, borrow) = difference(&a[..n], &b[..n]);
+        // Add m back when it borrowed (the carry out cancels the borrow).
         let wrapped = Choice::from(borrow as u8);
-        let mut carry = 0u64;
-        for j in 0..n {
-            let addend = u32::conditional_select(&0, &self.m[j], wrapped);
-            let s = u64::from(difference[j]) + u64::from(addend) + carry;
-            difference[j] = s as u32;
-            carry = s >> 32;
-        }
+        let addend: Vec<u32> = self.m.iter().map(|limb| u32::conditional_select(&0, limb, wrapped)).collect();
+        add_into(&mut difference, &addend);
         difference
     }
 

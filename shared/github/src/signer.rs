@@ -46,12 +46,12 @@ impl PrivateKeyDer {
         let (label, der) = pem_block(pem).ok_or(invalid("expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block"))?;
         match label {
             PKCS1_LABEL => {
-                check_rsa_private_key(&der).ok_or(invalid("not a valid PKCS#1 RSA private key"))?;
+                rsa_private_key(&der).ok_or(invalid("not a valid PKCS#1 RSA private key"))?;
                 Ok(Self::wrap_pkcs1(&der))
             }
             PKCS8_LABEL => {
                 let inner = pkcs8_rsa_key(&der).ok_or(invalid("not a valid PKCS#8 RSA private key"))?;
-                check_rsa_private_key(inner).ok_or(invalid("not a valid PKCS#8 RSA private key"))?;
+                rsa_private_key(inner).ok_or(invalid("not a valid PKCS#8 RSA private key"))?;
                 Ok(Self(der))
             }
             _ => Err(invalid("expected a PEM `RSA PRIVATE KEY` or `PRIVATE KEY` block")),
@@ -160,11 +160,6 @@ fn rsa_private_key(der: &[u8]) -> Option<[&[u8]; 9]> {
         fields = rest;
     }
     fields.is_empty().then_some(values)
-}
-
-/// Whether `der` is such a key.
-fn check_rsa_private_key(der: &[u8]) -> Option<()> {
-    rsa_private_key(der).map(|_| ())
 }
 
 /// RS256 in pure Rust, in constant time (`rs256.rs`): for the hosts

@@ -49,9 +49,7 @@ impl Node {
         let Value::Mapping(entries) = &self.value else { return None };
         entries.iter().find(|(k, _)| matches!(&k.value, Value::Scalar { text, .. } if text == key)).map(|(_, v)| v)
     }
-}
 
-impl Node {
     /// The tree of a JSON value, as a policy file would spell it: strings
     /// quoted, everything else plain (serde_json writes each number in a
     /// form the core schema reads as one). No position: a record has no
