@@ -27,16 +27,18 @@ export { LeaseCoordinator, TaskStore };
 
 const rust = Glue.prototype;
 
-// `[key, limit, headers, mismatch]` once the async path has imported the
-// webhook key: fixed for the isolate's life, like the secret it comes from
-// (`mismatch`: the answer to a MAC that does not match, which has no inputs).
+// `[key, limit, headers, mismatch, path]` once the async path has imported
+// the webhook key: fixed for the isolate's life, like the secret it comes
+// from (`mismatch`: the answer to a MAC that does not match, which has no
+// inputs; `path`: intake's, under AGENT_ZERO_BASE_PATH).
 let webhookKey;
 
 // As functions/cloudflare/src/body.rs describes a failed read.
 const describe = (error) => (typeof error === "string" ? error : error instanceof Error ? error.message : "");
 
-// Exactly `/webhooks/github`, without a query (the router's path for intake).
-const isWebhook = (url) => url.endsWith("/webhooks/github") && new URL(url).pathname === "/webhooks/github";
+// Possibly intake's path: the exact path (the base path's, without a query)
+// is `webhookKey`'s, checked once it is known.
+const isWebhook = (url) => url.endsWith("/webhooks/github");
 
 // The request headers intake reads, as src/intake.rs takes them: each name
 // and value followed by a line feed (a header value holds none).
@@ -95,7 +97,12 @@ async function webhook(request, env, ctx) {
   webhookKey ??= rust.webhookKey(env);
   const declared = request.headers.get("content-length");
   // Unknown, malformed or over the limit: the async path refuses it unread.
-  if (webhookKey === undefined || !/^[0-9]{1,15}$/.test(declared ?? "") || Number(declared) > webhookKey[1]) {
+  if (
+    webhookKey === undefined ||
+    new URL(request.url).pathname !== webhookKey[4] ||
+    !/^[0-9]{1,15}$/.test(declared ?? "") ||
+    Number(declared) > webhookKey[1]
+  ) {
     return rust.fetch.call({ env, ctx }, request);
   }
   const [key, limit, names] = webhookKey;

@@ -44,24 +44,34 @@ use worker::Env;
 use worker::js_sys::{Array, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 
-/// The route this path takes on (`agent_zero_app`'s router: exactly this).
+/// The route this path takes on (`agent_zero_app`'s router: exactly this,
+/// under the base path).
 const WEBHOOK_PATH: &str = "/webhooks/github";
 
-/// `[key, limit, headers, mismatch]`: the webhook key as a `CryptoKey`
+/// `[key, limit, headers, mismatch, path]`: the webhook key as a `CryptoKey`
 /// (HMAC-SHA256, for `sign`), the body limit in bytes, the names of the
 /// request headers intake reads ([`webhook::HEADERS`]) and the answer to a
 /// MAC that does not match ([`webhook::mismatched`], which has no inputs),
-/// as [`webhook_answer`] gives answers; or `undefined` until the async
+/// as [`webhook_answer`] gives answers, and the path it takes on
+/// (`AGENT_ZERO_BASE_PATH` + `/webhooks/github`); or `undefined` until the async
 /// path has imported the key. All are fixed for the isolate's life
 /// (secrets and vars change only with a deployment), so the entry asks
 /// until it has them.
 #[wasm_bindgen(js_name = webhookKey)]
 pub fn webhook_key(env: Env) -> Option<Array> {
-    let limit = agent_zero_app::body_limit(&http::Method::POST, WEBHOOK_PATH, &crate::settings_of(&env)).ok()?;
+    let settings = crate::settings_of(&env);
+    let path = webhook_path(&settings)?;
+    let limit = agent_zero_app::body_limit(&http::Method::POST, &path, &settings).ok()?;
     let key = crate::hmac::cached()?;
     let names: Array = webhook::HEADERS.iter().map(|name| JsValue::from_str(name)).collect();
-    let answers = Array::of4(&key, &JsValue::from_f64(limit as f64), &names, &answer_of(webhook::mismatched()));
-    Some(answers)
+    let mismatch = answer_of(webhook::mismatched());
+    Some(Array::of5(&key, &JsValue::from_f64(limit as f64), &names, &mismatch, &JsValue::from_str(&path)))
+}
+
+/// The path intake takes on under the base path; `None` when the base path
+/// is malformed (the async path answers 503 naming it).
+fn webhook_path(settings: &agent_zero_app::Settings) -> Option<String> {
+    settings.base_path().ok().map(|base| format!("{base}{WEBHOOK_PATH}"))
 }
 
 /// The answer to `POST /webhooks/github` whose body the entry read
@@ -83,7 +93,7 @@ pub fn webhook_answer(
     unreadable: Option<String>,
 ) -> Option<JsValue> {
     let settings = crate::settings_of(&env);
-    let head = head_of(headers)?;
+    let head = head_of(&webhook_path(&settings)?, headers)?;
     // As `body::read`: the route's limit, then the bytes against it.
     let read = agent_zero_app::body_limit(&head.method, head.uri.path(), &settings)
         .and_then(|limit| BoundedBody::start(limit, &head.headers))
@@ -125,11 +135,11 @@ pub fn webhook_answer(
     Some(answer_of(response).into())
 }
 
-/// `POST /webhooks/github` with `headers` (see [`webhook_answer`]), or
+/// `POST path` (intake's) with `headers` (see [`webhook_answer`]), or
 /// `None` for a name intake does not read or a value `http` refuses (the
 /// async path converts the request itself).
-fn head_of(headers: &str) -> Option<http::request::Parts> {
-    let mut head = http::Request::post(WEBHOOK_PATH).body(()).ok()?.into_parts().0;
+fn head_of(path: &str, headers: &str) -> Option<http::request::Parts> {
+    let mut head = http::Request::post(path).body(()).ok()?.into_parts().0;
     let mut fields = headers.split_terminator('\n');
     while let Some(name) = fields.next() {
         let name = webhook::HEADERS.iter().find(|known| **known == name)?;

@@ -229,18 +229,25 @@ pub(crate) fn secrets(settings: &Settings) -> &[String] {
     settings.secrets()
 }
 
-/// The configured secret values as the renderers take them (`&[&str]`).
-pub(crate) struct Secrets<'c>(Vec<&'c str>);
+/// The configured secret values as the renderers take them (`&[&str]`),
+/// and the base path the app's links start with.
+pub(crate) struct Secrets<'c> {
+    values: Vec<&'c str>,
+    base_path: &'c str,
+}
 
 impl<'c> Secrets<'c> {
     pub(crate) fn of(settings: &'c Settings) -> Self {
-        Self(secrets(settings).iter().map(String::as_str).collect())
+        Self {
+            values: secrets(settings).iter().map(String::as_str).collect(),
+            // A malformed base path answers every request before a page renders.
+            base_path: settings.base_path().unwrap_or_default(),
+        }
     }
 
-    /// Rendering with these secrets redacted; the app is served at the
-    /// root of its origin.
+    /// Rendering with these secrets redacted, links under the base path.
     pub(crate) fn options(&self) -> RenderOptions<'_> {
-        RenderOptions { secrets: &self.0, ..RenderOptions::default() }
+        RenderOptions { secrets: &self.values, base_path: self.base_path, ..RenderOptions::default() }
     }
 }
 

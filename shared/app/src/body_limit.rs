@@ -29,10 +29,15 @@ pub(crate) const DEFAULT_WEBHOOK_MAX_BYTES: usize = 25 * 1024 * 1024;
 /// stray small body, far too little to matter.
 pub const NO_BODY_MAX_BYTES: usize = 4 * 1024;
 
-/// The most body bytes `method path` may carry. 503 naming
+/// The most body bytes `method path` may carry (`path` as requested, under
+/// the base path). 404 outside the base path; 503 naming
 /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` when the webhook route's limit is
-/// malformed (never silently the default).
+/// malformed (never silently the default), or `AGENT_ZERO_BASE_PATH` when
+/// that is.
 pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<usize, ApiError> {
+    let base = settings.base_path()?;
+    // Outside the base path nothing is served: say so before any body.
+    let Some(path) = router::app_path(base, path) else { return Err(router::outside(base, path)) };
     let Ok(route) = router::resolve(method, path) else { return Ok(NO_BODY_MAX_BYTES) };
     // Exhaustive on purpose: a new route decides what body it takes.
     match route.id {

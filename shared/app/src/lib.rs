@@ -115,9 +115,16 @@ pub async fn handle<H: Host>(
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let context = routes::RouteContext { host, settings, invocation };
-    let path = request.uri().path().to_owned();
+    // Handlers read the query, never the path: routing is done here, on the
+    // path under the operator's base path.
+    let base = match settings.base_path() {
+        Ok(base) => base,
+        Err(error) => return error.into_response(),
+    };
+    let requested = request.uri().path();
+    let path = router::app_path(base, requested).unwrap_or(requested).to_owned();
     let origin = auth::allowed_origin(settings, &path, request.headers());
-    let mut response = match router::resolve(request.method(), &path) {
+    let mut response = match router::resolve_under(request.method(), base, requested) {
         Ok(route) => routes::dispatch(&context, route, request).await,
         Err(error) if request.method() == http::Method::OPTIONS && error.code == ErrorCode::MethodNotAllowed => {
             let allow = error

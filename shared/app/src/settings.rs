@@ -25,6 +25,7 @@ use crate::services::{AnySandbox, SandboxChoice};
 pub struct Settings {
     variables: Config,
     secrets: Vec<String>,
+    base_path: Result<String, ApiError>,
     github: Result<GitHubSettings, ApiError>,
     webhook_secret: Option<Secret>,
     webhook_max_bytes: Result<usize, ApiError>,
@@ -66,6 +67,7 @@ impl Settings {
         let config = &variables;
         Self {
             secrets: crate::auth::secrets_of(config),
+            base_path: base_path(config),
             github: GitHubSettings::from_config(config),
             webhook_secret: config.get("GITHUB_WEBHOOK_SECRET").map(Secret::new),
             webhook_max_bytes: crate::body_limit::webhook_max_bytes(config),
@@ -84,6 +86,7 @@ impl Settings {
     pub(crate) fn problems(&self) -> Vec<ApiError> {
         let mut problems = Vec::new();
         for section in [
+            self.base_path.as_ref().err(),
             self.github.as_ref().err(),
             self.webhook_max_bytes.as_ref().err(),
             self.access.as_ref().err(),
@@ -116,6 +119,13 @@ impl Settings {
     /// Every value that must never be stored, longest first.
     pub(crate) fn secrets(&self) -> &[String] {
         &self.secrets
+    }
+
+    /// `AGENT_ZERO_BASE_PATH`: the path the app is served under (`""` at
+    /// the root of its origin, else `/seg/seg` with no trailing slash), or
+    /// 503 naming it.
+    pub fn base_path(&self) -> Result<&str, ApiError> {
+        self.base_path.as_deref().map_err(Clone::clone)
     }
 
     /// The GitHub API and this deployment's credentials.
@@ -259,6 +269,31 @@ impl RunSettings {
 }
 
 /// A duration in whole milliseconds (1 ms to 24 h), or `None` when unset.
+/// `AGENT_ZERO_BASE_PATH`: unset or `/`, the root; else segments of
+/// unreserved characters (`A-Z a-z 0-9 - . _ ~`, not `.` or `..`) each after a
+/// `/`, with no trailing slash. What is outside that set would need escaping
+/// in the links, headers and cookies the path goes into, so it is refused.
+fn base_path(config: &Config) -> Result<String, ApiError> {
+    const NAME: &str = "AGENT_ZERO_BASE_PATH";
+    let Some(text) = config.get(NAME).map(str::trim) else { return Ok(String::new()) };
+    if text == "/" {
+        return Ok(String::new());
+    }
+    let unreserved = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+    let well_formed = text.strip_prefix('/').is_some_and(|rest| {
+        rest.split('/')
+            .all(|segment| !segment.is_empty() && segment != "." && segment != ".." && segment.chars().all(unreserved))
+    });
+    if !well_formed {
+        return Err(ApiError::new(
+            ErrorCode::NotConfigured,
+            format!("{NAME} must be `/` or a path such as `/agent-zero`: segments of A-Z a-z 0-9 - . _ ~ after each `/`, none empty, `.` or `..`, and no trailing `/`"),
+        )
+        .with_field(NAME));
+    }
+    Ok(text.to_owned())
+}
+
 fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
     let Some(text) = config.get(name) else { return Ok(None) };
     match text.trim().parse::<u64>() {

@@ -630,3 +630,72 @@ fn a_delivery_awaiting_its_policy_gate_cannot_be_decided() {
     }
     assert_eq!(block_on(host.kv.get(&log_key("gh-awaiting-1", 1))).unwrap(), None, "nothing was committed");
 }
+
+#[test]
+fn under_a_base_path_routes_limits_and_links_carry_it_and_nothing_answers_outside() {
+    let host = TestHost::new();
+    let settings = settings(&[("AGENT_ZERO_BASE_PATH", "/agent-zero")]);
+    assert_eq!(send(&host, &settings, request("GET", "/agent-zero/api/v1/health", None, None)).status, 200);
+    // Outside it, even on a path the app serves at the root: 404 naming the base.
+    for uri in ["/api/v1/health", "/agent-zerox/api/v1/health", "/agent/api/v1/health"] {
+        let reply = send(&host, &settings, request("GET", uri, None, None));
+        assert_eq!(reply.status, 404, "{uri}");
+        let message = reply.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("served under /agent-zero"), "{uri}: {message}");
+    }
+    // The body limit is the route's under the base (a create body is over
+    // the 4 KiB a body-less route takes).
+    assert_eq!(
+        crate::body_limit(&http::Method::POST, "/agent-zero/api/v1/tasks", &settings).unwrap(),
+        crate::routes::MAX_CREATE_BYTES
+    );
+    let outside = crate::body_limit(&http::Method::POST, "/api/v1/tasks", &settings).unwrap_err();
+    assert_eq!(outside.code, crate::ErrorCode::NotFound, "{}", outside.message);
+
+    let body = create_body("acme/widgets", "observe");
+    let created = send(&host, &settings, request("POST", "/agent-zero/api/v1/tasks", Some(ALICE), Some(&body)));
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["id"].as_str().unwrap();
+    assert_eq!(created.headers["location"], format!("/agent-zero/api/v1/tasks/{id}").as_str());
+    let task = send(&host, &settings, request("GET", &format!("/agent-zero/api/v1/tasks/{id}"), None, None));
+    assert_eq!(task.status, 200);
+    assert_eq!(task.body["links"]["self"], format!("/agent-zero/api/v1/tasks/{id}"));
+    assert_eq!(task.body["links"]["evidence"], format!("/agent-zero/api/v1/tasks/{id}/evidence"));
+
+    // The OpenAPI document names the base as its server; the docs link under it.
+    let document = send(&host, &settings, request("GET", "/agent-zero/api/v1/openapi.json", None, None));
+    assert_eq!(document.body["servers"], json!([{ "url": "/agent-zero" }]));
+    assert!(document.body["paths"]["/api/v1/tasks"].is_object());
+    let docs = host.send(&settings, request("GET", "/agent-zero/api/v1/docs", None, None));
+    let html = String::from_utf8(docs.into_body()).unwrap();
+    assert!(html.contains("href=\"/agent-zero/api/v1/openapi.json\""), "{html}");
+    for link in html.split("href=\"").skip(1).filter_map(|rest| rest.split('"').next()).filter(|l| l.starts_with('/')) {
+        assert!(link.starts_with("/agent-zero/"), "{link} ignores the base path");
+    }
+    // At the root, the document is served as written (no `servers`).
+    let root = send(&host, &self::settings(&[]), request("GET", "/api/v1/openapi.json", None, None));
+    assert!(root.body.get("servers").is_none());
+}
+
+#[test]
+fn a_malformed_base_path_answers_503_naming_it_on_every_route() {
+    let host = TestHost::new();
+    for value in ["zz", "/zz/", "/a//b", "/a/../b", "/a b", "/a%2Fb", "/ä"] {
+        let settings = settings(&[("AGENT_ZERO_BASE_PATH", value)]);
+        let under = format!("{value}/api/v1/health");
+        let uris = ["/api/v1/health", "/webhooks/github", &under];
+        for uri in uris.into_iter().filter(|uri| http::Uri::try_from(*uri).is_ok()) {
+            let reply = send(&host, &settings, request("GET", uri, None, None));
+            assert_eq!(reply.status, 503, "{value:?} {uri}");
+            assert_eq!(reply.body["error"]["field"], "AGENT_ZERO_BASE_PATH", "{value:?}");
+            assert!(!reply.body["error"]["message"].as_str().unwrap().contains(value), "the value is not echoed");
+        }
+        let limit = crate::body_limit(&http::Method::POST, "/webhooks/github", &settings).unwrap_err();
+        assert_eq!(limit.field.as_deref(), Some("AGENT_ZERO_BASE_PATH"));
+    }
+    // `/` and unset are the root.
+    for value in ["/", " "] {
+        let settings = settings(&[("AGENT_ZERO_BASE_PATH", value)]);
+        assert_eq!(send(&host, &settings, request("GET", "/api/v1/health", None, None)).status, 200, "{value:?}");
+    }
+}

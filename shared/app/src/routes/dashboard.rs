@@ -181,7 +181,7 @@ pub(super) async fn login<H: Host>(
     }
     let now_ms = context.invocation.now_ms;
     let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
-    let set = session::set_cookie(STATE_COOKIE, &cookie, "/login", session::STATE_MS / 1000);
+    let set = session::set_cookie(STATE_COOKIE, &cookie, &context.link("/login"), session::STATE_MS / 1000);
     redirect(&oauth::authorize_url(settings, state), &[set])
 }
 
@@ -194,7 +194,7 @@ pub(super) async fn callback<H: Host>(
         Err(response) => return *response,
     };
     let secrets = auth::Secrets::of(context.settings);
-    let clear_state = session::set_cookie(STATE_COOKIE, "", "/login", 0);
+    let clear_state = session::set_cookie(STATE_COOKIE, "", &context.link("/login"), 0);
     let refuse = |status: StatusCode, message: &str| {
         let mut response = page(status, pages::sign_in(Some(message), &secrets.options()));
         if let Ok(value) = HeaderValue::from_str(&clear_state) {
@@ -259,8 +259,8 @@ pub(super) async fn callback<H: Host>(
         return refuse(StatusCode::FORBIDDEN, &message);
     }
     let sealed = session.seal(&settings.session_key);
-    let set = session::set_cookie(SESSION_COOKIE, &sealed, "/", session::SESSION_MS / 1000);
-    redirect("/dashboard", &[set, clear_state])
+    let set = session::set_cookie(SESSION_COOKIE, &sealed, &context.link("/"), session::SESSION_MS / 1000);
+    redirect(&context.link("/dashboard"), &[set, clear_state])
 }
 
 /// The decoded fields of a form post, once its CSRF token matches.
@@ -310,7 +310,7 @@ pub(super) async fn logout<H: Host>(
     if let Err(e) = form(gate.settings, &gate.signed, request) {
         return gate.error(&e);
     }
-    redirect("/dashboard", &[session::set_cookie(SESSION_COOKIE, "", "/", 0)])
+    redirect(&context.link("/dashboard"), &[session::set_cookie(SESSION_COOKIE, "", &context.link("/"), 0)])
 }
 
 pub(super) async fn tasks<H: Host>(
@@ -409,7 +409,7 @@ pub(super) async fn decide<H: Host>(
     match approvals::record(context, &gate.signed.principal, id, body).await {
         Ok(answer) => {
             let verb = answer["decision"].as_str().unwrap_or_default();
-            redirect(&format!("/dashboard/tasks/{}?decided={verb}", oauth::form_encode(id)), &[])
+            redirect(&context.link(&format!("/dashboard/tasks/{}?decided={verb}", oauth::form_encode(id))), &[])
         }
         Err(e) => gate.error(&e),
     }

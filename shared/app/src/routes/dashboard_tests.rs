@@ -107,3 +107,37 @@ fn a_forged_form_is_refused_and_audited() {
     let log = text(&audit);
     assert!(log.contains("github:octocat") && log.contains("403 forbidden (csrf)"), "{log}");
 }
+
+#[test]
+fn under_a_base_path_the_dashboards_links_redirects_and_cookies_carry_it() {
+    let host = TestHost::new();
+    let settings = settings(&[("AGENT_ZERO_BASE_PATH", "/az")]);
+    let sign_in = get(&host, &settings, "/az/login", None);
+    assert_eq!(sign_in.status(), 303);
+    let cookie = sign_in.headers()["set-cookie"].to_str().unwrap();
+    assert!(cookie.contains("; Path=/az/login;"), "{cookie}");
+
+    let session = session_cookie("octocat", START_MS + 60_000);
+    let page = text(&get(&host, &settings, "/az/dashboard", Some(&session)));
+    assert!(page.contains("Signed in as <strong>github:octocat</strong>"), "{page}");
+    for attribute in ["href=\"", "action=\""] {
+        for link in
+            page.split(attribute).skip(1).filter_map(|rest| rest.split('"').next()).filter(|l| l.starts_with('/'))
+        {
+            assert!(link.starts_with("/az/"), "{link} ignores the base path: {page}");
+        }
+    }
+    let csrf = page.split("name=\"csrf\" value=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let request = http::Request::post("/az/logout")
+        .header("cookie", &session)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}").into_bytes())
+        .unwrap();
+    let out = host.send(&settings, request);
+    assert_eq!(out.status(), 303, "{}", text(&out));
+    assert_eq!(out.headers()["location"], "/az/dashboard");
+    let cleared = out.headers()["set-cookie"].to_str().unwrap();
+    assert!(cleared.starts_with(&format!("{SESSION_COOKIE}=;")) && cleared.contains("; Path=/az/;"), "{cleared}");
+    // The root's dashboard is not served under a base path.
+    assert_eq!(get(&host, &settings, "/dashboard", Some(&session)).status(), 404);
+}

@@ -230,7 +230,7 @@ async fn evidence<H: Host>(
         Err(error) => return api_error(error),
     };
     let secrets = auth::Secrets::of(context.settings);
-    let page_url = format!("/tasks/{id}");
+    let page_url = context.link(&format!("/tasks/{id}"));
     let options = RenderOptions { evidence_url: Some(&page_url), ..secrets.options() };
     let body = match format {
         Format::Json => render_json(&bundle, &options),

@@ -28,6 +28,14 @@ pub(crate) struct RouteContext<'a, H: Host> {
     pub(crate) invocation: &'a Invocation,
 }
 
+impl<H: Host> RouteContext<'_, H> {
+    /// The app's own `path` (`/dashboard`) as a link: under the base path.
+    pub(crate) fn link(&self, path: &str) -> String {
+        // A malformed base path answered the request before any handler ran.
+        format!("{}{path}", self.settings.base_path().unwrap_or_default())
+    }
+}
+
 pub(crate) async fn dispatch<H: Host>(
     context: &RouteContext<'_, H>,
     route: Matched,

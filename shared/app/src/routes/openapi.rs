@@ -28,8 +28,8 @@ pub(super) async fn document<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let _ = (context, request);
-    let mut response = http::Response::new(DOCUMENT.as_bytes().to_vec());
+    let _ = request;
+    let mut response = http::Response::new(with_server(DOCUMENT, &context.link("")).into_bytes());
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
@@ -41,9 +41,10 @@ pub(super) async fn docs<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let _ = (context, request);
+    let _ = request;
     let document: Value = agent_zero_contracts::json::from_str(DOCUMENT).unwrap_or_default();
-    let mut response = http::Response::new(render(&document, &RenderOptions::default()).into_bytes());
+    let options = RenderOptions { base_path: &context.link(""), ..RenderOptions::default() };
+    let mut response = http::Response::new(render(&document, &options).into_bytes());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
@@ -51,6 +52,17 @@ pub(super) async fn docs<H: Host>(
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
+}
+
+/// `document` with `servers` naming the base path when there is one: the
+/// default server, `/`, would send clients past it. A base path is
+/// unreserved characters only (the settings refuse others), so it needs no
+/// escaping as a JSON string.
+fn with_server(document: &str, base: &str) -> String {
+    match document.strip_prefix('{') {
+        Some(rest) if !base.is_empty() => format!("{{\"servers\":[{{\"url\":\"{base}\"}}],{rest}"),
+        _ => document.to_owned(),
+    }
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {

@@ -79,7 +79,7 @@ pub(super) async fn get<H: Host>(
     let result = async {
         auth::authorize_read(context.settings, request.headers())?;
         let resident = load(context, id).await?;
-        let mut body = detail(&resident, context.invocation.now_ms);
+        let mut body = detail(&resident, context.invocation.now_ms, &context.link("/api/v1/tasks/"));
         // What the run cost its host so far (absent before its first tick).
         if let Ok(Some(cost)) = crate::metering::read(context.host.kv(), id).await {
             body["cost"] = crate::metering::cost_json(&cost);
@@ -139,7 +139,8 @@ pub(super) async fn load<H: Host>(context: &RouteContext<'_, H>, id: &str) -> Re
 }
 
 /// The task as the API shows it.
-fn detail(resident: &Resident, now_ms: u64) -> Value {
+/// The task's detail; its links start with `tasks` (`{base}/api/v1/tasks/`).
+fn detail(resident: &Resident, now_ms: u64, tasks: &str) -> Value {
     let mut body = serde_json::to_value(TaskSummary::of_resident(resident, now_ms)).unwrap_or_default();
     // Updated when the last event happened, not when it was read.
     let updated = resident.events.last().map_or_else(|| body["createdAt"].clone(), |e| json!(e.timestamp));
@@ -172,8 +173,8 @@ fn detail(resident: &Resident, now_ms: u64) -> Value {
     }
     let id = resident.origin().map_or("", |o| o.task_id);
     body["links"] = json!({
-        "self": format!("/api/v1/tasks/{id}"),
-        "evidence": format!("/api/v1/tasks/{id}/evidence"),
+        "self": format!("{tasks}{id}"),
+        "evidence": format!("{tasks}{id}/evidence"),
     });
     body
 }
@@ -254,7 +255,7 @@ pub(super) async fn create<H: Host>(
             let mut body = serde_json::to_value(&summary).unwrap_or_default();
             body["requestedMode"] = json!(requested);
             let mut response = crate::json_response(StatusCode::CREATED, &body);
-            if let Ok(location) = http::HeaderValue::from_str(&format!("/api/v1/tasks/{}", summary.id)) {
+            if let Ok(location) = http::HeaderValue::from_str(&context.link(&format!("/api/v1/tasks/{}", summary.id))) {
                 response.headers_mut().insert(http::header::LOCATION, location);
             }
             response
