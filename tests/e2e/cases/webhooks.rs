@@ -371,9 +371,9 @@ fn served_under_a_base_path(runtime: Runtime) {
         let accepted = post("/agent-zero/webhooks/github", &format!("base-{round}-ok"), &good);
         assert_eq!(accepted.status, 200, "{}", accepted.text());
         // Intake's path at the root, or with the base's name run on: not
-        // served. Sent without a body: under `wrangler dev`, a body the
-        // worker cancels unread breaks the proxy's next request on the
-        // connection (it answers 503 "restarted mid-request").
+        // served. Sent without a body: a body refused unread (cancelled)
+        // loses `wrangler dev`'s next request on the connection
+        // (workerd#1741; see `limits.rs`).
         for outside in ["/webhooks/github", "/agent-zerox/webhooks/github", "/x/agent-zero/webhooks/github"] {
             let headers = [
                 ("content-type", "application/json"),
