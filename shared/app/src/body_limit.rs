@@ -35,9 +35,8 @@ pub const NO_BODY_MAX_BYTES: usize = 4 * 1024;
 /// malformed (never silently the default), or `AGENT_ZERO_BASE_PATH` when
 /// that is.
 pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<usize, ApiError> {
-    let base = settings.base_path()?;
     // Outside the base path nothing is served: say so before any body.
-    let Some(path) = router::app_path(base, path) else { return Err(router::outside(base, path)) };
+    let path = router::app_path(settings.base_path()?, path)?;
     let Ok(route) = router::resolve(method, path) else { return Ok(NO_BODY_MAX_BYTES) };
     // Exhaustive on purpose: a new route decides what body it takes.
     match route.id {

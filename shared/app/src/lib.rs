@@ -117,14 +117,12 @@ pub async fn handle<H: Host>(
     let context = routes::RouteContext { host, settings, invocation };
     // Handlers read the query, never the path: routing is done here, on the
     // path under the operator's base path.
-    let base = match settings.base_path() {
-        Ok(base) => base,
+    let path = match settings.base_path().and_then(|base| router::app_path(base, request.uri().path())) {
+        Ok(path) => path.to_owned(),
         Err(error) => return error.into_response(),
     };
-    let requested = request.uri().path();
-    let path = router::app_path(base, requested).unwrap_or(requested).to_owned();
     let origin = auth::allowed_origin(settings, &path, request.headers());
-    let mut response = match router::resolve_under(request.method(), base, requested) {
+    let mut response = match router::resolve(request.method(), &path) {
         Ok(route) => routes::dispatch(&context, route, request).await,
         Err(error) if request.method() == http::Method::OPTIONS && error.code == ErrorCode::MethodNotAllowed => {
             let allow = error

@@ -104,29 +104,15 @@ pub fn resolve(method: &Method, path: &str) -> Result<Matched, ApiError> {
 }
 
 /// `path` as the route table sees it, with the operator's base path
-/// (`AGENT_ZERO_BASE_PATH`: `""` or `/seg/seg`) taken off the front: `None`
-/// when `path` is not under it. `{base}` and `{base}/` are both the app's
-/// `/`.
-pub(crate) fn app_path<'p>(base: &str, path: &'p str) -> Option<&'p str> {
-    match path.strip_prefix(base)? {
-        "" => Some("/"),
-        rest if rest.starts_with('/') => Some(rest),
-        _ => None,
+/// (`AGENT_ZERO_BASE_PATH`: `""` or `/seg/seg`) taken off the front; 404
+/// naming the base when `path` is not under it. `{base}` and `{base}/` are
+/// both the app's `/`.
+pub(crate) fn app_path<'p>(base: &str, path: &'p str) -> Result<&'p str, ApiError> {
+    match path.strip_prefix(base) {
+        Some("") => Ok("/"),
+        Some(rest) if rest.starts_with('/') => Ok(rest),
+        _ => Err(ApiError::new(ErrorCode::NotFound, format!("no route for {path}: the app is served under {base}"))),
     }
-}
-
-/// [`resolve`] under the operator's base path: 404 naming it for a path
-/// outside it.
-pub(crate) fn resolve_under(method: &Method, base: &str, path: &str) -> Result<Matched, ApiError> {
-    match app_path(base, path) {
-        Some(path) => resolve(method, path),
-        None => Err(outside(base, path)),
-    }
-}
-
-/// 404 for `path`, which is not under `base`.
-pub(crate) fn outside(base: &str, path: &str) -> ApiError {
-    ApiError::new(ErrorCode::NotFound, format!("no route for {path}: the app is served under {base}"))
 }
 
 fn match_pattern(pattern: &str, path: &str) -> Option<Vec<String>> {
@@ -159,21 +145,19 @@ mod tests {
 
     #[test]
     fn the_base_path_is_taken_off_the_front_at_a_segment_boundary() {
-        assert_eq!(app_path("", "/api/v1/health"), Some("/api/v1/health"));
-        assert_eq!(app_path("/az", "/az/api/v1/health"), Some("/api/v1/health"));
-        assert_eq!(app_path("/az", "/az"), Some("/"));
-        assert_eq!(app_path("/az", "/az/"), Some("/"));
-        assert_eq!(app_path("/a/z", "/a/z/tasks/t-1"), Some("/tasks/t-1"));
+        assert_eq!(app_path("", "/api/v1/health").ok(), Some("/api/v1/health"));
+        assert_eq!(app_path("/az", "/az/api/v1/health").ok(), Some("/api/v1/health"));
+        assert_eq!(app_path("/az", "/az").ok(), Some("/"));
+        assert_eq!(app_path("/az", "/az/").ok(), Some("/"));
+        assert_eq!(app_path("/a/z", "/a/z/tasks/t-1").ok(), Some("/tasks/t-1"));
         // Not under it: another segment that starts alike, or the root.
-        assert_eq!(app_path("/az", "/azx/api/v1/health"), None);
-        assert_eq!(app_path("/az", "/api/v1/health"), None);
-        assert_eq!(app_path("/a/z", "/a"), None);
-        assert_eq!(
-            resolve_under(&Method::GET, "/az", "/az/webhooks/github").unwrap_err().code,
-            ErrorCode::MethodNotAllowed
-        );
-        assert_eq!(resolve_under(&Method::POST, "/az", "/az/webhooks/github").unwrap().id, RouteId::GithubWebhook);
-        let outside = resolve_under(&Method::POST, "/az", "/webhooks/github").unwrap_err();
+        assert_eq!(app_path("/az", "/azx/api/v1/health").ok(), None);
+        assert_eq!(app_path("/az", "/api/v1/health").ok(), None);
+        assert_eq!(app_path("/a/z", "/a").ok(), None);
+        let under = app_path("/az", "/az/webhooks/github").unwrap();
+        assert_eq!(resolve(&Method::GET, under).unwrap_err().code, ErrorCode::MethodNotAllowed);
+        assert_eq!(resolve(&Method::POST, under).unwrap().id, RouteId::GithubWebhook);
+        let outside = app_path("/az", "/webhooks/github").unwrap_err();
         assert_eq!(outside.code, ErrorCode::NotFound);
         assert!(outside.message.contains("served under /az"), "{}", outside.message);
     }
