@@ -29,10 +29,15 @@ pub(crate) struct RouteContext<'a, H: Host> {
 }
 
 impl<H: Host> RouteContext<'_, H> {
+    /// `AGENT_ZERO_BASE_PATH` (`""` at the root). A malformed one answered
+    /// the request before any handler ran.
+    pub(crate) fn base_path(&self) -> &str {
+        self.settings.base_path().unwrap_or_default()
+    }
+
     /// The app's own `path` (`/dashboard`) as a link: under the base path.
     pub(crate) fn link(&self, path: &str) -> String {
-        // A malformed base path answered the request before any handler ran.
-        format!("{}{path}", self.settings.base_path().unwrap_or_default())
+        format!("{}{path}", self.base_path())
     }
 }
 

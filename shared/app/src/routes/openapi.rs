@@ -29,7 +29,7 @@ pub(super) async fn document<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let _ = request;
-    let mut response = http::Response::new(with_server(DOCUMENT, &context.link("")).into_bytes());
+    let mut response = http::Response::new(with_server(DOCUMENT, context.base_path()).into_bytes());
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
@@ -43,7 +43,7 @@ pub(super) async fn docs<H: Host>(
 ) -> http::Response<Vec<u8>> {
     let _ = request;
     let document: Value = agent_zero_contracts::json::from_str(DOCUMENT).unwrap_or_default();
-    let options = RenderOptions { base_path: &context.link(""), ..RenderOptions::default() };
+    let options = RenderOptions { base_path: context.base_path(), ..RenderOptions::default() };
     let mut response = http::Response::new(render(&document, &options).into_bytes());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
