@@ -9,12 +9,17 @@
 # smaller): -O2 optimizes for speed (shrink level 0), so the intake's
 # SHA-256 (opt-level 3 in Cargo.toml) is not shrunk at its cost.
 # The component is reused while the core module is unchanged.
+# AGENT_ZERO_PROVIDERS (`e2b anthropic`) builds only the provider adapters it
+# names (tests/scripts/providers.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 # Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
 export CARGO_PROFILE_RELEASE_STRIP=debuginfo
-cargo rustc --release --target wasm32-wasip2 -p agent-zero-spin "$@" -- -C link-arg=--skip-wit-component >&2
+. "$root/tests/scripts/providers.sh"
+features="$(provider_features)"
+# shellcheck disable=SC2086 # one cargo argument per line
+cargo rustc --release --target wasm32-wasip2 -p agent-zero-spin $features "$@" -- -C link-arg=--skip-wit-component >&2
 out="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release"
 core="$out/deps/agent_zero_spin.wasm"
 # Cargo puts the core module back at the component's path on every build,

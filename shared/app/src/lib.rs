@@ -10,6 +10,17 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+#[cfg(not(any(
+    feature = "sandbox-custom",
+    feature = "sandbox-e2b",
+    feature = "sandbox-daytona",
+    feature = "sandbox-vercel",
+    feature = "sandbox-cloudflare"
+)))]
+compile_error!("agent-zero-app needs at least one sandbox provider: a `sandbox-*` feature");
+#[cfg(not(any(feature = "model-openai", feature = "model-anthropic", feature = "model-google")))]
+compile_error!("agent-zero-app needs at least one model adapter: a `model-*` feature");
+
 mod audit_log;
 mod auth;
 mod body_limit;

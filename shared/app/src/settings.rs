@@ -383,4 +383,111 @@ mod tests {
         all.push(("OPENAI_API_KEY", "sk-test"));
         check_runnable(&Settings::from_pairs(all), &policy, &http).unwrap();
     }
+
+    /// A provider this build leaves out stops a task before it starts,
+    /// naming the setting (the sandbox variable, the policy's
+    /// `model.provider`, the fallback variable) and what the build has; the
+    /// providers it has pass. Runs in the default build (every provider)
+    /// and in test.sh's reduced one (`sandbox-e2b`, `model-anthropic`).
+    #[test]
+    fn providers_left_out_of_the_build_are_refused_by_name() {
+        use agent_zero_models::ModelProvider;
+        use http::StatusCode;
+        let http = crate::test_host::RefusingHttp;
+        let sandboxes = [
+            ("custom", cfg!(feature = "sandbox-custom")),
+            ("e2b", cfg!(feature = "sandbox-e2b")),
+            ("daytona", cfg!(feature = "sandbox-daytona")),
+            ("vercel", cfg!(feature = "sandbox-vercel")),
+            ("cloudflare", cfg!(feature = "sandbox-cloudflare")),
+        ];
+        let openai = cfg!(feature = "model-openai");
+        let models = [
+            (ModelProvider::AiGateway, openai),
+            (ModelProvider::Anthropic, cfg!(feature = "model-anthropic")),
+            (ModelProvider::Google, cfg!(feature = "model-google")),
+            (ModelProvider::OpenAi, openai),
+            (ModelProvider::OpenAiCompatible, openai),
+        ];
+        let built_sandboxes: Vec<&str> = sandboxes.iter().filter(|(_, built)| *built).map(|(name, _)| *name).collect();
+        let built_models: Vec<&str> =
+            models.iter().filter(|(_, built)| *built).map(|(kind, _)| kind.as_str()).collect();
+        // The app's features reach the adapters' crates.
+        assert_eq!(crate::services::built_sandboxes(), built_sandboxes);
+        assert_eq!(agent_zero_models::built_providers(), built_models);
+
+        // Every credential any provider reads, so only the build decides.
+        let credentials = [
+            ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
+            ("AGENT_ZERO_SANDBOX_TOKEN", "unit-token"),
+            ("E2B_API_KEY", "unit-key"),
+            ("DAYTONA_API_KEY", "unit-key"),
+            ("VERCEL_TOKEN", "unit-token"),
+            ("OPENAI_API_KEY", "unit-key"),
+            ("ANTHROPIC_API_KEY", "unit-key"),
+            ("GOOGLE_GENERATIVE_AI_API_KEY", "unit-key"),
+            ("AI_GATEWAY_API_KEY", "unit-key"),
+            ("AGENT_ZERO_MODEL_BASE_URL", "https://models.invalid/v1"),
+        ];
+        let (a_model, _) = *models.iter().find(|(_, built)| *built).unwrap();
+        let a_sandbox = built_sandboxes[0];
+        let policy_with = |provider| {
+            let mut policy = Policy::default();
+            policy.model.provider = provider;
+            policy
+        };
+        let runnable = |pairs: &[(&'static str, &'static str)], policy: &Policy| {
+            let mut all = credentials.to_vec();
+            all.extend_from_slice(pairs);
+            check_runnable(&Settings::from_pairs(all), policy, &http)
+        };
+
+        for (name, built) in sandboxes {
+            match runnable(&[("AGENT_ZERO_SANDBOX_PROVIDER", name)], &policy_with(a_model)) {
+                Ok(()) => assert!(built, "`{name}` is left out, yet a task could start"),
+                Err(e) => {
+                    assert!(!built, "`{name}` is built, yet: {}", e.message);
+                    assert_eq!(
+                        (e.code.status(), e.field.as_deref()),
+                        (StatusCode::SERVICE_UNAVAILABLE, Some("AGENT_ZERO_SANDBOX_PROVIDER"))
+                    );
+                    let has = built_sandboxes.join(", ");
+                    let expected = format!(
+                        "no task can run: `AGENT_ZERO_SANDBOX_PROVIDER` is `{name}`, which this build leaves out (it has {has}; add `{name}` to `AGENT_ZERO_PROVIDERS` when building)"
+                    );
+                    assert_eq!(e.message, expected);
+                }
+            }
+        }
+        let sandbox = [("AGENT_ZERO_SANDBOX_PROVIDER", a_sandbox)];
+        for (kind, built) in models {
+            let name = kind.as_str();
+            let fallback = [
+                ("AGENT_ZERO_SANDBOX_PROVIDER", a_sandbox),
+                ("AGENT_ZERO_MODEL_FALLBACK_PROVIDER", name),
+                ("AGENT_ZERO_MODEL_FALLBACK_MODEL", "unit-model"),
+            ];
+            let asked = [
+                (runnable(&sandbox, &policy_with(kind)), "model.provider"),
+                (runnable(&fallback, &policy_with(a_model)), "AGENT_ZERO_MODEL_FALLBACK_PROVIDER"),
+            ];
+            for (result, field) in asked {
+                match result {
+                    Ok(()) => assert!(built, "`{name}` ({field}) is left out, yet a task could start"),
+                    Err(e) => {
+                        assert!(!built, "`{name}` ({field}) is built, yet: {}", e.message);
+                        assert_eq!(
+                            (e.code.status(), e.field.as_deref()),
+                            (StatusCode::SERVICE_UNAVAILABLE, Some(field))
+                        );
+                        let has = built_models.join(", ");
+                        let expected = format!(
+                            "no task can run: `{field}`: model provider `{name}` is left out of this build (it has {has}; add `{name}` to `AGENT_ZERO_PROVIDERS` when building)"
+                        );
+                        assert_eq!(e.message, expected);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -80,6 +80,11 @@ pub enum ConfigError {
     /// A price is negative or not a number.
     #[error("`{field}` must be a non-negative number")]
     InvalidCost { field: &'static str },
+    /// The provider's adapter is not in this build.
+    #[error(
+        "`{field}`: model provider `{provider}` is left out of this build (it has {built}; add `{provider}` to `AGENT_ZERO_PROVIDERS` when building)"
+    )]
+    NotBuilt { field: &'static str, provider: ModelProvider, built: String },
     /// The provider's credential variable is not set.
     #[error("model provider `{provider}` needs `{variable}`")]
     MissingCredential { provider: ModelProvider, variable: &'static str },

@@ -5,16 +5,25 @@
 
 use agent_zero_ports::{Clock, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 
+#[cfg(feature = "anthropic")]
+use crate::anthropic;
 use crate::decode::{decision_from_value, parse_decision};
+#[cfg(feature = "google")]
+use crate::gemini;
+#[cfg(feature = "openai")]
+use crate::openai;
 use crate::redact::{Secret, redact};
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
     Decision, DecisionRequest, ModelClient, ModelError, ModelProvider, ModelRef, ProviderConfig, UnusableKind,
-    anthropic, gemini, openai,
+    missing_adapter,
 };
 
 /// Why CLI providers are refused here.
 pub const CLI_REFUSAL: &str = "it drives a local CLI subprocess, which the edge cannot run";
+
+/// Why a provider whose adapter this build leaves out is refused.
+const NOT_BUILT: &str = "its adapter is not in this build";
 
 /// The most bytes a provider's answer may carry: a decision is a few KiB
 /// of JSON, so 4 MiB leaves room for verbose envelopes while a provider
@@ -47,12 +56,21 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
     fn build(&self, request: &DecisionRequest) -> Result<http::Request<Vec<u8>>, ModelError> {
         let provider = self.config.kind;
         let built = match provider {
-            ModelProvider::Anthropic => anthropic::build(self.config, request),
-            ModelProvider::Google => gemini::build(self.config, request),
             ModelProvider::ClaudeCode | ModelProvider::CodexCli => {
                 return Err(ModelError::Refused { provider, reason: CLI_REFUSAL });
             }
+            // Selection refuses these first (`ConfigError::NotBuilt`); a
+            // configuration made by hand meets the same refusal here.
+            _ if missing_adapter(provider).is_some() => Err(NOT_BUILT),
+            #[cfg(feature = "anthropic")]
+            ModelProvider::Anthropic => anthropic::build(self.config, request),
+            #[cfg(feature = "google")]
+            ModelProvider::Google => gemini::build(self.config, request),
+            // The rest are the OpenAI-style APIs.
+            #[cfg(feature = "openai")]
             _ => openai::build(self.config, request),
+            #[cfg(not(feature = "openai"))]
+            _ => Err(NOT_BUILT),
         };
         let mut built = built.map_err(|reason| ModelError::Misconfigured { provider, reason })?;
         built.extensions_mut().insert(RequestTimeout(self.config.timeout_ms));
@@ -61,10 +79,19 @@ impl<'a, C: HttpClient, K: Clock> HttpProvider<'a, C, K> {
     }
 
     fn read(&self, body: &[u8], request: &DecisionRequest) -> Result<Reply, String> {
+        #[cfg(not(feature = "anthropic"))]
+        let _ = request;
         match self.config.kind {
+            // `build` refused the call before anything was sent.
+            kind if missing_adapter(kind).is_some() => Err(NOT_BUILT.to_owned()),
+            #[cfg(feature = "anthropic")]
             ModelProvider::Anthropic => anthropic::parse(body, request.schema.wire_name()),
+            #[cfg(feature = "google")]
             ModelProvider::Google => gemini::parse(body),
+            #[cfg(feature = "openai")]
             _ => openai::parse(body),
+            #[cfg(not(feature = "openai"))]
+            _ => Err(NOT_BUILT.to_owned()),
         }
     }
 

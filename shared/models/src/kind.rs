@@ -18,6 +18,31 @@ pub const fn credential_variables(provider: ModelProvider) -> &'static [&'static
     }
 }
 
+/// The adapter `provider` is called through when this build leaves it out
+/// (`None` when it is in, and for CLI providers, which have none): one
+/// adapter per wire format, `openai` for OpenAI, the AI Gateway and
+/// OpenAI-compatible servers.
+pub const fn missing_adapter(provider: ModelProvider) -> Option<&'static str> {
+    let (adapter, built) = match provider {
+        ModelProvider::Anthropic => ("anthropic", cfg!(feature = "anthropic")),
+        ModelProvider::Google => ("google", cfg!(feature = "google")),
+        ModelProvider::OpenAi | ModelProvider::AiGateway | ModelProvider::OpenAiCompatible => {
+            ("openai", cfg!(feature = "openai"))
+        }
+        ModelProvider::ClaudeCode | ModelProvider::CodexCli => return None,
+    };
+    if built { None } else { Some(adapter) }
+}
+
+/// The providers this build can call, by name (`openai, ai-gateway, ...`).
+pub fn built_providers() -> Vec<&'static str> {
+    ModelProvider::ALL
+        .iter()
+        .filter(|kind| !kind.needs_subprocess() && missing_adapter(**kind).is_none())
+        .map(|kind| kind.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,6 +54,12 @@ mod tests {
             assert_eq!(credential_variables(*kind).is_empty(), kind.needs_subprocess(), "{kind}");
         }
         assert!(ModelProvider::parse("OpenAI").is_err());
+    }
+
+    #[test]
+    fn the_default_build_has_every_adapter() {
+        assert_eq!(built_providers(), ["ai-gateway", "anthropic", "google", "openai", "openai-compatible"]);
+        assert!(ModelProvider::ALL.iter().all(|kind| missing_adapter(*kind).is_none()));
         assert!(ModelProvider::parse("azure").is_err());
     }
 }

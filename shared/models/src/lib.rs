@@ -19,15 +19,21 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+#[cfg(not(any(feature = "openai", feature = "anthropic", feature = "google")))]
+compile_error!("agent-zero-models needs at least one adapter: the `openai`, `anthropic` or `google` feature");
+
+#[cfg(feature = "anthropic")]
 mod anthropic;
 mod config;
 mod context;
 mod decode;
 mod error;
 mod fallback;
+#[cfg(feature = "google")]
 mod gemini;
 mod http_provider;
 mod kind;
+#[cfg(feature = "openai")]
 mod openai;
 mod prompt;
 mod provider;
@@ -37,6 +43,7 @@ mod select;
 mod wire;
 
 pub use agent_zero_contracts::{ModelPolicy, ModelProvider};
+#[cfg(feature = "anthropic")]
 pub use anthropic::ANTHROPIC_VERSION;
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_MS, Pricing, ProviderConfig, default_base_url,
@@ -46,7 +53,7 @@ pub use decode::{AnswerError, MAX_VIOLATION_CHARS, decision_from_value, parse_de
 pub use error::{ErrorClass, ModelError, UnusableKind};
 pub use fallback::FallbackProvider;
 pub use http_provider::{CLI_REFUSAL, HttpProvider};
-pub use kind::credential_variables;
+pub use kind::{built_providers, credential_variables, missing_adapter};
 pub use prompt::render_user_message;
 pub use provider::{Decision, DecisionRequest, ModelClient, ModelRef, SchemaName};
 pub use redact::{REDACTED, Secret, redact};

@@ -8,7 +8,7 @@ use agent_zero_ports::{Clock, HttpClient};
 
 use crate::config::{ConfigError, Pricing, ProviderConfig, default_base_url};
 use crate::redact::Secret;
-use crate::{FallbackProvider, HttpProvider, ModelProvider, credential_variables};
+use crate::{FallbackProvider, HttpProvider, ModelProvider, credential_variables, missing_adapter};
 use agent_zero_contracts::ModelPolicy;
 
 /// Overrides the policy provider's endpoint; `openai-compatible` always uses it.
@@ -61,6 +61,7 @@ pub fn select_models(
     let base_url = var(BASE_URL_VARIABLE).map(|u| check_base_url(&u)).transpose()?;
 
     let kind = policy.provider;
+    built(kind, "model.provider")?;
     let pricing = pricing(policy)?;
     let mut primary = configure(kind, &name, "model.name", base_url.as_deref(), &mut var)?;
     if let Some(url) = base_url.as_ref().filter(|_| !kind.needs_subprocess()) {
@@ -76,11 +77,20 @@ pub fn select_models(
             if kind.needs_subprocess() {
                 return Err(ConfigError::CliFallback { provider: kind });
             }
+            built(kind, FALLBACK_PROVIDER_VARIABLE)?;
             Some(configure(kind, &model, FALLBACK_MODEL_VARIABLE, base_url.as_deref(), &mut var)?)
         }
         _ => return Err(ConfigError::IncompleteFallback),
     };
     Ok(ModelSelection { primary, fallback })
+}
+
+/// Refuses a provider whose adapter this build leaves out, naming `field`.
+fn built(provider: ModelProvider, field: &'static str) -> Result<(), ConfigError> {
+    match missing_adapter(provider) {
+        Some(_) => Err(ConfigError::NotBuilt { field, provider, built: crate::built_providers().join(", ") }),
+        None => Ok(()),
+    }
 }
 
 fn configure(

@@ -10,8 +10,10 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Answer {
     /// Text to parse as the decision JSON.
+    #[cfg_attr(not(any(feature = "openai", feature = "google")), expect(dead_code, reason = "read by those adapters"))]
     Text(String),
     /// An already-structured answer (Anthropic tool input).
+    #[cfg_attr(not(feature = "anthropic"), expect(dead_code, reason = "read by that adapter"))]
     Structured(Value),
     /// The model or a filter declined; the provider's words, if any.
     Refusal(String),

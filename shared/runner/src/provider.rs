@@ -263,6 +263,10 @@ pub(crate) fn git_ok(kind: ProviderKind, operation: &'static str, out: &ExecOutp
 /// against; a public clone fetches the one commit (`--depth 1`, so fork
 /// heads and large repositories work). Every step is bounded by
 /// `provision.checkout_timeout_ms`. No URL with a token is ever in an argv.
+#[cfg_attr(
+    not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
+    allow(dead_code, reason = "the adapters that check out by archive are left out")
+)]
 pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::HttpClient>(
     provider: &P,
     client: &C,
@@ -312,6 +316,10 @@ pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::H
 }
 
 /// `git init` + one commit of everything unpacked: the diff's baseline.
+#[cfg_attr(
+    not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
+    allow(dead_code, reason = "the adapters that check out by archive are left out")
+)]
 pub(crate) fn baseline(root: &str, commit: &str) -> Vec<(&'static str, Vec<String>)> {
     let message = format!("agent-zero checkout of {commit}");
     let identity = ["-c", "user.name=agent-zero", "-c", "user.email=agent-zero@invalid", "-c", "commit.gpgsign=false"];

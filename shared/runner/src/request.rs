@@ -27,11 +27,26 @@ impl ProviderKind {
         }
     }
 
+    /// Every provider, in declaration order.
+    pub const ALL: [Self; 5] = [Self::Custom, Self::E2b, Self::Daytona, Self::Vercel, Self::Cloudflare];
+
     /// Parses `AGENT_ZERO_SANDBOX_PROVIDER`.
     pub fn parse(text: &str) -> Option<Self> {
         [Self::Custom, Self::E2b, Self::Daytona, Self::Vercel, Self::Cloudflare]
             .into_iter()
             .find(|kind| kind.as_str() == text)
+    }
+
+    /// Whether this build has the provider's adapter (the crate feature of
+    /// the same name).
+    pub const fn is_built(self) -> bool {
+        match self {
+            Self::Custom => cfg!(feature = "custom"),
+            Self::E2b => cfg!(feature = "e2b"),
+            Self::Daytona => cfg!(feature = "daytona"),
+            Self::Vercel => cfg!(feature = "vercel"),
+            Self::Cloudflare => cfg!(feature = "cloudflare"),
+        }
     }
 }
 

@@ -13,8 +13,9 @@
 //! or key is echoed, and upstream error text is not passed through.
 
 use agent_zero_github::IdentityCache;
-use agent_zero_models::{BASE_URL_VARIABLE, ModelProvider, default_base_url};
+use agent_zero_models::{BASE_URL_VARIABLE, ModelProvider, built_providers, default_base_url, missing_adapter};
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use agent_zero_runner::ProviderKind;
 use http::StatusCode;
 use serde_json::{Value, json};
 
@@ -86,9 +87,13 @@ async fn github_identity<H: Host>(context: &RouteContext<'_, H>) -> Value {
 async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
     const NAME: &str = "model-reachable";
     let settings = context.settings.variables();
-    let mut targets: Vec<(String, String, &str)> = Vec::new();
+    let mut targets: Vec<(ModelProvider, String, &str)> = Vec::new();
     if let Some(base) = settings.get(BASE_URL_VARIABLE) {
-        targets.push(("openai-compatible".into(), base.trim().trim_end_matches('/').to_owned(), BASE_URL_VARIABLE));
+        targets.push((
+            ModelProvider::OpenAiCompatible,
+            base.trim().trim_end_matches('/').to_owned(),
+            BASE_URL_VARIABLE,
+        ));
     }
     // AGENT_ZERO_MODEL_BASE_URL overrides every provider's endpoint.
     for (kind, key) in MODEL_KEYS {
@@ -96,7 +101,7 @@ async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
             && !settings.is_set(BASE_URL_VARIABLE)
             && let Some(base) = default_base_url(*kind)
         {
-            targets.push((kind.as_str().to_owned(), base.to_owned(), key));
+            targets.push((*kind, base.to_owned(), key));
         }
     }
     if targets.is_empty() {
@@ -108,7 +113,17 @@ async fn model_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
         );
     }
     let mut reached = Vec::new();
-    for (provider, base, variable) in &targets {
+    for (kind, base, variable) in &targets {
+        let provider = kind.as_str();
+        if missing_adapter(*kind).is_some() {
+            let built = built_providers().join(", ");
+            return check(
+                NAME,
+                "fail",
+                format!("{provider} (from {variable}) is left out of this build (it has {built})"),
+                Some("rebuild with the provider in AGENT_ZERO_PROVIDERS"),
+            );
+        }
         match probe(context, &format!("{base}/models")).await {
             Ok(status) => reached.push(format!("{provider} answered HTTP {status}")),
             Err(why) => {
@@ -135,6 +150,19 @@ async fn sandbox_reachable<H: Host>(context: &RouteContext<'_, H>) -> Value {
             Some("set AGENT_ZERO_SANDBOX_PROVIDER"),
         );
     };
+    if let Some(kind) = ProviderKind::parse(provider.trim())
+        && !kind.is_built()
+    {
+        let built = crate::services::built_sandboxes().join(", ");
+        return check(
+            NAME,
+            "fail",
+            format!("sandbox provider `{provider}` is left out of this build (it has {built})"),
+            Some(
+                "rebuild with the provider in AGENT_ZERO_PROVIDERS, or set AGENT_ZERO_SANDBOX_PROVIDER to one the build has",
+            ),
+        );
+    }
     let (url, from) = match (settings.get("AGENT_ZERO_SANDBOX_URL"), SANDBOX_APIS.iter().find(|(p, _)| *p == provider))
     {
         (Some(url), _) => (url.trim().trim_end_matches('/').to_owned(), "AGENT_ZERO_SANDBOX_URL"),
@@ -230,6 +258,49 @@ mod tests {
         );
         let text = body.to_string();
         for value in [TOKEN, SANDBOX_URL, "sandbox.internal", "sk-doctor-secret", "api.openai.com"] {
+            assert!(!text.contains(value), "{value} echoed: {text}");
+        }
+    }
+
+    /// In a build without Vercel and Gemini (test.sh's reduced build),
+    /// configuring them fails their checks with what the build has (the
+    /// test host refuses every request, so a probe would have said
+    /// "unreachable").
+    #[cfg(not(any(feature = "sandbox-vercel", feature = "model-google")))]
+    #[test]
+    fn providers_left_out_of_the_build_fail_their_checks() {
+        let settings = Settings::from_pairs([
+            ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-doctor-5d1e"),
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "vercel"),
+            ("VERCEL_TOKEN", "vercel-doctor-secret"),
+            ("GOOGLE_GENERATIVE_AI_API_KEY", "google-doctor-secret"),
+        ]);
+        let host = TestHost::new();
+        let authorization = format!("Bearer {TOKEN}");
+        let ask = |path: &str| {
+            let request = http::Request::get(path).header(http::header::AUTHORIZATION, &authorization);
+            let response = host.send(&settings, request.body(Vec::new()).unwrap());
+            (response.status().as_u16(), serde_json::from_slice::<serde_json::Value>(response.body()).unwrap())
+        };
+        let (status, body) = ask("/api/v1/doctor");
+        assert_eq!(status, 200, "{body}");
+        let checks = body["checks"].as_array().unwrap();
+        let named = |name: &str| checks.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name}: {body}"));
+        let sandboxes = crate::services::built_sandboxes().join(", ");
+        assert_eq!(named("sandbox-reachable")["status"], "fail");
+        assert_eq!(
+            named("sandbox-reachable")["detail"],
+            format!("sandbox provider `vercel` is left out of this build (it has {sandboxes})")
+        );
+        assert!(named("sandbox-reachable")["fix"].as_str().unwrap().contains("AGENT_ZERO_PROVIDERS"));
+        let models = agent_zero_models::built_providers().join(", ");
+        assert_eq!(named("model-reachable")["status"], "fail");
+        assert_eq!(
+            named("model-reachable")["detail"],
+            format!("google (from GOOGLE_GENERATIVE_AI_API_KEY) is left out of this build (it has {models})")
+        );
+        let text = body.to_string();
+        for value in ["vercel-doctor-secret", "google-doctor-secret"] {
             assert!(!text.contains(value), "{value} echoed: {text}");
         }
     }

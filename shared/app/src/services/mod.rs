@@ -12,5 +12,5 @@ mod workspace;
 pub(crate) use admission::Gate;
 pub(crate) use decider::{ModelDecider, model_selection};
 pub(crate) use publisher::ForgePublisher;
-pub(crate) use sandbox::{AnySandbox, SandboxChoice, pool_config, sandbox_choice};
+pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 pub(crate) use workspace::{GitHubCheckout, PoolWorkspace};

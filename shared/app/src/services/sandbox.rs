@@ -2,7 +2,16 @@
 //! Credentials are constructor state of the adapter and nothing else.
 
 use agent_zero_ports::HttpClient;
-use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, Daytona, E2b, VercelSandbox, vercel_project};
+#[cfg(feature = "sandbox-cloudflare")]
+use agent_zero_runner::providers::CloudflareSandbox;
+#[cfg(feature = "sandbox-custom")]
+use agent_zero_runner::providers::CustomSandbox;
+#[cfg(feature = "sandbox-daytona")]
+use agent_zero_runner::providers::Daytona;
+#[cfg(feature = "sandbox-e2b")]
+use agent_zero_runner::providers::E2b;
+#[cfg(feature = "sandbox-vercel")]
+use agent_zero_runner::providers::{VercelSandbox, vercel_project};
 use agent_zero_runner::{
     Exec, ExecOutput, FileMode, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
     SandboxRef, SandboxRequest, Secret,
@@ -13,10 +22,15 @@ use crate::Config;
 /// One of the supported providers.
 #[derive(Debug)]
 pub(crate) enum AnySandbox<C> {
+    #[cfg(feature = "sandbox-custom")]
     Custom(CustomSandbox<C>),
+    #[cfg(feature = "sandbox-e2b")]
     E2b(E2b<C>),
+    #[cfg(feature = "sandbox-daytona")]
     Daytona(Daytona<C>),
+    #[cfg(feature = "sandbox-vercel")]
     Vercel(VercelSandbox<C>),
+    #[cfg(feature = "sandbox-cloudflare")]
     Cloudflare(CloudflareSandbox<C>),
 }
 
@@ -24,10 +38,15 @@ pub(crate) enum AnySandbox<C> {
 /// parsed once with the settings, connected per tick to the host's HTTP.
 #[derive(Clone)]
 pub(crate) enum SandboxChoice {
+    #[cfg(feature = "sandbox-custom")]
     Custom { url: String, token: Secret },
+    #[cfg(feature = "sandbox-e2b")]
     E2b { key: Secret, template: String },
+    #[cfg(feature = "sandbox-daytona")]
     Daytona { key: Secret },
+    #[cfg(feature = "sandbox-vercel")]
     Vercel { token: Secret, team: Option<String>, project: Option<String> },
+    #[cfg(feature = "sandbox-cloudflare")]
     Cloudflare { url: String, token: Secret },
 }
 
@@ -35,12 +54,17 @@ impl SandboxChoice {
     /// The adapter over `client`.
     pub(crate) fn connect<C: HttpClient>(&self, client: C) -> AnySandbox<C> {
         match self {
+            #[cfg(feature = "sandbox-custom")]
             Self::Custom { url, token } => AnySandbox::Custom(CustomSandbox::new(client, url.clone(), token.clone())),
+            #[cfg(feature = "sandbox-e2b")]
             Self::E2b { key, template } => AnySandbox::E2b(E2b::new(client, key.clone(), template)),
+            #[cfg(feature = "sandbox-daytona")]
             Self::Daytona { key } => AnySandbox::Daytona(Daytona::new(client, key.clone())),
+            #[cfg(feature = "sandbox-vercel")]
             Self::Vercel { token, team, project } => AnySandbox::Vercel(
                 VercelSandbox::new(client, token.clone(), team.clone()).with_project(project.clone()),
             ),
+            #[cfg(feature = "sandbox-cloudflare")]
             Self::Cloudflare { url, token } => {
                 AnySandbox::Cloudflare(CloudflareSandbox::new(client, url.clone(), token.clone()))
             }
@@ -60,25 +84,46 @@ pub(crate) fn sandbox_choice(config: &Config) -> Result<SandboxChoice, String> {
             .to_owned()
     })?;
     Ok(match kind {
+        #[cfg(feature = "sandbox-custom")]
         ProviderKind::Custom => SandboxChoice::Custom {
             url: need("AGENT_ZERO_SANDBOX_URL")?,
             token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
         },
+        #[cfg(feature = "sandbox-e2b")]
         ProviderKind::E2b => SandboxChoice::E2b {
             key: Secret::new(need("E2B_API_KEY")?),
             template: config.get("AGENT_ZERO_SANDBOX_TEMPLATE").unwrap_or("base").to_owned(),
         },
+        #[cfg(feature = "sandbox-daytona")]
         ProviderKind::Daytona => SandboxChoice::Daytona { key: Secret::new(need("DAYTONA_API_KEY")?) },
+        #[cfg(feature = "sandbox-vercel")]
         ProviderKind::Vercel => SandboxChoice::Vercel {
             token: Secret::new(need("VERCEL_TOKEN")?),
             team: config.get("VERCEL_TEAM_ID").map(str::to_owned),
             project: vercel_project(config.get("VERCEL_PROJECT_ID"))?,
         },
+        #[cfg(feature = "sandbox-cloudflare")]
         ProviderKind::Cloudflare => SandboxChoice::Cloudflare {
             url: need("AGENT_ZERO_SANDBOX_URL")?,
             token: Secret::new(need("AGENT_ZERO_SANDBOX_TOKEN")?),
         },
+        #[allow(unreachable_patterns, reason = "reached only when a provider is left out")]
+        _ => return Err(not_built(kind)),
     })
+}
+
+/// The refusal of a provider this build leaves out.
+fn not_built(kind: ProviderKind) -> String {
+    format!(
+        "`AGENT_ZERO_SANDBOX_PROVIDER` is `{name}`, which this build leaves out (it has {built}; add `{name}` to `AGENT_ZERO_PROVIDERS` when building)",
+        name = kind.as_str(),
+        built = built_sandboxes().join(", "),
+    )
+}
+
+/// The sandbox providers this build has, by name.
+pub(crate) fn built_sandboxes() -> Vec<&'static str> {
+    ProviderKind::ALL.into_iter().filter(|kind| kind.is_built()).map(ProviderKind::as_str).collect()
 }
 
 /// The pool limits: the operator's (`AGENT_ZERO_SANDBOX_MAX_ACTIVE`,
@@ -117,10 +162,15 @@ pub(crate) fn pool_config(config: &Config) -> Result<RunnerPoolConfig, String> {
 macro_rules! each {
     ($self:ident, $p:ident => $e:expr) => {
         match $self {
+            #[cfg(feature = "sandbox-custom")]
             AnySandbox::Custom($p) => $e,
+            #[cfg(feature = "sandbox-e2b")]
             AnySandbox::E2b($p) => $e,
+            #[cfg(feature = "sandbox-daytona")]
             AnySandbox::Daytona($p) => $e,
+            #[cfg(feature = "sandbox-vercel")]
             AnySandbox::Vercel($p) => $e,
+            #[cfg(feature = "sandbox-cloudflare")]
             AnySandbox::Cloudflare($p) => $e,
         }
     };

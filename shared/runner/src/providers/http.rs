@@ -1,5 +1,11 @@
 //! Shared request/response plumbing for the adapters.
 
+// A build with some adapters left out leaves the others' helpers unused.
+#![cfg_attr(
+    not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
+    allow(dead_code)
+)]
+
 use agent_zero_ports::{HttpClient, RequestTimeout, ResponseLimit};
 use serde::de::DeserializeOwned;
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Checks tests/scripts/providers.sh: AGENT_ZERO_PROVIDERS to cargo features,
+# and the refusals. Run by test.sh.
+set -uo pipefail
+. "$(dirname "$0")/providers.sh"
+failed=0
+checks=0
+
+expect() {
+  local list="$1" want="$2" got
+  checks=$((checks + 1))
+  got="$(AGENT_ZERO_PROVIDERS="$list" provider_features 2>/dev/null | tr '\n' ' ')"
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: AGENT_ZERO_PROVIDERS='$list' gave '$got', expected '$want'" >&2
+    failed=1
+  fi
+}
+
+refused() {
+  local list="$1" says="$2" err
+  checks=$((checks + 1))
+  if err="$(AGENT_ZERO_PROVIDERS="$list" provider_features 2>&1 >/dev/null)"; then
+    echo "FAIL: AGENT_ZERO_PROVIDERS='$list' was accepted" >&2
+    failed=1
+  elif [[ "$err" != *"$says"* ]]; then
+    echo "FAIL: AGENT_ZERO_PROVIDERS='$list' said '$err', expected it to say '$says'" >&2
+    failed=1
+  fi
+}
+
+expect "" ""
+expect " , " ""
+expect "e2b anthropic" "--no-default-features --features sandbox-e2b,model-anthropic "
+expect "vercel,ai-gateway" "--no-default-features --features sandbox-vercel,model-openai "
+expect "custom, daytona openai-compatible,google" \
+  "--no-default-features --features sandbox-custom,sandbox-daytona,model-openai,model-google "
+refused "e2b docker" "unknown provider \`docker\`"
+refused "E2B anthropic" "unknown provider \`E2B\`"
+refused "anthropic" "names no sandbox provider"
+refused "cloudflare" "names no model provider"
+
+if [ "$failed" = 0 ]; then
+  echo "test result: ok. $checks passed; 0 failed; 0 ignored (providers_test.sh)"
+else
+  echo "test result: FAILED. providers_test.sh" >&2
+fi
+exit "$failed"
