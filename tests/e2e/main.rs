@@ -4,7 +4,8 @@
 //!
 //! Runs only with `AGENT_ZERO_E2E=1` (tests/scripts/test.sh sets it after
 //! building the artefacts); `cargo test` alone reports it as skipped.
-//! A name filter may be passed as the first argument.
+//! Name filters may be passed as arguments: a case runs when its name
+//! contains any of them.
 
 mod cases;
 
@@ -27,7 +28,7 @@ fn main() {
         println!("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
         return;
     }
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let only: Option<Runtime> = match std::env::var("AGENT_ZERO_E2E_RUNTIME").as_deref() {
         Ok("workerd") => Some(Runtime::Workerd),
         Ok("spin") => Some(Runtime::Spin),
@@ -38,7 +39,7 @@ fn main() {
     for runtime in Runtime::ALL.into_iter().filter(|r| only.is_none_or(|o| o == *r)) {
         for case in cases::all() {
             let name = format!("{}::{}", runtime.name(), case.name);
-            if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
                 filtered += 1;
                 continue;
             }

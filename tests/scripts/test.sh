@@ -12,7 +12,9 @@
 #   4. checks the Spin component against its WIT contract (wit/world.wit),
 #      and the build's optimize step on a fixture module (optimize_test.py)
 #   5. builds the Spin host and the reference sandbox server
-#   6. the end-to-end suite on workerd (wrangler dev) and on the Spin host
+#   6. the end-to-end suite on workerd (wrangler dev) and on the Spin host,
+#      then Schemathesis, then a build with only some providers
+#      (AGENT_ZERO_PROVIDERS) through a whole run on both hosts
 # Prints a summary of test counts; exits non-zero when anything fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -98,6 +100,19 @@ AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e 2>&1 | tee -a "$log"
 
 step "schemathesis against the OpenAPI document (workerd)"
 bash tests/scripts/schemathesis.sh
+
+# Last, as it replaces the artefacts: a build with only the providers the
+# end-to-end world uses runs a labelled issue to a verified pull request on
+# both hosts, and names the providers it left out.
+step "end-to-end on a build of AGENT_ZERO_PROVIDERS=\"custom openai\""
+export AGENT_ZERO_PROVIDERS="custom openai"
+bash tests/scripts/build-worker.sh
+bash tests/scripts/build-spin.sh
+printf '  worker wasm      %8d bytes\n  spin component   %8d bytes\n' \
+  "$(gzip -9 -c "$worker_wasm" | wc -c)" "$(gzip -9 -c "$spin_wasm" | wc -c)"
+AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e -- issue_fix_runs_to_verified_completion providers_ 2>&1 |
+  tee -a "$log"
+unset AGENT_ZERO_PROVIDERS
 
 step "summary"
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "  tests: %d passed, %d failed, %d ignored\n", p, f, i; exit (f > 0) }' "$log"

@@ -16,6 +16,7 @@ mod intake_paths;
 mod lifecycle;
 mod limits;
 mod pages;
+mod providers;
 mod retention;
 mod review;
 mod tasks;
@@ -47,6 +48,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         retention::CASES,
         byproducts::CASES,
         bounded::CASES,
+        providers::CASES,
     ]
     .into_iter()
     .flatten()
