@@ -52,6 +52,7 @@ cargo clippy -p agent-zero-cloudflare --target wasm32-unknown-unknown --no-defau
   --features sandbox-e2b,model-anthropic -- -D warnings
 cargo clippy -p agent-zero-spin --target wasm32-wasip2 --no-default-features \
   --features sandbox-custom,model-google -- -D warnings
+cargo clippy -p agent-zero-models --no-default-features --features anthropic --lib --tests -- -D warnings
 
 step "advisories (cargo deny, offline, vendored RustSec snapshot)"
 bash tests/scripts/advisories.sh
@@ -61,6 +62,7 @@ cargo test 2>&1 | tee -a "$log"
 step "host tests of a build with only some providers (AGENT_ZERO_PROVIDERS=\"e2b anthropic\")"
 cargo test -p agent-zero-app --no-default-features --features sandbox-e2b,model-anthropic --lib left_out 2>&1 |
   tee -a "$log"
+cargo test -p agent-zero-models --no-default-features --features anthropic --lib 2>&1 | tee -a "$log"
 bash tests/scripts/providers_test.sh 2>&1 | tee -a "$log"
 
 step "build: Cloudflare worker"

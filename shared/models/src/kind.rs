@@ -54,12 +54,26 @@ mod tests {
             assert_eq!(credential_variables(*kind).is_empty(), kind.needs_subprocess(), "{kind}");
         }
         assert!(ModelProvider::parse("OpenAI").is_err());
+        assert!(ModelProvider::parse("azure").is_err());
     }
 
+    #[cfg(all(feature = "openai", feature = "anthropic", feature = "google"))]
     #[test]
     fn the_default_build_has_every_adapter() {
         assert_eq!(built_providers(), ["ai-gateway", "anthropic", "google", "openai", "openai-compatible"]);
         assert!(ModelProvider::ALL.iter().all(|kind| missing_adapter(*kind).is_none()));
-        assert!(ModelProvider::parse("azure").is_err());
+    }
+
+    /// With one adapter, the providers it serves are named and the others
+    /// are missing it by its name.
+    #[cfg(all(feature = "anthropic", not(feature = "openai"), not(feature = "google")))]
+    #[test]
+    fn an_anthropic_only_build_names_what_it_leaves_out() {
+        assert_eq!(built_providers(), ["anthropic"]);
+        assert_eq!(missing_adapter(ModelProvider::Anthropic), None);
+        assert_eq!(missing_adapter(ModelProvider::AiGateway), Some("openai"));
+        assert_eq!(missing_adapter(ModelProvider::OpenAiCompatible), Some("openai"));
+        assert_eq!(missing_adapter(ModelProvider::Google), Some("google"));
+        assert_eq!(missing_adapter(ModelProvider::ClaudeCode), None);
     }
 }

@@ -32,9 +32,7 @@ impl ProviderKind {
 
     /// Parses `AGENT_ZERO_SANDBOX_PROVIDER`.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Custom, Self::E2b, Self::Daytona, Self::Vercel, Self::Cloudflare]
-            .into_iter()
-            .find(|kind| kind.as_str() == text)
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
     }
 
     /// Whether this build has the provider's adapter (the crate feature of
