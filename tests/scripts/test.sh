@@ -26,13 +26,15 @@ export CARGO_TERM_COLOR=never
 # measured sizes rounded up to the next KiB plus 1 KiB (worker 658,687 B,
 # Spin 631,365 B, after decimals read without core's float parser, a
 # record's policy read through the policy tree and, on Spin, RS256 of our
-# own; lowered from 663/655 KiB); 660,241 B and 632,642 B on 2026-12-05.
+# own; lowered from 663/655 KiB); 660,241 B and 632,642 B on 2026-12-05,
+# then 659,090 B and 631,561 B with the OpenAPI document served without its
+# indentation (lowered to 644/617 KiB).
 # History: raised once from 768/792 KiB with a reason (the dashboard
 # sign-in, typed settings and run metering of one round grew both by more
 # than the YAML parser's replacement saved). Issue 20's target is 450 KiB:
 # lower them as the wasm shrinks, never raise them without a reason.
-WORKER_GZIP_BUDGET=$((645 * 1024))
-SPIN_GZIP_BUDGET=$((618 * 1024))
+WORKER_GZIP_BUDGET=$((644 * 1024))
+SPIN_GZIP_BUDGET=$((617 * 1024))
 
 bash tests/scripts/install-tools.sh all
 

@@ -10,6 +10,23 @@ fn document() -> Value {
     serde_json::from_str(DOCUMENT).expect("openapi.json is JSON")
 }
 
+/// The served document is the repository's, token for token: the same
+/// JSON value (strings and their spaces and escapes kept), on one line.
+#[test]
+fn the_served_document_is_the_source_without_its_indentation() {
+    let source: Value = serde_json::from_slice(SOURCE).unwrap();
+    assert_eq!(document(), source);
+    assert!(!DOCUMENT.contains('\n'), "indentation left in");
+    assert!(DOCUMENT.len() < SOURCE.len() * 3 / 4, "{} of {} bytes", DOCUMENT.len(), SOURCE.len());
+    // Whitespace and escaped quotes inside strings are kept as written.
+    let text = r#"{ "a" : "x \" y\\" , "b" : [ 1 , "  " ]
+}"#;
+    let mut out = [0; 64];
+    let len = minify(text.as_bytes(), &mut out);
+    assert_eq!(std::str::from_utf8(&out[..len]).unwrap(), r#"{"a":"x \" y\\","b":[1,"  "]}"#);
+    assert_eq!(minify(text.as_bytes(), &mut []), len);
+}
+
 /// A small JSON Schema checker for the keywords the document uses:
 /// `$ref`, `type` (one or several), `enum`, `required`, `properties`,
 /// `additionalProperties: false`, `items`, `minLength`/`maxLength`,
