@@ -1,6 +1,7 @@
 //! The `custom` adapter against the real `agent-zero-sandbox` server on
 //! loopback: a temp git repository is leased, real commands run in it.
 
+use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -37,25 +38,35 @@ impl Drop for Server {
     }
 }
 
+/// Starts the server on a port it binds itself (`--listen 127.0.0.1:0`) and
+/// reads the address from its first line of standard error: a port chosen
+/// here and bound there could be taken in between by another test's
+/// server (these tests run in parallel), and this one would then talk to
+/// that one.
 fn start_server(repos: &Path) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let listen = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_agent-zero-sandbox"))
-        .args(["--listen", &listen, "--repos"])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-zero-sandbox"))
+        .args(["--listen", "127.0.0.1:0", "--repos"])
         .arg(repos)
         .env("AGENT_ZERO_SANDBOX_TOKEN", TOKEN)
-        .stderr(Stdio::null())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
     // Owned by the guard from here: killed and waited for on every path.
-    let server = Server(child, format!("http://{listen}"));
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(&listen).is_ok() {
-            return server;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("sandbox server did not start");
+    let mut server = Server(child, String::new());
+    // The server names its address once bound, or says why it cannot and
+    // exits (end of file): this read does not wait on anything else.
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let Some(address) = line.trim_end().strip_prefix("agent-zero-sandbox listening on ") else {
+        panic!("sandbox server did not start: {line:?}");
+    };
+    server.1 = format!("http://{address}");
+    // Drained so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    server
 }
 
 fn git(dir: &Path, args: &[&str]) {
