@@ -3,8 +3,9 @@
 //! The document is `src/openapi.json`, served without its indentation
 //! (the same JSON value, on one line). Unit tests hold it to the router
 //! (every route and method, nothing else), to the contracts' vocabularies
-//! and to its own schemas (every example validates). The docs page is rendered here from the same document:
-//! plain HTML, no script, nothing loaded from anywhere.
+//! and to its own schemas (every example validates). The docs page is
+//! rendered here from the same document: plain HTML, no script, nothing
+//! loaded from anywhere.
 
 use std::fmt::Write as _;
 
