@@ -29,8 +29,11 @@ pub(crate) static DOCUMENT: &str = match core::str::from_utf8(&MINIFIED) {
     Err(_) => panic!("src/openapi.json is not UTF-8"),
 };
 
-static MINIFIED: [u8; minify(SOURCE, &mut [])] = {
-    let mut bytes = [0; minify(SOURCE, &mut [])];
+/// The length of the served document, measured once.
+const MINIFIED_LEN: usize = minify(SOURCE, &mut []);
+
+static MINIFIED: [u8; MINIFIED_LEN] = {
+    let mut bytes = [0; MINIFIED_LEN];
     minify(SOURCE, &mut bytes);
     bytes
 };
