@@ -2,7 +2,35 @@
 
 use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 use futures::StreamExt;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::wasm_bindgen::JsValue;
+use worker::web_sys;
+use worker::{AbortController, Delay, Fetch, Request};
+
+/// A `Request` for `fetch` or a Durable Object stub, made with the
+/// platform's `RequestInit` itself: workers-rs's own `RequestInit` carries
+/// the `cf` properties and converts them on every request (their cache
+/// rules sit in a `HashMap`), which we never set.
+pub(crate) fn new_request(
+    url: &str,
+    method: &str,
+    headers: Option<&web_sys::Headers>,
+    body: Option<&JsValue>,
+) -> Result<Request, String> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if let Some(headers) = headers {
+        init.set_headers(headers);
+    }
+    if let Some(body) = body {
+        init.set_body(body);
+    }
+    // Redirects are answers, as on Spin's wasi:http: an archive link
+    // (302 + Location) must reach the caller, not be downloaded here.
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    web_sys::Request::new_with_str_and_init(url, &init)
+        .map(Request::from)
+        .map_err(|e| worker::Error::from(e).to_string())
+}
 
 /// Outbound HTTP through `fetch`.
 pub(crate) struct FetchClient;
@@ -13,20 +41,15 @@ impl HttpClient for FetchClient {
         let limit = ResponseLimit::of(&request);
         let (parts, body) = request.into_parts();
         let url = parts.uri.to_string();
-        let headers = Headers::new();
+        let transport = |e: JsValue| HttpError::Transport(worker::Error::from(e).to_string());
+        let headers = web_sys::Headers::new().map_err(transport)?;
         for (name, value) in &parts.headers {
             let value = value.to_str().map_err(|_| HttpError::Transport(format!("header `{name}` is not text")))?;
-            headers.append(name.as_str(), value).map_err(|e| HttpError::Transport(e.to_string()))?;
+            headers.append(name.as_str(), value).map_err(transport)?;
         }
-        let method = Method::from(parts.method.as_str().to_owned());
-        let mut init = RequestInit::new();
-        // Redirects are answers, as on Spin's wasi:http: an archive link
-        // (302 + Location) must reach the caller, not be downloaded here.
-        init.with_method(method).with_headers(headers).with_redirect(worker::RequestRedirect::Manual);
-        if !body.is_empty() {
-            init.with_body(Some(worker::js_sys::Uint8Array::from(body.as_slice()).into()));
-        }
-        let request = Request::new_with_init(&url, &init).map_err(|e| HttpError::Transport(e.to_string()))?;
+        let body = (!body.is_empty()).then(|| JsValue::from(worker::js_sys::Uint8Array::from(body.as_slice())));
+        let request =
+            new_request(&url, parts.method.as_str(), Some(&headers), body.as_ref()).map_err(HttpError::Transport)?;
 
         let controller = AbortController::default();
         let signal = controller.signal();

@@ -4,7 +4,7 @@
 use agent_zero_app::{Queue, QueueError, Tick};
 use agent_zero_ports::Clock;
 use agent_zero_runner::{CoordinatorError, CoordinatorOp, CoordinatorReply, CoordinatorTransport, RemoteCoordinator};
-use worker::{Date, Env, Method, Request, RequestInit};
+use worker::{Date, Env};
 
 /// `Date.now()` (in Workers it advances only across I/O, which is enough
 /// for timestamps and latencies of outbound calls).
@@ -57,9 +57,8 @@ impl CoordinatorTransport for DurableObjectTransport {
         let unavailable = |e: String| CoordinatorError::Unavailable(e);
         let stub = self.stub.as_ref().map_err(|e| unavailable(e.clone()))?;
         let body = serde_json::to_string(op).map_err(|e| unavailable(e.to_string()))?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(body.into()));
-        let request = Request::new_with_init("https://leases/op", &init).map_err(|e| unavailable(e.to_string()))?;
+        let request = crate::http_client::new_request("https://leases/op", "POST", None, Some(&body.into()))
+            .map_err(unavailable)?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| unavailable(e.to_string()))?;
         let bytes = response.bytes().await.map_err(|e| unavailable(e.to_string()))?;
         agent_zero_contracts::json::from_slice(&bytes).map_err(|e| unavailable(format!("coordinator reply: {e}")))

@@ -28,14 +28,11 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
+use agent_zero_contracts::base64;
 use agent_zero_contracts::read_tag_first;
 use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Deserializer, Serialize};
-use worker::{
-    DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, SqlStorageValue, State, durable_object,
-};
+use worker::{DurableObject, Env, Request, Response, SqlStorage, SqlStorageValue, State, durable_object};
 
 /// The longest page a list returns (Workers KV's own bound).
 const MAX_LIST: usize = 1000;
@@ -152,7 +149,7 @@ fn key_ok(key: &str) -> Result<(), Refusal> {
 }
 
 fn decode(field: &str, value: &str) -> Result<Vec<u8>, Refusal> {
-    STANDARD.decode(value).map_err(|e| Refusal::Invalid(format!("`{field}` is not base64: {e}")))
+    base64::decode(value).map_err(|e| Refusal::Invalid(format!("`{field}` is not base64: {e}")))
 }
 
 /// Creates the table before a write (a no-op once it exists).
@@ -187,7 +184,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
             };
             let value = match cursor.raw().next() {
                 None => None,
-                Some(row) => Some(STANDARD.encode(blob(row.map_err(storage)?)?)),
+                Some(row) => Some(base64::encode(blob(row.map_err(storage)?)?)),
             };
             Ok(Reply::Value { value })
         }
@@ -306,9 +303,8 @@ impl TaskStores {
         };
         let stub = namespace.id_from_name(task).and_then(|id| id.get_stub()).map_err(|e| failed(&e))?;
         let body = serde_json::to_string(op).map_err(|e| failed(&e))?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(body.into()));
-        let request = Request::new_with_init("https://task-store/op", &init).map_err(|e| failed(&e))?;
+        let request = crate::http_client::new_request("https://task-store/op", "POST", None, Some(&body.into()))
+            .map_err(|e| failed(&e))?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| failed(&e))?;
         let bytes = response.bytes().await.map_err(|e| failed(&e))?;
         let reply: Reply = agent_zero_contracts::json::from_slice(&bytes)
@@ -356,7 +352,7 @@ impl KeyValue for TaskStores {
         let task = Self::task(key)?;
         match self.call(task, &Op::Get { key: key.to_owned() }).await? {
             Reply::Value { value: None } => Ok(None),
-            Reply::Value { value: Some(value) } => STANDARD.decode(value).map(Some).map_err(|e| {
+            Reply::Value { value: Some(value) } => base64::decode(value).map(Some).map_err(|e| {
                 KvError::Backend(format!("durable object `{}` returned a value that is not base64: {e}", self.binding))
             }),
             other => Err(unexpected(self.binding, &other)),
@@ -365,7 +361,7 @@ impl KeyValue for TaskStores {
 
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         let task = Self::task(key)?;
-        self.done(task, &Op::Put { key: key.to_owned(), value: STANDARD.encode(value) }).await
+        self.done(task, &Op::Put { key: key.to_owned(), value: base64::encode(value) }).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), KvError> {
@@ -388,15 +384,15 @@ impl KeyValue for TaskStores {
 
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
         let task = Self::task(key)?;
-        self.written(task, &Op::PutIfAbsent { key: key.to_owned(), value: STANDARD.encode(value) }).await
+        self.written(task, &Op::PutIfAbsent { key: key.to_owned(), value: base64::encode(value) }).await
     }
 
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
         let task = Self::task(key)?;
         let op = Op::CompareAndSwap {
             key: key.to_owned(),
-            expected: expected.map(|e| STANDARD.encode(e)),
-            value: STANDARD.encode(value),
+            expected: expected.map(base64::encode),
+            value: base64::encode(value),
         };
         self.written(task, &op).await
     }

@@ -11,7 +11,7 @@ use std::task::Poll;
 
 use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 use futures::{SinkExt, StreamExt};
-use spin_sdk::http::conversions::TryIntoOutgoingRequest;
+use spin_sdk::http::{Fields, Method, OutgoingRequest, Scheme};
 use spin_sdk::wit::wasi::http0_2_0::outgoing_handler;
 use spin_sdk::wit::wasi::http0_2_0::types::{ErrorCode, IncomingResponse, RequestOptions};
 
@@ -23,8 +23,8 @@ impl HttpClient for SpinHttp {
         let host = request.uri().host().unwrap_or_default().to_owned();
         let timeout = RequestTimeout::of(&request);
         let limit = ResponseLimit::of(&request);
-        let (outgoing, body) = request.try_into_outgoing_request().map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut sink = body.as_ref().map(|_| outgoing.take_body());
+        let (outgoing, body) = outgoing_request(request)?;
+        let mut sink = outgoing.take_body();
         let options = timeout.map(|ms| {
             let options = RequestOptions::new();
             let nanos = Some(ms.saturating_mul(1_000_000));
@@ -36,9 +36,7 @@ impl HttpClient for SpinHttp {
             options
         });
         let pending = outgoing_handler::handle(outgoing, options);
-        if let (Some(sink), Some(body)) = (sink.as_mut(), body) {
-            sink.send(body).await.map_err(|e| HttpError::Transport(format!("writing the request body: {e}")))?;
-        }
+        sink.send(body).await.map_err(|e| HttpError::Transport(format!("writing the request body: {e}")))?;
         drop(sink);
         let response = match pending {
             Ok(future) => incoming_response(future).await,
@@ -60,6 +58,29 @@ impl HttpClient for SpinHttp {
         drop(stream);
         builder.body(body.into_bytes()).map_err(|e| HttpError::Transport(e.to_string()))
     }
+}
+
+/// The `wasi:http` request of `request`, and its body. spin-sdk's own
+/// conversion (`TryIntoOutgoingRequest`) reports through `anyhow`, whose
+/// error formatting links std's backtrace printer and a symbol demangler
+/// into the component; this one names the part the host refused.
+fn outgoing_request(request: http::Request<Vec<u8>>) -> Result<(OutgoingRequest, Vec<u8>), HttpError> {
+    let (head, body) = request.into_parts();
+    let refused = |what: &str| HttpError::Transport(format!("the host refused the request's {what}"));
+    let headers: Vec<(String, Vec<u8>)> =
+        head.headers.iter().map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_owned())).collect();
+    let outgoing = OutgoingRequest::new(Fields::from_list(&headers).map_err(|_| refused("headers"))?);
+    outgoing.set_method(&Method::from(head.method)).map_err(|()| refused("method"))?;
+    let uri = &head.uri;
+    outgoing.set_path_with_query(uri.path_and_query().map(|p| p.as_str())).map_err(|()| refused("path"))?;
+    let scheme = uri.scheme().map(|scheme| match scheme.as_str() {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.to_owned()),
+    });
+    outgoing.set_scheme(scheme.as_ref()).map_err(|()| refused("scheme"))?;
+    outgoing.set_authority(uri.authority().map(|a| a.as_str())).map_err(|()| refused("authority"))?;
+    Ok((outgoing, body))
 }
 
 /// Waits for the host to produce the response head.

@@ -25,7 +25,6 @@ use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_engine::{Origin, Resident, Stimulus};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -333,14 +332,13 @@ pub async fn list<K: KeyValue>(
     Ok(Page { items, next_cursor: listed.cursor.map(|c| encode_cursor(&prefix, &c)) })
 }
 
-const CURSOR: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
 fn encode_cursor(prefix: &str, backend: &str) -> String {
-    CURSOR.encode(format!("{prefix}\n{backend}"))
+    agent_zero_contracts::base64::encode_url(format!("{prefix}\n{backend}"))
 }
 
 fn decode_cursor(cursor: &str, prefix: &str) -> Result<String, IndexError> {
-    let bytes = CURSOR.decode(cursor).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
+    let bytes = agent_zero_contracts::base64::decode_url(cursor)
+        .map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
     let text = String::from_utf8(bytes).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
     let (for_prefix, backend) =
         text.split_once('\n').ok_or(IndexError::InvalidCursor("not a cursor this API handed out"))?;

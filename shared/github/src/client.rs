@@ -9,7 +9,6 @@
 
 use agent_zero_contracts::is_repository_relative_path;
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
-use base64::Engine as _;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -291,7 +290,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             return Err(GitHubError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
         }
         let packed: Vec<u8> = entry.content.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(packed).map_err(|e| GitHubError::Decode {
+        let bytes = agent_zero_contracts::base64::decode(packed).map_err(|e| GitHubError::Decode {
             operation: OP,
             path: "content".into(),
             reason: e.to_string(),

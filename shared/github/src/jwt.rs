@@ -6,8 +6,7 @@
 //! refuses more than 10). A token is signed about once an hour per
 //! installation (installation tokens are cached).
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use agent_zero_contracts::base64::encode_url;
 
 use crate::credentials::CredentialsError;
 use crate::signer::{PrivateKeyDer, Rs256Signer};
@@ -55,7 +54,7 @@ impl AppKey {
     /// A JWT valid from `now - 60 s` to `now + 9 min`.
     pub async fn jwt<S: Rs256Signer>(&self, signer: &S, now_ms: u64) -> Result<Secret, CredentialsError> {
         let now = now_ms / 1000;
-        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
+        let header = encode_url(br#"{"alg":"RS256","typ":"JWT"}"#);
         // A numeric App id goes out as a number, a client id as a string.
         let issuer = match self.issuer.parse::<u64>() {
             Ok(id) => serde_json::Value::from(id),
@@ -66,10 +65,10 @@ impl AppKey {
             "exp": now + JWT_LIFETIME_SECS,
             "iss": issuer,
         });
-        let claims = URL_SAFE_NO_PAD.encode(claims.to_string());
+        let claims = encode_url(claims.to_string());
         let signing_input = format!("{header}.{claims}");
         let signature = signer.sign_rs256(&self.key, signing_input.as_bytes()).await?;
-        Ok(Secret::new(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))))
+        Ok(Secret::new(format!("{signing_input}.{}", encode_url(signature))))
     }
 }
 

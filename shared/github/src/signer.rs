@@ -9,9 +9,6 @@
 //! of the DER so a bad key is refused when the deployment's variables are
 //! read, not at the first signature.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-
 use crate::credentials::CredentialsError;
 use crate::rs256;
 
@@ -97,7 +94,7 @@ fn pem_block(pem: &str) -> Option<(&str, Vec<u8>)> {
     let footer = format!("-----END {label}-----");
     let body = rest.trim_end().strip_suffix(footer.as_str())?;
     let base64: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    Some((label, STANDARD.decode(base64).ok()?))
+    Some((label, agent_zero_contracts::base64::decode(base64).ok()?))
 }
 
 /// DER length octets.
@@ -217,7 +214,7 @@ mod tests {
         let der = pem_block(PKCS1).unwrap().1;
         let short = format!(
             "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
-            STANDARD.encode(&der[..der.len() - 3])
+            agent_zero_contracts::base64::encode(&der[..der.len() - 3])
         );
         assert_eq!(reason(&short), "not a valid PKCS#1 RSA private key");
         // A PKCS#1 body under the PKCS#8 label.

@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use serde::de::{self, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
 use super::PolicyError;
 
@@ -69,36 +68,5 @@ pub(crate) fn check_command(index: usize, command: &CheckCommand) -> Result<(), 
 impl Serialize for CheckCommand {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.argv.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for CheckCommand {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(CommandVisitor)
-    }
-}
-
-struct CommandVisitor;
-
-impl<'de> Visitor<'de> for CommandVisitor {
-    type Value = CheckCommand;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a command as a list of arguments, or one string split on whitespace")
-    }
-
-    fn visit_str<E: de::Error>(self, line: &str) -> Result<Self::Value, E> {
-        if line.contains(['"', '\'']) {
-            return Err(E::custom("quotes are not interpreted in a one-string check; write it as a list of arguments"));
-        }
-        Ok(CheckCommand::new(line.split_whitespace()))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut argv = Vec::new();
-        while let Some(argument) = seq.next_element::<String>()? {
-            argv.push(argument);
-        }
-        Ok(CheckCommand { argv })
     }
 }

@@ -1,6 +1,12 @@
-//! A serde deserializer over the YAML tree of `yaml.rs`. Every error names
-//! the field path (`agent.maxAttempts`, `checks[0][1]`) and the line and
-//! column of the node, never the source line (a value may be a secret).
+//! The vocabulary of the policy reader (`read.rs`): where a node sits,
+//! what it is under the core schema, the one error builder, the struct
+//! walker and the converters of the field types. Every error names the
+//! field path (`agent.maxAttempts`, `checks[0][1]`) and the line and
+//! column of the node, never the source line (a value may be a secret),
+//! and says what serde's derived visitors said (`invalid type: string
+//! "many", expected u32`), which the policy was read with before: the
+//! reader is small, non-generic code instead (`de_oracle.rs`, tests only,
+//! keeps the serde path to hold it to).
 //!
 //! Scalars follow YAML 1.2's core schema as `serde_yaml` read them: a
 //! plain scalar is null, a boolean, an integer, a float or a string; a
@@ -9,20 +15,15 @@
 
 use std::fmt;
 
-use serde::de::value::StrDeserializer;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
-use serde::forward_to_deserialize_any;
-
 use super::yaml::{Node, Value, is_null};
 
-/// `T` from the tree; the error message is ready for `PolicyError::Syntax`.
-pub(super) fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, String> {
-    T::deserialize(NodeDeserializer { node, path: Path::Root }).map_err(|error| error.message)
-}
+/// What the reader returns: the error is the whole message, ready for
+/// `PolicyError::Syntax`.
+pub(super) type Read<T> = Result<T, String>;
 
 /// Where a node sits in the document.
 #[derive(Clone, Copy)]
-enum Path<'a> {
+pub(super) enum Path<'a> {
     Root,
     Field(&'a Self, &'a str),
     Index(&'a Self, usize),
@@ -39,144 +40,60 @@ impl fmt::Display for Path<'_> {
     }
 }
 
-/// A deserialization error; `located` once the path and position of the
-/// innermost node it concerns are in the message.
-#[derive(Debug)]
-struct Error {
-    message: String,
-    located: bool,
+/// A node and its path: what every converter reads.
+#[derive(Clone, Copy)]
+pub(super) struct At<'a> {
+    pub(super) path: &'a Path<'a>,
+    pub(super) node: &'a Node,
 }
 
-impl Error {
-    /// Prefixes the path and appends the position, unless a deeper node did.
-    fn locate(self, path: Path<'_>, line: usize, column: usize) -> Self {
-        if self.located {
-            return self;
-        }
-        let message = match path {
-            Path::Root => format!("{} at line {line} column {column}", self.message),
-            _ => format!("{path}: {} at line {line} column {column}", self.message),
-        };
-        Self { message, located: true }
+/// The one error builder: the path, the message, the node's position.
+#[cold]
+#[inline(never)]
+pub(super) fn error(at: At<'_>, message: fmt::Arguments<'_>) -> String {
+    let (line, column) = (at.node.line, at.node.column);
+    match at.path {
+        Path::Root => format!("{message} at line {line} column {column}"),
+        path => format!("{path}: {message} at line {line} column {column}"),
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
+/// serde's `invalid type` (`what` = "type") or `invalid value` (an
+/// integer out of range) for the node at `at`.
+#[cold]
+#[inline(never)]
+pub(super) fn invalid(at: At<'_>, what: &str, expected: &str) -> String {
+    error(at, format_args!("invalid {what}: {}, expected {expected}", Kind::of(at.node)))
 }
 
-impl std::error::Error for Error {}
-
-impl de::Error for Error {
-    fn custom<T: fmt::Display>(message: T) -> Self {
-        Self { message: message.to_string(), located: false }
-    }
-}
-
-struct NodeDeserializer<'a> {
-    node: &'a Node,
-    path: Path<'a>,
-}
-
-impl NodeDeserializer<'_> {
-    fn locate<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
-        result.map_err(|error| error.locate(self.path, self.node.line, self.node.column))
-    }
-}
-
-impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let result = match &self.node.value {
-            Value::Scalar { text, plain: true } => visit_plain(text, visitor),
-            Value::Scalar { text, plain: false } => visitor.visit_str(text),
-            Value::Sequence(items) => visitor.visit_seq(Items { items: items.iter(), path: &self.path, index: 0 }),
-            Value::Mapping(entries) => {
-                visitor.visit_map(Entries { entries: entries.iter(), path: &self.path, value: None })
-            }
-        };
-        self.locate(result)
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match &self.node.value {
-            Value::Scalar { text, .. } => self.locate(visitor.visit_str(text)),
-            _ => self.deserialize_any(visitor),
-        }
-    }
-
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        if self.node.is_null() { visitor.visit_none() } else { visitor.visit_some(self) }
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        match &self.node.value {
-            Value::Scalar { text, .. } => {
-                let variant: StrDeserializer<'_, Error> = text.as_str().into_deserializer();
-                self.locate(visitor.visit_enum(variant))
-            }
-            _ => self.deserialize_any(visitor),
-        }
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_unit()
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf unit unit_struct seq tuple
-        tuple_struct map struct
-    }
-}
-
-/// A plain scalar by the core schema: null, boolean, integer, float, else
-/// the string itself. The one part of [`NodeDeserializer`] generic over the
-/// visitor is this dispatch; [`Plain::of`] reads the text once for all.
-fn visit_plain<'de, V: Visitor<'de>>(text: &str, visitor: V) -> Result<V::Value, Error> {
-    match Plain::of(text) {
-        Plain::Null => visitor.visit_unit(),
-        Plain::Bool(value) => visitor.visit_bool(value),
-        Plain::Unsigned(value) => visitor.visit_u64(value),
-        Plain::Negative(value) => visitor.visit_i64(value),
-        Plain::Float(value) => visitor.visit_f64(value),
-        Plain::Text => visitor.visit_str(text),
-    }
-}
-
-/// What a plain scalar's text is under the core schema.
-enum Plain {
+/// What a node is under the core schema.
+#[derive(Clone, Copy)]
+pub(super) enum Kind<'a> {
     Null,
     Bool(bool),
     Unsigned(u64),
     Negative(i64),
     Float(f64),
-    Text,
+    /// A quoted or block scalar, or a plain one that is nothing else.
+    Text(&'a str),
+    Sequence(&'a [Node]),
+    Mapping(&'a [(Node, Node)]),
 }
 
-impl Plain {
-    /// Not inlined: one copy, not one per visitor.
+impl<'a> Kind<'a> {
+    pub(super) fn of(node: &'a Node) -> Self {
+        match &node.value {
+            Value::Scalar { text, plain: true } => Self::plain(text),
+            Value::Scalar { text, plain: false } => Self::Text(text),
+            Value::Sequence(items) => Self::Sequence(items),
+            Value::Mapping(entries) => Self::Mapping(entries),
+        }
+    }
+
+    /// A plain scalar by the core schema: null, boolean, integer, float,
+    /// else the text itself. Not inlined: one copy for every converter.
     #[inline(never)]
-    fn of(text: &str) -> Self {
+    fn plain(text: &'a str) -> Self {
         if is_null(text) {
             return Self::Null;
         }
@@ -215,7 +132,28 @@ impl Plain {
             let infinity = if negative { f64::NEG_INFINITY } else { f64::INFINITY };
             return Self::Float(agent_zero_contracts::decimal::parse(text).unwrap_or(infinity));
         }
-        Self::Text
+        Self::Text(text)
+    }
+}
+
+/// serde's `Unexpected`: what an `invalid type` message says was found.
+impl fmt::Display for Kind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Null => f.write_str("unit value"),
+            Self::Bool(value) => write!(f, "boolean `{value}`"),
+            Self::Unsigned(value) => write!(f, "integer `{value}`"),
+            Self::Negative(value) => write!(f, "integer `{value}`"),
+            Self::Float(value) => {
+                // serde writes a finite float with a decimal point.
+                let text = value.to_string();
+                let point = if value.is_finite() && !text.contains('.') { ".0" } else { "" };
+                write!(f, "floating point `{text}{point}`")
+            }
+            Self::Text(text) => write!(f, "string {text:?}"),
+            Self::Sequence(_) => f.write_str("sequence"),
+            Self::Mapping(_) => f.write_str("map"),
+        }
     }
 }
 
@@ -237,59 +175,162 @@ fn is_float(text: &str) -> bool {
     mantissa_ok && exponent_ok
 }
 
-struct Items<'a, 'p> {
-    items: std::slice::Iter<'a, Node>,
-    path: &'p Path<'p>,
-    index: usize,
-}
+/// serde's list of the accepted names in an `unknown field` or `unknown
+/// variant` message.
+struct OneOf<'a>(&'a [&'a str]);
 
-impl<'de> SeqAccess<'de> for Items<'_, '_> {
-    type Error = Error;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
-        let Some(node) = self.items.next() else { return Ok(None) };
-        let path = Path::Index(self.path, self.index);
-        self.index += 1;
-        seed.deserialize(NodeDeserializer { node, path }).map(Some)
+impl fmt::Display for OneOf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            [name] => write!(f, "`{name}`"),
+            [first, second] => write!(f, "`{first}` or `{second}`"),
+            names => {
+                f.write_str("one of ")?;
+                for (index, name) in names.iter().enumerate() {
+                    let comma = if index == 0 { "" } else { ", " };
+                    write!(f, "{comma}`{name}`")?;
+                }
+                Ok(())
+            }
+        }
     }
+}
 
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.items.len())
+/// Reads a struct's node, handing each field's node to `field` (by its
+/// index in `names`) in document order, as serde's derived visitor with
+/// `deny_unknown_fields` and `default` did: a mapping by key, refusing an
+/// unknown key (at the key) and a repeated one (at the mapping); or a
+/// sequence by position, elements past the last field unread; any scalar
+/// is the wrong type. Fields not handed over keep their default.
+pub(super) fn fields(
+    at: At<'_>,
+    names: &[&str],
+    expecting: &str,
+    field: &mut dyn FnMut(usize, At<'_>) -> Read<()>,
+) -> Read<()> {
+    match Kind::of(at.node) {
+        Kind::Mapping(entries) => {
+            let mut seen = 0u64;
+            for (key, value) in entries {
+                let Value::Scalar { text, .. } = &key.value else {
+                    return Err(error(at, format_args!("a mapping key must be a scalar")));
+                };
+                let Some(index) = names.iter().position(|name| name == text) else {
+                    let at = At { path: at.path, node: key };
+                    return Err(error(at, format_args!("unknown field `{text}`, expected {}", OneOf(names))));
+                };
+                if seen & 1 << index != 0 {
+                    return Err(error(at, format_args!("duplicate field `{text}`")));
+                }
+                seen |= 1 << index;
+                field(index, At { path: &Path::Field(at.path, text), node: value })?;
+            }
+            Ok(())
+        }
+        Kind::Sequence(items) => {
+            for (index, node) in items.iter().take(names.len()).enumerate() {
+                field(index, At { path: &Path::Index(at.path, index), node })?;
+            }
+            Ok(())
+        }
+        _ => Err(invalid(at, "type", expecting)),
     }
 }
 
-struct Entries<'a, 'p> {
-    entries: std::slice::Iter<'a, (Node, Node)>,
-    path: &'p Path<'p>,
-    value: Option<&'a (Node, Node)>,
+pub(super) fn boolean(at: At<'_>) -> Read<bool> {
+    match Kind::of(at.node) {
+        Kind::Bool(value) => Ok(value),
+        _ => Err(invalid(at, "type", "a boolean")),
+    }
 }
 
-impl<'de> MapAccess<'de> for Entries<'_, '_> {
-    type Error = Error;
+/// An integer in `0..=max`; `expected` is the Rust type's name (`u32`).
+pub(super) fn unsigned(at: At<'_>, max: u64, expected: &str) -> Read<u64> {
+    match Kind::of(at.node) {
+        Kind::Unsigned(value) if value <= max => Ok(value),
+        // serde reads `-0` as the integer 0.
+        Kind::Negative(0) => Ok(0),
+        Kind::Unsigned(_) | Kind::Negative(_) => Err(invalid(at, "value", expected)),
+        _ => Err(invalid(at, "type", expected)),
+    }
+}
 
-    /// A key error (an unknown field, a duplicate) names the mapping and
-    /// the key's position.
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
-        let Some(entry) = self.entries.next() else { return Ok(None) };
-        self.value = Some(entry);
-        let key = &entry.0;
-        let Value::Scalar { text, .. } = &key.value else {
-            return Err(de::Error::custom("a mapping key must be a scalar"));
+pub(super) fn unsigned32(at: At<'_>) -> Read<u32> {
+    unsigned(at, u32::MAX.into(), "u32").map(|value| value as u32)
+}
+
+pub(super) fn unsigned64(at: At<'_>) -> Read<u64> {
+    unsigned(at, u64::MAX, "u64")
+}
+
+/// Any number, an integer converted as serde converts it.
+pub(super) fn float(at: At<'_>) -> Read<f64> {
+    match Kind::of(at.node) {
+        Kind::Float(value) => Ok(value),
+        Kind::Unsigned(value) => Ok(value as f64),
+        Kind::Negative(value) => Ok(value as f64),
+        _ => Err(invalid(at, "type", "f64")),
+    }
+}
+
+/// `None` for null, else a number.
+pub(super) fn optional_float(at: At<'_>) -> Read<Option<f64>> {
+    if at.node.is_null() { Ok(None) } else { float(at).map(Some) }
+}
+
+/// Any scalar's text; a collection is the wrong type.
+pub(super) fn text<'a>(at: At<'a>, expected: &str) -> Read<&'a str> {
+    match &at.node.value {
+        Value::Scalar { text, .. } => Ok(text),
+        _ => Err(invalid(at, "type", expected)),
+    }
+}
+
+/// Any scalar's text.
+pub(super) fn string(at: At<'_>) -> Read<String> {
+    text(at, "a string").map(str::to_owned)
+}
+
+/// `None` for null, else any scalar's text.
+pub(super) fn optional_string(at: At<'_>) -> Read<Option<String>> {
+    if at.node.is_null() { Ok(None) } else { string(at).map(Some) }
+}
+
+/// A sequence of any scalars' texts.
+pub(super) fn strings(at: At<'_>) -> Read<Vec<String>> {
+    let Kind::Sequence(items) = Kind::of(at.node) else { return Err(invalid(at, "type", "a sequence")) };
+    let mut texts = Vec::with_capacity(items.len());
+    for (index, node) in items.iter().enumerate() {
+        texts.push(string(At { path: &Path::Index(at.path, index), node })?);
+    }
+    Ok(texts)
+}
+
+/// The index in `names` of a scalar's text (a unit variant's name);
+/// `expecting` is serde's `enum Name`.
+pub(super) fn variant(at: At<'_>, names: &[&str], expecting: &str) -> Read<usize> {
+    let text = text(at, expecting)?;
+    match names.iter().position(|name| *name == text) {
+        Some(index) => Ok(index),
+        None => Err(error(at, format_args!("unknown variant `{text}`, expected {}", OneOf(names)))),
+    }
+}
+
+/// The wire names of a contracts vocabulary (`RunMode::ALL`), in order,
+/// as a constant: what [`variant`] matches and lists.
+macro_rules! names {
+    ($vocabulary:ty) => {{
+        const COUNT: usize = <$vocabulary>::ALL.len();
+        const NAMES: [&str; COUNT] = {
+            let mut names = [""; COUNT];
+            let mut index = 0;
+            while index < COUNT {
+                names[index] = <$vocabulary>::ALL[index].as_str();
+                index += 1;
+            }
+            names
         };
-        let deserializer: StrDeserializer<'_, Error> = text.as_str().into_deserializer();
-        seed.deserialize(deserializer).map(Some).map_err(|error| error.locate(*self.path, key.line, key.column))
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let (key, node) = self.value.take().ok_or_else(|| de::Error::custom("a value was read before its key"))?;
-        let name = match &key.value {
-            Value::Scalar { text, .. } => text.as_str(),
-            _ => "?",
-        };
-        seed.deserialize(NodeDeserializer { node, path: Path::Field(self.path, name) })
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.entries.len())
-    }
+        &NAMES
+    }};
 }
+pub(super) use names;

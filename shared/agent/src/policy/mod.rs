@@ -3,21 +3,28 @@
 //! Field names and defaults follow the reference. A policy can only
 //! restrict what the operator allows: it never names an endpoint or a
 //! credential, and a webhook never raises the mode above it
-//! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs` (YAML in `yaml.rs`, the
-//! serde deserializer that names field paths in `de.rs`), the check
+//! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs` (YAML in `yaml.rs`,
+//! the tree to the policy types in `read.rs` over the vocabulary of `de.rs`,
+//! which names field paths in its errors), the check
 //! command type in `checks.rs`, the git branch prefix rule in `branch.rs`.
 
 mod branch;
 mod checks;
 mod de;
+#[cfg(test)]
+mod de_oracle;
 mod error;
 mod parse;
 mod provider;
+mod read;
 mod reference;
 mod yaml;
+#[cfg(test)]
+mod yaml_oracle;
+mod yaml_scan;
 
 use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use branch::check_branch_prefix;
 pub use checks::CheckCommand;
@@ -28,7 +35,8 @@ pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
 
 /// The whole repository policy. `Policy::default()` is the policy of a
 /// repository without `.agent-zero.yml`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct Policy {
@@ -79,7 +87,8 @@ impl Policy {
 }
 
 /// Proactive review of pull request diffs (opt-in).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct ProactivePolicy {
@@ -87,7 +96,8 @@ pub struct ProactivePolicy {
 }
 
 /// Issue-to-pull-request runs (opt-in, scoped by a label).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct IssuePolicy {
@@ -120,7 +130,8 @@ pub const AUTHOR_ASSOCIATIONS: &[&str] =
 /// also starts when someone other than its author adds the label, since
 /// applying labels to another's issue needs triage access). Proactive
 /// review is `proactive.enabled`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct TriggerPolicy {
@@ -143,7 +154,8 @@ impl Default for TriggerPolicy {
 }
 
 /// When a validated change may be written without a human.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct AutofixPolicy {
@@ -174,7 +186,8 @@ impl Default for AutofixPolicy {
 }
 
 /// How a claim is checked against the repository.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct ValidationPolicy {
@@ -195,7 +208,8 @@ impl Default for ValidationPolicy {
 }
 
 /// Bounds on one run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct AgentLimits {
@@ -214,7 +228,8 @@ impl Default for AgentLimits {
 }
 
 /// What commands in the sandbox may reach.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct Permissions {
@@ -231,7 +246,8 @@ impl Default for Permissions {
 /// container-runner fields are accepted for compatibility: `isolation:
 /// container` means writes need an isolated sandbox; the others have no
 /// edge meaning and become [`Policy::warnings`] (see `reference.rs`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct RunnerPolicy {
@@ -250,10 +266,12 @@ pub struct RunnerPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
     /// The reference's container CPU limit, verbatim (no edge meaning).
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "reference::verbatim")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(deserialize_with = "de_oracle::verbatim"))]
     pub cpus: Option<String>,
     /// The reference's container memory limit, verbatim (no edge meaning).
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "reference::verbatim")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(deserialize_with = "de_oracle::verbatim"))]
     pub memory: Option<String>,
     /// The reference's pre-provisioned container network (no edge meaning).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -4,7 +4,7 @@ use agent_zero_contracts::ChangeRisk;
 
 use super::checks::check_command;
 use super::yaml::{self, Value};
-use super::{Policy, PolicyError, check_branch_prefix, de};
+use super::{Policy, PolicyError, check_branch_prefix, read};
 
 /// Largest policy file read, in bytes. Real files are well under 4 KiB.
 pub const MAX_POLICY_BYTES: usize = 64 * 1024;
@@ -21,11 +21,11 @@ const FORBIDDEN: &[(&str, &str, &str)] =
 
 impl Policy {
     /// A policy as a record holds it (its `Serialize` JSON, in a task's
-    /// stimulus), read through the tree and deserializer a file is read
-    /// with: a JSON deserializer of every policy type besides would be
-    /// 26 KB more wasm. The record was checked when it was written.
+    /// stimulus), read through the tree and reader a file is read with:
+    /// a JSON deserializer of every policy type besides would be 26 KB
+    /// more wasm. The record was checked when it was written.
     pub fn from_record(value: &serde_json::Value) -> Result<Self, PolicyError> {
-        de::from_node(&yaml::Node::from_json(value)).map_err(|message| PolicyError::Syntax { message })
+        read::policy(&yaml::Node::from_json(value)).map_err(|message| PolicyError::Syntax { message })
     }
 
     /// Parses `.agent-zero.yml` bytes; see [`Policy::parse`].
@@ -60,13 +60,13 @@ impl Policy {
                 return Err(PolicyError::Forbidden { field: format!("{section}.{key}"), reason: (*reason).into() });
             }
         }
-        let mut policy: Self = de::from_node(&document).map_err(|message| PolicyError::Syntax { message })?;
+        let mut policy = read::policy(&document).map_err(|message| PolicyError::Syntax { message })?;
         policy.check()?;
         policy.map_reference_fields();
         Ok(policy)
     }
 
-    /// The range and shape rules serde cannot express.
+    /// The range and shape rules beyond the types.
     fn check(&self) -> Result<(), PolicyError> {
         if self.version != 1 {
             return Err(PolicyError::invalid(

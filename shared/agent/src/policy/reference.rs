@@ -14,15 +14,13 @@
 //!   layer refuses them when a run asks, and the operator's fallback
 //!   provider answers instead.
 
-use std::fmt;
-
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 
 use super::Policy;
 
 /// Where the reference runs repository commands (`runner.isolation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum RunnerIsolation {
@@ -34,7 +32,8 @@ pub enum RunnerIsolation {
 }
 
 /// The container engine the reference drives (`runner.engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum ContainerEngine {
@@ -100,37 +99,5 @@ impl Policy {
         if self.runner.isolation == Some(RunnerIsolation::Container) {
             self.autofix.require_isolated = true;
         }
-    }
-}
-
-/// A reference setting passed through verbatim (`cpus: 2`, `memory: 4g`):
-/// a string, or a number kept as its text.
-pub(super) fn verbatim<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
-    deserializer.deserialize_any(VerbatimVisitor).map(Some)
-}
-
-struct VerbatimVisitor;
-
-impl Visitor<'_> for VerbatimVisitor {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string or a number")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(text.to_owned())
-    }
-
-    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
-        Ok(value.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
-        Ok(value.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
-        Ok(value.to_string())
     }
 }

@@ -317,3 +317,9 @@ mod reference;
 
 #[path = "yaml_tests.rs"]
 mod yaml;
+
+#[path = "yaml_differential_tests.rs"]
+mod yaml_differential;
+
+#[path = "read_differential_tests.rs"]
+mod read_differential;

@@ -1,16 +1,20 @@
 //! `.agent-zero.yml` text to a tree of YAML nodes, each with its position.
 //!
-//! The events come from `saphyr-parser` (pure Rust, no `unsafe`); this
-//! module keeps what a policy needs: scalars (with whether they were plain,
-//! since only plain scalars resolve to null, booleans and numbers),
-//! sequences and mappings with scalar keys. Aliases, tags and more than one
-//! document are refused with their line: a policy has no use for them, and
-//! an alias is the one YAML feature that lets a small file expand into a
-//! large value.
-
-use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+//! A strict subset of YAML, read line by line: block mappings and
+//! sequences (a sequence may sit at its key's indentation), flow `[]` and
+//! `{}`, plain, quoted and block scalars with YAML's folding, comments,
+//! one document with optional `---`/`...`. Scalars keep whether they were
+//! plain, since only plain scalars resolve to null, booleans and numbers.
+//! Aliases, tags, complex keys, directives, tab indentation and a second
+//! document are refused with their line: a policy has no use for them,
+//! and an alias is the one YAML feature that lets a small file expand
+//! into a large value. Anything outside the subset is refused, never read
+//! differently than YAML reads it; `yaml_oracle.rs` (tests only) checks
+//! that against a full YAML parser. Characters and scalars are in
+//! `yaml_scan.rs`.
 
 use super::PolicyError;
+use super::yaml_scan::{Mark, Scanner, error, is_blank_or_end};
 
 /// Deepest nesting accepted; a policy nests three levels.
 const MAX_DEPTH: usize = 32;
@@ -84,96 +88,301 @@ pub(super) fn is_null(text: &str) -> bool {
 /// The document of `text`, or `None` for a stream without one (empty, or
 /// only comments).
 pub(super) fn load(text: &str) -> Result<Option<Node>, PolicyError> {
-    let mut loader = Loader { parser: Parser::new_from_str(text) };
-    let mut document = None;
-    loop {
-        let (event, span) = loader.next()?;
-        match event {
-            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
-            Event::StreamEnd => return Ok(document),
-            Event::DocumentStart(_) if document.is_some() => {
-                return Err(at(span, "a policy file holds one YAML document; found a second"));
-            }
-            Event::DocumentStart(_) => document = Some(loader.node(0)?),
-            _ => return Err(at(span, "unexpected YAML event outside a document")),
+    let mut s = Scanner::new(text)?;
+    s.skip_lines()?;
+    skip_document_ends(&mut s)?;
+    if s.at_end() {
+        return Ok(None);
+    }
+    if s.col == 0 && s.peek() == '%' {
+        return Err(s.error("directives (`%`) are not supported in a policy file"));
+    }
+    let document = if s.at_marker("---") {
+        for _ in 0..3 {
+            s.bump();
         }
+        value(&mut s, -1, 0, Entry::Document)?
+    } else {
+        node_here(&mut s, -1, 0)?
+    };
+    let ended = skip_document_ends(&mut s)?;
+    if s.at_end() {
+        Ok(Some(document))
+    } else if ended || s.at_marker("---") {
+        Err(s.error("a policy file holds one YAML document; found a second"))
+    } else {
+        Err(s.found("unexpected", "after the document"))
     }
 }
 
-struct Loader<'input> {
-    parser: Parser<'input, saphyr_parser::StrInput<'input>>,
+/// Moves over `...` lines; whether there was one.
+fn skip_document_ends(s: &mut Scanner) -> Result<bool, PolicyError> {
+    let mut found = false;
+    while s.at_marker("...") {
+        for _ in 0..3 {
+            s.bump();
+        }
+        s.finish()?;
+        found = true;
+    }
+    Ok(found)
 }
 
-impl<'input> Loader<'input> {
-    fn next(&mut self) -> Result<(Event<'input>, Span), PolicyError> {
-        match self.parser.next_event() {
-            Some(Ok(event)) => Ok(event),
-            Some(Err(error)) => Err(scan_error(&error)),
-            None => Err(PolicyError::Syntax { message: "unexpected end of the YAML stream".into() }),
-        }
-    }
+/// What a value follows, for where YAML places it when it is empty.
+#[derive(Clone, Copy, PartialEq)]
+enum Entry {
+    /// `key:`, at the `:`.
+    Key(Mark),
+    /// `-`, after it and the blanks and comment on its line.
+    Item(Mark),
+    /// `---`, at whatever comes next.
+    Document,
+}
 
-    /// The node that starts with the next event.
-    fn node(&mut self, depth: usize) -> Result<Node, PolicyError> {
-        let (event, span) = self.next()?;
-        self.node_from(event, span, depth)
+fn leaf(text: String, plain: bool, (line, col): Mark, depth: usize) -> Result<Node, PolicyError> {
+    if depth > MAX_DEPTH {
+        return Err(error((line, col), "nested deeper than 32 levels"));
     }
+    Ok(Node { value: Value::Scalar { text, plain }, line, column: col + 1 })
+}
 
-    fn node_from(&mut self, event: Event<'input>, span: Span, depth: usize) -> Result<Node, PolicyError> {
-        if depth > MAX_DEPTH {
-            return Err(at(span, &format!("nested deeper than {MAX_DEPTH} levels")));
-        }
-        let value = match event {
-            Event::Scalar(text, style, _, tag) => {
-                refuse_tag(tag.is_some(), span)?;
-                Value::Scalar { text: text.into_owned(), plain: style == ScalarStyle::Plain }
+fn branch(value: Value, (line, col): Mark) -> Node {
+    Node { value, line, column: col + 1 }
+}
+
+/// The value after an indicator (`key:`, `-`, `---`) inside a block
+/// collection indented at `parent`: on the same line, on the lines below
+/// indented deeper, a sequence at a key's own indentation, or empty.
+fn value(s: &mut Scanner, parent: isize, depth: usize, entry: Entry) -> Result<Node, PolicyError> {
+    if s.skip_blanks() && !matches!(s.peek(), '#' | '\n' | '\r' | '\0') {
+        return Err(s.error("a tab before a value; YAML separates with spaces"));
+    }
+    if !matches!(s.peek(), '#' | '\n' | '\r' | '\0') {
+        return match entry {
+            Entry::Item(_) => node_here(s, parent, depth),
+            _ if s.peek() == '-' && is_blank_or_end(s.peek_at(1)) => {
+                Err(s.error("a block sequence may not start on the line of its key or `---`"))
             }
-            Event::SequenceStart(_, tag) => {
-                refuse_tag(tag.is_some(), span)?;
-                let mut items = Vec::new();
-                loop {
-                    let (event, span) = self.next()?;
-                    if event == Event::SequenceEnd {
-                        break;
-                    }
-                    items.push(self.node_from(event, span, depth + 1)?);
-                }
-                Value::Sequence(items)
+            _ => {
+                let node = inline_or_block_scalar(s, parent, depth)?;
+                s.finish()?;
+                Ok(node)
             }
-            Event::MappingStart(_, tag) => {
-                refuse_tag(tag.is_some(), span)?;
-                let mut entries = Vec::new();
-                loop {
-                    let (event, span) = self.next()?;
-                    if event == Event::MappingEnd {
-                        break;
-                    }
-                    let key = self.node_from(event, span, depth + 1)?;
-                    if !matches!(key.value, Value::Scalar { .. }) {
-                        return Err(at(span, "a mapping key must be a scalar"));
-                    }
-                    let value = self.node(depth + 1)?;
-                    entries.push((key, value));
-                }
-                Value::Mapping(entries)
-            }
-            Event::Alias(_) => return Err(at(span, "aliases (`*name`) are not supported in a policy file")),
-            _ => return Err(at(span, "unexpected YAML event where a value belongs")),
         };
-        Ok(Node { value, line: span.start.line(), column: span.start.col() + 1 })
+    }
+    s.skip_lines()?;
+    let indent = s.indent();
+    if indent > parent {
+        return node_here(s, parent, depth);
+    }
+    if matches!(entry, Entry::Key(_)) && indent == parent && at_item(s) {
+        return sequence(s, parent as usize, depth, true);
+    }
+    let mark = match entry {
+        Entry::Key(mark) | Entry::Item(mark) => mark,
+        Entry::Document => s.end_mark(),
+    };
+    leaf(String::new(), true, mark, depth)
+}
+
+/// `-` before a blank: a block sequence entry.
+fn at_item(s: &Scanner) -> bool {
+    s.peek() == '-' && is_blank_or_end(s.peek_at(1))
+}
+
+/// The block node at the cursor, the first content of its line or after
+/// `- `: a sequence, a mapping (a scalar followed by `:`), or a scalar or
+/// flow collection.
+fn node_here(s: &mut Scanner, parent: isize, depth: usize) -> Result<Node, PolicyError> {
+    let start = s.mark();
+    if at_item(s) {
+        return sequence(s, start.1, depth, false);
+    }
+    if matches!(s.peek(), '|' | '>') {
+        let node = inline_or_block_scalar(s, parent, depth)?;
+        s.finish()?;
+        return Ok(node);
+    }
+    let node = inline(s, parent, depth, false)?;
+    let scalar = matches!(node.value, Value::Scalar { .. });
+    s.skip_blanks();
+    if s.peek() == ':' && is_blank_or_end(s.peek_at(1)) && (node.line == s.line || !scalar) {
+        return mapping(s, start, depth, node);
+    }
+    s.finish()?;
+    Ok(node)
+}
+
+/// A block scalar, or the node `inline` reads.
+fn inline_or_block_scalar(s: &mut Scanner, parent: isize, depth: usize) -> Result<Node, PolicyError> {
+    if matches!(s.peek(), '|' | '>') {
+        let (text, mark) = s.block_scalar(parent)?;
+        return leaf(text, false, mark, depth);
+    }
+    inline(s, parent, depth, false)
+}
+
+/// A block mapping whose first key (already read) starts at `start`; the
+/// cursor is at that key's `:`.
+fn mapping(s: &mut Scanner, start: Mark, depth: usize, first: Node) -> Result<Node, PolicyError> {
+    let indent = start.1;
+    let mut entries = Vec::new();
+    let mut key = first;
+    loop {
+        check_key(s, &key, depth)?;
+        let colon = s.mark();
+        s.bump();
+        let value = value(s, indent as isize, depth + 1, Entry::Key(colon))?;
+        entries.push((key, value));
+        let next = s.indent();
+        if next < indent as isize {
+            return Ok(branch(Value::Mapping(entries), start));
+        }
+        if next > indent as isize {
+            return Err(s.error("this line is indented deeper than the mapping it belongs to"));
+        }
+        if at_item(s) {
+            return Err(s.error("a sequence entry where a mapping key belongs"));
+        }
+        let key_start = s.mark();
+        key = inline(s, indent as isize, depth + 1, false)?;
+        s.skip_blanks();
+        if key.line != s.line || s.peek() != ':' || !is_blank_or_end(s.peek_at(1)) {
+            return Err(error(key_start, "a mapping key must be followed by `: ` on its line"));
+        }
     }
 }
 
-fn refuse_tag(tagged: bool, span: Span) -> Result<(), PolicyError> {
-    if tagged { Err(at(span, "tags (`!name`) are not supported in a policy file")) } else { Ok(()) }
+/// A block mapping key: a scalar, on one line, at most 1024 characters
+/// before its `:`, as YAML limits an implicit key.
+fn check_key(s: &Scanner, key: &Node, depth: usize) -> Result<(), PolicyError> {
+    let at = (key.line, key.column - 1);
+    if !matches!(key.value, Value::Scalar { .. }) {
+        return Err(error(at, "a mapping key must be a scalar"));
+    }
+    if depth + 1 > MAX_DEPTH {
+        return Err(error(at, "nested deeper than 32 levels"));
+    }
+    if key.line != s.line || s.col > at.1 + 1024 {
+        return Err(error(at, "a mapping key must be on one line and at most 1024 characters"));
+    }
+    Ok(())
 }
 
-fn at(span: Span, message: &str) -> PolicyError {
-    PolicyError::Syntax { message: format!("{message} at line {} column {}", span.start.line(), span.start.col() + 1) }
+/// A block sequence whose first `-` is at the cursor, in column `indent`;
+/// `same_indent` when it sits at its key's indentation, where YAML
+/// places it after the first `- `.
+fn sequence(s: &mut Scanner, indent: usize, depth: usize, same_indent: bool) -> Result<Node, PolicyError> {
+    let mut start = s.mark();
+    let mut items = Vec::new();
+    loop {
+        s.bump();
+        if s.skip_blanks() && !matches!(s.peek(), '#' | '\n' | '\r' | '\0') {
+            return Err(s.error("a tab after `-`; YAML separates with spaces"));
+        }
+        s.skip_to_line_end()?;
+        let entry = s.mark();
+        if same_indent && items.is_empty() {
+            start = entry;
+        }
+        items.push(value(s, indent as isize, depth + 1, Entry::Item(entry))?);
+        let next = s.indent();
+        if next == indent as isize && at_item(s) {
+            continue;
+        }
+        if next < indent as isize || (next == indent as isize && same_indent) {
+            return Ok(branch(Value::Sequence(items), start));
+        }
+        return Err(s.error("expected `- ` or less indentation after a sequence entry"));
+    }
 }
 
-/// The scanner's reason and position; never the source text.
-fn scan_error(error: &ScanError) -> PolicyError {
-    let marker = error.marker();
-    PolicyError::Syntax { message: format!("{} at line {} column {}", error.info(), marker.line(), marker.col() + 1) }
+/// A scalar or flow collection (with an optional anchor) at the cursor;
+/// `in_flow` inside `[]`/`{}`. Aliases, tags and other indicators are
+/// refused here.
+fn inline(s: &mut Scanner, parent: isize, depth: usize, in_flow: bool) -> Result<Node, PolicyError> {
+    let start = s.mark();
+    if depth > MAX_DEPTH {
+        return Err(s.error("nested deeper than 32 levels"));
+    }
+    if s.peek() == '&' {
+        s.skip_anchor()?;
+        let mut node = inline(s, parent, depth, in_flow)?;
+        (node.line, node.column) = (start.0, start.1 + 1);
+        return Ok(node);
+    }
+    let value = match s.peek() {
+        '[' | '{' => flow(s, parent, depth)?,
+        '\'' | '"' => Value::Scalar { text: s.quoted(parent)?, plain: false },
+        '*' => return Err(s.error("aliases (`*name`) are not supported in a policy file")),
+        '!' => return Err(s.error("tags (`!name`) are not supported in a policy file")),
+        '?' if is_blank_or_end(s.peek_at(1)) => {
+            return Err(s.error("complex keys (`? `) are not supported: a mapping key must be a scalar"));
+        }
+        _ if s.at_plain_start(in_flow) => Value::Scalar { text: s.plain(parent, in_flow)?, plain: true },
+        _ => return Err(s.found("unexpected", "where a value belongs")),
+    };
+    Ok(branch(value, start))
+}
+
+/// A flow sequence or mapping at its `[` or `{`, inside a block
+/// collection indented at `parent`.
+fn flow(s: &mut Scanner, parent: isize, depth: usize) -> Result<Value, PolicyError> {
+    let mapping = s.peek() == '{';
+    s.bump();
+    let close = if mapping { '}' } else { ']' };
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    loop {
+        flow_space(s, parent)?;
+        if s.peek() == close {
+            s.bump();
+            break;
+        }
+        let node = inline(s, parent, depth + 1, true)?;
+        let same_line = node.line == s.line;
+        s.skip_blanks();
+        if mapping {
+            if !matches!(node.value, Value::Scalar { .. }) {
+                return Err(error((node.line, node.column - 1), "a mapping key must be a scalar"));
+            }
+            if s.peek() != ':' || !same_line {
+                return Err(s.error("a key in `{}` must be followed by `:` on its line"));
+            }
+            let colon = s.mark();
+            s.bump();
+            flow_space(s, parent)?;
+            let value = if matches!(s.peek(), ',' | '}') {
+                leaf(String::new(), true, colon, depth + 1)?
+            } else {
+                inline(s, parent, depth + 1, true)?
+            };
+            entries.push((node, value));
+        } else {
+            if s.peek() == ':' {
+                return Err(s.error("a `key: value` pair inside `[]` is not supported"));
+            }
+            items.push(node);
+        }
+        flow_space(s, parent)?;
+        match s.peek() {
+            ',' => s.bump(),
+            c if c == close => {}
+            _ => return Err(s.found("expected `,` or the closing bracket, found", "")),
+        }
+    }
+    Ok(if mapping { Value::Mapping(entries) } else { Value::Sequence(items) })
+}
+
+/// Blanks, comments and line breaks inside `[]`/`{}`; each line's
+/// content, the closing bracket too, is indented past `parent`.
+fn flow_space(s: &mut Scanner, parent: isize) -> Result<(), PolicyError> {
+    s.skip_lines()?;
+    if s.at_end() {
+        return Err(s.error("the file ends inside `[]` or `{}`"));
+    }
+    if s.at_line_start() && s.indent() <= parent {
+        return Err(s.error("a line inside `[]` or `{}` must be indented past its parent"));
+    }
+    Ok(())
 }

@@ -9,7 +9,6 @@
 
 use agent_zero_contracts::TreeFile;
 use agent_zero_ports::HttpClient;
-use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -110,7 +109,7 @@ pub(crate) async fn publish_branch<H: HttpClient>(
             Some(bytes) => {
                 let url = rest.url(&format!("/repos/{repo_path}/git/blobs"));
                 let body = json!({
-                    "content": base64::engine::general_purpose::STANDARD.encode(bytes),
+                    "content": agent_zero_contracts::base64::encode(bytes),
                     "encoding": "base64",
                 });
                 let blob: Sha = rest.json("create blob", http::Method::POST, &url, Some(&body)).await?;

@@ -3,7 +3,6 @@
 
 use agent_zero_contracts::NetworkPolicy;
 use agent_zero_ports::HttpClient;
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -68,7 +67,6 @@ impl<C: HttpClient> CloudflareSandbox<C> {
 /// Folds the bridge's exec event stream (`stdout`/`stderr` base64 chunks,
 /// then `exit` with `exit_code`, or `error`).
 fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, ProviderError> {
-    let b64 = base64::engine::general_purpose::STANDARD;
     let (mut stdout, mut stderr) = (Tail::new(max), Tail::new(max));
     let mut exit = None;
     for block in body.replace("\r\n", "\n").split("\n\n") {
@@ -84,7 +82,9 @@ fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, Provide
         match event {
             "stdout" | "stderr" => {
                 let sink = if event == "stdout" { &mut stdout } else { &mut stderr };
-                sink.push(&b64.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
+                sink.push(
+                    &agent_zero_contracts::base64::decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?,
+                );
             }
             "exit" => {
                 let value: serde_json::Value =

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use agent_zero_contracts::NetworkPolicy;
 use agent_zero_ports::{HttpClient, HttpError};
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -152,7 +151,6 @@ fn envelope(message: &[u8]) -> Vec<u8> {
 /// Folds the `process.Process/Start` response stream into one output,
 /// each stream bounded to `max` bytes (envd takes no output cap).
 fn fold_process_stream(body: &[u8], call: &Call<'_>, max: u64) -> Result<ExecOutput, ProviderError> {
-    let b64 = base64::engine::general_purpose::STANDARD;
     let (mut stdout, mut stderr) = (Tail::new(max), Tail::new(max));
     let mut out = ExecOutput { exit_code: -1, ..ExecOutput::default() };
     let mut ended = false;
@@ -179,7 +177,7 @@ fn fold_process_stream(body: &[u8], call: &Call<'_>, max: u64) -> Result<ExecOut
         if let Some(data) = event.get("data") {
             for (key, sink) in [("stdout", &mut stdout), ("stderr", &mut stderr)] {
                 if let Some(chunk) = data.get(key).and_then(|v| v.as_str()) {
-                    sink.push(&b64.decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
+                    sink.push(&agent_zero_contracts::base64::decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
                 }
             }
         } else if let Some(end) = event.get("end") {
