@@ -2,7 +2,9 @@
 """Checks tests/scripts/optimize.sh on a small module with Rust-style symbol
 names: after it, functions with alike bodies stand side by side (the
 layout's chain by likeness), the names are gone, and every export and
-table entry answers as before (run in node's V8). tests/scripts/test.sh runs it beside the builds.
+table entry answers as before (run in node's V8); and the chain itself on
+bodies whose order it must change. tests/scripts/test.sh runs it beside
+the builds.
 
 Usage: optimize_test.py   (needs wasm-tools, node and optimize.sh's tools)
 """
@@ -95,6 +97,21 @@ def export_indices(data):
     return exports
 
 
+def chain_failures():
+    """The chain on bare bodies: likeness before body order, body order
+    when nothing is shared (bodies under 4 bytes share nothing)."""
+    failures = []
+    alike = {1: b"aaaa1234", 2: b"aaab9999", 3: b"zzz1234z"}
+    if layout.chained_by_likeness([1, 2, 3], alike) != [1, 3, 2]:
+        failures.append(f"chain {layout.chained_by_likeness([1, 2, 3], alike)} of {alike}, not [1, 3, 2]")
+    short = {1: b"\x00\x00", 2: b"\x01", 3: b"\x00\x00\x00"}
+    if layout.chained_by_likeness([1, 2, 3], short) != [1, 3, 2]:
+        failures.append(f"chain {layout.chained_by_likeness([1, 2, 3], short)} of {short}, not body order [1, 3, 2]")
+    if layout.chained_by_likeness([], {}) != []:
+        failures.append("the chain of no functions is not empty")
+    return failures
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
         source = pathlib.Path(work, "module.wat")
@@ -106,7 +123,7 @@ def main():
         subprocess.run(["bash", str(ROOT / "tests/scripts/optimize.sh"), str(after)], check=True)
         data = after.read_bytes()
 
-        failures = []
+        failures = chain_failures()
         expected = {
             "x_one": 36,
             "x_two": 37,
