@@ -36,10 +36,10 @@ unset AGENT_ZERO_PROVIDERS
 # anyhow conversion, and the policy's YAML subset parser (lowered to
 # 627/584 KiB); then 632,637 B and 588,136 B with the policy's own reader
 # (lowered to 618/575 KiB); the worker 627,568 B with its requests built
-# with the platform's RequestInit (lowered to 613 KiB); then 612,657 B and
-# 576,094 B with the functions laid out in a chain by likeness
-# (tests/scripts/layout.py; lowered to 599/564 KiB: a fresh clone measured
-# up to 334 B more than this machine's tree).
+# with the platform's RequestInit (lowered to 613 KiB); then 612,025 B and
+# 576,094 B from a fresh clone with the functions laid out in a chain by
+# likeness (tests/scripts/layout.py; lowered to 599/564 KiB; the worker's
+# figure moves by up to 0.7 KB with where the target directory is).
 # History: raised once from 768/792 KiB with a reason (the dashboard
 # sign-in, typed settings and run metering of one round grew both by more
 # than the YAML parser's replacement saved). Issue 20's target is 450 KiB:
