@@ -6,8 +6,9 @@
 //! Decoding is as strict as the `base64` crate's engines for those forms,
 //! which the tests hold it to: padding exactly where the standard form
 //! needs it and nowhere in the URL-safe form, no bits set past the last
-//! byte, nothing outside the alphabet (callers strip the line breaks
-//! GitHub puts in file contents). Four short functions here replace that
+//! byte, nothing outside the alphabet. Text wrapped into lines (GitHub's
+//! file contents, a PEM block) is read with [`decode_wrapped`], which
+//! drops ASCII whitespace first. A few short functions here replace that
 //! crate's general-purpose engine in both artefacts.
 
 use std::fmt;
@@ -53,6 +54,14 @@ pub fn encode_url(bytes: impl AsRef<[u8]>) -> String {
 /// The bytes of a standard, padded encoding.
 pub fn decode(text: impl AsRef<[u8]>) -> Result<Vec<u8>, DecodeError> {
     decode_with(text.as_ref(), &STANDARD_VALUES, true)
+}
+
+/// The bytes of a standard, padded encoding wrapped into lines: ASCII
+/// whitespace anywhere is dropped first, so an error's offset counts the
+/// bytes of the text without it.
+pub fn decode_wrapped(text: impl AsRef<[u8]>) -> Result<Vec<u8>, DecodeError> {
+    let packed: Vec<u8> = text.as_ref().iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+    decode(packed)
 }
 
 /// The bytes of a URL-safe, unpadded encoding.
@@ -155,6 +164,17 @@ mod tests {
         }
         assert_eq!(encode([0xfb, 0xff]), "+/8=");
         assert_eq!(encode_url([0xfb, 0xff]), "-_8");
+    }
+
+    #[test]
+    fn wrapped_text_is_read_without_its_whitespace() {
+        assert_eq!(decode_wrapped("Zm9v\nYmFy\r\n").unwrap(), b"foobar");
+        assert_eq!(decode_wrapped(" Zm9v YmE=\n\t").unwrap(), b"fooba");
+        assert_eq!(decode_wrapped("").unwrap(), b"");
+        // Whitespace is not a way past the alphabet or the padding rules.
+        assert!(decode_wrapped("Zm9v\nYm=F").is_err());
+        assert!(decode_wrapped("Zm9v\nYmF*").is_err());
+        assert!(decode("Zm9v\nYmFy").is_err(), "plain decode keeps refusing line breaks");
     }
 
     #[test]

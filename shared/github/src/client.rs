@@ -289,8 +289,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             // Over 1 MB the API answers `"encoding": "none"` and no content.
             return Err(GitHubError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
         }
-        let packed: Vec<u8> = entry.content.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        let bytes = agent_zero_contracts::base64::decode(packed).map_err(|e| GitHubError::Decode {
+        let bytes = agent_zero_contracts::base64::decode_wrapped(&entry.content).map_err(|e| GitHubError::Decode {
             operation: OP,
             path: "content".into(),
             reason: e.to_string(),

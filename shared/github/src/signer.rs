@@ -93,8 +93,7 @@ fn pem_block(pem: &str) -> Option<(&str, Vec<u8>)> {
     let (label, rest) = rest.split_once("-----")?;
     let footer = format!("-----END {label}-----");
     let body = rest.trim_end().strip_suffix(footer.as_str())?;
-    let base64: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    Some((label, agent_zero_contracts::base64::decode(base64).ok()?))
+    Some((label, agent_zero_contracts::base64::decode_wrapped(body).ok()?))
 }
 
 /// DER length octets.
