@@ -1,8 +1,10 @@
-// The worker's entry module. tests/scripts/build-worker.sh copies it to
+// The front worker's entry module (the `front` role: the routes, the cron
+// sweep and the Durable Object classes; the tick queue's consumer is the
+// tick worker's, entry-ticks.mjs). tests/scripts/build-worker.sh copies it to
 // build/index.js (wrangler.toml's `main`) beside worker-build's bundle,
 // renamed build/glue.js: the wasm-bindgen glue and worker-build's shim.
 //
-// - A plain `export default { fetch, queue, scheduled }`. The shim's default
+// - A plain `export default { fetch, scheduled }`. The shim's default
 //   export is a `WorkerEntrypoint` class behind a `Proxy` that wraps every
 //   method call in another `Proxy` with an `async apply`: an extra promise
 //   and closures per request, for a reinitialisation the glue does anyway.
@@ -132,9 +134,6 @@ export default {
   fetch(request, env, ctx) {
     if (request.method === "POST" && isWebhook(request.url)) return webhook(request, env, ctx);
     return rust.fetch.call({ env, ctx }, request);
-  },
-  queue(batch, env, ctx) {
-    return rust.queue.call({ env, ctx }, batch);
   },
   scheduled(event, env, ctx) {
     return rust.scheduled.call({ env, ctx }, event);

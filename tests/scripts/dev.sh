@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs Agent Zero Edge locally on Cloudflare's runtime (workerd via
 # `wrangler dev`) with local KV persisted under .wrangler/state, on
-# http://127.0.0.1:8787. Installs what it needs first.
+# http://127.0.0.1:8787: both workers in one `wrangler dev`, the front
+# worker (wrangler.toml: the routes, the cron) and the tick worker
+# (wrangler.ticks.toml), sharing the local KV, queue and Durable Objects.
+# Installs what it needs first.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -12,4 +15,5 @@ if [ ! -f .dev.vars ]; then
 fi
 export PATH="$root/tests/node/node_modules/.bin:$PATH"
 export WRANGLER_SEND_METRICS=false
-exec wrangler dev --local --ip 127.0.0.1 --port "${PORT:-8787}" --persist-to .wrangler/state "$@"
+exec wrangler dev -c wrangler.toml -c wrangler.ticks.toml --local --ip 127.0.0.1 --port "${PORT:-8787}" \
+  --persist-to .wrangler/state "$@"

@@ -7,11 +7,11 @@ failed=0
 checks=0
 
 expect() {
-  local list="$1" want="$2" got
+  local list="$1" want="$2" role="${3:-}" got
   checks=$((checks + 1))
-  got="$(AGENT_ZERO_PROVIDERS="$list" provider_features 2>/dev/null | tr '\n' ' ')"
+  got="$(AGENT_ZERO_PROVIDERS="$list" provider_features $role 2>/dev/null | tr '\n' ' ')"
   if [ "$got" != "$want" ]; then
-    echo "FAIL: AGENT_ZERO_PROVIDERS='$list' gave '$got', expected '$want'" >&2
+    echo "FAIL: AGENT_ZERO_PROVIDERS='$list' (role '$role') gave '$got', expected '$want'" >&2
     failed=1
   fi
 }
@@ -34,6 +34,15 @@ expect "e2b anthropic" "--no-default-features --features sandbox-e2b,model-anthr
 expect "vercel,ai-gateway" "--no-default-features --features sandbox-vercel,model-openai "
 expect "custom, daytona openai-compatible,google" \
   "--no-default-features --features sandbox-custom,sandbox-daytona,model-openai,model-google "
+# A role's build names its feature, and every provider when none is listed.
+expect "" "--no-default-features --features front,$ALL_PROVIDER_FEATURES " front
+expect " " "--no-default-features --features ticks,$ALL_PROVIDER_FEATURES " ticks
+expect "e2b anthropic" "--no-default-features --features ticks,sandbox-e2b,model-anthropic " ticks
+checks=$((checks + 1))
+if err="$(provider_features both 2>&1 >/dev/null)" || [[ "$err" != *"unknown role \`both\`"* ]]; then
+  echo "FAIL: the role \`both\` was not refused by name: '$err'" >&2
+  failed=1
+fi
 refused "e2b docker" "unknown provider \`docker\`"
 refused "E2B anthropic" "unknown provider \`E2B\`"
 refused "anthropic" "names no sandbox provider"

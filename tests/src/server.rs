@@ -319,6 +319,13 @@ impl Drop for Server {
     }
 }
 
+/// `wrangler dev` with both workers (README, "Architecture"): the front
+/// worker (`wrangler.toml`, primary: the port, the routes, the cron) and the
+/// tick worker (`wrangler.ticks.toml`), sharing the local KV, queue and
+/// Durable Objects under `state`. `--var` reaches the primary worker only, so
+/// the tick worker's variables are written into its config: every one but
+/// the front's own secrets ([`agent_zero_app::FRONT_ONLY_VARIABLES`]), as an
+/// operator deploys it.
 fn workerd_command(
     root: &Path,
     temp: &Path,
@@ -327,23 +334,45 @@ fn workerd_command(
     options: &ServerOptions,
 ) -> Result<Command, String> {
     let wrangler = root.join("tests/node/node_modules/.bin/wrangler");
-    if !root.join("functions/cloudflare/build/index.js").exists() {
-        return Err("functions/cloudflare/build/index.js is missing: run tests/scripts/build-worker.sh".into());
+    for built in ["functions/cloudflare/build/index.js", "functions/cloudflare/build-ticks/index.js"] {
+        if !root.join(built).exists() {
+            return Err(format!("{built} is missing: run tests/scripts/build-worker.sh"));
+        }
     }
-    let mut config = std::fs::read_to_string(root.join("wrangler.toml")).map_err(|e| e.to_string())?;
-    config = config.replace(
-        "main = \"functions/cloudflare/build/index.js\"",
-        &format!(
-            "main = \"{}\"",
-            options.entry.clone().unwrap_or_else(|| root.join("functions/cloudflare/build/index.js")).display()
-        ),
-    );
-    config = config.replace("[build]\n", "[build_disabled]\n");
-    if options.without_kv {
-        config = config.replace("binding = \"KV\"", "binding = \"NOT_KV\"");
-    }
-    let config_path = temp.join("wrangler.toml");
-    std::fs::write(&config_path, config).map_err(|e| e.to_string())?;
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).map_err(|e| format!("{name}: {e}"));
+    let adapt = |mut config: String, main: &str, entry: PathBuf| -> Result<String, String> {
+        let line = format!("main = \"{main}\"");
+        if !config.contains(&line) {
+            return Err(format!("the wrangler config has no `{line}`"));
+        }
+        config = config.replace(&line, &format!("main = \"{}\"", entry.display()));
+        config = config.replace("[build]\n", "[build_disabled]\n");
+        if options.without_kv {
+            config = config.replace("binding = \"KV\"", "binding = \"NOT_KV\"");
+        }
+        Ok(config)
+    };
+    let front = adapt(
+        read("wrangler.toml")?,
+        "functions/cloudflare/build/index.js",
+        options.entry.clone().unwrap_or_else(|| root.join("functions/cloudflare/build/index.js")),
+    )?;
+    let ticks = adapt(
+        read("wrangler.ticks.toml")?,
+        "functions/cloudflare/build-ticks/index.js",
+        root.join("functions/cloudflare/build-ticks/index.js"),
+    )?;
+    // The tick worker's variables as wrangler dev reads secrets, from a
+    // `.dev.vars` beside its config (values in the config's `[vars]` would
+    // be printed in its log).
+    let front_path = temp.join("wrangler.toml");
+    let ticks_dir = temp.join("ticks");
+    let ticks_path = ticks_dir.join("wrangler.toml");
+    std::fs::create_dir_all(&ticks_dir).map_err(|e| e.to_string())?;
+    std::fs::write(&front_path, front).map_err(|e| e.to_string())?;
+    std::fs::write(&ticks_path, ticks).map_err(|e| e.to_string())?;
+    std::fs::write(ticks_dir.join(".dev.vars"), dev_vars(&options.vars, agent_zero_app::FRONT_ONLY_VARIABLES)?)
+        .map_err(|e| e.to_string())?;
     let mut command = Command::new(wrangler);
     command
         .current_dir(temp)
@@ -351,7 +380,9 @@ fn workerd_command(
         .env("AGENT_ZERO_PREBUILT", "1")
         .args(["dev", "--local", "--ip", "127.0.0.1", "--port", &port.to_string()])
         .arg("--config")
-        .arg(&config_path)
+        .arg(&front_path)
+        .arg("--config")
+        .arg(&ticks_path)
         .arg("--persist-to")
         .arg(state)
         .args(["--inspector-port", &free_port().to_string()]);
@@ -361,19 +392,35 @@ fn workerd_command(
     Ok(command)
 }
 
+/// `vars` but `withheld` as a `.dev.vars` file (dotenv): each value in
+/// single quotes, taken literally, line breaks included.
+fn dev_vars(vars: &[(String, String)], withheld: &[&str]) -> Result<String, String> {
+    let mut out = String::new();
+    for (name, value) in vars.iter().filter(|(name, _)| !withheld.contains(&name.as_str())) {
+        if value.contains('\'') {
+            return Err(format!("{name}: a value with a single quote cannot be written to .dev.vars"));
+        }
+        out.push_str(&format!("{name}='{value}'\n"));
+    }
+    Ok(out)
+}
+
 fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &ServerOptions) -> Result<Command, String> {
     let host = root.join("target/tools/agent-zero-spin-host");
-    let component = root.join("target/wasm32-wasip2/release/agent_zero_spin.wasm");
-    for path in [&host, &component] {
-        if !path.exists() {
-            return Err(format!("{} is missing: run tests/scripts/test.sh", path.display()));
-        }
-    }
     let mut manifest = std::fs::read_to_string(root.join("spin.toml")).map_err(|e| e.to_string())?;
-    manifest = manifest.replace(
-        "source = \"target/wasm32-wasip2/release/agent_zero_spin.wasm\"",
-        &format!("source = \"{}\"", component.display()),
-    );
+    // Both components: the HTTP one and the tick one it chains to.
+    for name in ["agent_zero_spin.wasm", "agent_zero_spin_ticks.wasm"] {
+        let source = format!("target/wasm32-wasip2/release/{name}");
+        let component = root.join(&source);
+        if !component.exists() || !host.exists() {
+            return Err(format!("{} or {} is missing: run tests/scripts/test.sh", component.display(), host.display()));
+        }
+        let line = format!("source = \"{source}\"");
+        if !manifest.contains(&line) {
+            return Err(format!("spin.toml has no `{line}`"));
+        }
+        manifest = manifest.replace(&line, &format!("source = \"{}\"", component.display()));
+    }
     manifest = manifest.replace("allowed_outbound_hosts = [", "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",");
     if options.without_kv {
         manifest = manifest.replace("key_value_stores = [\"default\"]", "key_value_stores = []");
@@ -400,4 +447,61 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
         command.args(["--cron", "/api/v1/sweep?graceMs=2000@3"]).env("AGENT_ZERO_SPIN_HOST_CRON_TOKEN", token);
     }
     Ok(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tick_workers_vars_are_the_operators_but_the_front_only_secrets() {
+        let vars = [
+            ("GITHUB_API_URL".to_owned(), "http://127.0.0.1:9/".to_owned()),
+            ("GITHUB_WEBHOOK_SECRET".to_owned(), "hook-secret".to_owned()),
+            ("GITHUB_APP_PRIVATE_KEY".to_owned(), "-----BEGIN\nkey \"q\" \\ end\n".to_owned()),
+        ];
+        assert_eq!(
+            dev_vars(&vars, agent_zero_app::FRONT_ONLY_VARIABLES).unwrap(),
+            "GITHUB_API_URL='http://127.0.0.1:9/'\nGITHUB_APP_PRIVATE_KEY='-----BEGIN\nkey \"q\" \\ end\n'\n",
+            "the webhook secret withheld; a key's lines, quotes and backslashes kept"
+        );
+        let quoted = [("GITHUB_TOKEN".to_owned(), "it's".to_owned())];
+        assert!(dev_vars(&quoted, &[]).unwrap_err().contains("GITHUB_TOKEN"));
+    }
+
+    /// Each component of `spin.toml` and each worker's config: the tick
+    /// side is given every variable the app reads but the front's own
+    /// secrets, the front every one.
+    #[test]
+    fn the_tick_role_is_configured_without_the_front_only_secrets() {
+        let root = repo_root();
+        let spin = std::fs::read_to_string(root.join("spin.toml")).unwrap();
+        let table = |name: &str| -> Vec<String> {
+            let start = spin.find(&format!("[component.{name}.variables]\n")).unwrap_or_else(|| panic!("{name}"));
+            spin[start..]
+                .lines()
+                .skip(1)
+                .take_while(|line| !line.is_empty())
+                .map(|line| line.split(' ').next().unwrap().to_ascii_uppercase())
+                .collect()
+        };
+        let known: Vec<String> = agent_zero_app::KNOWN_VARIABLES.iter().map(|name| (*name).to_owned()).collect();
+        let mut front = table("agent-zero");
+        front.sort();
+        let mut expected = known.clone();
+        expected.sort();
+        assert_eq!(front, expected, "the HTTP component reads every variable");
+        let mut ticks = table("agent-zero-ticks");
+        ticks.sort();
+        expected.retain(|name| !agent_zero_app::FRONT_ONLY_VARIABLES.contains(&name.as_str()));
+        assert_eq!(ticks, expected, "the tick component: all but the front's secrets");
+        for name in agent_zero_app::FRONT_ONLY_VARIABLES {
+            assert!(agent_zero_app::SECRET_VARIABLES.contains(name), "{name} is a secret");
+        }
+        assert!(spin.contains("route = { private = true }\ncomponent = \"agent-zero-ticks\""));
+        let ticks = std::fs::read_to_string(root.join("wrangler.ticks.toml")).unwrap();
+        for name in agent_zero_app::FRONT_ONLY_VARIABLES {
+            assert!(!ticks.contains(name), "wrangler.ticks.toml names {name}");
+        }
+    }
 }

@@ -30,6 +30,7 @@ pub(crate) async fn matches(key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
 
 /// The key an earlier check in this isolate imported, if any (intake's
 /// webhook secret: the only key this module is given).
+#[cfg(feature = "front")]
 pub(crate) fn cached() -> Option<CryptoKey> {
     KEY.with_borrow(|cached| cached.as_ref().map(|(_, c)| c.clone()))
 }

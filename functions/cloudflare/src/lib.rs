@@ -14,11 +14,17 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(not(any(feature = "front", feature = "ticks")))]
+compile_error!("the worker takes a role: build agent-zero-cloudflare with the `front` or the `ticks` feature, or both");
+
+#[cfg(feature = "front")]
 mod body;
 mod hmac;
 mod http_client;
+#[cfg(feature = "front")]
 pub mod intake;
 mod kv;
+#[cfg(feature = "front")]
 mod leases;
 mod ports;
 mod signer;
@@ -26,16 +32,26 @@ mod task_store;
 
 use std::cell::OnceCell;
 
-use agent_zero_app::{Host, Invocation, Settings, Tick};
+use agent_zero_app::{Host, Settings};
 use agent_zero_runner::RemoteCoordinator;
-use worker::js_sys::{self, Uint8Array};
-use worker::wasm_bindgen::JsCast as _;
-use worker::web_sys;
-use worker::{
-    Context, Date, Env, MessageBatch, MessageExt, QueueRetryOptionsBuilder, ScheduleContext, ScheduledEvent, event,
+use worker::{Context, Date, Env, event};
+#[cfg(feature = "front")]
+use {
+    agent_zero_app::Invocation,
+    worker::js_sys::{self, Uint8Array},
+    worker::wasm_bindgen::JsCast as _,
+    worker::web_sys,
+    worker::{ScheduleContext, ScheduledEvent},
+};
+#[cfg(feature = "ticks")]
+use {
+    agent_zero_app::Tick,
+    worker::{MessageBatch, MessageExt, QueueRetryOptionsBuilder},
 };
 
+#[cfg(feature = "front")]
 pub use leases::LeaseCoordinator;
+#[cfg(feature = "front")]
 pub use task_store::TaskStore;
 
 /// The KV namespace binding name in `wrangler.toml`.
@@ -136,6 +152,7 @@ fn settings_of(env: &Env) -> std::rc::Rc<Settings> {
     })
 }
 
+#[cfg(feature = "front")]
 fn invocation() -> Invocation {
     let mut id = [0u8; 16];
     // A failing RNG leaves a zero id: health probes still work, ids repeat.
@@ -143,6 +160,7 @@ fn invocation() -> Invocation {
     Invocation { now_ms: Date::now().as_millis(), request_id: hex(&id) }
 }
 
+#[cfg(feature = "front")]
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -157,6 +175,7 @@ fn hex(bytes: &[u8]) -> String {
 /// in as few calls across the JS boundary as it takes: the URL, the method,
 /// all headers as one JSON string, the body as one `ArrayBuffer` copy; the
 /// answer's status and headers as one JSON string, its body as one copy.
+#[cfg(feature = "front")]
 #[event(fetch)]
 async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<web_sys::Response> {
     let settings = settings_of(&env);
@@ -170,6 +189,7 @@ async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 /// The Queues consumer: one tick per message. A message whose tick did
 /// nothing durable is retried (redelivery resumes from the task log); the
 /// engine makes a redelivered tick a no-op once it was committed.
+#[cfg(feature = "ticks")]
 #[event(queue)]
 async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Result<()> {
     let host = CloudflareHost::new(&env);
@@ -194,6 +214,7 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
 }
 
 /// The cron trigger: re-send overdue ticks and stop expired sandbox leases.
+#[cfg(feature = "front")]
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let host = CloudflareHost::new(&env);
@@ -211,17 +232,20 @@ async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
 
 /// `/path?query` of an absolute URL, without a URL parser (which would
 /// link IDNA tables into the worker for nothing).
+#[cfg(feature = "front")]
 fn path_and_query(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     url[after_scheme..].find('/').map_or("/", |i| &url[after_scheme + i..])
 }
 
+#[cfg(feature = "front")]
 fn conversion(what: &str, error: impl std::fmt::Debug) -> worker::Error {
     worker::Error::RustError(format!("{what} conversion: {error:?}"))
 }
 
 /// The core's request, or the answer to a body refused before it was read
 /// (over the route's limit, see `agent_zero_app::body_limit`).
+#[cfg(feature = "front")]
 async fn to_http(
     settings: &Settings,
     request: &web_sys::Request,
@@ -234,6 +258,7 @@ async fn to_http(
 }
 
 /// The method, path and headers of `request`.
+#[cfg(feature = "front")]
 fn head_of(request: &web_sys::Request) -> worker::Result<http::request::Parts> {
     let url = request.url();
     let path_and_query = path_and_query(&url).split('#').next().unwrap_or("/").to_owned();
@@ -251,6 +276,7 @@ fn head_of(request: &web_sys::Request) -> worker::Result<http::request::Parts> {
     Ok(head.into_parts().0)
 }
 
+#[cfg(feature = "front")]
 fn from_http(response: http::Response<Vec<u8>>) -> worker::Result<web_sys::Response> {
     let (parts, body) = response.into_parts();
     let headers: Vec<[&str; 2]> =

@@ -1,21 +1,38 @@
-//! Fermyon Spin HTTP component for Agent Zero Edge.
+//! Fermyon Spin components for Agent Zero Edge, one per role (a cargo
+//! feature, exactly one per build):
 //!
-//! Converts nothing but types: the component receives `http::Request<Vec<u8>>`
-//! from spin-sdk, reads operator configuration from Spin variables (the
-//! lowercase form of each name in `agent_zero_app::KNOWN_VARIABLES`),
-//! implements the ports over Spin's key-value store and outbound HTTP, and
-//! calls `agent_zero_app::handle`.
+//! - `front`: the HTTP component (`agent-zero` in `spin.toml`). It converts
+//!   nothing but types: it receives `http::Request<Vec<u8>>` from spin-sdk,
+//!   calls `agent_zero_app::handle`, answers, then hands the ticks the
+//!   request enqueued to the tick component ([`TICKS_URL`]).
+//! - `ticks`: the private tick component (`agent-zero-ticks`, reachable only
+//!   by Spin's service chaining): it takes a hand-off, answers `202` at once,
+//!   then runs the ticks (`agent_zero_app::hosting::drive`).
+//!
+//! Both read operator configuration from Spin variables (the lowercase form
+//! of each name in `agent_zero_app::KNOWN_VARIABLES`) and implement the ports
+//! over Spin's key-value store and outbound HTTP. Split, each component
+//! links only its own role's code (README, "Size").
 
 #![deny(unsafe_code)]
+
+#[cfg(all(feature = "front", feature = "ticks"))]
+compile_error!("a Spin component takes one role: build agent-zero-spin with the `front` or the `ticks` feature");
+#[cfg(not(any(feature = "front", feature = "ticks")))]
+compile_error!("a Spin component takes a role: build agent-zero-spin with the `front` or the `ticks` feature");
 
 mod http_client;
 mod kv;
 mod ports;
 
-use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Host, Invocation, Settings};
-use agent_zero_ports::Clock;
+use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Host, Settings};
 use agent_zero_runner::KvCoordinator;
 use futures::StreamExt;
+
+/// Where the HTTP component hands its ticks: the tick component's id in
+/// `spin.toml` under Spin's service-chaining domain (the HTTP component's
+/// `allowed_outbound_hosts` lists it).
+pub const TICKS_URL: &str = "http://agent-zero-ticks.spin.internal/ticks";
 
 struct SpinHost {
     kv: kv::SpinKv,
@@ -81,15 +98,50 @@ fn read_settings() -> Settings {
     Settings::from_lookup(|name| spin_sdk::variables::get(&name.to_ascii_lowercase()).ok())
 }
 
-fn invocation() -> Invocation {
+#[cfg(feature = "front")]
+fn invocation() -> agent_zero_app::Invocation {
+    use agent_zero_ports::Clock as _;
     let mut id = [0u8; 16];
     let _ = getrandom::fill(&mut id);
-    Invocation { now_ms: ports::SystemClock.now_ms(), request_id: id.iter().map(|b| format!("{b:02x}")).collect() }
+    agent_zero_app::Invocation {
+        now_ms: ports::SystemClock.now_ms(),
+        request_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+    }
 }
 
-/// Runs the ticks this invocation enqueued, after its response was sent
+/// Hands the ticks this invocation enqueued to the tick component, after
+/// the response was sent. The tick component answers before it runs them,
+/// so this invocation ends then. A failed hand-off loses nothing: each tick
+/// is a pending marker in its task's log, which the sweep re-drives.
+#[cfg(feature = "front")]
+async fn hand_off_ticks(host: &SpinHost) {
+    use agent_zero_ports::HttpClient as _;
+    if host.queue.deferred() > 0 {
+        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", host.queue.deferred());
+    }
+    let Some(body) = host.queue.hand_off() else { return };
+    let request = http::Request::post(TICKS_URL).header(http::header::CONTENT_TYPE, "application/json").body(body);
+    let answer = match request {
+        Ok(request) => host.http.send(request).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    match answer {
+        Ok(response) if response.status() == http::StatusCode::ACCEPTED => {}
+        Ok(response) => eprintln!(
+            "agent-zero: the tick component answered {} to a hand-off (the sweep re-drives its ticks): {}",
+            response.status(),
+            String::from_utf8_lossy(response.body())
+        ),
+        Err(error) => {
+            eprintln!("agent-zero: handing ticks to {TICKS_URL} failed (the sweep re-drives them): {error}");
+        }
+    }
+}
+
+/// Runs the ticks of a hand-off, after answering it
 /// (`agent_zero_app::hosting::drive`: due order, within its budget; the
 /// sweep continues what is left).
+#[cfg(feature = "ticks")]
 async fn drive_ticks(host: &SpinHost, settings: &Settings) {
     let report = agent_zero_app::hosting::drive(
         &host.queue,
@@ -115,6 +167,7 @@ async fn drive_ticks(host: &SpinHost, settings: &Settings) {
 /// Converts spin-sdk's incoming request into the core's request, or into
 /// the answer to a request refused before its body was read (over the
 /// route's limit, see `agent_zero_app::body_limit`).
+#[cfg(feature = "front")]
 async fn to_http(
     settings: &Settings,
     request: spin_sdk::http::IncomingRequest,
@@ -138,6 +191,7 @@ async fn to_http(
 /// Reads the `wasi:http` body stream chunk by chunk up to the route's
 /// limit: a declared `Content-Length` over it is refused before anything is
 /// read, and the stream is dropped as soon as it passes the limit.
+#[cfg(feature = "front")]
 async fn read_body(
     settings: &Settings,
     head: &http::request::Parts,
@@ -171,11 +225,13 @@ async fn respond(response: http::Response<Vec<u8>>, out: spin_sdk::http::Respons
 
 /// The component's `wasi:http/incoming-handler` export. The only place
 /// unsafe code is allowed: the glue spin-sdk's macro generates.
+#[cfg(feature = "front")]
 #[allow(unsafe_code)]
 mod entry {
     use super::*;
 
-    /// Answers the request, then runs the ticks it enqueued.
+    /// Answers the request, then hands the ticks it enqueued to the tick
+    /// component.
     #[spin_sdk::http_component]
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
         let host = SpinHost::new();
@@ -185,6 +241,52 @@ mod entry {
             Err(refusal) => refusal,
         };
         respond(response, out).await;
+        hand_off_ticks(&host).await;
+    }
+}
+
+/// The tick component's `wasi:http/incoming-handler` export, reached only
+/// by service chaining (its route is private): `POST` with a hand-off body
+/// is answered `202` before its ticks run; anything else is refused.
+#[cfg(feature = "ticks")]
+#[allow(unsafe_code)]
+mod entry {
+    use super::*;
+
+    #[spin_sdk::http_component]
+    async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
+        let host = SpinHost::new();
+        let settings = read_settings();
+        let taken = match take(&host, request).await {
+            Ok(count) => count,
+            Err(refusal) => return respond(refusal.into_response(), out).await,
+        };
+        let accepted = http::Response::builder()
+            .status(http::StatusCode::ACCEPTED)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(format!("{{\"accepted\":{taken}}}").into_bytes())
+            .unwrap_or_default();
+        respond(accepted, out).await;
         drive_ticks(&host, &settings).await;
+    }
+
+    /// Reads a hand-off into the host's queue.
+    async fn take(host: &SpinHost, request: spin_sdk::http::IncomingRequest) -> Result<usize, ApiError> {
+        if request.method() != spin_sdk::http::Method::Post {
+            return Err(ApiError::new(ErrorCode::MethodNotAllowed, "the tick component takes POST only"));
+        }
+        let limit = agent_zero_app::hosting::MAX_HAND_OFF_BYTES;
+        let mut body = BoundedBody::start(limit, &http::HeaderMap::new())?;
+        let mut stream = request.into_body_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| {
+                ApiError::new(ErrorCode::InvalidRequest, format!("reading the hand-off: {e}")).with_field("body")
+            })?;
+            body.push(chunk)?;
+        }
+        host.queue
+            .take_hand_off(&body.into_bytes())
+            .await
+            .map_err(|why| ApiError::new(ErrorCode::InvalidRequest, why).with_field("body"))
     }
 }

@@ -72,6 +72,17 @@ pub const SECRET_VARIABLES: &[&str] = &[
     "AGENT_ZERO_DASHBOARD_SESSION_KEY",
 ];
 
+/// The secrets only the front role reads (the webhook's HMAC key, the
+/// control-plane tokens, the dashboard's sign-in secrets): the tick worker and
+/// the tick component are given every other variable, and never these
+/// (`wrangler.ticks.toml`, `spin.toml`; README, "Configuration").
+pub const FRONT_ONLY_VARIABLES: &[&str] = &[
+    "GITHUB_WEBHOOK_SECRET",
+    "AGENT_ZERO_CONTROL_PLANE_TOKENS",
+    "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET",
+    "AGENT_ZERO_DASHBOARD_SESSION_KEY",
+];
+
 /// The operator's raw variables, read once into [`crate::Settings`].
 /// Empty values count as unset.
 #[derive(Clone, Default)]

@@ -9,7 +9,11 @@
 //!   invocation's [`InvocationQueue`] and [`drive`] runs them after the
 //!   response, within a budget. Whatever remains (a long delay, a spent
 //!   budget, a crash) is already a pending marker in the task log, and the
-//!   sweep re-drives it.
+//!   sweep re-drives it. The HTTP component does not run them itself: it
+//!   hands them to the private tick component by Spin's service chaining
+//!   ([`InvocationQueue::hand_off`], read there by
+//!   [`InvocationQueue::take_hand_off`]), which answers at once and drives
+//!   them, so each component links only its own role's code.
 
 use std::cell::RefCell;
 
@@ -79,6 +83,58 @@ impl<K: Clock> InvocationQueue<K> {
     pub fn deferred(&self) -> usize {
         *self.deferred.borrow()
     }
+
+    /// Takes every waiting tick, as the body of a hand-off to another
+    /// invocation (JSON: `[{"taskId", "expectedSeq", "delayMs"}]`, each delay
+    /// counted from now), or `None` when none waits. A hand-off that fails
+    /// loses nothing: each tick is already a pending marker in its task's
+    /// log, which the sweep re-drives.
+    pub fn hand_off(&self) -> Option<Vec<u8>> {
+        let now = self.clock.now_ms();
+        let ready = std::mem::take(&mut *self.ready.borrow_mut());
+        if ready.is_empty() {
+            return None;
+        }
+        let handed: Vec<HandedTick> = ready
+            .into_iter()
+            .map(|(due, tick)| HandedTick {
+                task_id: tick.task_id,
+                expected_seq: tick.expected_seq,
+                delay_ms: due.saturating_sub(now),
+            })
+            .collect();
+        serde_json::to_vec(&handed).ok()
+    }
+
+    /// Enqueues the ticks of a hand-off body ([`Self::hand_off`]); how many.
+    /// Refuses, enqueuing nothing, a body over [`MAX_HAND_OFF_BYTES`], or
+    /// one that is not that JSON, with what was wrong.
+    pub async fn take_hand_off(&self, body: &[u8]) -> Result<usize, String> {
+        if body.len() > MAX_HAND_OFF_BYTES {
+            return Err(format!("a hand-off of {} bytes is over its limit of {MAX_HAND_OFF_BYTES}", body.len()));
+        }
+        let handed: Vec<HandedTick> =
+            agent_zero_contracts::json::from_slice(body).map_err(|e| format!("a hand-off is not its JSON: {e}"))?;
+        for one in &handed {
+            let tick = Tick { task_id: one.task_id.clone(), expected_seq: one.expected_seq };
+            // This queue's `enqueue` cannot fail.
+            let _ = self.enqueue(&tick, one.delay_ms).await;
+        }
+        Ok(handed.len())
+    }
+}
+
+/// The largest hand-off body taken: far more ticks than one invocation
+/// runs ([`MAX_TICKS_PER_INVOCATION`]) at their longest ids.
+pub const MAX_HAND_OFF_BYTES: usize = 64 * 1024;
+
+/// One tick of a hand-off body.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HandedTick {
+    task_id: String,
+    expected_seq: u64,
+    delay_ms: u64,
 }
 
 impl<K: Clock> Queue for InvocationQueue<K> {
@@ -216,6 +272,49 @@ mod tests {
         assert_eq!((report.ran, report.deferred, report.budget_spent), (3, 1, None));
         assert_eq!(report.failed.len(), 1);
         assert_eq!(report.failed[0].0, "b");
+    }
+
+    #[test]
+    fn a_hand_off_carries_the_waiting_ticks_with_their_delays_to_another_queue() {
+        let clock = ManualClock::new(50_000);
+        let front = InvocationQueue::new(&clock);
+        assert_eq!(front.hand_off(), None, "nothing waits: nothing to hand off");
+        block_on(front.enqueue(&Tick { task_id: "t1".into(), expected_seq: 4 }, 0)).unwrap();
+        block_on(front.enqueue(&Tick { task_id: "t2".into(), expected_seq: 9 }, 3_000)).unwrap();
+        block_on(front.enqueue(&tick("later"), INLINE_DELAY_MS + 1)).unwrap();
+        clock.advance(1_000);
+        let body = front.hand_off().expect("two ticks wait");
+        assert_eq!(
+            String::from_utf8(body.clone()).unwrap(),
+            r#"[{"taskId":"t1","expectedSeq":4,"delayMs":0},{"taskId":"t2","expectedSeq":9,"delayMs":2000}]"#,
+            "a delay counts from the hand-off; the long one stays with the sweep"
+        );
+        assert_eq!(front.hand_off(), None, "handed off once");
+
+        let ticks = InvocationQueue::new(&clock);
+        assert_eq!(block_on(ticks.take_hand_off(&body)), Ok(2));
+        assert_eq!(ticks.pop(), Some((51_000, Tick { task_id: "t1".into(), expected_seq: 4 })));
+        assert_eq!(ticks.pop(), Some((53_000, Tick { task_id: "t2".into(), expected_seq: 9 })));
+        assert_eq!(ticks.pop(), None);
+    }
+
+    #[test]
+    fn a_hand_off_that_is_not_its_json_or_too_large_enqueues_nothing() {
+        let clock = ManualClock::new(0);
+        let queue = InvocationQueue::new(&clock);
+        for (body, says) in [
+            (&b"{}"[..], "not its JSON"),
+            (br#"[{"taskId":"a","expectedSeq":1,"delayMs":0},{"taskId":"b"}]"#, "expectedSeq"),
+            (br#"[{"taskId":"a","expectedSeq":1,"delayMs":0,"run":"rm -rf /"}]"#, "unknown field `run`"),
+            (br#"[{"taskId":"a","expectedSeq":-1,"delayMs":0}]"#, "not its JSON"),
+        ] {
+            let error = block_on(queue.take_hand_off(body)).unwrap_err();
+            assert!(error.contains(says), "{error:?} should say {says:?}");
+            assert_eq!(queue.pop(), None, "nothing enqueued from {body:?}");
+        }
+        let large = vec![b' '; MAX_HAND_OFF_BYTES + 1];
+        let error = block_on(queue.take_hand_off(&large)).unwrap_err();
+        assert!(error.contains("over its limit of 65536"), "{error}");
     }
 
     #[test]

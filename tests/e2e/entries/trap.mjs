@@ -29,6 +29,5 @@ export default {
     }
     return entry.fetch(request, env, ctx);
   },
-  queue: entry.queue,
   scheduled: entry.scheduled,
 };
