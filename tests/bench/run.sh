@@ -270,10 +270,15 @@ ts_bundle="$work/ts-bundle"
 sizes="$work/sizes.tsv"
 size_row() { printf '%s\t%s\t%s\t%s\n' "$1" "${3:-${2#"$root"/}}" "$(wc -c <"$2")" "$(gzip -9 -c "$2" | wc -c)" >>"$sizes"; }
 : >"$sizes"
-size_row "Worker wasm" "$worker_build/index_bg.wasm"
+size_row "Worker wasm (front: intake, API, pages, cron)" "$worker_build/index_bg.wasm"
 size_row "Worker entry module" "$worker_build/index.js"
 [ -f "$worker_build/glue.js" ] && size_row "Worker JS glue (worker-build's bundle)" "$worker_build/glue.js"
-size_row "Spin component" "$spin_wasm"
+# The tick worker beside a default build (BENCH_WORKER_BUILD names the front's).
+ticks_build="$(dirname "$worker_build")/build-ticks"
+[ -f "$ticks_build/index_bg.wasm" ] && size_row "Tick worker wasm" "$ticks_build/index_bg.wasm"
+size_row "Spin HTTP component" "$spin_wasm"
+spin_ticks="$(dirname "$spin_wasm")/agent_zero_spin_ticks.wasm"
+[ -f "$spin_ticks" ] && size_row "Spin tick component" "$spin_ticks"
 size_row "TS worker bundle" "$ts_bundle/index.js" "tests/bench/ts-worker (wrangler deploy --dry-run)"
 
 # --- KV operations and subrequests per task run ---------------------------

@@ -1,15 +1,23 @@
 //! A Spin-compatible host for tests and local runs.
 //!
 //! No Spin CLI can be installed on our build machines, so this host serves
-//! a Spin application the way `spin up` does for what our component uses:
-//! it reads `spin.toml` (manifest v2), instantiates the HTTP component per
-//! request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
+//! a Spin application the way `spin up` does for what our components use:
+//! it reads `spin.toml` (manifest v2), instantiates the routed HTTP component
+//! per request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
 //! `fermyon:spin/key-value@2.0.0` (persisted in `--kv-dir`, `default` store,
 //! `key_value_stores` enforced), `wasi:keyvalue/store` and
 //! `wasi:keyvalue/atomics@0.2.0-draft2` over the same stores (compare-and-swap
 //! with real atomicity, see `kv`), and `fermyon:spin/variables@2.0.0`
 //! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
 //! `allowed_outbound_hosts` on outbound HTTP.
+//!
+//! Like Spin, it also does service chaining and private routes: a trigger
+//! with `route = { private = true }` is never reached by an external request,
+//! and an outbound request to `http://<component-id>.spin.internal/...`
+//! (allowed by the caller's `allowed_outbound_hosts`, where
+//! `http://*.spin.internal` means every component of the app) runs that
+//! component in-process, public or private, with its own instance,
+//! variables, stores and allowed hosts, and comes back as the response.
 //!
 //! Usage: `agent-zero-spin-host --manifest spin.toml --listen 127.0.0.1:3000 --kv-dir DIR`
 
@@ -47,6 +55,9 @@ mod bindings {
 use bindings::fermyon::spin::{key_value, variables};
 use bindings::wasi::keyvalue::{atomics, store as wasi_store};
 
+/// Every component of the application: service chaining finds its callee here.
+type Apps = Arc<[Arc<App>]>;
+
 /// What every request of one component shares.
 struct App {
     component: manifest::Component,
@@ -76,9 +87,11 @@ impl WasiHttpView for RequestState {
     }
 }
 
-/// Refuses outbound requests to hosts the component did not declare.
+/// Refuses outbound requests to hosts the component did not declare, and
+/// hands requests to `<component-id>.spin.internal` to that component.
 struct OutboundHooks {
     allowed: outbound::AllowedHosts,
+    apps: Apps,
 }
 
 impl WasiHttpHooks for OutboundHooks {
@@ -95,13 +108,49 @@ impl WasiHttpHooks for OutboundHooks {
                 )>,
             > + Send,
     > {
-        if !self.allowed.allows(request.uri()) {
-            eprintln!("spin-host: outbound request to {} denied by allowed_outbound_hosts", request.uri());
-            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
-        }
-        let mut default: [(); 0] = [];
-        WasiHttpHooks::send_request(&mut default, request, options, fut)
+        let id = match outbound::destination(&self.allowed, request.uri()) {
+            outbound::Destination::Denied => {
+                eprintln!("spin-host: outbound request to {} denied by allowed_outbound_hosts", request.uri());
+                return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+            }
+            outbound::Destination::Network => {
+                let mut default: [(); 0] = [];
+                return WasiHttpHooks::send_request(&mut default, request, options, fut);
+            }
+            outbound::Destination::Component(id) => id.to_owned(),
+        };
+        let Some(callee) = self.apps.iter().find(|a| a.component.id == id).cloned() else {
+            // Spin traps the caller here ("unknown routing destination",
+            // HttpServer::handle_trigger_route in crates/trigger-http/src/
+            // server.rs); these hooks can only answer an error code.
+            let message = format!("service chaining: unknown routing destination `{id}` (no HTTP trigger for it)");
+            eprintln!("spin-host: {message}");
+            return Box::new(async { Err(wasmtime_wasi_http::Error::InternalError(Some(message))) });
+        };
+        let apps = self.apps.clone();
+        Box::new(async move {
+            let response = handle(&apps, &callee, chained_request(request))
+                .await
+                .map_err(|e| wasmtime_wasi_http::Error::InternalError(Some(format!("{e:#}"))))?;
+            let io: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send> = Box::new(async { Ok(()) });
+            Ok((response, io))
+        })
     }
+}
+
+/// The callee's view of a chained request, as Spin builds it: no `Host`
+/// header (`RequestSender::prepare_request` in crates/factor-outbound-http/
+/// src/wasi.rs removes it), and an `http` URI keeping the
+/// `<id>.spin.internal` authority (`set_req_uri` with the chained `http`
+/// scheme, crates/trigger-http/src/{outbound_http,server}.rs).
+fn chained_request(mut request: http::Request<WasiBody>) -> http::Request<WasiBody> {
+    request.headers_mut().remove(http::header::HOST);
+    let mut parts = request.uri().clone().into_parts();
+    parts.scheme = Some(http::uri::Scheme::HTTP);
+    if let Ok(uri) = http::Uri::from_parts(parts) {
+        *request.uri_mut() = uri;
+    }
+    request
 }
 
 impl key_value::Host for RequestState {}
@@ -300,12 +349,12 @@ fn args() -> anyhow::Result<Args> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
-    let components = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
+    let manifest = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
 
     let engine = Engine::new(&Config::new())?;
 
     let mut apps = Vec::new();
-    for component in components {
+    for component in manifest.components {
         let compiled = Component::from_file(&engine, &component.source).map_err(|e| {
             anyhow::anyhow!("loading component `{}` from {}: {e:?}", component.id, component.source.display())
         })?;
@@ -316,10 +365,11 @@ async fn main() -> anyhow::Result<()> {
         let pre = ProxyPre::new(linker.instantiate_pre(&compiled).map_err(|e| {
             anyhow::anyhow!("component `{}` imports something this host does not provide: {e:?}", component.id)
         })?)?;
-        let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?;
+        let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?
+            .expand_service_chaining(&manifest.component_ids);
         apps.push(Arc::new(App { component, pre, allowed, kv_dir: args.kv_dir.clone() }));
     }
-    let apps = Arc::new(apps);
+    let apps: Apps = apps.into();
 
     let listener = TcpListener::bind(&args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let local = listener.local_addr()?;
@@ -361,21 +411,45 @@ async fn cron(addr: std::net::SocketAddr, path: String, secs: u64) {
     }
 }
 
+/// Routes an external request by path; private routes never match.
 async fn serve(
-    apps: &[Arc<App>],
-    req: hyper::Request<hyper::body::Incoming>,
+    apps: &Apps,
+    mut req: hyper::Request<hyper::body::Incoming>,
 ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
+    // As Spin's `strip_forbidden_headers` (crates/trigger-http/src/
+    // headers.rs): an external request cannot pose as a chained one.
+    let headers = req.headers_mut();
+    if headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).is_some_and(outbound::is_service_chaining_host) {
+        headers.remove(http::header::HOST);
+    }
+    headers.remove(http::header::CONNECTION);
     let path = req.uri().path().to_owned();
-    let Some(app) = apps.iter().find(|a| manifest::route_matches(&a.component.route, &path)) else {
+    let Some(app) = apps.iter().find(|a| a.component.route.matches(&path)) else {
         return Ok(plain(404, "no Spin route matches this path"));
     };
+    handle(apps, app, req).await
+}
+
+/// Runs `app`'s handler on `req` in a new instance, as Spin does for each
+/// request, external or chained. Answers as soon as the guest sets its
+/// response; the guest keeps running in its own task until its handler
+/// returns, streaming the body (as Spin's crates/trigger-http/src/wasi.rs).
+async fn handle<B>(
+    apps: &Apps,
+    app: &Arc<App>,
+    req: hyper::Request<B>,
+) -> anyhow::Result<hyper::Response<HyperOutgoingBody>>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<wasmtime_wasi_http::Error>,
+{
     let mut store = Store::new(
         app.pre.engine(),
         RequestState {
             wasi: WasiCtx::builder().inherit_stdout().inherit_stderr().build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            hooks: OutboundHooks { allowed: app.allowed.clone() },
+            hooks: OutboundHooks { allowed: app.allowed.clone(), apps: apps.clone() },
             app: app.clone(),
         },
     );
@@ -387,16 +461,32 @@ async fn serve(
         let proxy = pre.instantiate_async(&mut store).await?;
         proxy.wasi_http_incoming_handler().call_handle(store, req, out).await
     });
+    let id = &app.component.id;
     match receiver.await {
-        Ok(Ok(response)) => Ok(response),
-        Ok(Err(e)) => Err(e.into()),
+        Ok(response) => {
+            let late = id.clone();
+            tokio::task::spawn(async move {
+                match task.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => eprintln!("spin-host: {late}: guest trapped after setting its response: {e:?}"),
+                    Err(e) => eprintln!("spin-host: {late}: guest task failed after setting its response: {e}"),
+                }
+            });
+            // An error code set as the response is a 500, as in Spin
+            // ("guest failed to produce a response").
+            Ok(response.unwrap_or_else(|code| {
+                let reason = format!("guest set an error response: {code:?}");
+                eprintln!("spin-host: {id}: {reason}");
+                plain(500, &reason)
+            }))
+        }
         Err(_) => {
             let reason = match task.await {
                 Ok(Ok(())) => "guest never set a response".to_owned(),
                 Ok(Err(e)) => format!("guest trapped: {e:?}"),
                 Err(e) => format!("guest task failed: {e}"),
             };
-            eprintln!("spin-host: {reason}");
+            eprintln!("spin-host: {id}: {reason}");
             Ok(plain(500, &reason))
         }
     }

@@ -1,6 +1,7 @@
 //! The subset of Spin's manifest (v2) this host serves: the application's
-//! variables, HTTP triggers, and each component's source, key-value stores,
-//! allowed outbound hosts and variables.
+//! variables, HTTP triggers (public routes and `{ private = true }` ones),
+//! and each component's source, key-value stores, allowed outbound hosts
+//! and variables.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,8 @@ struct RawTriggers {
 
 #[derive(Debug, Deserialize)]
 struct RawHttpTrigger {
-    route: String,
+    /// A string pattern or `{ private = true }`: checked by [`Route::parse`].
+    route: toml::Value,
     component: String,
 }
 
@@ -53,11 +55,54 @@ struct RawComponent {
     variables: BTreeMap<String, String>,
 }
 
+/// An HTTP trigger's `route`, as Spin's `HttpTriggerRouteConfig`
+/// (crates/routes/src/lib.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// `route = "/path"` or `"/prefix/..."`: matched by external requests.
+    Public(String),
+    /// `route = { private = true }`: never matched by an external request;
+    /// reachable only through service chaining
+    /// (`http://<component>.spin.internal/...`).
+    Private,
+}
+
+impl Route {
+    /// Accepts what Spin accepts: a string, or a table that is exactly
+    /// `{ private = true }`. Spin's router refuses `{ private = false }`
+    /// ("route must be a string pattern or '{ private = true }'", Router::build
+    /// in crates/routes/src/lib.rs) and its untagged, `deny_unknown_fields`
+    /// deserialization refuses any other shape.
+    fn parse(value: &toml::Value, component: &str) -> anyhow::Result<Self> {
+        const EXPECTED: &str = "route must be a string pattern or `{ private = true }`";
+        let found = match value {
+            toml::Value::String(route) => return Ok(Self::Public(route.clone())),
+            toml::Value::Table(table) if table.len() == 1 => match table.get("private") {
+                Some(toml::Value::Boolean(true)) => return Ok(Self::Private),
+                Some(toml::Value::Boolean(false)) => "`{ private = false }`".to_owned(),
+                Some(other) => format!("`private` of type {}", other.type_str()),
+                None => format!("a table with keys {:?}", table.keys().collect::<Vec<_>>()),
+            },
+            toml::Value::Table(table) => format!("a table with keys {:?}", table.keys().collect::<Vec<_>>()),
+            other => format!("a value of type {}", other.type_str()),
+        };
+        bail!("{EXPECTED}: the trigger for component `{component}` has {found}")
+    }
+
+    /// Whether an external request for `path` is routed here.
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        match self {
+            Self::Public(route) => route_matches(route, path),
+            Self::Private => false,
+        }
+    }
+}
+
 /// One HTTP component, resolved.
 #[derive(Debug, Clone)]
 pub(crate) struct Component {
     pub(crate) id: String,
-    pub(crate) route: String,
+    pub(crate) route: Route,
     pub(crate) source: PathBuf,
     pub(crate) key_value_stores: Vec<String>,
     pub(crate) allowed_outbound_hosts: Vec<String>,
@@ -65,15 +110,30 @@ pub(crate) struct Component {
     pub(crate) variables: BTreeMap<String, String>,
 }
 
+/// The application: its HTTP-triggered components and every component id.
+#[derive(Debug, Clone)]
+pub(crate) struct Manifest {
+    /// One per `[[trigger.http]]`, in manifest order.
+    pub(crate) components: Vec<Component>,
+    /// Every `[component.<id>]`, triggered or not: what Spin expands
+    /// `http://*.spin.internal` to.
+    pub(crate) component_ids: Vec<String>,
+}
+
 /// Reads `path` and resolves variables from `SPIN_VARIABLE_<NAME>` in
 /// `env` (Spin's environment provider), then application defaults.
-pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Vec<Component>> {
+pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Manifest> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let raw: Raw = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&text, base, env).with_context(|| format!("loading {}", path.display()))
+}
+
+/// [`load`] on the manifest's text; component sources are relative to `base`.
+fn parse(text: &str, base: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Manifest> {
+    let raw: Raw = toml::from_str(text).context("parsing the manifest")?;
     if raw.spin_manifest_version != 2 {
         bail!("spin_manifest_version {} is not supported (expected 2)", raw.spin_manifest_version);
     }
-    let base = path.parent().unwrap_or(Path::new("."));
 
     let mut app_values = BTreeMap::new();
     for (name, variable) in &raw.variables {
@@ -90,8 +150,9 @@ pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
     let mut components = Vec::new();
     for trigger in raw.trigger.http {
         let Some(raw_component) = raw.component.get(&trigger.component) else {
-            bail!("trigger for route `{}` names unknown component `{}`", trigger.route, trigger.component);
+            bail!("an HTTP trigger names unknown component `{}`", trigger.component);
         };
+        let route = Route::parse(&trigger.route, &trigger.component)?;
         let mut variables = BTreeMap::new();
         for (name, template) in &raw_component.variables {
             variables.insert(
@@ -101,7 +162,7 @@ pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         }
         components.push(Component {
             id: trigger.component.clone(),
-            route: trigger.route,
+            route,
             source: base.join(&raw_component.source),
             key_value_stores: raw_component.key_value_stores.clone(),
             allowed_outbound_hosts: raw_component.allowed_outbound_hosts.clone(),
@@ -109,9 +170,9 @@ pub(crate) fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         });
     }
     if components.is_empty() {
-        bail!("{} has no HTTP triggers", path.display());
+        bail!("the manifest has no HTTP triggers");
     }
-    Ok(components)
+    Ok(Manifest { components, component_ids: raw.component.into_keys().collect() })
 }
 
 /// Expands `{{ name }}` references to application variables.
@@ -130,10 +191,103 @@ fn expand(template: &str, values: &BTreeMap<String, String>) -> anyhow::Result<S
     Ok(out)
 }
 
-/// Whether `path` is served by a trigger `route` (`/...` suffix = prefix).
+/// Whether `path` is served by a public trigger `route` (`/...` suffix = prefix).
 pub(crate) fn route_matches(route: &str, path: &str) -> bool {
     match route.strip_suffix("/...") {
         Some(prefix) => path == prefix || path.starts_with(&format!("{prefix}/")) || prefix.is_empty(),
         None => path == route,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const APP: &str = r#"
+spin_manifest_version = 2
+
+[application]
+name = "app"
+
+[variables]
+token = { default = "t0" }
+
+[[trigger.http]]
+route = "/..."
+component = "public"
+
+[[trigger.http]]
+route = { private = true }
+component = "ticks"
+
+[component.public]
+source = "public.wasm"
+allowed_outbound_hosts = ["http://ticks.spin.internal"]
+
+[component.ticks]
+source = "ticks.wasm"
+key_value_stores = ["default"]
+allowed_outbound_hosts = ["https://api.github.com"]
+[component.ticks.variables]
+token = "{{ token }}"
+
+[component.untriggered]
+source = "other.wasm"
+"#;
+
+    fn parse_app(text: &str) -> anyhow::Result<Manifest> {
+        parse(text, Path::new("/app"), &|_| None)
+    }
+
+    fn with_route(route: &str) -> String {
+        APP.replace("route = { private = true }", &format!("route = {route}"))
+    }
+
+    #[test]
+    fn private_route_is_loaded_but_never_routed() {
+        let manifest = parse_app(APP).unwrap();
+        let [public, ticks] = &manifest.components[..] else { panic!("two triggers: {manifest:?}") };
+        assert_eq!(public.route, Route::Public("/...".into()));
+        assert_eq!(ticks.id, "ticks");
+        assert_eq!(ticks.route, Route::Private);
+        // The private component keeps its own configuration.
+        assert_eq!(ticks.source, Path::new("/app/ticks.wasm"));
+        assert_eq!(ticks.key_value_stores, ["default"]);
+        assert_eq!(ticks.allowed_outbound_hosts, ["https://api.github.com"]);
+        assert_eq!(ticks.variables.get("token").map(String::as_str), Some("t0"));
+        // No external path reaches it, not even the ones `/...` matches.
+        for path in ["/", "/ticks", "/anything/else"] {
+            assert!(!ticks.route.matches(path), "{path}");
+            assert!(public.route.matches(path), "{path}");
+        }
+        assert_eq!(manifest.component_ids, ["public", "ticks", "untriggered"]);
+    }
+
+    #[test]
+    fn only_private_true_is_accepted_besides_strings() {
+        let refused = |route: &str| parse_app(&with_route(route)).unwrap_err().to_string();
+        let e = refused("{ private = false }");
+        assert!(e.contains("route must be a string pattern or `{ private = true }`"), "{e}");
+        assert!(e.contains("`ticks` has `{ private = false }`"), "{e}");
+        assert!(refused("{ private = \"yes\" }").contains("`private` of type string"));
+        assert!(refused("{ private = true, extra = 1 }").contains("a table with keys"));
+        assert!(refused("{ public = true }").contains("a table with keys [\"public\"]"));
+        assert!(refused("{}").contains("a table with keys []"));
+        assert!(refused("true").contains("has a value of type boolean"));
+        assert!(refused("[\"/a\"]").contains("has a value of type array"));
+        // A string route is still a public route.
+        let manifest = parse_app(&with_route("\"/ticks/...\"")).unwrap();
+        assert!(manifest.components[1].route.matches("/ticks/now"));
+    }
+
+    #[test]
+    fn public_routes_match_like_spin() {
+        assert!(route_matches("/...", "/"));
+        assert!(route_matches("/...", "/a/b"));
+        assert!(route_matches("/api/...", "/api"));
+        assert!(route_matches("/api/...", "/api/x"));
+        assert!(!route_matches("/api/...", "/apix"));
+        assert!(route_matches("/exact", "/exact"));
+        assert!(!route_matches("/exact", "/exact/more"));
     }
 }
