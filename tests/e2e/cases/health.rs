@@ -1,5 +1,7 @@
 //! Health, routing and storage on both runtimes.
 
+use std::io::{Read as _, Write as _};
+
 use agent_zero_e2e::{Runtime, Server, ServerOptions};
 
 use crate::Case;
@@ -11,6 +13,7 @@ pub(crate) const CASES: &[Case] = &[
     },
     Case { name: "health_reports_a_broken_kv_binding", run: health_reports_a_broken_kv_binding },
     Case { name: "unknown_route_and_wrong_method", run: unknown_route_and_wrong_method },
+    Case { name: "the_tick_role_is_not_reachable_from_outside", run: the_tick_role_is_not_reachable_from_outside },
     Case {
         name: "malformed_settings_are_named_where_needed_and_the_rest_keeps_serving",
         run: malformed_settings_are_named_where_needed_and_the_rest_keeps_serving,
@@ -126,4 +129,28 @@ fn malformed_settings_are_named_where_needed_and_the_rest_keeps_serving(runtime:
     for text in [health.text(), reply.text()] {
         assert!(!text.contains("25MB") && !text.contains("2minutes"), "a value was shown: {text}");
     }
+}
+
+/// The tick worker has no route, and the Spin tick component's route is
+/// private: a hand-off sent from outside, even naming the component as its
+/// `Host`, reaches the HTTP side, which has no such route.
+fn the_tick_role_is_not_reachable_from_outside(runtime: Runtime) {
+    let server = start(runtime, &ServerOptions::default());
+    let hand_off = br#"[{"taskId":"t-1","expectedSeq":1,"delayMs":0}]"#;
+    let reply = server.send("POST", "/ticks", &[("content-type", "application/json")], hand_off);
+    assert_eq!(reply.status, 404, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], "not_found", "the app's own 404: {}", reply.text());
+    // The client library sets `Host` itself; this one names the component.
+    let address = server.base_url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("connect");
+    let head = format!(
+        "POST /ticks HTTP/1.1\r\nHost: agent-zero-ticks.spin.internal\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        hand_off.len()
+    );
+    stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(hand_off)).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(answer.contains("\"not_found\"") && !answer.contains("accepted"), "{answer}");
 }

@@ -383,7 +383,7 @@ async fn main() -> anyhow::Result<()> {
         tokio::task::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let apps = apps.clone();
-                async move { serve(&apps, req).await }
+                async move { serve(&apps, local, req).await }
             });
             if let Err(e) = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(client), service).await
             {
@@ -414,13 +414,18 @@ async fn cron(addr: std::net::SocketAddr, path: String, secs: u64) {
 /// Routes an external request by path; private routes never match.
 async fn serve(
     apps: &Apps,
+    local: std::net::SocketAddr,
     mut req: hyper::Request<hyper::body::Incoming>,
 ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
     // As Spin's `strip_forbidden_headers` (crates/trigger-http/src/
-    // headers.rs): an external request cannot pose as a chained one.
+    // headers.rs): an external request cannot pose as a chained one. The
+    // guest then sees the listener's address, as Spin builds the URI from it.
     let headers = req.headers_mut();
     if headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).is_some_and(outbound::is_service_chaining_host) {
         headers.remove(http::header::HOST);
+        if let Ok(listener) = http::HeaderValue::from_str(&local.to_string()) {
+            headers.insert(http::header::HOST, listener);
+        }
     }
     headers.remove(http::header::CONNECTION);
     let path = req.uri().path().to_owned();
