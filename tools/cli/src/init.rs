@@ -165,18 +165,19 @@ model:
 
 const DEPLOY_STEPS: &str = "\
 Deploy on Cloudflare Workers:
-  1. wrangler kv namespace create KV          # put its id in wrangler.toml
+  1. wrangler kv namespace create KV          # its id in wrangler.toml and wrangler.ticks.toml
   2. wrangler secret put GITHUB_WEBHOOK_SECRET
      wrangler secret put GITHUB_APP_ID         # and GITHUB_APP_PRIVATE_KEY (or GITHUB_TOKEN)
      wrangler secret put OPENAI_API_KEY        # or another provider's key
      wrangler secret put AGENT_ZERO_SANDBOX_TOKEN   # with AGENT_ZERO_SANDBOX_PROVIDER/_URL in [vars]
      wrangler secret put AGENT_ZERO_CONTROL_PLANE_TOKENS   # name:token,...
-  3. tests/scripts/build-worker.sh && wrangler deploy
+     the GitHub, model and sandbox ones again with -c wrangler.ticks.toml (the tick worker)
+  3. tests/scripts/build-worker.sh && wrangler deploy && wrangler deploy -c wrangler.ticks.toml
   4. GitHub webhook: https://<worker>/webhooks/github, application/json, the same secret
   5. agent-zero doctor --url https://<worker> --token <token> --webhook-secret <secret>
 
 Deploy on Fermyon Spin:
-  1. tests/scripts/build-spin.sh
+  1. tests/scripts/build-spin.sh            # the HTTP and the tick component
   2. set the same settings as Spin variables (lowercase names, e.g.
      SPIN_VARIABLE_GITHUB_WEBHOOK_SECRET with the environment provider, or
      your platform's secret store); use a Redis-backed `default` store in production
