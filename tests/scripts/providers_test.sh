@@ -43,6 +43,17 @@ if err="$(provider_features both 2>&1 >/dev/null)" || [[ "$err" != *"unknown rol
   echo "FAIL: the role \`both\` was not refused by name: '$err'" >&2
   failed=1
 fi
+# The list a role's build takes when none is named is each crate's default
+# providers: the default features without the roles.
+for manifest in functions/cloudflare/Cargo.toml functions/spin/Cargo.toml; do
+  checks=$((checks + 1))
+  defaults="$(awk '/^default = \[/ { on = 1; next } on && /^\]/ { exit } on { gsub(/[", ]/, ""); print }' \
+    "$(dirname "$0")/../../$manifest" | grep -vx 'front\|ticks' | paste -sd, -)"
+  if [ "$defaults" != "$ALL_PROVIDER_FEATURES" ]; then
+    echo "FAIL: $manifest's default providers are '$defaults', providers.sh's '$ALL_PROVIDER_FEATURES'" >&2
+    failed=1
+  fi
+done
 refused "e2b docker" "unknown provider \`docker\`"
 refused "E2B anthropic" "unknown provider \`E2B\`"
 refused "anthropic" "names no sandbox provider"
