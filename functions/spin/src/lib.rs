@@ -188,9 +188,7 @@ async fn to_http(
     }
 }
 
-/// Reads the `wasi:http` body stream chunk by chunk up to the route's
-/// limit: a declared `Content-Length` over it is refused before anything is
-/// read, and the stream is dropped as soon as it passes the limit.
+/// Reads the request's body up to the route's limit (`read_to`).
 #[cfg(feature = "front")]
 async fn read_body(
     settings: &Settings,
@@ -198,7 +196,13 @@ async fn read_body(
     request: spin_sdk::http::IncomingRequest,
 ) -> Result<Vec<u8>, ApiError> {
     let limit = agent_zero_app::body_limit(&head.method, head.uri.path(), settings)?;
-    let mut body = BoundedBody::start(limit, &head.headers)?;
+    read_to(BoundedBody::start(limit, &head.headers)?, request).await
+}
+
+/// Reads the `wasi:http` body stream into `body` chunk by chunk: a declared
+/// `Content-Length` over its limit was refused before anything was read
+/// (`BoundedBody::start`), and the stream is dropped as soon as it passes it.
+async fn read_to(mut body: BoundedBody, request: spin_sdk::http::IncomingRequest) -> Result<Vec<u8>, ApiError> {
     let mut stream = request.into_body_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
@@ -276,16 +280,9 @@ mod entry {
             return Err(ApiError::new(ErrorCode::MethodNotAllowed, "the tick component takes POST only"));
         }
         let limit = agent_zero_app::hosting::MAX_HAND_OFF_BYTES;
-        let mut body = BoundedBody::start(limit, &http::HeaderMap::new())?;
-        let mut stream = request.into_body_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| {
-                ApiError::new(ErrorCode::InvalidRequest, format!("reading the hand-off: {e}")).with_field("body")
-            })?;
-            body.push(chunk)?;
-        }
+        let body = read_to(BoundedBody::start(limit, &http::HeaderMap::new())?, request).await?;
         host.queue
-            .take_hand_off(&body.into_bytes())
+            .take_hand_off(&body)
             .await
             .map_err(|why| ApiError::new(ErrorCode::InvalidRequest, why).with_field("body"))
     }
