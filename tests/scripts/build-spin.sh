@@ -10,7 +10,8 @@
 # cannot read a component, hence the two steps. -O2 rather than -Oz (2 KB
 # smaller): -O2 optimizes for speed (shrink level 0), so the intake's
 # SHA-256 (opt-level 3 in Cargo.toml) is not shrunk at its cost.
-# A component is reused while its core module is unchanged.
+# A component is reused while its core module and the optimize step are
+# unchanged.
 # AGENT_ZERO_PROVIDERS (`e2b anthropic`) builds only the provider adapters it
 # names (tests/scripts/providers.sh).
 set -euo pipefail
@@ -29,10 +30,11 @@ for role in front ticks; do
   cargo rustc --release --target wasm32-wasip2 -p agent-zero-spin $features "$@" -- -C link-arg=--skip-wit-component >&2
   # Both roles link to this one path, so each is taken from it at once.
   core="$out/deps/agent_zero_spin.wasm"
-  # The optimized component is kept with the digest of its input.
+  # The optimized component is kept with the digest of its input and of the
+  # optimize step.
   optimized="$out/$name.optimized.wasm"
   stamp="$out/$name.optimized.sha256"
-  digest="$(sha256sum "$core" | cut -d' ' -f1)"
+  digest="$(cat "$core" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/layout.py" | sha256sum | cut -d' ' -f1)"
   if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && [ -f "$optimized" ]; }; then
     for tool in "$wasm_opt" wasm-tools; do
       if ! command -v "$tool" >/dev/null; then
