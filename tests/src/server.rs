@@ -323,9 +323,9 @@ impl Drop for Server {
 /// worker (`wrangler.toml`, primary: the port, the routes, the cron) and the
 /// tick worker (`wrangler.ticks.toml`), sharing the local KV, queue and
 /// Durable Objects under `state`. `--var` reaches the primary worker only, so
-/// the tick worker's variables are written into its config: every one but
-/// the front's own secrets ([`agent_zero_app::FRONT_ONLY_VARIABLES`]), as an
-/// operator deploys it.
+/// the tick worker's variables are written into a `.dev.vars` beside its
+/// config: every one but the front's own secrets
+/// ([`agent_zero_app::FRONT_ONLY_VARIABLES`]), as an operator deploys it.
 fn workerd_command(
     root: &Path,
     temp: &Path,
