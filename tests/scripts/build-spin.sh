@@ -22,9 +22,11 @@ export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 . "$root/tests/scripts/providers.sh"
 out="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release"
 wasm_opt="$root/tests/node/node_modules/.bin/wasm-opt"
+names=()
 for role in front ticks; do
   name=agent_zero_spin
   [ "$role" = ticks ] && name=agent_zero_spin_ticks
+  names+=("$name")
   features="$(provider_features "$role")"
   # shellcheck disable=SC2086 # one cargo argument per line
   cargo rustc --release --target wasm32-wasip2 -p agent-zero-spin $features "$@" -- -C link-arg=--skip-wit-component >&2
@@ -50,7 +52,7 @@ for role in front ticks; do
 done
 # Last, as each cargo build links the front's path again: new files, not
 # writes through cargo's hard link to the core module.
-for name in agent_zero_spin agent_zero_spin_ticks; do
+for name in "${names[@]}"; do
   cp "$out/$name.optimized.wasm" "$out/$name.wasm.tmp"
   mv "$out/$name.wasm.tmp" "$out/$name.wasm"
 done

@@ -102,11 +102,13 @@ def chain_failures():
     when nothing is shared (bodies under 4 bytes share nothing)."""
     failures = []
     alike = {1: b"aaaa1234", 2: b"aaab9999", 3: b"zzz1234z"}
-    if layout.chained_by_likeness([1, 2, 3], alike) != [1, 3, 2]:
-        failures.append(f"chain {layout.chained_by_likeness([1, 2, 3], alike)} of {alike}, not [1, 3, 2]")
+    chain = layout.chained_by_likeness([1, 2, 3], alike)
+    if chain != [1, 3, 2]:
+        failures.append(f"chain {chain} of {alike}, not [1, 3, 2]")
     short = {1: b"\x00\x00", 2: b"\x01", 3: b"\x00\x00\x00"}
-    if layout.chained_by_likeness([1, 2, 3], short) != [1, 3, 2]:
-        failures.append(f"chain {layout.chained_by_likeness([1, 2, 3], short)} of {short}, not body order [1, 3, 2]")
+    chain = layout.chained_by_likeness([1, 2, 3], short)
+    if chain != [1, 3, 2]:
+        failures.append(f"chain {chain} of {short}, not body order [1, 3, 2]")
     if layout.chained_by_likeness([], {}) != []:
         failures.append("the chain of no functions is not empty")
     return failures

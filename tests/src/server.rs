@@ -340,12 +340,10 @@ fn workerd_command(
         }
     }
     let read = |name: &str| std::fs::read_to_string(root.join(name)).map_err(|e| format!("{name}: {e}"));
-    let adapt = |mut config: String, main: &str, entry: PathBuf| -> Result<String, String> {
+    let adapt = |config: String, main: &str, entry: PathBuf| -> Result<String, String> {
         let line = format!("main = \"{main}\"");
-        if !config.contains(&line) {
-            return Err(format!("the wrangler config has no `{line}`"));
-        }
-        config = config.replace(&line, &format!("main = \"{}\"", entry.display()));
+        let mut config =
+            replace_line(&config, "the wrangler config", &line, &format!("main = \"{}\"", entry.display()))?;
         config = config.replace("[build]\n", "[build_disabled]\n");
         if options.without_kv {
             config = config.replace("binding = \"KV\"", "binding = \"NOT_KV\"");
@@ -392,6 +390,15 @@ fn workerd_command(
     Ok(command)
 }
 
+/// `text` (the file `what`) with `line` replaced by `with`; an error when
+/// the file no longer has that line.
+fn replace_line(text: &str, what: &str, line: &str, with: &str) -> Result<String, String> {
+    if !text.contains(line) {
+        return Err(format!("{what} has no `{line}`"));
+    }
+    Ok(text.replace(line, with))
+}
+
 /// `vars` but `withheld` as a `.dev.vars` file (dotenv): each value in
 /// single quotes, taken literally, line breaks included.
 fn dev_vars(vars: &[(String, String)], withheld: &[&str]) -> Result<String, String> {
@@ -407,19 +414,19 @@ fn dev_vars(vars: &[(String, String)], withheld: &[&str]) -> Result<String, Stri
 
 fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &ServerOptions) -> Result<Command, String> {
     let host = root.join("target/tools/agent-zero-spin-host");
-    let mut manifest = std::fs::read_to_string(root.join("spin.toml")).map_err(|e| e.to_string())?;
     // Both components: the HTTP one and the tick one it chains to.
-    for name in ["agent_zero_spin.wasm", "agent_zero_spin_ticks.wasm"] {
-        let source = format!("target/wasm32-wasip2/release/{name}");
-        let component = root.join(&source);
-        if !component.exists() || !host.exists() {
-            return Err(format!("{} or {} is missing: run tests/scripts/test.sh", component.display(), host.display()));
+    let sources = ["agent_zero_spin.wasm", "agent_zero_spin_ticks.wasm"]
+        .map(|name| format!("target/wasm32-wasip2/release/{name}"));
+    for path in std::iter::once(host.clone()).chain(sources.iter().map(|source| root.join(source))) {
+        if !path.exists() {
+            return Err(format!("{} is missing: run tests/scripts/test.sh", path.display()));
         }
+    }
+    let mut manifest = std::fs::read_to_string(root.join("spin.toml")).map_err(|e| e.to_string())?;
+    for source in &sources {
         let line = format!("source = \"{source}\"");
-        if !manifest.contains(&line) {
-            return Err(format!("spin.toml has no `{line}`"));
-        }
-        manifest = manifest.replace(&line, &format!("source = \"{}\"", component.display()));
+        manifest =
+            replace_line(&manifest, "spin.toml", &line, &format!("source = \"{}\"", root.join(source).display()))?;
     }
     manifest = manifest.replace("allowed_outbound_hosts = [", "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",");
     if options.without_kv {
