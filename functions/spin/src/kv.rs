@@ -2,7 +2,8 @@
 //!
 //! Plain reads and writes go through `fermyon:spin/key-value@2.0.0`
 //! (spin-sdk's `Store`). The two conditional writes go through
-//! `wasi:keyvalue/atomics@0.2.0-draft2` on the same store opened as a
+//! `wasi:keyvalue/atomics@0.2.0-draft2` (`cas` and `swap` from an existing
+//! value, `increment` for a creation ticket) on the same store opened as a
 //! `wasi:keyvalue/store` bucket: Spin ≥ 3.0 serves both interfaces over one
 //! store per label (`crates/factor-key-value/src/host.rs`, `open` in both
 //! `key_value::HostStore` and `wasi_keyvalue::store::Host`), so a value
@@ -21,7 +22,7 @@ use spin_sdk::key_value::Store;
 /// (copied from spinframework/spin; see wit/deps/README.md). spin-sdk 5
 /// generates these interfaces only inside its internal `wit` module, so the
 /// component carries its own binding; only `store.open` and `atomics`
-/// (`cas`, `swap`) are called, so only those are imported (wit/world.wit).
+/// (`cas`, `swap`, `increment`) are called, so only those are imported (wit/world.wit).
 #[doc(hidden)]
 #[allow(unreachable_pub, missing_debug_implementations, clippy::all)]
 mod bindings {
@@ -103,29 +104,28 @@ impl KeyValue for SpinKv {
         Ok(page_of(keys.iter().map(String::as_str), prefix, cursor, limit))
     }
 
-    /// A compare-and-swap whose expected value is "absent".
+    /// Creates `key` only if it is absent: see [`SpinKv::create`].
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
-        self.compare_and_swap(key, None, value).await
+        check_key(key)?;
+        self.create(key, value)
     }
 
-    /// One `wasi:keyvalue/atomics` CAS: `cas.new` + `cas.current` read the
-    /// value (the host remembers it as the CAS's base), the guest compares it
-    /// with `expected`, and `swap` writes `value` only if the stored value is
-    /// still that base, failing with `cas-failed` otherwise (atomic.wit:
-    /// "Atomic operations are single, indivisible operations").
-    ///
-    /// Caveat of real Spin's default SQLite store (spinframework/spin
-    /// `crates/key-value-spin/src/store.rs`, `CompareAndSwap::swap`): when
-    /// the base is absent, `swap` is an unconditional upsert, so two racing
-    /// `put_if_absent`s of one new key can both succeed there; a base that is
-    /// present is compared by a conditional `UPDATE` and is atomic. Spin's
-    /// Redis store (`WATCH`/`MULTI`) and tests/spin-host are atomic in both
-    /// cases.
+    /// A compare-and-swap. From an existing value it is one
+    /// `wasi:keyvalue/atomics` CAS: `cas.new` + `cas.current` read the value
+    /// (the host remembers it as the CAS's base), the guest compares it with
+    /// `expected`, and `swap` writes `value` only if the stored value is
+    /// still that base, failing with `cas-failed` otherwise. Every store
+    /// Spin ships does that atomically (SQLite: `UPDATE … WHERE value = old`;
+    /// Redis: `WATCH`/`MULTI`; Azure Cosmos: an `If-Match` etag; DynamoDB: a
+    /// condition expression). From absent (`expected == None`) it is a
+    /// creation, [`SpinKv::create`], because Spin's default SQLite store
+    /// turns a swap from absent into an unconditional upsert.
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
         check_key(key)?;
+        let Some(expected) = expected else { return self.create(key, value) };
         let cas = atomics::Cas::new(self.bucket()?, key).map_err(|e| store_error(key, &e))?;
         let current = cas.current().map_err(|e| store_error(key, &e))?;
-        if current.as_deref() != expected {
+        if current.as_deref() != Some(expected) {
             return Ok(false);
         }
         match atomics::swap(cas, value) {
@@ -135,5 +135,55 @@ impl KeyValue for SpinKv {
             Err(atomics::CasError::CasFailed(_)) => Ok(false),
             Err(atomics::CasError::StoreError(e)) => Err(store_error(key, &e)),
         }
+    }
+}
+
+/// The suffix of a key's creation ticket ([`SpinKv::create`]). It sorts
+/// and lists with its key, so removing a task's prefix (retention) removes
+/// its tickets too.
+pub(crate) const TICKET_SUFFIX: &str = ".created";
+
+impl SpinKv {
+    /// Writes `value` at `key` only if `key` was never created, exactly
+    /// once among any number of racing writers, on every store Spin ships.
+    ///
+    /// Why not a CAS from absent: on Spin's default store (SQLite,
+    /// spinframework/spin `crates/key-value-spin/src/store.rs`,
+    /// `CompareAndSwap::swap`) a swap whose base is absent is `INSERT … ON
+    /// CONFLICT DO UPDATE`, which always succeeds, so two racing creations
+    /// both win (seen on a real Spin 4.1: an approve and a reject both
+    /// accepted in 1 race of 12).
+    ///
+    /// Instead the writer takes the key's ticket, `atomics.increment` of
+    /// `{key}.created` by 1, and writes only if it drew 1. `increment` is one
+    /// indivisible step on every store: SQLite reads and writes in one
+    /// transaction under the connection's lock; Redis `INCRBY`; Azure Cosmos
+    /// a patch, or a create that fails on conflict and retries; DynamoDB an
+    /// update conditioned on the value it read (it fails rather than
+    /// double-count under contention). So exactly one writer draws 1.
+    ///
+    /// The rules that make this sound: a key created here is only ever
+    /// created here (never by a plain `put`), and is not created again once
+    /// deleted (task keys are removed with their task, whose id is never
+    /// reused). A key that already exists (written before tickets, or by
+    /// the winner) is refused by the read before the ticket. The winner's
+    /// write follows its ticket; a reader between the two sees the key
+    /// absent and a loser sees it taken, as if the winner were a moment
+    /// slower. A store that fails between the two leaves the key taken and
+    /// unwritten: the caller gets the error, and a later writer is refused.
+    fn create(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        let store = self.store()?;
+        if store.exists(key).map_err(backend)? {
+            return Ok(false);
+        }
+        let ticket = format!("{key}{TICKET_SUFFIX}");
+        check_key(&ticket)?;
+        let drawn = atomics::increment(self.bucket()?, &ticket, 1)
+            .map_err(|e| KvError::Backend(format!("creation ticket `{ticket}`: {}", describe(&e))))?;
+        if drawn != 1 {
+            return Ok(false);
+        }
+        store.set(key, value).map_err(backend)?;
+        Ok(true)
     }
 }

@@ -218,6 +218,10 @@ pub enum Fact {
     WriteDecision { outcome: WriteOutcome },
     /// Proposed files written into the sandbox checkout.
     Applied { files: Vec<String> },
+    /// One attempt's checks were started in the sandbox as background job
+    /// `job` on lease `lease`; later ticks poll it until [`Fact::Checked`]
+    /// (or a `checks-lost` sandbox error).
+    ChecksStarted { attempt: u32, job: String, lease: String },
     /// One batch of checks (one attempt's verification).
     Checked { attempt: u32, results: Vec<CheckResult> },
     /// The diff inspection at review.

@@ -130,6 +130,11 @@ enum FactDe {
     Applied {
         files: Vec<String>,
     },
+    ChecksStarted {
+        attempt: u32,
+        job: String,
+        lease: String,
+    },
     Checked {
         attempt: u32,
         results: Vec<CheckResult>,
@@ -188,6 +193,7 @@ mod tests {
             },
             Fact::Published { outcome: PublicationOutcome::Failed { reason: "gone".into() } },
             Fact::Checked { attempt: 1, results: Vec::new() },
+            Fact::ChecksStarted { attempt: 2, job: "j".into(), lease: "l".into() },
             Fact::Approval { principal: "p".into(), decision: ApprovalDecision::Approve, comment: Some("ok".into()) },
             Fact::Released,
         ];

@@ -47,10 +47,12 @@ pub use fact::{
     Stimulus, TaskInput, WriteOutcome,
 };
 pub use ports::{
-    AdmitError, ChangedFile, ChangedFiles, Decider, Diff, ForgeError, LeaseRequest, ModelRequest, Publication,
-    Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
+    AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, ForgeError, LeaseRequest, ModelRequest,
+    Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
-pub use resident::{Approval, Attempt, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold};
+pub use resident::{
+    Approval, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold,
+};
 pub use step::{Limits, Step, next_step};
 pub use store::{
     Claim, MAX_TASK_ID_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key, is_valid_task_id, log_key,

@@ -64,6 +64,18 @@ pub enum WorkspaceError {
     LeaseGone(String),
 }
 
+/// Where a background job of checks stands ([`Workspace::poll_checks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChecksPoll {
+    /// Still running: poll again later.
+    Running,
+    /// Every command ended: one result per command, in order.
+    Done(Vec<CheckResult>),
+    /// The sandbox has no live job of that name and no results for it (its
+    /// process was killed, the sandbox restarted): why.
+    Lost(String),
+}
+
 /// The sandbox port: everything that touches a checkout.
 pub trait Workspace {
     /// Leases a sandbox with the repository checked out.
@@ -98,6 +110,31 @@ pub trait Workspace {
         timeout_ms: u64,
         idempotency_key: &str,
     ) -> Result<Vec<CheckResult>, WorkspaceError>;
+    /// Starts `commands` in order as background job `job`, each bounded by
+    /// `timeout_ms`, and returns once it is started; starting a job that
+    /// exists already starts nothing. For hosts whose invocations are
+    /// shorter than a check run ([`crate::Limits::checks_in_background`]).
+    async fn start_checks(
+        &self,
+        lease: &LeaseRecord,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        job: &str,
+    ) -> Result<(), WorkspaceError> {
+        let _ = (lease, commands, timeout_ms, job);
+        Err(WorkspaceError::Failed("this sandbox runs no background checks".into()))
+    }
+    /// Where background job `job` of `commands` stands.
+    async fn poll_checks(
+        &self,
+        lease: &LeaseRecord,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        job: &str,
+    ) -> Result<ChecksPoll, WorkspaceError> {
+        let _ = (lease, commands, timeout_ms, job);
+        Err(WorkspaceError::Failed("this sandbox runs no background checks".into()))
+    }
     /// The checkout's changes (working tree, or base..head of a pull request).
     async fn diff(&self, lease: &LeaseRecord) -> Result<Diff, WorkspaceError>;
     /// Releases the lease; releasing twice is not an error.

@@ -6,7 +6,7 @@ use agent_zero_contracts::{
 };
 
 use crate::fact::{LeaseRecord, PublicationOutcome, Received};
-use crate::resident::Resident;
+use crate::resident::{ChecksJob, Resident};
 
 /// Engine-wide bounds (the policy bounds come from the stimulus).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +32,14 @@ pub struct Limits {
     pub publish_ms: u64,
     /// Added to every step's bound before its claim expires.
     pub claim_margin_ms: u64,
+    /// Whether the checks are started as a background job and polled by
+    /// later ticks ([`crate::Workspace::start_checks`]), so no tick lasts as
+    /// long as the checks: what a host with a short wall clock needs.
+    /// `false` runs them in one tick, bounded by what is left of
+    /// `agent.timeoutMs`.
+    pub checks_in_background: bool,
+    /// How long a tick waits before polling running checks again.
+    pub check_poll_ms: u64,
     /// How long a delivery may wait for its policy (GitHub unreachable)
     /// before the task fails; within GitHub's 3-day redelivery window.
     pub admission_ms: u64,
@@ -51,6 +59,8 @@ impl Default for Limits {
             sandbox_call_ms: 300_000,
             publish_ms: 120_000,
             claim_margin_ms: 30_000,
+            checks_in_background: false,
+            check_poll_ms: 5_000,
             admission_ms: 24 * 3_600_000,
             max_admission_backoff_ms: 300_000,
         }
@@ -72,6 +82,7 @@ impl Step<'_> {
     pub fn bound_ms(&self, resident: &Resident, now_ms: u64, limits: &Limits) -> Option<u64> {
         let bound = match self {
             Self::Understand | Self::Plan { replan: true, .. } => limits.model_call_ms.saturating_mul(2),
+            Self::Verify { .. } if limits.checks_in_background => limits.sandbox_call_ms,
             Self::Verify { .. } => remaining_ms(resident, now_ms),
             Self::Lease
             | Self::Discover { .. }
@@ -106,8 +117,9 @@ pub enum Step<'a> {
     Plan { replan: bool, decision: &'a AgentDecision, finding: &'a Finding },
     /// Write the authorised changes (`reapply` after a lost lease).
     Execute { lease: &'a LeaseRecord, changes: &'a [ProposedChange], reapply: bool },
-    /// Run the checks.
-    Verify { lease: &'a LeaseRecord },
+    /// Run the checks, or start them in the background (`job: None`), or
+    /// poll the job that runs them.
+    Verify { lease: &'a LeaseRecord, job: Option<&'a ChecksJob> },
     /// Inspect the diff.
     Review { lease: &'a LeaseRecord },
     /// End the run now (guard, exhausted retries, or a log that lacks what
@@ -186,7 +198,11 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
             // The lease holding this attempt's changes was lost: write them again first.
             execute(resident, lease, true)
         }
-        (TaskState::Verifying, Some(lease)) => Step::Verify { lease },
+        (TaskState::Verifying, Some(lease)) => {
+            let attempt = resident.attempts();
+            let job = resident.sandbox.checks_job.as_ref().filter(|j| j.lease == lease.id && j.attempt == attempt);
+            Step::Verify { lease, job }
+        }
         (TaskState::Reviewing, Some(lease)) => Step::Review { lease },
         // Answered by `chores` above, before any guard.
         (TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored, Some(_)) => {

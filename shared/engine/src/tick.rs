@@ -145,6 +145,25 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         // act
         let cx = StepContext { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
         let acted = act(&step, &cx, &self.ports, &mut stats).await?;
+        if acted.again {
+            // Nothing to commit (running checks polled): hold the claim
+            // until the same seq's next tick is due, so a duplicate of this
+            // one meanwhile finds it busy and the sweep leaves the seq
+            // alone, then run that tick.
+            let until = now_ms.saturating_add(acted.delay_ms);
+            if let Some(mine) = &claim {
+                let _ = store.release_claim(id, seq, mine, until).await;
+            }
+            let mut warnings = Vec::new();
+            let tick = Tick { task_id: id.to_owned(), expected_seq: seq };
+            stats.enqueues += 1;
+            if let Err(e) = self.queue.enqueue(&tick, acted.delay_ms).await {
+                warnings.push(format!("next poll not enqueued: {e}"));
+            }
+            store.count_into(&mut stats);
+            let outcome = TickOutcome::Continue { next: tick, delay_ms: acted.delay_ms };
+            return Ok(TickReport { outcome, stats, warnings, resident: Some(resident) });
+        }
         let mut facts = acted.facts;
         if let Some(counted) = meter {
             metered(&resident, seq, now_ms, &mut facts, counted())?;

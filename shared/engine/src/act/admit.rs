@@ -32,10 +32,10 @@ pub(super) async fn awaiting<P: Publisher>(
                     Fact::Declined { reason, message: message.clone() },
                     transition(r, TaskState::Ignored, &message, None),
                 ]),
-                Err(AdmitError::Unavailable(reason)) => Ok(Acted {
-                    facts: vec![Fact::AdmissionError { reason }],
-                    delay_ms: admission_backoff(cx.limits, r.intake.errors + 1),
-                }),
+                Err(AdmitError::Unavailable(reason)) => Acted::after(
+                    vec![Fact::AdmissionError { reason }],
+                    admission_backoff(cx.limits, r.intake.errors + 1),
+                ),
                 Err(AdmitError::Invalid(reason)) => fail(reason),
             }
         }

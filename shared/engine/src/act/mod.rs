@@ -31,12 +31,25 @@ mod verify;
 pub(crate) struct Acted {
     pub(crate) facts: Vec<Fact>,
     pub(crate) delay_ms: u64,
+    /// Nothing happened that the log must hold (running checks polled):
+    /// commit nothing, and run this seq's tick again after `delay_ms`.
+    pub(crate) again: bool,
 }
 
 impl Acted {
     /// `facts`, with the next tick due at once.
     fn now(facts: Vec<Fact>) -> Result<Self, FoldError> {
-        Ok(Self { facts, delay_ms: 0 })
+        Ok(Self { facts, delay_ms: 0, again: false })
+    }
+
+    /// `facts`, with the next tick due after `delay_ms`.
+    fn after(facts: Vec<Fact>, delay_ms: u64) -> Result<Self, FoldError> {
+        Ok(Self { facts, delay_ms, again: false })
+    }
+
+    /// Nothing to commit: the same seq's tick runs again after `delay_ms`.
+    fn again(delay_ms: u64) -> Result<Self, FoldError> {
+        Ok(Self { facts: Vec::new(), delay_ms, again: true })
     }
 }
 
@@ -85,7 +98,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
         Step::Execute { lease, changes, reapply } => {
             execute::execute(&run, lease, changes, *reapply, ports.workspace, stats).await
         }
-        Step::Verify { lease } => verify::verify(&run, lease, ports.workspace, stats).await,
+        Step::Verify { lease, job } => verify::verify(&run, lease, *job, ports.workspace, stats).await,
         Step::Review { lease } => review::review(&run, lease, ports.workspace, stats).await,
         Step::Fail { reason } => run.finish(Vec::new(), TerminalState::Failed, reason, Some(reason.clone())),
         Step::Release { lease } => release::release(&run, lease, ports.workspace, stats).await,
@@ -111,7 +124,7 @@ impl Run<'_> {
             _ => (operation, sandbox.errors + 1),
         };
         let fact = Fact::SandboxError { operation: operation.into(), reason: error.to_string() };
-        Ok(Acted { facts: vec![fact], delay_ms: backoff(self.cx.limits, tries) })
+        Acted::after(vec![fact], backoff(self.cx.limits, tries))
     }
 
     /// The move from the current state to `to`.

@@ -41,7 +41,7 @@ pub(super) async fn plan<D: Decider>(
         }
         facts.push(Fact::ModelCall { purpose: ModelPurpose::Plan, outcome });
         if replanned.is_none() {
-            return Ok(Acted { facts, delay_ms });
+            return Acted::after(facts, delay_ms);
         }
     }
     let decision = replanned.as_ref().unwrap_or(planned.decision);

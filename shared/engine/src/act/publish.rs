@@ -42,5 +42,5 @@ pub(super) async fn publish<P: Publisher>(
             (PublicationOutcome::Failed { reason }, delay)
         }
     };
-    Ok(Acted { facts: vec![Fact::Published { outcome }], delay_ms })
+    Acted::after(vec![Fact::Published { outcome }], delay_ms)
 }

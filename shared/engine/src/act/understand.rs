@@ -23,5 +23,5 @@ pub(super) async fn understand<D: Decider>(
     if decided {
         facts.push(run.transition(TaskState::Validating, "Testing the claim against repository evidence", None));
     }
-    Ok(Acted { facts, delay_ms })
+    Acted::after(facts, delay_ms)
 }

@@ -1,27 +1,66 @@
 //! Verify: run the repository's checks against the written change, then
 //! review it, repair it, or give up after `agent.maxAttempts`.
+//!
+//! Where a host's invocations are shorter than a check run
+//! ([`crate::Limits::checks_in_background`]), the checks are started as a
+//! background job in the sandbox ([`Fact::ChecksStarted`]) and every later
+//! tick polls it: a poll that finds them running commits nothing and runs
+//! the same seq's tick again after [`crate::Limits::check_poll_ms`], so the
+//! log grows by one entry for the start and one for the results, whatever
+//! the checks' length.
 
-use agent_zero_contracts::{TaskState, TerminalState, all_checks_passed};
+use agent_zero_contracts::{CheckResult, TaskState, TerminalState, all_checks_passed};
+use sha2::{Digest, Sha256};
 
 use super::{Acted, Run};
 use crate::fact::{Fact, LeaseRecord};
-use crate::ports::Workspace;
-use crate::resident::FoldError;
+use crate::ports::{ChecksPoll, Workspace};
+use crate::resident::{CHECKS_LOST, ChecksJob, FoldError};
+use crate::step::backoff;
 use crate::store::TickStats;
 
 pub(super) async fn verify<W: Workspace>(
     run: &Run<'_>,
     lease: &LeaseRecord,
+    job: Option<&ChecksJob>,
     workspace: &W,
     stats: &mut TickStats,
 ) -> Result<Acted, FoldError> {
     let r = run.r;
     let checks = &r.discovery.checks;
+    let limits = run.cx.limits;
     stats.sandbox_calls += 1;
-    let results = match workspace.run(lease, checks, run.remaining_ms(), &run.cx.key).await {
-        Ok(results) => results,
-        Err(e) => return run.sandbox_failed("run-checks", e),
+    if !limits.checks_in_background {
+        return match workspace.run(lease, checks, run.remaining_ms(), &run.cx.key).await {
+            Ok(results) => checked(run, results),
+            Err(e) => run.sandbox_failed("run-checks", e),
+        };
+    }
+    let Some(job) = job else {
+        // Each command is bounded by what is left of the run, as the
+        // synchronous checks are; a job still running when the run's
+        // `agent.timeoutMs` is up ends with the run (its lease released).
+        let name = job_name(&lease.id, r.attempts(), run.cx.seq);
+        return match workspace.start_checks(lease, checks, run.remaining_ms(), &name).await {
+            Ok(()) => {
+                let started = Fact::ChecksStarted { attempt: r.attempts(), job: name, lease: lease.id.clone() };
+                Acted::after(vec![started], limits.check_poll_ms)
+            }
+            Err(e) => run.sandbox_failed("start-checks", e),
+        };
     };
+    match workspace.poll_checks(lease, checks, run.remaining_ms(), &job.job).await {
+        Ok(ChecksPoll::Running) => Acted::again(limits.check_poll_ms),
+        Ok(ChecksPoll::Done(results)) => checked(run, results),
+        Ok(ChecksPoll::Lost(reason)) => lost(run, format!("job `{}`: {reason}", job.job)),
+        Err(e) => run.sandbox_failed("poll-checks", e),
+    }
+}
+
+/// The checks' results: on to review, to a repair, or the end.
+fn checked(run: &Run<'_>, results: Vec<CheckResult>) -> Result<Acted, FoldError> {
+    let r = run.r;
+    let checks = &r.discovery.checks;
     let attempt = r.attempts();
     let passed = all_checks_passed(&results) && results.len() == checks.len();
     let mut facts = vec![Fact::Checked { attempt, results }];
@@ -35,5 +74,39 @@ pub(super) async fn verify<W: Workspace>(
         let reason =
             format!("verification still fails after {attempt} attempt(s) (agent.maxAttempts {})", r.max_attempts);
         run.finish(facts, TerminalState::Failed, &reason, Some(reason.clone()))
+    }
+}
+
+/// A lost job: counted as a sandbox error, and the next tick starts the
+/// checks again (bounded by `max_sandbox_errors`).
+fn lost(run: &Run<'_>, reason: String) -> Result<Acted, FoldError> {
+    let tries = run.r.sandbox.errors + 1;
+    let fact = Fact::SandboxError { operation: CHECKS_LOST.into(), reason: format!("the checks were lost: {reason}") };
+    Acted::after(vec![fact], backoff(run.cx.limits, tries))
+}
+
+/// The job's name in the sandbox: unique per lease, attempt and seq, and
+/// within the 64 bytes of `[A-Za-z0-9._-]` a job name may have (a lease id
+/// holds the task id, up to 128 bytes, so it is digested).
+pub(crate) fn job_name(lease_id: &str, attempt: u32, seq: u64) -> String {
+    let digest = Sha256::digest(lease_id.as_bytes());
+    let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("checks-{short}-a{attempt}-s{seq}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::job_name;
+
+    #[test]
+    fn job_names_are_short_safe_and_distinct() {
+        let long = format!("lease-{}", "t".repeat(128));
+        for name in [job_name("lease-a", 1, 9), job_name(&long, u32::MAX, u64::MAX)] {
+            assert!(name.len() <= 64, "{name}");
+            assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)), "{name}");
+        }
+        assert_ne!(job_name("lease-a", 1, 9), job_name("lease-b", 1, 9));
+        assert_ne!(job_name("lease-a", 1, 9), job_name("lease-a", 2, 9));
+        assert_ne!(job_name("lease-a", 1, 9), job_name("lease-a", 1, 10));
     }
 }

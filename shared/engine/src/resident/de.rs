@@ -63,6 +63,8 @@ struct Flat {
     lease_waits: u32,
     #[serde(default)]
     released: bool,
+    #[serde(default)]
+    checks_job: Option<super::parts::ChecksJob>,
     // Discovery
     #[serde(default)]
     discovered: bool,
@@ -147,6 +149,7 @@ impl From<Flat> for Resident {
                 errors: flat.sandbox_errors,
                 lease_waits: flat.lease_waits,
                 released: flat.released,
+                checks_job: flat.checks_job,
             },
             discovery: Discovery {
                 discovered: flat.discovered,

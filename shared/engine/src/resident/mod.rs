@@ -13,7 +13,7 @@ use agent_zero_agent::LifecycleMachine;
 use agent_zero_contracts::{OmittedItem, RunCost, TaskEvent, TaskState, Usage, rfc3339};
 use serde::Serialize;
 
-pub use self::parts::{Approval, Attempt, Conclusion, Discovery, Intake, Sandbox};
+pub use self::parts::{Approval, Attempt, ChecksJob, Conclusion, Discovery, Intake, Sandbox};
 use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
 
 mod de;
@@ -38,6 +38,11 @@ pub enum FoldError {
 /// The `SandboxError.operation` of a lease the pool refused for quota: the
 /// task waits for a slot instead of failing.
 pub(crate) const LEASE_REFUSED: &str = "lease-refused";
+
+/// The `SandboxError.operation` of a background job of checks that was
+/// lost (its process gone, its sandbox restarted, or past its deadline):
+/// counted like any sandbox error, and the next tick starts the checks again.
+pub(crate) const CHECKS_LOST: &str = "checks-lost";
 
 /// Everything a tick needs to decide, derived only from the log: the
 /// run's input and lifecycle here, each other concern in its own part.
@@ -235,6 +240,8 @@ impl Resident {
                     self.enter(*to, message, *attempt, entry.at_ms);
                 }
                 Fact::Leased { lease } => {
+                    // Checks started on another lease are not on this one.
+                    self.sandbox.checks_job = None;
                     self.sandbox.runner = Some(lease.runner.clone());
                     self.sandbox.lease = Some(lease.clone());
                     self.sandbox.released = false;
@@ -248,6 +255,10 @@ impl Resident {
                     self.sandbox.errors += 1;
                     if operation == "lease-gone" {
                         self.sandbox.lease = None;
+                        self.sandbox.checks_job = None;
+                    }
+                    if operation == CHECKS_LOST {
+                        self.sandbox.checks_job = None;
                     }
                 }
                 Fact::Discovered { files, checks, diff, omitted, review } => {
@@ -282,7 +293,14 @@ impl Resident {
                     self.attempt.applied.clone_from(files);
                     self.sandbox.applied_on = self.sandbox.lease.as_ref().map(|l| l.id.clone());
                 }
-                Fact::Checked { results, .. } => self.attempt.check_results.clone_from(results),
+                Fact::ChecksStarted { attempt, job, lease } => {
+                    self.sandbox.checks_job =
+                        Some(ChecksJob { attempt: *attempt, job: job.clone(), lease: lease.clone() });
+                }
+                Fact::Checked { results, .. } => {
+                    self.attempt.check_results.clone_from(results);
+                    self.sandbox.checks_job = None;
+                }
                 Fact::Reviewed { changed_files, out_of_scope, byproducts, tree } => {
                     self.attempt.reviewed = true;
                     self.attempt.tree = tree.iter().map(|r| r.file.clone()).collect();
@@ -334,6 +352,9 @@ impl Resident {
     fn enter(&mut self, to: TaskState, message: &str, attempt: Option<u32>, at_ms: u64) {
         if to == TaskState::Planning && self.state == TaskState::Verifying {
             self.attempt.fresh_decision = false;
+        }
+        if to != TaskState::Verifying {
+            self.sandbox.checks_job = None;
         }
         self.state = to;
         self.ended_ms = (to.is_terminal() && to != TaskState::NeedsHuman).then_some(at_ms);

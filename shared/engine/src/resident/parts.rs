@@ -7,7 +7,7 @@ use agent_zero_contracts::{
     AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, ReviewLedger, RunnerDescription, TaskResult,
     TreeFile,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::fact::{ApprovalDecision, LeaseRecord, PublicationOutcome, Received, WriteOutcome};
 
@@ -50,6 +50,20 @@ pub struct Sandbox {
     pub lease_waits: u32,
     /// Whether the last lease was released (cleared by the next lease).
     pub released: bool,
+    /// The checks running in the sandbox as a background job, until their
+    /// results are recorded (or the job is lost, or the lease changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks_job: Option<ChecksJob>,
+}
+
+/// A background job of checks ([`crate::fact::Fact::ChecksStarted`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChecksJob {
+    pub attempt: u32,
+    pub job: String,
+    /// The lease it runs on.
+    pub lease: String,
 }
 
 /// What discovery found in the checkout (and, in `omitted`, everything

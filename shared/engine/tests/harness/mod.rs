@@ -13,9 +13,9 @@ use agent_zero_contracts::{
     Severity, Trigger, Usage,
 };
 use agent_zero_engine::{
-    Admission, AdmitError, Decider, Diff, Engine, LeaseRecord, LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports,
-    Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError, TickOutcome, TickReport,
-    Workspace, WorkspaceError,
+    Admission, AdmitError, ChecksPoll, Decider, Diff, Engine, LeaseRecord, LeaseRequest, Limits, ModelOutcome,
+    ModelRequest, Ports, Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError,
+    TickOutcome, TickReport, Workspace, WorkspaceError,
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 
@@ -64,6 +64,17 @@ pub struct ScriptedWorkspace {
     pub stray_change: RefCell<Option<String>>,
     /// A path each `run` deletes (a check that removes a file).
     pub removed_by_checks: RefCell<Option<String>>,
+    /// Background jobs by name: polls left before they are done, and
+    /// their results.
+    pub jobs: RefCell<BTreeMap<String, (u32, Vec<CheckResult>)>>,
+    /// Every job started, in order (a name started twice appears once).
+    pub started: RefCell<Vec<String>>,
+    /// Polls a new job answers `Running` before it is done.
+    pub polls_before_done: Cell<u32>,
+    /// Polls answered so far.
+    pub polls: Cell<u32>,
+    /// The next this many polls find their job lost (its process killed).
+    pub lose_jobs: Cell<u32>,
 }
 
 impl ScriptedWorkspace {
@@ -85,6 +96,11 @@ impl ScriptedWorkspace {
             runs: Cell::new(0),
             stray_change: RefCell::default(),
             removed_by_checks: RefCell::default(),
+            jobs: RefCell::default(),
+            started: RefCell::default(),
+            polls_before_done: Cell::new(2),
+            polls: Cell::new(0),
+            lose_jobs: Cell::new(0),
         }
     }
 }
@@ -129,6 +145,45 @@ impl Workspace for ScriptedWorkspace {
             self.tree.borrow_mut().insert(change.path.clone(), change.content.clone());
         }
         Ok(())
+    }
+    async fn start_checks(
+        &self,
+        lease: &LeaseRecord,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        job: &str,
+    ) -> Result<(), WorkspaceError> {
+        if self.jobs.borrow().contains_key(job) {
+            return Ok(());
+        }
+        // The checks "run" now; their results show after the polls.
+        let results = self.run(lease, commands, timeout_ms, job).await?;
+        self.started.borrow_mut().push(job.to_owned());
+        self.jobs.borrow_mut().insert(job.to_owned(), (self.polls_before_done.get(), results));
+        Ok(())
+    }
+    async fn poll_checks(
+        &self,
+        _: &LeaseRecord,
+        _: &[Vec<String>],
+        _: u64,
+        job: &str,
+    ) -> Result<ChecksPoll, WorkspaceError> {
+        self.polls.set(self.polls.get() + 1);
+        if self.lose_jobs.get() > 0 {
+            self.lose_jobs.set(self.lose_jobs.get() - 1);
+            self.jobs.borrow_mut().remove(job);
+            return Ok(ChecksPoll::Lost("its process is gone".into()));
+        }
+        let mut jobs = self.jobs.borrow_mut();
+        let Some((left, results)) = jobs.get_mut(job) else {
+            return Ok(ChecksPoll::Lost("no such job".into()));
+        };
+        if *left > 0 {
+            *left -= 1;
+            return Ok(ChecksPoll::Running);
+        }
+        Ok(ChecksPoll::Done(results.clone()))
     }
     async fn run(
         &self,
@@ -235,6 +290,9 @@ pub struct Harness {
     /// Clock advance per tick (the time a step takes).
     pub tick_cost_ms: u64,
     pub reports: RefCell<Vec<TickReport>>,
+    /// The delay of every tick that ran its own seq again (a poll of
+    /// running checks), in order.
+    pub again: RefCell<Vec<u64>>,
 }
 
 pub const START_MS: u64 = 1_795_983_333_000;
@@ -251,6 +309,7 @@ impl Harness {
             limits: Limits::default(),
             tick_cost_ms: 10,
             reports: RefCell::default(),
+            again: RefCell::default(),
         }
     }
 
@@ -275,6 +334,16 @@ impl Harness {
         self.clock.advance(self.tick_cost_ms);
         let report = block_on(self.engine().tick(tick, self.clock.now_ms()));
         if let Ok(report) = &report {
+            if let TickOutcome::Continue { next, delay_ms } = &report.outcome
+                && next == tick
+            {
+                assert_eq!(
+                    report.stats.kv_writes, 2,
+                    "a poll writes its claim and the claim's release only: {:?}",
+                    report.stats
+                );
+                self.again.borrow_mut().push(*delay_ms);
+            }
             self.reports.borrow_mut().push(report.clone());
         }
         report
