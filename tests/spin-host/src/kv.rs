@@ -11,14 +11,28 @@
 //!
 //! Atomicity: every operation, and every read-compare-write of [`Cas::swap`]
 //! and [`KvStore::increment`] with its file write, runs inside one
-//! process-wide lock, so concurrent requests (each its own instance, see
-//! `serve` in main.rs) see each CAS as one indivisible step. That holds for
-//! one host process, as Spin's SQLite store holds it for one `spin up`
-//! (one connection behind a mutex); two hosts on one `--kv-dir` are not
-//! supported.
+//! process-wide lock, as Spin's SQLite store runs each statement on one
+//! connection behind a mutex; two hosts on one `--kv-dir` are not
+//! supported. What a swap compares depends on [`Semantics`]:
+//!
+//! - [`Semantics::Sqlite`], the default, is Spin's default store
+//!   (spinframework/spin 94a8fc8, `crates/key-value-spin/src/store.rs`): a
+//!   swap from an existing value is `UPDATE … WHERE value = old` (atomic),
+//!   but a swap whose base was absent is `INSERT … ON CONFLICT DO UPDATE`,
+//!   which always succeeds, so two racing creations both win.
+//! - [`Semantics::Strict`] compares absent too, as Spin's Redis
+//!   (`WATCH`/`MULTI`), Azure Cosmos (create without upsert) and DynamoDB
+//!   (`attribute_not_exists`) stores do.
+//!
+//! `increment` is one indivisible read and write in both, as in every
+//! store Spin ships. Requests run on several threads (main.rs), and
+//! `race_window` holds a CAS open between its read and its swap, as a slow
+//! guest or a second instance would, so a construction that is only safe
+//! when nothing interleaves fails here as it fails on Spin.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -30,10 +44,44 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What a swap whose base is absent does (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Semantics {
+    /// Spin's default SQLite store: a swap from absent is an upsert.
+    Sqlite,
+    /// Every swap compares, absent included (Spin's other stores).
+    Strict,
+}
+
+impl Semantics {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        match name {
+            "sqlite" => Some(Self::Sqlite),
+            "strict" => Some(Self::Strict),
+            _ => None,
+        }
+    }
+}
+
+/// How every store of this host behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub semantics: Semantics,
+    /// How long `cas.current` waits after its read, outside the lock.
+    pub race_window: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { semantics: Semantics::Sqlite, race_window: Duration::ZERO }
+    }
+}
+
 /// An open store: its directory. Also the `wasi:keyvalue/store` bucket.
 #[derive(Debug, Clone)]
 pub struct KvStore {
     dir: PathBuf,
+    options: Options,
 }
 
 #[derive(Debug)]
@@ -60,7 +108,7 @@ fn other(e: impl std::fmt::Display) -> KvError {
 impl KvStore {
     /// Opens `label` if the component may use it. Spin 3 defines only the
     /// `default` store unless a runtime config adds others.
-    pub(crate) fn open(root: &Path, allowed: &[String], label: &str) -> Result<Self, KvError> {
+    pub(crate) fn open(root: &Path, options: Options, allowed: &[String], label: &str) -> Result<Self, KvError> {
         if !allowed.iter().any(|l| l == label) {
             return Err(KvError::AccessDenied);
         }
@@ -69,7 +117,7 @@ impl KvStore {
         }
         let dir = root.join(label);
         std::fs::create_dir_all(&dir).map_err(other)?;
-        Ok(Self { dir })
+        Ok(Self { dir, options })
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -164,18 +212,25 @@ pub struct Cas {
 }
 
 impl Cas {
-    /// `cas.current`.
+    /// `cas.current`; then waits out the store's race window.
     pub(crate) fn current(&mut self) -> Result<Option<Vec<u8>>, KvError> {
         self.base = self.store.get(&self.key)?;
+        let window = self.store.options.race_window;
+        if !window.is_zero() {
+            std::thread::sleep(window);
+        }
         Ok(self.base.clone())
     }
 
     /// `atomics.swap`: `Ok(Err(newer))` when the value changed since the
-    /// base was read, with `newer` based on the value now.
+    /// base was read, with `newer` based on the value now. Under
+    /// [`Semantics::Sqlite`] a base of "absent" is not compared: the value
+    /// is written whatever is there now.
     pub(crate) fn swap(self, value: &[u8]) -> Result<Result<(), Self>, KvError> {
         let _guard = lock();
         let now = self.store.read_locked(&self.key)?;
-        if now != self.base {
+        let upsert = self.base.is_none() && self.store.options.semantics == Semantics::Sqlite;
+        if !upsert && now != self.base {
             return Ok(Err(Self { base: now, ..self }));
         }
         self.store.write_locked(&self.key, value)?;
@@ -188,17 +243,22 @@ mod tests {
     use super::*;
 
     fn store(name: &str) -> (PathBuf, KvStore) {
+        store_with(name, Options { semantics: Semantics::Strict, race_window: Duration::ZERO })
+    }
+
+    fn store_with(name: &str, options: Options) -> (PathBuf, KvStore) {
         let root = std::env::temp_dir().join(format!("az-spin-host-kv-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        let store = KvStore::open(&root, &["default".to_owned()], "default").unwrap();
+        let store = KvStore::open(&root, options, &["default".to_owned()], "default").unwrap();
         (root, store)
     }
 
     #[test]
     fn stores_outside_key_value_stores_are_refused() {
         let root = std::env::temp_dir();
-        assert!(matches!(KvStore::open(&root, &[], "default"), Err(KvError::AccessDenied)));
-        assert!(matches!(KvStore::open(&root, &["other".to_owned()], "other"), Err(KvError::NoSuchStore)));
+        let options = Options::default();
+        assert!(matches!(KvStore::open(&root, options, &[], "default"), Err(KvError::AccessDenied)));
+        assert!(matches!(KvStore::open(&root, options, &["other".to_owned()], "other"), Err(KvError::NoSuchStore)));
     }
 
     #[test]
@@ -275,6 +335,57 @@ mod tests {
         });
         let total = u64::from_le_bytes(kv.get("counter").unwrap().unwrap().try_into().unwrap());
         assert_eq!(total, THREADS * ADDS, "{failures} swaps failed and were retried");
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    /// Spin's SQLite store: a swap from an existing value still compares,
+    /// but two swaps from absent both succeed, the later one overwriting.
+    #[test]
+    fn sqlite_semantics_upsert_a_swap_from_absent() {
+        let (root, kv) = store_with("sqlite", Options { semantics: Semantics::Sqlite, race_window: Duration::ZERO });
+        let mut first = kv.cas("k").unwrap();
+        let mut second = kv.cas("k").unwrap();
+        assert_eq!(first.current().unwrap(), None);
+        assert_eq!(second.current().unwrap(), None);
+        first.swap(b"one").unwrap().unwrap();
+        second.swap(b"two").unwrap().unwrap();
+        assert_eq!(kv.get("k").unwrap().as_deref(), Some(&b"two"[..]));
+        // From an existing value the swap is conditional.
+        let mut stale = kv.cas("k").unwrap();
+        stale.current().unwrap();
+        kv.set("k", b"three").unwrap();
+        assert!(stale.swap(b"x").unwrap().is_err());
+        assert_eq!(kv.get("k").unwrap().as_deref(), Some(&b"three"[..]));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    /// With a race window, creations by CAS from absent on several threads
+    /// all "win" under SQLite semantics, while creation tickets drawn with
+    /// `increment` give exactly one writer a 1.
+    #[test]
+    fn under_sqlite_semantics_only_increment_tickets_create_once() {
+        let options = Options { semantics: Semantics::Sqlite, race_window: Duration::from_millis(20) };
+        let (root, kv) = store_with("tickets", options);
+        const THREADS: usize = 4;
+        let barrier = std::sync::Barrier::new(THREADS);
+        let (cas_wins, ticket_wins): (Vec<bool>, Vec<bool>) = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|i| {
+                    let (kv, barrier) = (kv.clone(), &barrier);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        let mut cas = kv.cas("by-cas").unwrap();
+                        let absent = cas.current().unwrap().is_none();
+                        let cas_won = absent && cas.swap(format!("writer {i}").as_bytes()).unwrap().is_ok();
+                        let ticket_won = kv.increment("by-ticket.created", 1).unwrap() == 1;
+                        (cas_won, ticket_won)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).unzip()
+        });
+        assert_eq!(cas_wins.iter().filter(|w| **w).count(), THREADS, "every CAS from absent read absent and won");
+        assert_eq!(ticket_wins.iter().filter(|w| **w).count(), 1, "one ticket is 1");
         std::fs::remove_dir_all(root).unwrap();
     }
 }

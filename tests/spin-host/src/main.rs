@@ -6,8 +6,9 @@
 //! per request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
 //! `fermyon:spin/key-value@2.0.0` (persisted in `--kv-dir`, `default` store,
 //! `key_value_stores` enforced), `wasi:keyvalue/store` and
-//! `wasi:keyvalue/atomics@0.2.0-draft2` over the same stores (compare-and-swap
-//! with real atomicity, see `kv`), and `fermyon:spin/variables@2.0.0`
+//! `wasi:keyvalue/atomics@0.2.0-draft2` over the same stores (with the
+//! semantics of Spin's default SQLite store unless `--kv-semantics strict`,
+//! see `kv`), and `fermyon:spin/variables@2.0.0`
 //! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
 //! `allowed_outbound_hosts` on outbound HTTP.
 //!
@@ -18,6 +19,14 @@
 //! `http://*.spin.internal` means every component of the app) runs that
 //! component in-process, public or private, with its own instance,
 //! variables, stores and allowed hosts, and comes back as the response.
+//!
+//! Requests run on several threads at once, as in Spin, and a store call of
+//! one can fall between two of another's (`--kv-race-window-ms`).
+//!
+//! A platform's limits can be enforced: `--wall-clock-secs N` ends an
+//! invocation (external or chained) N seconds after it started, as a hosted
+//! Spin ends a handler past its time limit, and `--outbound-per-hour N`
+//! refuses a component's outbound request past N in the last hour.
 //!
 //! Usage: `agent-zero-spin-host --manifest spin.toml --listen 127.0.0.1:3000 --kv-dir DIR`
 
@@ -64,6 +73,19 @@ struct App {
     pre: ProxyPre<RequestState>,
     allowed: outbound::AllowedHosts,
     kv_dir: PathBuf,
+    limits: Limits,
+    /// This component's outbound requests in the last hour.
+    outbound: outbound::Meter,
+}
+
+/// What this host enforces on every component, like a hosted platform.
+#[derive(Debug, Clone)]
+struct Limits {
+    kv: kv::Options,
+    /// Longest an invocation runs, from instantiation to its handler's end.
+    wall_clock: Option<std::time::Duration>,
+    /// Outbound requests allowed per rolling hour, counted per component.
+    outbound_per_hour: Option<usize>,
 }
 
 /// Per-request store data.
@@ -92,6 +114,7 @@ impl WasiHttpView for RequestState {
 struct OutboundHooks {
     allowed: outbound::AllowedHosts,
     apps: Apps,
+    app: Arc<App>,
 }
 
 impl WasiHttpHooks for OutboundHooks {
@@ -114,6 +137,14 @@ impl WasiHttpHooks for OutboundHooks {
                 return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
             }
             outbound::Destination::Network => {
+                if let Err(reason) = self.app.outbound.admit(self.app.limits.outbound_per_hour) {
+                    eprintln!(
+                        "spin-host: {}: outbound request to {} refused: {reason}",
+                        self.app.component.id,
+                        request.uri()
+                    );
+                    return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+                }
                 let mut default: [(); 0] = [];
                 return WasiHttpHooks::send_request(&mut default, request, options, fut);
             }
@@ -158,7 +189,8 @@ impl key_value::Host for RequestState {}
 impl key_value::HostStore for RequestState {
     fn open(&mut self, label: String) -> Result<Resource<kv::KvStore>, key_value::Error> {
         let store =
-            kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &label).map_err(kv_error)?;
+            kv::KvStore::open(&self.app.kv_dir, self.app.limits.kv, &self.app.component.key_value_stores, &label)
+                .map_err(kv_error)?;
         self.table.push(store).map_err(|e| key_value::Error::Other(e.to_string()))
     }
 
@@ -206,8 +238,9 @@ impl wasi_store::Host for RequestState {
     /// Opens `identifier` under the same `key_value_stores` rule as
     /// `fermyon:spin/key-value`'s `open` (Spin does the same in both).
     fn open(&mut self, identifier: String) -> Result<Resource<kv::KvStore>, wasi_store::Error> {
-        let store = kv::KvStore::open(&self.app.kv_dir, &self.app.component.key_value_stores, &identifier)
-            .map_err(wasi_error)?;
+        let store =
+            kv::KvStore::open(&self.app.kv_dir, self.app.limits.kv, &self.app.component.key_value_stores, &identifier)
+                .map_err(wasi_error)?;
         self.table.push(store).map_err(|e| wasi_store::Error::Other(e.to_string()))
     }
 }
@@ -312,6 +345,7 @@ struct Args {
     /// `POST <path>` every `<secs>` seconds, like a platform cron job
     /// (Fermyon Cloud cron jobs, spin-trigger-cron) calling the app.
     cron: Option<(String, u64)>,
+    limits: Limits,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -319,6 +353,7 @@ fn args() -> anyhow::Result<Args> {
     let mut listen = "127.0.0.1:3000".to_owned();
     let mut kv_dir = PathBuf::from(".spin-kv");
     let mut cron = None;
+    let mut limits = Limits { kv: kv::Options::default(), wall_clock: None, outbound_per_hour: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
@@ -331,9 +366,29 @@ fn args() -> anyhow::Result<Args> {
                 let (path, secs) = spec.rsplit_once('@').context("--cron takes PATH@SECONDS")?;
                 cron = Some((path.to_owned(), secs.parse().context("--cron seconds")?));
             }
+            "--kv-semantics" => {
+                let name = value()?;
+                limits.kv.semantics = kv::Semantics::parse(&name)
+                    .with_context(|| format!("--kv-semantics `{name}`: sqlite or strict"))?;
+            }
+            "--kv-race-window-ms" => {
+                limits.kv.race_window =
+                    std::time::Duration::from_millis(value()?.parse().context("--kv-race-window-ms")?);
+            }
+            "--wall-clock-secs" => {
+                let secs: f64 = value()?.parse().context("--wall-clock-secs")?;
+                limits.wall_clock = Some(std::time::Duration::from_secs_f64(secs));
+            }
+            "--outbound-per-hour" => limits.outbound_per_hour = Some(value()?.parse().context("--outbound-per-hour")?),
             "--help" | "-h" => {
                 println!(
                     "usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR] [--cron PATH@SECONDS]"
+                );
+                println!(
+                    "  [--kv-semantics sqlite|strict] [--kv-race-window-ms MS] [--wall-clock-secs S] [--outbound-per-hour N]"
+                );
+                println!(
+                    "  --kv-semantics sqlite (default): a swap from absent is an upsert, as in Spin's default store"
                 );
                 println!(
                     "  --cron sends `POST PATH` every SECONDS with `Authorization: Bearer $AGENT_ZERO_SPIN_HOST_CRON_TOKEN`"
@@ -343,10 +398,10 @@ fn args() -> anyhow::Result<Args> {
             other => bail!("unknown argument `{other}`"),
         }
     }
-    Ok(Args { manifest, listen, kv_dir, cron })
+    Ok(Args { manifest, listen, kv_dir, cron, limits })
 }
 
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
     let manifest = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
@@ -367,7 +422,14 @@ async fn main() -> anyhow::Result<()> {
         })?)?;
         let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?
             .expand_service_chaining(&manifest.component_ids);
-        apps.push(Arc::new(App { component, pre, allowed, kv_dir: args.kv_dir.clone() }));
+        apps.push(Arc::new(App {
+            component,
+            pre,
+            allowed,
+            kv_dir: args.kv_dir.clone(),
+            limits: args.limits.clone(),
+            outbound: outbound::Meter::default(),
+        }));
     }
     let apps: Apps = apps.into();
 
@@ -454,7 +516,7 @@ where
             wasi: WasiCtx::builder().inherit_stdout().inherit_stderr().build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            hooks: OutboundHooks { allowed: app.allowed.clone(), apps: apps.clone() },
+            hooks: OutboundHooks { allowed: app.allowed.clone(), apps: apps.clone(), app: app.clone() },
             app: app.clone(),
         },
     );
@@ -462,11 +524,25 @@ where
     let req = store.data_mut().http().new_incoming_request(Scheme::Http, req)?;
     let out = store.data_mut().http().new_response_outparam(sender)?;
     let pre = app.pre.clone();
-    let task = tokio::task::spawn(async move {
-        let proxy = pre.instantiate_async(&mut store).await?;
-        proxy.wasi_http_incoming_handler().call_handle(store, req, out).await
-    });
+    let wall_clock = app.limits.wall_clock;
     let id = &app.component.id;
+    let label = id.clone();
+    let task = tokio::task::spawn(async move {
+        let run = async move {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            proxy.wasi_http_incoming_handler().call_handle(store, req, out).await
+        };
+        let Some(limit) = wall_clock else { return run.await };
+        // Dropping the call ends the instance, as a platform ends a handler
+        // past its time limit.
+        match tokio::time::timeout(limit, run).await {
+            Ok(done) => done,
+            Err(_) => {
+                eprintln!("spin-host: {label}: invocation ended after {limit:?} (--wall-clock-secs)");
+                Err(wasmtime::Error::msg(format!("invocation ended after {limit:?}: past the wall-clock limit")))
+            }
+        }
+    });
     match receiver.await {
         Ok(response) => {
             let late = id.clone();

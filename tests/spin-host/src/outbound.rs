@@ -217,3 +217,53 @@ mod tests {
         assert_eq!(destination(&all, &uri("https://example.com/")), Destination::Network);
     }
 }
+
+/// A component's outbound requests over the last hour, as a hosted Spin
+/// counts them against its plan (Fermyon Cloud: 500 an hour on its
+/// starter plan); chained requests are not counted.
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    sent: std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>,
+}
+
+impl Meter {
+    /// Counts one request now, or says why it is over `per_hour`.
+    pub(crate) fn admit(&self, per_hour: Option<usize>) -> Result<(), String> {
+        self.admit_at(per_hour, std::time::Instant::now())
+    }
+
+    fn admit_at(&self, per_hour: Option<usize>, now: std::time::Instant) -> Result<(), String> {
+        let Some(limit) = per_hour else { return Ok(()) };
+        let hour = std::time::Duration::from_secs(3600);
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        while sent.front().is_some_and(|t| now.duration_since(*t) >= hour) {
+            sent.pop_front();
+        }
+        if sent.len() >= limit {
+            return Err(format!("{limit} outbound requests in the last hour (--outbound-per-hour)"));
+        }
+        sent.push_back(now);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod meter_tests {
+    use super::Meter;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_hourly_outbound_budget_refuses_the_request_past_it_and_recovers() {
+        let meter = Meter::default();
+        let start = Instant::now();
+        assert!(meter.admit_at(None, start).is_ok());
+        for i in 0..3 {
+            assert!(meter.admit_at(Some(3), start + Duration::from_secs(i)).is_ok());
+        }
+        let refused = meter.admit_at(Some(3), start + Duration::from_secs(10)).unwrap_err();
+        assert!(refused.contains("3 outbound requests in the last hour"), "{refused}");
+        // An hour after the first, one slot is free again.
+        assert!(meter.admit_at(Some(3), start + Duration::from_secs(3600)).is_ok());
+        assert!(meter.admit_at(Some(3), start + Duration::from_secs(3600)).is_err());
+    }
+}
