@@ -9,7 +9,21 @@ import Glue from "./glue.js";
 const rust = Glue.prototype;
 
 export default {
-  queue(batch, env, ctx) {
-    return rust.queue.call({ env, ctx }, batch);
+  // One structured line per invocation with its wall time: what the
+  // platform's wall clock per Queues invocation is checked against
+  // (Workers Logs in production; the end-to-end harness reads it locally).
+  async queue(batch, env, ctx) {
+    const started = Date.now();
+    try {
+      return await rust.queue.call({ env, ctx }, batch);
+    } finally {
+      console.log(
+        JSON.stringify({
+          agentZero: "queue-invocation",
+          messages: batch.messages.length,
+          wallMs: Date.now() - started,
+        }),
+      );
+    }
   },
 };

@@ -40,6 +40,9 @@ pub struct ServerOptions {
     /// workerd only: this entry module as wrangler's `main` instead of the
     /// built `functions/cloudflare/build/index.js` (a test wrapper around it).
     pub entry: Option<PathBuf>,
+    /// Spin only: end every invocation this many seconds after it started,
+    /// as a hosted Spin does (`--wall-clock-secs`).
+    pub wall_clock_secs: Option<u64>,
 }
 
 /// How a start ended.
@@ -130,6 +133,25 @@ impl Server {
 
     fn log(&self) -> String {
         std::fs::read_to_string(self._temp.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// The wall time (ms) of every invocation that ran ticks so far, as the
+    /// runtime logged it: each Queues invocation of the tick worker
+    /// (`entry-ticks.mjs`), each invocation of a Spin component when the
+    /// host enforces a wall clock (`--wall-clock-secs`).
+    pub fn invocation_wall_ms(&self) -> Vec<u64> {
+        let tag = match self.runtime {
+            Runtime::Workerd => r#""agentZero":"queue-invocation""#,
+            Runtime::Spin => r#""agentZero":"spin-invocation""#,
+        };
+        self.log()
+            .lines()
+            .filter(|line| line.contains(tag))
+            .filter_map(|line| {
+                let json = &line[line.find('{')?..=line.rfind('}')?];
+                serde_json::from_str::<serde_json::Value>(json).ok()?["wallMs"].as_u64()
+            })
+            .collect()
     }
 
     /// Polls the health route until it answers, the process exits, the log
@@ -440,7 +462,14 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
         .arg(&manifest_path)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .arg("--kv-dir")
-        .arg(state);
+        .arg(state)
+        // Spin's default store, where a swap from absent is an upsert, with
+        // each compare-and-swap held open long enough for racing requests
+        // (on the host's other thread) to fall inside it.
+        .args(["--kv-semantics", "sqlite", "--kv-race-window-ms", "3"]);
+    if let Some(secs) = options.wall_clock_secs {
+        command.args(["--wall-clock-secs", &secs.to_string()]);
+    }
     for (name, value) in &options.vars {
         command.env(format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()), value);
     }

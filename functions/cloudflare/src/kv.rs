@@ -80,6 +80,10 @@ impl KeyValue for HostKv {
         self.kv().list(prefix, cursor, limit).await
     }
 
+    async fn probe_atomicity(&self) -> Result<String, String> {
+        Ok("each task's records live in its own Durable Object (SQLite, one request at a time): inserts and compare-and-swaps are atomic; Workers KV, eventually consistent, holds no record that decides".into())
+    }
+
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
         if task_of(key).is_some() {
             self.tasks().put_if_absent(key, value).await

@@ -104,6 +104,35 @@ impl KeyValue for SpinKv {
         Ok(page_of(keys.iter().map(String::as_str), prefix, cursor, limit))
     }
 
+    /// Observes the store's atomics on a fresh probe key: whether a swap from
+    /// absent is compared (Spin's Redis, Cosmos, DynamoDB stores) or an
+    /// upsert (its default SQLite store), and whether `increment` counts 1
+    /// then 2 on a fresh key, which [`SpinKv::create`] relies on. The probe
+    /// keys are removed after.
+    async fn probe_atomicity(&self) -> Result<String, String> {
+        let mut nonce = [0u8; 8];
+        let _ = getrandom::fill(&mut nonce);
+        let key = format!("doctor/atomicity/{}", nonce.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let ticket = format!("{key}{TICKET_SUFFIX}");
+        let probed = self.probe(&key, &ticket);
+        if let Ok(store) = self.store() {
+            let _ = store.delete(&key);
+            let _ = store.delete(&ticket);
+        }
+        let (upsert, counted) = probed.map_err(|e| format!("the store's atomics failed: {e}"))?;
+        if counted != (1, 2) {
+            return Err(format!(
+                "`increment` answered {} then {} on a fresh key, not 1 then 2: racing creations (a task, a claim, a decision) cannot be decided on this store",
+                counted.0, counted.1
+            ));
+        }
+        Ok(if upsert {
+            "a swap from absent is an upsert on this store (Spin's SQLite store): keys are created by increment tickets instead, and `increment` counted 1 then 2".into()
+        } else {
+            "a swap from absent is compared on this store, and `increment` counted 1 then 2: keys are created by increment tickets".into()
+        })
+    }
+
     /// Creates `key` only if it is absent: see [`SpinKv::create`].
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
         check_key(key)?;
@@ -144,6 +173,27 @@ impl KeyValue for SpinKv {
 pub(crate) const TICKET_SUFFIX: &str = ".created";
 
 impl SpinKv {
+    /// Two swaps from absent on `key` (whether both won), then two
+    /// increments of `ticket` (what they answered).
+    fn probe(&self, key: &str, ticket: &str) -> Result<(bool, (i64, i64)), KvError> {
+        let bucket = self.bucket()?;
+        let first = atomics::Cas::new(bucket, key).map_err(|e| store_error(key, &e))?;
+        let second = atomics::Cas::new(bucket, key).map_err(|e| store_error(key, &e))?;
+        first.current().map_err(|e| store_error(key, &e))?;
+        second.current().map_err(|e| store_error(key, &e))?;
+        let won = |swapped: Result<(), atomics::CasError>| match swapped {
+            Ok(()) => Ok(true),
+            Err(atomics::CasError::CasFailed(_)) => Ok(false),
+            Err(atomics::CasError::StoreError(e)) => Err(store_error(key, &e)),
+        };
+        let upsert = won(atomics::swap(first, b"first"))? && won(atomics::swap(second, b"second"))?;
+        let count = |()| {
+            atomics::increment(bucket, ticket, 1)
+                .map_err(|e| KvError::Backend(format!("increment of `{ticket}`: {}", describe(&e))))
+        };
+        Ok((upsert, (count(())?, count(())?)))
+    }
+
     /// Writes `value` at `key` only if `key` was never created, exactly
     /// once among any number of racing writers, on every store Spin ships.
     ///

@@ -44,12 +44,15 @@ struct SpinHost {
 }
 
 impl SpinHost {
-    fn new() -> Self {
+    /// The host of one invocation, whose ticks keep inside the wall clock
+    /// of the platform `settings` name (`AGENT_ZERO_PLATFORM`).
+    fn new(settings: &Settings) -> Self {
+        let budget = agent_zero_app::hosting::drive_budget(settings, "spin");
         Self {
             kv: kv::SpinKv::open_default(),
             http: http_client::SpinHttp,
             clock: ports::SystemClock,
-            queue: agent_zero_app::hosting::InvocationQueue::new(ports::SystemClock),
+            queue: agent_zero_app::hosting::InvocationQueue::within(ports::SystemClock, budget),
             leases: KvCoordinator::new(kv::SpinKv::open_default()),
             signer: agent_zero_github::RsaSigner,
         }
@@ -109,11 +112,12 @@ fn invocation() -> agent_zero_app::Invocation {
     }
 }
 
-/// Hands the ticks this invocation enqueued to the tick component, after
-/// the response was sent. The tick component answers before it runs them,
-/// so this invocation ends then. A failed hand-off loses nothing: each tick
-/// is a pending marker in its task's log, which the sweep re-drives.
-#[cfg(feature = "front")]
+/// Hands the ticks this invocation enqueued (or, in the tick component,
+/// those its time was too short for) to a fresh invocation of the tick
+/// component, after the response was sent. The tick component answers
+/// before it runs them, so this invocation ends then. A failed hand-off
+/// loses nothing: each tick is a pending marker in its task's log, which
+/// the sweep re-drives.
 async fn hand_off_ticks(host: &SpinHost) {
     use agent_zero_ports::HttpClient as _;
     if host.queue.deferred() > 0 {
@@ -156,11 +160,12 @@ async fn drive_ticks(host: &SpinHost, settings: &Settings) {
     for (task, error) in &report.failed {
         eprintln!("agent-zero: tick {task} failed (the sweep retries it): {error}");
     }
-    if let Some(task) = &report.budget_spent {
-        eprintln!("agent-zero: tick budget spent; the sweep continues task {task}");
-    }
     if report.deferred > 0 {
         eprintln!("agent-zero: {} delayed tick(s) left to the sweep", report.deferred);
+    }
+    // What the invocation's time was too short for goes on in a fresh one.
+    if report.budget_spent.is_some() {
+        hand_off_ticks(host).await;
     }
 }
 
@@ -238,8 +243,8 @@ mod entry {
     /// component.
     #[spin_sdk::http_component]
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
-        let host = SpinHost::new();
         let settings = read_settings();
+        let host = SpinHost::new(&settings);
         let response = match to_http(&settings, request).await {
             Ok(request) => agent_zero_app::handle(&host, &settings, &invocation(), request).await,
             Err(refusal) => refusal,
@@ -259,8 +264,8 @@ mod entry {
 
     #[spin_sdk::http_component]
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
-        let host = SpinHost::new();
         let settings = read_settings();
+        let host = SpinHost::new(&settings);
         let taken = match take(&host, request).await {
             Ok(count) => count,
             Err(refusal) => return respond(refusal.into_response(), out).await,

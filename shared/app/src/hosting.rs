@@ -53,22 +53,68 @@ pub fn retry_delay_seconds(now_ms: u64, sent_ms: u64) -> u32 {
 pub const INLINE_DELAY_MS: u64 = 15_000;
 /// Most ticks one invocation runs after its response.
 pub const MAX_TICKS_PER_INVOCATION: usize = 64;
-/// Wall-clock budget for those ticks: a tick due later than this after the
-/// driver started is left to the sweep.
+/// Wall-clock budget for those ticks where the platform sets none: a tick
+/// due later than this after the driver started is left to the sweep.
 pub const TICK_BUDGET_MS: u64 = 120_000;
+
+/// When one invocation stops starting ticks, so that the last one it starts
+/// still ends inside the platform's wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriveBudget {
+    /// A tick due later than this after the driver started is not started
+    /// here: it is handed to a fresh invocation (or left to the sweep).
+    pub start_within_ms: u64,
+    /// Delays up to this long are waited out in the invocation; longer
+    /// ones are left to the sweep.
+    pub inline_delay_ms: u64,
+}
+
+impl DriveBudget {
+    /// A platform without a wall clock per invocation (`spin up` on one's
+    /// own machine): two minutes of ticks, 15 s delays waited out.
+    pub const UNLIMITED: Self = Self { start_within_ms: TICK_BUDGET_MS, inline_delay_ms: INLINE_DELAY_MS };
+
+    /// Inside a wall clock of `wall_clock_ms` where one tick may take up to
+    /// `tick_ms`: a tick is started only while it would still end in time,
+    /// and only delays that short are waited out.
+    pub fn within(wall_clock_ms: u64, tick_ms: u64) -> Self {
+        let start_within_ms = wall_clock_ms.saturating_sub(tick_ms).min(TICK_BUDGET_MS);
+        Self { start_within_ms, inline_delay_ms: INLINE_DELAY_MS.min(start_within_ms) }
+    }
+}
+
+/// The budget of one invocation's ticks on `host` (`cloudflare`, `spin`)
+/// under `settings`' platform (`AGENT_ZERO_PLATFORM`).
+pub fn drive_budget(settings: &crate::Settings, host: &str) -> DriveBudget {
+    match settings.run().ok().and_then(|run| run.wall_clock_on(host)) {
+        Some((wall, tick)) => DriveBudget::within(wall, tick),
+        None => DriveBudget::UNLIMITED,
+    }
+}
 
 /// Ticks enqueued during one invocation, each with when it is due.
 #[derive(Debug)]
 pub struct InvocationQueue<K> {
     clock: K,
+    budget: DriveBudget,
     ready: RefCell<Vec<(u64, Tick)>>,
     deferred: RefCell<usize>,
 }
 
 impl<K: Clock> InvocationQueue<K> {
-    /// An empty queue reading `clock` for due times.
+    /// An empty queue reading `clock` for due times, without a wall clock.
     pub fn new(clock: K) -> Self {
-        Self { clock, ready: RefCell::default(), deferred: RefCell::default() }
+        Self::within(clock, DriveBudget::UNLIMITED)
+    }
+
+    /// An empty queue whose driver keeps inside `budget`.
+    pub fn within(clock: K, budget: DriveBudget) -> Self {
+        Self { clock, budget, ready: RefCell::default(), deferred: RefCell::default() }
+    }
+
+    /// The budget its driver keeps inside.
+    pub fn budget(&self) -> DriveBudget {
+        self.budget
     }
 
     /// The tick due first and when it is due, if any (the first enqueued
@@ -139,7 +185,7 @@ struct HandedTick {
 
 impl<K: Clock> Queue for InvocationQueue<K> {
     async fn enqueue(&self, tick: &Tick, delay_ms: u64) -> Result<(), QueueError> {
-        if delay_ms <= INLINE_DELAY_MS {
+        if delay_ms <= self.budget.inline_delay_ms {
             let due = self.clock.now_ms().saturating_add(delay_ms);
             self.ready.borrow_mut().push((due, tick.clone()));
         } else {
@@ -166,7 +212,9 @@ pub struct DriveReport {
 
 /// Runs the queue's ticks in due order with `run`, waiting for each with
 /// `sleep` (ms), until it is empty or the budget ([`MAX_TICKS_PER_INVOCATION`],
-/// [`TICK_BUDGET_MS`]) is spent. A tick `run` enqueues joins the queue.
+/// the queue's [`DriveBudget`]) is spent. A tick `run` enqueues joins the
+/// queue. What is left when the budget is spent stays in the queue, for the
+/// host to hand to a fresh invocation ([`InvocationQueue::hand_off`]).
 pub async fn drive<K: Clock>(
     queue: &InvocationQueue<K>,
     mut sleep: impl FnMut(u64),
@@ -175,8 +223,9 @@ pub async fn drive<K: Clock>(
     let mut report = DriveReport::default();
     let started = queue.clock.now_ms();
     while let Some((due, tick)) = queue.pop() {
-        if report.ran >= MAX_TICKS_PER_INVOCATION || due.saturating_sub(started) > TICK_BUDGET_MS {
+        if report.ran >= MAX_TICKS_PER_INVOCATION || due.saturating_sub(started) > queue.budget.start_within_ms {
             report.budget_spent = Some(tick.task_id.clone());
+            queue.ready.borrow_mut().push((due, tick));
             break;
         }
         let now = queue.clock.now_ms();
@@ -347,5 +396,40 @@ mod tests {
         ));
         assert_eq!(report.ran, 13, "ticks due at 0, 10 s, ..., 120 s");
         assert_eq!(report.budget_spent.as_deref(), Some("slow"));
+        assert!(queue.hand_off().is_some(), "the tick it did not start is left to hand off");
+    }
+
+    /// Inside a 30 s wall clock where a tick may take 25 s, ticks start only
+    /// in the first 5 s and only 5 s delays are waited out: the last tick
+    /// started ends by 30 s, and what is left is handed off.
+    #[test]
+    fn inside_a_wall_clock_no_tick_starts_that_could_end_past_it() {
+        let budget = DriveBudget::within(30_000, 25_000);
+        assert_eq!(budget, DriveBudget { start_within_ms: 5_000, inline_delay_ms: 5_000 });
+        assert_eq!(DriveBudget::within(900_000, 750_000).start_within_ms, TICK_BUDGET_MS);
+        assert_eq!(DriveBudget::within(10_000, 25_000).start_within_ms, 0, "a tick longer than the wall clock");
+
+        let clock = ManualClock::new(0);
+        let queue = InvocationQueue::within(&clock, budget);
+        block_on(queue.enqueue(&tick("backoff"), 5_001)).unwrap();
+        assert_eq!(queue.deferred(), 1, "a delay longer than the start window goes to the sweep");
+        block_on(queue.enqueue(&tick("poll"), 0)).unwrap();
+        let mut ends = Vec::new();
+        let report = block_on(drive(
+            &queue,
+            |ms| clock.advance(ms),
+            async |tick: &Tick, now: u64| {
+                // Each tick takes 2 s (and may take up to 25 s), then polls again in 2 s.
+                clock.advance(2_000);
+                ends.push(now + 25_000);
+                queue.enqueue(tick, 2_000).await.unwrap();
+                done()
+            },
+        ));
+        assert_eq!(report.ran, 2, "started at 0 s and 4 s; the one due at 8 s is not");
+        assert!(ends.iter().all(|end| *end <= 30_000), "{ends:?}");
+        assert_eq!(report.budget_spent.as_deref(), Some("poll"));
+        let body = String::from_utf8(queue.hand_off().expect("the poll is handed off")).unwrap();
+        assert!(body.contains(r#""taskId":"poll""#), "{body}");
     }
 }

@@ -29,6 +29,7 @@ mod dashboard;
 mod error;
 pub mod hosting;
 pub mod metering;
+pub mod platform;
 mod repository_policy;
 pub mod retention;
 mod router;

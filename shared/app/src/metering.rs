@@ -166,6 +166,9 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
     fn expires_on_its_own(&self, key: &str) -> bool {
         self.inner.expires_on_its_own(key)
     }
+    async fn probe_atomicity(&self) -> Result<String, String> {
+        self.inner.probe_atomicity().await
+    }
 }
 
 impl<C: Coordinator> Coordinator for Counting<'_, C> {
@@ -375,6 +378,56 @@ mod tests {
         assert_eq!((read.total.ticks, read.total.kv_reads, read.unlogged), (1, 2, RunCost::default()));
         assert_eq!(CostRecord::from_slice(br#"{"ticks":1}"#), None, "a total lacking its counts is not a record");
         assert_eq!(CostRecord::from_slice(&bytes[..bytes.len() - 1]), None);
+    }
+
+    /// How many times a day the front worker's cron runs, from the first
+    /// `crons` entry of its `wrangler.toml` (minute field `*` or `*/N`,
+    /// every other field `*`).
+    fn sweeps_per_day(wrangler: &str) -> u64 {
+        let line = wrangler.lines().find(|l| l.trim_start().starts_with("crons")).expect("wrangler.toml has crons");
+        let cron = line.split('"').nth(1).expect("a quoted cron expression");
+        let fields: Vec<&str> = cron.split_whitespace().collect();
+        assert_eq!(fields[1..], ["*", "*", "*", "*"], "{cron}: only a minute cadence is counted here");
+        match fields[0] {
+            "*" => 1_440,
+            every => 1_440 / every.strip_prefix("*/").and_then(|n| n.parse::<u64>().ok()).expect("*/N"),
+        }
+    }
+
+    /// A day of an idle deployment's sweeps, counted at the store (the
+    /// overdue-tick index and the retention schedule, both in Workers KV),
+    /// at the cadence the front worker's cron sets: inside the free Workers
+    /// plan's daily KV quotas, with room left for runs.
+    #[test]
+    fn an_idle_day_of_sweeps_fits_the_free_workers_plans_kv_quotas() {
+        use crate::platform::Platform;
+        let meter = Meter::default();
+        let store = MemoryKv::new();
+        let kv = Counting { inner: &store, meter: &meter };
+        let queue = crate::test_host::RecordingQueue::default();
+        let now = 1_800_000_000_000;
+        block_on(async {
+            agent_zero_engine::sweep(&kv, &queue, now, agent_zero_engine::SweepOptions::default()).await.unwrap();
+            crate::retention::pass(&kv, now).await.unwrap();
+        });
+        let sweep = meter.cost();
+        assert!(sweep.kv_lists > 0, "a sweep lists its indexes: {sweep:?}");
+        let per_day = sweeps_per_day(include_str!("../../../wrangler.toml"));
+        let free = Platform::CloudflareFree.limits();
+        for (what, per_sweep, quota) in [
+            ("lists", sweep.kv_lists, free.kv_lists_per_day),
+            ("reads", sweep.kv_reads, free.kv_reads_per_day),
+            ("writes", sweep.kv_writes + sweep.kv_atomic, free.kv_writes_per_day),
+            ("deletes", sweep.kv_deletes, free.kv_deletes_per_day),
+        ] {
+            let quota = quota.expect("the free plan publishes its KV quotas").value;
+            let used = per_sweep * per_day;
+            // At most two thirds of a quota: the rest is the runs'.
+            assert!(
+                used * 3 <= quota * 2,
+                "{per_day} idle sweeps a day spend {used} KV {what} of the free plan's {quota}"
+            );
+        }
     }
 
     #[test]

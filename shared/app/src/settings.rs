@@ -18,6 +18,7 @@ use crate::Config;
 use crate::auth::Access;
 use crate::dashboard::DashboardSettings;
 use crate::error::{ApiError, ErrorCode};
+use crate::platform::Platform;
 use crate::retention::Lifetimes;
 use crate::services::{AnySandbox, SandboxChoice};
 
@@ -249,14 +250,20 @@ pub struct RunSettings {
     /// `AGENT_ZERO_RETENTION_DAYS`, `AGENT_ZERO_DELIVERY_RETENTION_DAYS`.
     pub lifetimes: Lifetimes,
     /// `AGENT_ZERO_MODEL_TIMEOUT_MS` when the operator set it: each model
-    /// call's timeout (else the provider's default).
+    /// call's timeout (else the provider's default, or what fits the
+    /// platform's wall clock: [`RunSettings::model_timeout_on`]).
     pub model_timeout_ms: Option<u64>,
+    /// `AGENT_ZERO_PLATFORM` when the operator set it (else the host's
+    /// default: [`Platform::default_for_host`]).
+    pub platform: Option<Platform>,
 }
 
 impl RunSettings {
     /// Parses the run settings; the first malformed variable is the error.
     pub(crate) fn from_config(config: &Config) -> Result<Self, ApiError> {
-        let mut limits = Limits::default();
+        // Every host runs the checks as a background job polled by later
+        // ticks: no platform's invocation lasts as long as a test suite may.
+        let mut limits = Limits { checks_in_background: true, ..Limits::default() };
         let model_timeout_ms = millis(config, "AGENT_ZERO_MODEL_TIMEOUT_MS")?;
         if let Some(ms) = model_timeout_ms {
             limits.model_call_ms = ms;
@@ -264,8 +271,62 @@ impl RunSettings {
         if let Some(ms) = millis(config, "AGENT_ZERO_CLAIM_MARGIN_MS")? {
             limits.claim_margin_ms = ms;
         }
-        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)?, model_timeout_ms })
+        let platform = platform(config)?;
+        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)?, model_timeout_ms, platform })
     }
+
+    /// The platform `host` (`cloudflare`, `spin`) runs on: the operator's
+    /// `AGENT_ZERO_PLATFORM`, else the host's default.
+    pub fn platform_on(&self, host: &str) -> Option<Platform> {
+        self.platform.or_else(|| Platform::default_for_host(host))
+    }
+
+    /// The platform's wall clock per invocation and the longest one tick
+    /// may take inside it (ms), when the platform sets one.
+    pub fn wall_clock_on(&self, host: &str) -> Option<(u64, u64)> {
+        let limits = self.platform_on(host)?.limits();
+        Some((limits.wall_clock_ms?.value, crate::platform::tick_budget_ms(&limits)?))
+    }
+
+    /// Each model call's timeout on `host` when a step may make `calls`
+    /// (the primary, then a fallback): the operator's, else, on a platform
+    /// with a wall clock, what lets them all end inside one tick (else the
+    /// provider's default, `None`).
+    pub fn model_timeout_on(&self, host: &str, calls: u64) -> Option<u64> {
+        self.model_timeout_ms.or_else(|| self.wall_clock_on(host).map(|(_, tick)| tick / calls.max(1)))
+    }
+
+    /// What this configuration cannot do on `host`'s platform, each as the
+    /// setting at fault and why, for a step that may make `calls` model
+    /// calls. Empty when everything fits.
+    pub fn conflicts_on(&self, host: &str, calls: u64) -> Vec<(&'static str, String)> {
+        let mut conflicts = Vec::new();
+        let Some(platform) = self.platform_on(host) else { return conflicts };
+        let Some((wall, tick)) = self.wall_clock_on(host) else { return conflicts };
+        if let Some(ms) = self.model_timeout_ms
+            && ms.saturating_mul(calls.max(1)) > tick
+        {
+            conflicts.push((
+                "AGENT_ZERO_MODEL_TIMEOUT_MS",
+                format!(
+                    "AGENT_ZERO_MODEL_TIMEOUT_MS is {ms} ms and a step may make {calls} model call(s), but on {} a tick must end within {tick} ms (its wall clock is {wall} ms per invocation): lower it to at most {} ms, or unset it",
+                    platform.name(),
+                    tick / calls.max(1),
+                ),
+            ));
+        }
+        conflicts
+    }
+}
+
+/// `AGENT_ZERO_PLATFORM`: unset, or one of [`Platform::ALL`]'s names.
+fn platform(config: &Config) -> Result<Option<Platform>, ApiError> {
+    const NAME: &str = "AGENT_ZERO_PLATFORM";
+    let Some(text) = config.get(NAME).map(str::trim).filter(|t| !t.is_empty()) else { return Ok(None) };
+    Platform::parse(text).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = Platform::ALL.iter().map(|p| p.name()).collect();
+        ApiError::new(ErrorCode::NotConfigured, format!("{NAME} must be one of {}", names.join(", "))).with_field(NAME)
+    })
 }
 
 /// A duration in whole milliseconds (1 ms to 24 h), or `None` when unset.
@@ -309,18 +370,39 @@ fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
 /// Whether a task under `policy` can run at all here: a sandbox provider
 /// with its credentials, a model the policy selects with its credential,
 /// and well-formed run settings. The error (503) names what to set.
-pub(crate) fn check_runnable<C: HttpClient>(settings: &Settings, policy: &Policy, http: C) -> Result<(), ApiError> {
-    settings.run()?;
+/// On `host`'s platform (`AGENT_ZERO_PLATFORM`), it must also fit: a model
+/// timeout that cannot end inside a tick is refused here, never found out
+/// by a run that fails later.
+pub(crate) fn check_runnable<C: HttpClient>(
+    settings: &Settings,
+    policy: &Policy,
+    http: C,
+    host: &str,
+) -> Result<(), ApiError> {
+    let run = settings.run()?;
     if let Err(reason) = settings.sandbox(http).and(settings.pool(0)) {
         let field = variable_in(&reason).unwrap_or("AGENT_ZERO_SANDBOX_PROVIDER");
         return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
     }
-    if let Err(e) = crate::services::model_selection(policy, settings) {
-        let reason = e.to_string();
-        let field = variable_in(&reason).unwrap_or("model.provider");
-        return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
+    let calls = match crate::services::model_selection(policy, settings) {
+        Ok(selection) => model_calls_per_step(&selection),
+        Err(e) => {
+            let reason = e.to_string();
+            let field = variable_in(&reason).unwrap_or("model.provider");
+            return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
+        }
+    };
+    if let Some((field, reason)) = run.conflicts_on(host, calls).into_iter().next() {
+        return Err(
+            ApiError::new(ErrorCode::NotConfigured, format!("no task can run here: {reason}")).with_field(field)
+        );
     }
     Ok(())
+}
+
+/// The model calls one step may make: the primary, and the fallback after it.
+pub(crate) fn model_calls_per_step(selection: &agent_zero_models::ModelSelection) -> u64 {
+    1 + u64::from(selection.fallback.is_some())
 }
 
 /// A sandbox setting's error as an answer naming its variable.
@@ -347,7 +429,8 @@ mod tests {
         let ok = Config::from_pairs([("AGENT_ZERO_MODEL_TIMEOUT_MS", "1500"), ("AGENT_ZERO_CLAIM_MARGIN_MS", "2000")]);
         let settings = RunSettings::from_config(&ok).unwrap();
         assert_eq!((settings.limits.model_call_ms, settings.limits.claim_margin_ms), (1_500, 2_000));
-        assert_eq!(RunSettings::from_config(&Config::default()).unwrap().limits, Limits::default());
+        let defaults = RunSettings::from_config(&Config::default()).unwrap().limits;
+        assert_eq!(defaults, Limits { checks_in_background: true, ..Limits::default() });
         for (name, bad) in [
             ("AGENT_ZERO_MODEL_TIMEOUT_MS", "2m"),
             ("AGENT_ZERO_MODEL_TIMEOUT_MS", "0"),
@@ -365,23 +448,69 @@ mod tests {
     fn a_task_that_could_never_run_is_refused_naming_what_to_set() {
         let http = crate::test_host::RefusingHttp;
         let policy = Policy::default();
-        let none = check_runnable(&Settings::default(), &policy, &http).unwrap_err();
+        let none = check_runnable(&Settings::default(), &policy, &http, "test").unwrap_err();
         assert_eq!(none.field.as_deref(), Some("AGENT_ZERO_SANDBOX_PROVIDER"), "{}", none.message);
         let no_token =
             Config::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "custom"), ("AGENT_ZERO_SANDBOX_URL", "http://s")]);
-        let error = check_runnable(&Settings::new(no_token), &policy, &http).unwrap_err();
+        let error = check_runnable(&Settings::new(no_token), &policy, &http, "test").unwrap_err();
         assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_SANDBOX_TOKEN"), "{}", error.message);
         let sandbox = [
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", "http://s"),
             ("AGENT_ZERO_SANDBOX_TOKEN", "t"),
         ];
-        let no_model = check_runnable(&Settings::from_pairs(sandbox), &policy, &http).unwrap_err();
+        let no_model = check_runnable(&Settings::from_pairs(sandbox), &policy, &http, "test").unwrap_err();
         assert!(no_model.message.contains("no task can run"), "{}", no_model.message);
         assert!(no_model.field.as_deref().is_some_and(|f| f.ends_with("_API_KEY")), "{:?}", no_model.field);
         let mut all = sandbox.to_vec();
         all.push(("OPENAI_API_KEY", "sk-test"));
-        check_runnable(&Settings::from_pairs(all), &policy, &http).unwrap();
+        check_runnable(&Settings::from_pairs(all), &policy, &http, "test").unwrap();
+    }
+
+    /// On a platform with a wall clock, a model timeout that cannot end
+    /// inside one tick refuses every task, naming the setting and the
+    /// limit; unset, the timeout is what fits.
+    #[test]
+    fn a_model_timeout_past_the_platforms_wall_clock_refuses_tasks() {
+        let http = crate::test_host::RefusingHttp;
+        let policy = Policy::default();
+        let base = [
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+            ("AGENT_ZERO_SANDBOX_URL", "http://s"),
+            ("AGENT_ZERO_SANDBOX_TOKEN", "t"),
+            ("OPENAI_API_KEY", "sk-test"),
+            ("AGENT_ZERO_PLATFORM", "fermyon-cloud"),
+        ];
+        let fermyon = Platform::FermyonCloud.limits();
+        let (wall, tick) = (fermyon.wall_clock_ms.unwrap().value, crate::platform::tick_budget_ms(&fermyon).unwrap());
+        let fits = Settings::from_pairs(base);
+        check_runnable(&fits, &policy, &http, "spin").unwrap();
+        let run = fits.run().unwrap();
+        assert_eq!(run.wall_clock_on("spin"), Some((wall, tick)));
+        assert_eq!(run.model_timeout_on("spin", 1), Some(tick), "unset: the whole tick");
+        assert_eq!(run.model_timeout_on("spin", 2), Some(tick / 2), "a fallback shares it");
+
+        let too_long = (tick + 1).to_string();
+        let mut pairs = base.to_vec();
+        pairs.push(("AGENT_ZERO_MODEL_TIMEOUT_MS", &too_long));
+        let error = check_runnable(&Settings::from_pairs(pairs.clone()), &policy, &http, "spin").unwrap_err();
+        assert_eq!(error.code.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_MODEL_TIMEOUT_MS"), "{}", error.message);
+        assert!(
+            error.message.contains("fermyon-cloud") && error.message.contains(&tick.to_string()),
+            "{}",
+            error.message
+        );
+
+        // Without a platform of its own the host's default applies: Spin
+        // self-hosted sets no wall clock, so the same timeout is fine there.
+        pairs.retain(|(name, _)| *name != "AGENT_ZERO_PLATFORM");
+        check_runnable(&Settings::from_pairs(pairs), &policy, &http, "spin").unwrap();
+
+        let unknown = Settings::from_pairs([("AGENT_ZERO_PLATFORM", "heroku")]);
+        let error = unknown.run().unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_PLATFORM"));
+        assert!(error.message.contains("fermyon-cloud") && !error.message.contains("heroku"), "{}", error.message);
     }
 
     /// A provider this build leaves out stops a task before it starts,
@@ -439,7 +568,7 @@ mod tests {
         let runnable = |pairs: &[(&'static str, &'static str)], policy: &Policy| {
             let mut all = credentials.to_vec();
             all.extend_from_slice(pairs);
-            check_runnable(&Settings::from_pairs(all), policy, &http)
+            check_runnable(&Settings::from_pairs(all), policy, &http, "test")
         };
 
         for (name, built) in sandboxes {

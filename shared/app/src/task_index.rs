@@ -3,7 +3,7 @@
 //!
 //! KV layout (`{when}` is `9999999999999 - created_ms`, 13 digits, so
 //! ascending key order is newest first; `{repo}` is the first 16 bytes of
-//! SHA-256 of the lowercase `owner/name`, hex, so every key fits 256 bytes):
+//! SHA-256 of the lowercase `owner/name`, hex, so every key fits 255 bytes):
 //!
 //! | key | written |
 //! |---|---|

@@ -84,7 +84,11 @@ async fn tick_on<H: Host>(
         _ => (&awaiting, None),
     };
 
-    let decider = ModelDecider::new(policy, settings, run.model_timeout_ms, host.http(), host.clock());
+    // Each model call fits the platform's wall clock (`AGENT_ZERO_PLATFORM`).
+    let calls = crate::services::model_selection(policy, settings)
+        .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
+    let model_timeout = run.model_timeout_on(host.name(), calls);
+    let decider = ModelDecider::new(policy, settings, model_timeout, host.http(), host.clock());
     let provider: Result<AnySandbox<&H::Http>, String> = settings.sandbox(host.http());
     let pool_config = settings.pool(policy.runner.max_output_bytes);
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());

@@ -31,6 +31,14 @@ use crate::resident::Resident;
 /// Longest accepted task id, so every key stays under the smallest backend limit.
 pub const MAX_TASK_ID_BYTES: usize = 128;
 
+/// Largest value the engine stores: the smallest value limit of the
+/// platforms it runs on (Fermyon Cloud and Akamai Functions: 1 MB per
+/// key-value value; a Durable Object's value: 2 MB). A log entry over it is
+/// never cut: the tick ends the run instead, naming the size
+/// ([`StoreError::TooLarge`]); a checkpoint over it is not written (the log
+/// is the truth, folds get longer).
+pub const MAX_VALUE_BYTES: usize = 1_000_000;
+
 /// The key of log entry `seq` of task `id`.
 pub fn log_key(id: &str, seq: u64) -> String {
     format!("task/{id}/log/{seq:010}")
@@ -164,6 +172,11 @@ pub enum StoreError {
     /// A stored record is not what this version writes.
     #[error("task store: record `{key}` is corrupt: {reason}")]
     Corrupt { key: String, reason: String },
+    /// A record is larger than any platform's store takes; nothing was written.
+    #[error(
+        "task store: record `{key}` would be {bytes} bytes, over the {MAX_VALUE_BYTES}-byte value limit of the smallest store"
+    )]
+    TooLarge { key: String, bytes: usize },
 }
 
 /// Task records over a [`KeyValue`], counting every operation.
@@ -244,6 +257,9 @@ impl<'k, K: KeyValue> Store<'k, K> {
     pub(crate) async fn append(&self, id: &str, entry: &Entry) -> Result<Append, StoreError> {
         let key = log_key(id, entry.seq);
         let bytes = encode(&key, entry)?;
+        if bytes.len() > MAX_VALUE_BYTES {
+            return Err(StoreError::TooLarge { key, bytes: bytes.len() });
+        }
         self.writes.set(self.writes.get() + 1);
         if self.kv.put_if_absent(&key, &bytes).await? { Ok(Append::Committed) } else { Ok(Append::Taken) }
     }
@@ -328,6 +344,12 @@ impl<'k, K: KeyValue> Store<'k, K> {
     /// Rewrites the summary. Best effort: callers ignore its failure.
     pub(crate) async fn put_meta(&self, id: &str, meta: &Meta) -> Result<(), KvError> {
         let bytes = serde_json::to_vec(meta).map_err(|e| KvError::Backend(e.to_string()))?;
+        if bytes.len() > MAX_VALUE_BYTES {
+            return Err(KvError::Backend(format!(
+                "the checkpoint is {} bytes, over the {MAX_VALUE_BYTES}-byte value limit: not written",
+                bytes.len()
+            )));
+        }
         self.put(&meta_key(id), &bytes).await
     }
 

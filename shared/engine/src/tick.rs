@@ -9,7 +9,9 @@ use crate::fact::{Entry, Fact};
 use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
-use crate::store::{Append, Claimed, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key};
+use crate::store::{
+    Append, Claimed, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key,
+};
 
 /// What the host does after a tick.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,6 +167,15 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             return Ok(TickReport { outcome, stats, warnings, resident: Some(resident) });
         }
         let mut facts = acted.facts;
+        let mut delay_ms = acted.delay_ms;
+        if let Some(bytes) = oversized(&Entry { seq, at_ms: now_ms, facts: facts.clone() }) {
+            // Never cut: the run ends, saying how large the step's record was.
+            let reason = format!(
+                "the step's record is {bytes} bytes, over the {MAX_VALUE_BYTES}-byte value limit of the smallest store (Fermyon Cloud, Akamai Functions)"
+            );
+            let failed = act(&Step::Fail { reason }, &cx, &self.ports, &mut stats).await?;
+            (facts, delay_ms) = (failed.facts, failed.delay_ms);
+        }
         if let Some(counted) = meter {
             metered(&resident, seq, now_ms, &mut facts, counted())?;
         }
@@ -193,19 +204,19 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
 
         // yield
         let mut warnings = Vec::new();
-        let following = next_step(&next, now_ms + acted.delay_ms, &self.limits);
+        let following = next_step(&next, now_ms + delay_ms, &self.limits);
         let outcome = if let Step::Quiet(terminal) = following {
             quiet(terminal)
         } else {
             let tick = Tick { task_id: id.to_owned(), expected_seq: seq + 1 };
-            if let Err(e) = store.put_pending(id, seq + 1, now_ms + acted.delay_ms).await {
+            if let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
                 warnings.push(format!("pending marker not written: {e}"));
             }
             stats.enqueues += 1;
-            if let Err(e) = self.queue.enqueue(&tick, acted.delay_ms).await {
+            if let Err(e) = self.queue.enqueue(&tick, delay_ms).await {
                 warnings.push(format!("next tick not enqueued: {e}"));
             }
-            TickOutcome::Continue { next: tick, delay_ms: acted.delay_ms }
+            TickOutcome::Continue { next: tick, delay_ms }
         };
         if let Err(e) = store.delete(&pending_key(id, seq)).await {
             warnings.push(format!("pending marker not removed: {e}"));
@@ -235,6 +246,14 @@ impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
         }
         Ok(store.append(id, entry).await? == Append::Committed)
     }
+}
+
+/// The size of `entry` when it is over [`MAX_VALUE_BYTES`] (with room for
+/// the metered fact a host adds).
+fn oversized(entry: &Entry) -> Option<usize> {
+    const METERED_ROOM: usize = 1_024;
+    let bytes = serde_json::to_vec(entry).map_or(usize::MAX, |b| b.len());
+    (bytes.saturating_add(METERED_ROOM) > MAX_VALUE_BYTES).then_some(bytes)
 }
 
 /// Puts the tick's `cost` first among its `facts`; a conclusion among

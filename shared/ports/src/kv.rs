@@ -12,9 +12,9 @@
 
 use thiserror::Error;
 
-/// Longest key accepted by every backend (Fermyon Cloud allows 256 bytes,
+/// Longest key accepted by every backend (Fermyon Cloud allows 255 bytes,
 /// Cloudflare 512): keys are checked against the smaller one.
-pub const MAX_KEY_BYTES: usize = 256;
+pub const MAX_KEY_BYTES: usize = 255;
 
 /// One page of keys, in ascending byte order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,6 +76,13 @@ pub trait KeyValue {
         let _ = key;
         false
     }
+    /// What the backend's own atomic operations were seen to do, for the
+    /// operator (`doctor`): `Ok` says why the conditional writes above are
+    /// atomic here, `Err` why they cannot be. The default is for backends
+    /// that are atomic by construction (one lock, a Durable Object).
+    async fn probe_atomicity(&self) -> Result<String, String> {
+        Ok("conditional writes run in one single-threaded store (atomic by construction)".into())
+    }
 }
 
 /// Checks a key against the limits every backend shares.
@@ -88,7 +95,7 @@ pub fn check_key(key: &str) -> Result<(), KvError> {
         while !key.is_char_boundary(end) {
             end -= 1;
         }
-        return Err(KvError::InvalidKey { key: format!("{}…", &key[..end]), reason: "longer than 256 bytes" });
+        return Err(KvError::InvalidKey { key: format!("{}…", &key[..end]), reason: "longer than 255 bytes" });
     }
     Ok(())
 }
@@ -99,6 +106,9 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     fn expires_on_its_own(&self, key: &str) -> bool {
         (**self).expires_on_its_own(key)
+    }
+    async fn probe_atomicity(&self) -> Result<String, String> {
+        (**self).probe_atomicity().await
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {

@@ -1,6 +1,7 @@
 //! The runner boundary of Agent Zero Edge: `RunnerPool` leases hosted
 //! sandboxes under quotas, and hands out a bounded [`Runner`] (argv
-//! commands, file read/write, diff, file list) over a [`SandboxProvider`].
+//! commands, checks started in the background and polled, file
+//! read/write, diff, file list) over a [`SandboxProvider`].
 //!
 //! I/O boundary: this crate never runs a process and never opens a socket.
 //! Quota bookkeeping goes through the [`Coordinator`] port (a Durable Object
@@ -16,6 +17,7 @@
 mod checkout;
 mod coordinator;
 mod error;
+mod jobs;
 mod kv_coordinator;
 mod messages_de;
 mod pool;
@@ -27,10 +29,11 @@ mod runner;
 pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
 pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, apply_quota};
 pub use error::RunnerError;
+pub use jobs::JobPoll;
 pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
 pub use pool::{LeaseSweep, RunnerPool, is_repository_name};
 pub use provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
-pub use runner::{Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};
+pub use runner::{ChecksPoll, Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

@@ -11,6 +11,7 @@ pub use agent_zero_ports::Secret;
 use thiserror::Error;
 
 use crate::checkout::{CheckoutSource, Provision};
+use crate::jobs::JobPoll;
 use crate::request::{ProviderKind, SandboxRequest};
 
 /// A provisioned sandbox, as the provider reported it.
@@ -224,6 +225,24 @@ pub trait SandboxProvider {
             });
         }
         Ok(modes)
+    }
+    /// Starts `execs` as one detached background job named `job_id` (1 to
+    /// 64 of `[A-Za-z0-9._-]`) that runs them in order, each in its own
+    /// `cwd` with its own environment and its `timeout_ms` enforced inside
+    /// the sandbox, whatever the ones before it did; returns once the job is
+    /// started. Starting a job id that exists already starts nothing (a
+    /// replayed tick must not run the checks twice). By default one exec of
+    /// a fixed `sh` script, the commands as its arguments (`jobs.rs` says
+    /// where the job's files live, outside the checkout, and how a poll
+    /// reads them).
+    async fn start_job(&self, sandbox: &SandboxRef, job_id: &str, execs: &[Exec]) -> Result<(), ProviderError> {
+        crate::jobs::start(self, sandbox, job_id, execs).await
+    }
+    /// Where job `job_id` of `execs` (the same commands it was started
+    /// with; their `max_output_bytes` caps each stream's tail) stands. By
+    /// default one exec of a fixed `sh` script.
+    async fn poll_job(&self, sandbox: &SandboxRef, job_id: &str, execs: &[Exec]) -> Result<JobPoll, ProviderError> {
+        crate::jobs::poll(self, sandbox, job_id, execs).await
     }
     /// Destroys the sandbox; stopping one that is already gone is success.
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError>;

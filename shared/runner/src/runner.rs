@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use agent_zero_contracts::{CheckResult, RunnerDescription, is_repository_relative_path};
 
 use crate::error::RunnerError;
-use crate::provider::{Exec, FileMode, SandboxProvider, SandboxRef};
+use crate::jobs::JobPoll;
+use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, SandboxProvider, SandboxRef};
 use crate::request::Lease;
 
 /// Environment names a command may set; everything else is refused, so a
@@ -58,6 +59,19 @@ pub fn validate_argv(argv: &[String]) -> Result<(), RunnerError> {
     Ok(())
 }
 
+/// Refuses a job id that is not 1 to 64 bytes of `[A-Za-z0-9._-]`, or is
+/// `.` or `..` (it names a directory in the sandbox).
+fn validate_job_id(job_id: &str) -> Result<(), RunnerError> {
+    if crate::jobs::is_job_id(job_id) {
+        Ok(())
+    } else {
+        Err(RunnerError::InvalidCommand {
+            field: "jobId",
+            reason: format!("`{job_id}` is not 1 to 64 of [A-Za-z0-9._-] (nor `.` or `..`)"),
+        })
+    }
+}
+
 /// Checks a checkout-relative directory (`""` allowed).
 fn validate_cwd(cwd: &str) -> Result<(), RunnerError> {
     if cwd.is_empty() || cwd == "." || is_repository_relative_path(cwd) {
@@ -95,6 +109,18 @@ fn keep_tail(text: &mut String, keep: usize) {
     text.drain(..start);
 }
 
+/// Where a background job of checks stands ([`Runner::poll_checks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChecksPoll {
+    /// Still running: poll again later.
+    Running,
+    /// Every command ended: one result per command, in order.
+    Done(Vec<CheckResult>),
+    /// The sandbox has no live job of that id and no results for it (its
+    /// process was killed, the sandbox restarted): why.
+    Lost(String),
+}
+
 /// The only way the rest of the system touches a checkout.
 #[derive(Debug)]
 pub struct Runner<'p, P> {
@@ -128,6 +154,46 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
 
     /// Runs one argv; a non-zero exit is a result, not an error.
     pub async fn run(&self, command: &Command) -> Result<CheckResult, RunnerError> {
+        let exec = self.exec_for(command)?;
+        let out = self.provider.exec(&self.sandbox, &exec).await?;
+        Ok(self.check_result(command, out))
+    }
+
+    /// Starts `commands` in order as background job `job_id` (1 to 64 of
+    /// `[A-Za-z0-9._-]`) in the sandbox and returns once it is started:
+    /// each command bounded by its own `timeout_ms`, a failing one not
+    /// stopping the next. Starting a job id that exists already starts
+    /// nothing. Commands are validated as [`Self::run`] validates them.
+    pub async fn start_checks(&self, job_id: &str, commands: &[Command]) -> Result<(), RunnerError> {
+        validate_job_id(job_id)?;
+        let execs = commands.iter().map(|c| self.exec_for(c)).collect::<Result<Vec<Exec>, RunnerError>>()?;
+        Ok(self.provider.start_job(&self.sandbox, job_id, &execs).await?)
+    }
+
+    /// Where background job `job_id` of `commands` (those it was started
+    /// with) stands: once done, one result per command in order, built as
+    /// [`Self::run`] builds it.
+    pub async fn poll_checks(&self, job_id: &str, commands: &[Command]) -> Result<ChecksPoll, RunnerError> {
+        validate_job_id(job_id)?;
+        let execs = commands.iter().map(|c| self.exec_for(c)).collect::<Result<Vec<Exec>, RunnerError>>()?;
+        Ok(match self.provider.poll_job(&self.sandbox, job_id, &execs).await? {
+            JobPoll::Running => ChecksPoll::Running,
+            JobPoll::Lost(reason) => ChecksPoll::Lost(reason),
+            JobPoll::Done(outputs) => {
+                if outputs.len() != commands.len() {
+                    return Err(RunnerError::Provider(ProviderError::Protocol {
+                        provider: self.provider.kind().as_str(),
+                        operation: "poll job",
+                        reason: format!("{} results for {} commands", outputs.len(), commands.len()),
+                    }));
+                }
+                ChecksPoll::Done(commands.iter().zip(outputs).map(|(c, out)| self.check_result(c, out)).collect())
+            }
+        })
+    }
+
+    /// The provider's exec of a validated command.
+    fn exec_for(&self, command: &Command) -> Result<Exec, RunnerError> {
         validate_argv(&command.argv)?;
         validate_cwd(&command.cwd)?;
         if command.timeout_ms == 0 {
@@ -140,16 +206,20 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
             });
         }
         let cwd = if command.cwd == "." { String::new() } else { command.cwd.clone() };
-        let exec = Exec {
+        Ok(Exec {
             argv: command.argv.clone(),
             cwd,
             timeout_ms: command.timeout_ms,
             max_output_bytes: self.max_output_bytes,
             env: command.env.clone(),
-        };
-        let mut out = self.provider.exec(&self.sandbox, &exec).await?;
+        })
+    }
+
+    /// The result of `command` from what the provider reported, within this
+    /// runner's output cap.
+    fn check_result(&self, command: &Command, mut out: ExecOutput) -> CheckResult {
         let cut = cap_output(&mut out.stdout, &mut out.stderr, self.max_output_bytes);
-        Ok(CheckResult {
+        CheckResult {
             command: command.argv.clone(),
             exit_code: out.exit_code,
             stdout: out.stdout,
@@ -157,7 +227,7 @@ impl<'p, P: SandboxProvider> Runner<'p, P> {
             duration_ms: out.duration_ms,
             truncated_bytes: out.truncated_bytes + cut,
             timed_out: out.timed_out,
-        })
+        }
     }
 
     /// Reads a checkout-relative UTF-8 file.

@@ -130,6 +130,21 @@ fn world_with(runtime: Runtime, policy_text: &str, state: Option<std::path::Path
     world_of(runtime, FixtureRepo::calc("acme", "calc"), policy_text, &[], state, dead_sandbox, &[])
 }
 
+/// A world whose fixture repository also holds `files`, whose app also has
+/// the variables `extra`, and whose Spin host ends each invocation after
+/// `wall_clock_secs` (a hosted Spin's limit).
+pub(super) fn world_on_platform(
+    runtime: Runtime,
+    policy_text: &str,
+    files: &[(&str, &str)],
+    extra: &[(&str, &str)],
+    wall_clock_secs: u64,
+) -> World {
+    let base = FixtureRepo::calc("acme", "calc");
+    let options = ServerOptions { wall_clock_secs: Some(wall_clock_secs), ..ServerOptions::default() };
+    world_from(runtime, base, policy_text, files, false, extra, options)
+}
+
 /// A world whose fixture repository also holds `files`.
 pub(super) fn world_with_files(runtime: Runtime, policy_text: &str, files: &[(&str, &str)]) -> World {
     world_of(runtime, FixtureRepo::calc("acme", "calc"), policy_text, files, None, false, &[])
@@ -155,6 +170,19 @@ fn world_of(
     dead_sandbox: bool,
     extra: &[(&str, &str)],
 ) -> World {
+    let options = ServerOptions { state_dir: state, ..ServerOptions::default() };
+    world_from(runtime, base, policy_text, files, dead_sandbox, extra, options)
+}
+
+fn world_from(
+    runtime: Runtime,
+    base: agent_zero_fakes::FixtureBuilder,
+    policy_text: &str,
+    files: &[(&str, &str)],
+    dead_sandbox: bool,
+    extra: &[(&str, &str)],
+    options: ServerOptions,
+) -> World {
     let builder = files.iter().fold(base, |b, (path, content)| b.file(path, content));
     let fixture = builder.file(".agent-zero.yml", policy_text).build().expect("fixture repo");
     let github = FakeGitHub::start();
@@ -176,14 +204,14 @@ fn world_of(
         // Claims last a step's own bound plus this margin (30 s in production).
         ("AGENT_ZERO_CLAIM_MARGIN_MS", CLAIM_MARGIN_MS.to_string()),
     ];
+    // `extra` comes last: a variable named twice takes its value there.
     let options = ServerOptions {
         vars: vars
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .chain(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
             .collect(),
-        state_dir: state,
-        ..ServerOptions::default()
+        ..options
     };
     let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
     World { github, model, fixture, _sandbox: sandbox, server }

@@ -16,6 +16,7 @@ mod intake_paths;
 mod lifecycle;
 mod limits;
 mod pages;
+mod platform;
 mod providers;
 mod retention;
 mod review;
@@ -35,6 +36,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         lifecycle::CASES,
         trust::CASES,
         exactly_once::CASES,
+        platform::CASES,
         identity::CASES,
         pages::CASES,
         dashboard::CASES,

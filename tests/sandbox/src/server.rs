@@ -30,6 +30,24 @@ impl LeaseState {
     fn checkout(&self) -> PathBuf {
         self.dir.path().join("checkout")
     }
+
+    /// The lease's `TMPDIR`: beside the checkout, not in it.
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// Ends every process the lease's commands left running (background
+    /// jobs included), as destroying its VM would.
+    fn end(&self) {
+        crate::exec::kill_lease_processes(&self.tmp());
+    }
+}
+
+impl Drop for LeaseState {
+    /// Before the directory goes: nothing of the lease outlives it.
+    fn drop(&mut self) {
+        self.end();
+    }
 }
 
 /// The lease an idempotency key made and the answer given, once made.
@@ -77,8 +95,17 @@ pub(crate) fn serve(server: tiny_http::Server, config: Config) {
         loop {
             std::thread::sleep(Duration::from_millis(200));
             let now = Instant::now();
-            // Dropping a lease deletes its directory.
-            reaper.leases.lock().expect("lease map").retain(|_, lease| lease.expires_at > now);
+            let expired: Vec<Arc<LeaseState>> = {
+                let mut leases = reaper.leases.lock().expect("lease map");
+                let ids: Vec<String> =
+                    leases.iter().filter(|(_, lease)| lease.expires_at <= now).map(|(id, _)| id.clone()).collect();
+                ids.iter().filter_map(|id| leases.remove(id)).collect()
+            };
+            // Outside the lock: its processes are ended, and dropping the
+            // last handle deletes its directory.
+            for lease in expired {
+                lease.end();
+            }
         }
     });
     for request in server.incoming_requests() {
@@ -134,7 +161,11 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
         ("DELETE", ["v1", "leases", id]) => {
             // Release is idempotent: an unknown lease is already released.
             let removed = state.leases.lock().expect("lease map").remove(*id);
-            drop(removed); // the TempDir is deleted here
+            // Its processes end now, even while a `run` on it still holds
+            // it; the TempDir is deleted with the last handle.
+            if let Some(lease) = removed {
+                lease.end();
+            }
             (204, Value::Null)
         }
         (_, ["v1", "leases", id, action]) => {
@@ -142,13 +173,15 @@ fn route(state: &State, method: &str, url: &str, body: &[u8]) -> Reply {
                 return error(404, "unknown-lease", format!("lease `{id}` is not held"), None);
             };
             if lease.expires_at <= Instant::now() {
-                state.leases.lock().expect("lease map").remove(*id);
+                if let Some(expired) = state.leases.lock().expect("lease map").remove(*id) {
+                    expired.end();
+                }
                 return error(410, "lease-expired", format!("lease `{id}` passed its leaseMs"), None);
             }
             match (method, *action) {
                 ("POST", "run") => {
                     state.runs.fetch_add(1, Ordering::SeqCst);
-                    record_run(state, id, body);
+                    record_run(state, id, &lease.tmp(), body);
                     run(&lease, body)
                 }
                 ("POST", "read") => read(&lease, body),
@@ -194,10 +227,10 @@ struct ArchiveSource {
 /// The longest a checkout may take when the client names no bound.
 const CHECKOUT_MS: u64 = 300_000;
 
-fn record_run(state: &State, lease: &str, body: &[u8]) {
+fn record_run(state: &State, lease: &str, tmpdir: &Path, body: &[u8]) {
     let Ok(run) = serde_json::from_slice::<Run>(body) else { return };
     let entry = json!({
-        "lease": lease, "argv": run.argv, "cwd": run.cwd, "env": crate::exec::environment(&run.env),
+        "lease": lease, "argv": run.argv, "cwd": run.cwd, "env": crate::exec::environment(&run.env, tmpdir),
     });
     state.record.lock().expect("record").push(entry);
 }
@@ -277,6 +310,9 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
         Err(e) => return error(500, "tempdir", e.to_string(), None),
     };
     let checkout = dir.path().join("checkout");
+    if let Err(e) = std::fs::create_dir(dir.path().join("tmp")) {
+        return error(500, "tempdir", e.to_string(), None);
+    }
     // The checkout is bounded by the client's bound, and always by the lease.
     let bound = request.archive.as_ref().map_or(CHECKOUT_MS, |a| a.timeout_ms).min(request.lease_ms);
     let deadline = Instant::now() + Duration::from_millis(bound);
@@ -404,7 +440,8 @@ fn run(lease: &LeaseState, body: &[u8]) -> Reply {
         Err(reply) => return reply,
     };
     let max = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
-    match crate::exec::run(&request.argv, &cwd, Duration::from_millis(request.timeout_ms), max, &request.env) {
+    let timeout = Duration::from_millis(request.timeout_ms);
+    match crate::exec::run(&request.argv, &cwd, &lease.tmp(), timeout, max, &request.env) {
         Ok(o) => (
             200,
             json!({

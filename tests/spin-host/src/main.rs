@@ -534,14 +534,19 @@ where
         };
         let Some(limit) = wall_clock else { return run.await };
         // Dropping the call ends the instance, as a platform ends a handler
-        // past its time limit.
-        match tokio::time::timeout(limit, run).await {
+        // past its time limit. Each invocation's wall time is logged, one
+        // structured line, for the harness to check against the platform.
+        let started = std::time::Instant::now();
+        let done = match tokio::time::timeout(limit, run).await {
             Ok(done) => done,
             Err(_) => {
                 eprintln!("spin-host: {label}: invocation ended after {limit:?} (--wall-clock-secs)");
                 Err(wasmtime::Error::msg(format!("invocation ended after {limit:?}: past the wall-clock limit")))
             }
-        }
+        };
+        let wall_ms = started.elapsed().as_millis();
+        eprintln!(r#"{{"agentZero":"spin-invocation","component":"{label}","wallMs":{wall_ms}}}"#);
+        done
     });
     match receiver.await {
         Ok(response) => {

@@ -7,7 +7,11 @@
 //! - `model-reachable`: each configured provider's endpoint answers HTTP
 //!   (`GET {base}/models`, sent without a credential, so nothing is spent);
 //! - `sandbox-reachable`: the sandbox provider's endpoint answers HTTP
-//!   (sent without its token).
+//!   (sent without its token);
+//! - `store-atomic`: the store's own atomic operations, observed on a
+//!   probe key (on Spin: whether a swap from absent is an upsert, as on its
+//!   default SQLite store, and whether `increment` counts 1 then 2, which
+//!   every creation relies on).
 //!
 //! An answer names variables and providers, never a value: no URL, token
 //! or key is echoed, and upstream error text is not passed through.
@@ -50,7 +54,21 @@ pub(super) async fn get<H: Host>(
     let mut checks = vec![github_identity(context).await];
     checks.push(model_reachable(context).await);
     checks.push(sandbox_reachable(context).await);
+    checks.push(store_atomic(context).await);
     crate::json_response(StatusCode::OK, &json!({ "checks": checks }))
+}
+
+async fn store_atomic<H: Host>(context: &RouteContext<'_, H>) -> Value {
+    use agent_zero_ports::KeyValue as _;
+    match context.host.kv().probe_atomicity().await {
+        Ok(detail) => check("store-atomic", "pass", detail, None),
+        Err(detail) => check(
+            "store-atomic",
+            "fail",
+            detail,
+            Some("use a key-value store whose wasi:keyvalue atomics are atomic (Spin's default SQLite store, Redis)"),
+        ),
+    }
 }
 
 async fn github_identity<H: Host>(context: &RouteContext<'_, H>) -> Value {

@@ -61,6 +61,7 @@ pub(super) async fn get<H: Host>(
         "version": VERSION,
         "host": context.host.name(),
         "capabilities": capabilities(context.settings.variables()),
+        "platform": platform(context),
         // Malformed variables, by name (never a value): the routes that
         // need them answer 503 with the same message.
         "settings": {
@@ -83,6 +84,32 @@ pub(super) async fn get<H: Host>(
         }
     };
     crate::json_response(status, &body)
+}
+
+/// The platform whose limits this deployment keeps inside
+/// (`AGENT_ZERO_PLATFORM`, else the host's default), its published limits,
+/// the longest a tick may take there, and what in the configuration cannot
+/// fit (each naming its setting; task creation answers 503 with the same).
+fn platform<H: Host>(context: &RouteContext<'_, H>) -> Value {
+    let host = context.host.name();
+    let Ok(run) = context.settings.run() else { return Value::Null };
+    let Some(platform) = run.platform_on(host) else { return Value::Null };
+    let calls = crate::services::model_selection(&agent_zero_agent::Policy::default(), context.settings)
+        .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
+    let conflicts: Vec<Value> = run
+        .conflicts_on(host, calls)
+        .into_iter()
+        .map(|(variable, message)| json!({ "variable": variable, "message": message }))
+        .collect();
+    json!({
+        "name": platform.name(),
+        "chosenBy": if run.platform.is_some() { "AGENT_ZERO_PLATFORM" } else { "default" },
+        "limits": platform.limits(),
+        "tickBudgetMs": run.wall_clock_on(host).map(|(_, tick)| tick),
+        "modelTimeoutMs": run.model_timeout_on(host, calls),
+        "checks": "started in the sandbox and polled by later ticks",
+        "conflicts": conflicts,
+    })
 }
 
 /// Reads a key nothing writes: the store answers, and nothing is spent

@@ -6,7 +6,7 @@
 //! credential.
 
 use agent_zero_contracts::{CheckResult, ProposedChange};
-use agent_zero_engine::{Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
+use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
 use agent_zero_github::Rs256Signer;
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
@@ -241,6 +241,38 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
             }
         }
         Ok(results)
+    }
+
+    async fn start_checks(
+        &self,
+        lease: &LeaseRecord,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        job: &str,
+    ) -> Result<(), WorkspaceError> {
+        let runner = self.attach(lease).await?;
+        let commands: Vec<Command> = commands.iter().map(|argv| Command::new(argv.clone(), timeout_ms)).collect();
+        match runner.start_checks(job, &commands).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.failed(lease, e).await),
+        }
+    }
+
+    async fn poll_checks(
+        &self,
+        lease: &LeaseRecord,
+        commands: &[Vec<String>],
+        timeout_ms: u64,
+        job: &str,
+    ) -> Result<ChecksPoll, WorkspaceError> {
+        let runner = self.attach(lease).await?;
+        let commands: Vec<Command> = commands.iter().map(|argv| Command::new(argv.clone(), timeout_ms)).collect();
+        match runner.poll_checks(job, &commands).await {
+            Ok(agent_zero_runner::ChecksPoll::Running) => Ok(ChecksPoll::Running),
+            Ok(agent_zero_runner::ChecksPoll::Done(results)) => Ok(ChecksPoll::Done(results)),
+            Ok(agent_zero_runner::ChecksPoll::Lost(reason)) => Ok(ChecksPoll::Lost(reason)),
+            Err(e) => Err(self.failed(lease, e).await),
+        }
     }
 
     async fn diff(&self, lease: &LeaseRecord) -> Result<Diff, WorkspaceError> {

@@ -1,0 +1,143 @@
+//! Inside a platform's limits, on both runtimes. Under the `fermyon-cloud`
+//! profile (`AGENT_ZERO_PLATFORM`; a hosted Spin ends a request handler
+//! after 30 s, and our Spin host does the same with `--wall-clock-secs`), a
+//! fix whose check runs longer than any invocation may, and whose model
+//! answers in most of a tick, still ends verified: the checks are started
+//! in the sandbox and polled by later ticks, each invocation starts a tick
+//! only while it would still end in time and hands the rest to a fresh one.
+//! No invocation that ran ticks ran past the wall clock (each runtime logs
+//! every invocation's wall time). A configuration that cannot fit is
+//! refused before any task exists, naming the setting.
+
+use agent_zero_e2e::{Runtime, Server, ServerOptions};
+use agent_zero_fakes::calc;
+use serde_json::json;
+
+use super::lifecycle::{
+    OPERATOR, decision, file_issue, policy, read, wait_terminal, world_on_platform, world_with_vars,
+};
+use crate::Case;
+
+pub(crate) const CASES: &[Case] = &[
+    Case {
+        name: "platform_a_check_longer_than_an_invocation_verifies_on_fermyon_cloud",
+        run: a_check_longer_than_an_invocation_verifies_on_fermyon_cloud,
+    },
+    Case {
+        name: "platform_a_model_timeout_past_the_wall_clock_is_refused_by_name",
+        run: a_model_timeout_past_the_wall_clock_is_refused_by_name,
+    },
+    Case { name: "platform_the_doctor_says_what_the_store_guarantees", run: the_doctor_says_what_the_store_guarantees },
+];
+
+/// Fermyon Cloud's wall clock per request handler (docs/platforms.md).
+const WALL_CLOCK_SECS: u64 = 30;
+/// Longer than any invocation may last: only a polled check can finish.
+const CHECK_SECS: u64 = 40;
+/// Most of a tick (25 s inside 30 s).
+const MODEL_MS: u64 = 20_000;
+
+fn a_check_longer_than_an_invocation_verifies_on_fermyon_cloud(runtime: Runtime) {
+    let policy = policy("fix").replace(
+        "checks:\n  - [python3, -m, unittest]\n",
+        "checks:\n  - [python3, -m, unittest]\n  - [python3, slow_check.py]\n",
+    );
+    assert!(policy.contains("slow_check.py"), "{policy}");
+    let slow = format!("import time\n\ntime.sleep({CHECK_SECS})\nprint('slow check done')\n");
+    let world = world_on_platform(
+        runtime,
+        &policy,
+        &[("slow_check.py", &slow)],
+        &[("AGENT_ZERO_PLATFORM", "fermyon-cloud"), ("AGENT_ZERO_MODEL_TIMEOUT_MS", "24000")],
+        WALL_CLOCK_SECS,
+    );
+    world.model.push_decision_after(MODEL_MS, decision("mechanical", calc::CALC_PY_FIXED));
+    let task_id = file_issue(&world, "platform-fermyon-cloud");
+    let task = wait_terminal(&world, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!(task["result"]["verified"], true, "{text}");
+    let checks = task["result"]["checks"].as_array().cloned().unwrap_or_default();
+    let slow_check = checks.iter().find(|c| c["command"].to_string().contains("slow_check.py"));
+    let slow_check = slow_check.unwrap_or_else(|| panic!("the slow check ran: {text}"));
+    assert_eq!(slow_check["exitCode"], 0, "{slow_check}");
+    assert!(slow_check["durationMs"].as_u64().unwrap_or(0) >= CHECK_SECS * 1_000, "{slow_check}");
+
+    let walls = world.server.invocation_wall_ms();
+    assert!(!walls.is_empty(), "{}: no invocation's wall time was logged", runtime.name());
+    let longest = walls.iter().copied().max().unwrap_or(0);
+    assert!(
+        longest <= WALL_CLOCK_SECS * 1_000,
+        "{}: an invocation ran {longest} ms, past the {WALL_CLOCK_SECS} s wall clock: {walls:?}",
+        runtime.name()
+    );
+    // The model's 20 s answer was waited for inside one invocation.
+    assert!(longest >= MODEL_MS, "{}: the model call ran inside an invocation: {walls:?}", runtime.name());
+    println!("  {}: {} invocations, longest {longest} ms", runtime.name(), walls.len());
+}
+
+fn a_model_timeout_past_the_wall_clock_is_refused_by_name(runtime: Runtime) {
+    let world = world_with_vars(
+        runtime,
+        &policy("fix"),
+        &[
+            ("AGENT_ZERO_PLATFORM", "fermyon-cloud"),
+            ("AGENT_ZERO_MODEL_TIMEOUT_MS", "60000"),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/calc"),
+        ],
+    );
+    let health = world.server.send("GET", "/api/v1/health", &[], b"");
+    assert_eq!(health.status, 200, "{}", health.text());
+    let platform = &health.json()["platform"];
+    assert_eq!(platform["name"], "fermyon-cloud", "{platform}");
+    assert_eq!(platform["chosenBy"], "AGENT_ZERO_PLATFORM", "{platform}");
+    assert_eq!(platform["limits"]["wallClockMs"]["value"], WALL_CLOCK_SECS * 1_000, "{platform}");
+    assert_eq!(platform["conflicts"][0]["variable"], "AGENT_ZERO_MODEL_TIMEOUT_MS", "{platform}");
+
+    let body = serde_json::to_vec(&json!({
+        "repository": "acme/calc",
+        "mode": "fix",
+        "trigger": "feedback",
+        "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
+        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+    }))
+    .unwrap();
+    let auth = format!("Bearer {OPERATOR}");
+    let reply = world.server.send(
+        "POST",
+        "/api/v1/tasks",
+        &[("content-type", "application/json"), ("authorization", &auth)],
+        &body,
+    );
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    let error = &reply.json()["error"];
+    assert_eq!(error["code"], "not_configured", "{error}");
+    assert_eq!(error["field"], "AGENT_ZERO_MODEL_TIMEOUT_MS", "{error}");
+    assert!(error["message"].as_str().unwrap_or_default().contains("fermyon-cloud"), "{error}");
+    let listed = read(&world.server, "/api/v1/tasks").json();
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(0), "nothing was created: {listed}");
+}
+
+/// `agent-zero doctor`'s `store-atomic` check observes the store: on the
+/// Spin host, which serves Spin's default SQLite semantics, a swap from
+/// absent is an upsert and creations go through increment tickets; on
+/// workerd, each task's records live in its own Durable Object.
+fn the_doctor_says_what_the_store_guarantees(runtime: Runtime) {
+    let vars = vec![("AGENT_ZERO_CONTROL_PLANE_TOKENS".to_owned(), format!("operator:{OPERATOR}"))];
+    let server =
+        Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"));
+    let auth = format!("Bearer {OPERATOR}");
+    let reply = server.send("GET", "/api/v1/doctor", &[("authorization", auth.as_str())], b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let body = reply.json();
+    let check = body["checks"].as_array().unwrap().iter().find(|c| c["name"] == "store-atomic").cloned();
+    let check = check.unwrap_or_else(|| panic!("no store-atomic check: {body}"));
+    assert_eq!(check["status"], "pass", "{check}");
+    let detail = check["detail"].as_str().unwrap_or_default();
+    match runtime {
+        Runtime::Spin => {
+            assert!(detail.contains("upsert") && detail.contains("increment tickets"), "{check}");
+        }
+        Runtime::Workerd => assert!(detail.contains("Durable Object"), "{check}"),
+    }
+}
