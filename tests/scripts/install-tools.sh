@@ -72,4 +72,13 @@ if [ "$what" = all ] && [ ! -x /usr/bin/chromium ]; then
   $sudo_cmd apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium >&2
 fi
+# busybox: the runner's background-job scripts are also run under busybox
+# alone (shared/runner/src/jobs.rs), as minimal sandbox images have it.
+if [ "$what" = all ] && ! command -v busybox >/dev/null 2>&1; then
+  say "apt-get install busybox-static (background-job scripts under busybox)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends busybox-static >&2
+fi
 say "ready"

@@ -12,7 +12,8 @@
 #      is over its budget
 #   4. checks the Spin components against their WIT contract (wit/world.wit),
 #      and the build's optimize step on a fixture module (optimize_test.py)
-#   5. builds the Spin host and the reference sandbox server
+#   5. builds the Spin host and the reference sandbox server, and runs the
+#      Spin host's own tests
 #   6. the end-to-end suite on workerd (wrangler dev) and on the Spin host,
 #      then Schemathesis, then a build with only some providers
 #      (AGENT_ZERO_PROVIDERS) through a whole run on both hosts
@@ -44,16 +45,22 @@ unset AGENT_ZERO_PROVIDERS
 # split by role (README, "Architecture"), from a fresh clone: the front
 # worker 410,033 B, the tick worker 452,261 B, the HTTP component 377,222 B
 # and the tick component 451,896 B, each under issue 20's 450 KiB (budgets
-# below, one per artefact).
+# below, one per artefact). Raised on 2026-12-06 for issue 40 (checks as a
+# polled background job on every provider: its scripts and their parsing;
+# the platform profiles with their cited figures; the value cap; the store
+# probe): measured 414,951 B, 464,914 B, 384,171 B and 467,921 B, budgets at
+# those rounded up plus 2 KiB, as a 1 KiB margin was inside the build's
+# jitter (issue 44). The tick artefacts are now ~5 KiB over issue 20's
+# 450 KiB: size is a budget here, not a goal.
 # History: raised once from 768/792 KiB with a reason (the dashboard
 # sign-in, typed settings and run metering of one round grew both by more
 # than the YAML parser's replacement saved). Issue 20's target is 450 KiB
 # per artefact: lower them as the wasm shrinks, never raise them without a
 # reason.
-WORKER_GZIP_BUDGET=$((402 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((443 * 1024))
-SPIN_GZIP_BUDGET=$((370 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((443 * 1024))
+WORKER_GZIP_BUDGET=$((408 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((457 * 1024))
+SPIN_GZIP_BUDGET=$((378 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((460 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
@@ -127,6 +134,8 @@ python3 tests/scripts/optimize_test.py 2>&1 | tee -a "$log"
 
 step "build: Spin host and reference sandbox server (profile tools)"
 cargo build --profile tools -p agent-zero-spin-host -p agent-zero-sandbox
+step "Spin host's own tests (its stores' semantics, wall clock, outbound budget, routes)"
+cargo test --profile tools -p agent-zero-spin-host 2>&1 | tee -a "$log"
 
 step "end-to-end on workerd and the Spin host"
 AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e 2>&1 | tee -a "$log"

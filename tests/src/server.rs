@@ -399,6 +399,8 @@ fn workerd_command(
         .env("WRANGLER_SEND_METRICS", "false")
         .env("AGENT_ZERO_PREBUILT", "1")
         .args(["dev", "--local", "--ip", "127.0.0.1", "--port", &port.to_string()])
+        // `/__scheduled?cron=...` runs the front worker's cron handler.
+        .arg("--test-scheduled")
         .arg("--config")
         .arg(&front_path)
         .arg("--config")

@@ -38,7 +38,8 @@ pub struct Limits {
     /// `false` runs them in one tick, bounded by what is left of
     /// `agent.timeoutMs`.
     pub checks_in_background: bool,
-    /// How long a tick waits before polling running checks again.
+    /// The shortest wait before polling running checks again; the wait
+    /// grows with the checks' age, up to a minute (`act/verify.rs`).
     pub check_poll_ms: u64,
     /// How long a delivery may wait for its policy (GitHub unreachable)
     /// before the task fails; within GitHub's 3-day redelivery window.
@@ -60,7 +61,7 @@ impl Default for Limits {
             publish_ms: 120_000,
             claim_margin_ms: 30_000,
             checks_in_background: false,
-            check_poll_ms: 5_000,
+            check_poll_ms: 1_000,
             admission_ms: 24 * 3_600_000,
             max_admission_backoff_ms: 300_000,
         }

@@ -664,6 +664,15 @@ pub(super) fn sandbox_stats(world: &World) -> Value {
         .json()
 }
 
+/// How many commands the reference sandbox was asked to run that carry
+/// `element` in their argv: the checks run as one background job, so each
+/// job start carries every check's argv (a poll carries none of them).
+pub(super) fn runs_carrying(world: &World, element: &str) -> usize {
+    let record = sandbox_record(world);
+    let requests = record["requests"].as_array().cloned().unwrap_or_default();
+    requests.iter().filter(|r| r["argv"].as_array().is_some_and(|argv| argv.iter().any(|a| a == element))).count()
+}
+
 /// What the reference sandbox acted on (`GET /v1/record`): create bodies
 /// and each command's argv, cwd and whole environment.
 pub(super) fn sandbox_record(world: &World) -> Value {

@@ -28,6 +28,10 @@ pub(crate) const CASES: &[Case] = &[
         run: a_model_timeout_past_the_wall_clock_is_refused_by_name,
     },
     Case { name: "platform_the_doctor_says_what_the_store_guarantees", run: the_doctor_says_what_the_store_guarantees },
+    Case {
+        name: "platform_on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request",
+        run: on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request,
+    },
 ];
 
 /// Fermyon Cloud's wall clock per request handler (docs/platforms.md).
@@ -140,4 +144,36 @@ fn the_doctor_says_what_the_store_guarantees(runtime: Runtime) {
         }
         Runtime::Workerd => assert!(detail.contains("Durable Object"), "{check}"),
     }
+}
+
+/// Under `cloudflare-free`, a labelled issue still becomes a verified pull
+/// request, and no tick's metered count (what it spent, with what the polls
+/// before it spent and committed nothing for) reaches the free plan's 50
+/// subrequests per invocation.
+fn on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request(runtime: Runtime) {
+    const FREE_SUBREQUESTS: u64 = 50;
+    let world = world_with_vars(runtime, &policy("fix"), &[("AGENT_ZERO_PLATFORM", "cloudflare-free")]);
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let task_id = file_issue(&world, "platform-cloudflare-free");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verified"], true, "{task}");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "the pull request", |g| !g.pulls(owner, name).is_empty());
+    assert_eq!(world.github.pulls(owner, name).len(), 1, "one pull request");
+
+    let health = world.server.send("GET", "/api/v1/health", &[], b"").json();
+    assert_eq!(health["platform"]["name"], "cloudflare-free", "{health}");
+    assert_eq!(health["platform"]["conflicts"], json!([]), "{health}");
+    let log = read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).json();
+    let entries = log["entries"].as_array().expect("the log's entries");
+    let mut ticks = 0;
+    for entry in entries {
+        for fact in entry["facts"].as_array().unwrap().iter().filter(|f| f["fact"] == "metered") {
+            ticks += 1;
+            let spent = fact["cost"]["subrequests"].as_u64().unwrap_or(0);
+            assert!(spent < FREE_SUBREQUESTS, "entry {}: {spent} subrequests: {fact}", entry["seq"]);
+        }
+    }
+    assert!(ticks > 5, "every committed tick was metered: {ticks}");
 }

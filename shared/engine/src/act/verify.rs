@@ -50,11 +50,25 @@ pub(super) async fn verify<W: Workspace>(
         };
     };
     match workspace.poll_checks(lease, checks, run.remaining_ms(), &job.job).await {
-        Ok(ChecksPoll::Running) => Acted::again(limits.check_poll_ms),
+        Ok(ChecksPoll::Running) => {
+            Acted::again(poll_delay(limits.check_poll_ms, run.cx.now_ms.saturating_sub(job.started_ms)))
+        }
         Ok(ChecksPoll::Done(results)) => checked(run, results),
         Ok(ChecksPoll::Lost(reason)) => lost(run, format!("job `{}`: {reason}", job.job)),
         Err(e) => run.sandbox_failed("poll-checks", e),
     }
+}
+
+/// Longest wait between two polls of running checks.
+const MAX_POLL_MS: u64 = 60_000;
+
+/// How long to wait before polling checks that have run `elapsed_ms`: a
+/// sixth of that, between `poll_ms` and a minute, so a poll finds finished
+/// checks at most about a sixth late (or `poll_ms`), and a 30-minute suite
+/// costs about sixty polls (each a queue message on Cloudflare) where a
+/// poll every second would cost 1,800.
+pub(crate) fn poll_delay(poll_ms: u64, elapsed_ms: u64) -> u64 {
+    (elapsed_ms / 6).clamp(poll_ms, MAX_POLL_MS.max(poll_ms))
 }
 
 /// The checks' results: on to review, to a repair, or the end.
@@ -96,7 +110,29 @@ pub(crate) fn job_name(lease_id: &str, attempt: u32, seq: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::job_name;
+    use super::{job_name, poll_delay};
+
+    #[test]
+    fn polls_back_off_with_the_checks_age_up_to_a_minute() {
+        assert_eq!(poll_delay(5_000, 0), 5_000);
+        assert_eq!(poll_delay(5_000, 30_000), 5_000);
+        assert_eq!(poll_delay(5_000, 60_000), 10_000);
+        assert_eq!(poll_delay(5_000, 3_600_000), 60_000);
+        assert_eq!(poll_delay(90_000, 0), 90_000, "a poll interval above a minute is kept");
+        // A 30-minute suite: polls until it is done.
+        let (mut at, mut polls) = (0, 0);
+        while at < 1_800_000 {
+            at += poll_delay(5_000, at);
+            polls += 1;
+        }
+        assert!((40..=70).contains(&polls), "{polls} polls");
+        let (mut at, mut polls) = (0, 0);
+        while at < 1_800_000 {
+            at += poll_delay(1_000, at);
+            polls += 1;
+        }
+        assert!((50..=70).contains(&polls), "{polls} polls from a 1 s floor");
+    }
 
     #[test]
     fn job_names_are_short_safe_and_distinct() {

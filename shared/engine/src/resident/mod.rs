@@ -294,8 +294,12 @@ impl Resident {
                     self.sandbox.applied_on = self.sandbox.lease.as_ref().map(|l| l.id.clone());
                 }
                 Fact::ChecksStarted { attempt, job, lease } => {
-                    self.sandbox.checks_job =
-                        Some(ChecksJob { attempt: *attempt, job: job.clone(), lease: lease.clone() });
+                    self.sandbox.checks_job = Some(ChecksJob {
+                        attempt: *attempt,
+                        job: job.clone(),
+                        lease: lease.clone(),
+                        started_ms: entry.at_ms,
+                    });
                 }
                 Fact::Checked { results, .. } => {
                     self.attempt.check_results.clone_from(results);

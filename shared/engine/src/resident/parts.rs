@@ -64,6 +64,9 @@ pub struct ChecksJob {
     pub job: String,
     /// The lease it runs on.
     pub lease: String,
+    /// When it was started (the entry that recorded it).
+    #[serde(default)]
+    pub started_ms: u64,
 }
 
 /// What discovery found in the checkout (and, in `omitted`, everything
