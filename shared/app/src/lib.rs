@@ -21,6 +21,7 @@ compile_error!("agent-zero-app needs at least one sandbox provider: a `sandbox-*
 #[cfg(not(any(feature = "model-openai", feature = "model-anthropic", feature = "model-google")))]
 compile_error!("agent-zero-app needs at least one model adapter: a `model-*` feature");
 
+mod allowed_hosts;
 mod audit_log;
 mod auth;
 mod body_limit;
@@ -101,6 +102,12 @@ pub trait Host {
     fn leases(&self) -> &Self::Leases;
     /// The JWT signer.
     fn signer(&self) -> &Self::Signer;
+    /// Where the tick role may send requests, when the platform keeps an
+    /// allow-list (Spin's `allowed_outbound_hosts` of the tick component);
+    /// `None` where any host may be called.
+    fn allowed_outbound_hosts(&self) -> Option<&[&'static str]> {
+        None
+    }
     /// Whether `mac` is HMAC-SHA256(`key`, `body`), compared in constant
     /// time: the webhook signature check. By default the `hmac` crate; a
     /// host with a faster native HMAC overrides it (WebCrypto in workerd).

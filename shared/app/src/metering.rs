@@ -281,6 +281,10 @@ impl<'a, H: Host> Host for Metered<'a, H> {
     fn signer(&self) -> &Self::Signer {
         self.host.signer()
     }
+
+    fn allowed_outbound_hosts(&self) -> Option<&[&'static str]> {
+        self.host.allowed_outbound_hosts()
+    }
 }
 
 /// A task's cost record: the run's total so far, and the operations not

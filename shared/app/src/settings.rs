@@ -373,11 +373,16 @@ fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
 /// On `host`'s platform (`AGENT_ZERO_PLATFORM`), it must also fit: a model
 /// timeout that cannot end inside a tick is refused here, never found out
 /// by a run that fails later.
+///
+/// Where the platform keeps an allow-list of hosts (`allowed`: Spin's
+/// `allowed_outbound_hosts`), every host the configuration will call must
+/// be on it; the error names the variable that points at the missing one.
 pub(crate) fn check_runnable<C: HttpClient>(
     settings: &Settings,
     policy: &Policy,
     http: C,
     host: &str,
+    allowed: Option<&[&str]>,
 ) -> Result<(), ApiError> {
     let run = settings.run()?;
     if let Err(reason) = settings.sandbox(http).and(settings.pool(0)) {
@@ -392,12 +397,29 @@ pub(crate) fn check_runnable<C: HttpClient>(
             return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
         }
     };
-    if let Some((field, reason)) = run.conflicts_on(host, calls).into_iter().next() {
+    if let Some((field, reason)) = platform_conflicts(settings, run, host, calls, allowed).into_iter().next() {
         return Err(
             ApiError::new(ErrorCode::NotConfigured, format!("no task can run here: {reason}")).with_field(field)
         );
     }
     Ok(())
+}
+
+/// What this configuration cannot do on `host`'s platform: the platform's
+/// limits ([`RunSettings::conflicts_on`]), then every configured host the
+/// platform's allow-list (`allowed`) does not let through.
+pub(crate) fn platform_conflicts(
+    settings: &Settings,
+    run: &RunSettings,
+    host: &str,
+    calls: u64,
+    allowed: Option<&[&str]>,
+) -> Vec<(&'static str, String)> {
+    let mut conflicts = run.conflicts_on(host, calls);
+    if let Some(allowed) = allowed {
+        conflicts.extend(crate::allowed_hosts::missing(settings.variables(), allowed, "agent-zero-ticks"));
+    }
+    conflicts
 }
 
 /// The model calls one step may make: the primary, and the fallback after it.
@@ -448,23 +470,23 @@ mod tests {
     fn a_task_that_could_never_run_is_refused_naming_what_to_set() {
         let http = crate::test_host::RefusingHttp;
         let policy = Policy::default();
-        let none = check_runnable(&Settings::default(), &policy, &http, "test").unwrap_err();
+        let none = check_runnable(&Settings::default(), &policy, &http, "test", None).unwrap_err();
         assert_eq!(none.field.as_deref(), Some("AGENT_ZERO_SANDBOX_PROVIDER"), "{}", none.message);
         let no_token =
             Config::from_pairs([("AGENT_ZERO_SANDBOX_PROVIDER", "custom"), ("AGENT_ZERO_SANDBOX_URL", "http://s")]);
-        let error = check_runnable(&Settings::new(no_token), &policy, &http, "test").unwrap_err();
+        let error = check_runnable(&Settings::new(no_token), &policy, &http, "test", None).unwrap_err();
         assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_SANDBOX_TOKEN"), "{}", error.message);
         let sandbox = [
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", "http://s"),
             ("AGENT_ZERO_SANDBOX_TOKEN", "t"),
         ];
-        let no_model = check_runnable(&Settings::from_pairs(sandbox), &policy, &http, "test").unwrap_err();
+        let no_model = check_runnable(&Settings::from_pairs(sandbox), &policy, &http, "test", None).unwrap_err();
         assert!(no_model.message.contains("no task can run"), "{}", no_model.message);
         assert!(no_model.field.as_deref().is_some_and(|f| f.ends_with("_API_KEY")), "{:?}", no_model.field);
         let mut all = sandbox.to_vec();
         all.push(("OPENAI_API_KEY", "sk-test"));
-        check_runnable(&Settings::from_pairs(all), &policy, &http, "test").unwrap();
+        check_runnable(&Settings::from_pairs(all), &policy, &http, "test", None).unwrap();
     }
 
     /// On a platform with a wall clock, a model timeout that cannot end
@@ -484,7 +506,7 @@ mod tests {
         let fermyon = Platform::FermyonCloud.limits();
         let (wall, tick) = (fermyon.wall_clock_ms.unwrap().value, crate::platform::tick_budget_ms(&fermyon).unwrap());
         let fits = Settings::from_pairs(base);
-        check_runnable(&fits, &policy, &http, "spin").unwrap();
+        check_runnable(&fits, &policy, &http, "spin", None).unwrap();
         let run = fits.run().unwrap();
         assert_eq!(run.wall_clock_on("spin"), Some((wall, tick)));
         assert_eq!(run.model_timeout_on("spin", 1), Some(tick), "unset: the whole tick");
@@ -493,7 +515,7 @@ mod tests {
         let too_long = (tick + 1).to_string();
         let mut pairs = base.to_vec();
         pairs.push(("AGENT_ZERO_MODEL_TIMEOUT_MS", &too_long));
-        let error = check_runnable(&Settings::from_pairs(pairs.clone()), &policy, &http, "spin").unwrap_err();
+        let error = check_runnable(&Settings::from_pairs(pairs.clone()), &policy, &http, "spin", None).unwrap_err();
         assert_eq!(error.code.status(), http::StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(error.field.as_deref(), Some("AGENT_ZERO_MODEL_TIMEOUT_MS"), "{}", error.message);
         assert!(
@@ -505,7 +527,7 @@ mod tests {
         // Without a platform of its own the host's default applies: Spin
         // self-hosted sets no wall clock, so the same timeout is fine there.
         pairs.retain(|(name, _)| *name != "AGENT_ZERO_PLATFORM");
-        check_runnable(&Settings::from_pairs(pairs), &policy, &http, "spin").unwrap();
+        check_runnable(&Settings::from_pairs(pairs), &policy, &http, "spin", None).unwrap();
 
         let unknown = Settings::from_pairs([("AGENT_ZERO_PLATFORM", "heroku")]);
         let error = unknown.run().unwrap_err();
@@ -568,7 +590,7 @@ mod tests {
         let runnable = |pairs: &[(&'static str, &'static str)], policy: &Policy| {
             let mut all = credentials.to_vec();
             all.extend_from_slice(pairs);
-            check_runnable(&Settings::from_pairs(all), policy, &http, "test")
+            check_runnable(&Settings::from_pairs(all), policy, &http, "test", None)
         };
 
         for (name, built) in sandboxes {

@@ -29,6 +29,10 @@ pub(crate) const CASES: &[Case] = &[
     },
     Case { name: "platform_the_doctor_says_what_the_store_guarantees", run: the_doctor_says_what_the_store_guarantees },
     Case {
+        name: "platform_a_host_missing_from_spins_allow_list_is_named_before_any_task",
+        run: a_host_missing_from_spins_allow_list_is_named_before_any_task,
+    },
+    Case {
         name: "platform_on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request",
         run: on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request,
     },
@@ -176,4 +180,45 @@ fn on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request(runtime: Ru
         }
     }
     assert!(ticks > 5, "every committed tick was metered: {ticks}");
+}
+
+/// A model endpoint that the tick component's `allowed_outbound_hosts` in
+/// `spin.toml` does not list: on Spin, health names the variable and task
+/// creation answers 503 naming it, before any task exists (every model call
+/// would be refused by Spin at run time). Workers keep no such list.
+fn a_host_missing_from_spins_allow_list_is_named_before_any_task(runtime: Runtime) {
+    let world = world_with_vars(
+        runtime,
+        &policy("fix"),
+        &[
+            ("AGENT_ZERO_MODEL_BASE_URL", "https://models.example.com/v1"),
+            ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/calc"),
+        ],
+    );
+    let health = world.server.send("GET", "/api/v1/health", &[], b"").json();
+    let conflicts = health["platform"]["conflicts"].clone();
+    let body = serde_json::to_vec(&json!({
+        "repository": "acme/calc",
+        "mode": "fix",
+        "trigger": "feedback",
+        "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
+        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+    }))
+    .unwrap();
+    let auth = format!("Bearer {OPERATOR}");
+    let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
+    let reply = world.server.send("POST", "/api/v1/tasks", &headers, &body);
+    match runtime {
+        Runtime::Spin => {
+            assert_eq!(conflicts[0]["variable"], "AGENT_ZERO_MODEL_BASE_URL", "{health}");
+            let message = conflicts[0]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("\"https://models.example.com\"") && message.contains("spin.toml"), "{message}");
+            assert_eq!(reply.status, 503, "{}", reply.text());
+            assert_eq!(reply.json()["error"]["field"], "AGENT_ZERO_MODEL_BASE_URL", "{}", reply.text());
+        }
+        Runtime::Workerd => {
+            assert_eq!(conflicts, json!([]), "{health}");
+            assert_eq!(reply.status, 201, "{}", reply.text());
+        }
+    }
 }

@@ -96,8 +96,8 @@ fn platform<H: Host>(context: &RouteContext<'_, H>) -> Value {
     let Some(platform) = run.platform_on(host) else { return Value::Null };
     let calls = crate::services::model_selection(&agent_zero_agent::Policy::default(), context.settings)
         .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
-    let conflicts: Vec<Value> = run
-        .conflicts_on(host, calls)
+    let allowed = context.host.allowed_outbound_hosts();
+    let conflicts: Vec<Value> = crate::settings::platform_conflicts(context.settings, run, host, calls, allowed)
         .into_iter()
         .map(|(variable, message)| json!({ "variable": variable, "message": message }))
         .collect();

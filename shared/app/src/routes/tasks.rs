@@ -304,7 +304,13 @@ async fn create_as<H: Host>(
     }
     let policy = policy_for(context, &body.repository).await?;
     // A task that could never run is not accepted as if it could.
-    crate::settings::check_runnable(context.settings, &policy, context.host.http(), context.host.name())?;
+    crate::settings::check_runnable(
+        context.settings,
+        &policy,
+        context.host.http(),
+        context.host.name(),
+        context.host.allowed_outbound_hosts(),
+    )?;
     let stimulus = Stimulus {
         task_id: task_id(&context.invocation.request_id),
         repository: body.repository.clone(),

@@ -64,10 +64,16 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
         }
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
-            crate::settings::check_runnable(self.settings, &stimulus.policy, self.host.http(), self.host.name())
-                .map_err(|e| {
-                    AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings")))
-                })?;
+            crate::settings::check_runnable(
+                self.settings,
+                &stimulus.policy,
+                self.host.http(),
+                self.host.name(),
+                self.host.allowed_outbound_hosts(),
+            )
+            .map_err(|e| {
+                AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or("settings")))
+            })?;
         }
         Ok(admission)
     }
