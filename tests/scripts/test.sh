@@ -94,8 +94,9 @@ step "host tests of a build with only some providers (AGENT_ZERO_PROVIDERS=\"e2b
 cargo test -p agent-zero-app --no-default-features --features sandbox-e2b,model-anthropic --lib left_out 2>&1 |
   tee -a "$log"
 cargo test -p agent-zero-models --no-default-features --features anthropic --lib 2>&1 | tee -a "$log"
-step "the worker crate's own tests (native; both roles' code)"
+step "the host crates' own tests (native)"
 cargo test -p agent-zero-cloudflare --lib 2>&1 | tee -a "$log"
+cargo test -p agent-zero-spin --lib 2>&1 | tee -a "$log"
 bash tests/scripts/providers_test.sh 2>&1 | tee -a "$log"
 
 step "build: Cloudflare workers (front, ticks)"
