@@ -48,7 +48,8 @@ unset AGENT_ZERO_PROVIDERS
 # below, one per artefact). Raised on 2026-12-06 for issue 40 (checks as a
 # polled background job on every provider: its scripts and their parsing;
 # the platform profiles with their cited figures; the value cap; the store
-# probe): measured 414,951 B, 464,914 B, 384,171 B and 467,921 B, budgets at
+# probe, the Spin allow-list check): measured 415,260 B, 465,505 B,
+# 386,175 B and 470,159 B, budgets at
 # those rounded up plus 2 KiB, as a 1 KiB margin was inside the build's
 # jitter (issue 44). The tick artefacts are now ~5 KiB over issue 20's
 # 450 KiB: size is a budget here, not a goal.
@@ -59,8 +60,8 @@ unset AGENT_ZERO_PROVIDERS
 # reason.
 WORKER_GZIP_BUDGET=$((408 * 1024))
 WORKER_TICKS_GZIP_BUDGET=$((457 * 1024))
-SPIN_GZIP_BUDGET=$((378 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((460 * 1024))
+SPIN_GZIP_BUDGET=$((380 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((462 * 1024))
 
 bash tests/scripts/install-tools.sh all
 

@@ -101,38 +101,16 @@ impl Host for SpinHost {
 }
 
 /// The tick component's `allowed_outbound_hosts`, as the `spin.toml` this
-/// component was built beside lists them (`spin build` rebuilds it when the
-/// manifest changes): what health and task creation check the configured
-/// URLs against, so a missing host is named before a run needs it.
+/// component was built beside lists them (`build.rs`; `spin build`
+/// rebuilds it when the manifest changes): what health and task creation
+/// check the configured URLs against, so a missing host is named before a
+/// run needs it.
 fn ticks_allowed_hosts() -> &'static [&'static str] {
-    static HOSTS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    HOSTS.get_or_init(|| allowed_hosts_of(include_str!("../../../spin.toml"), "agent-zero-ticks"))
+    allowed_hosts::TICKS_ALLOWED_HOSTS
 }
 
-/// The quoted entries of `allowed_outbound_hosts = [...]` in the
-/// `[component.<id>]` table of a manifest (our own `spin.toml`'s layout: one
-/// entry a line, `#` comments).
-fn allowed_hosts_of(manifest: &'static str, id: &str) -> Vec<&'static str> {
-    let header = format!("[component.{id}]");
-    let mut lines = manifest.lines().skip_while(|line| line.trim() != header).skip(1);
-    let mut hosts = Vec::new();
-    let Some(_) = lines
-        .by_ref()
-        .take_while(|line| !line.starts_with('['))
-        .find(|line| line.trim_start().starts_with("allowed_outbound_hosts"))
-    else {
-        return hosts;
-    };
-    for line in lines {
-        let line = line.split('#').next().unwrap_or_default().trim();
-        if line.starts_with(']') {
-            break;
-        }
-        if let Some(entry) = line.split('"').nth(1) {
-            hosts.push(entry);
-        }
-    }
-    hosts
+mod allowed_hosts {
+    include!(concat!(env!("OUT_DIR"), "/allowed_hosts.rs"));
 }
 
 /// Spin variable names are lowercase (`[a-z0-9_]`).
@@ -354,9 +332,5 @@ mod tests {
             assert!(hosts.contains(&host), "{host} missing from {hosts:?}");
         }
         assert!(!hosts.contains(&"https://github.com"), "the sign-in host is the HTTP component's only: {hosts:?}");
-        let manifest = "[component.a]\nallowed_outbound_hosts = [\n  # note\n  \"https://x\",\n]\n[component.b]\nallowed_outbound_hosts = [\n  \"https://y\",\n]\n";
-        assert_eq!(allowed_hosts_of(manifest, "a"), ["https://x"]);
-        assert_eq!(allowed_hosts_of(manifest, "b"), ["https://y"]);
-        assert!(allowed_hosts_of(manifest, "c").is_empty());
     }
 }
