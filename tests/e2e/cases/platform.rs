@@ -14,7 +14,7 @@ use agent_zero_fakes::calc;
 use serde_json::json;
 
 use super::lifecycle::{
-    OPERATOR, decision, file_issue, policy, read, wait_terminal, world_on_platform, world_with_vars,
+    OPERATOR, decision, file_issue, policy, read, wait_github, wait_terminal, world_on_platform, world_with_vars,
 };
 use crate::Case;
 
