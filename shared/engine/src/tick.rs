@@ -168,7 +168,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         }
         let mut facts = acted.facts;
         let mut delay_ms = acted.delay_ms;
-        if let Some(bytes) = oversized(&Entry { seq, at_ms: now_ms, facts: facts.clone() }) {
+        if let Some(bytes) = oversized(seq, now_ms, &facts) {
             // Never cut: the run ends, saying how large the step's record was.
             let reason = format!(
                 "the step's record is {bytes} bytes, over the {MAX_VALUE_BYTES}-byte value limit of the smallest store (Fermyon Cloud, Akamai Functions)"
@@ -248,11 +248,35 @@ impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
     }
 }
 
-/// The size of `entry` when it is over [`MAX_VALUE_BYTES`] (with room for
-/// the metered fact a host adds).
-fn oversized(entry: &Entry) -> Option<usize> {
+/// The size of the entry of `facts` when it is over [`MAX_VALUE_BYTES`]
+/// (with room for the metered fact a host adds), counted as it is written
+/// without keeping the bytes.
+fn oversized(seq: u64, at_ms: u64, facts: &[Fact]) -> Option<usize> {
+    /// An [`Entry`] by reference: the same JSON.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Borrowed<'a> {
+        seq: u64,
+        at_ms: u64,
+        facts: &'a [Fact],
+    }
+    /// Counts what is written to it.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
     const METERED_ROOM: usize = 1_024;
-    let bytes = serde_json::to_vec(entry).map_or(usize::MAX, |b| b.len());
+    let mut count = Count(0);
+    let bytes = match serde_json::to_writer(&mut count, &Borrowed { seq, at_ms, facts }) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    };
     (bytes.saturating_add(METERED_ROOM) > MAX_VALUE_BYTES).then_some(bytes)
 }
 
