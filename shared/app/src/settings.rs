@@ -290,10 +290,11 @@ impl RunSettings {
 
     /// Each model call's timeout on `host` when a step may make `calls`
     /// (the primary, then a fallback): the operator's, else, on a platform
-    /// with a wall clock, what lets them all end inside one tick (else the
-    /// provider's default, `None`).
+    /// with a wall clock, the default (2 minutes) or less, so that they all
+    /// end inside one tick (else the provider's default, `None`).
     pub fn model_timeout_on(&self, host: &str, calls: u64) -> Option<u64> {
-        self.model_timeout_ms.or_else(|| self.wall_clock_on(host).map(|(_, tick)| tick / calls.max(1)))
+        let default = Limits::default().model_call_ms;
+        self.model_timeout_ms.or_else(|| self.wall_clock_on(host).map(|(_, tick)| (tick / calls.max(1)).min(default)))
     }
 
     /// What this configuration cannot do on `host`'s platform, each as the
@@ -511,6 +512,9 @@ mod tests {
         assert_eq!(run.wall_clock_on("spin"), Some((wall, tick)));
         assert_eq!(run.model_timeout_on("spin", 1), Some(tick), "unset: the whole tick");
         assert_eq!(run.model_timeout_on("spin", 2), Some(tick / 2), "a fallback shares it");
+        // A long wall clock (a Queues consumer's 15 min) keeps the 2-minute default.
+        let workers = Settings::from_pairs([("AGENT_ZERO_PLATFORM", "cloudflare-paid")]);
+        assert_eq!(workers.run().unwrap().model_timeout_on("cloudflare", 1), Some(120_000));
 
         let too_long = (tick + 1).to_string();
         let mut pairs = base.to_vec();
