@@ -249,10 +249,11 @@ impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
 }
 
 /// The size of the entry of `facts` when it is over [`MAX_VALUE_BYTES`]
-/// (with room for the metered fact a host adds), counted as it is written
-/// without keeping the bytes.
+/// (with room for the metered fact a host adds). Written to a `Vec` as the
+/// store writes it: a writer of its own would build a second copy of every
+/// fact's serializer into the wasm (5.7 KB gzip, measured).
 fn oversized(seq: u64, at_ms: u64, facts: &[Fact]) -> Option<usize> {
-    /// An [`Entry`] by reference: the same JSON.
+    /// An [`Entry`] by reference: the same JSON, without copying the facts.
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Borrowed<'a> {
@@ -260,23 +261,8 @@ fn oversized(seq: u64, at_ms: u64, facts: &[Fact]) -> Option<usize> {
         at_ms: u64,
         facts: &'a [Fact],
     }
-    /// Counts what is written to it.
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     const METERED_ROOM: usize = 1_024;
-    let mut count = Count(0);
-    let bytes = match serde_json::to_writer(&mut count, &Borrowed { seq, at_ms, facts }) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    };
+    let bytes = serde_json::to_vec(&Borrowed { seq, at_ms, facts }).map_or(usize::MAX, |b| b.len());
     (bytes.saturating_add(METERED_ROOM) > MAX_VALUE_BYTES).then_some(bytes)
 }
 
