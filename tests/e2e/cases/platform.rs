@@ -9,12 +9,12 @@
 //! every invocation's wall time). A configuration that cannot fit is
 //! refused before any task exists, naming the setting.
 
-use agent_zero_e2e::{Runtime, Server, ServerOptions};
+use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions};
 use agent_zero_fakes::calc;
 use serde_json::json;
 
 use super::lifecycle::{
-    OPERATOR, decision, file_issue, policy, read, wait_github, wait_terminal, world_on_platform, world_with_vars,
+    OPERATOR, World, decision, file_issue, policy, read, wait_github, wait_terminal, world_on_platform, world_with_vars,
 };
 use crate::Case;
 
@@ -84,6 +84,22 @@ fn a_check_longer_than_an_invocation_verifies_on_fermyon_cloud(runtime: Runtime)
     println!("  {}: {} invocations, longest {longest} ms", runtime.name(), walls.len());
 }
 
+/// `POST /api/v1/tasks` as the operator: a fix of the fixture repository's
+/// bug, reported as review feedback.
+fn create_task(world: &World) -> Reply {
+    let body = serde_json::to_vec(&json!({
+        "repository": "acme/calc",
+        "mode": "fix",
+        "trigger": "feedback",
+        "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
+        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+    }))
+    .unwrap();
+    let auth = format!("Bearer {OPERATOR}");
+    let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
+    world.server.send("POST", "/api/v1/tasks", &headers, &body)
+}
+
 fn a_model_timeout_past_the_wall_clock_is_refused_by_name(runtime: Runtime) {
     let world = world_with_vars(
         runtime,
@@ -102,21 +118,7 @@ fn a_model_timeout_past_the_wall_clock_is_refused_by_name(runtime: Runtime) {
     assert_eq!(platform["limits"]["wallClockMs"]["value"], WALL_CLOCK_SECS * 1_000, "{platform}");
     assert_eq!(platform["conflicts"][0]["variable"], "AGENT_ZERO_MODEL_TIMEOUT_MS", "{platform}");
 
-    let body = serde_json::to_vec(&json!({
-        "repository": "acme/calc",
-        "mode": "fix",
-        "trigger": "feedback",
-        "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
-        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
-    }))
-    .unwrap();
-    let auth = format!("Bearer {OPERATOR}");
-    let reply = world.server.send(
-        "POST",
-        "/api/v1/tasks",
-        &[("content-type", "application/json"), ("authorization", &auth)],
-        &body,
-    );
+    let reply = create_task(&world);
     assert_eq!(reply.status, 503, "{}", reply.text());
     let error = &reply.json()["error"];
     assert_eq!(error["code"], "not_configured", "{error}");
@@ -197,17 +199,7 @@ fn a_host_missing_from_spins_allow_list_is_named_before_any_task(runtime: Runtim
     );
     let health = world.server.send("GET", "/api/v1/health", &[], b"").json();
     let conflicts = health["platform"]["conflicts"].clone();
-    let body = serde_json::to_vec(&json!({
-        "repository": "acme/calc",
-        "mode": "fix",
-        "trigger": "feedback",
-        "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
-        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
-    }))
-    .unwrap();
-    let auth = format!("Bearer {OPERATOR}");
-    let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
-    let reply = world.server.send("POST", "/api/v1/tasks", &headers, &body);
+    let reply = create_task(&world);
     match runtime {
         Runtime::Spin => {
             assert_eq!(conflicts[0]["variable"], "AGENT_ZERO_MODEL_BASE_URL", "{health}");
