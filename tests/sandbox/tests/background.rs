@@ -6,77 +6,20 @@
 //! lease ends everything it left running.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
-use agent_zero_ports::{HttpClient, HttpError, block_on};
+use agent_zero_ports::block_on;
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
     CheckoutSource, Exec, ExecOutput, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
 };
 
+mod common;
+
+use common::{Ureq, fixture_repo, start_server};
+
 const TOKEN: &str = "sandbox-background-token-91d2";
-
-#[derive(Debug)]
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let (parts, mut body) = response.into_parts();
-        let bytes = body.read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        Ok(http::Response::from_parts(parts, bytes))
-    }
-}
-
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Started as `custom_provider.rs` starts it: on a port it binds itself.
-fn start_server(repos: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-zero-sandbox"))
-        .args(["--listen", "127.0.0.1:0", "--repos"])
-        .arg(repos)
-        .env("AGENT_ZERO_SANDBOX_TOKEN", TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut server = Server(child, String::new());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let Some(address) = line.trim_end().strip_prefix("agent-zero-sandbox listening on ") else {
-        panic!("sandbox server did not start: {line:?}");
-    };
-    server.1 = format!("http://{address}");
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    server
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git").args(args).current_dir(dir).status().unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-fn fixture_repo(root: &Path) {
-    let repo = root.join("acme/app");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "--quiet", "-b", "main"]);
-    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "add", "README.md"]);
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "init"]);
-}
 
 fn lease(provider: &CustomSandbox<Ureq>, id: &str) -> SandboxRef {
     let request = SandboxRequest::new(id, "acme/app", "main", RunMode::Fix, true, NetworkPolicy::None, 600_000);
@@ -118,7 +61,7 @@ fn wait_dead(pid: u32) {
 fn a_background_process_outlives_its_run_until_the_lease_is_released() {
     let repos = tempfile::tempdir().unwrap();
     fixture_repo(repos.path());
-    let server = start_server(repos.path());
+    let server = start_server(repos.path(), TOKEN);
     let provider = CustomSandbox::new(
         Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into()),
         &server.1,
@@ -153,7 +96,7 @@ fn a_background_process_outlives_its_run_until_the_lease_is_released() {
 fn a_run_answers_when_its_command_exits_whatever_holds_its_pipes() {
     let repos = tempfile::tempdir().unwrap();
     fixture_repo(repos.path());
-    let server = start_server(repos.path());
+    let server = start_server(repos.path(), TOKEN);
     let provider = CustomSandbox::new(
         Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into()),
         &server.1,
@@ -177,7 +120,7 @@ fn a_run_answers_when_its_command_exits_whatever_holds_its_pipes() {
 fn each_lease_has_its_own_tmpdir_outside_its_checkout() {
     let repos = tempfile::tempdir().unwrap();
     fixture_repo(repos.path());
-    let server = start_server(repos.path());
+    let server = start_server(repos.path(), TOKEN);
     let provider = CustomSandbox::new(
         Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into()),
         &server.1,

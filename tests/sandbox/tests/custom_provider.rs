@@ -1,87 +1,21 @@
 //! The `custom` adapter against the real `agent-zero-sandbox` server on
 //! loopback: a temp git repository is leased, real commands run in it.
 
-use std::io::{BufRead as _, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
-use agent_zero_ports::{HttpClient, HttpError, ManualClock};
+use agent_zero_ports::{ManualClock, block_on};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
     CheckoutSource, Command as Cmd, FileMode, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
     SandboxProvider, SandboxRef, SandboxRequest, Secret,
 };
 
+mod common;
+
+use common::{Server, Ureq, fixture_repo, git, start_server};
+
 const TOKEN: &str = "sandbox-test-token-5e1f";
-
-#[derive(Debug)]
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let (parts, mut body) = response.into_parts();
-        let bytes = body.read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        Ok(http::Response::from_parts(parts, bytes))
-    }
-}
-
-use agent_zero_ports::block_on;
-
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the server on a port it binds itself (`--listen 127.0.0.1:0`) and
-/// reads the address from its first line of standard error: a port chosen
-/// here and bound there could be taken in between by another test's
-/// server (these tests run in parallel), and this one would then talk to
-/// that one.
-fn start_server(repos: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-zero-sandbox"))
-        .args(["--listen", "127.0.0.1:0", "--repos"])
-        .arg(repos)
-        .env("AGENT_ZERO_SANDBOX_TOKEN", TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    // Owned by the guard from here: killed and waited for on every path.
-    let mut server = Server(child, String::new());
-    // The server names its address once bound, or says why it cannot and
-    // exits (end of file): this read does not wait on anything else.
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let Some(address) = line.trim_end().strip_prefix("agent-zero-sandbox listening on ") else {
-        panic!("sandbox server did not start: {line:?}");
-    };
-    server.1 = format!("http://{address}");
-    // Drained so the server never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    server
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git").args(args).current_dir(dir).status().unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-fn fixture_repo(root: &Path) {
-    let repo = root.join("acme/app");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "--quiet", "-b", "main"]);
-    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "add", "README.md"]);
-    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "init"]);
-}
 
 fn agent() -> Ureq {
     Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into())
@@ -91,7 +25,7 @@ fn agent() -> Ureq {
 fn custom_provider_end_to_end() {
     let repos = tempfile::tempdir().unwrap();
     fixture_repo(repos.path());
-    let server = start_server(repos.path());
+    let server = start_server(repos.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let coordinator = MemoryCoordinator::new();
     let clock = ManualClock::new(1_000);
@@ -162,7 +96,7 @@ fn custom_provider_end_to_end() {
 fn read_only_lease_refuses_writes_at_both_ends_and_wrong_token_is_refused() {
     let repos = tempfile::tempdir().unwrap();
     fixture_repo(repos.path());
-    let server = start_server(repos.path());
+    let server = start_server(repos.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let coordinator = MemoryCoordinator::new();
     let clock = ManualClock::new(0);
@@ -245,7 +179,7 @@ fn archive_checkout_is_idempotent_and_expires_server_side() {
         .stdout;
     let (url, served) = archive_server(archive);
     let empty = tempfile::tempdir().unwrap();
-    let server = start_server(empty.path());
+    let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t4", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 1_500);
     let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
@@ -296,7 +230,7 @@ fn a_bad_archive_link_is_a_clear_error_without_the_link() {
     let (url, _served) = archive_server(Vec::new());
     let url = url.replace("LINK-TOKEN-1", "EXPIRED-TOKEN-2");
     let empty = tempfile::tempdir().unwrap();
-    let server = start_server(empty.path());
+    let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t5", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 60_000);
     let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
