@@ -452,7 +452,6 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
         manifest =
             replace_line(&manifest, "spin.toml", &line, &format!("source = \"{}\"", root.join(source).display()))?;
     }
-    manifest = manifest.replace("allowed_outbound_hosts = [", "allowed_outbound_hosts = [\n  \"http://127.0.0.1:*\",");
     if options.without_kv {
         manifest = manifest.replace("key_value_stores = [\"default\"]", "key_value_stores = []");
     }
@@ -472,24 +471,66 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
     if let Some(secs) = options.wall_clock_secs {
         command.args(["--wall-clock-secs", &secs.to_string()]);
     }
-    for (name, value) in &options.vars {
+    for (name, value) in spin_variables(&options.vars) {
         command.env(format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()), value);
     }
-    // Like a platform cron job: sweep every few seconds with an operator token.
+    // Like a platform cron job, at the route's own grace: sweep every few
+    // seconds with an operator token.
     let token = options
         .vars
         .iter()
         .find(|(name, _)| name == "AGENT_ZERO_CONTROL_PLANE_TOKENS")
         .and_then(|(_, value)| value.split(',').next()?.split_once(':').map(|(_, t)| t.to_owned()));
     if let Some(token) = token {
-        command.args(["--cron", "/api/v1/sweep?graceMs=2000@3"]).env("AGENT_ZERO_SPIN_HOST_CRON_TOKEN", token);
+        command.args(["--cron", "/api/v1/sweep@3"]).env("AGENT_ZERO_SPIN_HOST_CRON_TOKEN", token);
     }
     Ok(command)
+}
+
+/// `vars` as an operator sets them on Spin: each URL the app will call
+/// (the loopback stand-ins) with its origin variable beside it, which
+/// `spin.toml`'s allow-list reads (`agent_zero_app::ORIGIN_VARIABLES`),
+/// unless the case set that variable itself.
+fn spin_variables(vars: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out = vars.to_vec();
+    for (url_variable, origin_variable) in agent_zero_app::ORIGIN_VARIABLES {
+        let Some((_, url)) = vars.iter().rev().find(|(name, _)| name == url_variable) else { continue };
+        if vars.iter().any(|(name, _)| name == origin_variable) {
+            continue;
+        }
+        if let Some(origin) = origin_of(url) {
+            out.push(((*origin_variable).to_owned(), origin));
+        }
+    }
+    out
+}
+
+/// `scheme://authority` of `url`.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    (!authority.is_empty()).then(|| format!("{scheme}://{authority}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_url_gets_its_origin_variable_unless_the_case_set_one() {
+        let vars = [
+            ("GITHUB_API_URL".to_owned(), "http://127.0.0.1:4000/api/v3".to_owned()),
+            ("AGENT_ZERO_MODEL_BASE_URL".to_owned(), "http://127.0.0.1:4100/v1".to_owned()),
+            ("AGENT_ZERO_SANDBOX_URL".to_owned(), "http://127.0.0.1:4200".to_owned()),
+            ("AGENT_ZERO_SANDBOX_ORIGIN".to_owned(), "http://127.0.0.1:9".to_owned()),
+        ];
+        let out = spin_variables(&vars);
+        let get = |name: &str| out.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect::<Vec<_>>();
+        assert_eq!(get("AGENT_ZERO_FORGE_ORIGIN"), ["http://127.0.0.1:4000"]);
+        assert_eq!(get("AGENT_ZERO_MODEL_ORIGIN"), ["http://127.0.0.1:4100"]);
+        assert_eq!(get("AGENT_ZERO_SANDBOX_ORIGIN"), ["http://127.0.0.1:9"], "the case's own value stands");
+        assert!(get("AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN").is_empty());
+    }
 
     #[test]
     fn the_tick_workers_vars_are_the_operators_but_the_front_only_secrets() {

@@ -3,10 +3,14 @@
 //! run time (`HttpRequestDenied`), so it is named before any task starts
 //! (health, and task creation's 503) instead.
 //!
-//! A loopback destination (`127.0.0.0/8`, `localhost`, `[::1]`) is not
-//! checked: it is a developer's stand-in on their own machine (the
-//! end-to-end harness lists `http://127.0.0.1:*` in its copy of the
-//! manifest), never a hosted platform's.
+//! An entry may be a template over the application's variables, as Spin
+//! allows (`"{{ agent_zero_model_origin }}"`): it is resolved with the
+//! component's variable of the same name, and one that resolves to nothing
+//! is skipped, as Spin skips it. Our `spin.toml` lists one such entry per
+//! configurable destination ([`ORIGIN_VARIABLES`]), so a GitHub Enterprise
+//! API, an OpenAI-compatible endpoint or a `custom` sandbox is allowed by
+//! setting a variable, without editing the manifest. Loopback destinations
+//! are checked like any other: Spin checks them too.
 //!
 //! The matching follows Spin's (spinframework/spin 94a8fc8,
 //! `crates/outbound-networking-config/src/allowed_hosts.rs`): an entry is
@@ -15,6 +19,21 @@
 //! well-known one (80, 443).
 
 use crate::Config;
+
+/// The variable that names a URL, and the variable whose value (an origin,
+/// `scheme://host[:port]`) `spin.toml` lists as an allowed outbound host
+/// for it.
+pub const ORIGIN_VARIABLES: &[(&str, &str)] = &[
+    ("GITHUB_API_URL", "AGENT_ZERO_FORGE_ORIGIN"),
+    ("AGENT_ZERO_MODEL_BASE_URL", "AGENT_ZERO_MODEL_ORIGIN"),
+    ("AGENT_ZERO_SANDBOX_URL", "AGENT_ZERO_SANDBOX_ORIGIN"),
+    ("AGENT_ZERO_DASHBOARD_GITHUB_URL", "AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN"),
+];
+
+/// The origin variable beside the URL variable `variable`, if it has one.
+fn origin_variable(variable: &str) -> Option<&'static str> {
+    ORIGIN_VARIABLES.iter().find(|(url, _)| *url == variable).map(|(_, origin)| *origin)
+}
 
 /// The URLs this configuration will call, each with the variable that
 /// names it (or, for a fixed vendor URL, the variable that chose the vendor).
@@ -61,23 +80,50 @@ pub(crate) fn destinations(config: &Config) -> Vec<(&'static str, String)> {
 }
 
 /// Each destination of `config` that `allowed` (a component's
-/// `allowed_outbound_hosts`) does not let through: the variable, and why.
+/// `allowed_outbound_hosts`, templates resolved with `config`) does not let
+/// through: the variable, and why.
 pub(crate) fn missing(config: &Config, allowed: &[&str], component: &str) -> Vec<(&'static str, String)> {
+    let allowed: Vec<String> = allowed.iter().filter_map(|entry| resolve(entry, config)).collect();
     destinations(config)
         .into_iter()
         .filter_map(|(variable, url)| {
-            let origin = origin(&url).filter(|o| !o.is_loopback())?;
+            let origin = origin(&url)?;
             (!allowed.iter().any(|pattern| matches(pattern, &origin))).then(|| {
                 let entry = origin.entry();
+                let fix = match origin_variable(variable) {
+                    Some(origin_variable) => format!(
+                        "set the variable `{}` to \"{entry}\" (or add \"{entry}\" there, then rebuild and deploy)",
+                        origin_variable.to_ascii_lowercase()
+                    ),
+                    None => format!("add \"{entry}\" there, then rebuild and deploy"),
+                };
                 (
                     variable,
                     format!(
-                        "`{variable}` makes the app call {entry}, which the `{component}` component's allowed_outbound_hosts in spin.toml does not list: add \"{entry}\" there, then rebuild and deploy"
+                        "`{variable}` makes the app call {entry}, which the `{component}` component's allowed_outbound_hosts in spin.toml does not list: {fix}"
                     ),
                 )
             })
         })
         .collect()
+}
+
+/// One `allowed_outbound_hosts` entry with its `{{ name }}` references
+/// replaced by the variables' values in `config`; `None` when it resolves
+/// to nothing (an unset variable), which Spin skips (its `parse_or_skip`).
+fn resolve(entry: &str, config: &Config) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = entry;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("}}")? + start;
+        let name = rest[start + 2..end].trim().to_ascii_uppercase();
+        out.push_str(config.get(&name).map_or("", str::trim));
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    let out = out.trim().to_owned();
+    (!out.is_empty() && out != "http://" && out != "https://").then_some(out)
 }
 
 /// A URL's scheme, host and port.
@@ -89,10 +135,6 @@ struct Origin {
 }
 
 impl Origin {
-    fn is_loopback(&self) -> bool {
-        self.host == "localhost" || self.host == "[::1]" || self.host.starts_with("127.")
-    }
-
     /// How it is written in `allowed_outbound_hosts` (the port only when
     /// it is not the scheme's own).
     fn entry(&self) -> String {
@@ -198,12 +240,50 @@ mod tests {
         let listed =
             ["https://ghe.example.com", "http://models.internal.example:11434", "https://sandbox.example.com:8443"];
         assert!(missing(&custom, &listed, "agent-zero-ticks").is_empty());
-        // A developer's loopback stand-ins are not checked.
+        // Loopback stand-ins are checked as Spin checks them.
         let local = Config::from_pairs([
             ("GITHUB_API_URL", "http://127.0.0.1:4000/"),
             ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
             ("AGENT_ZERO_SANDBOX_URL", "http://localhost:8787"),
         ]);
-        assert!(missing(&local, &[], "agent-zero-ticks").is_empty());
+        let named: Vec<&str> = missing(&local, &[], "agent-zero-ticks").into_iter().map(|(v, _)| v).collect();
+        assert_eq!(named, ["GITHUB_API_URL", "AGENT_ZERO_SANDBOX_URL"]);
+    }
+
+    /// Our spin.toml's entries for configurable destinations are templates
+    /// over origin variables: set, they allow the origin; unset, they are
+    /// skipped, and the message names the variable to set.
+    #[test]
+    fn templated_entries_resolve_with_the_origin_variables() {
+        let templated = ["https://api.github.com", "{{ agent_zero_model_origin }}", "{{agent_zero_sandbox_origin}}"];
+        let unset = Config::from_pairs([
+            ("AGENT_ZERO_MODEL_BASE_URL", "http://127.0.0.1:4100/v1"),
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+            ("AGENT_ZERO_SANDBOX_URL", "https://sandbox.example.com"),
+        ]);
+        let absent = missing(&unset, &templated, "agent-zero-ticks");
+        let named: Vec<&str> = absent.iter().map(|(v, _)| *v).collect();
+        assert_eq!(named, ["AGENT_ZERO_MODEL_BASE_URL", "AGENT_ZERO_SANDBOX_URL"]);
+        assert!(
+            absent[0].1.contains("set the variable `agent_zero_model_origin` to \"http://127.0.0.1:4100\""),
+            "{}",
+            absent[0].1
+        );
+        let set = Config::from_pairs([
+            ("AGENT_ZERO_MODEL_BASE_URL", "http://127.0.0.1:4100/v1"),
+            ("AGENT_ZERO_MODEL_ORIGIN", "http://127.0.0.1:4100"),
+            ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+            ("AGENT_ZERO_SANDBOX_URL", "https://sandbox.example.com"),
+            ("AGENT_ZERO_SANDBOX_ORIGIN", "https://sandbox.example.com"),
+        ]);
+        assert!(missing(&set, &templated, "agent-zero-ticks").is_empty());
+        // Another port on the same host is another origin.
+        let other_port = Config::from_pairs([
+            ("AGENT_ZERO_MODEL_BASE_URL", "http://127.0.0.1:4101/v1"),
+            ("AGENT_ZERO_MODEL_ORIGIN", "http://127.0.0.1:4100"),
+        ]);
+        assert_eq!(missing(&other_port, &templated, "agent-zero-ticks").len(), 1);
+        assert_eq!(resolve("{{ unset }}", &set), None);
+        assert_eq!(resolve("https://{{ unset }}", &set), None, "Spin skips a bare scheme");
     }
 }

@@ -51,6 +51,12 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "AGENT_ZERO_DASHBOARD_USERS",
     "AGENT_ZERO_DASHBOARD_ORGS",
     "AGENT_ZERO_DASHBOARD_GITHUB_URL",
+    // Spin only: the origins its allow-list takes from variables
+    // (`allowed_hosts::ORIGIN_VARIABLES`).
+    "AGENT_ZERO_FORGE_ORIGIN",
+    "AGENT_ZERO_MODEL_ORIGIN",
+    "AGENT_ZERO_SANDBOX_ORIGIN",
+    "AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN",
 ];
 
 /// The variables whose values are credentials: never rendered, logged or

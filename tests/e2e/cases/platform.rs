@@ -40,8 +40,9 @@ pub(crate) const CASES: &[Case] = &[
 
 /// Fermyon Cloud's wall clock per request handler (docs/platforms.md).
 const WALL_CLOCK_SECS: u64 = 30;
-/// Longer than any invocation may last: only a polled check can finish.
-const CHECK_SECS: u64 = 40;
+/// Three invocations long: only a check started and polled across ticks can
+/// finish.
+const CHECK_SECS: u64 = 90;
 /// Most of a tick (25 s inside 30 s).
 const MODEL_MS: u64 = 20_000;
 
@@ -186,7 +187,8 @@ fn on_the_free_workers_plan_an_issue_becomes_a_verified_pull_request(runtime: Ru
 
 /// A model endpoint that the tick component's `allowed_outbound_hosts` in
 /// `spin.toml` does not list: on Spin, health names the variable and task
-/// creation answers 503 naming it, before any task exists (every model call
+/// creation answers 503 naming it and the origin variable that would allow
+/// it, before any task exists (every model call
 /// would be refused by Spin at run time). Workers keep no such list.
 fn a_host_missing_from_spins_allow_list_is_named_before_any_task(runtime: Runtime) {
     let world = world_with_vars(
@@ -194,6 +196,8 @@ fn a_host_missing_from_spins_allow_list_is_named_before_any_task(runtime: Runtim
         &policy("fix"),
         &[
             ("AGENT_ZERO_MODEL_BASE_URL", "https://models.example.com/v1"),
+            // The operator changed the URL and not the origin Spin allows.
+            ("AGENT_ZERO_MODEL_ORIGIN", ""),
             ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/calc"),
         ],
     );
@@ -205,6 +209,7 @@ fn a_host_missing_from_spins_allow_list_is_named_before_any_task(runtime: Runtim
             assert_eq!(conflicts[0]["variable"], "AGENT_ZERO_MODEL_BASE_URL", "{health}");
             let message = conflicts[0]["message"].as_str().unwrap_or_default();
             assert!(message.contains("\"https://models.example.com\"") && message.contains("spin.toml"), "{message}");
+            assert!(message.contains("set the variable `agent_zero_model_origin`"), "{message}");
             assert_eq!(reply.status, 503, "{}", reply.text());
             assert_eq!(reply.json()["error"]["field"], "AGENT_ZERO_MODEL_BASE_URL", "{}", reply.text());
         }

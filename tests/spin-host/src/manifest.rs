@@ -160,12 +160,24 @@ fn parse(text: &str, base: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyho
                 expand(template, &app_values).with_context(|| format!("component variable `{name}`"))?,
             );
         }
+        let mut allowed_outbound_hosts = Vec::new();
+        for entry in &raw_component.allowed_outbound_hosts {
+            let resolved = expand(entry, &app_values)
+                .with_context(|| format!("component `{}`: allowed_outbound_hosts", trigger.component))?;
+            // Spin's `parse_or_skip`: a template that resolves to nothing (an
+            // unset variable) is skipped; a literal must be a host.
+            let templated = entry.contains("{{");
+            if templated && (resolved.is_empty() || resolved == "http://" || resolved == "https://") {
+                continue;
+            }
+            allowed_outbound_hosts.push(resolved);
+        }
         components.push(Component {
             id: trigger.component.clone(),
             route,
             source: base.join(&raw_component.source),
             key_value_stores: raw_component.key_value_stores.clone(),
-            allowed_outbound_hosts: raw_component.allowed_outbound_hosts.clone(),
+            allowed_outbound_hosts,
             variables,
         });
     }
@@ -261,6 +273,34 @@ source = "other.wasm"
             assert!(public.route.matches(path), "{path}");
         }
         assert_eq!(manifest.component_ids, ["public", "ticks", "untriggered"]);
+    }
+
+    /// Spin resolves templated entries with the application's variables and
+    /// skips one that resolves to nothing (`parse_or_skip` in
+    /// crates/outbound-networking-config/src/allowed_hosts.rs).
+    #[test]
+    fn templated_allowed_hosts_resolve_and_empty_ones_are_skipped() {
+        let text = APP
+            .replace("token = { default = \"t0\" }", "token = { default = \"t0\" }\norigin = { default = \"\" }\nhost = { default = \"\" }")
+            .replace(
+                "allowed_outbound_hosts = [\"https://api.github.com\"]",
+                "allowed_outbound_hosts = [\"https://api.github.com\", \"{{ origin }}\", \"https://{{ host }}\"]",
+            );
+        let with_origin = |value: &str| {
+            let value = value.to_owned();
+            let manifest =
+                parse(&text, Path::new("/app"), &move |name| (name == "SPIN_VARIABLE_ORIGIN").then(|| value.clone()))
+                    .unwrap();
+            manifest.components[1].allowed_outbound_hosts.clone()
+        };
+        assert_eq!(with_origin(""), ["https://api.github.com"], "unset templates are skipped");
+        let hosts = with_origin("http://127.0.0.1:4100");
+        assert_eq!(hosts, ["https://api.github.com", "http://127.0.0.1:4100"]);
+        let allowed = crate::outbound::AllowedHosts::parse(&hosts).unwrap();
+        assert!(allowed.allows(&"http://127.0.0.1:4100/v1/responses".parse().unwrap()));
+        assert!(!allowed.allows(&"http://127.0.0.1:4101/v1/responses".parse().unwrap()));
+        let e = crate::outbound::AllowedHosts::parse(&with_origin("http://127.0.0.1:4100/v1")).unwrap_err();
+        assert!(e.to_string().contains("has a path"), "{e}");
     }
 
     #[test]

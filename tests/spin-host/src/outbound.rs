@@ -31,7 +31,12 @@ impl AllowedHosts {
             let Some((scheme, rest)) = entry.split_once("://") else {
                 anyhow::bail!("allowed_outbound_hosts entry `{entry}` has no scheme");
             };
-            let rest = rest.trim_end_matches('/');
+            // Spin allows an empty path and refuses any other ("has a path
+            // but is not allowed to", AllowedHostConfig::parse).
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            if rest.contains('/') {
+                anyhow::bail!("allowed_outbound_hosts entry `{entry}` has a path but is not allowed to");
+            }
             let (host, port) = match rest.rsplit_once(':') {
                 Some((h, p)) if !h.is_empty() => (h, Some(p.to_owned())),
                 _ => (rest, None),
