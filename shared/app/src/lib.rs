@@ -50,9 +50,9 @@ pub use audit_log::AuditEntry;
 pub mod webhook {
     pub use crate::routes::webhooks::{HEADERS, Signature, SignatureCheck, answer_verified, mismatched, signature};
 }
+pub use allowed_hosts::ORIGIN_VARIABLES;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;
-pub use allowed_hosts::ORIGIN_VARIABLES;
 pub use config::{FRONT_ONLY_VARIABLES, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};

@@ -281,7 +281,10 @@ source = "other.wasm"
     #[test]
     fn templated_allowed_hosts_resolve_and_empty_ones_are_skipped() {
         let text = APP
-            .replace("token = { default = \"t0\" }", "token = { default = \"t0\" }\norigin = { default = \"\" }\nhost = { default = \"\" }")
+            .replace(
+                "token = { default = \"t0\" }",
+                "token = { default = \"t0\" }\norigin = { default = \"\" }\nhost = { default = \"\" }",
+            )
             .replace(
                 "allowed_outbound_hosts = [\"https://api.github.com\"]",
                 "allowed_outbound_hosts = [\"https://api.github.com\", \"{{ origin }}\", \"https://{{ host }}\"]",
