@@ -134,6 +134,7 @@ impl From<agent_zero_engine::TaskError> for ApiError {
             | TaskError::NotAwaitingHuman { .. }
             | TaskError::Conflict(_)
             | TaskError::AlreadyDecided { .. } => Self::new(ErrorCode::Conflict, message),
+            TaskError::ShownChanged { .. } => Self::new(ErrorCode::Conflict, message).with_field("decisionDigest"),
             TaskError::Store(_) => Self::new(ErrorCode::StorageUnavailable, message),
             _ => Self::new(ErrorCode::Internal, message),
         }

@@ -243,6 +243,11 @@ pub enum Fact {
         decision: ApprovalDecision,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         comment: Option<String>,
+        /// The digest of the decision the person approved
+        /// ([`crate::decision_digest`]): the approval covers it and nothing
+        /// else. Absent in logs written before approvals were bound.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shown: Option<String>,
     },
     /// The terminal result and its evidence.
     Concluded { result: Box<TaskResult>, evidence: Box<EvidenceBundle> },

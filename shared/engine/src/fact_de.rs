@@ -152,6 +152,8 @@ enum FactDe {
         decision: ApprovalDecision,
         #[serde(default)]
         comment: Option<String>,
+        #[serde(default)]
+        shown: Option<String>,
     },
     Concluded {
         result: Box<TaskResult>,
@@ -194,7 +196,12 @@ mod tests {
             Fact::Published { outcome: PublicationOutcome::Failed { reason: "gone".into() } },
             Fact::Checked { attempt: 1, results: Vec::new() },
             Fact::ChecksStarted { attempt: 2, job: "j".into(), lease: "l".into() },
-            Fact::Approval { principal: "p".into(), decision: ApprovalDecision::Approve, comment: Some("ok".into()) },
+            Fact::Approval {
+                principal: "p".into(),
+                decision: ApprovalDecision::Approve,
+                comment: Some("ok".into()),
+                shown: Some("sha256:00".into()),
+            },
             Fact::Released,
         ];
         Entry { seq: 3, at_ms: 9, facts }

@@ -33,6 +33,7 @@ pub mod ports;
 mod render;
 mod resident;
 mod review;
+mod shown;
 mod step;
 mod store;
 mod sweep;
@@ -53,6 +54,7 @@ pub use ports::{
 pub use resident::{
     Approval, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold,
 };
+pub use shown::decision_digest;
 pub use step::{Limits, Step, next_step};
 pub use store::{
     Claim, MAX_TASK_ID_BYTES, MAX_VALUE_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, claim_key,

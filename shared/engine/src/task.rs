@@ -32,6 +32,12 @@ pub enum TaskError {
     /// Another writer appended first (a tick): 409.
     #[error("task `{0}` changed while deciding; reload and retry")]
     Conflict(String),
+    /// The approver was shown another decision than the one waiting (a
+    /// repair replaced it since): 409, naming both digests.
+    #[error(
+        "task `{task_id}` waits on decision {current}, not the {shown} you were shown: reload it, read its changes and decide again"
+    )]
+    ShownChanged { task_id: String, shown: String, current: String },
     /// Another decision on this task won: 409, naming it.
     #[error("task `{task_id}` was already {} by {principal}", decided_verb(*decision))]
     AlreadyDecided { task_id: String, principal: String, decision: ApprovalDecision },
@@ -187,6 +193,11 @@ const fn decided_verb(decision: ApprovalDecision) -> &'static str {
 ///   tick publishes the new ending. Nothing is written.
 ///
 /// The principal is the authenticated caller's name, never a wire field.
+/// An approval covers the decision waiting now, whose digest
+/// ([`crate::decision_digest`]) it records; `shown`, when given, is the
+/// digest of the decision the person was shown, and an approval of another
+/// is [`TaskError::ShownChanged`].
+#[allow(clippy::too_many_arguments)]
 pub async fn approve<K: KeyValue, Q: Queue>(
     kv: &K,
     queue: &Q,
@@ -194,6 +205,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
     principal: &str,
     decision: ApprovalDecision,
     comment: Option<String>,
+    shown: Option<&str>,
     now_ms: u64,
 ) -> Result<Tick, TaskError> {
     if !is_valid_task_id(task_id) {
@@ -211,8 +223,20 @@ pub async fn approve<K: KeyValue, Q: Queue>(
         // Waiting for a person is a state only an admitted run reaches.
         return Err(TaskError::NotAwaitingHuman { task_id: task_id.to_owned(), state: resident.state });
     };
+    let current = resident.attempt.decision.as_ref().map(crate::decision_digest);
+    let approved = match (decision, shown, &current) {
+        (ApprovalDecision::Reject, ..) => None,
+        (ApprovalDecision::Approve, Some(shown), Some(current)) if shown != current => {
+            return Err(TaskError::ShownChanged {
+                task_id: task_id.to_owned(),
+                shown: shown.to_owned(),
+                current: current.clone(),
+            });
+        }
+        (ApprovalDecision::Approve, ..) => current,
+    };
     let seq = resident.seq.map_or(0, |s| s + 1);
-    let mut facts = vec![Fact::Approval { principal: principal.to_owned(), decision, comment }];
+    let mut facts = vec![Fact::Approval { principal: principal.to_owned(), decision, comment, shown: approved }];
     if decision == ApprovalDecision::Reject {
         let reason = format!("rejected by {principal}");
         facts.push(Fact::Failure { reason: reason.clone() });

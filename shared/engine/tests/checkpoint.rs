@@ -57,8 +57,16 @@ fn an_admitted_delivery_approved_by_a_person_stores_the_checkpoint_it_always_did
     h.receive(received(id));
     h.drive();
     assert_eq!(h.load(id).state, TaskState::NeedsHuman);
-    let approved =
-        agent_zero_engine::approve(&h.kv, &h.queue, id, "alice", ApprovalDecision::Approve, None, START_MS + 9_000);
+    let approved = agent_zero_engine::approve(
+        &h.kv,
+        &h.queue,
+        id,
+        "alice",
+        ApprovalDecision::Approve,
+        None,
+        None,
+        START_MS + 9_000,
+    );
     block_on(approved).expect("approved");
     h.drive();
     assert_checkpoint(&h, id, "approved");

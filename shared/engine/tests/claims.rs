@@ -181,13 +181,30 @@ fn of_an_approve_and_a_reject_exactly_one_commits_and_the_loser_learns_the_winne
     let resident = h.load("t-race");
     assert_eq!(resident.state, TaskState::NeedsHuman);
     let now = h.clock.now_ms();
-    block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-race", "alice", ApprovalDecision::Approve, None, now))
-        .unwrap();
+    block_on(agent_zero_engine::approve(
+        &h.kv,
+        &h.queue,
+        "t-race",
+        "alice",
+        ApprovalDecision::Approve,
+        None,
+        None,
+        now,
+    ))
+    .unwrap();
     // The reject was decided on the same state; it races for the same seq.
     let seq = resident.seq.unwrap() + 1;
     assert!(h.kv.snapshot().contains_key(&log_key("t-race", seq)));
-    let lost =
-        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-race", "bob", ApprovalDecision::Reject, None, now));
+    let lost = block_on(agent_zero_engine::approve(
+        &h.kv,
+        &h.queue,
+        "t-race",
+        "bob",
+        ApprovalDecision::Reject,
+        None,
+        None,
+        now,
+    ));
     match lost {
         Err(TaskError::AlreadyDecided { principal, decision, .. }) => {
             assert_eq!((principal.as_str(), decision), ("alice", ApprovalDecision::Approve));

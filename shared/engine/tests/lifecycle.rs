@@ -314,6 +314,7 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
         "alice",
         ApprovalDecision::Approve,
         None,
+        None,
         START_MS + 5_000,
     ))
     .unwrap();
@@ -330,14 +331,30 @@ fn high_impact_waits_for_a_human_then_approval_completes_it() {
     );
     drop(published);
     // Deciding a task that is not waiting is a conflict.
-    let again =
-        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "t-hi", "bob", ApprovalDecision::Approve, None, START_MS));
+    let again = block_on(agent_zero_engine::approve(
+        &h.kv,
+        &h.queue,
+        "t-hi",
+        "bob",
+        ApprovalDecision::Approve,
+        None,
+        None,
+        START_MS,
+    ));
     assert!(
         matches!(&again, Err(TaskError::AlreadyDecided { principal, decision: ApprovalDecision::Approve, .. }) if principal == "alice"),
         "a later decision is refused naming the one that won: {again:?}"
     );
-    let missing =
-        block_on(agent_zero_engine::approve(&h.kv, &h.queue, "nope", "bob", ApprovalDecision::Approve, None, START_MS));
+    let missing = block_on(agent_zero_engine::approve(
+        &h.kv,
+        &h.queue,
+        "nope",
+        "bob",
+        ApprovalDecision::Approve,
+        None,
+        None,
+        START_MS,
+    ));
     assert!(matches!(missing, Err(TaskError::NotFound(_))));
 }
 
@@ -355,6 +372,7 @@ fn rejection_by_a_human_fails_the_task_without_writing() {
         "carol",
         ApprovalDecision::Reject,
         Some("too risky".into()),
+        None,
         START_MS + 1,
     ))
     .unwrap();

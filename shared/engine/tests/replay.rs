@@ -46,6 +46,7 @@ fn a_rejection_and_a_second_ending_replay_too() {
         "alice",
         ApprovalDecision::Reject,
         None,
+        None,
         START_MS + 5_000,
     ))
     .unwrap();

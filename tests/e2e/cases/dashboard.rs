@@ -163,6 +163,14 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
         assert!(html.contains(content), "the task page lacks {content:?}: {html}");
     }
     assert!(!html.to_lowercase().contains("<script"), "{html}");
+    // Before the buttons: every file approving writes, whole, and the
+    // digest of that decision in the forms.
+    let task = read(&world.server, &format!("/api/v1/tasks/{task_id}")).json();
+    let digest = task["pendingDecision"]["decisionDigest"].as_str().unwrap_or_else(|| panic!("{task}")).to_owned();
+    assert!(html.contains("What approving writes") && html.contains("<code>calc.py</code>"), "{html}");
+    assert!(html.contains("len(values)"), "the page shows the proposed content: {html}");
+    assert!(html.contains(&format!("name=\"shown\" value=\"{digest}\"")), "{html}");
+    assert!(html.find("What approving writes") < html.find("value=\"approve\""), "{html}");
     let csrf = csrf_of(&html);
 
     // A forged form (another session's token, or none) changes nothing.

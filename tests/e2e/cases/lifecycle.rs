@@ -24,6 +24,10 @@ pub(crate) const CASES: &[Case] = &[
         run: fix_that_breaks_tests_is_repaired_on_attempt_2,
     },
     Case { name: "high_impact_waits_for_approval_then_completes", run: high_impact_waits_for_approval_then_completes },
+    Case {
+        name: "approval_covers_only_the_decision_it_was_shown",
+        run: an_approval_covers_only_the_decision_it_was_shown,
+    },
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
     Case {
         name: "fault_sandbox_unreachable_fails_with_the_reason",
@@ -569,6 +573,76 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     let again =
         world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
     assert_eq!(again.status, 409, "{}", again.text());
+}
+
+/// An approval covers what the person was shown: the approved change fails
+/// its checks, the repair's new content stops for a new approval that shows
+/// it, the first page's approval is refused (409 naming `decisionDigest`),
+/// and nothing unapproved reaches GitHub.
+fn an_approval_covers_only_the_decision_it_was_shown(runtime: Runtime) {
+    let world = world(runtime, &policy("fix"));
+    let still_wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) + 2)");
+    world.model.push_decision(decision("high-impact", &still_wrong));
+    world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
+    let task_id = file_issue(&world, "lifecycle-approve-bound-1");
+    let pending = |world: &World| -> (String, String) {
+        let task = read(&world.server, &format!("/api/v1/tasks/{task_id}")).json();
+        let digest = task["pendingDecision"]["decisionDigest"].as_str().unwrap_or_else(|| panic!("{task}")).to_owned();
+        let content = task["pendingDecision"]["changes"][0]["content"].as_str().unwrap_or_default().to_owned();
+        (digest, content)
+    };
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "needs-human", "{task}");
+    let (first, shown) = pending(&world);
+    assert_eq!(shown, still_wrong, "the approver is shown the content approving writes");
+
+    let path = format!("/api/v1/approvals/{task_id}");
+    let auth = format!("Bearer {OPERATOR}");
+    let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
+    let approve = |digest: &str| {
+        let body = serde_json::to_vec(&json!({ "decision": "approve", "decisionDigest": digest })).unwrap();
+        world.server.send("POST", &path, &headers, &body)
+    };
+    let approved = approve(&first);
+    assert_eq!(approved.status, 200, "{}", approved.text());
+
+    // The checks fail; the repair's decision waits for a person again.
+    let started = Instant::now();
+    let (second, repaired) = loop {
+        let task = wait_terminal(&world, &task_id);
+        if task["state"] == "needs-human" && task["attempts"].as_u64() >= Some(1) {
+            let (digest, content) = pending(&world);
+            if digest != first {
+                break (digest, content);
+            }
+        }
+        assert_ne!(task["state"], "completed", "the repair was published without a new approval: {task}");
+        assert!(started.elapsed() < Duration::from_secs(120), "the repair never stopped for a person: {task}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(repaired, calc::CALC_PY_FIXED, "the new approval shows the repair's content");
+    let writes: Vec<_> =
+        world.github.calls().into_iter().filter(|c| c.path.contains("/git/") && c.method != "GET").collect();
+    assert!(writes.is_empty(), "nothing was pushed before the repair's approval: {writes:?}");
+
+    let stale = approve(&first);
+    assert_eq!(stale.status, 409, "{}", stale.text());
+    assert_eq!(stale.json()["error"]["field"], "decisionDigest", "{}", stale.text());
+    assert_eq!(read(&world.server, &format!("/api/v1/tasks/{task_id}")).json()["state"], "needs-human");
+
+    let approved = approve(&second);
+    assert_eq!(approved.status, 200, "{}", approved.text());
+    let started = Instant::now();
+    let task = loop {
+        let task = wait_terminal(&world, &task_id);
+        if task["state"] != "needs-human" {
+            break task;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "approval did not resume the task: {task}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verified"], true, "{task}");
 }
 
 /// A loopback URL where nothing listens.

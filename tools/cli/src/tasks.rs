@@ -138,16 +138,34 @@ fn pretty(answer: &Answer) -> Result<String, String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?))
 }
 
+/// Decides a waiting task. An approval names the decision it covers: the
+/// task is read first, its pending files are printed, and their digest
+/// goes with the approval, so a decision a repair replaced in between is
+/// refused (409) rather than approved unseen.
 fn decide(api: &Api, id: &str, decision: &str, comment: Option<String>) -> Result<String, String> {
     let mut body = json!({ "decision": decision });
     if let Some(comment) = comment {
         body["comment"] = json!(comment);
     }
+    let mut text = String::new();
+    if decision == "approve" {
+        let task = expect_success(api.get(&format!("/api/v1/tasks/{}", encode(id)), "application/json")?)?.json()?;
+        let pending = &task["pendingDecision"];
+        if let Some(digest) = pending["decisionDigest"].as_str() {
+            body["decisionDigest"] = json!(digest);
+            let paths: Vec<String> = pending["changes"]
+                .as_array()
+                .map(|changes| changes.iter().filter_map(|c| c["path"].as_str()).map(printable).collect())
+                .unwrap_or_default();
+            text.push_str(&format!("approving {} ({}): {}\n", printable(digest), paths.len(), paths.join(", ")));
+        }
+    }
     let answer = expect_success(api.post_json(&format!("/api/v1/approvals/{}", encode(id)), &body)?)?;
     let value = answer.json()?;
     let state = value["state"].as_str().or_else(|| value["task"]["state"].as_str()).unwrap_or("?");
     let verb = if decision == "approve" { "approved" } else { "rejected" };
-    Ok(format!("{} {verb}; now {}\n", printable(id), printable(state)))
+    text.push_str(&format!("{} {verb}; now {}\n", printable(id), printable(state)));
+    Ok(text)
 }
 
 /// One row per task: id, state, verdict, repository, title.

@@ -261,14 +261,24 @@ pub(crate) fn task(
     }
     h.push_str("</dl>\n");
     if resident.state == TaskState::NeedsHuman {
+        // What an approval covers, shown before the buttons: every file the
+        // decision writes, whole. The form carries its digest, so an
+        // approval of a page a repair has since replaced is refused.
+        let pending = resident.attempt.decision.as_ref();
+        let shown = pending.map(agent_zero_engine::decision_digest).unwrap_or_default();
+        if let Some(decision) = pending {
+            h.push_str(&pending_changes(decision, secrets));
+        }
         h.push_str("<h2>Decide</h2>\n<div class=\"decide\">\n");
         let form = |verb: &str, label: &str| {
             format!(
                 "<form method=\"post\" action=\"{base}/dashboard/tasks/{id}/decision\">\n\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\">\n<input type=\"hidden\" name=\"decision\" value=\"{verb}\">\n\
+<input type=\"hidden\" name=\"shown\" value=\"{}\">\n\
 <label>Comment<textarea name=\"comment\" rows=\"2\" maxlength=\"4096\"></textarea></label>\n\
 <button class=\"{verb}\" type=\"submit\">{label}</button>\n</form>\n",
-                clean(offer.viewer.csrf, &[])
+                clean(offer.viewer.csrf, &[]),
+                clean(&shown, &[])
             )
         };
         if offer.may_approve {
@@ -291,6 +301,25 @@ pub(crate) fn task(
     h.push_str(&cost_table(cost));
     h.push_str(&render_events_html(&resident.events, o));
     shell(&format!("Task {}", stimulus.task_id), Some(offer.viewer), &h, o)
+}
+
+/// The files a waiting decision writes, each whole (an approval covers
+/// exactly these).
+fn pending_changes(decision: &agent_zero_contracts::AgentDecision, secrets: &[&str]) -> String {
+    let mut h = String::from("<h2>What approving writes</h2>\n");
+    if decision.changes.is_empty() {
+        h.push_str("<p class=\"muted\">No file: the decision proposes no change.</p>\n");
+    }
+    for change in &decision.changes {
+        let _ = writeln!(
+            h,
+            "<h3><code>{}</code></h3>\n<p class=\"muted\">{}</p>\n<pre class=\"change\">{}</pre>",
+            clean(&change.path, secrets),
+            clean(&change.reason, secrets),
+            clean(&change.content, secrets)
+        );
+    }
+    h
 }
 
 /// The audit log, newest first.

@@ -36,6 +36,10 @@ struct Decide {
     decision: ApprovalDecision,
     #[serde(default)]
     comment: Option<String>,
+    /// The digest of the decision the approver was shown (the task's
+    /// `pendingDecision.decisionDigest`).
+    #[serde(default)]
+    decision_digest: Option<String>,
 }
 
 pub(super) async fn decide<H: Host>(
@@ -47,8 +51,11 @@ pub(super) async fn decide<H: Host>(
         Ok(principal) => principal,
         Err(e) => return e.into_response(),
     };
-    let body =
-        json_body::<Decide>(request, MAX_BODY_BYTES).map(|b| Decision { decision: b.decision, comment: b.comment });
+    let body = json_body::<Decide>(request, MAX_BODY_BYTES).map(|b| Decision {
+        decision: b.decision,
+        comment: b.comment,
+        shown: b.decision_digest,
+    });
     match record(context, &principal, id, body).await {
         Ok(body) => crate::json_response(StatusCode::OK, &body),
         Err(e) => e.into_response(),
@@ -60,6 +67,10 @@ pub(super) async fn decide<H: Host>(
 pub(super) struct Decision {
     pub(super) decision: ApprovalDecision,
     pub(super) comment: Option<String>,
+    /// The digest of the decision the person was shown: an approval of
+    /// another is refused (409). Without it, an approval covers the
+    /// decision waiting now.
+    pub(super) shown: Option<String>,
 }
 
 /// The one path every decision takes, from the API or the dashboard: the
@@ -138,7 +149,9 @@ async fn decide_as<H: Host>(
     let comment = body.comment.as_deref().map(|c| redact(c, secrets));
     let now_ms = context.invocation.now_ms;
     let kv = context.host.kv();
-    agent_zero_engine::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, now_ms).await?;
+    let shown = body.shown.as_deref().map(str::trim);
+    agent_zero_engine::approve(kv, context.host.queue(), id, &principal.name, body.decision, comment, shown, now_ms)
+        .await?;
     let state = match body.decision {
         ApprovalDecision::Approve => TaskState::Planning,
         ApprovalDecision::Reject => TaskState::Failed,

@@ -404,7 +404,11 @@ pub(super) async fn decide<H: Host>(
             Some("reject") => ApprovalDecision::Reject,
             _ => return Err(super::input::invalid("decision", "`approve` or `reject`")),
         };
-        Ok(Decision { decision, comment: field("comment").filter(|c| !c.trim().is_empty()) })
+        Ok(Decision {
+            decision,
+            comment: field("comment").filter(|c| !c.trim().is_empty()),
+            shown: field("shown").filter(|s| !s.trim().is_empty()),
+        })
     });
     match approvals::record(context, &gate.signed.principal, id, body).await {
         Ok(answer) => {

@@ -168,6 +168,16 @@ fn detail(resident: &Resident, now_ms: u64, tasks: &str) -> Value {
     if let Some(by) = &resident.approval.approved_by {
         body["approvedBy"] = json!(by);
     }
+    // What an approval would cover: every path and content of the decision
+    // waiting for a person, and its digest to approve it by.
+    if resident.state == agent_zero_contracts::TaskState::NeedsHuman
+        && let Some(decision) = &resident.attempt.decision
+    {
+        body["pendingDecision"] = json!({
+            "decisionDigest": agent_zero_engine::decision_digest(decision),
+            "changes": decision.changes.iter().map(|c| json!({ "path": c.path, "content": c.content })).collect::<Vec<_>>(),
+        });
+    }
     if let Some(reason) = &resident.conclusion.failure {
         body["failure"] = json!(reason);
     }

@@ -109,6 +109,8 @@ struct Flat {
     #[serde(default)]
     approved_by: Option<String>,
     #[serde(default)]
+    approved_digest: Option<String>,
+    #[serde(default)]
     decided: Option<(String, ApprovalDecision)>,
     // Conclusion
     #[serde(default)]
@@ -174,7 +176,11 @@ impl From<Flat> for Resident {
                 tree: flat.tree,
                 rewritten: flat.rewritten,
             },
-            approval: Approval { approved_by: flat.approved_by, decided: flat.decided },
+            approval: Approval {
+                approved_by: flat.approved_by,
+                approved_digest: flat.approved_digest,
+                decided: flat.decided,
+            },
             conclusion: Conclusion {
                 concluded: flat.concluded,
                 published: flat.published,

@@ -272,6 +272,12 @@ impl Resident {
                 Fact::ModelCall { outcome, .. } => match outcome {
                     ModelOutcome::Decided { decision, usage } => {
                         self.usage = self.usage.add(usage);
+                        // An approval covers the decision it was shown: a new
+                        // one (a repair's) needs a new approval.
+                        if self.approval.approved_digest.as_deref() != Some(&crate::decision_digest(decision)) {
+                            self.approval.approved_by = None;
+                            self.approval.approved_digest = None;
+                        }
                         self.attempt.decision = Some(decision.clone());
                         self.attempt.fresh_decision = true;
                         self.attempt.model_failures = 0;
@@ -318,7 +324,7 @@ impl Resident {
                         reason: "written by the repository's checks, not tracked at the leased commit: not part of the change, never published".into(),
                     }));
                 }
-                Fact::Approval { principal, decision, .. } => {
+                Fact::Approval { principal, decision, shown, .. } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("approval before the stimulus"))?;
                     let moved = match decision {
                         ApprovalDecision::Approve => machine.approve(),
@@ -327,7 +333,9 @@ impl Resident {
                     let to = moved.map_err(|e| FoldError::Transition { seq, reason: e.to_string() })?;
                     let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
                     self.enter(to, &format!("{verb} by {principal}"), None, entry.at_ms);
-                    self.approval.approved_by = (*decision == ApprovalDecision::Approve).then(|| principal.clone());
+                    let approved = *decision == ApprovalDecision::Approve;
+                    self.approval.approved_by = approved.then(|| principal.clone());
+                    self.approval.approved_digest = shown.clone().filter(|_| approved);
                     self.approval.decided = Some((principal.clone(), *decision));
                     // A new ending will be concluded and published.
                     self.conclusion.concluded = None;

@@ -128,6 +128,11 @@ pub struct Attempt {
 pub struct Approval {
     /// The approval that resumed the task, if one did (and still applies).
     pub approved_by: Option<String>,
+    /// The digest of the decision that approval covers: a write is
+    /// approved only while the decision it authorises has this digest.
+    /// (Absent from checkpoints without one, as before it existed.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_digest: Option<String>,
     /// The last decision a person made on this task, and who made it.
     pub decided: Option<(String, ApprovalDecision)>,
 }
