@@ -11,8 +11,10 @@
 pub mod base64;
 mod cost;
 pub mod decimal;
+
 mod enums;
 mod evidence;
+pub mod fence;
 mod finding;
 pub mod json;
 mod model;
