@@ -138,6 +138,10 @@ impl EventContext<'_> {
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.body = text(p.pull_request.body.as_deref(), MAX_BODY_BYTES);
         seed.gate = PolicyGate::Proactive;
+        // A proactive review runs the pull request's own checks: its opener
+        // passes the same author gate as feedback and issues do.
+        let opener = p.pull_request.user.as_ref().unwrap_or(&p.sender);
+        seed.author = Some(author_of(opener, p.pull_request.author_association.as_deref()));
         Ok(Intake::Task(Box::new(seed)))
     }
 

@@ -163,7 +163,8 @@ pub struct ParsedDelivery {
     /// True when a reviewer formally requested changes.
     pub requested_changes: bool,
     pub gate: PolicyGate,
-    /// Whose text starts the run (`None` for a proactive review).
+    /// Whose text starts the run: the reviewer, commenter, issue author or
+    /// pull request opener (`None` when the payload names no account).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<Author>,
     /// A person other than the issue's author who added the required

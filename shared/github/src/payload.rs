@@ -49,6 +49,12 @@ pub(crate) struct PullRequestPayload {
     pub(crate) title: Option<String>,
     #[serde(default)]
     pub(crate) body: Option<String>,
+    /// Who opened it (`null` for a deleted account).
+    #[serde(default)]
+    pub(crate) user: Option<Account>,
+    /// The opener's relation to the repository (`OWNER`, `MEMBER`, ...).
+    #[serde(default)]
+    pub(crate) author_association: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -173,6 +173,19 @@ fn proactive_seed_carries_refs_and_capped_text() {
     assert_eq!(seed.admit(&on), Ok(()));
     let off = PolicySwitches { proactive_enabled: false, ..on };
     assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
+    // The opener passes the author gate, as a commenter does: an outsider's
+    // pull request runs none of its own scripts.
+    let author = seed.author.as_ref().expect("the opener is the author");
+    assert_eq!((author.login.as_str(), author.association.as_deref()), ("Codertocat", Some("OWNER")));
+    let mut outsider = fixture("pull_request", "opened.payload.json");
+    outsider["pull_request"]["author_association"] = json!("NONE");
+    outsider["pull_request"]["user"]["login"] = json!("drive-by");
+    let outsider = self::task(intake("pull_request", &outsider));
+    assert!(
+        matches!(outsider.admit(&on), Err(IgnoreReason::AuthorNotAllowed { ref login, .. }) if login == "drive-by"),
+        "{:?}",
+        outsider.admit(&on)
+    );
 
     let mut huge = fixture("pull_request", "opened.payload.json");
     huge["pull_request"]["title"] = json!("t".repeat(10_000));
