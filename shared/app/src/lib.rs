@@ -29,6 +29,7 @@ mod config;
 mod dashboard;
 mod error;
 pub mod hosting;
+mod intake_gate;
 pub mod metering;
 pub mod platform;
 mod repository_policy;

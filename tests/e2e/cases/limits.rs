@@ -205,7 +205,7 @@ fn wait_concluded(server: &Server, id: &str) {
 /// delete removes one; its SQLite index is left out, since checkpoints
 /// rewrite it without any write), and the Spin host one file per key under
 /// `default/`, named by the key in hex (decoded here).
-fn store_values(server: &Server) -> BTreeMap<String, Vec<u8>> {
+pub(super) fn store_values(server: &Server) -> BTreeMap<String, Vec<u8>> {
     let dirs: Vec<PathBuf> = match server.runtime {
         Runtime::Workerd => std::fs::read_dir(server.state_dir.join("v3/kv"))
             .into_iter()
@@ -238,7 +238,7 @@ fn unhex(name: &str) -> Option<String> {
 /// The keys (or value files) that differ between `before` and `after`,
 /// except the audit records of the Spin host's cron: a token holder's
 /// `POST /api/v1/sweep` every few seconds, which audits itself.
-fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+pub(super) fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
     let is_sweep_audit = |key: &str| {
         key.starts_with("audit/")
             && after

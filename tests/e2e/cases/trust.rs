@@ -92,25 +92,36 @@ fn review_comment_by(world: &super::lifecycle::World, login: &str, association: 
 
 fn outsiders_review_comment_is_ignored_a_collaborators_runs(runtime: Runtime) {
     let world = world(runtime, &policy("observe"));
-    // An outside contributor's comment: recorded, then ignored with its
-    // reason by the policy gate; nothing ran.
-    for association in ["CONTRIBUTOR", "NONE", "FIRST_TIME_CONTRIBUTOR"] {
-        let body = review_comment_by(&world, "outsider", association);
-        let reply = deliver(
-            &world,
-            &format!("trust-outsider-{}", association.replace('_', "-")),
-            "pull_request_review_comment",
-            &body,
-        );
-        assert_eq!(reply.status, 202, "{association}: {}", reply.text());
-        let task_id = reply.json()["taskId"].as_str().expect("the delivery is recorded").to_owned();
-        let task = wait_terminal(&world, &task_id);
-        assert_eq!(task["state"], "ignored", "{association}: {task}");
-        assert_eq!(task["ignored"]["reason"], "author-not-allowed", "{association}: {task}");
-        let message = task["ignored"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("outsider") && message.contains(association), "{message}");
-        assert!(task["result"].is_null(), "nothing ran: {task}");
+    // The repository's first delivery: recorded, then ignored with its
+    // reason by the policy gate its tick reads; nothing ran.
+    let body = review_comment_by(&world, "outsider", "CONTRIBUTOR");
+    let reply = deliver(&world, "trust-outsider-first", "pull_request_review_comment", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().expect("the first delivery is recorded").to_owned();
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "ignored", "{task}");
+    assert_eq!(task["ignored"]["reason"], "author-not-allowed", "{task}");
+    let message = task["ignored"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("outsider") && message.contains("CONTRIBUTOR"), "{message}");
+    assert!(task["result"].is_null(), "nothing ran: {task}");
+
+    // From then on the policy that tick read gates intake: 500 outsiders'
+    // comments are answered with the reason and leave the store unchanged
+    // (every value compared before and after, not estimated).
+    let before = super::limits::store_values(&world.server);
+    assert!(!before.is_empty(), "the store holds the first delivery");
+    for n in 0..500 {
+        let association = ["CONTRIBUTOR", "NONE", "FIRST_TIME_CONTRIBUTOR"][n % 3];
+        let body = review_comment_by(&world, &format!("outsider-{n}"), association);
+        let reply = deliver(&world, &format!("trust-outsider-{n}"), "pull_request_review_comment", &body);
+        assert_eq!(reply.status, 202, "{n} {association}: {}", reply.text());
+        let answer = reply.json();
+        assert_eq!(answer["reason"], "author-not-allowed", "{n}: {answer}");
+        assert_eq!(answer["stored"], false, "{n}: {answer}");
+        assert!(answer["taskId"].is_null(), "{n}: {answer}");
     }
+    let after = super::limits::store_values(&world.server);
+    assert_eq!(super::limits::written(&before, &after), Vec::<String>::new(), "outsiders' comments wrote");
     assert!(world.model.calls().is_empty(), "no outsider's comment reached the model");
     // A collaborator's comment starts a run.
     world.model.push_decision(json!({

@@ -177,6 +177,10 @@ fn deliver_every_fixture(server: &Server) -> (BTreeMap<String, usize>, Vec<Strin
         let outcome = if let Some(id) = answer["taskId"].as_str() {
             tasks.push(id.to_owned());
             "task".to_owned()
+        } else if answer["stored"] == false {
+            // Declined at intake by the policy an earlier tick of the same
+            // repository read: nothing stored.
+            format!("gated:{}", answer["reason"].as_str().unwrap_or("?"))
         } else if answer["ignored"] == true {
             format!("ignored:{}", answer["reason"].as_str().unwrap_or("?"))
         } else if answer["pong"] == true {
@@ -193,11 +197,17 @@ fn deliver_every_fixture(server: &Server) -> (BTreeMap<String, usize>, Vec<Strin
     (outcomes, tasks)
 }
 
-/// How the policy gate settled each recorded delivery under the default
+/// How the policy gate settled each delivery it saw under the default
 /// policy (no .agent-zero.yml): feedback is validated, proactive review
-/// and issue tasks are off.
-fn assert_settled_under_the_default_policy(server: &Server, tasks: &[String]) {
+/// and issue tasks are off. A delivery is settled by its tick, or at
+/// intake (`gated`) once a tick of its repository recorded the policy.
+fn assert_settled_under_the_default_policy(server: &Server, tasks: &[String], outcomes: &BTreeMap<String, usize>) {
     let mut settled: BTreeMap<String, usize> = BTreeMap::new();
+    for (outcome, count) in outcomes {
+        if let Some(reason) = outcome.strip_prefix("gated:") {
+            *settled.entry(format!("ignored:{reason}")).or_default() += count;
+        }
+    }
     for id in tasks {
         let task = super::lifecycle::wait_task(server, id);
         let outcome = match task["state"].as_str() {
@@ -209,7 +219,7 @@ fn assert_settled_under_the_default_policy(server: &Server, tasks: &[String]) {
     assert_eq!(settled.get("admitted"), Some(&2), "{settled:?}");
     assert_eq!(settled.get("ignored:proactive-disabled"), Some(&9), "{settled:?}");
     assert_eq!(settled.get("ignored:issues-disabled"), Some(&6), "{settled:?}");
-    assert_eq!(settled.values().sum::<usize>(), tasks.len(), "{settled:?}");
+    assert_eq!(settled.values().sum::<usize>(), 17, "{settled:?}");
 }
 
 fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
@@ -220,11 +230,13 @@ fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
     }
     let server = start(runtime, &github, &[]);
     let (outcomes, tasks) = deliver_every_fixture(&server);
-    // Intake decides only what the payload says; the policy gate is a tick.
-    assert_eq!(outcomes.get("task"), Some(&17), "{outcomes:?}");
+    // Intake decides what the payload says, and what a policy a tick of the
+    // same repository recorded says; the rest of the gate is a tick.
+    let gated: usize = outcomes.iter().filter(|(k, _)| k.starts_with("gated:")).map(|(_, n)| n).sum();
+    assert_eq!(tasks.len() + gated, 17, "{outcomes:?}");
     assert_eq!(outcomes.get("ping"), Some(&3), "{outcomes:?}");
     assert_eq!(outcomes.get("installation"), Some(&8), "{outcomes:?}");
-    assert_settled_under_the_default_policy(&server, &tasks);
+    assert_settled_under_the_default_policy(&server, &tasks, &outcomes);
 }
 
 /// GitHub is down while every real payload arrives: each is answered 2xx
@@ -255,7 +267,7 @@ fn webhook_github_outage_loses_no_delivery(runtime: Runtime) {
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     github.set_outage(false);
-    assert_settled_under_the_default_policy(&server, &tasks);
+    assert_settled_under_the_default_policy(&server, &tasks, &outcomes);
 }
 
 fn webhook_redelivery_creates_one_task(runtime: Runtime) {

@@ -257,6 +257,14 @@ async fn intake<H: Host>(
         }
     }
 
+    // Declined by the repository's recorded policy: answered, nothing stored.
+    if let Intake::Task(seed) = &intake
+        && let Some(reason) = crate::intake_gate::declines(kv, seed, now).await
+    {
+        let answer =
+            json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string(), "stored": false });
+        return Ok(accepted(StatusCode::ACCEPTED, answer));
+    }
     let (status, answer) = match intake {
         Intake::Installation(change) => {
             let key = format!("installation/{}", change.installation_id);

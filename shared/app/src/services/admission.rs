@@ -55,6 +55,8 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
             .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         let policy = read_policy(self.host, self.settings, &seed, self.now_ms).await?;
+        // What intake gates the repository's next deliveries with.
+        crate::intake_gate::record(self.host.kv(), &seed.repository.full_name(), &policy, self.now_ms).await;
         let mut admission = admit_or_decline(received, &seed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
             (&mut admission, &seed.gate)
