@@ -1,25 +1,46 @@
 //! Change risk from the paths a change writes, never from the model's word.
 //!
 //! The model proposes a `changeRisk`; it is untrusted output, so the write
-//! authorisation uses [`classify_change_risk`]: the higher of the model's
-//! class and the class the paths themselves earn. The paths can raise the
-//! risk, never lower it.
+//! authorisation uses [`classify_change_risk_in`]: the higher of the
+//! model's class and the class the paths themselves earn. The paths can
+//! raise the risk, never lower it.
 //!
-//! | what the path is | class | why |
-//! |---|---|---|
-//! | repository policy (`.agent-zero.yml`, `CODEOWNERS`, `.gitmodules`, `.gitattributes`) | `high-impact` | it decides what a run may do |
-//! | CI and automation (`.github/`, `.gitlab-ci.yml`, `.circleci/`, `Jenkinsfile`, ...) | `high-impact` | it runs with the repository's secrets |
-//! | migrations and schemas (`migrations/`, `db/migrate/`, `schema/`, `schema.rb`, `*.sql`, `*.prisma`, `*.proto`) | `high-impact` | data outlives the change |
-//! | dependency manifests and lockfiles (every ecosystem) | `high-impact` | supply chain, and they hold the check scripts |
-//! | check and build configuration (`Makefile`, `tox.ini`, `conftest.py`, `jest.config.*`, ...) | `high-impact` | it defines what "verified" means |
-//! | tests (`tests/`, `__tests__/`, `*.test.*`, `*_test.go`, `test_*.py`, `*_spec.rb`, ...) | `high-impact` | a change must not rewrite the checks it is judged by |
-//! | documentation, text and images (`*.md`, `*.txt`, `LICENSE`, `*.png`, ...) | `mechanical` | not executable |
-//! | anything else | `behavioral` | executable until shown otherwise |
+//! Risk by default: publication pushes a branch into the base repository,
+//! where `pull_request` workflows, deploy previews, install hooks and
+//! developers' editors and coding agents run what it holds. So a path is
+//! `mechanical` only when it is on a short list of documentation that
+//! nothing runs, and everything not known to be plain is at least
+//! `behavioral`. Rules are tried in this order; the first that matches
+//! decides (full name lists: `risk/names.rs`):
+//!
+//! | # | what the path is | class | why |
+//! |---|---|---|---|
+//! | 1 | repository policy (`.agent-zero.yml`, `CODEOWNERS`, `OWNERS`, `.gitmodules`, `.gitattributes`) | `high-impact` | it decides what a run may do and who approves |
+//! | 2 | agent instructions (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`, `.cursorrules`, `.windsurfrules`, `.clinerules`, `.github/copilot-instructions.md`, `*.prompt.md`, `.mcp.json`, anything under `.cursor/`, `.claude/`, `.gemini/`, `.windsurf/`, ...) | `high-impact` | developers' coding agents obey them |
+//! | 3 | CI of every forge (`.github/`, `.gitea/`, `.forgejo/`, `.gitlab-ci.yml`, `.woodpecker/`, `.woodpecker.yml`, `.drone.yml`, `azure-pipelines.yml`, `azure-pipelines/`, `bitbucket-pipelines.yml`, `.buildkite/`, `.circleci/`, `.travis.yml`, `Jenkinsfile*`, `.tekton/`, `.cirrus.yml`, `.semaphore/`, `ci/`), `action.yml`, `Dangerfile*`, git hooks (`.husky/`, `lefthook.yml`, `.pre-commit-config.yaml`, `.lintstagedrc*`), dev containers, bots (`renovate.json`, `.mergify.yml`), Read the Docs and deploy previews (`netlify.toml`, `vercel.json`, `render.yaml`, `fly.toml`, `app.json`, `Procfile`, `railway.json`, `.platform.app.yaml`, `firebase.json`, `amplify.yml`, `wrangler.toml`, `spin.toml`) | `high-impact` | the base repository runs it with its secrets |
+//! | 4 | dependency manifests, lockfiles (`*.lock`, `*-lock.json`, ...) and package-manager configuration of every ecosystem, install hooks (`.pnpmfile.cjs`, `.yarn/`), vendored code (`vendor/`, `third_party/`, `node_modules/`) | `high-impact` | supply chain; install runs them |
+//! | 5 | migrations and schemas (`migrations/`, `db/migrate/`, `schema/`, `schema.rb`, `*.sql`, `*.prisma`, `*.proto`) | `high-impact` | data outlives the change |
+//! | 6 | build logic and wrappers (`Makefile*`, `*.mk`, `*.cmake`, `CMakeLists.txt`, `BUILD`, `BUILD.bazel`, `*.bzl`, `WORKSPACE`, `build.*`, `build.rs`, `Rakefile`, `*.rake`, `gradlew`, `gradle/`, `buildSrc/`, `mvnw`, `.mvn/`, `xtask*/`, `Dockerfile*`, compose files), and the configuration of test runners, linters, formatters and scanners (`tox.ini`, `conftest.py`, `jest.config.*`, `tsconfig*`, `.eslintrc*`, `.prettierrc*`, `.golangci*`, `.rubocop*`, `rustfmt.toml`, `clippy.toml`, `deny.toml`, `.gitleaks*`, ...) | `high-impact` | it defines what is built and what "verified" means |
+//! | 7 | tests (`tests/`, `testing/`, `test-*/`, `*-tests/`, `integration_test/`, `__tests__/`, `__snapshots__/`, `*-snapshots/`, `*.snap`, `*.test.*`, `*_test.go`, `test_*.py`, `*_spec.rb`, `*Test.java`, ...) | `high-impact` | a change must not rewrite the checks it is judged by |
+//! | 8 | tool, editor and environment configuration: `.vscode/`, `.idea/`, `.envrc`, `.env*`, `.tool-versions`, `mise.toml`, `*.code-workspace`, `*.config.*`, `*.conf.*`, `*rc`, and every other dotfile or path under a dot-directory (`..` included) | `high-impact` | tools run it on developers' machines; unknown means risky |
+//! | 9 | documentation that [`DocUse`] says the repository runs or compiles in (pytest `--doctest-glob`, Sphinx `doctest`, `include_str!`, `//go:embed`, `mdbook`, Docusaurus MDX, ...) | `high-impact` | it is a test, or part of the program |
+//! | 10 | raster images (`*.png`, `*.jpg`, `*.gif`, `*.webp`, `*.ico`, ...); `.mailmap`, `.git-blame-ignore-revs`, `.gitkeep`; prose (`*.md`, `*.markdown`, `*.rst`, `*.adoc`, `*.asciidoc`, `*.txt`) under `docs/`, `doc/` or `documentation/`; non-`*.txt` prose at the root; `README*`, `CHANGELOG*`, `LICENSE*`, `*-LICENSE`, `CONTRIBUTING*`, `AUTHORS*`, ... with a prose extension or none | `mechanical` | nothing runs it |
+//! | 11 | anything else, including `.gitignore`, `.editorconfig`, `*.mdx`, `*.svg`, prose elsewhere | `behavioral` | executable until shown otherwise |
 //!
 //! Names are compared case-insensitively and `\` is read as `/`, so no
-//! spelling of a path lowers its class.
+//! spelling of a path lowers its class. Tests inside source files are
+//! found by [`has_inline_tests`] and [`touches_inline_tests`]; the caller
+//! raises such a change to `HighImpact(Test)`.
 
 use agent_zero_contracts::ChangeRisk;
+
+mod doc_use;
+mod inline_tests;
+mod names;
+mod rules;
+
+pub use doc_use::DocUse;
+pub use inline_tests::{has_inline_tests, inline_test_lines, touches_inline_tests};
 
 /// Why a path is `high-impact`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,16 +48,22 @@ use agent_zero_contracts::ChangeRisk;
 pub enum HighImpactKind {
     /// `.agent-zero.yml` and the files that govern the repository.
     RepositoryPolicy,
-    /// CI and automation definitions.
+    /// Instructions developers' coding agents read and obey.
+    AgentInstructions,
+    /// CI, hooks, bots and deployment definitions.
     Automation,
     /// Database migrations and data schemas.
     MigrationOrSchema,
-    /// A dependency manifest or lockfile.
+    /// A dependency manifest, lockfile, package-manager hook or vendored code.
     Dependencies,
-    /// Configuration of the checks or the build.
+    /// Build logic or configuration of the checks.
     CheckConfiguration,
     /// A test.
     Test,
+    /// Tool, editor or environment configuration, or an unknown dotfile.
+    ToolConfiguration,
+    /// Documentation the repository runs as a test or compiles in.
+    ExecutedDocumentation,
 }
 
 impl HighImpactKind {
@@ -44,11 +71,14 @@ impl HighImpactKind {
     pub const fn describe(self) -> &'static str {
         match self {
             Self::RepositoryPolicy => "repository policy",
-            Self::Automation => "CI or automation",
+            Self::AgentInstructions => "instructions for coding agents",
+            Self::Automation => "CI, hooks or deployment",
             Self::MigrationOrSchema => "a migration or schema",
             Self::Dependencies => "a dependency manifest or lockfile",
             Self::CheckConfiguration => "check or build configuration",
             Self::Test => "a test",
+            Self::ToolConfiguration => "tool, editor or environment configuration",
+            Self::ExecutedDocumentation => "documentation the repository runs or compiles in",
         }
     }
 }
@@ -61,7 +91,7 @@ pub enum PathClass {
     HighImpact(HighImpactKind),
     /// Executable (or not known to be inert): at least `behavioral`.
     Executable,
-    /// Documentation, text or images: may stay `mechanical`.
+    /// Documentation or images nothing runs: may stay `mechanical`.
     Inert,
 }
 
@@ -85,255 +115,54 @@ pub struct RiskAssessment {
     pub high_impact: Option<(String, HighImpactKind)>,
 }
 
-/// Repository policy files, by lowercased file name anywhere.
-const POLICY_NAMES: &[&str] = &[".agent-zero.yml", ".agent-zero.yaml", "codeowners", ".gitmodules", ".gitattributes"];
+/// `path` with `\` read as `/` and empty and `.` segments dropped; its
+/// case kept. `..` is kept too: a climbing path is classed by its
+/// dot-directory.
+fn clean(path: &str) -> String {
+    let slashed = path.replace('\\', "/");
+    let segments: Vec<&str> = slashed.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
+    segments.join("/")
+}
 
-/// CI and automation, by lowercased file name anywhere.
-const AUTOMATION_NAMES: &[&str] = &[
-    ".gitlab-ci.yml",
-    ".travis.yml",
-    "jenkinsfile",
-    "azure-pipelines.yml",
-    "bitbucket-pipelines.yml",
-    "appveyor.yml",
-    ".appveyor.yml",
-    "cloudbuild.yaml",
-    "cloudbuild.yml",
-    ".pre-commit-config.yaml",
-    ".drone.yml",
-    "codecov.yml",
-    ".codecov.yml",
-];
+/// `path` [`clean`]ed and lowercased, as every rule compares it.
+fn normalize(path: &str) -> String {
+    clean(path).to_ascii_lowercase()
+}
 
-/// CI and automation, by lowercased directory name anywhere in the path.
-const AUTOMATION_DIRS: &[&str] = &[".github", ".circleci", ".buildkite", ".gitlab", ".husky", ".devcontainer"];
-
-/// Migrations and schemas, by lowercased directory name.
-const SCHEMA_DIRS: &[&str] = &["migrations", "migration", "migrate", "schema", "schemas", "alembic", "prisma"];
-
-/// Migrations and schemas, by lowercased extension.
-const SCHEMA_EXTENSIONS: &[&str] = &["sql", "prisma", "proto", "avsc", "graphql", "gql"];
-
-/// Dependency manifests and lockfiles, by lowercased file name.
-const DEPENDENCY_NAMES: &[&str] = &[
-    // Rust
-    "cargo.toml",
-    "cargo.lock",
-    "rust-toolchain",
-    "rust-toolchain.toml",
-    // JavaScript and TypeScript
-    "package.json",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "pnpm-lock.yaml",
-    "pnpm-workspace.yaml",
-    "yarn.lock",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".npmrc",
-    "bun.lock",
-    "bun.lockb",
-    "deno.json",
-    "deno.jsonc",
-    "deno.lock",
-    // Python
-    "pyproject.toml",
-    "requirements.txt",
-    "pipfile",
-    "pipfile.lock",
-    "poetry.lock",
-    "pdm.lock",
-    "uv.lock",
-    "setup.py",
-    "setup.cfg",
-    "environment.yml",
-    // Go
-    "go.mod",
-    "go.sum",
-    "go.work",
-    "go.work.sum",
-    // Ruby
-    "gemfile",
-    "gemfile.lock",
-    // JVM
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "settings.gradle",
-    "settings.gradle.kts",
-    "gradle.lockfile",
-    "gradle.properties",
-    "build.sbt",
-    // PHP, Elixir, Erlang, Haskell, Dart, Swift, .NET, C/C++, Nix
-    "composer.json",
-    "composer.lock",
-    "mix.exs",
-    "mix.lock",
-    "rebar.config",
-    "rebar.lock",
-    "stack.yaml",
-    "cabal.project",
-    "pubspec.yaml",
-    "pubspec.lock",
-    "package.swift",
-    "package.resolved",
-    "podfile",
-    "podfile.lock",
-    "cartfile",
-    "cartfile.resolved",
-    "packages.config",
-    "directory.packages.props",
-    "directory.build.props",
-    "global.json",
-    "nuget.config",
-    "packages.lock.json",
-    "paket.dependencies",
-    "paket.lock",
-    "vcpkg.json",
-    "conanfile.txt",
-    "conanfile.py",
-    "flake.nix",
-    "flake.lock",
-];
-
-/// Dependency manifests, by lowercased extension.
-const DEPENDENCY_EXTENSIONS: &[&str] = &["gemspec", "csproj", "fsproj", "vbproj", "cabal", "nuspec"];
-
-/// Check and build configuration, by lowercased file name.
-const CHECK_NAMES: &[&str] = &[
-    "makefile",
-    "gnumakefile",
-    "justfile",
-    "taskfile.yml",
-    "rakefile",
-    "tox.ini",
-    "noxfile.py",
-    "pytest.ini",
-    "conftest.py",
-    ".coveragerc",
-    "build.rs",
-    "cmakelists.txt",
-    "meson.build",
-    "build.bazel",
-    "workspace",
-    "workspace.bazel",
-    "module.bazel",
-    ".bazelrc",
-    "dockerfile",
-    "docker-compose.yml",
-    "docker-compose.yaml",
-    "compose.yml",
-    "compose.yaml",
-];
-
-/// Check configuration, by lowercased file-name prefix (`jest.config.ts`).
-const CHECK_PREFIXES: &[&str] = &[
-    "jest.config.",
-    "vitest.config.",
-    "vitest.workspace.",
-    "karma.conf.",
-    "playwright.config.",
-    "cypress.config.",
-    ".mocharc",
-    "babel.config.",
-    ".babelrc",
-    "tsconfig",
-    "webpack.config.",
-    "vite.config.",
-    "rollup.config.",
-    "eslint.config.",
-    ".eslintrc",
-];
-
-/// Check configuration, by lowercased directory name.
-const CHECK_DIRS: &[&str] = &[".cargo", ".config", "gradle", ".mvn"];
-
-/// Test directories, by lowercased directory name.
-const TEST_DIRS: &[&str] =
-    &["test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures", "__snapshots__", "e2e"];
-
-/// Inert files, by lowercased extension.
-const INERT_EXTENSIONS: &[&str] = &[
-    "md", "markdown", "mdx", "rst", "txt", "adoc", "asciidoc", "org", "tex", "rtf", "png", "jpg", "jpeg", "gif",
-    "webp", "ico", "bmp", "tif", "tiff", "pdf", "svg",
-];
-
-/// Inert files without an extension, by lowercased name.
-const INERT_NAMES: &[&str] =
-    &["license", "licence", "copying", "authors", "contributors", "changelog", "changes", "notice", "readme"];
-
-/// The class `path` earns on its own.
+/// The class `path` earns on its own, when no documentation is known to
+/// be run or included (an empty [`DocUse`]).
 pub fn classify_path(path: &str) -> PathClass {
-    let lower = path.replace('\\', "/").to_ascii_lowercase();
-    let lower = lower.trim_start_matches("./");
-    let mut segments: Vec<&str> = lower.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
-    let name = segments.pop().unwrap_or_default();
-    let dirs = segments;
-    // `.npmrc` has no extension: its stem would be empty.
-    let extension = name.rsplit_once('.').filter(|(stem, _)| !stem.is_empty());
-    let ext = extension.map_or("", |(_, ext)| ext);
-    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-
-    use HighImpactKind as K;
-    if POLICY_NAMES.contains(&name) {
-        return PathClass::HighImpact(K::RepositoryPolicy);
-    }
-    if in_dir(AUTOMATION_DIRS) || AUTOMATION_NAMES.contains(&name) {
-        return PathClass::HighImpact(K::Automation);
-    }
-    if is_dependency_file(name, ext, &dirs) {
-        return PathClass::HighImpact(K::Dependencies);
-    }
-    if in_dir(SCHEMA_DIRS) || SCHEMA_EXTENSIONS.contains(&ext) || name == "schema.rb" {
-        return PathClass::HighImpact(K::MigrationOrSchema);
-    }
-    if CHECK_NAMES.contains(&name) || CHECK_PREFIXES.iter().any(|p| name.starts_with(p)) || in_dir(CHECK_DIRS) {
-        return PathClass::HighImpact(K::CheckConfiguration);
-    }
-    if in_dir(TEST_DIRS) || is_test_name(name) {
-        return PathClass::HighImpact(K::Test);
-    }
-    let stem = extension.map_or(name, |(stem, _)| stem);
-    if INERT_EXTENSIONS.contains(&ext) || (ext.is_empty() || ext == "md") && INERT_NAMES.contains(&stem) {
-        return PathClass::Inert;
-    }
-    PathClass::Executable
+    let path = normalize(path);
+    let (dirs, name) =
+        path.rsplit_once('/').map_or((vec![], path.as_str()), |(dirs, name)| (dirs.split('/').collect(), name));
+    rules::classify(&dirs, name)
 }
 
-fn is_dependency_file(name: &str, ext: &str, dirs: &[&str]) -> bool {
-    DEPENDENCY_NAMES.contains(&name)
-        || DEPENDENCY_EXTENSIONS.contains(&ext)
-        // requirements-dev.txt, requirements/base.txt, constraints.txt
-        || (name.starts_with("requirements") && ext == "txt")
-        || (name.starts_with("constraints") && ext == "txt")
-        || (dirs.last() == Some(&"requirements") && ext == "txt")
-}
-
-/// Test files by name: `*.test.*`, `*.spec.*`, `test_*.py`, `*_test.*`,
-/// `*_spec.rb`, `*Test.java` / `*Tests.cs` (lowercased: `*test.java`).
-fn is_test_name(name: &str) -> bool {
-    let Some((stem, ext)) = name.rsplit_once('.') else { return false };
-    stem.ends_with(".test")
-        || stem.ends_with(".spec")
-        || stem.contains(".test.")
-        || stem.contains(".spec.")
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_tests")
-        || stem.ends_with("_spec")
-        || stem == "test"
-        || stem == "tests"
-        || (matches!(ext, "java" | "kt" | "kts" | "scala" | "cs" | "fs" | "vb" | "swift" | "php" | "groovy")
-            && (stem.ends_with("test") || stem.ends_with("tests") || stem.ends_with("spec")))
+/// The class `path` earns in a repository whose documentation use is
+/// `doc_use`: a path that is not otherwise high-impact and that the
+/// repository runs or compiles in is `HighImpact(ExecutedDocumentation)`.
+pub fn classify_path_in(path: &str, doc_use: &DocUse) -> PathClass {
+    match classify_path(path) {
+        PathClass::HighImpact(kind) => PathClass::HighImpact(kind),
+        _ if doc_use.names(path) => PathClass::HighImpact(HighImpactKind::ExecutedDocumentation),
+        class => class,
+    }
 }
 
 /// The risk a change to `paths` carries: the model's `declared` class,
 /// raised to the highest floor of any path. Never lower than `declared`.
+/// The same as [`classify_change_risk_in`] with an empty [`DocUse`].
 pub fn classify_change_risk<S: AsRef<str>>(declared: ChangeRisk, paths: &[S]) -> RiskAssessment {
+    classify_change_risk_in(declared, paths, &DocUse::default())
+}
+
+/// The risk a change to `paths` carries in a repository whose
+/// documentation use is `doc_use` (built by [`DocUse::from_files`]).
+pub fn classify_change_risk_in<S: AsRef<str>>(declared: ChangeRisk, paths: &[S], doc_use: &DocUse) -> RiskAssessment {
     let mut risk = declared;
     let mut high_impact = None;
     for path in paths {
-        let class = classify_path(path.as_ref());
+        let class = classify_path_in(path.as_ref(), doc_use);
         if let PathClass::HighImpact(kind) = class
             && high_impact.is_none()
         {
