@@ -17,7 +17,7 @@
 //! | 8 | risk in `autofix.allowedChangeRisks` | refused | `change-risk-not-allowed` |
 //! | 9 | runner isolated when `autofix.requireIsolated` | refused | `runner-not-isolated` |
 //!
-//! The risk is never the model's word alone: [`classify_change_risk`]
+//! The risk is never the model's word alone: [`classify_change_risk_in`] (with what the repository runs of its documentation, [`crate::DocUse`])
 //! raises the declared class from the paths (CI, policy, tests, manifests
 //! and lockfiles are `high-impact`; executable source is at least
 //! `behavioral`). Scope is earned by evidence: the model cannot widen it by
@@ -32,7 +32,7 @@ use std::collections::BTreeSet;
 use agent_zero_contracts::{ChangeRisk, Refusal, RunMode, Verdict, inserted, is_repository_relative_path};
 
 use crate::policy::Policy;
-use crate::risk::classify_change_risk;
+use crate::risk::classify_change_risk_in;
 use crate::validation::normalize_path;
 
 /// Everything the chain looks at, gathered by the plan step.
@@ -57,6 +57,9 @@ pub struct WriteRequest<'a> {
     pub checkout_files: &'a [String],
     /// A person approved this task after it stopped at `high-impact-change`.
     pub human_approved: bool,
+    /// The documentation the repository runs or includes: a change to it
+    /// is high-impact, not mechanical.
+    pub doc_use: &'a crate::risk::DocUse,
 }
 
 /// One link of the chain, as a stable kebab-case code.
@@ -189,7 +192,7 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
         let message = format!("{} files would change; agent.maxChangedFiles is {max}", distinct.len());
         return refuse(C::TooManyChangedFiles, message);
     }
-    let assessed = classify_change_risk(request.change_risk, request.changed_paths);
+    let assessed = classify_change_risk_in(request.change_risk, request.changed_paths, request.doc_use);
     let risk = assessed.risk;
     if risk == ChangeRisk::HighImpact && !request.human_approved {
         let why = match &assessed.high_impact {

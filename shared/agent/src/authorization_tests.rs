@@ -28,8 +28,12 @@ fn request(changed: &[String]) -> WriteRequest<'_> {
         cited_files: changed,
         checkout_files: changed,
         human_approved: false,
+        doc_use: &NOTHING_RUN,
     }
 }
+
+/// A repository that runs none of its documentation.
+static NOTHING_RUN: std::sync::LazyLock<crate::DocUse> = std::sync::LazyLock::new(crate::DocUse::default);
 
 fn code(decision: &WriteDecision) -> &str {
     decision.reason().map_or("allowed", |r| r.code.as_str())
@@ -168,6 +172,7 @@ fn links_are_checked_in_order() {
         cited_files: &cited_some,
         checkout_files: &many,
         human_approved: false,
+        doc_use: &NOTHING_RUN,
     };
     let mut seen = vec![];
     let mut check = |p: &Policy, r: &WriteRequest<'_>| seen.push(code(&authorize_write(p, r)).to_owned());
@@ -290,4 +295,22 @@ fn codes_are_distinct_kebab_case() {
         assert!(!codes[i + 1..].contains(c), "{c} twice");
     }
     assert_eq!(RefusalCode::AutofixDisabled.to_string(), "autofix-disabled");
+}
+
+/// A documentation file the repository runs as doctests (pytest's
+/// `--doctest-glob`) or compiles in (`include_str!`) is high-impact: it
+/// stops for a person; the same file in a repository that runs none of
+/// its documentation stays mechanical.
+#[test]
+fn documentation_the_repository_runs_needs_a_person() {
+    let readme = vec!["README.md".to_owned()];
+    assert_eq!(code(&authorize_write(&writable_policy(), &request(&readme))), "allowed");
+    for files in [
+        &[("pytest.ini", "[pytest]\naddopts = --doctest-glob=*.md\n")][..],
+        &[("src/lib.rs", "#![doc = include_str!(\"../README.md\")]\n")][..],
+    ] {
+        let runs = crate::DocUse::from_files(files);
+        let d = authorize_write(&writable_policy(), &WriteRequest { doc_use: &runs, ..request(&readme) });
+        assert_eq!(code(&d), "high-impact-change", "{files:?}: {d:?}");
+    }
 }

@@ -21,5 +21,7 @@ pub use policy::{
     AgentLimits, AutofixPolicy, CheckCommand, IssuePolicy, MAX_POLICY_BYTES, ModelPolicy, ModelProvider, Permissions,
     Policy, PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
-pub use risk::{HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_path};
+pub use risk::{
+    DocUse, HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_change_risk_in, classify_path,
+};
 pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, evidence_quotes, validate};

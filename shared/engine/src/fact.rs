@@ -213,6 +213,10 @@ pub enum Fact {
         /// What validation did not read (cited files past the limit).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         omitted: Vec<OmittedItem>,
+        /// The documentation the repository runs or includes, read from its
+        /// configuration and crate roots: a change to it is high-impact.
+        #[serde(default, skip_serializing_if = "agent_zero_agent::DocUse::is_empty")]
+        doc_use: agent_zero_agent::DocUse,
     },
     /// The write authorisation outcome.
     WriteDecision { outcome: WriteOutcome },

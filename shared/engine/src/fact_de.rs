@@ -123,6 +123,8 @@ enum FactDe {
         finding: Finding,
         #[serde(default)]
         omitted: Vec<OmittedItem>,
+        #[serde(default)]
+        doc_use: agent_zero_agent::DocUse,
     },
     WriteDecision {
         outcome: WriteOutcome,

@@ -10,7 +10,8 @@ use super::{HighImpactKind, PathClass, classify_path, clean, normalize};
 /// The documentation a repository executes or includes. Built by the caller
 /// from repository evidence ([`DocUse::from_files`]); the default names
 /// nothing, which is what [`classify_change_risk`](super::classify_change_risk) assumes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DocUse {
     /// Files a runner executes as doctests, as globs. A glob without `/`
     /// matches a file name anywhere (pytest's `--doctest-glob`); one with
@@ -37,6 +38,27 @@ impl DocUse {
             || self.included.iter().map(|p| normalize(p)).any(|included| {
                 matches(&included, &path) || path.strip_prefix(included.as_str()).is_some_and(|r| r.starts_with('/'))
             })
+    }
+
+    /// Whether it names nothing (no documentation runs or is included).
+    pub fn is_empty(&self) -> bool {
+        self.doctest_globs.is_empty() && self.included.is_empty()
+    }
+
+    /// The files [`DocUse::from_files`] reads in a checkout of `files`:
+    /// configuration that runs doctests, and of source, only the roots that
+    /// include documentation (`lib.rs`, `main.rs`): at most `max`.
+    pub fn evidence_in<'a>(files: &'a [String], max: usize) -> Vec<&'a str> {
+        files
+            .iter()
+            .map(String::as_str)
+            .filter(|path| {
+                let name = path.rsplit('/').next().unwrap_or_default();
+                let source = matches!(name.rsplit_once('.').map(|(_, e)| e), Some("rs" | "go" | "ex" | "exs" | "py"));
+                Self::is_evidence(path) && (!source || matches!(name, "lib.rs" | "main.rs" | "conf.py"))
+            })
+            .take(max)
+            .collect()
     }
 
     /// Whether [`DocUse::from_files`] reads `path`: the files that configure

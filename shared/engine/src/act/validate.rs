@@ -1,7 +1,7 @@
 //! Validate: read the files the model's claim cites and judge the claim
 //! against that repository evidence (the verdict is never the model's).
 
-use agent_zero_agent::{RepositoryFacts, validate as judge};
+use agent_zero_agent::{DocUse, RepositoryFacts, validate as judge};
 use agent_zero_contracts::{ModelFinding, OmittedItem, TaskState, TerminalState, Verdict, is_repository_relative_path};
 
 use super::{Acted, Run};
@@ -12,6 +12,8 @@ use crate::store::TickStats;
 
 /// Most cited files read for validation.
 const MAX_CITED_FILES: usize = 20;
+/// Most files read to learn which documentation the repository runs.
+const MAX_DOC_EVIDENCE_FILES: usize = 24;
 
 pub(super) async fn validate<W: Workspace>(
     run: &Run<'_>,
@@ -38,23 +40,38 @@ pub(super) async fn validate<W: Workspace>(
         // A review's finding must be about a file the pull request changed.
         seen.require_files(review.files.iter().map(|f| f.path.clone()));
     }
-    if !cited.is_empty() {
+    // In the same read: what tells whether the repository runs or includes
+    // its documentation (doctest configuration, crate roots).
+    let evidence: Vec<String> = DocUse::evidence_in(&discovery.files, MAX_DOC_EVIDENCE_FILES)
+        .into_iter()
+        .filter(|p| !cited.iter().any(|c| c == p))
+        .map(str::to_owned)
+        .collect();
+    let mut doc_sources = Vec::new();
+    if !cited.is_empty() || !evidence.is_empty() {
         stats.sandbox_calls += 1;
-        match workspace.read_files(lease, &cited).await {
+        let wanted: Vec<String> = cited.iter().chain(&evidence).cloned().collect();
+        match workspace.read_files(lease, &wanted).await {
             Ok(read) => {
                 for (path, content) in read {
                     if let Some(content) = content {
-                        seen.insert_content(&path, content);
+                        if DocUse::is_evidence(&path) {
+                            doc_sources.push((path.clone(), content.clone()));
+                        }
+                        if cited.contains(&path) {
+                            seen.insert_content(&path, content);
+                        }
                     }
                 }
             }
             Err(e) => return run.sandbox_failed("read-files", e),
         }
     }
+    let doc_use = DocUse::from_files(&doc_sources.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect::<Vec<_>>());
     let finding = judge(claim, &seen, &run.stimulus.policy.validation);
     let reasons = finding.rejection_reasons.join(" ");
     let verdict = finding.verdict;
-    let mut facts = vec![Fact::Finding { finding, omitted }];
+    let mut facts = vec![Fact::Finding { finding, omitted, doc_use }];
     match verdict {
         Verdict::Accepted => {
             facts.push(run.transition(TaskState::Planning, "Recording an evidence-backed plan", Some(1)));

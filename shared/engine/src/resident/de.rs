@@ -78,6 +78,8 @@ struct Flat {
     review: Option<ReviewLedger>,
     #[serde(default)]
     omitted: Vec<OmittedItem>,
+    #[serde(default)]
+    doc_use: agent_zero_agent::DocUse,
     // Attempt
     #[serde(default)]
     decision: Option<AgentDecision>,
@@ -160,6 +162,7 @@ impl From<Flat> for Resident {
                 diff: flat.diff,
                 review: flat.review,
                 omitted: flat.omitted,
+                doc_use: flat.doc_use,
             },
             attempt: Attempt {
                 decision: flat.decision,

@@ -290,7 +290,8 @@ impl Resident {
                     }
                     ModelOutcome::Unavailable { .. } => self.attempt.model_failures += 1,
                 },
-                Fact::Finding { finding, omitted } => {
+                Fact::Finding { finding, omitted, doc_use } => {
+                    self.discovery.doc_use = doc_use.clone();
                     self.attempt.finding = Some(finding.clone());
                     self.discovery.omitted.extend(omitted.iter().cloned());
                 }

@@ -86,6 +86,10 @@ pub struct Discovery {
     pub review: Option<ReviewLedger>,
     /// What the run left out: by discovery, validation and review.
     pub omitted: Vec<OmittedItem>,
+    /// The documentation the repository runs or includes (validation reads
+    /// it): a change to it is high-impact.
+    #[serde(skip_serializing_if = "agent_zero_agent::DocUse::is_empty")]
+    pub doc_use: agent_zero_agent::DocUse,
 }
 
 /// The current attempt: the model's decision, the validated finding, and
