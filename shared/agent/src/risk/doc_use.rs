@@ -48,7 +48,7 @@ impl DocUse {
     /// The files [`DocUse::from_files`] reads in a checkout of `files`:
     /// configuration that runs doctests, and of source, only the roots that
     /// include documentation (`lib.rs`, `main.rs`): at most `max`.
-    pub fn evidence_in<'a>(files: &'a [String], max: usize) -> Vec<&'a str> {
+    pub fn evidence_in(files: &[String], max: usize) -> Vec<&str> {
         files
             .iter()
             .map(String::as_str)
