@@ -11,7 +11,7 @@
 //!
 //! | route | limit |
 //! |---|---|
-//! | `POST /webhooks/github` | `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 25 MiB) |
+//! | `POST /webhooks/github` | `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 1 MiB) |
 //! | `POST /api/v1/tasks`, `POST /api/v1/approvals/{id}` | 256 KiB (the task API's JSON bodies) |
 //! | everything else (`GET`, `HEAD`, `OPTIONS`, the sweep, unknown paths) | 4 KiB |
 
@@ -23,8 +23,14 @@ use crate::{Config, Settings, auth};
 
 /// The variable that sets the webhook limit.
 pub(crate) const WEBHOOK_MAX_BYTES: &str = "AGENT_ZERO_WEBHOOK_MAX_BYTES";
-/// GitHub caps webhook payloads at 25 MB.
-pub(crate) const DEFAULT_WEBHOOK_MAX_BYTES: usize = 25 * 1024 * 1024;
+/// Every event intake acts on fits in far less: a pull request or issue
+/// body is at most 65,536 characters (256 KiB of UTF-8, more escaped), and
+/// the largest real payload among the fixtures is 32 KB. The signature is
+/// computed over the whole body, so the body is read before it is
+/// verified: this bounds what an unsigned sender can make a host read.
+/// GitHub's own cap is 25 MB; raise the variable toward it if an event you
+/// rely on is larger.
+pub(crate) const DEFAULT_WEBHOOK_MAX_BYTES: usize = 1024 * 1024;
 /// What a route without a body accepts: enough for a client that sends a
 /// stray small body, far too little to matter.
 pub const NO_BODY_MAX_BYTES: usize = 4 * 1024;
@@ -193,7 +199,7 @@ mod tests {
     #[test]
     fn each_route_has_its_limit() {
         let default = Settings::default();
-        assert_eq!(limit(Method::POST, "/webhooks/github", &default), 25 * 1024 * 1024);
+        assert_eq!(limit(Method::POST, "/webhooks/github", &default), 1024 * 1024);
         assert_eq!(limit(Method::POST, "/api/v1/tasks", &default), 256 * 1024);
         assert_eq!(limit(Method::POST, "/api/v1/approvals/gh-1", &default), 256 * 1024);
         for (method, path) in [

@@ -145,7 +145,7 @@ impl Settings {
         })
     }
 
-    /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 25 MiB), or 503 naming it.
+    /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 1 MiB), or 503 naming it.
     pub(crate) fn webhook_max_bytes(&self) -> Result<usize, ApiError> {
         self.webhook_max_bytes.clone()
     }

@@ -266,7 +266,7 @@ fn declared_body_over_the_limit_is_unread(runtime: Runtime) {
         ("GET", "/", 4096),
         ("POST", "/", 4096),
         ("POST", "/api/v1/tasks", TASK_API_LIMIT),
-        ("POST", "/webhooks/github", 25 * 1024 * 1024),
+        ("POST", "/webhooks/github", 1024 * 1024),
     ] {
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\n\
