@@ -310,6 +310,20 @@ async fn remember<K: KeyValue>(
     }
 }
 
+/// `value` with every configured secret (the front's own included: the
+/// webhook secret, the control-plane tokens, which the tick role never
+/// holds) and every GitHub-token-shaped run removed from each string, before
+/// it is stored: a comment quoting a secret stores none.
+fn redacted(value: serde_json::Value, secrets: &[String]) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(crate::auth::redact(&text, secrets)),
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| redacted(v, secrets)).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, redacted(v, secrets))).collect()),
+        other => other,
+    }
+}
+
 fn storage(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::StorageUnavailable, format!("storage failed; nothing was created: {e}"))
 }
@@ -325,8 +339,11 @@ async fn task<H: Host>(
         trigger: seed.trigger,
         source: Some(format!("github:{}", seed.delivery_id)),
         title: seed.title.as_ref().map(|t| t.text.clone()),
-        seed: serde_json::to_value(seed)
-            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the delivery could not be recorded: {e}")))?,
+        seed: redacted(
+            serde_json::to_value(seed)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the delivery could not be recorded: {e}")))?,
+            crate::auth::secrets(context.settings),
+        ),
     };
     let now = context.invocation.now_ms;
     let kv = context.host.kv();
@@ -348,6 +365,26 @@ async fn task<H: Host>(
         }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
+    }
+}
+
+#[cfg(test)]
+mod redaction_tests {
+    use super::redacted;
+
+    #[test]
+    fn a_seed_quoting_a_secret_stores_none_of_it() {
+        let secrets = vec!["whsec-front-only-0123456789".to_owned()];
+        let seed = serde_json::json!({
+            "body": { "text": "leaked: whsec-front-only-0123456789 and ghp_0123456789abcdefghijABCDEFGHIJ012345", "untrusted": true },
+            "feedback": [{ "body": { "text": "again whsec-front-only-0123456789" } }],
+            "subject": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+        });
+        let stored = redacted(seed, &secrets).to_string();
+        assert!(!stored.contains("whsec-front-only"), "{stored}");
+        assert!(!stored.contains("ghp_0123456789"), "{stored}");
+        assert!(stored.contains("0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"), "a commit sha is no secret: {stored}");
+        assert!(stored.contains("\"number\":7"), "{stored}");
     }
 }
 
