@@ -5,13 +5,16 @@
 //! = `9999999999999 - now_ms`, so a prefix listing is newest first); there
 //! is no counter and no key is ever rewritten. Only authenticated attempts
 //! are recorded (an anonymous caller cannot make the app write). Text is
-//! redacted on the way in: no configured secret or token is stored.
+//! redacted on the way in: no configured secret or token is stored. Each
+//! entry lives as long as a finished task (`AGENT_ZERO_RETENTION_DAYS`):
+//! Workers KV expires it, elsewhere the retention pass removes it.
 
 use agent_zero_contracts::rfc3339;
 use agent_zero_ports::{KeyValue, KvError};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::redact;
+use crate::retention::{Kind, Lifetimes};
 
 const PREFIX: &str = "audit/";
 
@@ -61,13 +64,19 @@ pub(crate) async fn append<K: KeyValue>(
     kv: &K,
     entry: &AuditEntry,
     now_ms: u64,
-    secrets: &[String],
+    settings: &crate::Settings,
 ) -> Result<(), KvError> {
     let when = 9_999_999_999_999u64.saturating_sub(now_ms);
-    let key = format!("{PREFIX}{when:013}-{}", entry.request_id);
-    let entry = AuditEntry { at: rfc3339(now_ms), ..entry.redacted(secrets) };
+    let id = format!("{when:013}-{}", entry.request_id);
+    let key = format!("{PREFIX}{id}");
+    let entry = AuditEntry { at: rfc3339(now_ms), ..entry.redacted(crate::auth::secrets(settings)) };
     let bytes = serde_json::to_vec(&entry).map_err(|e| KvError::Backend(e.to_string()))?;
-    kv.put(&key, &bytes).await
+    let lifetime_ms = settings.run().map(|run| run.lifetimes.task_ms).unwrap_or(Lifetimes::default().task_ms);
+    kv.put_expiring(&key, &bytes, lifetime_ms.div_ceil(1_000)).await?;
+    if !kv.expires_on_its_own(&key) {
+        crate::retention::schedule(kv, now_ms.saturating_add(lifetime_ms), Kind::Audit, &id).await?;
+    }
+    Ok(())
 }
 
 /// One page of the log, newest first, and the cursor of the next.

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare (no schedule key there); the pass below elsewhere |
 //! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
+//! | an audit entry (`audit/{id}`) | `AGENT_ZERO_RETENTION_DAYS` after it was written | Workers KV expiration on Cloudflare; the pass below elsewhere |
 //!
 //! A task waiting for a person (`needs-human`) is never removed: it is not
 //! finished. Each lifetime is scheduled when the record is written, as one
@@ -73,6 +74,8 @@ pub enum Kind {
     Delivery,
     /// A finished task's log, claims, meta and index keys.
     Task,
+    /// An audit entry (`audit/{id}`).
+    Audit,
 }
 
 impl Kind {
@@ -80,6 +83,7 @@ impl Kind {
         match self {
             Self::Delivery => "delivery",
             Self::Task => "task",
+            Self::Audit => "audit",
         }
     }
 }
@@ -96,6 +100,7 @@ fn parse_schedule_key(key: &str) -> Option<(u64, Kind, &str)> {
     let kind = match kind {
         "delivery" => Kind::Delivery,
         "task" => Kind::Task,
+        "audit" => Kind::Audit,
         _ => return None,
     };
     (due.len() == 13 && !id.is_empty()).then_some(())?;
@@ -126,6 +131,8 @@ pub struct RetentionReport {
     pub deliveries: u32,
     /// Finished tasks removed (log, claims, meta, index).
     pub tasks: u32,
+    /// Audit entries removed.
+    pub audit: u32,
     /// Scheduled tasks that were not finished (approved since, or a
     /// schedule this engine did not write): left alone.
     pub kept: u32,
@@ -147,6 +154,10 @@ pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, K
             Kind::Delivery => {
                 kv.delete(&format!("delivery/github/{id}")).await?;
                 report.deliveries += 1;
+            }
+            Kind::Audit => {
+                kv.delete(&format!("audit/{id}")).await?;
+                report.audit += 1;
             }
             Kind::Task => {
                 match purge_task(kv, id).await? {

@@ -80,7 +80,7 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
 
         // Due: the log, claims, meta and every index key go; the others stay.
         let report = pass(&kv, ended + 30 * DAY).await.unwrap();
-        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, kept: 0 });
+        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, audit: 0, kept: 0 });
         assert!(keys(&kv, "task/t-done/").is_empty());
         assert!(
             !kv.snapshot().keys().any(|k| k.starts_with("index/") && k.ends_with("t-done")),
@@ -107,7 +107,7 @@ fn a_schedule_for_a_task_that_is_not_finished_removes_nothing() {
     block_on(async {
         schedule(&kv, START_MS, Kind::Task, "t-human").await.unwrap();
         let report = pass(&kv, START_MS + DAY).await.unwrap();
-        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 0, kept: 1 });
+        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 0, audit: 0, kept: 1 });
         assert!(agent_zero_engine::load(&kv, "t-human").await.unwrap().is_some());
         assert!(keys(&kv, RETENTION_PREFIX).is_empty(), "the schedule is spent");
     });
@@ -140,4 +140,32 @@ fn one_pass_is_bounded() {
         assert_eq!(pass(&kv, START_MS + DAY).await.unwrap().deliveries as usize, MAX_PURGED_PER_PASS);
         assert_eq!(pass(&kv, START_MS + DAY).await.unwrap().deliveries, 5, "the rest on the next sweep");
     });
+}
+
+/// An audit entry lives `AGENT_ZERO_RETENTION_DAYS`: on a store that does
+/// not expire keys itself, the pass removes it (and its schedule) when due,
+/// and not a day before.
+#[test]
+fn audit_entries_are_removed_when_their_lifetime_ends() {
+    let kv = MemoryKv::new();
+    let settings = crate::Settings::from_pairs([("AGENT_ZERO_RETENTION_DAYS", "2")]);
+    let entry = crate::audit_log::AuditEntry {
+        at: String::new(),
+        principal: "alice".into(),
+        action: "tasks.create".into(),
+        target: None,
+        detail: None,
+        status: 201,
+        outcome: "ok".into(),
+        field: None,
+        request_id: "req-1".into(),
+    };
+    block_on(crate::audit_log::append(&kv, &entry, START_MS, &settings)).unwrap();
+    let audit_keys = || block_on(kv.list("audit/", None, 10)).unwrap().keys;
+    assert_eq!(audit_keys().len(), 1);
+    let report = block_on(pass(&kv, START_MS + 2 * DAY - 1)).unwrap();
+    assert_eq!((report.audit, audit_keys().len()), (0, 1), "not before its time");
+    let report = block_on(pass(&kv, START_MS + 2 * DAY)).unwrap();
+    assert_eq!((report.audit, audit_keys().len()), (1, 0));
+    assert!(block_on(kv.list(RETENTION_PREFIX, None, 10)).unwrap().keys.is_empty(), "its schedule is gone too");
 }

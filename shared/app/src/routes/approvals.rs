@@ -102,8 +102,7 @@ pub(super) async fn record<H: Host>(
         audit.field.clone_from(&e.field);
         audit.status = e.code.status().as_u16();
     }
-    let secrets = auth::secrets(context.settings);
-    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, context.settings).await;
     result
 }
 

@@ -248,7 +248,7 @@ pub(super) async fn callback<H: Host>(
         audit.outcome = ErrorCode::Forbidden.as_str().to_owned();
         audit.field = Some(settings::USERS.to_owned());
     }
-    let _ = audit_log::append(context.host.kv(), &audit, now_ms, auth::secrets(context.settings)).await;
+    let _ = audit_log::append(context.host.kv(), &audit, now_ms, context.settings).await;
     if principal.is_none() {
         let message = format!(
             "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",

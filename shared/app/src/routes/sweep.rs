@@ -37,7 +37,7 @@ pub(super) async fn post<H: Host>(
     let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
     let retention = outcome.retention.clone().unwrap_or_default();
-    let removed = retention.deliveries + retention.tasks;
+    let removed = retention.deliveries + retention.tasks + retention.audit;
     let status = if outcome.errors.is_empty() { http::StatusCode::OK } else { http::StatusCode::SERVICE_UNAVAILABLE };
     let audit = AuditEntry {
         at: String::new(),
@@ -45,8 +45,8 @@ pub(super) async fn post<H: Host>(
         action: "sweep".into(),
         target: None,
         detail: Some(format!(
-            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s) and {} finished task(s) removed",
-            retention.deliveries, retention.tasks
+            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s), {} finished task(s) and {} audit entr(ies) removed",
+            retention.deliveries, retention.tasks, retention.audit
         )),
         status: status.as_u16(),
         outcome: if outcome.errors.is_empty() { "ok".into() } else { "storage_unavailable".into() },
@@ -58,8 +58,7 @@ pub(super) async fn post<H: Host>(
     // recorded.
     let idle = ticks == 0 && claimed == 0 && leases == 0 && removed == 0 && outcome.errors.is_empty();
     if !idle {
-        let secrets = auth::secrets(context.settings);
-        let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
+        let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, context.settings).await;
     }
     let body = json!({
         "ticksEnqueued": ticks,
@@ -67,6 +66,7 @@ pub(super) async fn post<H: Host>(
         "leasesStopped": leases,
         "deliveriesRemoved": retention.deliveries,
         "tasksRemoved": retention.tasks,
+        "auditRemoved": retention.audit,
         "errors": outcome.errors,
     });
     crate::json_response(status, &body)

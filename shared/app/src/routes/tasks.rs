@@ -280,8 +280,7 @@ pub(super) async fn create<H: Host>(
     if audit.outcome.is_empty() {
         audit.outcome = "ok".into();
     }
-    let secrets = auth::secrets(context.settings);
-    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, secrets).await;
+    let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, context.settings).await;
     response
 }
 
