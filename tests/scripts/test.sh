@@ -58,10 +58,15 @@ unset AGENT_ZERO_PROVIDERS
 # than the YAML parser's replacement saved). Issue 20's target is 450 KiB
 # per artefact: lower them as the wasm shrinks, never raise them without a
 # reason.
-WORKER_GZIP_BUDGET=$((408 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((457 * 1024))
-SPIN_GZIP_BUDGET=$((380 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((462 * 1024))
+# Issue 41 (the trust boundary's second pass: path rules over every
+# ecosystem, the documentation a repository runs, fence look-alike tables,
+# credential shapes, approval digests, the intake gate, audit lifetimes)
+# grew them to 423,445 B, 481,385 B, 395,130 B and 484,746 B: budgets at
+# those rounded up plus 2 KiB.
+WORKER_GZIP_BUDGET=$((416 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((473 * 1024))
+SPIN_GZIP_BUDGET=$((388 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((476 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
