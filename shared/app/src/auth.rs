@@ -354,6 +354,7 @@ mod tests {
         let host = TestHost::new();
         let session = Session {
             login: "octocat".into(),
+            user_id: 583_231,
             orgs: vec![],
             id: "00000000abcdef01".into(),
             expires_ms: START_MS + 60_000,

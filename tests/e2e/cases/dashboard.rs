@@ -25,7 +25,33 @@ pub(crate) const CASES: &[Case] = &[
         run: sign_in_with_github_approve_and_see_the_state_change,
     },
     Case { name: "dashboard_cost_of_a_fix_run_with_one_repair", run: cost_of_a_fix_run_with_one_repair },
+    Case { name: "dashboard_a_renamed_login_loses_its_grant", run: a_renamed_login_loses_its_grant },
 ];
+
+/// A grant pinned to the account's id follows the account: when octocat
+/// renames itself and another account takes the released login, the
+/// newcomer is refused and the renamed account signs in with its grant.
+fn a_renamed_login_loses_its_grant(runtime: Runtime) {
+    let pinned = format!("octocat#{}:observe|fix", agent_zero_fakes::github_account_id("octocat"));
+    let mut vars = DASHBOARD_VARS.to_vec();
+    vars.retain(|(name, _)| *name != "AGENT_ZERO_DASHBOARD_USERS");
+    vars.push(("AGENT_ZERO_DASHBOARD_USERS", &pinned));
+    let world = world_with_vars(runtime, &policy("fix"), &vars);
+    world.github.register_oauth_app(CLIENT_ID, CLIENT_SECRET, &world.server.url("/login/callback"));
+    world.github.add_oauth_user("octocat", &[]);
+    sign_in(&world, Some("octocat")).unwrap_or_else(|r| panic!("octocat signs in: {}", r.text()));
+
+    // octocat becomes octocat-2026 (same account, same id); someone else
+    // registers the released login `octocat`.
+    world.github.add_oauth_user("octocat-2026", &[]);
+    world.github.set_oauth_user_id("octocat-2026", agent_zero_fakes::github_account_id("octocat"));
+    world.github.set_oauth_user_id("octocat", 7_777_777);
+    let taken = sign_in(&world, Some("octocat")).expect_err("the newcomer under the old login is refused");
+    assert_eq!(taken.status, 403, "{}", taken.text());
+    let renamed = sign_in(&world, Some("octocat-2026")).unwrap_or_else(|r| panic!("the renamed account: {}", r.text()));
+    let page = world.server.send("GET", "/dashboard", &[("cookie", renamed.as_str())], b"");
+    assert!(page.text().contains("Signed in as <strong>github:octocat-2026</strong>"), "{}", page.text());
+}
 
 const CLIENT_ID: &str = "Ov23liE2eDashboard01";
 const CLIENT_SECRET: &str = "e2e-oauth-client-secret-7c1d9a";
@@ -259,10 +285,11 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     assert_eq!(audit.status, 200, "{}", audit.text());
     let log = audit.text();
     for content in
-        ["github:mallory", "dashboard.sign-in", "approvals.decide · approve", "403 forbidden (csrf)", "200 ok"]
+        ["github:octocat", "dashboard.sign-in", "approvals.decide · approve", "403 forbidden (csrf)", "200 ok"]
     {
         assert!(log.contains(content), "the audit log lacks {content:?}: {log}");
     }
+    assert!(!log.contains("github:mallory"), "a refused sign-in wrote to the audit log: {log}");
     for secret in [CLIENT_SECRET, SESSION_KEY] {
         for reply in [&audit, &done, &list, &page] {
             assert!(!reply.text().contains(secret), "a secret reached a page");

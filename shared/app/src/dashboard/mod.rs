@@ -14,7 +14,7 @@ use crate::auth::Principal;
 /// The principal a session acts as: `github:<login>` with the modes the
 /// settings grant it now; `None` when the settings no longer allow it.
 pub(crate) fn principal_of(settings: &DashboardSettings, session: &session::Session) -> Option<Principal> {
-    let modes = settings.modes_of(&session.login, &session.orgs)?;
+    let modes = settings.modes_of(&session.login, session.user_id, &session.orgs)?;
     Some(Principal { name: format!("github:{}", session.login.to_ascii_lowercase()), modes })
 }
 

@@ -51,11 +51,13 @@ struct TokenAnswer {
 #[derive(Deserialize)]
 struct User {
     login: String,
+    id: u64,
 }
 
 #[derive(Deserialize)]
 struct Org {
     login: String,
+    id: u64,
 }
 
 /// Exchanges the callback's `code` for the user's token.
@@ -118,13 +120,14 @@ async fn get_json<T: for<'de> Deserialize<'de>>(
         .map_err(|e| upstream(format!("GET {path}: not the documented JSON: {e}")))
 }
 
-/// The signed-in user's login and, when organisations grant access, the
-/// allowed organisations it belongs to.
+/// The signed-in user's login and numeric id and, when organisations grant
+/// access, the allowed organisations it belongs to (by id where a grant
+/// pins one), named as their grants name them.
 pub(crate) async fn identify(
     http: &impl HttpClient,
     settings: &DashboardSettings,
     token: &str,
-) -> Result<(String, Vec<String>), ApiError> {
+) -> Result<(String, u64, Vec<String>), ApiError> {
     let user: User = get_json(http, settings, token, "/user").await?;
     if !super::settings::is_github_login(&user.login) {
         return Err(upstream("GET /user: `login` is not a GitHub login".to_owned()));
@@ -132,13 +135,9 @@ pub(crate) async fn identify(
     let mut orgs = Vec::new();
     if !settings.orgs.is_empty() {
         let listed: Vec<Org> = get_json(http, settings, token, &format!("/user/orgs?per_page={ORGS_PER_PAGE}")).await?;
-        orgs = listed
-            .into_iter()
-            .map(|o| o.login.to_ascii_lowercase())
-            .filter(|o| settings.allowed_orgs().any(|a| a == o))
-            .collect();
+        orgs = listed.iter().filter_map(|o| settings.allowed_org(&o.login, o.id)).map(str::to_owned).collect();
     }
-    Ok((user.login, orgs))
+    Ok((user.login, user.id, orgs))
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value.

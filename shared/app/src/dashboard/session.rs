@@ -28,6 +28,8 @@ pub(crate) const STATE_MS: u64 = 10 * 60 * 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Session {
     pub(crate) login: String,
+    /// The account's numeric id, which a pinned grant matches.
+    pub(crate) user_id: u64,
     /// Allowed organisations the login belonged to at sign-in.
     pub(crate) orgs: Vec<String>,
     /// Random, from the host (the sign-in's request id).
@@ -64,7 +66,8 @@ fn open(key: &[u8], purpose: &str, value: &str) -> Option<String> {
 impl Session {
     /// The cookie value.
     pub(crate) fn seal(&self, key: &[u8]) -> String {
-        let payload = format!("v1\n{}\n{}\n{}\n{}", self.login, self.orgs.join(","), self.id, self.expires_ms);
+        let payload =
+            format!("v2\n{}\n{}\n{}\n{}\n{}", self.login, self.user_id, self.orgs.join(","), self.id, self.expires_ms);
         sign(key, "session", &payload)
     }
 
@@ -72,14 +75,16 @@ impl Session {
     pub(crate) fn unseal(key: &[u8], value: &str, now_ms: u64) -> Option<Self> {
         let payload = open(key, "session", value)?;
         let mut lines = payload.split('\n');
-        if lines.next()? != "v1" {
+        // A `v1` session (no account id) signs in again.
+        if lines.next()? != "v2" {
             return None;
         }
         let login = lines.next()?.to_owned();
+        let user_id = lines.next()?.parse().ok()?;
         let orgs = lines.next()?.split(',').filter(|o| !o.is_empty()).map(str::to_owned).collect();
         let id = lines.next()?.to_owned();
         let expires_ms = lines.next()?.parse().ok()?;
-        (lines.next().is_none() && now_ms < expires_ms).then_some(Self { login, orgs, id, expires_ms })
+        (lines.next().is_none() && now_ms < expires_ms).then_some(Self { login, user_id, orgs, id, expires_ms })
     }
 
     /// The CSRF token of this session's forms.
@@ -133,6 +138,7 @@ mod tests {
     fn session() -> Session {
         Session {
             login: "octocat".into(),
+            user_id: 583_231,
             orgs: vec!["acme".into()],
             id: "9f8e7d6c5b4a39281706".into(),
             expires_ms: 5_000,

@@ -29,6 +29,9 @@ pub(crate) const DEFAULT_MODES: &[RunMode] = &[RunMode::Observe, RunMode::Sugges
 pub(crate) struct Grant {
     /// Lower case (GitHub logins are case-insensitive).
     pub(crate) login: String,
+    /// The account's numeric id (`login#id`): when given, the grant follows
+    /// the account, not the name (a released login can be taken by anyone).
+    pub(crate) id: Option<u64>,
     pub(crate) modes: Vec<RunMode>,
 }
 
@@ -113,11 +116,13 @@ impl DashboardSettings {
         }))
     }
 
-    /// The modes of `login` as a member of `orgs`: the union of its user
-    /// grant and those organisations' grants; `None` when neither allows it.
-    pub(crate) fn modes_of(&self, login: &str, orgs: &[String]) -> Option<Vec<RunMode>> {
+    /// The modes of user `login` (numeric `user_id`) as a member of `orgs`:
+    /// the union of its user grant and those organisations' grants; `None`
+    /// when neither allows it. A grant pinned to an id matches that account
+    /// whatever its login is now, and no other account of that login.
+    pub(crate) fn modes_of(&self, login: &str, user_id: u64, orgs: &[String]) -> Option<Vec<RunMode>> {
         let login = login.to_ascii_lowercase();
-        let users = self.users.iter().filter(|g| g.login == login);
+        let users = self.users.iter().filter(|g| g.id.map_or(g.login == login, |id| id == user_id));
         let orgs = self.orgs.iter().filter(|g| orgs.iter().any(|o| o.eq_ignore_ascii_case(&g.login)));
         let grants: Vec<&Grant> = users.chain(orgs).collect();
         if grants.is_empty() {
@@ -132,19 +137,34 @@ impl DashboardSettings {
         Some(modes)
     }
 
-    /// The organisations whose membership grants access (lower case).
-    pub(crate) fn allowed_orgs(&self) -> impl Iterator<Item = &str> {
-        self.orgs.iter().map(|g| g.login.as_str())
+    /// The grant's login of the organisation `login` (numeric `id`) when one
+    /// allows it: by id when the grant is pinned, else by name.
+    pub(crate) fn allowed_org(&self, login: &str, id: u64) -> Option<&str> {
+        self.orgs
+            .iter()
+            .find(|g| g.id.map_or(g.login.eq_ignore_ascii_case(login), |pinned| pinned == id))
+            .map(|g| g.login.as_str())
     }
 }
 
-/// `login[:mode|mode],...`; a login without modes gets [`DEFAULT_MODES`].
+/// `login[#id][:mode|mode],...`; a login without modes gets
+/// [`DEFAULT_MODES`].
 fn parse_grants(variable: &str, text: &str) -> Result<Vec<Grant>, ApiError> {
     let mut grants = Vec::new();
     for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let (login, modes) = entry.split_once(':').map_or((entry, None), |(l, m)| (l.trim(), Some(m)));
+        let (account, modes) = entry.split_once(':').map_or((entry, None), |(l, m)| (l.trim(), Some(m)));
+        let (login, id) = match account.split_once('#') {
+            Some((login, id)) => match id.trim().parse::<u64>() {
+                Ok(id) if id > 0 => (login.trim(), Some(id)),
+                _ => return Err(malformed(variable, "`login#id` needs the account's numeric id (GET /users/{login})")),
+            },
+            None => (account, None),
+        };
         if !is_github_login(login) {
-            return Err(malformed(variable, "entries are `login` or `login:mode|mode` with a GitHub login"));
+            return Err(malformed(
+                variable,
+                "entries are `login`, `login#id` or either with `:mode|mode`, with a GitHub login",
+            ));
         }
         let modes = match modes {
             None => DEFAULT_MODES.to_vec(),
@@ -161,7 +181,7 @@ fn parse_grants(variable: &str, text: &str) -> Result<Vec<Grant>, ApiError> {
                 parsed
             }
         };
-        grants.push(Grant { login: login.to_ascii_lowercase(), modes });
+        grants.push(Grant { login: login.to_ascii_lowercase(), id, modes });
     }
     Ok(grants)
 }
@@ -215,17 +235,34 @@ mod tests {
         assert!(DashboardSettings::from_config(&Config::default()).unwrap().is_none());
     }
 
+    /// A grant pinned to an account id follows the account: a renamed
+    /// account keeps it, and whoever takes its old login gets nothing.
+    #[test]
+    fn a_pinned_grant_follows_the_account_not_the_login() {
+        let s = settings(&[(USERS, "octocat#583231:fix"), (ORGS, "acme#9919:suggest")]).unwrap().unwrap();
+        assert_eq!(s.modes_of("octocat", 583_231, &[]), Some(vec![RunMode::Fix]));
+        assert_eq!(s.modes_of("octocat-renamed", 583_231, &[]), Some(vec![RunMode::Fix]));
+        assert_eq!(s.modes_of("octocat", 999, &[]), None, "another account under the released login");
+        assert_eq!(s.allowed_org("acme", 9919), Some("acme"));
+        assert_eq!(s.allowed_org("acme", 1), None, "another organisation under the released name");
+        assert_eq!(s.allowed_org("acme-renamed", 9919), Some("acme"));
+        for bad in ["octocat#", "octocat#abc", "octocat#0", "#5"] {
+            let error = settings(&[(USERS, bad)]).expect_err(bad);
+            assert_eq!(error.field.as_deref(), Some(USERS), "{bad}: {}", error.message);
+        }
+    }
+
     #[test]
     fn grants_from_users_and_organisations_are_unioned() {
         let s = settings(&[(USERS, "Octocat:fix|observe, hubot"), (ORGS, "acme:suggest|autonomous")]).unwrap().unwrap();
-        assert_eq!(s.modes_of("octocat", &[]), Some(vec![RunMode::Fix, RunMode::Observe]));
-        assert_eq!(s.modes_of("HUBOT", &[]), Some(DEFAULT_MODES.to_vec()));
+        assert_eq!(s.modes_of("octocat", 1, &[]), Some(vec![RunMode::Fix, RunMode::Observe]));
+        assert_eq!(s.modes_of("HUBOT", 2, &[]), Some(DEFAULT_MODES.to_vec()));
         assert_eq!(
-            s.modes_of("octocat", &["ACME".to_owned()]),
+            s.modes_of("octocat", 1, &["ACME".to_owned()]),
             Some(vec![RunMode::Fix, RunMode::Observe, RunMode::Suggest, RunMode::Autonomous])
         );
-        assert_eq!(s.modes_of("mallory", &["acme".to_owned()]), Some(vec![RunMode::Suggest, RunMode::Autonomous]));
-        assert_eq!(s.modes_of("mallory", &["other".to_owned()]), None);
+        assert_eq!(s.modes_of("mallory", 3, &["acme".to_owned()]), Some(vec![RunMode::Suggest, RunMode::Autonomous]));
+        assert_eq!(s.modes_of("mallory", 3, &["other".to_owned()]), None);
         assert_eq!((s.github_url.as_str(), s.api_url.as_str()), ("https://github.com", "https://api.github.com"));
         assert!(!format!("{s:?}").contains("shh") && !format!("{s:?}").contains(KEY));
     }

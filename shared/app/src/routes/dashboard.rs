@@ -225,14 +225,29 @@ pub(super) async fn callback<H: Host>(
         Ok(token) => oauth::identify(http, settings, &token).await,
         Err(e) => Err(e),
     };
-    let (login, orgs) = match identity {
+    let (login, user_id, orgs) = match identity {
         Ok(identity) => identity,
         Err(e) => return refuse(e.code.status(), &e.message),
     };
-    let session =
-        Session { login, orgs, id: context.invocation.request_id.clone(), expires_ms: now_ms + session::SESSION_MS };
-    let principal = principal_of(settings, &session);
-    let mut audit = AuditEntry {
+    let session = Session {
+        login,
+        user_id,
+        orgs,
+        id: context.invocation.request_id.clone(),
+        expires_ms: now_ms + session::SESSION_MS,
+    };
+    // A refused sign-in writes nothing: anyone with a GitHub account can
+    // try, and must not be able to spend the store.
+    if principal_of(settings, &session).is_none() {
+        let message = format!(
+            "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",
+            session.login,
+            settings::USERS,
+            settings::ORGS
+        );
+        return refuse(StatusCode::FORBIDDEN, &message);
+    }
+    let audit = AuditEntry {
         at: String::new(),
         principal: format!("github:{}", session.login.to_ascii_lowercase()),
         action: "dashboard.sign-in".into(),
@@ -243,21 +258,7 @@ pub(super) async fn callback<H: Host>(
         field: None,
         request_id: context.invocation.request_id.clone(),
     };
-    if principal.is_none() {
-        audit.status = 403;
-        audit.outcome = ErrorCode::Forbidden.as_str().to_owned();
-        audit.field = Some(settings::USERS.to_owned());
-    }
     let _ = audit_log::append(context.host.kv(), &audit, now_ms, context.settings).await;
-    if principal.is_none() {
-        let message = format!(
-            "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",
-            session.login,
-            settings::USERS,
-            settings::ORGS
-        );
-        return refuse(StatusCode::FORBIDDEN, &message);
-    }
     let sealed = session.seal(&settings.session_key);
     let set = session::set_cookie(SESSION_COOKIE, &sealed, &context.link("/"), session::SESSION_MS / 1000);
     redirect(&context.link("/dashboard"), &[set, clear_state])

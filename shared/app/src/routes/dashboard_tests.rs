@@ -33,7 +33,7 @@ fn text(response: &http::Response<Vec<u8>>) -> String {
 }
 
 fn session_cookie(login: &str, expires_ms: u64) -> String {
-    let session = Session { login: login.into(), orgs: vec![], id: "00000000abcdef01".into(), expires_ms };
+    let session = Session { login: login.into(), user_id: 1, orgs: vec![], id: "00000000abcdef01".into(), expires_ms };
     format!("{SESSION_COOKIE}={}", session.seal(KEY.as_bytes()))
 }
 

@@ -38,6 +38,7 @@ mod collab;
 mod gitdata;
 mod identity;
 mod oauth;
+pub use oauth::account_id;
 mod pulls;
 mod routes;
 mod state;

@@ -32,6 +32,9 @@ pub(crate) struct OAuth {
     users: Vec<(String, Vec<String>)>,
     /// Who is signed in to GitHub in "the browser".
     browser_user: Option<String>,
+    /// Account ids other than [`account_id`]'s: a login renamed, or a
+    /// released login taken by another account.
+    ids: Vec<(String, u64)>,
     /// Unredeemed codes and their user.
     codes: Vec<(String, String)>,
     /// Issued tokens and their user.
@@ -54,6 +57,16 @@ impl super::FakeGitHub {
     /// authorize page (`None`: the user denies).
     pub fn set_oauth_browser_user(&self, login: Option<&str>) {
         self.with(|s| s.oauth.browser_user = login.map(str::to_owned));
+    }
+
+    /// Gives the account now named `login` the id `id` (GitHub keeps an
+    /// account's id across renames; a released login taken by someone
+    /// else comes with that account's own id).
+    pub fn set_oauth_user_id(&self, login: &str, id: u64) {
+        self.with(|s| {
+            s.oauth.ids.retain(|(l, _)| !l.eq_ignore_ascii_case(login));
+            s.oauth.ids.push((login.to_owned(), id));
+        });
     }
 
     /// How many access tokens were issued.
@@ -148,8 +161,18 @@ fn oauth_error(code: &str, description: &str, anchor: &str) -> Reply {
     )
 }
 
+/// The id GitHub gives the account `login` unless the fake was told
+/// otherwise ([`super::FakeGitHub::set_oauth_user_id`]).
+pub fn account_id(login: &str) -> u64 {
+    stable_number(login)
+}
+
 fn user(state: &State, login: &str) -> Reply {
     let mut user = RepoUrls::user(&state.base_url, login);
+    let id = state.oauth.ids.iter().find(|(l, _)| l.eq_ignore_ascii_case(login)).map(|(_, id)| *id);
+    if let (Some(object), Some(id)) = (user.as_object_mut(), id) {
+        object.insert("id".into(), json!(id));
+    }
     if let Some(object) = user.as_object_mut() {
         object.insert("name".into(), json!(null));
         object.insert(
