@@ -28,12 +28,8 @@ fn finished_tasks_and_delivery_records_expire_live_ones_stay(runtime: Runtime) {
         &policy("fix"),
         &[("AGENT_ZERO_RETENTION_DAYS", LIFETIME_DAYS), ("AGENT_ZERO_DELIVERY_RETENTION_DAYS", LIFETIME_DAYS)],
     );
-    // Live: a high-impact fix waits for a person.
-    world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
-    let live = file_issue(&world, "retention-live");
-    assert_eq!(wait_terminal(&world, &live)["state"], "needs-human");
-
-    // Finished: a label the policy does not act on.
+    // Finished: a label the policy does not act on, in the repository's
+    // first delivery (recorded: no tick has read its policy yet).
     let mut payload: Value = serde_json::from_slice(&labeled_issue(&world)).unwrap();
     payload["label"]["name"] = json!("wontfix");
     let body = serde_json::to_vec(&payload).unwrap();
@@ -44,6 +40,13 @@ fn finished_tasks_and_delivery_records_expire_live_ones_stay(runtime: Runtime) {
     // While its record lives, a redelivery is answered from it.
     let again = deliver(&world, "retention-ignored", "issues", &body);
     assert_eq!((again.status, again.json()["duplicate"].clone()), (200, json!(true)), "{}", again.text());
+
+    // Live: a high-impact fix waits for a person. (Delivered second: the
+    // first tick recorded the repository's policy, which from then on
+    // declines a `wontfix` label at intake, storing nothing.)
+    world.model.push_decision(decision("high-impact", calc::CALC_PY_FIXED));
+    let live = file_issue(&world, "retention-live");
+    assert_eq!(wait_terminal(&world, &live)["state"], "needs-human");
 
     // The sweep's retention pass removes it once due.
     let auth = format!("Bearer {OPERATOR}");
