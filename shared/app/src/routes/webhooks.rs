@@ -312,14 +312,28 @@ async fn remember<K: KeyValue>(
 
 /// `value` with every configured secret (the front's own included: the
 /// webhook secret, the control-plane tokens, which the tick role never
-/// holds) and every GitHub-token-shaped run removed from each string, before
-/// it is stored: a comment quoting a secret stores none.
+/// holds) and every GitHub-token-shaped run removed from its untrusted text
+/// (each `UntrustedText`'s `text`: titles, bodies, feedback) before it is
+/// stored: a comment quoting a secret stores none. References (logins,
+/// shas, paths) are left as they are, so a short secret cannot corrupt one.
 fn redacted(value: serde_json::Value, secrets: &[String]) -> serde_json::Value {
     use serde_json::Value;
     match value {
-        Value::String(text) => Value::String(crate::auth::redact(&text, secrets)),
         Value::Array(items) => Value::Array(items.into_iter().map(|v| redacted(v, secrets)).collect()),
-        Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, redacted(v, secrets))).collect()),
+        Value::Object(fields) => {
+            let untrusted = fields.get("untrusted") == Some(&Value::Bool(true));
+            Value::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| match v {
+                        Value::String(text) if untrusted && k == "text" => {
+                            (k, Value::String(crate::auth::redact(&text, secrets)))
+                        }
+                        v => (k, redacted(v, secrets)),
+                    })
+                    .collect(),
+            )
+        }
         other => other,
     }
 }
@@ -377,14 +391,21 @@ mod redaction_tests {
         let secrets = vec!["whsec-front-only-0123456789".to_owned()];
         let seed = serde_json::json!({
             "body": { "text": "leaked: whsec-front-only-0123456789 and ghp_0123456789abcdefghijABCDEFGHIJ012345", "untrusted": true },
-            "feedback": [{ "body": { "text": "again whsec-front-only-0123456789" } }],
+            "feedback": [{ "body": { "text": "again whsec-front-only-0123456789", "untrusted": true } }],
             "subject": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+            "sender": "whsec-front-only-0123456789",
         });
-        let stored = redacted(seed, &secrets).to_string();
-        assert!(!stored.contains("whsec-front-only"), "{stored}");
+        let stored = redacted(seed, &secrets);
+        let texts = format!("{}{}", stored["body"], stored["feedback"]);
+        let stored = stored.to_string();
+        assert!(!texts.contains("whsec-front-only"), "{stored}");
         assert!(!stored.contains("ghp_0123456789"), "{stored}");
         assert!(stored.contains("0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"), "a commit sha is no secret: {stored}");
         assert!(stored.contains("\"number\":7"), "{stored}");
+        assert!(
+            stored.contains("\"sender\":\"whsec-front-only-0123456789\""),
+            "a reference is left as it is: {stored}"
+        );
     }
 }
 
