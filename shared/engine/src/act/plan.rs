@@ -83,8 +83,8 @@ fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> Writ
         changed_paths: &paths,
         cited_files: &finding.claim.files,
         checkout_files: &r.discovery.files,
-        // The approval covers the decision the person was shown, no other.
         doc_use: &r.discovery.doc_use,
+        // The approval covers the decision the person was shown, no other.
         human_approved: r.approval.approved_by.is_some()
             && r.approval.approved_digest.as_deref() == Some(&crate::decision_digest(decision)),
     };
