@@ -507,9 +507,8 @@ fn spin_variables(vars: &[(String, String)]) -> Vec<(String, String)> {
 
 /// `scheme://authority` of `url`.
 fn origin_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    (!authority.is_empty()).then(|| format!("{scheme}://{authority}"))
+    let uri: http::Uri = url.parse().ok()?;
+    Some(format!("{}://{}", uri.scheme_str()?, uri.authority()?))
 }
 
 #[cfg(test)]

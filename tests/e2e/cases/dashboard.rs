@@ -16,7 +16,9 @@ use agent_zero_e2e::browser::{Browser, decode_png};
 use agent_zero_e2e::{Reply, Runtime};
 use agent_zero_fakes::calc;
 
-use super::lifecycle::{OPERATOR, World, decision, file_issue, policy, read, wait_terminal, world_with_vars};
+use super::lifecycle::{
+    OPERATOR, World, decision, file_issue, policy, read, wait_resumed, wait_terminal, world_with_vars,
+};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
@@ -237,15 +239,7 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     assert!(!dom.contains("id=\"state\">needs-human<"), "the page still shows needs-human: {dom}");
 
     // The task runs to a verified completion, and the page says so.
-    let started = Instant::now();
-    let task = loop {
-        let task = wait_terminal(&world, &task_id);
-        if task["state"] != "needs-human" {
-            break task;
-        }
-        assert!(started.elapsed() < Duration::from_secs(120), "the approval never took effect: {task}");
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let task = wait_resumed(&world, &task_id);
     assert_eq!((task["state"].as_str(), task["approvedBy"].as_str()), (Some("completed"), Some("github:octocat")));
     browser.navigate(&world.server.url(&format!("/dashboard/tasks/{task_id}"))).unwrap_or_else(|e| fail(e, &browser));
     let (_, dom) = browser.dom().unwrap_or_else(|e| fail(e, &browser));

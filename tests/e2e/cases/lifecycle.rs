@@ -557,15 +557,7 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
         world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
     assert!(approved.status == 200 || approved.status == 202, "{}", approved.text());
     // Deciding again: the task is no longer waiting.
-    let started = Instant::now();
-    let task = loop {
-        let task = wait_terminal(&world, &task_id);
-        if task["state"] != "needs-human" {
-            break task;
-        }
-        assert!(started.elapsed() < Duration::from_secs(120), "approval did not resume the task: {task}");
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let task = wait_resumed(&world, &task_id);
     let text = task.to_string();
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verified"], true, "{text}");
@@ -632,17 +624,23 @@ fn an_approval_covers_only_the_decision_it_was_shown(runtime: Runtime) {
 
     let approved = approve(&second);
     assert_eq!(approved.status, 200, "{}", approved.text());
+    let task = wait_resumed(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verified"], true, "{task}");
+}
+
+/// The task once an approval took effect: stopped again in a state other
+/// than `needs-human` (at most 120 s).
+pub(super) fn wait_resumed(world: &World, task_id: &str) -> Value {
     let started = Instant::now();
-    let task = loop {
-        let task = wait_terminal(&world, &task_id);
+    loop {
+        let task = wait_terminal(world, task_id);
         if task["state"] != "needs-human" {
-            break task;
+            return task;
         }
         assert!(started.elapsed() < Duration::from_secs(120), "approval did not resume the task: {task}");
         std::thread::sleep(Duration::from_millis(300));
-    };
-    assert_eq!(task["state"], "completed", "{task}");
-    assert_eq!(task["result"]["verified"], true, "{task}");
+    }
 }
 
 /// A loopback URL where nothing listens.
