@@ -90,7 +90,7 @@ fn read_back(
             continue;
         };
         let digest = sha2::Sha256::digest(content.as_bytes());
-        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let sha256 = hex::encode(digest);
         let rewritten = written(&path) != Some(content.as_str());
         let bytes = content.len() as u64;
         let mode = modes.iter().find(|(p, _)| *p == path).and_then(|(_, m)| m.clone());

@@ -104,7 +104,7 @@ fn lost(run: &Run<'_>, reason: String) -> Result<Acted, FoldError> {
 /// holds the task id, up to 128 bytes, so it is digested).
 pub(crate) fn job_name(lease_id: &str, attempt: u32, seq: u64) -> String {
     let digest = Sha256::digest(lease_id.as_bytes());
-    let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let short = hex::encode(&digest[..8]);
     format!("checks-{short}-a{attempt}-s{seq}")
 }
 
