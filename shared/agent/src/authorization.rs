@@ -11,7 +11,7 @@
 //! | 2 | `autofix.enabled` | refused | `autofix-disabled` |
 //! | 3 | confidence >= `autofix.minConfidence` | refused | `confidence-below-threshold` |
 //! | 4 | every path inside the checkout | refused | `path-outside-checkout` |
-//! | 5 | every path cited by the validated finding, and present at the leased commit (or a new file with `autofix.allowNewFiles`) | needs a human | `out-of-scope` |
+//! | 5 | every path cited by the validated finding and, when it exists at the leased commit, holding a verified quote itself or named by the feedback or issue (a new file needs `autofix.allowNewFiles`) | needs a human | `out-of-scope` |
 //! | 6 | distinct changed files <= `agent.maxChangedFiles` | refused | `too-many-changed-files` |
 //! | 7 | risk, classified from the paths, is not `high-impact` (or a person approved) | needs a human | `high-impact-change` |
 //! | 8 | risk in `autofix.allowedChangeRisks` | refused | `change-risk-not-allowed` |
@@ -20,9 +20,11 @@
 //! The risk is never the model's word alone: [`classify_change_risk_in`] (with what the repository runs of its documentation, [`crate::DocUse`])
 //! raises the declared class from the paths (CI, policy, tests, manifests
 //! and lockfiles are `high-impact`; executable source is at least
-//! `behavioral`). Scope is earned by evidence: the model cannot widen it by
-//! naming more files, because a cited file must exist at the leased commit
-//! and the validated claim must have been supported by its content.
+//! `behavioral`). Scope is earned by evidence, file by file: the model
+//! cannot widen it by naming more files, because each existing file it
+//! changes must itself hold a quote validation verified (or be the file
+//! the feedback or issue names); one supported quote does not make every
+//! cited file writable.
 //!
 //! `high-impact` and `out-of-scope` are not refusals: they are outcomes
 //! that stop the run at `needs-human` until someone decides.
@@ -53,6 +55,12 @@ pub struct WriteRequest<'a> {
     pub changed_paths: &'a [String],
     /// Files the validated finding cites.
     pub cited_files: &'a [String],
+    /// The cited files that hold a verified quote themselves
+    /// ([`crate::quoted_files`]).
+    pub quoted_files: &'a [String],
+    /// Files the task's feedback or issue names, or the requester scoped
+    /// it to: they earn scope without a quote of their own.
+    pub named_files: &'a [String],
     /// Every file at the leased commit.
     pub checkout_files: &'a [String],
     /// A person approved this task after it stopped at `high-impact-change`.
@@ -181,8 +189,9 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
     let unearned = out_of_scope(policy, request, &distinct);
     if !unearned.is_empty() {
         let reason = C::OutOfScope.with(format!(
-            "changes outside the validated scope (a change may touch only files the validated finding cites{}): {}",
-            if autofix.allow_new_files { ", or new files" } else { " that exist at the leased commit" },
+            "changes outside the validated scope (a change may touch only files the validated finding cites, \
+             each holding a verified quote or named by the feedback or issue{}): {}",
+            if autofix.allow_new_files { ", or new files" } else { "" },
             unearned.join("; ")
         ));
         return WriteDecision::NeedsHuman { reason };
@@ -225,19 +234,28 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
 }
 
 /// The changed paths the evidence did not earn, each with why: not cited
-/// by the validated finding, or absent at the leased commit (unless
+/// by the validated finding, an existing file that holds no verified quote
+/// and that nobody named, or absent at the leased commit (unless
 /// `autofix.allowNewFiles`).
 fn out_of_scope(policy: &Policy, request: &WriteRequest<'_>, distinct: &BTreeSet<&str>) -> Vec<String> {
-    let cited: BTreeSet<String> = inserted(request.cited_files.iter().map(|p| normalize_path(p)));
-    let present: BTreeSet<String> = inserted(request.checkout_files.iter().map(|p| normalize_path(p)));
+    let normalized = |paths: &[String]| -> BTreeSet<String> { inserted(paths.iter().map(|p| normalize_path(p))) };
+    let cited = normalized(request.cited_files);
+    let present = normalized(request.checkout_files);
+    let earned: BTreeSet<String> =
+        normalized(request.quoted_files).into_iter().chain(normalized(request.named_files)).collect();
     distinct
         .iter()
         .filter_map(|path| {
             let normalized = normalize_path(path);
             if !cited.contains(&normalized) {
                 Some(format!("`{path}` is not cited by the validated finding"))
-            } else if !present.contains(&normalized) && !policy.autofix.allow_new_files {
-                Some(format!("`{path}` does not exist at the leased commit and autofix.allowNewFiles is false"))
+            } else if !present.contains(&normalized) {
+                (!policy.autofix.allow_new_files)
+                    .then(|| format!("`{path}` does not exist at the leased commit and autofix.allowNewFiles is false"))
+            } else if !earned.contains(&normalized) {
+                Some(format!(
+                    "`{path}` holds none of the claim's verified quotes and the feedback or issue does not name it"
+                ))
             } else {
                 None
             }

@@ -26,6 +26,8 @@ fn request(changed: &[String]) -> WriteRequest<'_> {
         runner_isolated: true,
         changed_paths: changed,
         cited_files: changed,
+        quoted_files: changed,
+        named_files: &[],
         checkout_files: changed,
         human_approved: false,
         doc_use: &NOTHING_RUN,
@@ -170,6 +172,8 @@ fn links_are_checked_in_order() {
         runner_isolated: false,
         changed_paths: &many,
         cited_files: &cited_some,
+        quoted_files: &many,
+        named_files: &[],
         checkout_files: &many,
         human_approved: false,
         doc_use: &NOTHING_RUN,
@@ -191,6 +195,7 @@ fn links_are_checked_in_order() {
     check(&p, &r);
     r.changed_paths = &high;
     r.cited_files = &high;
+    r.quoted_files = &high;
     r.checkout_files = &high;
     check(&p, &r);
     r.changed_paths = &inside[..1];
@@ -285,6 +290,30 @@ fn scope_is_earned_by_evidence() {
         authorize_write(&p, &WriteRequest { cited_files: &cited, checkout_files: &cited, ..request(&dotted) })
             .is_allowed()
     );
+}
+
+#[test]
+fn each_existing_file_earns_its_own_scope() {
+    let p = writable_policy();
+    let changed = vec!["docs/guide.md".to_owned(), "docs/faq.md".to_owned()];
+    // Both cited and present, but only lib.rs holds a verified quote.
+    let quoted = vec!["docs/guide.md".to_owned()];
+    let one_quote = WriteRequest { quoted_files: &quoted, ..request(&changed) };
+    let d = authorize_write(&p, &one_quote);
+    assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{d:?}");
+    assert_eq!(code(&d), "out-of-scope");
+    let message = &d.reason().unwrap().message;
+    assert!(message.contains("`docs/faq.md` holds none of the claim's verified quotes"), "{message}");
+    assert!(!message.contains("`docs/guide.md`"), "the quoted file earned its scope: {message}");
+    // The feedback or issue naming the other file earns it.
+    let named = vec!["./docs/faq.md".to_owned()];
+    assert!(authorize_write(&p, &WriteRequest { named_files: &named, ..one_quote }).is_allowed());
+    // A new file holds no quote: autofix.allowNewFiles decides it, as before.
+    let present = vec!["docs/guide.md".to_owned()];
+    let mut new_files = p.clone();
+    new_files.autofix.allow_new_files = true;
+    let with_new = WriteRequest { checkout_files: &present, ..one_quote };
+    assert!(authorize_write(&new_files, &with_new).is_allowed());
 }
 
 #[test]

@@ -24,4 +24,6 @@ pub use policy::{
 pub use risk::{
     DocUse, HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_change_risk_in, classify_path,
 };
-pub use validation::{Assessment, RejectionReason, RepositoryFacts, assess, evidence_quotes, validate};
+pub use validation::{
+    Assessment, RejectionReason, RepositoryFacts, assess, evidence_quotes, names_path, quoted_files, validate,
+};

@@ -260,6 +260,58 @@ pub fn validate(finding: &ModelFinding, repo: &RepositoryFacts, policy: &Validat
     }
 }
 
+/// The cited files that earn write scope by their own content: each holds
+/// at least one of the claim's verified quotes. One supported quote in
+/// one file earns that file, not every file the claim names. Without
+/// `validation.verifyQuotedEvidence` the operator chose not to check
+/// quotes, and every cited file that exists earns scope as before.
+pub fn quoted_files(finding: &ModelFinding, repo: &RepositoryFacts, policy: &ValidationPolicy) -> Vec<String> {
+    let known = finding.files.iter().filter(|p| is_repository_relative_path(p) && repo.has_file(p));
+    if !policy.verify_quoted_evidence {
+        return inserted_in_order(known.map(|p| normalize_path(p)));
+    }
+    let evidence: Vec<&str> = finding.evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
+    let quotes = quotes(&evidence);
+    let holds_one = |path: &&String| {
+        repo.content(path).map(collapse_whitespace).is_some_and(|text| quotes.iter().any(|q| text.contains(q.as_str())))
+    };
+    inserted_in_order(known.filter(holds_one).map(|p| normalize_path(p)))
+}
+
+/// Whether untrusted `text` (an issue, a comment) names `path`: the path
+/// appears whole, not inside a longer name (`lib.rs` is not named by
+/// `mylib.rs` or `lib.rs.bak`). A sentence's full stop after it still
+/// names it.
+pub fn names_path(text: &str, path: &str) -> bool {
+    let path = normalize_path(path);
+    if path.is_empty() {
+        return false;
+    }
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-');
+    text.match_indices(path.as_str()).any(|(start, _)| {
+        let before = text[..start].chars().next_back();
+        let after = &text[start + path.len()..];
+        let mut rest = after.chars();
+        let whole_after = match rest.next() {
+            None => true,
+            Some('.') => !rest.next().is_some_and(part_of_name),
+            Some(c) => !part_of_name(c) && c != '/',
+        };
+        !before.is_some_and(|c| part_of_name(c) || c == '.') && whole_after
+    })
+}
+
+/// `items` without repeats, first occurrence kept.
+fn inserted_in_order(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
 /// `finding-` and 16 hex digits of FNV-1a over the claim's text fields.
 pub fn finding_id(finding: &ModelFinding) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

@@ -259,3 +259,30 @@ fn evidence_quotes_are_the_checked_spans() {
         vec!["`parse` calls `Config::from(value).unwrap()`".into(), "  ".into(), "let value = input.trim();".into()];
     assert_eq!(evidence_quotes(&evidence), ["Config::from(value).unwrap()", "let value = input.trim();"]);
 }
+
+#[test]
+fn only_files_holding_a_verified_quote_earn_scope() {
+    let facts = repo().with_content("src/main.rs", "fn main() { demo::parse(\"x\"); }\n");
+    let mut both = claim();
+    both.files = vec!["src/main.rs".into(), "./src/lib.rs".into(), "ghost.rs".into(), "../etc/passwd".into()];
+    assert_eq!(quoted_files(&both, &facts, &policy()), vec!["src/lib.rs".to_owned()]);
+    // A quote in neither file earns neither.
+    let unsupported = ModelFinding { evidence: vec!["`nowhere in this repository`".into()], ..both.clone() };
+    assert!(quoted_files(&unsupported, &facts, &policy()).is_empty());
+    // The operator turned quote checks off: every existing cited file, as before.
+    let off = ValidationPolicy { verify_quoted_evidence: false, ..policy() };
+    assert_eq!(quoted_files(&both, &facts, &off), vec!["src/main.rs".to_owned(), "src/lib.rs".to_owned()]);
+}
+
+#[test]
+fn a_path_is_named_only_whole() {
+    assert!(names_path("The bug is in src/lib.rs.", "src/lib.rs"));
+    assert!(names_path("see `src/lib.rs:12`", "./src/lib.rs"));
+    assert!(names_path("https://github.com/o/r/blob/main/src/lib.rs#L3", "src/lib.rs"));
+    assert!(names_path("src/lib.rs", "src/lib.rs"));
+    assert!(!names_path("look at mysrc/lib.rs", "src/lib.rs"));
+    assert!(!names_path("src/lib.rs.bak is stale", "src/lib.rs"));
+    assert!(!names_path("src/lib.rsx", "src/lib.rs"));
+    assert!(!names_path("src/lib.rs/inner", "src/lib.rs"));
+    assert!(!names_path("anything", ""));
+}

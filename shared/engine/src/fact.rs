@@ -217,6 +217,11 @@ pub enum Fact {
         /// configuration and crate roots: a change to it is high-impact.
         #[serde(default, skip_serializing_if = "agent_zero_agent::DocUse::is_empty")]
         doc_use: agent_zero_agent::DocUse,
+        /// The cited files that hold a verified quote themselves: each
+        /// earns write scope on its own (absent from logs before it
+        /// existed: then only named files earn scope).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        quoted_files: Vec<String>,
     },
     /// The write authorisation outcome.
     WriteDecision { outcome: WriteOutcome },

@@ -125,6 +125,8 @@ enum FactDe {
         omitted: Vec<OmittedItem>,
         #[serde(default)]
         doc_use: agent_zero_agent::DocUse,
+        #[serde(default)]
+        quoted_files: Vec<String>,
     },
     WriteDecision {
         outcome: WriteOutcome,

@@ -164,6 +164,9 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         extra_change: Option<&'static str>,
         /// Whether the finding cites the extra change's path too.
         cite_extra: bool,
+        /// Whether its evidence quotes the extra path's content, so that
+        /// file earns scope on its own.
+        quote_extra: bool,
         expect: TerminalState,
     }
     let base = Case {
@@ -175,6 +178,7 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         risk: ChangeRisk::Mechanical,
         extra_change: None,
         cite_extra: false,
+        quote_extra: false,
         expect: TerminalState::Completed,
     };
     let cases = [
@@ -193,10 +197,20 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
             yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\nagent: {maxChangedFiles: 1}\n",
             extra_change: Some("Cargo.toml"),
             cite_extra: true,
+            quote_extra: true,
             ..base
         },
         Case { code: "path-outside-checkout", extra_change: Some("../outside.rs"), ..base },
         Case { code: "out-of-scope", extra_change: Some("Cargo.toml"), expect: TerminalState::NeedsHuman, ..base },
+        // Cited and present, but none of the claim's quotes is in it: the
+        // quote in `src/lib.rs` earns that file only.
+        Case {
+            code: "out-of-scope",
+            extra_change: Some("Cargo.toml"),
+            cite_extra: true,
+            expect: TerminalState::NeedsHuman,
+            ..base
+        },
         // Cited, but not at the leased commit: a new file has no evidence.
         Case {
             code: "out-of-scope",
@@ -217,6 +231,7 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
             code: "high-impact-change",
             extra_change: Some("Cargo.toml"),
             cite_extra: true,
+            quote_extra: true,
             expect: TerminalState::NeedsHuman,
             ..base
         },
@@ -234,6 +249,9 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
         if let (Some(path), true) = (case.extra_change, case.cite_extra) {
             finding.files.push(path.into());
         }
+        if case.quote_extra {
+            finding.evidence.push("`name = \"demo\"`".into());
+        }
         let ModelOutcome::Decided { mut decision, usage } = decision(finding) else { unreachable!() };
         if let Some(path) = case.extra_change {
             let mut change = decision.changes[0].clone();
@@ -241,7 +259,12 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
             decision.changes.push(change);
         }
         h.decider.push(ModelOutcome::Decided { decision, usage });
-        let id = format!("t-{}-{}", case.code, case.extra_change.unwrap_or("none").replace(['/', '.'], "-"));
+        let id = format!(
+            "t-{}-{}-{}",
+            case.code,
+            case.extra_change.unwrap_or("none").replace(['/', '.'], "-"),
+            u8::from(case.cite_extra)
+        );
         let outcome = h.run(stimulus(&id, case.mode, policy(case.yaml)));
         let expected = if case.expect == TerminalState::NeedsHuman {
             TickOutcome::Waiting
@@ -591,4 +614,28 @@ fn a_full_pool_is_waited_out_not_counted_as_sandbox_failures() {
     assert_eq!(r.sandbox.errors, 0);
     assert_eq!(r.sandbox.lease_waits, 0, "reset once the lease was granted");
     assert!(r.conclusion.concluded.as_ref().is_some_and(|c| c.0.verified));
+}
+
+#[test]
+fn a_file_the_issue_names_earns_scope_without_a_quote_of_its_own() {
+    for (body, code) in [
+        // Named: scope is earned, and the manifest's risk is what stops it.
+        ("The version in Cargo.toml is wrong.", "high-impact-change"),
+        // Not named (a longer name is another file): out of scope.
+        ("The version in Cargo.toml.orig is wrong.", "out-of-scope"),
+    ] {
+        let h = Harness::new();
+        let mut finding = claim();
+        finding.files.push("Cargo.toml".into());
+        let ModelOutcome::Decided { mut decision, usage } = decision(finding) else { unreachable!() };
+        let mut change = decision.changes[0].clone();
+        change.path = "Cargo.toml".into();
+        decision.changes.push(change);
+        h.decider.push(ModelOutcome::Decided { decision, usage });
+        let mut named = stimulus("t-named", RunMode::Fix, policy(FIX_POLICY));
+        named.input.issue_body = Some(agent_zero_contracts::UntrustedText::capped(body, 1_000));
+        assert_eq!(h.run(named), Some(TickOutcome::Waiting), "{body}");
+        assert_eq!(refusal_code(&h.load("t-named")).as_deref(), Some(code), "{body}");
+        assert_eq!(h.workspace.writes.get(), 0);
+    }
 }

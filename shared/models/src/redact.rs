@@ -12,42 +12,9 @@ pub(crate) const MAX_DETAIL_CHARS: usize = 200;
 /// Shortest run of a known secret that marks a token as leaking it.
 const WINDOW: usize = 8;
 
-/// Prefixes of well-known credential formats, at the start of a word and
-/// followed by at least [`MIN_BODY`] characters: OpenAI and Anthropic `sk-`
-/// (`sk-proj-`, `sk-ant-`), `sk_`, Google `AIza`, GitHub, Vercel AI Gateway
-/// `vck_`, every Slack kind (`xox[a-s]-`, refresh `xoxe.`/`xoxe-`, app
-/// `xapp-`), GitLab `glpat-`.
-const CREDENTIAL_PREFIXES: &[&str] = &[
-    "sk-",
-    "sk_",
-    "AIza",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "vck_",
-    "xoxa-",
-    "xoxb-",
-    "xoxc-",
-    "xoxd-",
-    "xoxe-",
-    "xoxe.",
-    "xoxo-",
-    "xoxp-",
-    "xoxr-",
-    "xoxs-",
-    "xapp-",
-    "glpat-",
-];
-
-/// Shortest body after a [`CREDENTIAL_PREFIXES`] prefix taken for a key.
+/// Shortest body after a credential prefix taken for a key in a
+/// provider's error (shorter than stored text's: an error is cut short).
 const MIN_BODY: usize = 8;
-
-/// AWS access key ids (long-term `AKIA`, temporary `ASIA`): the prefix and
-/// 16 upper-case letters or digits.
-const AWS_KEY_PREFIXES: &[&str] = &["AKIA", "ASIA"];
 
 /// Names whose value is a credential in `name=value` and `name: value`, in
 /// any casing, alone or as the last part of a longer name (`DB_PASSWORD`,
@@ -157,36 +124,13 @@ fn leaks(token: &str, secrets: &[&Secret]) -> bool {
     })
 }
 
-/// Whether a word of `token` starts with a credential prefix and its body
-/// or is an AWS access key id, or `token` holds a JWT. Each check reads a
-/// bounded run, so a long token costs linear time.
+/// Whether a word of `token` starts a credential shape
+/// ([`agent_zero_ports::credential_at`]: a prefixed key, an AWS access key
+/// id, a JWT).
 fn shaped(token: &str) -> bool {
     let bytes = token.as_bytes();
-    let run = |from: &[u8], allowed: fn(&u8) -> bool, want: usize| {
-        from.iter().take(want).take_while(|b| allowed(b)).count() == want
-    };
-    let body = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
-    let aws = |b: &u8| b.is_ascii_uppercase() || b.is_ascii_digit();
-    let prefixed = (0..bytes.len()).filter(|&i| i == 0 || !bytes[i - 1].is_ascii_alphanumeric()).any(|i| {
-        let rest = &bytes[i..];
-        CREDENTIAL_PREFIXES.iter().any(|p| rest.starts_with(p.as_bytes()) && run(&rest[p.len()..], body, MIN_BODY))
-            || AWS_KEY_PREFIXES.iter().any(|p| rest.starts_with(p.as_bytes()) && run(&rest[p.len()..], aws, 16))
-    });
-    prefixed || holds_jwt(token)
-}
-
-/// Whether `token` holds a JSON Web Token: a base64url header starting
-/// `eyJ` (`{"`) at the start of a word, a payload and a signature, joined
-/// by dots (the signature may be empty, as in an unsecured JWT).
-fn holds_jwt(token: &str) -> bool {
-    token.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).any(|run| {
-        let parts: Vec<&str> = run.split('.').collect();
-        parts.windows(3).any(|w| {
-            !w[1].is_empty()
-                && w[0]
-                    .match_indices("eyJ")
-                    .any(|(at, _)| (at == 0 || w[0][..at].ends_with(['-', '_'])) && w[0].len() - at >= MIN_BODY)
-        })
+    (0..bytes.len()).any(|i| {
+        agent_zero_ports::starts_word(bytes, i) && agent_zero_ports::credential_at(bytes, i, MIN_BODY).is_some()
     })
 }
 

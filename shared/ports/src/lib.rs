@@ -20,4 +20,7 @@ pub use http_client::{BoundedBody, HttpClient, HttpError, RequestTimeout, Respon
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;
-pub use secret::{GITHUB_TOKEN_PREFIXES, REDACTED, Secret, order_secrets, redact, scrub_token_shapes};
+pub use secret::{
+    CREDENTIAL_PREFIXES, MIN_STORED_BODY, REDACTED, Secret, credential_at, order_secrets, redact, scrub_credential_shapes,
+    starts_word,
+};

@@ -7,7 +7,7 @@ use agent_zero_fakes::calc;
 use serde_json::{Value, json};
 
 use super::lifecycle::{
-    deliver, file_issue, finding, policy, read, review_comment, wait_github, wait_terminal, world, world_with_files,
+    deliver, finding, labeled_issue, policy, read, review_comment, wait_github, wait_terminal, world, world_with_files,
 };
 use crate::Case;
 
@@ -84,7 +84,14 @@ fn high_impact_paths_stop_at_needs_human_and_push_nothing(runtime: Runtime) {
                 { "path": path, "content": "# rewritten as the issue asked\n", "reason": "the issue asked for it" },
             ]
         }));
-        let task_id = file_issue(&world, &format!("trust-high-impact-{round}"));
+        // The issue names the file, so the file earns scope without a
+        // quote of its own, and the risk link is what stops it.
+        let mut issue: Value = serde_json::from_slice(&labeled_issue(&world)).unwrap();
+        issue["issue"]["body"] = json!(format!("average() is wrong; please also update {path} to match."));
+        let reply =
+            deliver(&world, &format!("trust-high-impact-{round}"), "issues", &serde_json::to_vec(&issue).unwrap());
+        assert_eq!(reply.status, 202, "{}", reply.text());
+        let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
         let task = wait_terminal(&world, &task_id);
         let text = task.to_string();
         assert_eq!(task["state"], "needs-human", "{path}: {text}");

@@ -82,6 +82,8 @@ fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> Writ
         runner_isolated: r.sandbox.runner.as_ref().is_some_and(|d| d.isolated),
         changed_paths: &paths,
         cited_files: &finding.claim.files,
+        quoted_files: &r.attempt.quoted_files,
+        named_files: &named_files(stimulus, &finding.claim.files),
         checkout_files: &r.discovery.files,
         doc_use: &r.discovery.doc_use,
         // The approval covers the decision the person was shown, no other.
@@ -113,4 +115,17 @@ fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> Writ
         );
     }
     WriteOutcome::Allowed
+}
+
+/// The cited files the task itself names, which earn write scope without a
+/// quote of their own: the files the requester scoped it to, the files
+/// feedback was left on, and those the feedback or issue text names.
+fn named_files(stimulus: &crate::fact::Stimulus, cited: &[String]) -> Vec<String> {
+    let input = &stimulus.input;
+    let mut texts: Vec<&str> = input.feedback.iter().map(|f| f.body.text.as_str()).collect();
+    texts.extend(input.issue.as_ref().map(|i| i.title.text.as_str()));
+    texts.extend(input.issue_body.as_ref().map(|b| b.text.as_str()));
+    let pinned = input.files.iter().chain(input.feedback.iter().filter_map(|f| f.path.as_ref()));
+    let mentioned = cited.iter().filter(|path| texts.iter().any(|text| agent_zero_agent::names_path(text, path)));
+    pinned.chain(mentioned).cloned().collect()
 }

@@ -1,7 +1,7 @@
 //! Validate: read the files the model's claim cites and judge the claim
 //! against that repository evidence (the verdict is never the model's).
 
-use agent_zero_agent::{DocUse, RepositoryFacts, validate as judge};
+use agent_zero_agent::{DocUse, RepositoryFacts, quoted_files, validate as judge};
 use agent_zero_contracts::{ModelFinding, OmittedItem, TaskState, TerminalState, Verdict, is_repository_relative_path};
 
 use super::{Acted, Run};
@@ -69,9 +69,10 @@ pub(super) async fn validate<W: Workspace>(
     }
     let doc_use = DocUse::from_files(&doc_sources.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect::<Vec<_>>());
     let finding = judge(claim, &seen, &run.stimulus.policy.validation);
+    let quoted_files = quoted_files(claim, &seen, &run.stimulus.policy.validation);
     let reasons = finding.rejection_reasons.join(" ");
     let verdict = finding.verdict;
-    let mut facts = vec![Fact::Finding { finding, omitted, doc_use }];
+    let mut facts = vec![Fact::Finding { finding, omitted, doc_use, quoted_files }];
     match verdict {
         Verdict::Accepted => {
             facts.push(run.transition(TaskState::Planning, "Recording an evidence-backed plan", Some(1)));

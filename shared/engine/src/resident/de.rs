@@ -92,6 +92,8 @@ struct Flat {
     #[serde(default)]
     finding: Option<Finding>,
     #[serde(default)]
+    quoted_files: Vec<String>,
+    #[serde(default)]
     write: Option<WriteOutcome>,
     #[serde(default)]
     applied: Vec<String>,
@@ -170,6 +172,7 @@ impl From<Flat> for Resident {
                 model_failures: flat.model_failures,
                 last_violation: flat.last_violation,
                 finding: flat.finding,
+                quoted_files: flat.quoted_files,
                 write: flat.write,
                 applied: flat.applied,
                 check_results: flat.check_results,

@@ -290,9 +290,10 @@ impl Resident {
                     }
                     ModelOutcome::Unavailable { .. } => self.attempt.model_failures += 1,
                 },
-                Fact::Finding { finding, omitted, doc_use } => {
+                Fact::Finding { finding, omitted, doc_use, quoted_files } => {
                     self.discovery.doc_use = doc_use.clone();
                     self.attempt.finding = Some(finding.clone());
+                    self.attempt.quoted_files.clone_from(quoted_files);
                     self.discovery.omitted.extend(omitted.iter().cloned());
                 }
                 Fact::WriteDecision { outcome } => self.attempt.write = Some(outcome.clone()),

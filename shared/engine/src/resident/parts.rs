@@ -107,6 +107,9 @@ pub struct Attempt {
     pub last_violation: Option<String>,
     /// The claim as validation judged it.
     pub finding: Option<Finding>,
+    /// The cited files holding a verified quote of the claim.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quoted_files: Vec<String>,
     /// The write authorisation of the plan.
     pub write: Option<WriteOutcome>,
     /// The paths written into the sandbox.
