@@ -126,10 +126,19 @@ impl Default for IssuePolicy {
 pub const AUTHOR_ASSOCIATIONS: &[&str] =
     &["COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN", "MEMBER", "NONE", "OWNER"];
 
-/// Who may start a run from GitHub: review feedback, and issues (an issue
-/// also starts when someone other than its author adds the label, since
-/// applying labels to another's issue needs triage access). Proactive
-/// review is `proactive.enabled`.
+/// The default of [`TriggerPolicy::max_runs_per_hour`]: one AI review
+/// (its body and each inline comment are deliveries of their own) and a
+/// few pushes an hour, not a loop.
+pub const DEFAULT_MAX_RUNS_PER_HOUR: u32 = 20;
+
+/// The most [`TriggerPolicy::max_runs_per_hour`] may be: intake keeps one
+/// start time per run of the hour.
+pub const MAX_RUNS_PER_HOUR: u32 = 100;
+
+/// Who may start a run from GitHub: review feedback, pull requests and
+/// issues (an issue also starts when someone other than its author adds the
+/// label, since applying labels to another's issue needs triage access),
+/// and how often. Proactive review is `proactive.enabled`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -141,7 +150,34 @@ pub struct TriggerPolicy {
     /// Bot logins (`coderabbitai[bot]`, `Copilot`) whose review feedback
     /// is validated like a person's. Compared case-insensitively; every
     /// other bot is ignored, which also keeps the app from answering itself.
+    /// On a pull request whose opener the rules above refuse, their
+    /// feedback starts a run only once the pull request is opted in.
     pub allowed_bots: Vec<String>,
+    /// A pull request carrying this label passes the author gate whoever
+    /// opened it, and adding it starts a proactive review: GitHub lets only
+    /// accounts with triage access label a pull request, so they vouch for
+    /// it. Compared case-insensitively; empty opts nothing in.
+    ///
+    /// This and the next are left out of a record at their defaults: they
+    /// decide intake, not a run, so a task's stored policy keeps the shape
+    /// it had before they existed.
+    #[serde(skip_serializing_if = "is_default_opt_in_label")]
+    pub opt_in_label: String,
+    /// Most runs one pull request or issue starts in a rolling hour,
+    /// counted at intake (1 to [`MAX_RUNS_PER_HOUR`]).
+    #[serde(skip_serializing_if = "is_default_max_runs_per_hour")]
+    pub max_runs_per_hour: u32,
+}
+
+/// The default of [`TriggerPolicy::opt_in_label`]: the issues' label.
+const DEFAULT_OPT_IN_LABEL: &str = "agent-zero";
+
+fn is_default_opt_in_label(label: &str) -> bool {
+    label == DEFAULT_OPT_IN_LABEL
+}
+
+fn is_default_max_runs_per_hour(runs: &u32) -> bool {
+    *runs == DEFAULT_MAX_RUNS_PER_HOUR
 }
 
 impl Default for TriggerPolicy {
@@ -149,6 +185,8 @@ impl Default for TriggerPolicy {
         Self {
             author_associations: vec!["OWNER".into(), "MEMBER".into(), "COLLABORATOR".into()],
             allowed_bots: Vec::new(),
+            opt_in_label: DEFAULT_OPT_IN_LABEL.into(),
+            max_runs_per_hour: DEFAULT_MAX_RUNS_PER_HOUR,
         }
     }
 }

@@ -106,6 +106,26 @@ impl Policy {
                 ));
             }
         }
+        let opt_in = &self.triggers.opt_in_label;
+        if !opt_in.is_empty() && opt_in.trim().is_empty() {
+            return Err(PolicyError::invalid(
+                "triggers.optInLabel",
+                "must be a label name, or empty to opt no pull request in",
+            ));
+        }
+        if opt_in.chars().count() > MAX_LABEL_CHARS {
+            return Err(PolicyError::invalid(
+                "triggers.optInLabel",
+                format!("must be at most {MAX_LABEL_CHARS} characters (GitHub's limit)"),
+            ));
+        }
+        let runs = self.triggers.max_runs_per_hour;
+        if !(1..=super::MAX_RUNS_PER_HOUR).contains(&runs) {
+            return Err(PolicyError::invalid(
+                "triggers.maxRunsPerHour",
+                format!("must be between 1 and {}, got {runs}", super::MAX_RUNS_PER_HOUR),
+            ));
+        }
         check_branch_prefix(&self.issues.branch_prefix)
             .map_err(|reason| PolicyError::invalid("issues.branchPrefix", reason))?;
         ratio(self.autofix.min_confidence, "autofix.minConfidence")?;

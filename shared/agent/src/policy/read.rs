@@ -104,12 +104,13 @@ fn issues(at: At<'_>) -> Read<IssuePolicy> {
 
 fn triggers(at: At<'_>) -> Read<TriggerPolicy> {
     let mut p = TriggerPolicy::default();
-    fields(at, &["authorAssociations", "allowedBots"], "struct TriggerPolicy", &mut |index, at| {
-        let list = strings(at)?;
-        if index == 0 {
-            p.author_associations = list
-        } else {
-            p.allowed_bots = list
+    let names = &["authorAssociations", "allowedBots", "optInLabel", "maxRunsPerHour"];
+    fields(at, names, "struct TriggerPolicy", &mut |index, at| {
+        match index {
+            0 => p.author_associations = strings(at)?,
+            1 => p.allowed_bots = strings(at)?,
+            2 => p.opt_in_label = string(at)?,
+            _ => p.max_runs_per_hour = unsigned32(at)?,
         }
         Ok(())
     })?;

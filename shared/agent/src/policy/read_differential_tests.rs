@@ -54,7 +54,15 @@ const POLICY: &[(&str, Field)] = &[
             ("validationComment", Field::Bool),
         ]),
     ),
-    ("triggers", Field::Struct(&[("authorAssociations", Field::Texts), ("allowedBots", Field::Texts)])),
+    (
+        "triggers",
+        Field::Struct(&[
+            ("authorAssociations", Field::Texts),
+            ("allowedBots", Field::Texts),
+            ("optInLabel", Field::Text),
+            ("maxRunsPerHour", Field::Integer),
+        ]),
+    ),
     (
         "autofix",
         Field::Struct(&[
@@ -402,7 +410,7 @@ fn each_message_kind_reads_as_serde_worded_it() {
         ("proactive: {on: 1}\n", "proactive: unknown field `on`, expected `enabled` at line 1 column 13"),
         (
             "triggers: {x: 1}\n",
-            "triggers: unknown field `x`, expected `authorAssociations` or `allowedBots` at line 1 column 12",
+            "triggers: unknown field `x`, expected one of `authorAssociations`, `allowedBots`, `optInLabel`, `maxRunsPerHour` at line 1 column 12",
         ),
         ("agent:\n  timeoutMs: 1\n  timeoutMs: 2\n", "agent: duplicate field `timeoutMs` at line 2 column 3"),
         (

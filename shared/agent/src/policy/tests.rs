@@ -209,6 +209,47 @@ fn issues_fields_are_checked() {
 }
 
 #[test]
+fn trigger_fields_parse_and_are_checked() {
+    let p = Policy::default();
+    assert_eq!(p.triggers.opt_in_label, "agent-zero", "the issues' label opts a pull request in too");
+    assert_eq!(p.triggers.max_runs_per_hour, DEFAULT_MAX_RUNS_PER_HOUR);
+    let p = Policy::parse("triggers:\n  optInLabel: ok-to-review\n  maxRunsPerHour: 3\n").unwrap();
+    assert_eq!((p.triggers.opt_in_label.as_str(), p.triggers.max_runs_per_hour), ("ok-to-review", 3));
+    assert_eq!(p.triggers.author_associations, TriggerPolicy::default().author_associations, "kept");
+    let off = Policy::parse("triggers: {optInLabel: ''}\n").unwrap();
+    assert_eq!(off.triggers.opt_in_label, "", "empty opts nothing in");
+
+    assert_eq!(
+        message("triggers: {optInLabel: '  '}\n"),
+        "triggers.optInLabel: must be a label name, or empty to opt no pull request in"
+    );
+    let long = "x".repeat(51);
+    assert!(
+        message(&format!("triggers:\n  optInLabel: {long}\n")).starts_with("triggers.optInLabel: must be at most 50")
+    );
+    for bad in ["0", "101"] {
+        let e = err(&format!("triggers: {{maxRunsPerHour: {bad}}}\n"));
+        assert_eq!(e.field(), Some("triggers.maxRunsPerHour"), "{bad}");
+        assert_eq!(e.to_string(), format!("triggers.maxRunsPerHour: must be between 1 and 100, got {bad}"));
+    }
+    let m = message("triggers: {maxRunsPerHour: many}\n");
+    assert!(m.contains("triggers.maxRunsPerHour: invalid type: string \"many\", expected u32"), "{m}");
+    assert!(message("triggers: {maxRunsPerHour: -1}\n").contains("triggers.maxRunsPerHour"));
+
+    // A record leaves them out at their defaults (a task's stored policy
+    // keeps its shape) and reads them back either way.
+    let json = serde_json::to_value(Policy::default()).unwrap();
+    assert_eq!(json["triggers"].as_object().unwrap().len(), 2, "{json}");
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        (json["triggers"]["optInLabel"].as_str(), json["triggers"]["maxRunsPerHour"].as_u64()),
+        (Some("ok-to-review"), Some(3))
+    );
+    assert_eq!(Policy::from_record(&json).unwrap(), p);
+    assert_eq!(Policy::from_record(&serde_json::to_value(&off).unwrap()).unwrap(), off);
+}
+
+#[test]
 fn model_fields_are_checked() {
     assert_eq!(message("model:\n  name: ' '\n"), "model.name: must be a non-empty string");
     let m = message("model:\n  provider: skynet\n");
