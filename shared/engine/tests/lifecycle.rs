@@ -316,6 +316,12 @@ fn repair_exhausted_fails_with_the_reason() {
         r.conclusion.failure
     );
     assert_eq!(h.workspace.runs.get(), 2);
+    // The first attempt's checks had half of what was left of the run, so
+    // a hung check could not take the repair's time; the last had the rest.
+    let timeouts = h.workspace.check_timeouts.borrow().clone();
+    let run_ms = agent_zero_agent::Policy::default().agent.timeout_ms;
+    assert!(timeouts[0] <= run_ms / 2 && timeouts[0] > run_ms / 2 - 60_000, "{timeouts:?}");
+    assert!(timeouts[1] > timeouts[0] && timeouts[1] <= run_ms, "{timeouts:?}");
     assert_eq!(h.decider.calls(), 2);
     assert!(!r.conclusion.concluded.as_ref().unwrap().0.verified);
     assert_eq!(h.workspace.releases.get(), 1);

@@ -114,6 +114,16 @@ impl Run<'_> {
         remaining_ms(self.r, self.cx.now_ms)
     }
 
+    /// What each check of the current attempt may take: what is left of
+    /// the run shared evenly with the attempts `agent.maxAttempts` still
+    /// allows after it, so a hung check in the first attempt leaves each
+    /// repair its share instead of taking the whole run.
+    fn check_budget_ms(&self) -> u64 {
+        let max_attempts = self.stimulus.policy.agent.max_attempts;
+        let attempts_left = max_attempts.saturating_sub(self.r.attempts()).saturating_add(1);
+        self.remaining_ms() / u64::from(attempts_left.max(1))
+    }
+
     /// A sandbox error of `operation`, retried after a backoff.
     fn sandbox_failed(&self, operation: &str, error: WorkspaceError) -> Result<Acted, FoldError> {
         let sandbox = &self.r.sandbox;

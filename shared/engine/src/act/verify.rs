@@ -31,17 +31,18 @@ pub(super) async fn verify<W: Workspace>(
     let limits = run.cx.limits;
     stats.sandbox_calls += 1;
     if !limits.checks_in_background {
-        return match workspace.run(lease, checks, run.remaining_ms(), &run.cx.key).await {
+        return match workspace.run(lease, checks, run.check_budget_ms(), &run.cx.key).await {
             Ok(results) => checked(run, results),
             Err(e) => run.sandbox_failed("run-checks", e),
         };
     }
     let Some(job) = job else {
-        // Each command is bounded by what is left of the run, as the
-        // synchronous checks are; a job still running when the run's
-        // `agent.timeoutMs` is up ends with the run (its lease released).
+        // Each command is bounded by the attempt's share of what is left
+        // of the run, as the synchronous checks are; a job still running
+        // when the run's `agent.timeoutMs` is up ends with the run (its
+        // lease released).
         let name = job_name(&lease.id, r.attempts(), run.cx.seq);
-        return match workspace.start_checks(lease, checks, run.remaining_ms(), &name).await {
+        return match workspace.start_checks(lease, checks, run.check_budget_ms(), &name).await {
             Ok(()) => {
                 let started = Fact::ChecksStarted { attempt: r.attempts(), job: name, lease: lease.id.clone() };
                 Acted::after(vec![started], limits.check_poll_ms)

@@ -75,6 +75,8 @@ pub struct ScriptedWorkspace {
     pub polls: Cell<u32>,
     /// The next this many polls find their job lost (its process killed).
     pub lose_jobs: Cell<u32>,
+    /// The timeout each check run was given, in order.
+    pub check_timeouts: RefCell<Vec<u64>>,
 }
 
 impl ScriptedWorkspace {
@@ -101,6 +103,7 @@ impl ScriptedWorkspace {
             polls_before_done: Cell::new(2),
             polls: Cell::new(0),
             lose_jobs: Cell::new(0),
+            check_timeouts: RefCell::new(Vec::new()),
         }
     }
 }
@@ -189,10 +192,11 @@ impl Workspace for ScriptedWorkspace {
         &self,
         _: &LeaseRecord,
         commands: &[Vec<String>],
-        _: u64,
+        timeout_ms: u64,
         _: &str,
     ) -> Result<Vec<CheckResult>, WorkspaceError> {
         self.runs.set(self.runs.get() + 1);
+        self.check_timeouts.borrow_mut().push(timeout_ms);
         if let Some(path) = self.removed_by_checks.borrow().clone() {
             self.tree.borrow_mut().remove(&path);
         }
