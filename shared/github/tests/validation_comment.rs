@@ -299,3 +299,29 @@ fn the_subject_line_keeps_the_comment_within_the_limit() {
     assert!(text.starts_with(&format!("{}\n## Agent Zero", marker_42())), "{text}");
     assert_only_allowed_writes(&gh);
 }
+
+#[test]
+fn a_flooded_issue_still_gets_its_verdict_once() {
+    let (gh, _) = github();
+    let http = Loopback::new(&gh);
+    // Over 1,000 older comments (an outsider can write them): more than the
+    // pages read from the start.
+    for n in 0..1_001 {
+        gh.add_comment_at("acme", "widgets", 42, "mallory", &format!("spam {n}"), "2020-01-01T00:00:00Z");
+    }
+    let report = Run::new(&golden("refused"), &[]).publish(&gh, &http);
+    assert!(
+        matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Created { url: Some(_) }),
+        "the verdict is posted, not suppressed: {report:#?}"
+    );
+    let log = http.take_log();
+    assert!(log.iter().any(|c| c.contains("&since=2023-11-13T22:13:20Z")), "the recent comments are read: {log:#?}");
+    assert_eq!(by(&gh, 42, DEFAULT_ACTOR).len(), 1);
+    // A later publication finds it among the recent comments and edits it.
+    let report = Run::new(&golden("inconclusive"), &[]).publish(&gh, &http);
+    assert!(matches!(outcome(&report, PublishStep::IssueComment), StepOutcome::Updated { .. }), "{report:#?}");
+    let ours = by(&gh, 42, DEFAULT_ACTOR);
+    assert_eq!(ours.len(), 1, "one comment of ours: {ours:#?}");
+    assert!(body(&ours[0]).contains("Issue inconclusive"));
+    assert_only_allowed_writes(&gh);
+}

@@ -21,6 +21,12 @@ use crate::client::repo_path;
 /// publication fails rather than post a duplicate.
 pub const MAX_COMMENT_PAGES: usize = 10;
 
+/// How far back the issue's comments are read again when it has more than
+/// [`MAX_COMMENT_PAGES`] pages: the comments updated in the last day (with
+/// `since`), which hold ours if this run or a recent one wrote it. So a
+/// crowded issue, or one an outsider floods, still gets its verdict.
+pub(super) const RECENT_COMMENTS_MS: u64 = 24 * 60 * 60 * 1000;
+
 #[derive(Deserialize)]
 struct Comment {
     id: u64,
@@ -96,7 +102,41 @@ fn first_page<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, number: u6
     rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100"))
 }
 
-/// Ids of every comment of ours on the issue (first [`MAX_COMMENT_PAGES`] pages).
+/// The first page of the comments of issue `number` updated in the last
+/// [`RECENT_COMMENTS_MS`] (GitHub's `since`, `YYYY-MM-DDTHH:MM:SSZ`).
+fn recent_page<H: HttpClient>(rest: &Rest<'_, '_, H>, repo_path: &str, number: u64) -> String {
+    let since = rest.now_ms.saturating_sub(RECENT_COMMENTS_MS);
+    let since = agent_zero_contracts::rfc3339(since - since % 1000).replace(".000Z", "Z");
+    rest.url(&format!("/repos/{repo_path}/issues/{number}/comments?per_page=100&since={since}"))
+}
+
+/// Hands the comments of issue `number` to `visit`: the first
+/// [`MAX_COMMENT_PAGES`] pages and, when there are more, the comments
+/// updated in the last day. More than that many pages of those too is the
+/// step's failure: not knowing would mean posting a second comment.
+async fn scan<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    repo_path: &str,
+    number: u64,
+    mut visit: impl FnMut(Comment) -> ControlFlow<()>,
+) -> Result<Paged, Halt> {
+    let first = first_page(rest, repo_path, number);
+    let paged = rest.pages("list issue comments", first, MAX_COMMENT_PAGES, &mut visit).await?;
+    if paged != Paged::PagesLeft {
+        return Ok(paged);
+    }
+    let recent = recent_page(rest, repo_path, number);
+    match rest.pages("list issue comments", recent, MAX_COMMENT_PAGES, &mut visit).await? {
+        Paged::PagesLeft => Err(Halt::Failed(format!(
+            "the issue has more than {} comments, {} of them in the last day; not posting a possible duplicate",
+            MAX_COMMENT_PAGES * 100,
+            MAX_COMMENT_PAGES * 100
+        ))),
+        paged => Ok(paged),
+    }
+}
+
+/// Ids of every comment of ours on the issue ([`scan`]'s comments).
 async fn all_ours<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     repo_path: &str,
@@ -104,9 +144,8 @@ async fn all_ours<H: HttpClient>(
     ours: Ours<'_>,
 ) -> Result<Vec<u64>, Halt> {
     let mut mine = Vec::new();
-    let first = first_page(rest, repo_path, number);
-    rest.pages("list issue comments", first, MAX_COMMENT_PAGES, |c: Comment| {
-        if c.is_ours(ours) {
+    scan(rest, repo_path, number, |c: Comment| {
+        if c.is_ours(ours) && !mine.contains(&c.id) {
             mine.push(c.id);
         }
         ControlFlow::Continue(())
@@ -115,9 +154,7 @@ async fn all_ours<H: HttpClient>(
     Ok(mine)
 }
 
-/// Our comment's id, reading at most [`MAX_COMMENT_PAGES`] pages. Any
-/// failure to read is a failure of the step: not knowing would mean posting
-/// a second comment.
+/// Our comment's id, among [`scan`]'s comments.
 async fn find_ours<H: HttpClient>(
     rest: &Rest<'_, '_, H>,
     repo_path: &str,
@@ -125,19 +162,10 @@ async fn find_ours<H: HttpClient>(
     ours: Ours<'_>,
 ) -> Result<Option<u64>, Halt> {
     let mut found = None;
-    let first = first_page(rest, repo_path, number);
-    let paged = rest
-        .pages("list issue comments", first, MAX_COMMENT_PAGES, |c: Comment| {
-            found = c.is_ours(ours).then_some(c.id);
-            if found.is_some() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-        })
-        .await?;
-    match paged {
-        Paged::Stopped => Ok(found),
-        Paged::Done => Ok(None),
-        Paged::PagesLeft => Err(Halt::Failed(format!(
-            "the issue has more than {} comments; not posting a possible duplicate",
-            MAX_COMMENT_PAGES * 100
-        ))),
-    }
+    let paged = scan(rest, repo_path, number, |c: Comment| {
+        found = c.is_ours(ours).then_some(c.id);
+        if found.is_some() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })
+    .await?;
+    Ok(if paged == Paged::Stopped { found } else { None })
 }

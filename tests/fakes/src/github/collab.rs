@@ -166,14 +166,21 @@ fn list_comments(state: &State, key: &str, number: u64, call: &RecordedCall) -> 
     let per_page =
         call.query_param("per_page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(PER_PAGE.0).clamp(1, PER_PAGE.1);
     let page = call.query_param("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
-    let all: Vec<&Comment> = state.comments.iter().filter(|c| c.repo == key && c.number == number).collect();
+    // `since`: only comments updated at or after it (both sides are
+    // `YYYY-MM-DDTHH:MM:SS` UTC to the second, which sorts as text).
+    let since = call.query_param("since").map(|s| s.chars().take(19).collect::<String>());
+    let recent = |c: &&Comment| since.as_ref().is_none_or(|s| c.updated_at.chars().take(19).collect::<String>() >= *s);
+    let all: Vec<&Comment> =
+        state.comments.iter().filter(|c| c.repo == key && c.number == number).filter(recent).collect();
     let items: Vec<Value> =
         all.iter().skip((page - 1) * per_page).take(per_page).map(|c| state.comment_json(c)).collect();
     let mut reply = Reply::json(200, &Value::Array(items));
     let last = all.len().div_ceil(per_page).max(1);
     let repo = &state.repos[key];
-    let link_to =
-        |p: usize| format!("<{}/issues/{number}/comments?per_page={per_page}&page={p}>", state.urls(repo).api);
+    let since_param = call.query_param("since").map(|s| format!("&since={s}")).unwrap_or_default();
+    let link_to = |p: usize| {
+        format!("<{}/issues/{number}/comments?per_page={per_page}{since_param}&page={p}>", state.urls(repo).api)
+    };
     let mut links = Vec::new();
     if page > 1 {
         links.push(format!("{}; rel=\"prev\"", link_to(page - 1)));

@@ -273,6 +273,23 @@ impl FakeGitHub {
         })
     }
 
+    /// Seeds a comment written and last updated at `at` (RFC 3339, e.g.
+    /// `2020-01-01T00:00:00Z`); returns its id.
+    ///
+    /// # Panics
+    /// When the repository was not seeded.
+    pub fn add_comment_at(&self, owner: &str, repo: &str, number: u64, login: &str, body: &str, at: &str) -> u64 {
+        self.with(|state| {
+            expect_repo(state, owner, repo);
+            let id = collab::insert_comment(state, &repo_key(owner, repo), number, login, body).id;
+            if let Some(comment) = state.comments.iter_mut().find(|c| c.id == id) {
+                at.clone_into(&mut comment.created_at);
+                at.clone_into(&mut comment.updated_at);
+            }
+            id
+        })
+    }
+
     /// The comments on issue or pull request `number`, as the API shows them.
     pub fn comments(&self, owner: &str, repo: &str, number: u64) -> Vec<Value> {
         self.with(|state| {
