@@ -357,6 +357,7 @@ mod tests {
             user_id: 583_231,
             orgs: vec![],
             id: "00000000abcdef01".into(),
+            issued_ms: START_MS,
             expires_ms: START_MS + 60_000,
         };
         let cookie = format!("{SESSION_COOKIE}={}", session.seal(KEY.as_bytes()));

@@ -70,7 +70,8 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
         | RouteId::DashboardTasks
         | RouteId::DashboardTask
         | RouteId::DashboardAudit
-        | RouteId::DashboardEvidence => Ok(NO_BODY_MAX_BYTES),
+        | RouteId::DashboardEvidence
+        | RouteId::RevokeDashboardSessions => Ok(NO_BODY_MAX_BYTES),
     }
 }
 

@@ -6,6 +6,7 @@
 //! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare (no schedule key there); the pass below elsewhere |
 //! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
 //! | an audit entry (`audit/{id}`) | `AGENT_ZERO_RETENTION_DAYS` after it was written | Workers KV expiration on Cloudflare; the pass below elsewhere |
+//! | a dashboard revocation (`dashboard/revoked/{id}`) | until the sessions it refuses have expired (at most 8 hours) | Workers KV expiration on Cloudflare; the pass below elsewhere (`crate::dashboard::revocation`) |
 //!
 //! A task waiting for a person (`needs-human`) is never removed: it is not
 //! finished. Each lifetime is scheduled when the record is written, as one
@@ -76,6 +77,8 @@ pub enum Kind {
     Task,
     /// An audit entry (`audit/{id}`).
     Audit,
+    /// A dashboard revocation (`dashboard/revoked/{id}`).
+    Revocation,
 }
 
 impl Kind {
@@ -84,6 +87,7 @@ impl Kind {
             Self::Delivery => "delivery",
             Self::Task => "task",
             Self::Audit => "audit",
+            Self::Revocation => "revocation",
         }
     }
 }
@@ -101,6 +105,7 @@ fn parse_schedule_key(key: &str) -> Option<(u64, Kind, &str)> {
         "delivery" => Kind::Delivery,
         "task" => Kind::Task,
         "audit" => Kind::Audit,
+        "revocation" => Kind::Revocation,
         _ => return None,
     };
     (due.len() == 13 && !id.is_empty()).then_some(())?;
@@ -133,6 +138,8 @@ pub struct RetentionReport {
     pub tasks: u32,
     /// Audit entries removed.
     pub audit: u32,
+    /// Dashboard revocations removed.
+    pub revocations: u32,
     /// Scheduled tasks that were not finished (approved since, or a
     /// schedule this engine did not write): left alone.
     pub kept: u32,
@@ -158,6 +165,11 @@ pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, K
             Kind::Audit => {
                 kv.delete(&format!("audit/{id}")).await?;
                 report.audit += 1;
+            }
+            Kind::Revocation => {
+                if crate::dashboard::revocation::remove_if_due(kv, id, now_ms).await? {
+                    report.revocations += 1;
+                }
             }
             Kind::Task => {
                 match purge_task(kv, id).await? {

@@ -80,7 +80,7 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
 
         // Due: the log, claims, meta and every index key go; the others stay.
         let report = pass(&kv, ended + 30 * DAY).await.unwrap();
-        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, audit: 0, kept: 0 });
+        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, audit: 0, revocations: 0, kept: 0 });
         assert!(keys(&kv, "task/t-done/").is_empty());
         assert!(
             !kv.snapshot().keys().any(|k| k.starts_with("index/") && k.ends_with("t-done")),
@@ -107,7 +107,7 @@ fn a_schedule_for_a_task_that_is_not_finished_removes_nothing() {
     block_on(async {
         schedule(&kv, START_MS, Kind::Task, "t-human").await.unwrap();
         let report = pass(&kv, START_MS + DAY).await.unwrap();
-        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 0, audit: 0, kept: 1 });
+        assert_eq!(report, RetentionReport { deliveries: 0, tasks: 0, audit: 0, revocations: 0, kept: 1 });
         assert!(agent_zero_engine::load(&kv, "t-human").await.unwrap().is_some());
         assert!(keys(&kv, RETENTION_PREFIX).is_empty(), "the schedule is spent");
     });

@@ -35,6 +35,7 @@ pub enum RouteId {
     DashboardDecision,
     DashboardAudit,
     DashboardEvidence,
+    RevokeDashboardSessions,
 }
 
 /// One path pattern (`{name}` matches one segment) and its methods.
@@ -64,6 +65,10 @@ pub static ROUTES: &[Route] = &[
     Route { pattern: "/api/v1/openapi.json", methods: &[(Method::GET, RouteId::OpenApi)] },
     Route { pattern: "/api/v1/docs", methods: &[(Method::GET, RouteId::Docs)] },
     Route { pattern: "/api/v1/sweep", methods: &[(Method::POST, RouteId::Sweep)] },
+    Route {
+        pattern: "/api/v1/dashboard/users/{id}/sessions",
+        methods: &[(Method::DELETE, RouteId::RevokeDashboardSessions)],
+    },
     Route { pattern: "/", methods: &[(Method::GET, RouteId::TaskListPage)] },
     Route { pattern: "/tasks/{id}", methods: &[(Method::GET, RouteId::TaskPage)] },
     Route { pattern: "/login", methods: &[(Method::GET, RouteId::SignIn)] },

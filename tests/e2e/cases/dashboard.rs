@@ -303,7 +303,9 @@ const DASHBOARD_VARS: [(&str, &str); 5] = [
     ("AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET", CLIENT_SECRET),
     ("AGENT_ZERO_DASHBOARD_SESSION_KEY", SESSION_KEY),
     ("AGENT_ZERO_DASHBOARD_USERS", "octocat:observe|fix"),
-    ("AGENT_ZERO_DASHBOARD_ORGS", "acme-ops"),
+    // Members of acme-ops may look at acme/calc (an organisation grant
+    // without a scope would cover acme-ops/* only).
+    ("AGENT_ZERO_DASHBOARD_ORGS", "acme-ops@acme/calc"),
 ];
 
 /// A fix whose first change fails the checks and whose repair passes, with

@@ -1,21 +1,21 @@
 //! The dashboard's sign-in: GitHub OAuth (`oauth`), signed sessions
-//! (`session`) and who may sign in with which grants (`settings`). The
-//! routes are in `routes/dashboard.rs`, the markup in `pages`.
+//! (`session`) and their revocation (`revocation`), who may sign in with
+//! which grants (`settings`) over which repositories (`scope`). The routes
+//! are in `routes/dashboard.rs`, the markup in `pages`.
 
 pub(crate) mod oauth;
 pub(crate) mod pages;
+pub(crate) mod revocation;
+pub(crate) mod scope;
 pub(crate) mod session;
 pub(crate) mod settings;
 
 pub(crate) use settings::DashboardSettings;
 
-use crate::auth::Principal;
-
-/// The principal a session acts as: `github:<login>` with the modes the
-/// settings grant it now; `None` when the settings no longer allow it.
-pub(crate) fn principal_of(settings: &DashboardSettings, session: &session::Session) -> Option<Principal> {
-    let modes = settings.modes_of(&session.login, session.user_id, &session.orgs)?;
-    Some(Principal { name: format!("github:{}", session.login.to_ascii_lowercase()), modes })
+/// What a session may do now: the grants the settings give its account;
+/// `None` when they no longer allow it.
+pub(crate) fn access_of<'s>(settings: &'s DashboardSettings, session: &session::Session) -> Option<scope::Access<'s>> {
+    settings.access_of(&session.login, session.user_id, &session.orgs)
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC timestamp as

@@ -1,10 +1,12 @@
 //! The dashboard's operator settings: the GitHub OAuth app, who may sign
-//! in (users and organisations, each with its mode grants), and the key
-//! that signs sessions. Pure: configuration in, settings or the error
-//! naming the variable out.
+//! in (users and organisations, each with its mode grants and the
+//! repositories they cover), and the key that signs sessions. Pure:
+//! configuration in, settings or the error naming the variable (and the
+//! bad grant entry) out.
 
 use agent_zero_contracts::RunMode;
 
+use super::scope::{Access, Pattern};
 use crate::Config;
 use crate::error::{ApiError, ErrorCode};
 
@@ -24,7 +26,8 @@ const MIN_KEY_BYTES: usize = 32;
 /// Modes a signed-in person without a grant may use: neither writes.
 pub(crate) const DEFAULT_MODES: &[RunMode] = &[RunMode::Observe, RunMode::Suggest];
 
-/// A GitHub account (user or organisation) and the modes it is granted.
+/// A GitHub account (user or organisation), the modes it is granted and
+/// the repositories the grant covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Grant {
     /// Lower case (GitHub logins are case-insensitive).
@@ -33,6 +36,9 @@ pub(crate) struct Grant {
     /// the account, not the name (a released login can be taken by anyone).
     pub(crate) id: Option<u64>,
     pub(crate) modes: Vec<RunMode>,
+    /// `@pattern|pattern`; without it `*` for a user, `org/*` for an
+    /// organisation (`super::scope`).
+    pub(crate) scope: Vec<Pattern>,
 }
 
 /// The parsed dashboard settings.
@@ -92,8 +98,8 @@ impl DashboardSettings {
         if session_key.len() < MIN_KEY_BYTES {
             return Err(malformed(SESSION_KEY, &format!("at least {MIN_KEY_BYTES} bytes")));
         }
-        let users = parse_grants(USERS, config.get(USERS).unwrap_or_default())?;
-        let orgs = parse_grants(ORGS, config.get(ORGS).unwrap_or_default())?;
+        let users = parse_grants(USERS, config.get(USERS).unwrap_or_default(), false)?;
+        let orgs = parse_grants(ORGS, config.get(ORGS).unwrap_or_default(), true)?;
         if users.is_empty() && orgs.is_empty() {
             return Err(missing(
                 USERS,
@@ -116,25 +122,16 @@ impl DashboardSettings {
         }))
     }
 
-    /// The modes of user `login` (numeric `user_id`) as a member of `orgs`:
-    /// the union of its user grant and those organisations' grants; `None`
-    /// when neither allows it. A grant pinned to an id matches that account
-    /// whatever its login is now, and no other account of that login.
-    pub(crate) fn modes_of(&self, login: &str, user_id: u64, orgs: &[String]) -> Option<Vec<RunMode>> {
+    /// What user `login` (numeric `user_id`), a member of `orgs`, may do:
+    /// its user grant and those organisations' grants; `None` when none
+    /// names it. A grant pinned to an id matches that account whatever its
+    /// login is now, and no other account of that login.
+    pub(crate) fn access_of(&self, login: &str, user_id: u64, orgs: &[String]) -> Option<Access<'_>> {
         let login = login.to_ascii_lowercase();
         let users = self.users.iter().filter(|g| g.id.map_or(g.login == login, |id| id == user_id));
         let orgs = self.orgs.iter().filter(|g| orgs.iter().any(|o| o.eq_ignore_ascii_case(&g.login)));
         let grants: Vec<&Grant> = users.chain(orgs).collect();
-        if grants.is_empty() {
-            return None;
-        }
-        let mut modes = Vec::new();
-        for mode in grants.iter().flat_map(|g| g.modes.iter()) {
-            if !modes.contains(mode) {
-                modes.push(*mode);
-            }
-        }
-        Some(modes)
+        (!grants.is_empty()).then(|| Access { name: format!("github:{login}"), grants })
     }
 
     /// The grant's login of the organisation `login` (numeric `id`) when one
@@ -147,43 +144,63 @@ impl DashboardSettings {
     }
 }
 
-/// `login[#id][:mode|mode],...`; a login without modes gets
-/// [`DEFAULT_MODES`].
-fn parse_grants(variable: &str, text: &str) -> Result<Vec<Grant>, ApiError> {
-    let mut grants = Vec::new();
-    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        let (account, modes) = entry.split_once(':').map_or((entry, None), |(l, m)| (l.trim(), Some(m)));
-        let (login, id) = match account.split_once('#') {
-            Some((login, id)) => match id.trim().parse::<u64>() {
-                Ok(id) if id > 0 => (login.trim(), Some(id)),
-                _ => return Err(malformed(variable, "`login#id` needs the account's numeric id (GET /users/{login})")),
-            },
-            None => (account, None),
-        };
-        if !is_github_login(login) {
-            return Err(malformed(
-                variable,
-                "entries are `login`, `login#id` or either with `:mode|mode`, with a GitHub login",
-            ));
-        }
-        let modes = match modes {
-            None => DEFAULT_MODES.to_vec(),
-            Some(modes) => {
-                let mut parsed = Vec::new();
-                for mode in modes.split('|').map(str::trim).filter(|m| !m.is_empty()) {
-                    parsed.push(
-                        RunMode::parse(mode).ok_or_else(|| malformed(variable, &format!("unknown mode `{mode}`")))?,
-                    );
-                }
-                if parsed.is_empty() {
-                    return Err(malformed(variable, "`login:` needs at least one mode"));
-                }
-                parsed
-            }
-        };
-        grants.push(Grant { login: login.to_ascii_lowercase(), id, modes });
+/// `login[#id][:mode|mode][@repo|repo],...` (`repo`: `owner/name`,
+/// `owner/*` or `*`); a login without modes gets [`DEFAULT_MODES`], without
+/// a scope every repository for a user, its own for an organisation.
+fn parse_grants(variable: &str, text: &str, organisations: bool) -> Result<Vec<Grant>, ApiError> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|entry| {
+            parse_grant(entry, organisations).map_err(|why| malformed(variable, &format!("entry `{entry}`: {why}")))
+        })
+        .collect()
+}
+
+/// One grant, or why it is not one.
+fn parse_grant(entry: &str, organisations: bool) -> Result<Grant, String> {
+    let (head, scope) = entry.split_once('@').map_or((entry, None), |(h, s)| (h.trim(), Some(s)));
+    let (account, modes) = head.split_once(':').map_or((head, None), |(l, m)| (l.trim(), Some(m)));
+    let (login, id) = match account.split_once('#') {
+        Some((login, id)) => match id.trim().parse::<u64>() {
+            Ok(id) if id > 0 => (login.trim(), Some(id)),
+            _ => return Err("`login#id` needs the account's numeric id (GET /users/{login})".into()),
+        },
+        None => (account, None),
+    };
+    if !is_github_login(login) {
+        return Err("entries are `login[#id][:mode|mode][@owner/name|owner/*|*]`, with a GitHub login".into());
     }
-    Ok(grants)
+    let modes = match modes {
+        None => DEFAULT_MODES.to_vec(),
+        Some(modes) => {
+            let mut parsed = Vec::new();
+            for mode in modes.split('|').map(str::trim).filter(|m| !m.is_empty()) {
+                parsed.push(RunMode::parse(mode).ok_or_else(|| format!("unknown mode `{mode}`"))?);
+            }
+            if parsed.is_empty() {
+                return Err("`login:` needs at least one mode".into());
+            }
+            parsed
+        }
+    };
+    let login = login.to_ascii_lowercase();
+    let scope = match scope {
+        None if organisations => vec![Pattern::Owner(login.clone())],
+        None => vec![Pattern::All],
+        Some(scope) => {
+            let patterns: Option<Vec<Pattern>> = scope.split('|').map(Pattern::parse).collect();
+            match patterns {
+                Some(patterns) if !patterns.is_empty() => patterns,
+                _ => {
+                    return Err(format!(
+                        "`@{scope}` is not `owner/name`, `owner/*` or `*` separated by `|` (modes go before `@`)"
+                    ));
+                }
+            }
+        }
+    };
+    Ok(Grant { login, id, modes, scope })
 }
 
 /// GitHub's rule: 1 to 39 letters, digits or single inner hyphens.
@@ -230,6 +247,13 @@ mod tests {
         DashboardSettings::from_config(&Config::from_pairs(pairs))
     }
 
+    /// The modes `login` (`id`, a member of `orgs`) has on a task of
+    /// `repository`; `None` when no grant names it.
+    fn modes_of(s: &DashboardSettings, login: &str, id: u64, orgs: &[&str], repository: &str) -> Option<Vec<RunMode>> {
+        let orgs: Vec<String> = orgs.iter().map(|o| (*o).to_owned()).collect();
+        s.access_of(login, id, &orgs).map(|a| a.principal_for(repository).modes)
+    }
+
     #[test]
     fn off_unless_a_variable_is_set() {
         assert!(DashboardSettings::from_config(&Config::default()).unwrap().is_none());
@@ -240,9 +264,9 @@ mod tests {
     #[test]
     fn a_pinned_grant_follows_the_account_not_the_login() {
         let s = settings(&[(USERS, "octocat#583231:fix"), (ORGS, "acme#9919:suggest")]).unwrap().unwrap();
-        assert_eq!(s.modes_of("octocat", 583_231, &[]), Some(vec![RunMode::Fix]));
-        assert_eq!(s.modes_of("octocat-renamed", 583_231, &[]), Some(vec![RunMode::Fix]));
-        assert_eq!(s.modes_of("octocat", 999, &[]), None, "another account under the released login");
+        assert_eq!(modes_of(&s, "octocat", 583_231, &[], "o/r"), Some(vec![RunMode::Fix]));
+        assert_eq!(modes_of(&s, "octocat-renamed", 583_231, &[], "o/r"), Some(vec![RunMode::Fix]));
+        assert_eq!(modes_of(&s, "octocat", 999, &[], "o/r"), None, "another account under the released login");
         assert_eq!(s.allowed_org("acme", 9919), Some("acme"));
         assert_eq!(s.allowed_org("acme", 1), None, "another organisation under the released name");
         assert_eq!(s.allowed_org("acme-renamed", 9919), Some("acme"));
@@ -255,16 +279,83 @@ mod tests {
     #[test]
     fn grants_from_users_and_organisations_are_unioned() {
         let s = settings(&[(USERS, "Octocat:fix|observe, hubot"), (ORGS, "acme:suggest|autonomous")]).unwrap().unwrap();
-        assert_eq!(s.modes_of("octocat", 1, &[]), Some(vec![RunMode::Fix, RunMode::Observe]));
-        assert_eq!(s.modes_of("HUBOT", 2, &[]), Some(DEFAULT_MODES.to_vec()));
+        assert_eq!(modes_of(&s, "octocat", 1, &[], "o/r"), Some(vec![RunMode::Fix, RunMode::Observe]));
+        assert_eq!(modes_of(&s, "HUBOT", 2, &[], "o/r"), Some(DEFAULT_MODES.to_vec()));
         assert_eq!(
-            s.modes_of("octocat", 1, &["ACME".to_owned()]),
+            modes_of(&s, "octocat", 1, &["ACME"], "acme/widgets"),
             Some(vec![RunMode::Fix, RunMode::Observe, RunMode::Suggest, RunMode::Autonomous])
         );
-        assert_eq!(s.modes_of("mallory", 3, &["acme".to_owned()]), Some(vec![RunMode::Suggest, RunMode::Autonomous]));
-        assert_eq!(s.modes_of("mallory", 3, &["other".to_owned()]), None);
+        // An organisation's grant covers its own repositories only.
+        assert_eq!(modes_of(&s, "octocat", 1, &["ACME"], "other/widgets"), Some(vec![RunMode::Fix, RunMode::Observe]));
+        assert_eq!(
+            modes_of(&s, "mallory", 3, &["acme"], "acme/widgets"),
+            Some(vec![RunMode::Suggest, RunMode::Autonomous])
+        );
+        assert_eq!(modes_of(&s, "mallory", 3, &["acme"], "other/widgets"), Some(vec![]));
+        assert_eq!(modes_of(&s, "mallory", 3, &["other"], "other/widgets"), None);
         assert_eq!((s.github_url.as_str(), s.api_url.as_str()), ("https://github.com", "https://api.github.com"));
         assert!(!format!("{s:?}").contains("shh") && !format!("{s:?}").contains(KEY));
+    }
+
+    /// `@scope` limits a grant to repositories; without it a user grant
+    /// covers all and an organisation grant its own repositories.
+    #[test]
+    fn grants_are_scoped_to_repositories() {
+        let s = settings(&[
+            (USERS, "alice#7:fix@acme/widgets|Acme/tools, bob@beta/*, carol, dave:observe@*"),
+            (ORGS, "acme:observe, ops#12:suggest@acme/*|beta/api"),
+        ])
+        .unwrap()
+        .unwrap();
+        let covers = |login: &str, id: u64, orgs: &[&str], repository: &str| {
+            let orgs: Vec<String> = orgs.iter().map(|o| (*o).to_owned()).collect();
+            s.access_of(login, id, &orgs).is_some_and(|a| a.covers(repository))
+        };
+        assert!(covers("alice", 7, &[], "acme/widgets") && covers("alice", 7, &[], "ACME/Tools"));
+        assert!(!covers("alice", 7, &[], "acme/secret") && !covers("alice", 7, &[], "beta/widgets"));
+        assert!(covers("bob", 2, &[], "beta/anything") && !covers("bob", 2, &[], "acme/widgets"));
+        assert!(covers("carol", 3, &[], "anyone/anything"), "a user grant without a scope covers all");
+        assert!(covers("dave", 4, &[], "anyone/anything"));
+        assert!(covers("eve", 5, &["acme"], "acme/widgets") && !covers("eve", 5, &["acme"], "beta/api"));
+        assert!(covers("eve", 5, &["ops"], "beta/api") && !covers("eve", 5, &["ops"], "beta/other"));
+        // Modes are those of the grants that cover the repository.
+        assert_eq!(modes_of(&s, "alice", 7, &["acme"], "acme/widgets"), Some(vec![RunMode::Fix, RunMode::Observe]));
+        assert_eq!(modes_of(&s, "alice", 7, &["acme"], "acme/secret"), Some(vec![RunMode::Observe]));
+        let access = |login: &str, id: u64, orgs: &[&str]| {
+            let orgs: Vec<String> = orgs.iter().map(|o| (*o).to_owned()).collect();
+            s.access_of(login, id, &orgs).map(|a| (a.covers_all(), a.only_repository().map(str::to_owned)))
+        };
+        assert_eq!(access("carol", 3, &[]), Some((true, None)));
+        assert_eq!(access("alice", 7, &[]), Some((false, None)));
+        let one = settings(&[(USERS, "alice@acme/widgets")]).unwrap().unwrap();
+        let alice = one.access_of("alice", 7, &[]).unwrap();
+        assert_eq!((alice.covers_all(), alice.only_repository()), (false, Some("acme/widgets")));
+    }
+
+    /// A malformed grant names its variable and the entry, so the
+    /// operator can find it among the others.
+    #[test]
+    fn a_malformed_grant_names_the_variable_and_the_entry() {
+        for (variable, entry) in [
+            (USERS, "alice@acme"),
+            (USERS, "alice@acme/wid gets"),
+            (USERS, "alice@"),
+            (USERS, "alice@acme/x:fix"),
+            (USERS, "alice@acme/x||beta/y"),
+            (ORGS, "acme:observe@acme/*/x"),
+            (ORGS, "acme@**"),
+        ] {
+            let text = format!("carol, {entry}");
+            let config = Config::from_pairs([
+                (CLIENT_ID, "Iv1.abc123"),
+                (CLIENT_SECRET, "shh-client-secret"),
+                (SESSION_KEY, KEY),
+                (variable, text.as_str()),
+            ]);
+            let e = DashboardSettings::from_config(&config).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (ErrorCode::NotConfigured, Some(variable)), "{entry}");
+            assert!(e.message.contains(&format!("entry `{entry}`")) && !e.message.contains("carol"), "{}", e.message);
+        }
     }
 
     #[test]

@@ -1,174 +1,65 @@
 //! The dashboard a team acts from, server-rendered and script-free:
 //!
 //! - `GET /login` sends the browser to GitHub's authorize page with a fresh
-//!   `state` bound to a short signed cookie; `GET /login/callback` checks
-//!   that `state`, exchanges the `code`, reads `/user` (and `/user/orgs`),
-//!   and signs a session cookie when the settings allow the account.
+//!   `state` bound to a short signed cookie (with the dashboard page to
+//!   return to, `next`); `GET /login/callback` checks that `state`,
+//!   exchanges the `code`, reads `/user` (and `/user/orgs`), and signs a
+//!   session cookie when the settings allow the account.
 //! - `GET /dashboard`: tasks, filtered by repository and state;
 //!   `GET /dashboard/tasks/{id}`: a task's progress and, when it waits for a
 //!   person, approve and reject buttons; `POST /dashboard/tasks/{id}/decision`
 //!   takes the same path as `POST /api/v1/approvals/{id}` (rules and audit);
-//!   `GET /dashboard/audit`: the audit log; `POST /logout`.
+//!   `GET /dashboard/audit`: the audit log; `POST /logout` revokes the
+//!   session (`crate::dashboard::revocation`).
 //!
+//! Every page is limited to the repositories the session's grants cover
+//! (`crate::dashboard::scope`): a task of another repository is not listed,
+//! and its pages and decision answer the same 404 as a task that does not
+//! exist, so nobody learns which tasks exist where they may not look. A
+//! session resting on organisation membership lapses after its re-check
+//! interval; a page then sends the browser through GitHub's sign-in again.
 //! Every form carries the session's CSRF token, checked in constant time.
 //! Dashboard settings that do not parse answer 503 naming the variable, on
 //! these routes only.
 
+#[path = "dashboard_gate.rs"]
+mod gate;
+#[path = "dashboard_sessions.rs"]
+pub(super) mod sessions;
+
 use agent_zero_contracts::TaskState;
-use agent_zero_engine::{ApprovalDecision, Resident};
-use agent_zero_evidence::RenderOptions;
+use agent_zero_engine::ApprovalDecision;
+use agent_zero_ports::KeyValue;
 use http::{HeaderValue, StatusCode, header};
 
+use self::gate::{Denied, authenticate, error_page, form, gate, gate_task, page, redirect, settings_or_page};
 use super::RouteContext;
 use super::approvals::{self, Decision};
 use super::tasks::load;
+use crate::Host;
 use crate::audit_log::{self, AuditEntry};
-use crate::auth::{self, Principal};
-use crate::dashboard::pages::{self, DASHBOARD_CSP, Offer, Viewer};
+use crate::auth;
+use crate::dashboard::pages::{self, Offer};
+use crate::dashboard::scope::Access;
 use crate::dashboard::session::{self, SESSION_COOKIE, STATE_COOKIE, Session};
-use crate::dashboard::{DashboardSettings, oauth, principal_of, settings};
+use crate::dashboard::{access_of, oauth, revocation, settings};
 use crate::error::{ApiError, ErrorCode};
 use crate::metering;
-use crate::task_index::{self, Filter};
-use crate::{Host, Settings};
+use crate::task_index::{self, Filter, Page};
 
 /// Task rows on one page.
 const ROWS: usize = 50;
+/// Most index pages one task-list page reads for a session that covers
+/// only some repositories (the rest are skipped, so a page may be short).
+const MAX_SCANS: usize = 4;
 /// Audit rows on one page.
 const AUDIT_ROWS: usize = 50;
-/// Largest accepted form body.
-const MAX_FORM_BYTES: usize = 8 * 1024;
 /// Fewest characters of the host's request id used as an OAuth `state`.
 const MIN_STATE_CHARS: usize = 16;
 
-/// A signed-in request: the session, the principal it acts as, its token.
-struct SignedIn {
-    session: Session,
-    principal: Principal,
-    csrf: String,
-}
-
-/// A request that passed the gate: the dashboard's settings, the signed-in
-/// caller, and the secret values its pages redact.
-struct Gate<'c> {
-    settings: &'c DashboardSettings,
-    signed: SignedIn,
-    secrets: auth::Secrets<'c>,
-}
-
-impl Gate<'_> {
-    fn viewer(&self) -> Viewer<'_> {
-        Viewer { name: &self.signed.principal.name, csrf: &self.signed.csrf }
-    }
-
-    fn options(&self) -> RenderOptions<'_> {
-        self.secrets.options()
-    }
-
-    /// `error` as a page for this caller.
-    fn error(&self, error: &ApiError) -> http::Response<Vec<u8>> {
-        error_page(error, Some(self.viewer()), &self.options())
-    }
-}
-
-fn page(status: StatusCode, body: String) -> http::Response<Vec<u8>> {
-    let mut response = http::Response::new(body.into_bytes());
-    *response.status_mut() = status;
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(DASHBOARD_CSP));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    response
-}
-
-fn error_page(error: &ApiError, viewer: Option<Viewer<'_>>, options: &RenderOptions<'_>) -> http::Response<Vec<u8>> {
-    let status = error.code.status();
-    page(status, pages::error(status, &error.message, viewer, options))
-}
-
-/// `303 See Other` to `location`, setting `cookies`.
-fn redirect(location: &str, cookies: &[String]) -> http::Response<Vec<u8>> {
-    let mut response = page(StatusCode::SEE_OTHER, String::new());
-    if let Ok(value) = HeaderValue::from_str(location) {
-        response.headers_mut().insert(header::LOCATION, value);
-    }
-    for cookie in cookies {
-        if let Ok(value) = HeaderValue::from_str(cookie) {
-            response.headers_mut().append(header::SET_COOKIE, value);
-        }
-    }
-    response
-}
-
-/// The settings, or 503 naming the variable (the dashboard off or broken).
-fn settings_of(settings: &Settings) -> Result<&DashboardSettings, ApiError> {
-    settings.dashboard()?.ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::NotConfigured,
-            format!(
-                "the dashboard is off: set {} and {} (a GitHub OAuth app), {}, and {} or {}",
-                settings::CLIENT_ID,
-                settings::CLIENT_SECRET,
-                settings::SESSION_KEY,
-                settings::USERS,
-                settings::ORGS
-            ),
-        )
-        .with_field(settings::CLIENT_ID)
-    })
-}
-
-/// The signed-in caller, if the request carries a valid, unexpired session
-/// of an account the settings still allow.
-fn signed_in(settings: &DashboardSettings, request: &http::Request<Vec<u8>>, now_ms: u64) -> Option<SignedIn> {
-    let value = session::cookie(request.headers(), SESSION_COOKIE)?;
-    let session = Session::unseal(&settings.session_key, value, now_ms)?;
-    let principal = principal_of(settings, &session)?;
-    let csrf = session.csrf_token(&settings.session_key);
-    Some(SignedIn { session, principal, csrf })
-}
-
-/// The settings and the signed-in caller, or the page to answer instead:
-/// 503 when misconfigured, the sign-in page with `signed_out` otherwise.
-fn gate<'c, H: Host>(
-    context: &RouteContext<'c, H>,
-    request: &http::Request<Vec<u8>>,
-    signed_out: StatusCode,
-) -> Result<Gate<'c>, Box<http::Response<Vec<u8>>>> {
-    let secrets = auth::Secrets::of(context.settings);
-    let settings = settings_of(context.settings).map_err(|e| Box::new(error_page(&e, None, &secrets.options())))?;
-    match signed_in(settings, request, context.invocation.now_ms) {
-        Some(signed) => Ok(Gate { settings, signed, secrets }),
-        None => Err(Box::new(page(signed_out, pages::sign_in(None, &secrets.options())))),
-    }
-}
-
-/// The gate, then task `id` folded, or the page to answer instead.
-async fn gate_task<'c, H: Host>(
-    context: &RouteContext<'c, H>,
-    request: &http::Request<Vec<u8>>,
-    id: &str,
-) -> Result<(Gate<'c>, Resident), Box<http::Response<Vec<u8>>>> {
-    let gate = gate(context, request, StatusCode::UNAUTHORIZED)?;
-    match load(context, id).await {
-        Ok(resident) => Ok((gate, resident)),
-        Err(e) => Err(Box::new(gate.error(&e))),
-    }
-}
-
-/// The settings, or the 503 page naming the variable.
-fn settings_or_page<'c, H: Host>(
-    context: &RouteContext<'c, H>,
-) -> Result<&'c DashboardSettings, Box<http::Response<Vec<u8>>>> {
-    settings_of(context.settings)
-        .map_err(|e| Box::new(error_page(&e, None, &auth::Secrets::of(context.settings).options())))
-}
-
 pub(super) async fn login<H: Host>(
     context: &RouteContext<'_, H>,
-    _request: &http::Request<Vec<u8>>,
+    request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let settings = match settings_or_page(context) {
         Ok(settings) => settings,
@@ -179,8 +70,11 @@ pub(super) async fn login<H: Host>(
         let e = ApiError::new(ErrorCode::Internal, "the host gave no random request id to bind the sign-in to");
         return error_page(&e, None, &auth::Secrets::of(context.settings).options());
     }
+    // The dashboard page to land on afterwards (a lapsed session's).
+    let pairs = oauth::form_pairs(request.uri().query().unwrap_or_default()).unwrap_or_default();
+    let next = pairs.iter().find(|(n, v)| n == "next" && session::is_return_path(v)).map_or("", |(_, v)| v.as_str());
     let now_ms = context.invocation.now_ms;
-    let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS);
+    let cookie = session::seal_state(&settings.session_key, state, now_ms + session::STATE_MS, next);
     let set = session::set_cookie(STATE_COOKIE, &cookie, &context.link("/login"), session::STATE_MS / 1000);
     redirect(&oauth::authorize_url(settings, state), &[set])
 }
@@ -207,13 +101,13 @@ pub(super) async fn callback<H: Host>(
     let now_ms = context.invocation.now_ms;
     let bound = session::cookie(request.headers(), STATE_COOKIE)
         .zip(param("state"))
-        .is_some_and(|(cookie, state)| session::state_matches(&settings.session_key, cookie, state, now_ms));
-    if !bound {
+        .and_then(|(cookie, state)| session::state_matches(&settings.session_key, cookie, state, now_ms));
+    let Some(next) = bound else {
         return refuse(
             StatusCode::BAD_REQUEST,
             "This sign-in was not started from this browser, or took longer than 10 minutes (`state`). Sign in again.",
         );
-    }
+    };
     if let Some(error) = param("error") {
         return refuse(StatusCode::FORBIDDEN, &format!("GitHub did not authorise the sign-in: {error}."));
     }
@@ -229,16 +123,11 @@ pub(super) async fn callback<H: Host>(
         Ok(identity) => identity,
         Err(e) => return refuse(e.code.status(), &e.message),
     };
-    let session = Session {
-        login,
-        user_id,
-        orgs,
-        id: context.invocation.request_id.clone(),
-        expires_ms: now_ms + session::SESSION_MS,
-    };
+    // A session resting on an organisation lapses at its re-check.
+    let session = Session::issue(login, user_id, orgs, context.invocation.request_id.clone(), now_ms);
     // A refused sign-in writes nothing: anyone with a GitHub account can
     // try, and must not be able to spend the store.
-    if principal_of(settings, &session).is_none() {
+    if access_of(settings, &session).is_none() {
         let message = format!(
             "`{}` may not use this dashboard: neither {} nor a member organisation in {} lists it.",
             session.login,
@@ -261,64 +150,43 @@ pub(super) async fn callback<H: Host>(
     let _ = audit_log::append(context.host.kv(), &audit, now_ms, context.settings).await;
     let sealed = session.seal(&settings.session_key);
     let set = session::set_cookie(SESSION_COOKIE, &sealed, &context.link("/"), session::SESSION_MS / 1000);
-    redirect(&context.link("/dashboard"), &[set, clear_state])
+    let next = if session::is_return_path(&next) { next.as_str() } else { "/dashboard" };
+    redirect(&context.link(next), &[set, clear_state])
 }
 
-/// The decoded fields of a form post, once its CSRF token matches.
-fn form(
-    settings: &DashboardSettings,
-    signed: &SignedIn,
-    request: &http::Request<Vec<u8>>,
-) -> Result<Vec<(String, String)>, ApiError> {
-    let is_form = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
-    if !is_form {
-        return Err(ApiError::new(
-            ErrorCode::UnsupportedMediaType,
-            "expected a form (application/x-www-form-urlencoded)",
-        )
-        .with_field("Content-Type"));
-    }
-    if request.body().len() > MAX_FORM_BYTES {
-        return Err(ApiError::new(ErrorCode::PayloadTooLarge, format!("a form is at most {MAX_FORM_BYTES} bytes")));
-    }
-    let text = std::str::from_utf8(request.body()).ok();
-    let pairs = text
-        .and_then(oauth::form_pairs)
-        .ok_or_else(|| ApiError::new(ErrorCode::InvalidRequest, "the form is not valid percent-encoded UTF-8"))?;
-    let csrf = pairs.iter().find(|(n, _)| n == "csrf").map_or("", |(_, v)| v.as_str());
-    if !signed.session.csrf_matches(&settings.session_key, csrf) {
-        return Err(ApiError::new(
-            ErrorCode::Forbidden,
-            "this form was not issued to your session (`csrf`): reload the page and try again",
-        )
-        .with_field("csrf"));
-    }
-    Ok(pairs)
-}
-
+/// Signs out: revokes the session (a copy of its cookie is refused from
+/// now on) and clears the cookie. A lapsed or invalid session is cleared
+/// without a write, so that the next page does not renew it.
 pub(super) async fn logout<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+    let clear = [session::set_cookie(SESSION_COOKIE, "", &context.link("/"), 0)];
+    let gate = match authenticate(context, request).await {
         Ok(gate) => gate,
-        Err(response) => return *response,
+        Err(Denied::Page(response)) => return *response,
+        Err(_) => return redirect(&context.link("/dashboard"), &clear),
     };
     if let Err(e) = form(gate.settings, &gate.signed, request) {
         return gate.error(&e);
     }
-    redirect(&context.link("/dashboard"), &[session::set_cookie(SESSION_COOKIE, "", &context.link("/"), 0)])
+    let now_ms = context.invocation.now_ms;
+    if let Err(e) = revocation::revoke_session(context.host.kv(), &gate.signed.session, now_ms).await {
+        let e = ApiError::new(ErrorCode::StorageUnavailable, format!("the session cannot be revoked: {e}"));
+        let mut response = gate.error(&e);
+        if let Ok(value) = HeaderValue::from_str(&clear[0]) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+        return response;
+    }
+    redirect(&context.link("/dashboard"), &clear)
 }
 
 pub(super) async fn tasks<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let gate = match gate(context, request, StatusCode::OK) {
+    let gate = match gate(context, request, StatusCode::OK).await {
         Ok(gate) => gate,
         Err(response) => return *response,
     };
@@ -337,8 +205,17 @@ pub(super) async fn tasks<H: Host>(
             return gate.error(&e);
         }
     };
-    let filter = Filter { repository: repository.map(str::to_owned), state };
-    let listed = task_index::list(context.host.kv(), &filter, param("cursor"), ROWS).await;
+    let access = &gate.signed.access;
+    // A session limited to one repository reads that repository's index.
+    let only = if access.covers_all() { None } else { access.only_repository() };
+    let filter = Filter { repository: repository.or(only).map(str::to_owned), state };
+    let listed = match filter.repository.as_deref() {
+        // Listed as a repository without tasks: nothing says whether it has any.
+        Some(r) if !access.covers(r) => Ok(Page::default()),
+        Some(_) => task_index::list(context.host.kv(), &filter, param("cursor"), ROWS).await,
+        None if access.covers_all() => task_index::list(context.host.kv(), &filter, param("cursor"), ROWS).await,
+        None => list_covered(context.host.kv(), access, &filter, param("cursor")).await,
+    };
     let listing = match listed {
         Ok(listing) => listing,
         Err(task_index::IndexError::InvalidCursor(why)) => {
@@ -368,6 +245,27 @@ pub(super) async fn tasks<H: Host>(
     page(StatusCode::OK, html)
 }
 
+/// One page of the tasks `access` covers among those `filter` matches:
+/// up to [`MAX_SCANS`] index pages, the others skipped (a page may be
+/// short; its next cursor continues after what was read).
+async fn list_covered<K: KeyValue>(
+    kv: &K,
+    access: &Access<'_>,
+    filter: &Filter,
+    cursor: Option<&str>,
+) -> Result<Page, task_index::IndexError> {
+    let mut page = Page { items: Vec::new(), next_cursor: cursor.map(str::to_owned) };
+    for _ in 0..MAX_SCANS {
+        let read = task_index::list(kv, filter, page.next_cursor.as_deref(), ROWS - page.items.len()).await?;
+        page.items.extend(read.items.into_iter().filter(|t| access.covers(&t.repository)));
+        page.next_cursor = read.next_cursor;
+        if page.next_cursor.is_none() || page.items.len() >= ROWS {
+            break;
+        }
+    }
+    Ok(page)
+}
+
 pub(super) async fn task<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
@@ -382,7 +280,8 @@ pub(super) async fn task<H: Host>(
         Some("decided=reject") => Some("Rejected: the task fails without writing."),
         _ => None,
     };
-    let may_approve = resident.stimulus.as_deref().is_some_and(|s| gate.signed.principal.may_use(s.mode));
+    let may_approve =
+        resident.stimulus.as_deref().is_some_and(|s| gate.signed.access.principal_for(&s.repository).may_use(s.mode));
     let offer = Offer { viewer: gate.viewer(), may_approve, notice };
     let cost = metering::read(context.host.kv(), id).await.ok().flatten();
     page(StatusCode::OK, pages::task(&resident, cost.as_ref(), offer, context.invocation.now_ms, &gate.options()))
@@ -393,7 +292,7 @@ pub(super) async fn decide<H: Host>(
     request: &http::Request<Vec<u8>>,
     id: &str,
 ) -> http::Response<Vec<u8>> {
-    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+    let gate = match gate(context, request, StatusCode::UNAUTHORIZED).await {
         Ok(gate) => gate,
         Err(response) => return *response,
     };
@@ -411,7 +310,20 @@ pub(super) async fn decide<H: Host>(
             shown: field("shown").filter(|s| !s.trim().is_empty()),
         })
     });
-    match approvals::record(context, &gate.signed.principal, id, body).await {
+    // The grants that cover the task's repository decide; a task outside
+    // them is refused as one that does not exist, before any rule runs.
+    let mut principal = gate.signed.access.principal_for("");
+    let body = match body {
+        Ok(decision) => match load(context, id).await.and_then(|resident| gate.covered(resident, id)) {
+            Ok(resident) => {
+                principal = gate.signed.access.principal_for(resident.origin().map_or("", |o| o.repository));
+                Ok(decision)
+            }
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    match approvals::record(context, &principal, id, body).await {
         Ok(answer) => {
             let verb = answer["decision"].as_str().unwrap_or_default();
             redirect(&context.link(&format!("/dashboard/tasks/{}?decided={verb}", oauth::form_encode(id))), &[])
@@ -445,14 +357,17 @@ pub(super) async fn audit<H: Host>(
     context: &RouteContext<'_, H>,
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
-    let gate = match gate(context, request, StatusCode::UNAUTHORIZED) {
+    let gate = match gate(context, request, StatusCode::UNAUTHORIZED).await {
         Ok(gate) => gate,
         Err(response) => return *response,
     };
     let pairs = oauth::form_pairs(request.uri().query().unwrap_or_default()).unwrap_or_default();
     let cursor = pairs.iter().find(|(n, _)| n == "cursor").map(|(_, v)| v.as_str());
     match audit_log::list(context.host.kv(), cursor, AUDIT_ROWS).await {
-        Ok((entries, next)) => {
+        Ok((mut entries, next)) => {
+            if !gate.signed.access.covers_all() {
+                entries = covered_entries(context.host.kv(), &gate.signed.access, entries).await;
+            }
             page(StatusCode::OK, pages::audit(gate.viewer(), &entries, next.as_deref(), &gate.options()))
         }
         Err(audit_log::ListError::InvalidCursor) => {
@@ -464,6 +379,32 @@ pub(super) async fn audit<H: Host>(
     }
 }
 
+/// The entries about repositories `access` covers: a task's (one index
+/// read each) or a repository named as the target. Entries about no
+/// repository (sign-ins, sweeps, revocations) are for sessions that cover
+/// every repository.
+async fn covered_entries<K: KeyValue>(kv: &K, access: &Access<'_>, entries: Vec<AuditEntry>) -> Vec<AuditEntry> {
+    let mut covered = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let shown = match entry.target.as_deref() {
+            Some(repository) if repository.contains('/') => access.covers(repository),
+            Some(id) => {
+                let summary = task_index::read_summary(kv, id).await.ok().flatten();
+                summary.is_some_and(|s| access.covers(&s.repository))
+            }
+            None => false,
+        };
+        if shown {
+            covered.push(entry);
+        }
+    }
+    covered
+}
+
 #[cfg(test)]
 #[path = "dashboard_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "dashboard_signin_tests.rs"]
+mod signin_tests;

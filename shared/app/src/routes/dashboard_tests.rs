@@ -1,11 +1,17 @@
 //! The dashboard routes over the in-memory host: settings errors on these
-//! routes only, the sign-in redirect, refused callbacks and sessions, and a
-//! forged form refused and audited. The whole OAuth round trip runs in the
-//! e2e suite against the loopback GitHub.
+//! routes only, the sign-in redirect, refused callbacks and sessions, a
+//! forged form refused and audited, every page limited to the repositories
+//! a session's grants cover, and sessions revoked by a sign-out and by an
+//! operator. The OAuth round trip is in `dashboard_signin_tests.rs` (and
+//! the e2e suite) against the loopback GitHub.
+
+use agent_zero_agent::Policy;
+use agent_zero_contracts::{RunMode, Trigger};
+use agent_zero_engine::{Stimulus, TaskInput};
 
 use crate::Settings;
-use crate::dashboard::session::{SESSION_COOKIE, Session};
-use crate::test_host::{START_MS, TestHost};
+use crate::dashboard::session::{SESSION_COOKIE, SESSION_MS, Session};
+use crate::test_host::{START_MS, TestHost, block_on};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-test";
 
@@ -33,7 +39,14 @@ fn text(response: &http::Response<Vec<u8>>) -> String {
 }
 
 fn session_cookie(login: &str, expires_ms: u64) -> String {
-    let session = Session { login: login.into(), user_id: 1, orgs: vec![], id: "00000000abcdef01".into(), expires_ms };
+    let session = Session {
+        login: login.into(),
+        user_id: 1,
+        orgs: vec![],
+        id: "00000000abcdef01".into(),
+        issued_ms: START_MS,
+        expires_ms,
+    };
     format!("{SESSION_COOKIE}={}", session.seal(KEY.as_bytes()))
 }
 
@@ -140,4 +153,226 @@ fn under_a_base_path_the_dashboards_links_redirects_and_cookies_carry_it() {
     assert!(cleared.starts_with(&format!("{SESSION_COOKIE}=;")) && cleared.contains("; Path=/az/;"), "{cleared}");
     // The root's dashboard is not served under a base path.
     assert_eq!(get(&host, &settings, "/dashboard", Some(&session)).status(), 404);
+}
+
+/// A signed session of `login` (`user_id`, a member of `orgs`) issued now,
+/// as its cookie, and its CSRF token.
+fn signed(login: &str, user_id: u64, orgs: &[&str], id: &str, now_ms: u64) -> (String, String) {
+    let orgs = orgs.iter().map(|o| (*o).to_owned()).collect();
+    let session = Session::issue(login.into(), user_id, orgs, id.into(), now_ms);
+    (format!("{SESSION_COOKIE}={}", session.seal(KEY.as_bytes())), session.csrf_token(KEY.as_bytes()))
+}
+
+/// Creates task `id` of `repository`, indexed, as the API does.
+fn task(host: &TestHost, id: &str, repository: &str) {
+    let stimulus = Stimulus {
+        task_id: id.into(),
+        repository: repository.into(),
+        trigger: Trigger::Feedback,
+        mode: RunMode::Fix,
+        source: Some("api:test".into()),
+        input: TaskInput::default(),
+        policy: Policy::default(),
+    };
+    block_on(async {
+        agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
+        crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
+    });
+}
+
+fn post_form(host: &TestHost, settings: &Settings, uri: &str, cookie: &str, body: &str) -> http::Response<Vec<u8>> {
+    let request = http::Request::post(uri)
+        .header("cookie", cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.as_bytes().to_vec())
+        .unwrap();
+    host.send(settings, request)
+}
+
+/// Each session sees, opens and decides only the tasks of repositories
+/// its grants cover; any other task answers the very 404 of a task that
+/// does not exist, and its audit entries are not shown.
+#[test]
+fn every_page_is_limited_to_the_repositories_a_session_covers() {
+    let host = TestHost::new();
+    let settings = settings(&[
+        ("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, alice#7:fix@acme/widgets"),
+        ("AGENT_ZERO_DASHBOARD_ORGS", "acme"),
+    ]);
+    for (id, repository) in [("t-widgets", "acme/widgets"), ("t-secret", "acme/secret"), ("t-beta", "beta/api")] {
+        task(&host, id, repository);
+    }
+    let (octocat, octocat_csrf) = signed("octocat", 1, &[], "session-octocat-01", START_MS);
+    let (alice, alice_csrf) = signed("alice", 7, &[], "session-alice-0001", START_MS);
+    let (member, _) = signed("mallory", 9, &["acme"], "session-member-001", START_MS);
+    for (cookie, shown, hidden) in [
+        (&octocat, &["t-widgets", "t-secret", "t-beta"][..], &[][..]),
+        (&alice, &["t-widgets"][..], &["t-secret", "t-beta"][..]),
+        // An organisation's grant without a scope covers its own repositories.
+        (&member, &["t-widgets", "t-secret"][..], &["t-beta"][..]),
+    ] {
+        let list = text(&get(&host, &settings, "/dashboard", Some(cookie)));
+        for id in shown {
+            assert!(list.contains(&format!("/dashboard/tasks/{id}\"")), "{id} not listed: {list}");
+        }
+        for id in hidden {
+            assert!(!list.contains(id), "{id} listed: {list}");
+        }
+    }
+    // Filtering by a repository the session does not cover lists nothing.
+    let filtered = text(&get(&host, &settings, "/dashboard?repository=acme%2Fsecret", Some(&alice)));
+    assert!(filtered.contains("No task matches.") && !filtered.contains("t-secret\""), "{filtered}");
+    let filtered = text(&get(&host, &settings, "/dashboard?repository=beta%2Fapi", Some(&member)));
+    assert!(filtered.contains("No task matches."), "{filtered}");
+
+    // Pages of a task outside the grants are the 404 of no task at all.
+    let same_as_missing =
+        |cookie: &str, id: &str, response: &http::Response<Vec<u8>>, missing: &http::Response<Vec<u8>>| {
+            assert_eq!(response.status(), 404, "{id}: {}", text(response));
+            assert_eq!(text(response).replace(id, "ID"), text(missing).replace("t-nothing", "ID"), "{cookie}");
+        };
+    for path in ["/dashboard/tasks/{id}", "/dashboard/tasks/{id}/evidence"] {
+        let at = |id: &str| path.replace("{id}", id);
+        for (cookie, id) in [(&alice, "t-secret"), (&alice, "t-beta"), (&member, "t-beta")] {
+            let missing = get(&host, &settings, &at("t-nothing"), Some(cookie));
+            same_as_missing(cookie, id, &get(&host, &settings, &at(id), Some(cookie)), &missing);
+        }
+    }
+    assert_eq!(get(&host, &settings, "/dashboard/tasks/t-widgets", Some(&alice)).status(), 200);
+    assert_eq!(get(&host, &settings, "/dashboard/tasks/t-secret", Some(&member)).status(), 200);
+    assert_eq!(get(&host, &settings, "/dashboard/tasks/t-secret", Some(&octocat)).status(), 200);
+
+    // A decision on it too, before any rule (a covered task that is not
+    // waiting is the rules' 409).
+    let decide = |cookie: &str, csrf: &str, id: &str| {
+        let uri = format!("/dashboard/tasks/{id}/decision");
+        post_form(&host, &settings, &uri, cookie, &format!("csrf={}&decision=reject", csrf.replace('+', "%2B")))
+    };
+    let missing = decide(&alice, &alice_csrf, "t-nothing");
+    same_as_missing(&alice, "t-secret", &decide(&alice, &alice_csrf, "t-secret"), &missing);
+    assert_eq!(decide(&alice, &alice_csrf, "t-widgets").status(), 409);
+    assert_eq!(decide(&octocat, &octocat_csrf, "t-beta").status(), 409);
+
+    // The audit log shows alice the entries about acme/widgets only.
+    let log = text(&get(&host, &settings, "/dashboard/audit", Some(&alice)));
+    assert!(log.contains("t-widgets") && !log.contains("t-secret") && !log.contains("t-beta"), "{log}");
+    let all = text(&get(&host, &settings, "/dashboard/audit", Some(&octocat)));
+    assert!(all.contains("t-widgets") && all.contains("t-secret") && all.contains("t-beta"), "{all}");
+}
+
+/// A grant that does not parse answers 503 on the dashboard, naming the
+/// variable and the entry (and nothing of the other entries).
+#[test]
+fn a_malformed_grant_is_503_naming_the_variable_and_the_entry() {
+    let host = TestHost::new();
+    let broken = settings(&[("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, alice@acme")]);
+    let response = get(&host, &broken, "/dashboard", None);
+    assert_eq!(response.status(), 503);
+    let page = text(&response);
+    assert!(page.contains("AGENT_ZERO_DASHBOARD_USERS") && page.contains("entry `alice@acme`"), "{page}");
+    assert!(!page.contains("octocat"), "{page}");
+}
+
+/// A sign-out revokes that session (a copy of its cookie is refused), and
+/// an operator revokes every session of an account with the control-plane
+/// token; each record is scheduled and goes once the sessions it refuses
+/// have expired.
+#[test]
+fn sessions_are_revoked_by_a_sign_out_and_by_an_operator() {
+    let host = TestHost::new();
+    let settings = settings(&[
+        ("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, hubot"),
+        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-ops-7d1c9e"),
+    ]);
+    let signed_in = |cookie: &str| text(&get(&host, &settings, "/dashboard", Some(cookie))).contains("Signed in as");
+    let (a, a_csrf) = signed("octocat", 1, &[], "session-octocat-aa", START_MS);
+    let (b, _) = signed("octocat", 1, &[], "session-octocat-bb", START_MS);
+    let (hubot, _) = signed("hubot", 2, &[], "session-hubot-0001", START_MS);
+    assert!(signed_in(&a) && signed_in(&b) && signed_in(&hubot));
+
+    let out = post_form(&host, &settings, "/logout", &a, &format!("csrf={}", a_csrf.replace('+', "%2B")));
+    assert_eq!(out.status(), 303, "{}", text(&out));
+    assert!(out.headers()["set-cookie"].to_str().unwrap().starts_with("az_session=;"));
+    assert!(!signed_in(&a), "a copy of the signed-out cookie still works");
+    assert!(signed_in(&b), "another session of the same account");
+    // Signing out again, or with a cookie that is no session, only clears it.
+    let stored = host.kv.snapshot();
+    for cookie in [a.as_str(), "az_session=forged"] {
+        let again = post_form(&host, &settings, "/logout", cookie, "csrf=x");
+        assert_eq!(
+            (again.status(), again.headers()["location"].to_str().unwrap()),
+            (http::StatusCode::SEE_OTHER, "/dashboard")
+        );
+    }
+    assert_eq!(host.kv.snapshot(), stored);
+
+    // The operator's revocation: the token only, the numeric id only.
+    let revoke = |id: &str, token: Option<&str>| {
+        let mut request = http::Request::delete(format!("/api/v1/dashboard/users/{id}/sessions"));
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        host.send(&settings, request.body(Vec::new()).unwrap())
+    };
+    let anonymous = revoke("1", None);
+    assert_eq!(anonymous.status(), 401, "{}", text(&anonymous));
+    let refused = revoke("1", Some("tok-wrong"));
+    assert_eq!(refused.status(), 401);
+    let cookie_alone = host.send(
+        &settings,
+        http::Request::delete("/api/v1/dashboard/users/1/sessions").header("cookie", &b).body(Vec::new()).unwrap(),
+    );
+    assert_eq!(cookie_alone.status(), 401, "a dashboard session is no credential for the API");
+    assert_eq!(host.kv.snapshot(), stored, "an unauthenticated revocation wrote");
+    for bad in ["0", "abc", "%2B1", "-1", "99999999999999999999999"] {
+        let response = revoke(bad, Some("tok-ops-7d1c9e"));
+        assert_eq!(response.status(), 400, "{bad}: {}", text(&response));
+        assert!(text(&response).contains("\"field\":\"id\""), "{}", text(&response));
+    }
+    let revoked = revoke("1", Some("tok-ops-7d1c9e"));
+    assert_eq!(revoked.status(), 200, "{}", text(&revoked));
+    let body: serde_json::Value = serde_json::from_slice(revoked.body()).unwrap();
+    assert_eq!(body["userId"], 1);
+    assert_eq!(body["recordExpiresAt"], agent_zero_contracts::rfc3339(START_MS + SESSION_MS));
+    assert!(!signed_in(&b), "every session of octocat ends");
+    assert!(signed_in(&hubot), "hubot's do not");
+    // octocat signs in again afterwards (the grant still allows it).
+    host.clock.advance(1);
+    let (fresh, _) = signed("octocat", 1, &[], "session-octocat-cc", START_MS + 1);
+    assert!(signed_in(&fresh));
+    let log = text(&get(&host, &settings, "/dashboard/audit", Some(&fresh)));
+    assert!(
+        log.contains("dashboard.revoke-sessions") && log.contains("github-user:1") && log.contains(">ops<"),
+        "{log}"
+    );
+
+    // Both records are scheduled; once every session they refuse has
+    // expired, the retention pass removes them.
+    let revocations = |kv: &agent_zero_ports::MemoryKv| {
+        kv.snapshot().keys().filter(|k| k.starts_with("dashboard/revoked/") || k.contains("/revocation/")).count()
+    };
+    assert_eq!(revocations(&host.kv), 4, "{:?}", host.kv.snapshot().keys().collect::<Vec<_>>());
+    block_on(crate::retention::pass(&host.kv, START_MS + SESSION_MS)).unwrap();
+    assert_eq!(revocations(&host.kv), 0, "{:?}", host.kv.snapshot().keys().collect::<Vec<_>>());
+}
+
+/// A session covering some repositories reads past the tasks of others:
+/// the covered ones behind 60 newer tasks elsewhere are on its first page.
+#[test]
+fn a_scoped_task_list_reads_past_other_repositories() {
+    let host = TestHost::new();
+    let settings = settings(&[("AGENT_ZERO_DASHBOARD_USERS", "alice@acme/*")]);
+    // Same creation time: the index orders them by id.
+    for n in 0..60 {
+        task(&host, &format!("t-a{n:02}"), "beta/api");
+    }
+    for id in ["t-z1", "t-z2", "t-z3"] {
+        task(&host, id, "acme/widgets");
+    }
+    let (alice, _) = signed("alice", 7, &[], "session-alice-0001", START_MS);
+    let list = text(&get(&host, &settings, "/dashboard", Some(&alice)));
+    for id in ["t-z1", "t-z2", "t-z3"] {
+        assert!(list.contains(&format!("/dashboard/tasks/{id}\"")), "{id} not listed: {list}");
+    }
+    assert!(!list.contains("/dashboard/tasks/t-a") && !list.contains("Next page"), "{list}");
 }

@@ -76,6 +76,7 @@ pub(crate) async fn dispatch<H: Host>(
         RouteId::DashboardDecision => dashboard::decide(context, &request, id()).await,
         RouteId::DashboardAudit => dashboard::audit(context, &request).await,
         RouteId::DashboardEvidence => dashboard::evidence(context, &request, id()).await,
+        RouteId::RevokeDashboardSessions => dashboard::sessions::revoke(context, &request, id()).await,
     };
     if head {
         response.body_mut().clear();

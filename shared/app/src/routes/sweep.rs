@@ -37,7 +37,7 @@ pub(super) async fn post<H: Host>(
     let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
     let retention = outcome.retention.clone().unwrap_or_default();
-    let removed = retention.deliveries + retention.tasks + retention.audit;
+    let removed = retention.deliveries + retention.tasks + retention.audit + retention.revocations;
     let status = if outcome.errors.is_empty() { http::StatusCode::OK } else { http::StatusCode::SERVICE_UNAVAILABLE };
     let audit = AuditEntry {
         at: String::new(),
@@ -45,8 +45,8 @@ pub(super) async fn post<H: Host>(
         action: "sweep".into(),
         target: None,
         detail: Some(format!(
-            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s), {} finished task(s) and {} audit entr(ies) removed",
-            retention.deliveries, retention.tasks, retention.audit
+            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s), {} finished task(s), {} audit entr(ies) and {} dashboard revocation(s) removed",
+            retention.deliveries, retention.tasks, retention.audit, retention.revocations
         )),
         status: status.as_u16(),
         outcome: if outcome.errors.is_empty() { "ok".into() } else { "storage_unavailable".into() },
@@ -67,6 +67,7 @@ pub(super) async fn post<H: Host>(
         "deliveriesRemoved": retention.deliveries,
         "tasksRemoved": retention.tasks,
         "auditRemoved": retention.audit,
+        "revocationsRemoved": retention.revocations,
         "errors": outcome.errors,
     });
     crate::json_response(status, &body)

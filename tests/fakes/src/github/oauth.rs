@@ -53,6 +53,15 @@ impl super::FakeGitHub {
         self.with(|s| s.oauth.users.push((login.to_owned(), orgs.iter().map(|o| (*o).to_owned()).collect())));
     }
 
+    /// Sets the organisations `login` belongs to from now on (an owner
+    /// removed it, or it left): `GET /user/orgs` lists these.
+    pub fn set_oauth_user_orgs(&self, login: &str, orgs: &[&str]) {
+        self.with(|s| {
+            s.oauth.users.retain(|(l, _)| !l.eq_ignore_ascii_case(login));
+            s.oauth.users.push((login.to_owned(), orgs.iter().map(|o| (*o).to_owned()).collect()));
+        });
+    }
+
     /// Who is signed in to GitHub in the browser and consents on the
     /// authorize page (`None`: the user denies).
     pub fn set_oauth_browser_user(&self, login: Option<&str>) {
