@@ -10,12 +10,20 @@
 //! A record older than [`FRESH_MS`], or none, and intake records the
 //! delivery as before: its tick reads the policy again and refreshes the
 //! record, so a policy that starts allowing more is honoured within the
-//! hour.
+//! hour. A record written before `triggers.optInLabel` and
+//! `triggers.maxRunsPerHour` existed counts as none.
+//!
+//! A delivery the record admits is one run of its pull request or issue:
+//! [`runs`] caps them at `triggers.maxRunsPerHour` a rolling hour.
+
+mod runs;
 
 use agent_zero_agent::Policy;
 use agent_zero_github::{IgnoreReason, ParsedDelivery, PolicySwitches};
 use agent_zero_ports::KeyValue;
 use serde::{Deserialize, Serialize};
+
+pub(crate) use runs::{record_start, refuses_another_run};
 
 /// How long a recorded policy gates intake.
 pub(crate) const FRESH_MS: u64 = 60 * 60 * 1_000;
@@ -29,6 +37,12 @@ pub(crate) struct GateRecord {
     issues_require_label: String,
     author_associations: Vec<String>,
     allowed_bots: Vec<String>,
+    /// `None` in a record from before the setting: read as no record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    opt_in_label: Option<String>,
+    /// `None` in a record from before the setting: read as no record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_runs_per_hour: Option<u32>,
     read_at_ms: u64,
 }
 
@@ -40,19 +54,37 @@ impl GateRecord {
             issues_require_label: policy.issues.require_label.clone(),
             author_associations: policy.triggers.author_associations.clone(),
             allowed_bots: policy.triggers.allowed_bots.clone(),
+            opt_in_label: Some(policy.triggers.opt_in_label.clone()),
+            max_runs_per_hour: Some(policy.triggers.max_runs_per_hour),
             read_at_ms: now_ms,
         }
     }
+}
 
-    fn switches(&self) -> PolicySwitches<'_> {
-        PolicySwitches {
-            proactive_enabled: self.proactive_enabled,
-            issues_enabled: self.issues_enabled,
-            issues_require_label: &self.issues_require_label,
-            author_associations: &self.author_associations,
-            allowed_bots: &self.allowed_bots,
-        }
+/// The switches `policy` sets: what the tick admits a delivery under, and
+/// what its record gates intake with.
+pub(crate) fn switches(policy: &Policy) -> PolicySwitches<'_> {
+    PolicySwitches {
+        proactive_enabled: policy.proactive.enabled,
+        issues_enabled: policy.issues.enabled,
+        issues_require_label: &policy.issues.require_label,
+        author_associations: &policy.triggers.author_associations,
+        allowed_bots: &policy.triggers.allowed_bots,
+        opt_in_label: &policy.triggers.opt_in_label,
     }
+}
+
+/// What a repository's recorded policy says of a delivery at intake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// No fresh record: intake stores the delivery, and its tick reads the
+    /// policy (and records it).
+    Unknown,
+    /// Declined: answered with the reason, nothing stored.
+    Declined(IgnoreReason),
+    /// Admitted, as one of at most this many runs an hour of its pull
+    /// request or issue (`triggers.maxRunsPerHour`).
+    Admitted { max_runs_per_hour: u32 },
 }
 
 /// The key of `owner/repo`'s record (names are case-insensitive on GitHub).
@@ -60,15 +92,41 @@ fn key(repository: &str) -> String {
     format!("gate/{}", repository.to_ascii_lowercase())
 }
 
-/// Why the repository's recorded policy declines `seed`, when a fresh one
-/// is recorded and does. One read; nothing is written.
-pub(crate) async fn declines<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Option<IgnoreReason> {
-    let bytes = kv.get(&key(&seed.repository.full_name())).await.ok().flatten()?;
-    let record: GateRecord = agent_zero_contracts::json::from_slice(&bytes).ok()?;
+/// What the repository's recorded policy, when a fresh one is recorded,
+/// says of `seed`. One read; nothing is written.
+pub(crate) async fn verdict<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Verdict {
+    let Some(bytes) = kv.get(&key(&seed.repository.full_name())).await.ok().flatten() else { return Verdict::Unknown };
+    let Ok(record) = agent_zero_contracts::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
+    let (Some(opt_in_label), Some(max_runs_per_hour)) = (&record.opt_in_label, record.max_runs_per_hour) else {
+        return Verdict::Unknown;
+    };
     if now_ms.saturating_sub(record.read_at_ms) >= FRESH_MS {
-        return None;
+        return Verdict::Unknown;
     }
-    seed.admit(&record.switches()).err()
+    let switches = PolicySwitches {
+        proactive_enabled: record.proactive_enabled,
+        issues_enabled: record.issues_enabled,
+        issues_require_label: &record.issues_require_label,
+        author_associations: &record.author_associations,
+        allowed_bots: &record.allowed_bots,
+        opt_in_label,
+    };
+    match seed.admit(&switches) {
+        Err(reason) => Verdict::Declined(reason),
+        Ok(()) => Verdict::Admitted { max_runs_per_hour },
+    }
+}
+
+/// Writes `value` as the intake record `delivery/github/{id}`, to be gone
+/// at `expires_ms`: one write where the store expires keys itself (Workers
+/// KV), a retention schedule key besides it elsewhere (the pass removes
+/// every `delivery/github/` record the same way). Best effort.
+pub(crate) async fn keep_until<K: KeyValue>(kv: &K, id: &str, value: &[u8], now_ms: u64, expires_ms: u64) {
+    let key = format!("delivery/github/{id}");
+    let ttl_secs = expires_ms.saturating_sub(now_ms).div_ceil(1_000);
+    if kv.put_expiring(&key, value, ttl_secs).await.is_ok() && !kv.expires_on_its_own(&key) {
+        let _ = crate::retention::schedule(kv, expires_ms, crate::retention::Kind::Delivery, id).await;
+    }
 }
 
 /// Records `policy`'s triggers for `repository`, read at `now_ms`: written
@@ -116,13 +174,35 @@ mod tests {
         let outsider = comment_by("NONE");
         let repository = outsider.repository.full_name();
         let now = 1_000_000;
-        assert_eq!(block_on(declines(&kv, &outsider, now)), None, "no record: intake records it");
+        assert_eq!(block_on(verdict(&kv, &outsider, now)), Verdict::Unknown, "no record: intake records it");
         block_on(record(&kv, &repository, &Policy::default(), now));
-        let reason = block_on(declines(&kv, &outsider, now + 1)).expect("declined");
+        let Verdict::Declined(reason) = block_on(verdict(&kv, &outsider, now + 1)) else { panic!("declined") };
         assert_eq!(reason.code(), "author-not-allowed");
-        assert_eq!(block_on(declines(&kv, &comment_by("COLLABORATOR"), now + 1)), None);
+        let max_runs_per_hour = agent_zero_agent::policy::DEFAULT_MAX_RUNS_PER_HOUR;
+        assert_eq!(
+            block_on(verdict(&kv, &comment_by("COLLABORATOR"), now + 1)),
+            Verdict::Admitted { max_runs_per_hour }
+        );
         // Stale after an hour: recorded again, and its tick re-reads the policy.
-        assert_eq!(block_on(declines(&kv, &outsider, now + FRESH_MS)), None);
+        assert_eq!(block_on(verdict(&kv, &outsider, now + FRESH_MS)), Verdict::Unknown);
+    }
+
+    #[test]
+    fn the_record_carries_the_opt_in_label_and_the_cap() {
+        let kv = MemoryKv::new();
+        let policy = Policy::parse("triggers:\n  optInLabel: ok-to-review\n  maxRunsPerHour: 3\n").unwrap();
+        block_on(record(&kv, "Codertocat/Hello-World", &policy, 0));
+        let stored: serde_json::Value =
+            serde_json::from_slice(&block_on(kv.get("gate/codertocat/hello-world")).unwrap().unwrap()).unwrap();
+        assert_eq!((stored["optInLabel"].as_str(), stored["maxRunsPerHour"].as_u64()), (Some("ok-to-review"), Some(3)));
+        assert_eq!(block_on(verdict(&kv, &comment_by("OWNER"), 1)), Verdict::Admitted { max_runs_per_hour: 3 });
+        // A record from before the two settings gates nothing: its tick writes a new one.
+        let mut old = stored.clone();
+        old.as_object_mut().unwrap().retain(|k, _| k != "optInLabel" && k != "maxRunsPerHour");
+        block_on(kv.put("gate/codertocat/hello-world", &serde_json::to_vec(&old).unwrap())).unwrap();
+        assert_eq!(block_on(verdict(&kv, &comment_by("NONE"), 1)), Verdict::Unknown);
+        block_on(record(&kv, "Codertocat/Hello-World", &policy, 2));
+        assert!(matches!(block_on(verdict(&kv, &comment_by("NONE"), 3)), Verdict::Declined(_)), "rewritten at once");
     }
 
     #[test]

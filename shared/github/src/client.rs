@@ -588,7 +588,7 @@ pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'
     // (`json_path_at`), so each response type compiles once.
     agent_zero_contracts::json::from_slice(body).map_err(|e| GitHubError::Decode {
         operation,
-        path: crate::event::json_path_at(body, e.line(), e.column()),
+        path: crate::json_path::json_path_at(body, e.line(), e.column()),
         reason: capped(&e.to_string()),
     })
 }

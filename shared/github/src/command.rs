@@ -35,6 +35,17 @@ pub(crate) struct CommentedIssue {
     pub(crate) pull_request: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub(crate) state: Option<String>,
+    /// Who opened the issue or pull request (`null` for a deleted account).
+    #[serde(default)]
+    pub(crate) user: Option<crate::payload::Account>,
+    /// The opener's relation to the repository.
+    #[serde(default)]
+    pub(crate) author_association: Option<String>,
+    #[serde(default, deserialize_with = "crate::payload::null_as_default")]
+    pub(crate) labels: Vec<crate::payload::Label>,
+    /// When it last changed (ISO 8601).
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -46,6 +57,9 @@ pub(crate) struct IssueCommentPayload {
     pub(crate) user: Option<crate::payload::Account>,
     #[serde(default)]
     pub(crate) author_association: Option<String>,
+    /// When it was written or last edited (ISO 8601).
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 /// What a command asks for.

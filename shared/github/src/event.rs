@@ -5,7 +5,9 @@
 //! - `ping` answers; `installation` and `installation_repositories` are
 //!   recorded;
 //! - `pull_request` `opened|reopened|synchronize|ready_for_review` seeds a
-//!   proactive review ([`PolicyGate::Proactive`]);
+//!   proactive review ([`PolicyGate::Proactive`]), and `labeled` one the
+//!   policy admits only when the label added is `triggers.optInLabel`
+//!   ([`PolicyGate::OptIn`]);
 //! - `pull_request_review` `submitted` with text and a `commented` or
 //!   `changes_requested` state, and `pull_request_review_comment` `created`,
 //!   seed a feedback task;
@@ -20,7 +22,11 @@
 //! - the seed carries its [`Author`] (login, `author_association`, bot or
 //!   not) so the repository's `triggers` policy decides who may start a
 //!   run ([`ParsedDelivery::admit`]): bots are no longer refused here, since AI
-//!   reviewers' feedback is what the product validates.
+//!   reviewers' feedback is what the product validates. On a pull request
+//!   it also carries the labels and, when someone else's text starts the
+//!   run, the opener;
+//! - and the time the event happened by the payload's own timestamps
+//!   ([`ParsedDelivery::event_at_ms`]), for the replay window.
 //!
 //! The action is read first, so an unhandled action is ignored without
 //! requiring the rest of its payload to have any particular shape.
@@ -38,11 +44,12 @@ use crate::intake::{
     is_bot,
 };
 use crate::payload::{
-    Account, ActionOnly, InstallationEvent, InstallationId, IssuesEvent, PingEvent, PullRequestEvent,
+    Account, ActionOnly, InstallationEvent, InstallationId, IssuesEvent, Label, PingEvent, PullRequestEvent,
     PullRequestPayload, RepositoryName, RepositoryPayload, ReviewCommentEvent, ReviewEvent,
 };
 
-const PROACTIVE_ACTIONS: &[&str] = &["opened", "reopened", "synchronize", "ready_for_review"];
+/// `labeled` is read too: adding `triggers.optInLabel` starts a review.
+const PROACTIVE_ACTIONS: &[&str] = &["opened", "reopened", "synchronize", "ready_for_review", "labeled"];
 const ISSUE_ACTIONS: &[&str] = &["opened", "labeled"];
 /// Longest `X-GitHub-Delivery` accepted (GitHub sends a 36-character GUID).
 const MAX_DELIVERY_ID_BYTES: usize = 64;
@@ -133,15 +140,27 @@ impl EventContext<'_> {
         if let Some(reason) = self.screen_pull_request(&repository, &p.pull_request) {
             return Ok(Intake::Ignored { reason });
         }
+        let gate = match self.action {
+            "labeled" => PolicyGate::OptIn {
+                added_label: p
+                    .label
+                    .as_ref()
+                    .map(|label| capped(&label.name, MAX_LABEL_BYTES))
+                    .ok_or(IntakeError::InvalidField { path: "label", reason: "missing on a `labeled` action" })?,
+            },
+            _ => PolicyGate::Proactive,
+        };
         let pr = pull_request_ref(&repository, &p.pull_request)?;
         let mut seed = self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.body = text(p.pull_request.body.as_deref(), MAX_BODY_BYTES);
-        seed.gate = PolicyGate::Proactive;
+        seed.gate = gate;
         // A proactive review runs the pull request's own checks: its opener
         // passes the same author gate as feedback and issues do.
         let opener = p.pull_request.user.as_ref().unwrap_or(&p.sender);
         seed.author = Some(author_of(opener, p.pull_request.author_association.as_deref()));
+        seed.labels = labels(&p.pull_request.labels);
+        seed.event_at_ms = event_at(&[("pull_request.updated_at", &p.pull_request.updated_at)])?;
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -151,6 +170,7 @@ impl EventContext<'_> {
             return Ok(Intake::Ignored { reason });
         }
         let author = p.review.user.as_ref().unwrap_or(&p.sender);
+        let at = review_at(&p)?;
         match command::find(p.review.body.as_deref().unwrap_or_default()) {
             Found::Command { command, mention } => {
                 let pr = pull_request_ref(&repository, &p.pull_request)?;
@@ -159,6 +179,8 @@ impl EventContext<'_> {
                 seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
                 seed.author = Some(author_of(author, p.review.author_association.as_deref()));
                 seed.gate = PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: None };
+                on_pull_request(&mut seed, &p.pull_request, &p.sender);
+                seed.event_at_ms = at;
                 return Ok(Intake::Task(Box::new(seed)));
             }
             Found::Unknown { word } => {
@@ -188,6 +210,8 @@ impl EventContext<'_> {
         seed.requested_changes = item.requested_changes;
         seed.feedback.push(item);
         seed.author = Some(author_of(author, p.review.author_association.as_deref()));
+        on_pull_request(&mut seed, &p.pull_request, &p.sender);
+        seed.event_at_ms = at;
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -216,6 +240,11 @@ impl EventContext<'_> {
         seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
         seed.feedback.push(item);
         seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
+        on_pull_request(&mut seed, &p.pull_request, &p.sender);
+        seed.event_at_ms = event_at(&[
+            ("comment.updated_at", &p.comment.updated_at),
+            ("pull_request.updated_at", &p.pull_request.updated_at),
+        ])?;
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -252,6 +281,11 @@ impl EventContext<'_> {
         seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
         seed.gate =
             PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: Some(p.comment.id) };
+        seed.labels = labels(&p.issue.labels);
+        let opener = p.issue.user.as_ref().unwrap_or(&p.sender);
+        seed.opener = Some(author_of(opener, p.issue.author_association.as_deref()));
+        seed.event_at_ms =
+            event_at(&[("comment.updated_at", &p.comment.updated_at), ("issue.updated_at", &p.issue.updated_at)])?;
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -269,7 +303,7 @@ impl EventContext<'_> {
         if title.is_empty() {
             return Err(IntakeError::InvalidField { path: "issue.title", reason: "empty" });
         }
-        let labels = p.issue.labels.iter().take(MAX_LABELS).map(|label| capped(&label.name, MAX_LABEL_BYTES)).collect();
+        let labels = labels(&p.issue.labels);
         let added_label = match self.action {
             "labeled" => Some(
                 p.label
@@ -299,6 +333,7 @@ impl EventContext<'_> {
         seed.vouched_by = labelled_by_other.then(|| name(&p.sender.login));
         seed.author = Some(author_of(author, p.issue.author_association.as_deref()));
         seed.gate = PolicyGate::IssueLabel { labels, added_label };
+        seed.event_at_ms = event_at(&[("issue.updated_at", &p.issue.updated_at)])?;
         Ok(Intake::Task(Box::new(seed)))
     }
 
@@ -345,8 +380,44 @@ impl EventContext<'_> {
             gate: PolicyGate::Feedback,
             author: None,
             vouched_by: None,
+            labels: Vec::new(),
+            opener: None,
+            event_at_ms: None,
         }
     }
+}
+
+/// A pull request's labels and opener, on a seed whose text is someone
+/// else's (a review, a comment, a command in a review).
+fn on_pull_request(seed: &mut ParsedDelivery, pr: &PullRequestPayload, sender: &Account) {
+    seed.labels = labels(&pr.labels);
+    let opener = pr.user.as_ref().unwrap_or(sender);
+    seed.opener = Some(author_of(opener, pr.author_association.as_deref()));
+}
+
+fn labels(labels: &[Label]) -> Vec<String> {
+    labels.iter().take(MAX_LABELS).map(|label| capped(&label.name, MAX_LABEL_BYTES)).collect()
+}
+
+fn review_at(p: &ReviewEvent) -> Result<Option<u64>, IntakeError> {
+    event_at(&[
+        ("review.submitted_at", &p.review.submitted_at),
+        ("pull_request.updated_at", &p.pull_request.updated_at),
+    ])
+}
+
+/// The latest of the payload's timestamps `fields` (`(path, value)`), in
+/// milliseconds; `None` when it carries none. One that is there but not an
+/// ISO 8601 time is an error naming it: GitHub writes none such.
+fn event_at(fields: &[(&'static str, &Option<String>)]) -> Result<Option<u64>, IntakeError> {
+    let mut latest = None;
+    for (path, value) in fields {
+        let Some(value) = value else { continue };
+        let at = crate::timestamp::parse_ms(value)
+            .ok_or(IntakeError::InvalidField { path, reason: "not an ISO 8601 time (`2019-05-15T15:20:33Z`)" })?;
+        latest = latest.max(Some(at));
+    }
+    Ok(latest)
 }
 
 fn pull_request_ref(repository: &Repository, pr: &PullRequestPayload) -> Result<PullRequestRef, IntakeError> {
@@ -443,7 +514,7 @@ pub fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
 /// [`json_path_at`] recovers from the error's position. (A path-tracking
 /// deserializer such as `serde_path_to_error` would instead compile every
 /// payload type a second time: tens of KB of wasm.)
-fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
+pub(crate) fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let value =
         T::deserialize(agent_zero_contracts::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
@@ -452,180 +523,8 @@ fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
 }
 
 fn json_error(body: &[u8], error: &serde_json::Error) -> IntakeError {
-    IntakeError::Json { path: json_path_at(body, error.line(), error.column()), message: error.to_string() }
-}
-
-/// One open container while [`json_path_at`] scans.
-enum Frame {
-    /// The key being read, and whether its `:` has been passed.
-    Object { key: Option<String>, in_value: bool },
-    /// The index of the element being read.
-    Array { index: usize },
-}
-
-/// The path (`pull_request.head`, `issue.labels[0].name`, `.` for the
-/// root) of the value serde_json was reading at `line`:`column` of `body`
-/// when it failed, written the way `serde_path_to_error` writes it: a
-/// wrong type, value or variant names the value itself; a missing or
-/// unknown field names the object holding it.
-///
-/// serde_json positions an error just after the bytes it consumed: after
-/// the offending scalar, before a `{`/`[` it refused, after a key it did
-/// not know (before its `:`), or after the `}` of an object that lacked a
-/// field. Scanning the valid prefix up to there and keeping the open
-/// containers is enough to name it.
-pub fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
-    if line == 0 {
-        return ".".to_owned();
-    }
-    let line_start = match line {
-        1 => 0,
-        _ => body.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(line - 2).map_or(body.len(), |(i, _)| i + 1),
-    };
-    let end = (line_start + column).min(body.len());
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut i = 0;
-    while i < end {
-        match body[i] {
-            b'{' => stack.push(Frame::Object { key: None, in_value: false }),
-            b'[' => stack.push(Frame::Array { index: 0 }),
-            b'}' | b']' => drop(stack.pop()),
-            b':' => {
-                if let Some(Frame::Object { in_value, .. }) = stack.last_mut() {
-                    *in_value = true;
-                }
-            }
-            b',' => match stack.last_mut() {
-                Some(Frame::Object { key, in_value }) => (*key, *in_value) = (None, false),
-                Some(Frame::Array { index }) => *index += 1,
-                None => {}
-            },
-            b'"' => {
-                let mut close = i + 1;
-                while close < end && body[close] != b'"' {
-                    close += if body[close] == b'\\' { 2 } else { 1 };
-                }
-                if let Some(Frame::Object { key: key @ None, in_value: false }) = stack.last_mut() {
-                    let raw = &body[i + 1..close.min(end)];
-                    let decoded = match raw.contains(&b'\\') {
-                        true => {
-                            body.get(i..=close).and_then(|s| agent_zero_contracts::json::from_slice::<String>(s).ok())
-                        }
-                        false => None,
-                    };
-                    *key = Some(decoded.unwrap_or_else(|| String::from_utf8_lossy(raw).into_owned()));
-                }
-                i = close;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let mut path = String::new();
-    for frame in &stack {
-        match frame {
-            Frame::Object { key: Some(key), in_value: true } => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-            }
-            Frame::Array { index } => {
-                use std::fmt::Write as _;
-                let _ = write!(path, "[{index}]");
-            }
-            Frame::Object { .. } => {}
-        }
-    }
-    if path.is_empty() { ".".to_owned() } else { path }
-}
-
-#[cfg(test)]
-mod path_tests {
-    //! [`json_path_at`] against `serde_path_to_error` on every field of real
-    //! payloads made wrong in each way, pretty and compact.
-    use serde_json::{Value, json};
-
-    use super::*;
-
-    fn compare<T: for<'de> Deserialize<'de>>(body: &[u8]) -> bool {
-        let ours = parse::<T>(body).err();
-        let mut deserializer = serde_json::Deserializer::from_slice(body);
-        // Over the same reading of structs (objects only) as `parse`.
-        let objects = agent_zero_contracts::json::Objects(&mut deserializer);
-        let theirs = serde_path_to_error::deserialize::<_, T>(objects).err();
-        match (ours, theirs) {
-            (Some(IntakeError::Json { path, message }), Some(e)) => {
-                assert_eq!((path.as_str(), message), (e.path().to_string().as_str(), e.inner().to_string()));
-                true
-            }
-            (None, None) => false,
-            (ours, theirs) => panic!("{ours:?} vs {theirs:?}"),
-        }
-    }
-
-    fn mutate<T: for<'de> Deserialize<'de>>(root: &Value, pointer: &str, node: &Value) {
-        let replacements =
-            [json!(5), json!("s"), json!(true), json!(null), json!([]), json!({}), json!({"zz": 1}), json!([1])];
-        let mut read = false;
-        for (n, replacement) in replacements.into_iter().enumerate() {
-            let mut changed = root.clone();
-            *changed.pointer_mut(pointer).unwrap() = replacement;
-            read |= compare::<T>(&serde_json::to_vec_pretty(&changed).unwrap());
-            if n < 2 {
-                read |= compare::<T>(&serde_json::to_vec(&changed).unwrap());
-            }
-        }
-        if let Some((parent, key)) = pointer.rsplit_once('/') {
-            let mut changed = root.clone();
-            match changed.pointer_mut(parent).unwrap() {
-                Value::Object(map) => drop(map.remove(key)),
-                Value::Array(items) => drop(items.remove(key.parse::<usize>().unwrap())),
-                _ => unreachable!(),
-            }
-            compare::<T>(&serde_json::to_vec_pretty(&changed).unwrap());
-        }
-        if !read {
-            return; // a value the type skips, and so everything under it
-        }
-        let children: Vec<(String, Value)> = match node {
-            Value::Object(map) => {
-                map.iter().map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v.clone())).collect()
-            }
-            Value::Array(items) => items.iter().take(2).enumerate().map(|(i, v)| (i.to_string(), v.clone())).collect(),
-            _ => Vec::new(),
-        };
-        for (key, child) in children {
-            mutate::<T>(root, &format!("{pointer}/{key}"), &child);
-        }
-    }
-
-    fn fixture(event: &str, name: &str) -> Value {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/github-webhooks")
-            .join(event)
-            .join(name);
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn paths_match_serde_path_to_error() {
-        let pr = fixture("pull_request", "opened.payload.json");
-        for (key, value) in pr.as_object().unwrap() {
-            mutate::<PullRequestEvent>(&pr, &format!("/{key}"), value);
-        }
-        let issue = fixture("issues", "labeled.payload.json");
-        for (key, value) in issue.as_object().unwrap() {
-            mutate::<IssuesEvent>(&issue, &format!("/{key}"), value);
-        }
-        let comment = fixture("pull_request_review_comment", "created.payload.json");
-        for (key, value) in comment.as_object().unwrap() {
-            mutate::<ReviewCommentEvent>(&comment, &format!("/{key}"), value);
-        }
-        for body in
-            [&b"{\"a\\u0062\": {\"x\": 1}, \"pull_request\": 5}"[..], b"[1,", b"{\"pull_request\": {\"head\": ", b"  "]
-        {
-            compare::<PullRequestEvent>(body);
-        }
+    IntakeError::Json {
+        path: crate::json_path::json_path_at(body, error.line(), error.column()),
+        message: error.to_string(),
     }
 }

@@ -75,6 +75,13 @@ pub enum PolicyGate {
     Feedback,
     /// A proactive review: needs `proactive.enabled`.
     Proactive,
+    /// A `pull_request` `labeled`: a proactive review when the label added
+    /// is `triggers.optInLabel` (and `proactive.enabled`), whoever opened
+    /// the pull request: labelling needs triage access on GitHub.
+    OptIn {
+        /// The label just added.
+        added_label: String,
+    },
     /// A command from the pull request's conversation (`/agent-zero
     /// review`): an explicit request, so `proactive.enabled` is not needed;
     /// the author rules still apply.
@@ -98,19 +105,6 @@ pub enum PolicyGate {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         added_label: Option<String>,
     },
-}
-
-/// The policy values a seed is checked against, read by the caller from
-/// `.agent-zero.yml` on the default branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PolicySwitches<'a> {
-    pub proactive_enabled: bool,
-    pub issues_enabled: bool,
-    pub issues_require_label: &'a str,
-    /// `triggers.authorAssociations`: whose feedback and issues start a run.
-    pub author_associations: &'a [String],
-    /// `triggers.allowedBots`: bot logins whose feedback is validated.
-    pub allowed_bots: &'a [String],
 }
 
 /// The account whose text starts a run: the reviewer, the commenter, the
@@ -172,58 +166,21 @@ pub struct ParsedDelivery {
     /// issue, so they vouch for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vouched_by: Option<String>,
-}
-
-impl ParsedDelivery {
-    /// Whether the repository's policy turns this seed into a task; the
-    /// reason it does not otherwise.
-    pub fn admit(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
-        self.admit_gate(policy)?;
-        self.admit_author(policy)
-    }
-
-    /// Who may start a run: an allowed bot, someone who vouched for the
-    /// issue by labelling it, or an author whose association policy allows.
-    fn admit_author(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
-        let Some(author) = &self.author else { return Ok(()) };
-        if author.bot {
-            let allowed = policy.allowed_bots.iter().any(|b| b.eq_ignore_ascii_case(&author.login));
-            return if allowed { Ok(()) } else { Err(IgnoreReason::BotAuthor { login: author.login.clone() }) };
-        }
-        if self.vouched_by.is_some() {
-            return Ok(());
-        }
-        let association = author.association.as_deref().unwrap_or("NONE");
-        if policy.author_associations.iter().any(|a| a.eq_ignore_ascii_case(association)) {
-            return Ok(());
-        }
-        Err(IgnoreReason::AuthorNotAllowed {
-            login: author.login.clone(),
-            association: association.to_owned(),
-            allowed: policy.author_associations.join(", "),
-        })
-    }
-
-    fn admit_gate(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
-        match &self.gate {
-            PolicyGate::Feedback | PolicyGate::Command { .. } => Ok(()),
-            PolicyGate::Proactive if policy.proactive_enabled => Ok(()),
-            PolicyGate::Proactive => Err(IgnoreReason::ProactiveDisabled),
-            PolicyGate::IssueLabel { .. } if !policy.issues_enabled => Err(IgnoreReason::IssuesDisabled),
-            PolicyGate::IssueLabel { labels, added_label } => {
-                let required = policy.issues_require_label.trim();
-                let matches = |label: &str| required.is_empty() || label.eq_ignore_ascii_case(required);
-                match added_label {
-                    Some(added) if matches(added) => Ok(()),
-                    Some(added) => {
-                        Err(IgnoreReason::OtherLabelAdded { added: added.clone(), required: required.to_owned() })
-                    }
-                    None if labels.iter().any(|l| matches(l)) => Ok(()),
-                    None => Err(IgnoreReason::MissingRequiredLabel { required: required.to_owned() }),
-                }
-            }
-        }
-    }
+    /// The labels the pull request carries (capped), for
+    /// `triggers.optInLabel`; empty for an issue, whose labels its gate holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Who opened the pull request, when someone else's text starts the
+    /// run (feedback, a command): an allowed bot's feedback on an
+    /// outsider's pull request starts nothing until it is opted in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opener: Option<Author>,
+    /// When the event happened, by the payload's own timestamps (the
+    /// latest of those it carries, milliseconds since the epoch): a signed
+    /// body cannot be re-dated, so intake refuses one older than its replay
+    /// window. `None` when the payload carries none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_at_ms: Option<u64>,
 }
 
 /// An installation or its repository selection changed.
@@ -313,6 +270,33 @@ pub enum IgnoreReason {
     /// A command on a closed or merged pull request.
     #[error("pull request #{number} is not open")]
     PullRequestNotOpen { number: u64 },
+    /// Policy: a label other than `triggers.optInLabel` was added to a pull request.
+    #[error("label `{added}` was added; only `{opt_in}` (triggers.optInLabel) opts a pull request in")]
+    NotOptInLabel { added: String, opt_in: String },
+    /// Policy: `triggers.optInLabel` is empty, so no label opts a pull request in.
+    #[error("label `{added}` was added, but triggers.optInLabel is empty: no label opts a pull request in")]
+    OptInDisabled { added: String },
+    /// An allowed bot's text on a pull request whose opener the author
+    /// rules refuse, and which does not carry `triggers.optInLabel`.
+    #[error(
+        "{login} wrote on a pull request opened by {opener} (`{association}`), whom triggers.authorAssociations does \
+         not list; it starts a run once the pull request carries triggers.optInLabel (`{opt_in}`)"
+    )]
+    OpenerNotAllowed { login: String, opener: String, association: String, opt_in: String },
+    /// Policy: the pull request or issue already started
+    /// `triggers.maxRunsPerHour` runs in the last hour.
+    #[error("#{number} started {max} runs in the last hour, the most triggers.maxRunsPerHour allows")]
+    MaxRunsPerHour { number: u64, max: u32 },
+    /// The signed body was already accepted under another
+    /// `X-GitHub-Delivery`: a captured delivery sent again. (GitHub's own
+    /// redelivery keeps its id and is answered as a duplicate.)
+    #[error("this signed body was already accepted under another X-GitHub-Delivery; a replay starts nothing")]
+    ReplayedBody,
+    /// The payload's own timestamp is older than the replay window
+    /// (`AGENT_ZERO_DELIVERY_RETENTION_DAYS`, how long accepted bodies are
+    /// remembered).
+    #[error("the event is dated {at}, older than the {hours}-hour replay window (AGENT_ZERO_DELIVERY_RETENTION_DAYS)")]
+    StaleEvent { at: String, hours: u64 },
 }
 
 impl IgnoreReason {
@@ -338,6 +322,12 @@ impl IgnoreReason {
             Self::CommandNotOnPullRequest { .. } => "command-not-on-pull-request",
             Self::CommandForAnotherAccount { .. } => "command-for-another-account",
             Self::PullRequestNotOpen { .. } => "pull-request-not-open",
+            Self::NotOptInLabel { .. } => "not-opt-in-label",
+            Self::OptInDisabled { .. } => "opt-in-disabled",
+            Self::OpenerNotAllowed { .. } => "opener-not-allowed",
+            Self::MaxRunsPerHour { .. } => "max-runs-per-hour",
+            Self::ReplayedBody => "replayed-body",
+            Self::StaleEvent { .. } => "stale-event",
         }
     }
 }
@@ -387,115 +377,6 @@ pub(crate) fn is_bot(login: &str, account_type: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn issue_gate(labels: &[&str], added: Option<&str>) -> ParsedDelivery {
-        ParsedDelivery {
-            trigger: Trigger::Issue,
-            delivery_id: "d".into(),
-            event: "issues".into(),
-            action: "opened".into(),
-            repository: Repository { owner: "o".into(), repo: "r".into(), default_branch: None },
-            installation_id: None,
-            sender: "s".into(),
-            subject: Subject::Issue(IssueRef {
-                owner: "o".into(),
-                repo: "r".into(),
-                number: 1,
-                title: UntrustedText::capped("t", 10),
-                url: None,
-            }),
-            title: None,
-            body: None,
-            feedback: vec![],
-            requested_changes: false,
-            gate: PolicyGate::IssueLabel {
-                labels: labels.iter().map(|l| (*l).to_owned()).collect(),
-                added_label: added.map(str::to_owned),
-            },
-            author: None,
-            vouched_by: None,
-        }
-    }
-
-    const MAINTAINERS: &[String] = &[];
-    const ON: PolicySwitches<'static> = PolicySwitches {
-        proactive_enabled: true,
-        issues_enabled: true,
-        issues_require_label: "agent-zero",
-        author_associations: MAINTAINERS,
-        allowed_bots: MAINTAINERS,
-    };
-
-    fn author(login: &str, association: Option<&str>, bot: bool) -> Option<Author> {
-        Some(Author { login: login.into(), association: association.map(str::to_owned), bot })
-    }
-
-    #[test]
-    fn only_allowed_authors_start_runs() {
-        let associations: Vec<String> = ["OWNER", "MEMBER", "COLLABORATOR"].map(String::from).to_vec();
-        let bots = vec!["coderabbitai[bot]".to_owned()];
-        let policy = PolicySwitches { author_associations: &associations, allowed_bots: &bots, ..ON };
-        let mut seed = issue_gate(&[], None);
-        seed.gate = PolicyGate::Feedback;
-        for association in ["OWNER", "MEMBER", "COLLABORATOR", "member"] {
-            seed.author = author("maintainer", Some(association), false);
-            assert_eq!(seed.admit(&policy), Ok(()), "{association}");
-        }
-        for association in [Some("CONTRIBUTOR"), Some("NONE"), Some("FIRST_TIME_CONTRIBUTOR"), None] {
-            seed.author = author("outsider", association, false);
-            let refused = seed.admit(&policy).unwrap_err();
-            assert_eq!(refused.code(), "author-not-allowed", "{association:?}");
-            let message = refused.to_string();
-            assert!(message.contains("outsider") && message.contains("triggers.authorAssociations"), "{message}");
-        }
-        // Bots: only the listed ones, whatever their association.
-        seed.author = author("CodeRabbitAI[bot]", Some("NONE"), true);
-        assert_eq!(seed.admit(&policy), Ok(()));
-        seed.author = author("dependabot[bot]", Some("OWNER"), true);
-        assert_eq!(seed.admit(&policy), Err(IgnoreReason::BotAuthor { login: "dependabot[bot]".into() }));
-        // Someone else labelling an outsider's issue vouches for it.
-        let mut issue = issue_gate(&["agent-zero"], Some("agent-zero"));
-        issue.author = author("outsider", Some("NONE"), false);
-        assert_eq!(issue.admit(&policy).unwrap_err().code(), "author-not-allowed");
-        issue.vouched_by = Some("maintainer".into());
-        assert_eq!(issue.admit(&policy), Ok(()));
-        // The gate is checked first: a disabled feature says so, not who asked.
-        let off = PolicySwitches { issues_enabled: false, ..policy };
-        assert_eq!(issue.admit(&off), Err(IgnoreReason::IssuesDisabled));
-        // Widened by policy.
-        let everyone: Vec<String> = vec!["NONE".into(), "CONTRIBUTOR".into()];
-        seed.author = author("outsider", Some("CONTRIBUTOR"), false);
-        assert_eq!(seed.admit(&PolicySwitches { author_associations: &everyone, ..policy }), Ok(()));
-    }
-
-    #[test]
-    fn issue_gate_needs_enabled_and_the_label() {
-        assert_eq!(issue_gate(&["bug", "Agent-Zero"], None).admit(&ON), Ok(()));
-        assert_eq!(
-            issue_gate(&["bug"], None).admit(&ON),
-            Err(IgnoreReason::MissingRequiredLabel { required: "agent-zero".into() })
-        );
-        let off = PolicySwitches { issues_enabled: false, ..ON };
-        assert_eq!(issue_gate(&["agent-zero"], None).admit(&off), Err(IgnoreReason::IssuesDisabled));
-        assert_eq!(issue_gate(&["agent-zero", "bug"], Some("agent-zero")).admit(&ON), Ok(()));
-        assert_eq!(
-            issue_gate(&["agent-zero", "bug"], Some("bug")).admit(&ON),
-            Err(IgnoreReason::OtherLabelAdded { added: "bug".into(), required: "agent-zero".into() })
-        );
-    }
-
-    #[test]
-    fn proactive_and_feedback_gates() {
-        let mut seed = issue_gate(&[], None);
-        seed.gate = PolicyGate::Proactive;
-        assert_eq!(seed.admit(&ON), Ok(()));
-        let off = PolicySwitches { proactive_enabled: false, ..ON };
-        assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
-        seed.gate = PolicyGate::Feedback;
-        let all_off =
-            PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "", ..ON };
-        assert_eq!(seed.admit(&all_off), Ok(()));
-    }
 
     #[test]
     fn allowlist_matches_exact_and_owner_wildcards() {

@@ -37,6 +37,9 @@ enum SubjectDe {
 enum GateDe {
     Feedback,
     Proactive,
+    OptIn {
+        added_label: String,
+    },
     Command {
         command: Command,
         #[serde(default)]
@@ -65,6 +68,8 @@ mod tests {
         let gates = vec![
             PolicyGate::Feedback,
             PolicyGate::IssueLabel { labels: vec!["a".into()], added_label: Some("a".into()) },
+            PolicyGate::OptIn { added_label: "agent-zero".into() },
+            PolicyGate::Proactive,
         ];
         let sorted = serde_json::to_value(&gates).unwrap().to_string();
         assert!(sorted.contains(r#"{"added_label":"a","gate":"issue-label""#), "{sorted}");

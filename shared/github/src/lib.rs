@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![allow(async_fn_in_trait)]
 
+mod admit;
 mod client;
 mod command;
 mod credentials;
@@ -19,6 +20,7 @@ mod event;
 mod identity;
 mod intake;
 mod intake_de;
+mod json_path;
 mod jwt;
 mod payload;
 mod policy_source;
@@ -26,7 +28,9 @@ pub mod publish;
 mod rs256;
 pub mod signature;
 mod signer;
+mod timestamp;
 
+pub use admit::PolicySwitches;
 pub use agent_zero_ports::Secret;
 pub use client::{
     API_VERSION, ApiConfig, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient, GitHubError,
@@ -34,13 +38,13 @@ pub use client::{
 };
 pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
 pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
-pub use event::{IntakeError, check_delivery_id, json_path_at, parse_delivery};
+pub use event::{IntakeError, check_delivery_id, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
 pub use intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
-    MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, ParsedDelivery, PolicyGate, PolicySwitches, Repository,
-    RepositoryAllowlist, Subject,
+    MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, ParsedDelivery, PolicyGate, Repository, RepositoryAllowlist, Subject,
 };
+pub use json_path::json_path_at;
 pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{
     CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,

@@ -55,6 +55,12 @@ pub(crate) struct PullRequestPayload {
     /// The opener's relation to the repository (`OWNER`, `MEMBER`, ...).
     #[serde(default)]
     pub(crate) author_association: Option<String>,
+    /// The labels it carries, after the action (a `labeled` one included).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub(crate) labels: Vec<Label>,
+    /// When it last changed (ISO 8601): every action intake acts on moves it.
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,6 +75,9 @@ pub(crate) struct ReviewPayload {
     /// The author's relation to the repository (`OWNER`, `MEMBER`, ...).
     #[serde(default)]
     pub(crate) author_association: Option<String>,
+    /// When it was submitted (ISO 8601).
+    #[serde(default)]
+    pub(crate) submitted_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +95,9 @@ pub(crate) struct ReviewCommentPayload {
     pub(crate) line: Option<u64>,
     #[serde(default)]
     pub(crate) original_line: Option<u64>,
+    /// When it was written or last edited (ISO 8601).
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,11 +125,17 @@ pub(crate) struct IssuePayload {
     pub(crate) pull_request: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub(crate) html_url: Option<String>,
+    /// When it last changed (ISO 8601): opening and labelling move it.
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct PullRequestEvent {
     pub(crate) pull_request: PullRequestPayload,
+    /// The label added by a `labeled` action.
+    #[serde(default)]
+    pub(crate) label: Option<Label>,
     pub(crate) repository: RepositoryPayload,
     pub(crate) sender: Account,
     #[serde(default)]
@@ -196,7 +214,7 @@ pub(crate) struct InstallationEvent {
 }
 
 /// `null` where GitHub usually sends an empty list.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

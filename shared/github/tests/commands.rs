@@ -56,6 +56,7 @@ fn switches<'a>(associations: &'a [String], bots: &'a [String]) -> PolicySwitche
         issues_require_label: "",
         author_associations: associations,
         allowed_bots: bots,
+        opt_in_label: "agent-zero",
     }
 }
 

@@ -68,6 +68,7 @@ fn outcome(intake: &Intake) -> String {
             let gate = match seed.gate {
                 PolicyGate::Feedback => "feedback",
                 PolicyGate::Proactive => "proactive",
+                PolicyGate::OptIn { .. } => "opt-in",
                 PolicyGate::IssueLabel { .. } => "issue-label",
                 _ => "other",
             };
@@ -92,6 +93,9 @@ fn every_fixture_has_a_pinned_outcome() {
         ("pull_request/ready_for_review.payload.json", "task:proactive:proactive"),
         ("pull_request/ready_for_review.with-installation.payload.json", "task:proactive:proactive"),
         ("pull_request/ready_for_review.with-organization.payload.json", "task:proactive:proactive"),
+        // Adding a label: the policy starts a review when it is triggers.optInLabel.
+        ("pull_request/labeled.payload.json", "task:proactive:opt-in"),
+        ("pull_request/labeled.with-organization.payload.json", "task:proactive:opt-in"),
         ("pull_request_review_comment/created.payload.json", "task:feedback:feedback"),
         ("pull_request_review_comment/created.with-organization.payload.json", "task:feedback:feedback"),
         // The vendored review submissions have a null body: nothing to validate.
@@ -147,6 +151,7 @@ fn every_fixture_has_a_pinned_outcome() {
     assert_eq!(counts["ping"], 3);
     assert_eq!(counts["installation"], 8);
     assert_eq!(counts["task:proactive:proactive"], 9);
+    assert_eq!(counts["task:proactive:opt-in"], 2);
     assert_eq!(counts["task:feedback:feedback"], 2);
     assert_eq!(counts["task:issue:issue-label"], 6);
 }
@@ -207,6 +212,7 @@ fn switches() -> PolicySwitches<'static> {
         issues_require_label: "agent-zero",
         author_associations: &MAINTAINERS,
         allowed_bots: &[],
+        opt_in_label: "agent-zero",
     }
 }
 
@@ -473,4 +479,114 @@ fn ping_and_installation_records() {
         (removed.repositories_added.len(), removed.repositories_removed.as_slice()),
         (0, &["octocat/Hello-World".to_owned()][..])
     );
+}
+
+#[test]
+fn a_labelled_pull_request_carries_its_labels_and_the_label_added() {
+    let labeled = fixture("pull_request", "labeled.payload.json");
+    let seed = task(intake("pull_request", &labeled));
+    assert_eq!(seed.gate, PolicyGate::OptIn { added_label: "bug".into() });
+    assert_eq!(seed.labels, ["bug"]);
+    assert_eq!(seed.trigger, Trigger::Proactive);
+    // The vendored label is `bug`: another label, no review.
+    assert_eq!(
+        seed.admit(&switches()),
+        Err(IgnoreReason::NotOptInLabel { added: "bug".into(), opt_in: "agent-zero".into() })
+    );
+    // A collaborator adds the opt-in label to an outsider's pull request.
+    let mut opted = labeled.clone();
+    opted["pull_request"]["user"]["login"] = json!("drive-by");
+    opted["pull_request"]["author_association"] = json!("FIRST_TIME_CONTRIBUTOR");
+    opted["label"]["name"] = json!("agent-zero");
+    opted["pull_request"]["labels"] = json!([{ "name": "bug" }, { "name": "agent-zero" }]);
+    let seed = task(intake("pull_request", &opted));
+    assert_eq!(seed.admit(&switches()), Ok(()));
+    assert_eq!(seed.author.as_ref().unwrap().login, "drive-by", "the opener is still the author");
+    // Its next push carries the label: it runs too; without it, it does not.
+    let mut pushed = fixture("pull_request", "synchronize.payload.json");
+    pushed["pull_request"]["author_association"] = json!("NONE");
+    pushed["pull_request"]["labels"] = json!([{ "name": "Agent-Zero" }]);
+    assert_eq!(task(intake("pull_request", &pushed)).admit(&switches()), Ok(()));
+    pushed["pull_request"]["labels"] = json!(null);
+    assert_eq!(task(intake("pull_request", &pushed)).admit(&switches()).unwrap_err().code(), "author-not-allowed");
+    // A `labeled` action without its label is malformed.
+    let mut bare = labeled.clone();
+    bare.as_object_mut().unwrap().remove("label");
+    let e = intake("pull_request", &bare).unwrap_err();
+    assert_eq!(e.path(), Some("label"), "{e}");
+    // Drafts are not reviewed, labelled or not.
+    let mut draft = opted.clone();
+    draft["pull_request"]["draft"] = json!(true);
+    assert_eq!(ignored(intake("pull_request", &draft)).code(), "draft-pull-request");
+}
+
+#[test]
+fn an_allowed_bots_feedback_on_an_outsiders_pull_request_waits_for_the_opt_in() {
+    let bots = vec!["coderabbitai[bot]".to_owned()];
+    let policy = PolicySwitches { allowed_bots: &bots, ..switches() };
+    let mut comment = fixture("pull_request_review_comment", "created.payload.json");
+    comment["comment"]["user"] = json!({ "login": "coderabbitai[bot]", "type": "Bot" });
+    comment["comment"]["author_association"] = json!("NONE");
+    // On the owner's pull request (the vendored one): validated, as before.
+    let seed = task(intake("pull_request_review_comment", &comment));
+    let opener = seed.opener.as_ref().expect("the pull request's opener");
+    assert_eq!((opener.login.as_str(), opener.association.as_deref()), ("Codertocat", Some("OWNER")));
+    assert_eq!(seed.admit(&policy), Ok(()));
+    // On an outsider's: refused, until someone labels it.
+    comment["pull_request"]["user"]["login"] = json!("drive-by");
+    comment["pull_request"]["author_association"] = json!("CONTRIBUTOR");
+    let seed = task(intake("pull_request_review_comment", &comment));
+    let reason = seed.admit(&policy).unwrap_err();
+    assert_eq!(reason.code(), "opener-not-allowed");
+    assert!(reason.to_string().contains("drive-by") && reason.to_string().contains("triggers.optInLabel"), "{reason}");
+    comment["pull_request"]["labels"] = json!([{ "name": "agent-zero" }]);
+    assert_eq!(task(intake("pull_request_review_comment", &comment)).admit(&policy), Ok(()));
+    // A review body, and a command in an issue comment, alike.
+    let mut review = fixture("pull_request_review", "submitted.payload.json");
+    review["review"]["user"] = json!({ "login": "coderabbitai[bot]", "type": "Bot" });
+    review["review"]["body"] = json!("This unwrap panics on empty input.");
+    review["pull_request"]["author_association"] = json!("NONE");
+    assert_eq!(task(intake("pull_request_review", &review)).admit(&policy).unwrap_err().code(), "opener-not-allowed");
+    let mut command = fixture("issue_comment", "created.payload.json");
+    command["issue"]["pull_request"] = json!({ "url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" });
+    command["issue"]["author_association"] = json!("NONE");
+    command["comment"]["user"] = json!({ "login": "coderabbitai[bot]", "type": "Bot" });
+    command["comment"]["body"] = json!("/agent-zero review");
+    let seed = task(intake("issue_comment", &command));
+    assert_eq!(seed.admit(&policy).unwrap_err().code(), "opener-not-allowed");
+    command["issue"]["labels"] = json!([{ "name": "agent-zero" }]);
+    assert_eq!(task(intake("issue_comment", &command)).admit(&policy), Ok(()));
+}
+
+#[test]
+fn each_seed_is_dated_by_the_payload() {
+    // 2019-05-15T15:20:33Z, when the vendored pull request was opened.
+    const OPENED: u64 = 1_557_933_633_000;
+    let at = |seconds_after: i64| Some(OPENED.checked_add_signed(seconds_after * 1000).unwrap());
+    let dated = |event: &str, file: &str| task(intake(event, &fixture(event, file))).event_at_ms;
+    assert_eq!(dated("pull_request", "opened.payload.json"), at(0));
+    assert_eq!(dated("pull_request", "labeled.payload.json"), at(2));
+    assert_eq!(dated("pull_request_review_comment", "created.payload.json"), at(5));
+    assert_eq!(dated("issues", "opened.payload.json"), at(-15));
+    let mut review = fixture("pull_request_review", "submitted.payload.json");
+    review["review"]["body"] = json!("This unwrap panics on empty input.");
+    assert_eq!(task(intake("pull_request_review", &review)).event_at_ms, at(5));
+    let mut command = fixture("issue_comment", "created.payload.json");
+    command["issue"]["pull_request"] = json!({ "url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" });
+    command["comment"]["body"] = json!("/agent-zero review");
+    assert_eq!(task(intake("issue_comment", &command)).event_at_ms, at(-12));
+    // The latest of the times the payload carries.
+    let mut edited = fixture("pull_request_review_comment", "created.payload.json");
+    edited["pull_request"]["updated_at"] = json!("2026-05-01T12:00:00Z");
+    assert_eq!(task(intake("pull_request_review_comment", &edited)).event_at_ms, Some(1_777_636_800_000));
+    // None carried: undated (the replay window then rests on the body's digest).
+    let mut undated = fixture("issues", "opened.payload.json");
+    undated["issue"].as_object_mut().unwrap().remove("updated_at");
+    assert_eq!(task(intake("issues", &undated)).event_at_ms, None);
+    // One that is not a time names its field.
+    let mut garbled = fixture("pull_request", "opened.payload.json");
+    garbled["pull_request"]["updated_at"] = json!("last Tuesday");
+    let e = intake("pull_request", &garbled).unwrap_err();
+    assert_eq!(e.path(), Some("pull_request.updated_at"), "{e}");
+    assert!(e.to_string().contains("ISO 8601"), "{e}");
 }

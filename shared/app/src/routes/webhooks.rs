@@ -3,9 +3,16 @@
 //! Order matters: configuration (503) → size (413, from `Content-Length`
 //! before reading further) → signature over the raw bytes (401) → headers
 //! and content type (400) → parse (400) → for a delivery that is acted on,
-//! the redelivery check and the record (write-once log entry 0 keyed by the
-//! delivery) → enqueue. Nothing is parsed before the signature is verified;
-//! nothing is written for a rejected request.
+//! the redelivery check (by `X-GitHub-Delivery`: 200 and the first answer)
+//! → the checks that answer 202 with `stored: false` and write nothing: the
+//! payload's date against the replay window, the repository's recorded
+//! policy (`crate::intake_gate`), the body's digest against those already
+//! accepted ([`replay`]), the runs of the pull request or issue in the last
+//! hour (`triggers.maxRunsPerHour`) → the record (write-once log entry 0
+//! keyed by the delivery) → enqueue → what later deliveries are checked
+//! against (the answer, the body's digest, the run's start). Nothing is
+//! parsed before the signature is verified; nothing is written for a
+//! rejected request.
 //!
 //! Intake stores only what it acts on. A ping, or an event or action no
 //! trigger handles, is answered without reading or writing storage: its
@@ -37,7 +44,10 @@ use serde_json::json;
 
 use super::RouteContext;
 use crate::error::{ApiError, ErrorCode};
+use crate::intake_gate::Verdict;
 use crate::{Host, Settings};
+
+mod replay;
 
 fn header<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -257,15 +267,30 @@ async fn intake<H: Host>(
         }
     }
 
-    // Declined by the repository's recorded policy: answered, nothing stored.
-    if let Intake::Task(seed) = &intake
-        && let Some(reason) = crate::intake_gate::declines(kv, seed, now).await
-    {
-        let answer =
-            json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string(), "stored": false });
-        return Ok(accepted(StatusCode::ACCEPTED, answer));
+    // The rest answers 202 without storing anything, or stores and answers.
+    let window_ms = settings.run()?.lifetimes.delivery_ms;
+    let mut max_runs_per_hour = None;
+    if let Intake::Task(seed) = &intake {
+        if let Some(reason) = replay::stale(seed, now, window_ms) {
+            return Ok(declined(&reason));
+        }
+        match crate::intake_gate::verdict(kv, seed, now).await {
+            Verdict::Declined(reason) => return Ok(declined(&reason)),
+            Verdict::Admitted { max_runs_per_hour: max } => max_runs_per_hour = Some(max),
+            Verdict::Unknown => {}
+        }
     }
-    let (status, answer) = match intake {
+    let digest = replay::digest(request.body());
+    if replay::replayed(kv, &digest, delivery, now).await {
+        return Ok(declined(&agent_zero_github::IgnoreReason::ReplayedBody));
+    }
+    if let (Intake::Task(seed), Some(max)) = (&intake, max_runs_per_hour)
+        && let Some(reason) = crate::intake_gate::refuses_another_run(kv, seed, max, now).await
+    {
+        return Ok(declined(&reason));
+    }
+
+    let (status, answer) = match &intake {
         Intake::Installation(change) => {
             let key = format!("installation/{}", change.installation_id);
             let record = serde_json::to_vec(&change).unwrap_or_default();
@@ -275,12 +300,25 @@ async fn intake<H: Host>(
                 json!({ "recorded": "installation", "installationId": change.installation_id, "action": change.action }),
             )
         }
-        Intake::Task(seed) => task(context, &seed).await?,
+        Intake::Task(seed) => task(context, seed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
     let lifetimes = settings.run()?.lifetimes;
     remember(kv, delivery, &answer, now, &lifetimes).await;
+    replay::remember(kv, &digest, delivery, now, window_ms).await;
+    // A run started: counted against the pull request's or issue's hour (only
+    // under a recorded policy, which alone says what the cap is and that the
+    // delivery is no outsider's).
+    if let (Intake::Task(seed), Some(_), StatusCode::ACCEPTED) = (&intake, max_runs_per_hour, status) {
+        crate::intake_gate::record_start(kv, seed, now).await;
+    }
     Ok(accepted(status, answer))
+}
+
+/// A delivery intake refuses before storing anything: 202 with the reason.
+fn declined(reason: &agent_zero_github::IgnoreReason) -> http::Response<Vec<u8>> {
+    let answer = json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string(), "stored": false });
+    accepted(StatusCode::ACCEPTED, answer)
 }
 
 /// Records the answer for redeliveries, for the delivery retention
@@ -302,12 +340,7 @@ async fn remember<K: KeyValue>(
     let mut record = answer.clone();
     record["expiresAtMs"] = json!(expires);
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
-    let ttl_secs = lifetimes.delivery_ms.div_ceil(1_000);
-    let key = delivery_key(delivery);
-    if kv.put_expiring(&key, &bytes, ttl_secs).await.is_ok() && !kv.expires_on_its_own(&key) {
-        let id = task_id_for_delivery(delivery);
-        let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
-    }
+    crate::intake_gate::keep_until(kv, &task_id_for_delivery(delivery), &bytes, now_ms, expires).await;
 }
 
 /// `value` with every configured secret (the front's own included: the
@@ -381,6 +414,9 @@ async fn task<H: Host>(
         Err(e) => Err(storage(e)),
     }
 }
+
+#[cfg(test)]
+mod intake_tests;
 
 #[cfg(test)]
 mod redaction_tests {

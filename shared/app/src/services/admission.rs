@@ -15,7 +15,7 @@
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_engine::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
 use agent_zero_github::{
-    GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, PolicySwitches, Subject, command_addresses,
+    GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, Subject, command_addresses,
 };
 
 use crate::error::ErrorCode;
@@ -173,14 +173,7 @@ pub(crate) fn admit_or_decline(
     seed: &ParsedDelivery,
     policy: agent_zero_agent::Policy,
 ) -> Admission {
-    let switches = PolicySwitches {
-        proactive_enabled: policy.proactive.enabled,
-        issues_enabled: policy.issues.enabled,
-        issues_require_label: &policy.issues.require_label,
-        author_associations: &policy.triggers.author_associations,
-        allowed_bots: &policy.triggers.allowed_bots,
-    };
-    if let Err(reason) = seed.admit(&switches) {
+    if let Err(reason) = seed.admit(&crate::intake_gate::switches(&policy)) {
         return Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() };
     }
     // Webhooks never raise the mode: the policy's own mode is the ceiling.

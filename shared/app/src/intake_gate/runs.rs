@@ -1,0 +1,152 @@
+//! Runs per pull request or issue per rolling hour
+//! (`triggers.maxRunsPerHour`), counted at intake before anything is
+//! stored: a delivery over the cap is answered 202 with the reason and
+//! writes nothing.
+//!
+//! Storage: one small key per pull request or issue per clock hour,
+//! `delivery/github/runs-{repo}-{number}-{hour}` (`{repo}` the first 8 bytes
+//! of SHA-256 of the lower-case `owner/name`, hex; `{hour}` the hours since
+//! the epoch), holding the start times (milliseconds) of that hour's runs.
+//! The rolling hour ending now lies within this clock hour and the one
+//! before, so a check is two reads, and a start one write, to this hour's
+//! key. Nothing is a counter that must be atomic: each key lists times,
+//! and the times past the hour are ignored. A key is needed until its hour
+//! plus one has passed; it is written with that lifetime (Workers KV
+//! expires it itself) and, on a store that keeps it, scheduled once, when
+//! its hour's first run creates it, for the retention pass, which removes
+//! `delivery/github/` records.
+//!
+//! Not atomic: KV has no increment, and Workers KV is eventually consistent
+//! (and takes one write a second per key). Deliveries that race, or that
+//! land before a write is visible, may each pass; the cap bounds a loop or
+//! a flood, not the last run.
+
+use agent_zero_github::{IgnoreReason, ParsedDelivery, Subject};
+use agent_zero_ports::KeyValue;
+use sha2::Digest;
+
+/// One hour, in milliseconds: the window of `triggers.maxRunsPerHour`.
+pub(crate) const HOUR_MS: u64 = 60 * 60 * 1_000;
+
+/// The pull request's or issue's number, for the keys.
+fn number(seed: &ParsedDelivery) -> Option<u64> {
+    match &seed.subject {
+        Subject::PullRequest(pr) => Some(pr.number),
+        Subject::Issue(issue) => Some(issue.number),
+        _ => None,
+    }
+}
+
+/// The id (under `delivery/github/`) of `seed`'s subject's key for `hour`.
+fn id(seed: &ParsedDelivery, number: u64, hour: u64) -> String {
+    let digest = sha2::Sha256::digest(seed.repository.full_name().to_ascii_lowercase().as_bytes());
+    format!("runs-{}-{number}-{hour}", hex::encode(&digest[..8]))
+}
+
+/// The start times one key holds; an unreadable key holds none.
+async fn starts<K: KeyValue>(kv: &K, id: &str) -> Vec<u64> {
+    let Some(bytes) = kv.get(&format!("delivery/github/{id}")).await.ok().flatten() else { return Vec::new() };
+    agent_zero_contracts::json::from_slice(&bytes).unwrap_or_default()
+}
+
+/// Why `seed` may not start another run at `now_ms`: its pull request or
+/// issue started `max` in the hour before. Two reads; nothing is written.
+pub(crate) async fn refuses_another_run<K: KeyValue>(
+    kv: &K,
+    seed: &ParsedDelivery,
+    max: u32,
+    now_ms: u64,
+) -> Option<IgnoreReason> {
+    let number = number(seed)?;
+    let hour = now_ms / HOUR_MS;
+    let since = now_ms.saturating_sub(HOUR_MS);
+    let mut started = 0usize;
+    for hour in [hour.saturating_sub(1), hour] {
+        started += starts(kv, &id(seed, number, hour)).await.iter().filter(|at| **at > since && **at <= now_ms).count();
+    }
+    (started >= max as usize).then_some(IgnoreReason::MaxRunsPerHour { number, max })
+}
+
+/// Records that `seed` started a run at `now_ms` (after it was stored).
+/// Best effort: a failed write forgets one run.
+pub(crate) async fn record_start<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) {
+    let Some(number) = number(seed) else { return };
+    let hour = now_ms / HOUR_MS;
+    let id = id(seed, number, hour);
+    let mut times = starts(kv, &id).await;
+    let created = times.is_empty();
+    times.push(now_ms);
+    // Bounded: no cap lets more runs an hour than this keeps.
+    let keep = agent_zero_agent::policy::MAX_RUNS_PER_HOUR as usize;
+    if times.len() > keep {
+        times.drain(..times.len() - keep);
+    }
+    let Ok(bytes) = serde_json::to_vec(&times) else { return };
+    let expires = (hour + 2) * HOUR_MS;
+    if created {
+        super::keep_until(kv, &id, &bytes, now_ms, expires).await;
+    } else {
+        // Already scheduled when the hour's first run created it.
+        let _ = kv.put_expiring(&format!("delivery/github/{id}"), &bytes, (expires - now_ms).div_ceil(1_000)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_github::{Intake, IntakeOptions, parse_delivery};
+    use agent_zero_ports::{MemoryKv, block_on};
+
+    use super::*;
+
+    fn comment_on(number: u64) -> ParsedDelivery {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/github-webhooks/pull_request_review_comment/created.payload.json"
+        );
+        let mut payload: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        payload["pull_request"]["number"] = serde_json::json!(number);
+        let body = serde_json::to_vec(&payload).unwrap();
+        match parse_delivery("pull_request_review_comment", "d-1", &body, &IntakeOptions::default()).unwrap() {
+            Intake::Task(seed) => *seed,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_rolling_hour_across_two_clock_hours() {
+        let kv = MemoryKv::new();
+        let seed = comment_on(2);
+        let start = 500 * HOUR_MS + 50 * 60_000; // hh:50
+        block_on(record_start(&kv, &seed, start));
+        block_on(record_start(&kv, &seed, start + 15 * 60_000)); // hh+1:05
+        assert_eq!(block_on(refuses_another_run(&kv, &seed, 3, start + 20 * 60_000)), None);
+        let refused = block_on(refuses_another_run(&kv, &seed, 2, start + 20 * 60_000)).expect("two in the hour");
+        assert_eq!(refused, IgnoreReason::MaxRunsPerHour { number: 2, max: 2 });
+        assert!(refused.to_string().contains("triggers.maxRunsPerHour"), "{refused}");
+        // Another pull request has runs of its own.
+        assert_eq!(block_on(refuses_another_run(&kv, &comment_on(3), 2, start + 20 * 60_000)), None);
+        // An hour after the first, one is left in the window.
+        assert_eq!(block_on(refuses_another_run(&kv, &seed, 2, start + HOUR_MS)), None);
+        assert!(block_on(refuses_another_run(&kv, &seed, 1, start + HOUR_MS)).is_some());
+        assert_eq!(block_on(refuses_another_run(&kv, &seed, 1, start + 15 * 60_000 + HOUR_MS)), None);
+    }
+
+    #[test]
+    fn each_hours_key_is_scheduled_once_and_lives_until_no_window_needs_it() {
+        let kv = MemoryKv::new();
+        let seed = comment_on(2);
+        let hour = 500;
+        for minute in [1, 2, 3] {
+            block_on(record_start(&kv, &seed, hour * HOUR_MS + minute * 60_000));
+        }
+        let keys: Vec<String> = kv.snapshot().into_keys().collect();
+        let id = id(&seed, 2, hour);
+        let schedule = crate::retention::schedule_key((hour + 2) * HOUR_MS, crate::retention::Kind::Delivery, &id);
+        assert_eq!(keys, [format!("delivery/github/{id}"), schedule.clone()], "one key, one schedule");
+        assert!(id.len() < 60, "{id}");
+        // The retention pass removes it when due, as it does delivery records.
+        let report = block_on(crate::retention::pass(&kv, (hour + 2) * HOUR_MS)).unwrap();
+        assert_eq!(report.deliveries, 1);
+        assert!(kv.snapshot().is_empty());
+    }
+}
