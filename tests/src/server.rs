@@ -283,7 +283,20 @@ impl Server {
 
     /// Posts `body` to `/webhooks/github` as GitHub delivers it: JSON,
     /// the event and delivery headers, signed with `secret`.
+    ///
+    /// The body is sent as a new event would be: a JSON object's event
+    /// times (`issue`/`comment`/`pull_request.updated_at`,
+    /// `review.submitted_at`) are set to now, and it names its delivery in
+    /// `x_e2e_delivery`, so two deliveries of one fixture are two events, not
+    /// a replay of one signed body (which intake refuses), and a fixture
+    /// written years ago is not older than the replay window.
+    /// [`Server::deliver_github_exact`] sends the bytes as given.
     pub fn deliver_github(&self, secret: &str, event: &str, delivery: &str, body: &[u8]) -> crate::Reply {
+        self.deliver_github_exact(secret, event, delivery, &fresh_event(body, delivery))
+    }
+
+    /// Signs and delivers `body` byte for byte.
+    pub fn deliver_github_exact(&self, secret: &str, event: &str, delivery: &str, body: &[u8]) -> crate::Reply {
         let signature = agent_zero_fakes::sign_github(secret, body);
         self.send(
             "POST",
@@ -304,6 +317,24 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `body` as a new event's: see [`Server::deliver_github`]. Anything but
+/// a JSON object is sent as it is.
+fn fresh_event(body: &[u8], delivery: &str) -> Vec<u8> {
+    let Ok(serde_json::Value::Object(mut payload)) = serde_json::from_slice(body) else { return body.to_vec() };
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let now_ms = u64::try_from(now_ms).unwrap_or(u64::MAX);
+    let now = agent_zero_contracts::rfc3339(now_ms - now_ms % 1000).replace(".000Z", "Z");
+    for (object, field) in
+        [("issue", "updated_at"), ("comment", "updated_at"), ("pull_request", "updated_at"), ("review", "submitted_at")]
+    {
+        if let Some(at) = payload.get_mut(object).and_then(|o| o.get_mut(field)).filter(|at| at.is_string()) {
+            *at = serde_json::Value::from(now.clone());
+        }
+    }
+    payload.insert("x_e2e_delivery".into(), serde_json::Value::from(delivery));
+    serde_json::to_vec(&payload).unwrap_or_else(|_| body.to_vec())
 }
 
 /// Storage broken by [`Server::break_storage`].
