@@ -88,12 +88,15 @@ fn a_check_longer_than_an_invocation_verifies_on_fermyon_cloud(runtime: Runtime)
 /// `POST /api/v1/tasks` as the operator: a fix of the fixture repository's
 /// bug, reported as review feedback.
 fn create_task(world: &World) -> Reply {
+    // The task names an open pull request at its current head, as the API requires.
+    let head = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
+    let number = world.github.open_pull_request(world.fixture.owner(), world.fixture.name(), "feedback", head, &[]);
     let body = serde_json::to_vec(&json!({
-        "repository": "acme/calc",
+        "repository": format!("{}/{}", world.fixture.owner(), world.fixture.name()),
         "mode": "fix",
         "trigger": "feedback",
         "feedback": [{ "body": "`mean` divides by the wrong count", "path": "calc.py", "line": 3 }],
-        "pullRequest": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
+        "pullRequest": { "number": number, "headSha": head },
     }))
     .unwrap();
     let auth = format!("Bearer {OPERATOR}");

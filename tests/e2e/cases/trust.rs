@@ -24,6 +24,10 @@ pub(crate) const CASES: &[Case] = &[
         name: "trust_delivery_id_is_validated_before_it_keys_anything",
         run: delivery_id_is_validated_before_it_keys_anything,
     },
+    Case {
+        name: "trust_an_api_task_names_its_pull_requests_current_head",
+        run: an_api_task_names_its_pull_requests_current_head,
+    },
 ];
 
 /// Paths whose change always needs a person, whatever the model declares.
@@ -207,4 +211,37 @@ fn delivery_id_is_validated_before_it_keys_anything(runtime: Runtime) {
         assert_eq!(reply.json()["pong"], true, "{}", reply.text());
         assert!(reply.json()["duplicate"].is_null(), "{}", reply.text());
     }
+}
+
+/// With `GITHUB_TOKEN`, `POST /api/v1/tasks` reads the pull request a task
+/// names: a `headSha` that is not its head (an old push, a fork's commit)
+/// is 409 naming `pullRequest.headSha`, a pull request GitHub does not show
+/// is 400 naming `pullRequest.number`; neither creates anything.
+fn an_api_task_names_its_pull_requests_current_head(runtime: Runtime) {
+    let world = world(runtime, &policy("observe"));
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let head = "5e1f0c2b9a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f";
+    let number = world.github.open_pull_request(owner, name, "api-head", head, &[]);
+    let create = |number: u64, head_sha: &str| {
+        let body = json!({
+            "repository": format!("{owner}/{name}"),
+            "trigger": "feedback",
+            "feedback": [{ "body": "average() is off by one", "path": calc::BUG_PATH, "line": 11 }],
+            "pullRequest": { "number": number, "headSha": head_sha },
+        });
+        let auth = format!("Bearer {}", super::lifecycle::OPERATOR);
+        let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+        world.server.send("POST", "/api/v1/tasks", &headers, body.to_string().as_bytes())
+    };
+    let stale = create(number, "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c");
+    assert_eq!(stale.status, 409, "{}", stale.text());
+    assert_eq!(stale.json()["error"]["field"], "pullRequest.headSha", "{}", stale.text());
+    assert!(stale.text().contains(head), "the answer names the current head: {}", stale.text());
+    let missing = create(number + 100, head);
+    assert_eq!(missing.status, 400, "{}", missing.text());
+    assert_eq!(missing.json()["error"]["field"], "pullRequest.number", "{}", missing.text());
+    let listed = read(&world.server, "/api/v1/tasks").json();
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(0), "nothing was created: {listed}");
+    let current = create(number, &head.to_ascii_uppercase());
+    assert_eq!(current.status, 201, "{}", current.text());
 }

@@ -19,7 +19,7 @@ use agent_zero_contracts::{
     is_repository_relative_path,
 };
 use agent_zero_engine::{Resident, Stimulus, TaskError, TaskInput};
-use agent_zero_github::Credentials;
+use agent_zero_github::{Credentials, GitHubError};
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -312,6 +312,9 @@ async fn create_as<H: Host>(
         .with_field("mode"));
     }
     let policy = policy_for(context, &body.repository).await?;
+    if let Some(pr) = &input.pull_request {
+        check_head(context, pr).await?;
+    }
     // A task that could never run is not accepted as if it could.
     crate::settings::check_runnable(
         context.settings,
@@ -352,6 +355,38 @@ async fn policy_for<H: Host>(context: &RouteContext<'_, H>, repository: &str) ->
     let client = github.anonymous(context.host.http()).with_token(token.clone());
     let (owner, repo) = repository.split_once('/').unwrap_or_default();
     repository_policy::read(&client, context.host.kv(), owner, repo, |_| "repository".to_owned()).await
+}
+
+/// With `GITHUB_TOKEN`, a task naming a pull request must name its
+/// current head: the run checks out `headSha` and reports on it, so a
+/// commit the pull request does not hold (a fork's, an old push's) is
+/// refused (409 naming `pullRequest.headSha`, with the head GitHub
+/// reports), as is a pull request GitHub does not show this token (400
+/// naming `pullRequest.number`). Without a token nothing can be read, and
+/// the run's own reads stand in.
+async fn check_head<H: Host>(context: &RouteContext<'_, H>, pr: &PullRequestRef) -> Result<(), ApiError> {
+    let github = context.settings.github()?;
+    let Some(Credentials::Token(token)) = &github.credentials else { return Ok(()) };
+    let client = github.anonymous(context.host.http()).with_token(token.clone());
+    match client.pull_request(&pr.owner, &pr.repo, pr.number).await {
+        Ok(info) if info.head_sha.eq_ignore_ascii_case(&pr.head_sha) => Ok(()),
+        Ok(info) => Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "pullRequest.headSha: pull request #{} is at {}, not {}; create the task for its current head",
+                pr.number, info.head_sha, pr.head_sha
+            ),
+        )
+        .with_field("pullRequest.headSha")),
+        Err(GitHubError::Status { status: 404, .. }) => Err(invalid(
+            "pullRequest.number",
+            &format!("GitHub shows this token no pull request #{} in {}/{}", pr.number, pr.owner, pr.repo),
+        )),
+        Err(e) => Err(ApiError::new(
+            ErrorCode::UpstreamFailed,
+            format!("could not read pull request #{}; nothing was created: {e}", pr.number),
+        )),
+    }
 }
 
 fn tasks_error_on_create(error: TaskError) -> ApiError {
