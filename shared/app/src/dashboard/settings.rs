@@ -148,13 +148,14 @@ impl DashboardSettings {
 /// `owner/*` or `*`); a login without modes gets [`DEFAULT_MODES`], without
 /// a scope every repository for a user, its own for an organisation.
 fn parse_grants(variable: &str, text: &str, organisations: bool) -> Result<Vec<Grant>, ApiError> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(|entry| {
-            parse_grant(entry, organisations).map_err(|why| malformed(variable, &format!("entry `{entry}`: {why}")))
-        })
-        .collect()
+    let mut grants = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        match parse_grant(entry, organisations) {
+            Ok(grant) => grants.push(grant),
+            Err(why) => return Err(malformed(variable, &format!("entry `{entry}`: {why}"))),
+        }
+    }
+    Ok(grants)
 }
 
 /// One grant, or why it is not one.
@@ -189,15 +190,18 @@ fn parse_grant(entry: &str, organisations: bool) -> Result<Grant, String> {
         None if organisations => vec![Pattern::Owner(login.clone())],
         None => vec![Pattern::All],
         Some(scope) => {
-            let patterns: Option<Vec<Pattern>> = scope.split('|').map(Pattern::parse).collect();
-            match patterns {
-                Some(patterns) if !patterns.is_empty() => patterns,
-                _ => {
-                    return Err(format!(
-                        "`@{scope}` is not `owner/name`, `owner/*` or `*` separated by `|` (modes go before `@`)"
-                    ));
+            let mut patterns = Vec::new();
+            for pattern in scope.split('|') {
+                match Pattern::parse(pattern) {
+                    Some(pattern) => patterns.push(pattern),
+                    None => {
+                        return Err(format!(
+                            "`@{scope}` is not `owner/name`, `owner/*` or `*` separated by `|` (modes go before `@`)"
+                        ));
+                    }
                 }
             }
+            patterns
         }
     };
     Ok(Grant { login, id, modes, scope })

@@ -29,13 +29,12 @@ pub(super) mod sessions;
 
 use agent_zero_contracts::TaskState;
 use agent_zero_engine::ApprovalDecision;
-use agent_zero_ports::KeyValue;
+use agent_zero_ports::{KeyValue, KvError};
 use http::{HeaderValue, StatusCode, header};
 
 use self::gate::{Denied, authenticate, error_page, form, gate, gate_task, page, redirect, settings_or_page};
 use super::RouteContext;
 use super::approvals::{self, Decision};
-use super::tasks::load;
 use crate::Host;
 use crate::audit_log::{self, AuditEntry};
 use crate::auth;
@@ -212,9 +211,7 @@ pub(super) async fn tasks<H: Host>(
     let listed = match filter.repository.as_deref() {
         // Listed as a repository without tasks: nothing says whether it has any.
         Some(r) if !access.covers(r) => Ok(Page::default()),
-        Some(_) => task_index::list(context.host.kv(), &filter, param("cursor"), ROWS).await,
-        None if access.covers_all() => task_index::list(context.host.kv(), &filter, param("cursor"), ROWS).await,
-        None => list_covered(context.host.kv(), access, &filter, param("cursor")).await,
+        _ => list_covered(context.host.kv(), access, &filter, param("cursor")).await,
     };
     let listing = match listed {
         Ok(listing) => listing,
@@ -246,8 +243,10 @@ pub(super) async fn tasks<H: Host>(
 }
 
 /// One page of the tasks `access` covers among those `filter` matches:
-/// up to [`MAX_SCANS`] index pages, the others skipped (a page may be
-/// short; its next cursor continues after what was read).
+/// up to [`MAX_SCANS`] index pages until [`ROWS`] are found, the others
+/// skipped (a page may be short; its next cursor continues after what was
+/// read). A session that covers all, or a filter by one covered repository,
+/// skips nothing: its first index page is usually full.
 async fn list_covered<K: KeyValue>(
     kv: &K,
     access: &Access<'_>,
@@ -310,16 +309,18 @@ pub(super) async fn decide<H: Host>(
             shown: field("shown").filter(|s| !s.trim().is_empty()),
         })
     });
-    // The grants that cover the task's repository decide; a task outside
-    // them is refused as one that does not exist, before any rule runs.
+    // The grants that cover the task's repository (its index summary
+    // names it) decide; a task outside them, or without a summary, is
+    // refused as one that does not exist, before any rule runs.
     let mut principal = gate.signed.access.principal_for("");
     let body = match body {
-        Ok(decision) => match load(context, id).await.and_then(|resident| gate.covered(resident, id)) {
-            Ok(resident) => {
-                principal = gate.signed.access.principal_for(resident.origin().map_or("", |o| o.repository));
+        Ok(decision) => match task_index::read_summary(context.host.kv(), id).await {
+            Ok(Some(summary)) if gate.signed.access.covers(&summary.repository) => {
+                principal = gate.signed.access.principal_for(&summary.repository);
                 Ok(decision)
             }
-            Err(e) => Err(e),
+            Ok(_) | Err(KvError::InvalidKey { .. }) => Err(gate::no_task(id)),
+            Err(e) => Err(ApiError::new(ErrorCode::StorageUnavailable, format!("task `{id}` cannot be read: {e}"))),
         },
         Err(e) => Err(e),
     };

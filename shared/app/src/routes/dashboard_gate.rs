@@ -20,6 +20,8 @@ use crate::{Host, Settings};
 
 /// Largest accepted form body.
 const MAX_FORM_BYTES: usize = 8 * 1024;
+// The 401 of a lapsed session's form says "30 minutes".
+const _: () = assert!(session::MEMBERSHIP_RECHECK_MS == 30 * 60 * 1000);
 
 /// A signed-in request: the session, what it may do, its CSRF token.
 pub(super) struct SignedIn<'c> {
@@ -50,18 +52,16 @@ impl Gate<'_> {
         error_page(error, Some(self.viewer()), &self.options())
     }
 
-    /// `resident` when the session's grants cover its repository; the 404
-    /// of a task that does not exist otherwise (it names nothing more).
-    pub(super) fn covered(&self, resident: Resident, id: &str) -> Result<Resident, ApiError> {
-        match resident.origin() {
-            Some(origin) if self.signed.access.covers(origin.repository) => Ok(resident),
-            _ => Err(no_task(id)),
-        }
+    /// Whether the session's grants cover the repository of `resident`.
+    pub(super) fn covers(&self, resident: &Resident) -> bool {
+        resident.origin().is_some_and(|origin| self.signed.access.covers(origin.repository))
     }
 }
 
-/// What `load` answers for a task that does not exist, word for word.
-fn no_task(id: &str) -> ApiError {
+/// What `load` answers for a task that does not exist, word for word: the
+/// answer for a task outside the session's repositories too (it names
+/// nothing more).
+pub(super) fn no_task(id: &str) -> ApiError {
     ApiError::new(ErrorCode::NotFound, format!("no task `{id}`")).with_field("id")
 }
 
@@ -185,12 +185,10 @@ pub(super) async fn gate<'c, H: Host>(
             redirect(&context.link(&format!("/login{next}")), &[])
         }
         Denied::Lapsed => {
-            let message = format!(
-                "Organisation memberships are checked again every {} minutes: sign in again to send this form \
-                 (GitHub answers at once while you are signed in there).",
-                session::MEMBERSHIP_RECHECK_MS / 60_000
-            );
-            page(StatusCode::UNAUTHORIZED, pages::sign_in(Some(&message), &secrets.options()))
+            // MEMBERSHIP_RECHECK_MS, in words.
+            let message = "Organisation memberships are checked again every 30 minutes: sign in again to send \
+                           this form (GitHub answers at once while you are signed in there).";
+            page(StatusCode::UNAUTHORIZED, pages::sign_in(Some(message), &secrets.options()))
         }
         _ => page(signed_out, pages::sign_in(None, &secrets.options())),
     }))
@@ -204,8 +202,9 @@ pub(super) async fn gate_task<'c, H: Host>(
     id: &str,
 ) -> Result<(Gate<'c>, Resident), Box<http::Response<Vec<u8>>>> {
     let gate = gate(context, request, StatusCode::UNAUTHORIZED).await?;
-    match load(context, id).await.and_then(|resident| gate.covered(resident, id)) {
-        Ok(resident) => Ok((gate, resident)),
+    match load(context, id).await {
+        Ok(resident) if gate.covers(&resident) => Ok((gate, resident)),
+        Ok(_) => Err(Box::new(gate.error(&no_task(id)))),
         Err(e) => Err(Box::new(gate.error(&e))),
     }
 }
