@@ -42,7 +42,7 @@ pub use markdown::{
     CheckRunOutput, ReviewComment, ReviewOutput, TITLE_MAX_BYTES, render_check_run, render_issue_comment,
     render_markdown_document, render_pull_request_body, render_review, render_thread_answer,
 };
-pub use outcome::{CheckConclusion, Outcome, conclusion, outcome, shown_verified};
+pub use outcome::{CheckConclusion, Outcome, blocking_conclusion, conclusion, outcome, shown_verified};
 
 /// GitHub's limit for a check-run summary, an issue comment and a
 /// pull-request body: 65,535 characters. Output is held to this many

@@ -144,6 +144,25 @@ pub fn conclusion(bundle: &EvidenceBundle) -> CheckConclusion {
     if partial && concluded == CheckConclusion::Success { CheckConclusion::Neutral } else { concluded }
 }
 
+/// The conclusion of a check run a branch protection rule may require
+/// (`checkRun.blocking`), from the advisory one the check run was rendered
+/// with: `neutral` passes a required check, so only what holds nothing
+/// against the head does. A verified change on this head and a claim the
+/// evidence did not support keep `advisory`; an evidence-backed finding
+/// left unfixed on this head (`confirmed`, `refused`, or fixed only in the
+/// sandbox) is `failure`; an inconclusive run, or a review that did not
+/// read every changed file, is `action_required` (a person looks).
+pub fn blocking_conclusion(bundle: &EvidenceBundle, advisory: CheckConclusion) -> CheckConclusion {
+    let partial = bundle.review.as_ref().is_some_and(|r| !r.is_complete());
+    match outcome(bundle) {
+        Outcome::Confirmed | Outcome::Refused => CheckConclusion::Failure,
+        Outcome::Inconclusive => CheckConclusion::ActionRequired,
+        _ if partial && advisory != CheckConclusion::Failure => CheckConclusion::ActionRequired,
+        Outcome::Verified if advisory == CheckConclusion::Neutral => CheckConclusion::Failure,
+        _ => advisory,
+    }
+}
+
 /// Plain-text status of the change: why it is, or is not, proven.
 pub(crate) fn change_status(bundle: &EvidenceBundle) -> String {
     let prefix = if shown_verified(bundle) { "verified" } else { "not proven" };
@@ -290,6 +309,47 @@ mod tests {
         // Other conclusions are kept: a failure stays a failure.
         b.state = TerminalState::Failed;
         assert_eq!(conclusion(&b), CheckConclusion::Failure);
+    }
+
+    #[test]
+    fn a_blocking_check_run_holds_what_a_required_check_must_not_pass() {
+        use agent_zero_contracts::{FileCoverage, FileReview, ReviewLedger, SkipReason};
+        let verified = bundle(TerminalState::Completed, Verdict::Accepted, true, false);
+        let confirmed = bundle(TerminalState::Completed, Verdict::Accepted, false, false);
+        let rejected = bundle(TerminalState::Completed, Verdict::Rejected, false, false);
+        let unsure = bundle(TerminalState::Completed, Verdict::Inconclusive, false, false);
+        let cases = [
+            (&verified, CheckConclusion::Success, CheckConclusion::Success),
+            (&confirmed, CheckConclusion::Neutral, CheckConclusion::Failure),
+            (&rejected, CheckConclusion::Neutral, CheckConclusion::Neutral),
+            (&unsure, CheckConclusion::Neutral, CheckConclusion::ActionRequired),
+        ];
+        for (b, advisory, blocking) in cases {
+            assert_eq!(
+                (conclusion(b), blocking_conclusion(b, conclusion(b))),
+                (advisory, blocking),
+                "{:?}",
+                outcome(b)
+            );
+        }
+        // Verified in the sandbox only (rendered `neutral`): the head still holds the finding.
+        assert_eq!(blocking_conclusion(&verified, CheckConclusion::Neutral), CheckConclusion::Failure);
+        // A review that skipped a file passes no required check.
+        let mut partial = rejected.clone();
+        partial.review = Some(ReviewLedger {
+            files: vec![FileCoverage {
+                path: "a.bin".into(),
+                review: FileReview::Skipped,
+                hunks: vec![],
+                skipped_hunks: vec![],
+                reason: Some(SkipReason::Binary),
+            }],
+            ..ReviewLedger::default()
+        });
+        assert_eq!(blocking_conclusion(&partial, conclusion(&partial)), CheckConclusion::ActionRequired);
+        let mut failed = partial;
+        failed.state = TerminalState::Failed;
+        assert_eq!(blocking_conclusion(&failed, conclusion(&failed)), CheckConclusion::Failure);
     }
 
     #[test]

@@ -292,6 +292,23 @@ fn a_secondary_rate_limit_honours_retry_after() {
 }
 
 #[test]
+fn a_blocking_check_run_fails_on_a_finding_left_unfixed() {
+    // A review confirmed a finding and changed nothing: advisory by
+    // default (neutral passes a required check), failure when blocking.
+    for (blocking, expected) in [(false, "neutral"), (true, "failure")] {
+        let (gh, head) = github();
+        let http = Loopback::new(&gh);
+        let bundle = golden("review-whole");
+        let mut run = Run::new(&bundle, &[]);
+        run.head_sha = Some(&head);
+        run.policy.blocking_check_run = blocking;
+        run.publish(&gh, &http);
+        let runs = gh.check_runs("acme", "widgets");
+        assert_eq!(runs[0]["conclusion"], expected, "blocking: {blocking}");
+    }
+}
+
+#[test]
 fn check_runs_are_created_once_per_task_and_then_updated() {
     let (gh, head) = github();
     let http = Loopback::new(&gh);

@@ -56,6 +56,34 @@ pub struct Policy {
     pub permissions: Permissions,
     pub runner: RunnerPolicy,
     pub model: ModelPolicy,
+    /// The check run posted on a pull request's head. Left out of a record
+    /// at its default, so a task's stored policy keeps the shape it had
+    /// before it existed.
+    #[serde(skip_serializing_if = "CheckRunPolicy::is_default")]
+    pub check_run: CheckRunPolicy,
+}
+
+/// The check run Agent Zero posts on a pull request's head (a proactive
+/// review, review feedback): advisory by default, or a gate a branch
+/// protection rule can require.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct CheckRunPolicy {
+    /// `false` (the default): every outcome but a verified change or a
+    /// failed run concludes `neutral`, which a required check passes.
+    /// `true`: an evidence-backed finding left unfixed concludes `failure`,
+    /// an inconclusive run or a review that did not read every changed file
+    /// `action_required`, so a required check holds the merge until the
+    /// finding is fixed or a person looks.
+    pub blocking: bool,
+}
+
+impl CheckRunPolicy {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Default for Policy {
@@ -73,6 +101,7 @@ impl Default for Policy {
             permissions: Permissions::default(),
             runner: RunnerPolicy::default(),
             model: ModelPolicy::default(),
+            check_run: CheckRunPolicy::default(),
         }
     }
 }

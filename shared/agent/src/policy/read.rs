@@ -13,8 +13,8 @@ use super::de::{
 };
 use super::yaml::Node;
 use super::{
-    AgentLimits, AutofixPolicy, ContainerEngine, IssuePolicy, ModelPolicy, ModelProvider, Permissions, Policy,
-    ProactivePolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    AgentLimits, AutofixPolicy, CheckRunPolicy, ContainerEngine, IssuePolicy, ModelPolicy, ModelProvider, Permissions,
+    Policy, ProactivePolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
 
 /// The policy of a document's root node (or of a record's JSON tree).
@@ -33,6 +33,7 @@ pub(super) fn policy(node: &Node) -> Read<Policy> {
         "permissions",
         "runner",
         "model",
+        "checkRun",
     ];
     fields(At { path: &Path::Root, node }, names, "struct Policy", &mut |index, at| {
         match index {
@@ -47,7 +48,8 @@ pub(super) fn policy(node: &Node) -> Read<Policy> {
             8 => p.agent = agent(at)?,
             9 => p.permissions = permissions(at)?,
             10 => p.runner = runner(at)?,
-            _ => p.model = model(at)?,
+            11 => p.model = model(at)?,
+            _ => p.check_run = check_run(at)?,
         }
         Ok(())
     })?;
@@ -82,6 +84,15 @@ fn proactive(at: At<'_>) -> Read<ProactivePolicy> {
     let mut p = ProactivePolicy::default();
     fields(at, &["enabled"], "struct ProactivePolicy", &mut |_, at| {
         p.enabled = boolean(at)?;
+        Ok(())
+    })?;
+    Ok(p)
+}
+
+fn check_run(at: At<'_>) -> Read<CheckRunPolicy> {
+    let mut p = CheckRunPolicy::default();
+    fields(at, &["blocking"], "struct CheckRunPolicy", &mut |_, at| {
+        p.blocking = boolean(at)?;
         Ok(())
     })?;
     Ok(p)

@@ -364,3 +364,19 @@ mod yaml_differential;
 
 #[path = "read_differential_tests.rs"]
 mod read_differential;
+
+#[test]
+fn the_check_run_is_advisory_unless_blocking() {
+    assert!(!Policy::default().check_run.blocking);
+    let p = Policy::parse("checkRun:\n  blocking: true\n").unwrap();
+    assert!(p.check_run.blocking);
+    let m = message("checkRun: {blocking: often}\n");
+    assert!(m.contains("checkRun.blocking: invalid type: string \"often\", expected a boolean"), "{m}");
+    assert!(message("checkRun: {block: true}\n").contains("unknown field `block`, expected `blocking`"));
+    // A record leaves it out at its default and reads it back either way.
+    let json = serde_json::to_value(Policy::default()).unwrap();
+    assert!(json.get("checkRun").is_none(), "{json}");
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["checkRun"]["blocking"], true);
+    assert_eq!(Policy::from_record(&json).unwrap(), p);
+}

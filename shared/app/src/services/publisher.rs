@@ -165,6 +165,7 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
             policy: PublishPolicy {
                 validation_comment: policy.issues.validation_comment,
                 branch_prefix: &policy.issues.branch_prefix,
+                blocking_check_run: policy.check_run.blocking,
             },
             files: &files,
             feedback: &stimulus.input.feedback,

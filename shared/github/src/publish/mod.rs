@@ -80,11 +80,14 @@ pub struct PublishPolicy<'a> {
     pub validation_comment: bool,
     /// `issues.branchPrefix`.
     pub branch_prefix: &'a str,
+    /// `checkRun.blocking`: the check run concludes as a required check
+    /// needs ([`agent_zero_evidence::blocking_conclusion`]).
+    pub blocking_check_run: bool,
 }
 
 impl Default for PublishPolicy<'_> {
     fn default() -> Self {
-        Self { validation_comment: true, branch_prefix: "agent-zero/" }
+        Self { validation_comment: true, branch_prefix: "agent-zero/", blocking_check_run: false }
     }
 }
 
@@ -190,7 +193,12 @@ async fn run<H: HttpClient>(
     let outcome = match request.head_sha {
         Some(sha) => {
             let output = render_check_run(bundle, &request.render);
-            let status = CheckRunStatus::Completed(output.conclusion);
+            let conclusion = if request.policy.blocking_check_run {
+                agent_zero_evidence::blocking_conclusion(bundle, output.conclusion)
+            } else {
+                output.conclusion
+            };
+            let status = CheckRunStatus::Completed(conclusion);
             check_run::upsert(rest, owner, repo, sha, request.task_id, status, &output.title, &output.summary).await
         }
         None => Ok(StepOutcome::skipped("the run has no pull request head")),
