@@ -21,6 +21,6 @@ pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;
 pub use secret::{
-    CREDENTIAL_PREFIXES, MIN_STORED_BODY, REDACTED, Secret, credential_at, order_secrets, redact, scrub_credential_shapes,
-    starts_word,
+    CREDENTIAL_PREFIXES, MIN_STORED_BODY, REDACTED, Secret, credential_at, order_secrets, redact,
+    scrub_credential_shapes, starts_word,
 };

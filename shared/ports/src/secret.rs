@@ -227,7 +227,10 @@ mod tests {
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
         ];
         for key in others {
-            assert_eq!(scrub_credential_shapes(&format!("check printed {key}, then failed")), "check printed [redacted], then failed");
+            assert_eq!(
+                scrub_credential_shapes(&format!("check printed {key}, then failed")),
+                "check printed [redacted], then failed"
+            );
         }
         // Words of prose and code that begin like one are not keys.
         for text in ["uses sk-learn and AKIA_NOT_AN_ID", "xoxb- alone", "eyJ.not.a.token", "risk-assessment"] {
