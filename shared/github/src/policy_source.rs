@@ -2,9 +2,12 @@
 //! resolved through the API at the time of the delivery, never a pull
 //! request's head (which whoever opened the pull request controls).
 //!
-//! The text is cached in KV per commit (`policy/{owner}/{repo}/{sha}`), as
-//! the raw YAML or a "missing" marker: a commit never changes, so the entry
-//! never goes stale and is written once. Parsing is the agent crate's job.
+//! The text is cached in KV, one key per repository (`policy/{owner}/{repo}`),
+//! as the raw YAML or a "missing" marker with the commit it was read at: a
+//! commit never changes, so the entry is good while the default branch
+//! stays there, and a push overwrites it. One key a repository, however
+//! many commits, so the cache needs no lifetime of its own. Parsing is the
+//! agent crate's job.
 
 use agent_zero_contracts::read_tag_first;
 use agent_zero_ports::{HttpClient, KeyValue, KvError, check_key};
@@ -60,18 +63,26 @@ pub struct PolicySource {
     pub cache: CacheOutcome,
 }
 
-/// One cache entry: the file's text, or that there was none.
+/// One cache entry: the file's text at commit `sha`, or that there was none.
 #[derive(Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "file", rename_all = "kebab-case")]
 enum CacheEntry {
-    Present { text: String },
-    Missing,
+    Present { sha: String, text: String },
+    Missing { sha: String },
+}
+
+impl CacheEntry {
+    fn sha(&self) -> &str {
+        match self {
+            Self::Present { sha, .. } | Self::Missing { sha } => sha,
+        }
+    }
 }
 
 /// Read tag first, unbuffered ([`agent_zero_contracts::TagFirst`] says why).
 impl<'de> Deserialize<'de> for CacheEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        read_tag_first(deserializer, "file", r#"{"file":"missing"}"#, |d| CacheEntryDe::deserialize(d))
+        read_tag_first(deserializer, "file", r#"{"file":"missing","sha":""}"#, |d| CacheEntryDe::deserialize(d))
     }
 }
 
@@ -79,14 +90,14 @@ impl<'de> Deserialize<'de> for CacheEntry {
 #[serde(remote = "CacheEntry", rename_all = "kebab-case")]
 #[allow(dead_code)]
 enum CacheEntryDe {
-    Present { text: String },
-    Missing,
+    Present { sha: String, text: String },
+    Missing { sha: String },
 }
 
-/// The KV key of the policy text of `owner/repo` at `sha` (names are
+/// The KV key of the cached policy text of `owner/repo` (names are
 /// lower-cased: GitHub treats them case-insensitively).
-pub fn policy_cache_key(owner: &str, repo: &str, sha: &str) -> String {
-    format!("policy/{}/{}/{sha}", owner.to_ascii_lowercase(), repo.to_ascii_lowercase())
+pub fn policy_cache_key(owner: &str, repo: &str) -> String {
+    format!("policy/{}/{}", owner.to_ascii_lowercase(), repo.to_ascii_lowercase())
 }
 
 /// Loads the raw policy text of `owner/repo` from its default branch.
@@ -99,20 +110,23 @@ pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
     let repository = client.repository(owner, repo).await?;
     let default_branch = repository.default_branch;
     let commit_sha = client.branch_head(owner, repo, &default_branch).await?;
-    let key = policy_cache_key(owner, repo, &commit_sha);
+    let key = policy_cache_key(owner, repo);
     let cacheable = check_key(&key).is_ok();
 
     let mut read_failure = None;
     if cacheable {
         match kv.get(&key).await {
             Ok(Some(bytes)) => match agent_zero_contracts::json::from_slice::<CacheEntry>(&bytes) {
-                Ok(entry) => {
+                // Read at this commit: still the file.
+                Ok(entry) if entry.sha() == commit_sha => {
                     let text = match entry {
-                        CacheEntry::Present { text } => Some(text),
-                        CacheEntry::Missing => None,
+                        CacheEntry::Present { text, .. } => Some(text),
+                        CacheEntry::Missing { .. } => None,
                     };
                     return Ok(PolicySource { default_branch, commit_sha, text, cache: CacheOutcome::Hit });
                 }
+                // Read at an earlier commit: fetched again and replaced.
+                Ok(_) => {}
                 Err(_) => read_failure = Some("unreadable cache entry".to_owned()),
             },
             Ok(None) => {}
@@ -130,9 +144,10 @@ pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
     let cache = if !cacheable {
         CacheOutcome::Skipped
     } else {
+        let sha = commit_sha.clone();
         let entry = match &text {
-            Some(text) => CacheEntry::Present { text: text.clone() },
-            None => CacheEntry::Missing,
+            Some(text) => CacheEntry::Present { sha, text: text.clone() },
+            None => CacheEntry::Missing { sha },
         };
         let bytes = serde_json::to_vec(&entry).expect("a cache entry serialises");
         match (kv.put(&key, &bytes).await, read_failure) {
@@ -152,12 +167,17 @@ mod tests {
     #[test]
     fn cache_entries_read_in_either_key_order() {
         let read = |json: &str| serde_json::from_str::<CacheEntry>(json).map_err(|e| e.to_string());
-        let present = CacheEntry::Present { text: "mode: fix\n".into() };
-        assert_eq!(serde_json::to_string(&present).unwrap(), r#"{"file":"present","text":"mode: fix\n"}"#);
-        assert_eq!(read(r#"{"file":"present","text":"mode: fix\n"}"#), Ok(present));
-        assert_eq!(read(r#"{"text":"t","file":"present"}"#), Ok(CacheEntry::Present { text: "t".into() }));
-        assert_eq!(read(r#"{"file":"missing"}"#), Ok(CacheEntry::Missing));
-        assert!(read(r#"{"file":"present"}"#).unwrap_err().starts_with("missing field `text`"));
+        let present = CacheEntry::Present { sha: "ab".into(), text: "mode: fix\n".into() };
+        assert_eq!(serde_json::to_string(&present).unwrap(), r#"{"file":"present","sha":"ab","text":"mode: fix\n"}"#);
+        assert_eq!(read(r#"{"file":"present","sha":"ab","text":"mode: fix\n"}"#), Ok(present));
+        assert_eq!(
+            read(r#"{"text":"t","sha":"ab","file":"present"}"#),
+            Ok(CacheEntry::Present { sha: "ab".into(), text: "t".into() })
+        );
+        assert_eq!(read(r#"{"file":"missing","sha":"ab"}"#), Ok(CacheEntry::Missing { sha: "ab".into() }));
+        assert!(read(r#"{"file":"present","sha":"ab"}"#).unwrap_err().starts_with("missing field `text`"));
+        // An entry of the per-commit cache this one replaced is not read as one.
+        assert!(read(r#"{"file":"missing"}"#).unwrap_err().starts_with("missing field `sha`"));
         assert!(read(r#"{"file":"gone"}"#).unwrap_err().starts_with("unknown variant `gone`"));
     }
 }

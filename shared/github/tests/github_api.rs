@@ -270,7 +270,7 @@ fn policy_is_read_from_the_default_branch_head_and_cached_per_commit() {
             format!("GET /repos/octo/hello/contents/.agent-zero.yml?ref={SHA}"),
         ]
     );
-    let stored = block_on(kv.get(&policy_cache_key("octo", "hello", SHA))).unwrap().unwrap();
+    let stored = block_on(kv.get(&policy_cache_key("octo", "hello"))).unwrap().unwrap();
     assert!(!String::from_utf8_lossy(&stored).contains("ghs_x"), "no credential in the cache");
 
     fake.clear_seen();
@@ -278,7 +278,7 @@ fn policy_is_read_from_the_default_branch_head_and_cached_per_commit() {
     assert_eq!((second.text.as_deref(), second.cache), (Some(yaml), CacheOutcome::Hit));
     assert_eq!(fake.targets().len(), 2, "a cache hit reads no contents: {:?}", fake.targets());
 
-    // A new commit on the default branch is a new cache key.
+    // A new commit on the default branch replaces the repository's one entry.
     let next = "bb218f56b14c9653891f9e74264a383fa43fefbd";
     fake.route("GET", "/repos/octo/hello/git/ref/heads/main", 200, ref_json("octo", "hello", "main", next));
     fake.route(
@@ -289,6 +289,10 @@ fn policy_is_read_from_the_default_branch_head_and_cached_per_commit() {
     );
     let third = block_on(load_policy_text(&client, &kv, "octo", "hello")).unwrap();
     assert_eq!((third.text.as_deref(), third.cache), (Some("mode: fix\n"), CacheOutcome::Stored));
+    let keys = block_on(kv.list("policy/", None, 100)).unwrap();
+    assert_eq!(keys.keys, [policy_cache_key("octo", "hello")], "one key a repository, however many commits");
+    let fourth = block_on(load_policy_text(&client, &kv, "octo", "hello")).unwrap();
+    assert_eq!((fourth.text.as_deref(), fourth.cache), (Some("mode: fix\n"), CacheOutcome::Hit));
 }
 
 #[test]
@@ -356,7 +360,7 @@ fn cache_failures_never_fail_the_load() {
     assert!(matches!(source.cache, CacheOutcome::WriteFailed(_)));
 
     let corrupt = MemoryKv::new();
-    block_on(corrupt.put(&policy_cache_key("octo", "hello", SHA), b"\xff not json")).unwrap();
+    block_on(corrupt.put(&policy_cache_key("octo", "hello"), b"\xff not json")).unwrap();
     let source = block_on(load_policy_text(&client, &corrupt, "octo", "hello")).unwrap();
     assert_eq!(source.cache, CacheOutcome::ReadFailed("unreadable cache entry".into()));
     let again = block_on(load_policy_text(&client, &corrupt, "octo", "hello")).unwrap();
