@@ -23,7 +23,7 @@ use agent_zero_github::{IgnoreReason, ParsedDelivery, PolicySwitches};
 use agent_zero_ports::KeyValue;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use runs::{record_start, refuses_another_run};
+pub(crate) use runs::Hour;
 
 /// How long a recorded policy gates intake.
 pub(crate) const FRESH_MS: u64 = 60 * 60 * 1_000;

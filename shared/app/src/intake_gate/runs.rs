@@ -6,10 +6,12 @@
 //! Storage: one small key per pull request or issue per clock hour,
 //! `delivery/github/runs-{repo}-{number}-{hour}` (`{repo}` the first 8 bytes
 //! of SHA-256 of the lower-case `owner/name`, hex; `{hour}` the hours since
-//! the epoch), holding the start times (milliseconds) of that hour's runs.
+//! the epoch), holding the start times (milliseconds) of that hour's runs,
+//! as decimal text separated by spaces: one more serde_json reader and
+//! writer (of `Vec<u64>`) would be wasm for two lines of parsing.
 //! The rolling hour ending now lies within this clock hour and the one
 //! before, so a check is two reads, and a start one write, to this hour's
-//! key. Nothing is a counter that must be atomic: each key lists times,
+//! key (of what the check read). Nothing is a counter that must be atomic: each key lists times,
 //! and the times past the hour are ignored. A key is needed until its hour
 //! plus one has passed; it is written with that lifetime (Workers KV
 //! expires it itself) and, on a store that keeps it, scheduled once, when
@@ -43,51 +45,64 @@ fn id(seed: &ParsedDelivery, number: u64, hour: u64) -> String {
     format!("runs-{}-{number}-{hour}", hex::encode(&digest[..8]))
 }
 
-/// The start times one key holds; an unreadable key holds none.
+/// The start times one key holds; what is not a time is skipped.
 async fn starts<K: KeyValue>(kv: &K, id: &str) -> Vec<u64> {
     let Some(bytes) = kv.get(&format!("delivery/github/{id}")).await.ok().flatten() else { return Vec::new() };
-    agent_zero_contracts::json::from_slice(&bytes).unwrap_or_default()
+    String::from_utf8_lossy(&bytes).split_ascii_whitespace().filter_map(|t| t.parse().ok()).collect()
 }
 
-/// Why `seed` may not start another run at `now_ms`: its pull request or
-/// issue started `max` in the hour before. Two reads; nothing is written.
-pub(crate) async fn refuses_another_run<K: KeyValue>(
-    kv: &K,
-    seed: &ParsedDelivery,
-    max: u32,
-    now_ms: u64,
-) -> Option<IgnoreReason> {
-    let number = number(seed)?;
-    let hour = now_ms / HOUR_MS;
-    let since = now_ms.saturating_sub(HOUR_MS);
-    let mut started = 0usize;
-    for hour in [hour.saturating_sub(1), hour] {
-        started += starts(kv, &id(seed, number, hour)).await.iter().filter(|at| **at > since && **at <= now_ms).count();
-    }
-    (started >= max as usize).then_some(IgnoreReason::MaxRunsPerHour { number, max })
+/// The runs a pull request or issue started in the hour before a delivery.
+#[derive(Debug)]
+pub(crate) struct Hour {
+    number: u64,
+    /// This clock hour's key, and what it held.
+    id: String,
+    this_hour: Vec<u64>,
+    /// Runs started in the rolling hour.
+    started: usize,
 }
 
-/// Records that `seed` started a run at `now_ms` (after it was stored).
-/// Best effort: a failed write forgets one run.
-pub(crate) async fn record_start<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) {
-    let Some(number) = number(seed) else { return };
-    let hour = now_ms / HOUR_MS;
-    let id = id(seed, number, hour);
-    let mut times = starts(kv, &id).await;
-    let created = times.is_empty();
-    times.push(now_ms);
-    // Bounded: no cap lets more runs an hour than this keeps.
-    let keep = agent_zero_agent::policy::MAX_RUNS_PER_HOUR as usize;
-    if times.len() > keep {
-        times.drain(..times.len() - keep);
+impl Hour {
+    /// The runs of `seed`'s pull request or issue in the hour before
+    /// `now_ms`: two reads (this clock hour's key and the last one's).
+    pub(crate) async fn of<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Option<Self> {
+        let number = number(seed)?;
+        let hour = now_ms / HOUR_MS;
+        let since = now_ms.saturating_sub(HOUR_MS);
+        let in_window = |times: &[u64]| times.iter().filter(|at| **at > since && **at <= now_ms).count();
+        let last_hour = starts(kv, &id(seed, number, hour.saturating_sub(1))).await;
+        let id = id(seed, number, hour);
+        let this_hour = starts(kv, &id).await;
+        let started = in_window(&last_hour) + in_window(&this_hour);
+        Some(Self { number, id, this_hour, started })
     }
-    let Ok(bytes) = serde_json::to_vec(&times) else { return };
-    let expires = (hour + 2) * HOUR_MS;
-    if created {
-        super::keep_until(kv, &id, &bytes, now_ms, expires).await;
-    } else {
-        // Already scheduled when the hour's first run created it.
-        let _ = kv.put_expiring(&format!("delivery/github/{id}"), &bytes, (expires - now_ms).div_ceil(1_000)).await;
+
+    /// Why another run may not start under `triggers.maxRunsPerHour: max`.
+    pub(crate) fn refusal(&self, max: u32) -> Option<IgnoreReason> {
+        (self.started >= max as usize).then_some(IgnoreReason::MaxRunsPerHour { number: self.number, max })
+    }
+
+    /// Records that a run started at `now_ms` (after it was stored), with
+    /// what [`Hour::of`] read: one write, and on a store that keeps keys, a
+    /// schedule key when this writes the hour's first run. Best effort: a
+    /// failed write forgets one run.
+    pub(crate) async fn record_start<K: KeyValue>(mut self, kv: &K, now_ms: u64) {
+        let created = self.this_hour.is_empty();
+        self.this_hour.push(now_ms);
+        // Bounded: no cap lets more runs an hour than this keeps.
+        let keep = agent_zero_agent::policy::MAX_RUNS_PER_HOUR as usize;
+        let first = self.this_hour.len().saturating_sub(keep);
+        let text: Vec<String> = self.this_hour[first..].iter().map(u64::to_string).collect();
+        // Needed until no rolling hour reaches back into this clock hour.
+        let expires = (now_ms / HOUR_MS + 2) * HOUR_MS;
+        let key = format!("delivery/github/{}", self.id);
+        let ttl_secs = (expires - now_ms).div_ceil(1_000);
+        if kv.put_expiring(&key, text.join(" ").as_bytes(), ttl_secs).await.is_ok()
+            && created
+            && !kv.expires_on_its_own(&key)
+        {
+            let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &self.id).await;
+        }
     }
 }
 
@@ -117,18 +132,20 @@ mod tests {
         let kv = MemoryKv::new();
         let seed = comment_on(2);
         let start = 500 * HOUR_MS + 50 * 60_000; // hh:50
-        block_on(record_start(&kv, &seed, start));
-        block_on(record_start(&kv, &seed, start + 15 * 60_000)); // hh+1:05
-        assert_eq!(block_on(refuses_another_run(&kv, &seed, 3, start + 20 * 60_000)), None);
-        let refused = block_on(refuses_another_run(&kv, &seed, 2, start + 20 * 60_000)).expect("two in the hour");
+        let refusal = |seed: &ParsedDelivery, max, at| block_on(Hour::of(&kv, seed, at)).unwrap().refusal(max);
+        let start_at = |at| block_on(block_on(Hour::of(&kv, &seed, at)).unwrap().record_start(&kv, at));
+        start_at(start);
+        start_at(start + 15 * 60_000); // hh+1:05
+        assert_eq!(refusal(&seed, 3, start + 20 * 60_000), None);
+        let refused = refusal(&seed, 2, start + 20 * 60_000).expect("two in the hour");
         assert_eq!(refused, IgnoreReason::MaxRunsPerHour { number: 2, max: 2 });
         assert!(refused.to_string().contains("triggers.maxRunsPerHour"), "{refused}");
         // Another pull request has runs of its own.
-        assert_eq!(block_on(refuses_another_run(&kv, &comment_on(3), 2, start + 20 * 60_000)), None);
+        assert_eq!(refusal(&comment_on(3), 2, start + 20 * 60_000), None);
         // An hour after the first, one is left in the window.
-        assert_eq!(block_on(refuses_another_run(&kv, &seed, 2, start + HOUR_MS)), None);
-        assert!(block_on(refuses_another_run(&kv, &seed, 1, start + HOUR_MS)).is_some());
-        assert_eq!(block_on(refuses_another_run(&kv, &seed, 1, start + 15 * 60_000 + HOUR_MS)), None);
+        assert_eq!(refusal(&seed, 2, start + HOUR_MS), None);
+        assert!(refusal(&seed, 1, start + HOUR_MS).is_some());
+        assert_eq!(refusal(&seed, 1, start + 15 * 60_000 + HOUR_MS), None);
     }
 
     #[test]
@@ -137,12 +154,18 @@ mod tests {
         let seed = comment_on(2);
         let hour = 500;
         for minute in [1, 2, 3] {
-            block_on(record_start(&kv, &seed, hour * HOUR_MS + minute * 60_000));
+            let at = hour * HOUR_MS + minute * 60_000;
+            block_on(block_on(Hour::of(&kv, &seed, at)).unwrap().record_start(&kv, at));
         }
         let keys: Vec<String> = kv.snapshot().into_keys().collect();
         let id = id(&seed, 2, hour);
         let schedule = crate::retention::schedule_key((hour + 2) * HOUR_MS, crate::retention::Kind::Delivery, &id);
         assert_eq!(keys, [format!("delivery/github/{id}"), schedule.clone()], "one key, one schedule");
+        let times = String::from_utf8(kv.snapshot()[&keys[0]].clone()).unwrap();
+        assert_eq!(
+            times,
+            format!("{} {} {}", hour * HOUR_MS + 60_000, hour * HOUR_MS + 120_000, hour * HOUR_MS + 180_000)
+        );
         assert!(id.len() < 60, "{id}");
         // The retention pass removes it when due, as it does delivery records.
         let report = block_on(crate::retention::pass(&kv, (hour + 2) * HOUR_MS)).unwrap();

@@ -267,29 +267,16 @@ async fn intake<H: Host>(
         }
     }
 
-    // The rest answers 202 without storing anything, or stores and answers.
-    let window_ms = settings.run()?.lifetimes.delivery_ms;
-    let mut max_runs_per_hour = None;
-    if let Intake::Task(seed) = &intake {
-        if let Some(reason) = replay::stale(seed, now, window_ms) {
-            return Ok(declined(&reason));
-        }
-        match crate::intake_gate::verdict(kv, seed, now).await {
-            Verdict::Declined(reason) => return Ok(declined(&reason)),
-            Verdict::Admitted { max_runs_per_hour: max } => max_runs_per_hour = Some(max),
-            Verdict::Unknown => {}
-        }
-    }
+    let lifetimes = settings.run()?.lifetimes;
     let digest = replay::digest(request.body());
-    if replay::replayed(kv, &digest, delivery, now).await {
-        return Ok(declined(&agent_zero_github::IgnoreReason::ReplayedBody));
-    }
-    if let (Intake::Task(seed), Some(max)) = (&intake, max_runs_per_hour)
-        && let Some(reason) = crate::intake_gate::refuses_another_run(kv, seed, max, now).await
-    {
-        return Ok(declined(&reason));
-    }
-
+    let counted = match screen(kv, &intake, &digest, delivery, now, lifetimes.delivery_ms).await {
+        Ok(counted) => counted,
+        Err(reason) => {
+            let answer =
+                json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string(), "stored": false });
+            return Ok(accepted(StatusCode::ACCEPTED, answer));
+        }
+    };
     let (status, answer) = match &intake {
         Intake::Installation(change) => {
             let key = format!("installation/{}", change.installation_id);
@@ -303,22 +290,50 @@ async fn intake<H: Host>(
         Intake::Task(seed) => task(context, seed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
-    let lifetimes = settings.run()?.lifetimes;
     remember(kv, delivery, &answer, now, &lifetimes).await;
-    replay::remember(kv, &digest, delivery, now, window_ms).await;
-    // A run started: counted against the pull request's or issue's hour (only
-    // under a recorded policy, which alone says what the cap is and that the
-    // delivery is no outsider's).
-    if let (Intake::Task(seed), Some(_), StatusCode::ACCEPTED) = (&intake, max_runs_per_hour, status) {
-        crate::intake_gate::record_start(kv, seed, now).await;
+    replay::remember(kv, &digest, delivery, now, lifetimes.delivery_ms).await;
+    // A run started: counted against its pull request's or issue's hour.
+    if let (Some(hour), StatusCode::ACCEPTED) = (counted, status) {
+        hour.record_start(kv, now).await;
     }
     Ok(accepted(status, answer))
 }
 
-/// A delivery intake refuses before storing anything: 202 with the reason.
-fn declined(reason: &agent_zero_github::IgnoreReason) -> http::Response<Vec<u8>> {
-    let answer = json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string(), "stored": false });
-    accepted(StatusCode::ACCEPTED, answer)
+/// The checks between the redelivery check and the record, each answered
+/// 202 with its reason and nothing stored: the payload's date against the
+/// replay window (`window_ms`), the repository's recorded policy, the
+/// body's digest, the runs of the pull request or issue in the last hour.
+/// `Ok(Some)`: a run that counts against that hour (only under a recorded
+/// policy, which alone says what the cap is and that the delivery is no
+/// outsider's, whose refused comments must not use a pull request's hour).
+async fn screen<K: KeyValue>(
+    kv: &K,
+    intake: &Intake,
+    digest: &str,
+    delivery: &str,
+    now: u64,
+    window_ms: u64,
+) -> Result<Option<crate::intake_gate::Hour>, agent_zero_github::IgnoreReason> {
+    let mut max_runs_per_hour = None;
+    if let Intake::Task(seed) = intake {
+        if let Some(reason) = replay::stale(seed, now, window_ms) {
+            return Err(reason);
+        }
+        match crate::intake_gate::verdict(kv, seed, now).await {
+            Verdict::Declined(reason) => return Err(reason),
+            Verdict::Admitted { max_runs_per_hour: max } => max_runs_per_hour = Some(max),
+            Verdict::Unknown => {}
+        }
+    }
+    if replay::replayed(kv, digest, delivery, now).await {
+        return Err(agent_zero_github::IgnoreReason::ReplayedBody);
+    }
+    let (Intake::Task(seed), Some(max)) = (intake, max_runs_per_hour) else { return Ok(None) };
+    let Some(hour) = crate::intake_gate::Hour::of(kv, seed, now).await else { return Ok(None) };
+    match hour.refusal(max) {
+        Some(reason) => Err(reason),
+        None => Ok(Some(hour)),
+    }
 }
 
 /// Records the answer for redeliveries, for the delivery retention

@@ -22,20 +22,11 @@
 
 use agent_zero_github::{IgnoreReason, ParsedDelivery};
 use agent_zero_ports::KeyValue;
-use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 /// The SHA-256 of a body, hex.
 pub(crate) fn digest(body: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(body))
-}
-
-/// What is kept of an accepted body.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Accepted {
-    delivery_id: String,
-    expires_at_ms: u64,
 }
 
 fn id(digest: &str) -> String {
@@ -52,22 +43,25 @@ pub(crate) fn stale(seed: &ParsedDelivery, now_ms: u64, window_ms: u64) -> Optio
 
 /// Whether the body of `digest` was accepted, within its lifetime, under a
 /// delivery id other than `delivery`. One read.
+///
+/// The record is `{expires_ms} {delivery id}` (a delivery id has no
+/// spaces): text, as one more serde_json reader would be wasm for a split.
 pub(crate) async fn replayed<K: KeyValue>(kv: &K, digest: &str, delivery: &str, now_ms: u64) -> bool {
     let Some(bytes) = kv.get(&format!("delivery/github/{}", id(digest))).await.ok().flatten() else { return false };
-    match agent_zero_contracts::json::from_slice::<Accepted>(&bytes) {
-        Ok(accepted) => accepted.expires_at_ms > now_ms && accepted.delivery_id != delivery,
+    let text = String::from_utf8_lossy(&bytes);
+    match text.split_once(' ').and_then(|(expires, id)| Some((expires.parse::<u64>().ok()?, id))) {
+        Some((expires_ms, accepted_as)) => expires_ms > now_ms && accepted_as != delivery,
         // Not ours to read: refuse rather than run a body twice.
-        Err(_) => true,
+        None => true,
     }
 }
 
 /// Remembers that the body of `digest` was accepted as `delivery`, until
 /// `now_ms + window_ms`. Best effort, like the delivery's own record.
 pub(crate) async fn remember<K: KeyValue>(kv: &K, digest: &str, delivery: &str, now_ms: u64, window_ms: u64) {
-    let expires_at_ms = now_ms.saturating_add(window_ms);
-    let accepted = Accepted { delivery_id: delivery.to_owned(), expires_at_ms };
-    let Ok(bytes) = serde_json::to_vec(&accepted) else { return };
-    crate::intake_gate::keep_until(kv, &id(digest), &bytes, now_ms, expires_at_ms).await;
+    let expires_ms = now_ms.saturating_add(window_ms);
+    let record = format!("{expires_ms} {delivery}");
+    crate::intake_gate::keep_until(kv, &id(digest), record.as_bytes(), now_ms, expires_ms).await;
 }
 
 #[cfg(test)]
@@ -90,7 +84,9 @@ mod tests {
         assert!(!block_on(replayed(&kv, &digest, "d-1", 2_000)), "its own redelivery");
         assert!(block_on(replayed(&kv, &digest, "d-2", 2_000)), "another id: a replay");
         assert!(!block_on(replayed(&kv, &digest, "d-2", 6_000)), "forgotten after the window");
-        let keys: Vec<String> = kv.snapshot().into_keys().collect();
+        let stored = kv.snapshot();
+        assert_eq!(stored[&format!("delivery/github/sha256-{digest}")], b"6000 d-1");
+        let keys: Vec<String> = stored.into_keys().collect();
         assert_eq!(keys[0], format!("delivery/github/sha256-{digest}"));
         assert_eq!(keys[1], crate::retention::schedule_key(6_000, crate::retention::Kind::Delivery, &id(&digest)));
     }
