@@ -217,9 +217,9 @@ fn assert_settled_under_the_default_policy(server: &Server, tasks: &[String], ou
         *settled.entry(outcome).or_default() += 1;
     }
     assert_eq!(settled.get("admitted"), Some(&2), "{settled:?}");
-    assert_eq!(settled.get("ignored:proactive-disabled"), Some(&9), "{settled:?}");
+    assert_eq!(settled.get("ignored:proactive-disabled"), Some(&11), "{settled:?}");
     assert_eq!(settled.get("ignored:issues-disabled"), Some(&6), "{settled:?}");
-    assert_eq!(settled.values().sum::<usize>(), 17, "{settled:?}");
+    assert_eq!(settled.values().sum::<usize>(), 19, "{settled:?}");
 }
 
 fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
@@ -233,7 +233,7 @@ fn webhook_every_fixture_answers_without_5xx(runtime: Runtime) {
     // Intake decides what the payload says, and what a policy a tick of the
     // same repository recorded says; the rest of the gate is a tick.
     let gated: usize = outcomes.iter().filter(|(k, _)| k.starts_with("gated:")).map(|(_, n)| n).sum();
-    assert_eq!(tasks.len() + gated, 17, "{outcomes:?}");
+    assert_eq!(tasks.len() + gated, 19, "{outcomes:?}");
     assert_eq!(outcomes.get("ping"), Some(&3), "{outcomes:?}");
     assert_eq!(outcomes.get("installation"), Some(&8), "{outcomes:?}");
     assert_settled_under_the_default_policy(&server, &tasks, &outcomes);
@@ -252,7 +252,7 @@ fn webhook_github_outage_loses_no_delivery(runtime: Runtime) {
     github.set_outage(true);
     github.clear_calls();
     let (outcomes, tasks) = deliver_every_fixture(&server);
-    assert_eq!(outcomes.get("task"), Some(&17), "{outcomes:?}");
+    assert_eq!(outcomes.get("task"), Some(&19), "{outcomes:?}");
     // The policy gate of a recorded delivery tries, fails, and waits.
     let waiting = &tasks[0];
     let started = std::time::Instant::now();

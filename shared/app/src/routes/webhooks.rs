@@ -279,9 +279,15 @@ async fn intake<H: Host>(
     };
     let (status, answer) = match &intake {
         Intake::Installation(change) => {
+            // One record an installation, the latest change; removed with the
+            // installation, so the records are as many as live installations.
             let key = format!("installation/{}", change.installation_id);
-            let record = serde_json::to_vec(&change).unwrap_or_default();
-            kv.put(&key, &record).await.map_err(storage)?;
+            if change.event == "installation" && change.action == "deleted" {
+                kv.delete(&key).await.map_err(storage)?;
+            } else {
+                let record = serde_json::to_vec(&change).unwrap_or_default();
+                kv.put(&key, &record).await.map_err(storage)?;
+            }
             (
                 StatusCode::ACCEPTED,
                 json!({ "recorded": "installation", "installationId": change.installation_id, "action": change.action }),

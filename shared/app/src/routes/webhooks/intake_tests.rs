@@ -197,3 +197,17 @@ fn a_captured_body_is_refused_under_a_new_delivery_id() {
     host.clock.advance(3 * 86_400_000 + 1);
     refused(&host, "pull_request_review_comment", "replay-3", &body, "stale-event");
 }
+
+#[test]
+fn an_installation_record_lives_as_long_as_the_installation() {
+    let host = TestHost::new();
+    let created = payload(&host, "installation", "created.payload.json", |_| {});
+    let id = serde_json::from_slice::<Value>(&created).unwrap()["installation"]["id"].as_u64().unwrap();
+    let deleted = payload(&host, "installation", "deleted.payload.json", |p| p["installation"]["id"] = json!(id));
+    let key = format!("installation/{id}");
+    assert_eq!(send(&host, "installation", "inst-created", &created).0, 202);
+    assert!(host.kv.snapshot().contains_key(&key), "recorded while installed");
+    let (status, answer) = send(&host, "installation", "inst-deleted", &deleted);
+    assert_eq!((status, answer["action"].as_str()), (202, Some("deleted")), "{answer}");
+    assert!(!host.kv.snapshot().contains_key(&key), "removed with the installation");
+}
