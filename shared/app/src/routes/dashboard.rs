@@ -310,15 +310,19 @@ pub(super) async fn decide<H: Host>(
         })
     });
     // The grants that cover the task's repository (its index summary
-    // names it) decide; a task outside them, or without a summary, is
-    // refused as one that does not exist, before any rule runs.
-    let mut principal = gate.signed.access.principal_for("");
+    // names it) decide; a task outside them is refused as one that does
+    // not exist, before any rule runs. Without a summary (an index write
+    // that failed) only a session covering every repository goes on, with
+    // the modes of its `*` grants alone.
+    let access = &gate.signed.access;
+    let mut principal = access.principal_for("");
     let body = match body {
         Ok(decision) => match task_index::read_summary(context.host.kv(), id).await {
-            Ok(Some(summary)) if gate.signed.access.covers(&summary.repository) => {
-                principal = gate.signed.access.principal_for(&summary.repository);
+            Ok(Some(summary)) if access.covers(&summary.repository) => {
+                principal = access.principal_for(&summary.repository);
                 Ok(decision)
             }
+            Ok(None) if access.covers_all() => Ok(decision),
             Ok(_) | Err(KvError::InvalidKey { .. }) => Err(gate::no_task(id)),
             Err(e) => Err(ApiError::new(ErrorCode::StorageUnavailable, format!("task `{id}` cannot be read: {e}"))),
         },

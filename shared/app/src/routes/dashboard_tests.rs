@@ -165,7 +165,15 @@ fn signed(login: &str, user_id: u64, orgs: &[&str], id: &str, now_ms: u64) -> (S
 
 /// Creates task `id` of `repository`, indexed, as the API does.
 fn task(host: &TestHost, id: &str, repository: &str) {
-    let stimulus = Stimulus {
+    let stimulus = stimulus(id, repository);
+    block_on(async {
+        agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
+        crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
+    });
+}
+
+fn stimulus(id: &str, repository: &str) -> Stimulus {
+    Stimulus {
         task_id: id.into(),
         repository: repository.into(),
         trigger: Trigger::Feedback,
@@ -173,11 +181,7 @@ fn task(host: &TestHost, id: &str, repository: &str) {
         source: Some("api:test".into()),
         input: TaskInput::default(),
         policy: Policy::default(),
-    };
-    block_on(async {
-        agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
-        crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
-    });
+    }
 }
 
 fn post_form(host: &TestHost, settings: &Settings, uri: &str, cookie: &str, body: &str) -> http::Response<Vec<u8>> {
@@ -252,6 +256,12 @@ fn every_page_is_limited_to_the_repositories_a_session_covers() {
     same_as_missing(&alice, "t-secret", &decide(&alice, &alice_csrf, "t-secret"), &missing);
     assert_eq!(decide(&alice, &alice_csrf, "t-widgets").status(), 409);
     assert_eq!(decide(&octocat, &octocat_csrf, "t-beta").status(), 409);
+    // A task whose index write failed (no summary): a decision on it goes
+    // on only for a session covering every repository.
+    block_on(agent_zero_engine::create(&host.kv, &host.queue, stimulus("t-unindexed", "acme/widgets"), START_MS))
+        .unwrap();
+    same_as_missing(&alice, "t-unindexed", &decide(&alice, &alice_csrf, "t-unindexed"), &missing);
+    assert_eq!(decide(&octocat, &octocat_csrf, "t-unindexed").status(), 409);
 
     // The audit log shows alice the entries about acme/widgets only.
     let log = text(&get(&host, &settings, "/dashboard/audit", Some(&alice)));
