@@ -1,0 +1,241 @@
+//! `idle-day [--sweeps-per-day N]`: what the sweep of an idle deployment
+//! (no task, no lease, nothing to retain) costs each store, once and over a
+//! day, through the app's own `agent_zero_app::sweep` (what the Cloudflare
+//! cron runs, and `POST /api/v1/sweep` on Spin), counted at the key-value
+//! and lease ports. Prints markdown.
+//!
+//! Cloudflare: the key-value port is Workers KV for every key the sweep
+//! touches (the `pending/` and `retention/` indexes span tasks), leases are
+//! the `LeaseCoordinator` Durable Object; sweeps a day from the front
+//! worker's cron (`--sweeps-per-day`, tests/bench/cost.sh reads
+//! wrangler.toml). Spin: one store, leases in it (`KvCoordinator`), swept
+//! by a scheduler calling the route (every minute, as README advises on a
+//! 30 s platform).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use agent_zero_app::{Host, Settings};
+use agent_zero_engine::{Queue, QueueError, Tick};
+use agent_zero_ports::{HttpClient, HttpError, KeyPage, KeyValue, KvError, ManualClock, MemoryKv, block_on};
+use agent_zero_runner::{
+    Acquired, Coordinator, CoordinatorError, KvCoordinator, Lease, LeaseLimits, MemoryCoordinator, QuotaError,
+};
+
+/// Counts each operation by kind.
+#[derive(Debug, Default)]
+struct Counting {
+    inner: MemoryKv,
+    counts: RefCell<BTreeMap<&'static str, u64>>,
+}
+
+impl Counting {
+    fn count(&self, kind: &'static str) {
+        *self.counts.borrow_mut().entry(kind).or_default() += 1;
+    }
+}
+
+impl KeyValue for Counting {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.count("read");
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        self.count("write");
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.count("delete");
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        self.count("list");
+        self.inner.list(prefix, cursor, limit).await
+    }
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        self.count("write");
+        self.inner.put_if_absent(key, value).await
+    }
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        self.count("write");
+        self.inner.compare_and_swap(key, expected, value).await
+    }
+}
+
+/// The `LeaseCoordinator` Durable Object: each call one request.
+#[derive(Debug, Default)]
+struct DurableLeases {
+    inner: MemoryCoordinator,
+    requests: RefCell<u64>,
+}
+
+impl DurableLeases {
+    fn bump(&self) {
+        *self.requests.borrow_mut() += 1;
+    }
+}
+
+impl Coordinator for DurableLeases {
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
+        self.bump();
+        self.inner.try_acquire(lease, limits, now_ms).await
+    }
+    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
+        self.bump();
+        self.inner.update(lease).await
+    }
+    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        self.bump();
+        self.inner.release(lease_id).await
+    }
+    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
+        self.bump();
+        self.inner.expired(now_ms).await
+    }
+    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        self.bump();
+        self.inner.get(lease_id).await
+    }
+}
+
+/// Any outbound request would be a subrequest: an idle sweep makes none.
+#[derive(Debug, Default)]
+struct NoNetwork(RefCell<u64>);
+
+impl HttpClient for NoNetwork {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+        *self.0.borrow_mut() += 1;
+        Err(HttpError::NotAllowed(request.uri().to_string()))
+    }
+}
+
+#[derive(Debug, Default)]
+struct NoQueue;
+
+impl Queue for NoQueue {
+    async fn enqueue(&self, _: &Tick, _: u64) -> Result<(), QueueError> {
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct Idle<'a, L> {
+    kv: &'a Counting,
+    leases: L,
+    http: NoNetwork,
+    clock: ManualClock,
+    queue: NoQueue,
+    signer: agent_zero_github::RsaSigner,
+}
+
+impl<'a, L: Coordinator> Host for Idle<'a, L> {
+    type Kv = &'a Counting;
+    type Http = NoNetwork;
+    type Clock = ManualClock;
+    type Queue = NoQueue;
+    type Leases = L;
+    type Signer = agent_zero_github::RsaSigner;
+    fn name(&self) -> &'static str {
+        "bench"
+    }
+    fn kv(&self) -> &&'a Counting {
+        &self.kv
+    }
+    fn http(&self) -> &NoNetwork {
+        &self.http
+    }
+    fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+    fn queue(&self) -> &NoQueue {
+        &self.queue
+    }
+    fn leases(&self) -> &L {
+        &self.leases
+    }
+    fn signer(&self) -> &agent_zero_github::RsaSigner {
+        &self.signer
+    }
+}
+
+const NOW: u64 = 1_800_000_000_000;
+
+/// A deployment with a sandbox configured, so the lease sweep runs.
+fn settings() -> Settings {
+    Settings::from_pairs([
+        ("AGENT_ZERO_SANDBOX_PROVIDER", "custom"),
+        ("AGENT_ZERO_SANDBOX_URL", "http://sandbox.invalid"),
+        ("AGENT_ZERO_SANDBOX_TOKEN", "bench-unreached"),
+        ("OPENAI_API_KEY", "sk-bench-unreached"),
+    ])
+}
+
+fn sweep<L: Coordinator>(host: &Idle<'_, L>) {
+    let outcome = block_on(agent_zero_app::sweep(host, &settings(), NOW, agent_zero_app::hosting::SWEEP_GRACE_MS));
+    assert!(outcome.errors.is_empty(), "an idle sweep fails: {:?}", outcome.errors);
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut per_day = 288;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--sweeps-per-day" => per_day = args.next().and_then(|n| n.parse().ok()).expect("--sweeps-per-day N"),
+            other => panic!("unknown argument `{other}`"),
+        }
+    }
+    let new_host = |kv| Idle {
+        kv,
+        leases: DurableLeases::default(),
+        http: NoNetwork::default(),
+        clock: ManualClock::new(NOW),
+        queue: NoQueue,
+        signer: agent_zero_github::RsaSigner,
+    };
+    let cloudflare = Counting::default();
+    let host = new_host(&cloudflare);
+    sweep(&host);
+    let durable = *host.leases.requests.borrow();
+    let subrequests = *host.http.0.borrow();
+
+    let spin = Counting::default();
+    let spin_host = Idle {
+        kv: &spin,
+        leases: KvCoordinator::new(&spin),
+        http: NoNetwork::default(),
+        clock: ManualClock::new(NOW),
+        queue: NoQueue,
+        signer: agent_zero_github::RsaSigner,
+    };
+    sweep(&spin_host);
+
+    let n = |c: &Counting, k: &str| c.counts.borrow().get(k).copied().unwrap_or(0);
+    println!(
+        "| idle sweep | reads | writes | deletes | lists | Durable Object requests | subrequests | sweeps a day | a day: KV lists | a day: KV writes |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| Cloudflare (Workers KV; cron, wrangler.toml) | {} | {} | {} | {} | {durable} | {subrequests} | {per_day} | {} | {} |",
+        n(&cloudflare, "read"),
+        n(&cloudflare, "write"),
+        n(&cloudflare, "delete"),
+        n(&cloudflare, "list"),
+        n(&cloudflare, "list") * per_day,
+        (n(&cloudflare, "write") + n(&cloudflare, "delete")) * per_day,
+    );
+    println!(
+        "| Spin (its one store; a scheduler every minute) | {} | {} | {} | {} | — | {} | 1440 | {} | {} |",
+        n(&spin, "read"),
+        n(&spin, "write"),
+        n(&spin, "delete"),
+        n(&spin, "list"),
+        *spin_host.http.0.borrow(),
+        n(&spin, "list") * 1440,
+        (n(&spin, "write") + n(&spin, "delete")) * 1440,
+    );
+}
