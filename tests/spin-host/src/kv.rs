@@ -40,8 +40,22 @@ use anyhow::Context;
 /// from its read to its write.
 static LOCK: Mutex<()> = Mutex::new(());
 
-fn lock() -> std::sync::MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// The held [`LOCK`]; the CPU time it was held for counts as store work
+/// (`--report-cpu`, see `cpu`).
+struct Locked {
+    _guard: std::sync::MutexGuard<'static, ()>,
+    started: u64,
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        crate::cpu::store_work(self.started);
+    }
+}
+
+fn lock() -> Locked {
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    Locked { _guard: guard, started: crate::cpu::thread_cpu_ns() }
 }
 
 /// What a swap whose base is absent does (see the module docs).

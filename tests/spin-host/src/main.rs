@@ -28,8 +28,16 @@
 //! Spin ends a handler past its time limit, and `--outbound-per-hour N`
 //! refuses a component's outbound request past N in the last hour.
 //!
+//! For the benchmarks (tests/bench/cost.sh, docs/cost.md), `--report-cpu`
+//! prints one structured line per component compiled at start
+//! (`spin-component-compiled`: compile time) and per invocation
+//! (`spin-invocation-cpu`: the thread CPU time spent instantiating and
+//! running it, on whichever threads polled it, the store's work within it,
+//! and its wall time).
+//!
 //! Usage: `agent-zero-spin-host --manifest spin.toml --listen 127.0.0.1:3000 --kv-dir DIR`
 
+mod cpu;
 pub mod kv;
 mod manifest;
 mod outbound;
@@ -86,6 +94,8 @@ struct Limits {
     wall_clock: Option<std::time::Duration>,
     /// Outbound requests allowed per rolling hour, counted per component.
     outbound_per_hour: Option<usize>,
+    /// Print each invocation's CPU time (`--report-cpu`).
+    report_cpu: bool,
 }
 
 /// Per-request store data.
@@ -353,7 +363,8 @@ fn args() -> anyhow::Result<Args> {
     let mut listen = "127.0.0.1:3000".to_owned();
     let mut kv_dir = PathBuf::from(".spin-kv");
     let mut cron = None;
-    let mut limits = Limits { kv: kv::Options::default(), wall_clock: None, outbound_per_hour: None };
+    let mut limits =
+        Limits { kv: kv::Options::default(), wall_clock: None, outbound_per_hour: None, report_cpu: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
@@ -380,6 +391,7 @@ fn args() -> anyhow::Result<Args> {
                 limits.wall_clock = Some(std::time::Duration::from_secs_f64(secs));
             }
             "--outbound-per-hour" => limits.outbound_per_hour = Some(value()?.parse().context("--outbound-per-hour")?),
+            "--report-cpu" => limits.report_cpu = true,
             "--help" | "-h" => {
                 println!(
                     "usage: agent-zero-spin-host [--manifest spin.toml] [--listen ADDR] [--kv-dir DIR] [--cron PATH@SECONDS]"
@@ -387,6 +399,7 @@ fn args() -> anyhow::Result<Args> {
                 println!(
                     "  [--kv-semantics sqlite|strict] [--kv-race-window-ms MS] [--wall-clock-secs S] [--outbound-per-hour N]"
                 );
+                println!("  [--report-cpu]: one line per compiled component and per invocation with its CPU time");
                 println!(
                     "  --kv-semantics sqlite (default): a swap from absent is an upsert, as in Spin's default store"
                 );
@@ -410,9 +423,17 @@ async fn main() -> anyhow::Result<()> {
 
     let mut apps = Vec::new();
     for component in manifest.components {
+        let started = std::time::Instant::now();
         let compiled = Component::from_file(&engine, &component.source).map_err(|e| {
             anyhow::anyhow!("loading component `{}` from {}: {e:?}", component.id, component.source.display())
         })?;
+        if args.limits.report_cpu {
+            let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+            eprintln!(
+                r#"{{"agentZero":"spin-component-compiled","component":"{}","compileMs":{compile_ms:.1}}}"#,
+                component.id
+            );
+        }
         let mut linker: Linker<RequestState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
@@ -527,10 +548,27 @@ where
     let wall_clock = app.limits.wall_clock;
     let id = &app.component.id;
     let label = id.clone();
+    let report_cpu = app.limits.report_cpu;
     let task = tokio::task::spawn(async move {
+        let cpu_label = label.clone();
         let run = async move {
-            let proxy = pre.instantiate_async(&mut store).await?;
-            proxy.wasi_http_incoming_handler().call_handle(store, req, out).await
+            let started = std::time::Instant::now();
+            let (instantiate, handler) = (cpu::Spent::default(), cpu::Spent::default());
+            let proxy = cpu::timed(&instantiate, pre.instantiate_async(&mut store)).await?;
+            let instantiated = started.elapsed();
+            let done = cpu::timed(&handler, proxy.wasi_http_incoming_handler().call_handle(store, req, out)).await;
+            if report_cpu {
+                eprintln!(
+                    r#"{{"agentZero":"spin-invocation-cpu","component":"{cpu_label}","instantiateUs":{},"instantiateCpuUs":{},"handlerCpuUs":{},"storeCpuUs":{},"storeOps":{},"wallUs":{}}}"#,
+                    instantiated.as_micros(),
+                    instantiate.micros(),
+                    handler.micros(),
+                    handler.store_micros(),
+                    handler.store_ops(),
+                    started.elapsed().as_micros()
+                );
+            }
+            done
         };
         let Some(limit) = wall_clock else { return run.await };
         // Dropping the call ends the instance, as a platform ends a handler
