@@ -218,7 +218,11 @@ fn delivery_id_is_validated_before_it_keys_anything(runtime: Runtime) {
 /// is 409 naming `pullRequest.headSha`, a pull request GitHub does not show
 /// is 400 naming `pullRequest.number`; neither creates anything.
 fn an_api_task_names_its_pull_requests_current_head(runtime: Runtime) {
-    let world = world(runtime, &policy("observe"));
+    let world = super::lifecycle::world_with_vars(
+        runtime,
+        &policy("observe"),
+        &[("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/calc")],
+    );
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     let head = "5e1f0c2b9a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f";
     let number = world.github.open_pull_request(owner, name, "api-head", head, &[]);
