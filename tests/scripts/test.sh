@@ -63,10 +63,18 @@ unset AGENT_ZERO_PROVIDERS
 # credential shapes, approval digests, the intake gate, audit lifetimes)
 # grew them to 423,445 B, 481,385 B, 395,130 B and 484,746 B: budgets at
 # those rounded up plus 2 KiB.
-WORKER_GZIP_BUDGET=$((416 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((473 * 1024))
-SPIN_GZIP_BUDGET=$((388 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((476 * 1024))
+# Issue 41's dashboard pass (grants scoped per repository, the membership
+# re-check with its return path, revocable sessions, their API route and
+# retention kind) grew them by 7,721 B, 323 B, 7,320 B and 674 B, built from
+# clean archives of the commit before it and of it (in-checkout target
+# directory; 424,946 -> 432,667 B, 484,498 -> 484,821 B, 397,096 ->
+# 404,416 B, 487,888 -> 488,562 B): each budget raised by that, rounded up
+# to the KiB. (The two tick artefacts were already 146 B and 464 B over
+# their budgets before it.)
+WORKER_GZIP_BUDGET=$((424 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((474 * 1024))
+SPIN_GZIP_BUDGET=$((396 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((477 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
