@@ -7,6 +7,11 @@
 //! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
 //! | an audit entry (`audit/{id}`) | `AGENT_ZERO_RETENTION_DAYS` after it was written | Workers KV expiration on Cloudflare; the pass below elsewhere |
 //! | a dashboard revocation (`dashboard/revoked/{id}`) | until the sessions it refuses have expired (at most 8 hours) | Workers KV expiration on Cloudflare; the pass below elsewhere (`crate::dashboard::revocation`) |
+//! | an accepted body's digest (`delivery/github/sha256-{hex}`, replay refusal) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS` | as a delivery record (`crate::routes::webhooks` `replay`) |
+//! | the runs of a pull request or issue in one hour (`delivery/github/runs-…`) | the hour and the next | as a delivery record (`crate::intake_gate::runs`) |
+//! | a repository's recorded triggers (`gate/{repo}`) | one key a repository, rewritten while it is active | bounded by repositories |
+//! | the policy text cache (`policy/{owner}/{repo}`) | one key a repository, replaced by a push | bounded by repositories |
+//! | an installation's last change (`installation/{id}`) | until the installation is deleted | bounded by live installations |
 //!
 //! A task waiting for a person (`needs-human`) is never removed: it is not
 //! finished. Each lifetime is scheduled when the record is written, as one
