@@ -22,7 +22,9 @@
 #    tick decodes and folds all N entries. Medians of BENCH_COST_ROUNDS.
 #    Then the sync alone, split into decode and fold, in wasmtime (the
 #    `wasmtime` Python package at the Spin host's major version) and in
-#    node's V8 (workerd's engine): tests/bench/fold-wasm.
+#    node's V8 (workerd's engine): tests/bench/fold-wasm. And what intake
+#    and that tick cost at the app's key-value port, by store (`tick-log`
+#    counts them while it writes the log).
 # 3. Cold start (`cold`): the Spin host's compile of each component and its
 #    start to first answer, and a fresh instance per request
 #    (instantiation); `wrangler dev` started afresh to its first answer for
@@ -236,6 +238,7 @@ if has_step tick; then
       sed "s/^/front\t$n\t/" >>"$work/ticks.tsv" || true
     stop "$dir"
     cp "$dir/pristine/snapshot.json" "$work/snapshot-$n.json"
+    cp "$dir/pristine/ops.json" "$work/ops.json"
   done
 
   say "the sync alone, in wasm: tests/bench/fold-wasm in wasmtime and V8"
@@ -248,7 +251,7 @@ if has_step tick; then
     python3 "$bench/fold-wasm/fold.py" "$fold_wasm" "$work/snapshot-$n.json" 30 >>"$work/fold.jsonl"
     node "$bench/fold-wasm/fold.mjs" "$fold_wasm" "$work/snapshot-$n.json" 30 >>"$work/fold.jsonl"
   done
-  python3 "$bench/cost-tools/report.py" tick "$work/ticks.tsv" "$work/fold.jsonl" | emit
+  python3 "$bench/cost-tools/report.py" tick "$work/ticks.tsv" "$work/fold.jsonl" "$work/ops.json" | emit
   cp "$work/ticks.tsv" "${out%.md}-ticks.tsv" && cp "$work/fold.jsonl" "${out%.md}-fold.jsonl"
 fi
 

@@ -1,6 +1,6 @@
 """Markdown tables for tests/bench/cost.sh from its raw measurements.
 
-    report.py tick TICKS.tsv FOLD.jsonl
+    report.py tick TICKS.tsv FOLD.jsonl [OPS.json]
     report.py cold COLD.tsv FRONT_BUILD TICKS_BUILD SPIN_DIR
 
 Medians throughout; times in milliseconds unless a column says otherwise.
@@ -29,6 +29,25 @@ def ms(us):
 def gzip_kib(path):
     with open(path, "rb") as f:
         return f"{len(gzip.compress(f.read(), 9)) / 1024:.0f} KiB"
+
+
+def app_ops(ops_path):
+    with open(ops_path) as f:
+        ops = json.load(f)
+    kinds = ["get", "put", "delete", "list", "insert", "cas"]
+    print("## Intake and a tick at the app's key-value port, by store\n")
+    print("Counted by `tick-log` while the app's own code wrote the log: the labelled issue's intake"
+          " (`POST /webhooks/github`), and the last admission retry (a warm tick whose state does not change, so"
+          " the listing index is not rewritten). The store is the one each key goes to on Cloudflare; on Spin"
+          " every operation is its one store's (an insert there is several of the store's own operations).\n")
+    print("| | Durable Object get/put/delete/list/insert/cas | Workers KV get/put/delete/list | all |")
+    print("|---|---|---|---:|")
+    for label, key in [("intake of a labelled issue", "intake"), ("a warm tick (admission retry)", "tick")]:
+        got = ops[key]
+        do = "/".join(str(got.get(f"durableObject.{k}", 0)) for k in kinds)
+        kv = "/".join(str(got.get(f"workersKv.{k}", 0)) for k in kinds[:4])
+        print(f"| {label} | {do} | {kv} | {sum(got.values())} |")
+    print()
 
 
 def tick(ticks_path, fold_path):
@@ -156,6 +175,8 @@ def cold(cold_path, front_build, ticks_build, spin_dir):
 
 if __name__ == "__main__":
     if sys.argv[1] == "tick":
+        if len(sys.argv) > 4:
+            app_ops(sys.argv[4])
         tick(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "cold":
         cold(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])

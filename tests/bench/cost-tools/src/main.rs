@@ -16,11 +16,12 @@
 //! (24 h) is not reached when the host runs the next tick.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use agent_zero_app::{Host, Invocation, Settings, TickOutcome};
 use agent_zero_engine::{Queue, QueueError, Tick};
-use agent_zero_ports::{HttpClient, HttpError, ManualClock, MemoryKv, block_on};
+use agent_zero_ports::{HttpClient, HttpError, KeyPage, KeyValue, KvError, ManualClock, MemoryKv, block_on};
 use agent_zero_runner::MemoryCoordinator;
 use hmac::Mac;
 
@@ -52,9 +53,55 @@ impl Queue for Recorded {
     }
 }
 
+/// A [`MemoryKv`] counting each operation by store and kind.
+#[derive(Debug, Default)]
+struct ByStore {
+    inner: MemoryKv,
+    counts: RefCell<BTreeMap<String, u64>>,
+}
+
+impl ByStore {
+    fn count(&self, key: &str, kind: &str) {
+        // As `task_of` in functions/cloudflare/src/kv.rs.
+        let task = key.strip_prefix("task/").and_then(|r| r.split_once('/')).is_some_and(|(id, _)| !id.is_empty());
+        let store = if task { "durableObject" } else { "workersKv" };
+        *self.counts.borrow_mut().entry(format!("{store}.{kind}")).or_default() += 1;
+    }
+    fn take(&self) -> BTreeMap<String, u64> {
+        std::mem::take(&mut self.counts.borrow_mut())
+    }
+}
+
+impl KeyValue for ByStore {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.count(key, "get");
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        self.count(key, "put");
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.count(key, "delete");
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        self.count(prefix, "list");
+        self.inner.list(prefix, cursor, limit).await
+    }
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        self.count(key, "insert");
+        self.inner.put_if_absent(key, value).await
+    }
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        self.count(key, "cas");
+        self.inner.compare_and_swap(key, expected, value).await
+    }
+}
+
 #[derive(Debug)]
 struct Bench {
-    kv: MemoryKv,
+    kv: ByStore,
     http: Down,
     clock: ManualClock,
     queue: Recorded,
@@ -63,7 +110,7 @@ struct Bench {
 }
 
 impl Host for Bench {
-    type Kv = MemoryKv;
+    type Kv = ByStore;
     type Http = Down;
     type Clock = ManualClock;
     type Queue = Recorded;
@@ -72,7 +119,7 @@ impl Host for Bench {
     fn name(&self) -> &'static str {
         "spin"
     }
-    fn kv(&self) -> &MemoryKv {
+    fn kv(&self) -> &ByStore {
         &self.kv
     }
     fn http(&self) -> &Down {
@@ -138,7 +185,7 @@ fn main() {
     .expect("fits");
     let start = real_now - 6 * 3_600_000;
     let host = Bench {
-        kv: MemoryKv::new(),
+        kv: ByStore::default(),
         http: Down,
         clock: ManualClock::new(start - start % 1000),
         queue: Recorded::default(),
@@ -164,19 +211,26 @@ fn main() {
     assert_eq!(reply.status(), 202, "intake: {text}");
     let reply: serde_json::Value = serde_json::from_str(&text).expect("json");
     let id = reply["taskId"].as_str().unwrap_or_else(|| panic!("intake created no task: {text}")).to_owned();
+    let intake = host.kv.take();
     let mut tick = host.queue.0.borrow().first().cloned().expect("intake enqueued the first tick");
+    let mut last = BTreeMap::new();
     while tick.expected_seq < entries {
         host.clock.advance(1_000);
+        host.kv.take();
         let report = block_on(agent_zero_app::run_tick(&host, &settings, &tick, now_ms())).expect("tick");
         match report.outcome {
             TickOutcome::Continue { next, .. } if next.expected_seq == tick.expected_seq + 1 => tick = next,
             other => panic!("tick {}: expected another admission retry, got {other:?}", tick.expected_seq),
         }
+        last = host.kv.take();
     }
+    let ops = serde_json::json!({ "intake": intake, "tick": last });
+    std::fs::create_dir_all(&out).expect("out dir");
+    std::fs::write(out.join("ops.json"), serde_json::to_vec(&ops).expect("json")).expect("ops.json");
     // Every value as the Spin host stores it, and the snapshot.
     let dir = out.join("default");
     std::fs::create_dir_all(&dir).expect("out dir");
-    let snapshot = host.kv.snapshot();
+    let snapshot = host.kv.inner.snapshot();
     let mut json = serde_json::Map::new();
     for (key, value) in &snapshot {
         std::fs::write(dir.join(hex::encode(key.as_bytes())), value).expect("write value");
