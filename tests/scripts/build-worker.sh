@@ -24,6 +24,24 @@ export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 # Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
 export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"
+# Fail at once, naming the one command that installs what is missing,
+# rather than minutes into a build.
+missing=""
+command -v worker-build >/dev/null 2>&1 || missing="$missing worker-build"
+[ -x "$WASM_BINDGEN_BIN" ] || missing="$missing wasm-bindgen"
+[ -x "$root/tests/node/node_modules/.bin/wasm-opt" ] || missing="$missing wasm-opt"
+[ -x "$root/tests/node/node_modules/.bin/esbuild" ] || missing="$missing esbuild"
+rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || missing="$missing wasm32-unknown-unknown"
+if [ -n "$missing" ]; then
+  echo "build-worker: missing${missing}; install them with: bash tests/scripts/install-tools.sh worker" >&2
+  exit 1
+fi
+for tool in flock python3 sha256sum; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "build-worker: missing $tool; install it with: sudo apt-get install -y util-linux python3 coreutils" >&2
+    exit 1
+  fi
+done
 . "$root/tests/scripts/providers.sh"
 cd "$root/functions/cloudflare"
 # Both configs name this script as their build command, and `wrangler dev`

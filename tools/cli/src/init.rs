@@ -1,7 +1,7 @@
-//! `agent-zero init`: a commented `.agent-zero.yml` for the repository in
-//! the working directory, its checks found by the deployment's own
-//! discovery ([`agent_zero_engine::default_checks`]), then the deployment
-//! steps for Cloudflare and Spin.
+//! `agent-zero init policy` (plain `init`): a commented `.agent-zero.yml`
+//! for the repository in the working directory, its checks found by the
+//! deployment's own discovery ([`agent_zero_engine::default_checks`]), then
+//! a pointer to `init cloudflare` / `init spin`.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -164,24 +164,11 @@ model:
 ";
 
 const DEPLOY_STEPS: &str = "\
-Deploy on Cloudflare Workers:
-  1. wrangler kv namespace create KV          # its id in wrangler.toml and wrangler.ticks.toml
-  2. wrangler secret put GITHUB_WEBHOOK_SECRET
-     wrangler secret put GITHUB_APP_ID         # and GITHUB_APP_PRIVATE_KEY (or GITHUB_TOKEN)
-     wrangler secret put OPENAI_API_KEY        # or another provider's key
-     wrangler secret put AGENT_ZERO_SANDBOX_TOKEN   # with AGENT_ZERO_SANDBOX_PROVIDER/_URL in [vars]
-     wrangler secret put AGENT_ZERO_CONTROL_PLANE_TOKENS   # name:token,...
-     the GitHub, model and sandbox ones again with -c wrangler.ticks.toml (the tick worker)
-  3. tests/scripts/build-worker.sh && wrangler deploy && wrangler deploy -c wrangler.ticks.toml
-  4. GitHub webhook: https://<worker>/webhooks/github, application/json, the same secret
-  5. agent-zero doctor --url https://<worker> --token <token> --webhook-secret <secret>
-
-Deploy on Fermyon Spin:
-  1. tests/scripts/build-spin.sh            # the HTTP and the tick component
-  2. set the same settings as Spin variables (lowercase names, e.g.
-     SPIN_VARIABLE_GITHUB_WEBHOOK_SECRET with the environment provider, or
-     your platform's secret store); use a Redis-backed `default` store in production
-  3. spin deploy (or spin up)
-  4. GitHub webhook: https://<app>/webhooks/github, application/json, the same secret
-  5. agent-zero doctor --url https://<app> --token <token> --webhook-secret <secret>
+Deploy (from the agent-zero-edge checkout, settings in .env.deploy; README, \"Deploy\"):
+  Cloudflare Workers:  agent-zero init cloudflare [--dry-run]
+                       (wrangler queues create, wrangler secret put, wrangler deploy)
+  Fermyon Spin:        agent-zero init spin [--dry-run]
+                       (spin deploy --variable name=value ...)
+Each prints the webhook URL and secret to paste into GitHub; then
+  agent-zero doctor --url <deployment> --token <token> --webhook-secret <secret>
 ";

@@ -1,8 +1,10 @@
 //! `agent-zero`, the operator's command line:
 //!
-//! - `init` writes a commented `.agent-zero.yml` for the repository in the
-//!   current directory (checks detected by the deployment's own discovery)
-//!   and prints the deployment steps for Cloudflare and Spin;
+//! - `init policy` (plain `init`) writes a commented `.agent-zero.yml` for
+//!   the repository in the current directory (checks detected by the
+//!   deployment's own discovery);
+//! - `init cloudflare` and `init spin` deploy this checkout with the
+//!   platform's own CLI, settings from a local env file (`.env.deploy`);
 //! - `doctor` checks a deployment as a user would hit it, one line per
 //!   check with the fix to make;
 //! - `tasks list|show|approve|reject|evidence` over the task API;
@@ -10,12 +12,14 @@
 //!   proves its stored evidence is reproduced byte for byte.
 //!
 //! I/O boundary: [`run`] takes the arguments, the working directory and the
-//! two output streams; HTTP goes through [`api::Api`] (ureq). Every command
+//! two output streams; HTTP goes through [`api::Api`] (ureq); `init
+//! cloudflare|spin` runs the configured wrangler or spin program. Every command
 //! is a function of those, so the tests drive it in-process.
 
 #![forbid(unsafe_code)]
 
 pub mod api;
+mod deploy;
 mod doctor;
 mod init;
 mod replay;
@@ -44,7 +48,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Write a commented `.agent-zero.yml` for the repository here and print the deployment steps.
+    /// Set up: `init policy` (plain `init`) writes a repository's `.agent-zero.yml`;
+    /// `init cloudflare` and `init spin` deploy this checkout.
     Init(InitArgs),
     /// Check a deployment: health, capabilities, webhook secret, GitHub, model, sandbox, storage.
     Doctor(DoctorArgs),
@@ -66,10 +71,50 @@ struct Target {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct InitArgs {
-    /// Replace an existing `.agent-zero.yml`.
+    #[command(subcommand)]
+    command: Option<InitCommand>,
+    /// Replace an existing `.agent-zero.yml` (plain `init` is `init policy`).
     #[arg(long)]
     force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum InitCommand {
+    /// Write a commented `.agent-zero.yml` for the repository here.
+    Policy {
+        /// Replace an existing `.agent-zero.yml`.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Deploy this checkout to Cloudflare Workers: queues, KV namespace, secrets, both workers.
+    Cloudflare {
+        #[command(flatten)]
+        deploy: DeployArgs,
+        /// The wrangler command to run.
+        #[arg(long, env = "AGENT_ZERO_WRANGLER", default_value = "npx wrangler")]
+        wrangler: String,
+    },
+    /// Deploy this checkout to Spin (`spin deploy` with `--variable` per setting).
+    Spin {
+        #[command(flatten)]
+        deploy: DeployArgs,
+        /// The spin command to run.
+        #[arg(long, env = "AGENT_ZERO_SPIN", default_value = "spin")]
+        spin: String,
+    },
+}
+
+/// Where the settings come from, and whether to run the commands.
+#[derive(Debug, Args)]
+struct DeployArgs {
+    /// The env file of settings (`NAME=value` lines; README, "Deploy").
+    #[arg(long, default_value = ".env.deploy")]
+    env_file: PathBuf,
+    /// Print the commands (secret values masked) instead of running them.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -197,7 +242,16 @@ where
         }
     };
     let result = match cli.command {
-        Command::Init(args) => init::run(cwd, args.force, out),
+        Command::Init(args) => match args.command {
+            None => init::run(cwd, args.force, out),
+            Some(InitCommand::Policy { force }) => init::run(cwd, force, out),
+            Some(InitCommand::Cloudflare { deploy, wrangler }) => {
+                deploy::run(deploy::Platform::Cloudflare, cwd, &deploy.env_file, &wrangler, deploy.dry_run, out)
+            }
+            Some(InitCommand::Spin { deploy, spin }) => {
+                deploy::run(deploy::Platform::Spin, cwd, &deploy.env_file, &spin, deploy.dry_run, out)
+            }
+        },
         Command::Doctor(args) => doctor::run(&args.target, args.webhook_secret.as_deref(), args.json, out),
         Command::Tasks(args) => tasks::run(&args.target, args.command, out),
         Command::Replay(args) => replay::run(&args.target, &args.task, args.log.as_deref(), cwd, out),
@@ -211,5 +265,7 @@ where
     }
 }
 
+#[cfg(test)]
+mod deploy_tests;
 #[cfg(test)]
 mod tests;
