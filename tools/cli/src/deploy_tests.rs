@@ -239,3 +239,36 @@ fn init_policy_is_plain_init() {
     assert_eq!(cli(&["init", "policy"], dir.path()).0, EXIT_FAILED);
     assert_eq!(cli(&["init", "policy", "--force"], dir.path()).0, EXIT_OK);
 }
+
+/// README's "Deploy" section names the commands in the order the plan
+/// runs them, and `spin deploy` with the flags the plan passes.
+#[test]
+fn the_readme_documents_the_steps_in_the_order_they_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("\n## Deploy\n").expect("a Deploy section");
+    let section = &readme[start + 1..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
+    let cloudflare =
+        &section[section.find("### Cloudflare Workers").unwrap()..section.find("### Fermyon Spin").unwrap()];
+    let spin = &section[section.find("### Fermyon Spin").unwrap()..];
+    assert!(cloudflare.contains("agent-zero init cloudflare") && spin.contains("agent-zero init spin"));
+    let dir = checkout(&env_file());
+    let stand_in = dir.path().join("stand-in");
+    assert_eq!(cli(&["init", "cloudflare", "--wrangler", stand_in.to_str().unwrap()], dir.path()).0, EXIT_OK);
+    // Each command's first mention in README, in the order the stand-in saw them.
+    let mut last = 0;
+    for (argv, _) in calls(dir.path()) {
+        let documented = match argv[0].as_str() {
+            "secret" => format!("wrangler secret put NAME --config {}", argv[4]),
+            "deploy" => format!("wrangler deploy --config {}", argv[2]),
+            "queues" if argv[2] == "agent-zero-ticks-dead" => "`agent-zero-ticks-dead`".to_owned(),
+            _ => format!("wrangler {}", argv.join(" ")),
+        };
+        let flat = cloudflare.split_whitespace().collect::<Vec<_>>().join(" ");
+        let found = flat.find(&documented).unwrap_or_else(|| panic!("README does not document `{documented}`"));
+        assert!(found >= last, "`{documented}` is documented out of order");
+        last = found;
+    }
+    let flat = spin.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("spin deploy --from spin.toml --build --variable name=value"), "{spin}");
+}
