@@ -87,22 +87,13 @@ now_ns() { date +%s%N; }
 hex() { printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n'; }
 
 # --- tools and artefacts ---------------------------------------------------
+# The native tools (tests/bench/cost-tools), kept in the target directory.
 cost_tools() {
-  [ -x "$work/tools/release/tick-log" ] && return 0
-  say "building tests/bench/cost-tools (tick-log, idle-day)"
-  (cd "$bench/cost-tools" && CARGO_TARGET_DIR="$work/tools-target" cargo build -q --release) >&2
-  mkdir -p "$work/tools/release"
-  cp "$work/tools-target/release/tick-log" "$work/tools-target/release/idle-day" "$work/tools/release/"
+  [ -x "$target/bench-cost-tools/release/tick-log" ] || say "building tests/bench/cost-tools (tick-log, idle-day)"
+  (cd "$bench/cost-tools" && CARGO_TARGET_DIR="$target/bench-cost-tools" cargo build -q --release) >&2
+  mkdir -p "$work/tools"
+  ln -sfn "$target/bench-cost-tools/release" "$work/tools/release"
 }
-# The tools' build is kept between runs when CARGO_TARGET_DIR is set.
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-  cost_tools() {
-    [ -x "$target/bench-cost-tools/release/tick-log" ] || say "building tests/bench/cost-tools (tick-log, idle-day)"
-    (cd "$bench/cost-tools" && CARGO_TARGET_DIR="$target/bench-cost-tools" cargo build -q --release) >&2
-    mkdir -p "$work/tools"
-    ln -sfn "$target/bench-cost-tools/release" "$work/tools/release"
-  }
-fi
 
 spin_artefacts() {
   if [ ! -f "$spin_dir/agent_zero_spin.wasm" ] || [ ! -f "$spin_dir/agent_zero_spin_ticks.wasm" ]; then
