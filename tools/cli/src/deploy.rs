@@ -3,7 +3,7 @@
 //! file (`.env.deploy`).
 //!
 //! The plan ([`cloudflare_plan`], [`spin_plan`]) is a pure function of the
-//! env file's text and the checkout's manifests; [`execute`] runs it through
+//! env file's text and the checkout's manifests; [`run`] runs it through
 //! the configured program (`AGENT_ZERO_WRANGLER`, `AGENT_ZERO_SPIN`), or
 //! prints it with `--dry-run`. On Cloudflare a secret's value goes to
 //! `wrangler secret put NAME` on stdin, never in an argument.
@@ -249,7 +249,7 @@ pub(crate) fn run(
     let env = read(env_file).map_err(|e| format!("{e}; see README, \"Deploy\", for its keys"))?;
     let spin_toml = read(Path::new("spin.toml"))?;
     let secret = parse_env(&env)?.into_iter().find(|(n, _)| n == "GITHUB_WEBHOOK_SECRET").map(|(_, v)| v);
-    let (steps, mut kv) = match platform {
+    let steps = match platform {
         Platform::Cloudflare => {
             let front = read(Path::new(FRONT_CONFIG))?;
             let ticks = read(Path::new(TICKS_CONFIG))?;
@@ -257,9 +257,9 @@ pub(crate) fn run(
             if b.is_some() && a != b {
                 return Err(format!("{FRONT_CONFIG} and {TICKS_CONFIG} name different KV namespace ids"));
             }
-            (cloudflare_plan(&env, &spin_toml, &front, a.as_deref())?, a)
+            cloudflare_plan(&env, &spin_toml, &front, a.as_deref())?
         }
-        Platform::Spin => (spin_plan(&env, &spin_toml)?, None),
+        Platform::Spin => spin_plan(&env, &spin_toml)?,
     };
     let words: Vec<&str> = program.split_whitespace().collect();
     let Some((bin, pre)) = words.split_first() else {
@@ -307,13 +307,11 @@ pub(crate) fn run(
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
             emit(out, &format!("Wrote KV namespace id {id} into {FRONT_CONFIG} and {TICKS_CONFIG}: commit them.\n"))?;
-            kv = Some(id);
         }
         if url.is_none() && step.args.first().is_some_and(|a| a == "deploy") {
             url = first_url(&text, if platform == Platform::Cloudflare { "workers.dev" } else { "" });
         }
     }
-    let _ = kv;
     let base = url.unwrap_or_else(|| match platform {
         Platform::Cloudflare => "https://agent-zero-edge.<your-subdomain>.workers.dev".to_owned(),
         Platform::Spin => "https://<your-app-url>".to_owned(),
