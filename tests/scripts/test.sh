@@ -71,10 +71,20 @@ unset AGENT_ZERO_PROVIDERS
 # 404,416 B, 487,888 -> 488,562 B): each budget raised by that, rounded up
 # to the KiB. (The two tick artefacts were already 146 B and 464 B over
 # their budgets before it.)
-WORKER_GZIP_BUDGET=$((424 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((474 * 1024))
-SPIN_GZIP_BUDGET=$((396 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((477 * 1024))
+# Then, from 2026-12-06, size is a budget and not a goal (issue 44): the
+# rest of issue 41 (per-file scope, the replay and hourly-run records, the
+# opt-in label, the head check, the blocking check run) measured 445,879 B,
+# 486,510 B, 417,488 B and 493,602 B, and the budgets below leave about 8%
+# for what comes next instead of 1-2 KiB of jitter. What a byte costs a user
+# is measured in docs/cost.md ("Cold start"): loading the front worker into
+# a fresh isolate is 0.25-1.0 s on this machine, against 3 MB (free plan) or
+# 10 MB (paid) of allowed compressed size; on Spin each component is
+# compiled once and cached, then instantiated in 0.1-0.15 ms. Raise a budget
+# with the measurement and its reason; lower it when the wasm shrinks.
+WORKER_GZIP_BUDGET=$((472 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((512 * 1024))
+SPIN_GZIP_BUDGET=$((448 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((520 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
