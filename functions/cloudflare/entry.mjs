@@ -76,6 +76,27 @@ const respond = ([body, init]) => new Response(body, init);
 // The answer to a wrong MAC, prepared once from `webhookKey`'s `mismatch`.
 let mismatch;
 
+// The wrong-MAC answer is the one the entry gives without the wasm side, so
+// it gives it the request id and the JSON log line that src/lib.rs's
+// `log_request` gives every other answer (the same fields; no secret is in
+// either).
+function refuseMismatch(path, started) {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const requestId = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  const [body, init] = mismatch;
+  const headers = Array.isArray(init.headers) ? [...init.headers, ["x-request-id", requestId]] : { ...init.headers, "x-request-id": requestId };
+  console.log(
+    JSON.stringify({
+      agent_zero: "request",
+      request_id: requestId,
+      step: `POST ${path}`,
+      outcome: String(init.status),
+      duration_ms: Date.now() - started,
+    }),
+  );
+  return new Response(body, { status: init.status, headers });
+}
+
 // The MAC an `X-Hub-Signature-256` claims, when the value is exactly
 // `sha256=` and 64 hex digits (what GitHub sends), else `undefined`: a strict
 // subset of what the signature's parser (shared/github/src/signature.rs)
@@ -96,6 +117,7 @@ function claimedMac(value) {
 }
 
 async function webhook(request, env, ctx) {
+  const started = Date.now();
   webhookKey ??= rust.webhookKey(env);
   const declared = request.headers.get("content-length");
   // Unknown, malformed or over the limit: the async path refuses it unread.
@@ -120,14 +142,14 @@ async function webhook(request, env, ctx) {
   let mac = body.byteLength <= limit ? claimedMac(request.headers.get("x-hub-signature-256")) : undefined;
   try {
     if (mac === undefined) mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
-    else if (!(await crypto.subtle.verify("HMAC", key, mac, body))) return respond(mismatch);
+    else if (!(await crypto.subtle.verify("HMAC", key, mac, body))) return refuseMismatch("/webhooks/github", started);
   } catch {
     // The async path verifies again (and falls back to the hmac crate).
     return rust.fetch.call({ env, ctx }, new Request(request, { body }));
   }
   const answer = rust.webhookAnswer(env, intakeHeaders(request, names), new Uint8Array(body), mac, undefined);
   if (answer === undefined) return rust.fetch.call({ env, ctx }, new Request(request, { body }));
-  return respond(answer === null ? mismatch : prepare(answer));
+  return answer === null ? refuseMismatch("/webhooks/github", started) : respond(prepare(answer));
 }
 
 export default {

@@ -22,7 +22,10 @@ pub(crate) async fn matches(key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
     match verify(key, body, mac).await {
         Ok(matched) => matched,
         Err(step) => {
-            worker::console_warn!("crypto.subtle HMAC failed at {step}; verifying with the hmac crate");
+            // One JSON line like every other (no request id reaches this port).
+            let message = format!("crypto.subtle HMAC failed at {step}; verifying with the hmac crate");
+            let line = serde_json::json!({ "agent_zero": "host", "request_id": "", "step": "hmac", "outcome": "fallback", "duration_ms": 0, "message": message });
+            worker::console_log!("{line}");
             agent_zero_github::signature::matches(key, body, mac)
         }
     }

@@ -132,6 +132,11 @@ pub fn webhook_answer(
             }
         },
     };
+    // Answered here: the request's id and line, as `crate::fetch` gives them.
+    let mut response = response;
+    let invocation = crate::invocation();
+    let path = webhook_path(&settings)?;
+    crate::log_request(&settings, &invocation, "POST", &path, &mut response);
     Some(answer_of(response).into())
 }
 

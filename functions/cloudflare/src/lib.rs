@@ -179,11 +179,33 @@ fn hex(bytes: &[u8]) -> String {
 #[event(fetch)]
 async fn fetch(request: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<web_sys::Response> {
     let settings = settings_of(&env);
-    let response = match to_http(&settings, &request).await? {
-        Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &settings, &invocation(), request).await,
+    let invocation = invocation();
+    let (method, path) = (request.method(), request.url());
+    let mut response = match to_http(&settings, &request).await? {
+        Ok(request) => agent_zero_app::handle(&CloudflareHost::new(&env), &settings, &invocation, request).await,
         Err(refusal) => refusal,
     };
+    log_request(&settings, &invocation, &method, path_and_query(&path), &mut response);
     from_http(response)
+}
+
+/// Stamps `X-Request-Id` on `response` (a refusal before the app ran has
+/// none yet) and writes the request's JSON line to the console (Workers
+/// Logs). `path` may carry a query: the line names the route, not it.
+#[cfg(feature = "front")]
+fn log_request(
+    settings: &Settings,
+    invocation: &Invocation,
+    method: &str,
+    path: &str,
+    response: &mut http::Response<Vec<u8>>,
+) {
+    use agent_zero_app::log_line;
+    log_line::stamp(response, &invocation.request_id);
+    let method = http::Method::from_bytes(method.as_bytes()).unwrap_or(http::Method::GET);
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    let duration = Date::now().as_millis().saturating_sub(invocation.now_ms);
+    worker::console_log!("{}", log_line::request_line(settings, invocation, &method, path, response, duration));
 }
 
 /// The Queues consumer: one tick per message. A message whose tick did
@@ -196,16 +218,20 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
     let settings = settings_of(&env);
     for message in batch.messages()? {
         let now = Date::now().as_millis();
-        match agent_zero_app::run_tick(&host, &settings, message.body(), now).await {
-            Ok(report) => {
-                for warning in &report.warnings {
-                    worker::console_warn!("tick {}: {warning}", message.body().task_id);
-                }
-                message.ack();
-            }
-            Err(error) => {
+        let result = agent_zero_app::run_tick(&host, &settings, message.body(), now).await;
+        // The message's id is the request id of a tick's line.
+        let line = agent_zero_app::log_line::tick_line(
+            &settings,
+            &message.id(),
+            message.body(),
+            &result,
+            Date::now().as_millis().saturating_sub(now),
+        );
+        worker::console_log!("{line}");
+        match result {
+            Ok(_) => message.ack(),
+            Err(_) => {
                 let delay = agent_zero_app::hosting::retry_delay_seconds(now, message.timestamp().as_millis());
-                worker::console_error!("tick {} failed (retrying in {delay} s): {error}", message.body().task_id);
                 message.retry_with_options(&QueueRetryOptionsBuilder::new().with_delay_seconds(delay).build());
             }
         }
@@ -218,16 +244,21 @@ async fn queue(batch: MessageBatch<Tick>, env: Env, _ctx: Context) -> worker::Re
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let host = CloudflareHost::new(&env);
-    let outcome = agent_zero_app::sweep(
-        &host,
-        &settings_of(&env),
-        Date::now().as_millis(),
-        agent_zero_app::hosting::SWEEP_GRACE_MS,
-    )
-    .await;
-    for error in &outcome.errors {
-        worker::console_error!("sweep: {error}");
-    }
+    let settings = settings_of(&env);
+    let invocation = invocation();
+    let outcome =
+        agent_zero_app::sweep(&host, &settings, invocation.now_ms, agent_zero_app::hosting::SWEEP_GRACE_MS).await;
+    let outcome_text = if outcome.errors.is_empty() { "ok" } else { "errors" };
+    let line = agent_zero_app::log_line::LogLine {
+        kind: "sweep",
+        request_id: &invocation.request_id,
+        step: "sweep",
+        outcome: outcome_text,
+        duration_ms: Date::now().as_millis().saturating_sub(invocation.now_ms),
+        message: Some(&outcome.errors.join("; ")),
+        ..Default::default()
+    };
+    worker::console_log!("{}", line.render(&settings));
 }
 
 /// `/path?query` of an absolute URL, without a URL parser (which would

@@ -118,7 +118,6 @@ fn read_settings() -> Settings {
     Settings::from_lookup(|name| spin_sdk::variables::get(&name.to_ascii_lowercase()).ok())
 }
 
-#[cfg(feature = "front")]
 fn invocation() -> agent_zero_app::Invocation {
     use agent_zero_ports::Clock as _;
     let mut id = [0u8; 16];
@@ -135,10 +134,13 @@ fn invocation() -> agent_zero_app::Invocation {
 /// before it runs them, so this invocation ends then. A failed hand-off
 /// loses nothing: each tick is a pending marker in its task's log, which
 /// the sweep re-drives.
-async fn hand_off_ticks(host: &SpinHost) {
+async fn hand_off_ticks(host: &SpinHost, settings: &Settings, request_id: &str) {
     use agent_zero_ports::HttpClient as _;
+    let log = |outcome: &str, message: &str| {
+        println!("{}", agent_zero_app::log_line::host_line(settings, request_id, "hand-off", outcome, message));
+    };
     if host.queue.deferred() > 0 {
-        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", host.queue.deferred());
+        log("deferred", &format!("{} delayed tick(s) left to the sweep", host.queue.deferred()));
     }
     let Some(body) = host.queue.hand_off() else { return };
     let request = http::Request::post(TICKS_URL).header(http::header::CONTENT_TYPE, "application/json").body(body);
@@ -148,14 +150,15 @@ async fn hand_off_ticks(host: &SpinHost) {
     };
     match answer {
         Ok(response) if response.status() == http::StatusCode::ACCEPTED => {}
-        Ok(response) => eprintln!(
-            "agent-zero: the tick component answered {} to a hand-off (the sweep re-drives its ticks): {}",
-            response.status(),
-            String::from_utf8_lossy(response.body())
+        Ok(response) => log(
+            "refused",
+            &format!(
+                "the tick component answered {} to a hand-off (the sweep re-drives its ticks): {}",
+                response.status(),
+                String::from_utf8_lossy(response.body())
+            ),
         ),
-        Err(error) => {
-            eprintln!("agent-zero: handing ticks to {TICKS_URL} failed (the sweep re-drives them): {error}");
-        }
+        Err(error) => log("failed", &format!("handing ticks to {TICKS_URL} failed (the sweep re-drives them): {error}")),
     }
 }
 
@@ -163,26 +166,28 @@ async fn hand_off_ticks(host: &SpinHost) {
 /// (`agent_zero_app::hosting::drive`: due order, within its budget; the
 /// sweep continues what is left).
 #[cfg(feature = "ticks")]
-async fn drive_ticks(host: &SpinHost, settings: &Settings) {
+async fn drive_ticks(host: &SpinHost, settings: &Settings, request_id: &str) {
+    use agent_zero_ports::Clock as _;
+    // One JSON line per tick (its warnings or error in it), to stdout.
     let report = agent_zero_app::hosting::drive(
         &host.queue,
         // wasi:clocks sleep; the response has already been sent.
         |ms| std::thread::sleep(std::time::Duration::from_millis(ms)),
-        async |tick, now| agent_zero_app::run_tick(host, settings, tick, now).await,
+        async |tick, now| {
+            let result = agent_zero_app::run_tick(host, settings, tick, now).await;
+            let duration = ports::SystemClock.now_ms().saturating_sub(now);
+            println!("{}", agent_zero_app::log_line::tick_line(settings, request_id, tick, &result, duration));
+            result
+        },
     )
     .await;
-    for (task, warning) in &report.warnings {
-        eprintln!("agent-zero: tick {task}: {warning}");
-    }
-    for (task, error) in &report.failed {
-        eprintln!("agent-zero: tick {task} failed (the sweep retries it): {error}");
-    }
     if report.deferred > 0 {
-        eprintln!("agent-zero: {} delayed tick(s) left to the sweep", report.deferred);
+        let message = format!("{} delayed tick(s) left to the sweep", report.deferred);
+        println!("{}", agent_zero_app::log_line::host_line(settings, request_id, "drive", "deferred", &message));
     }
     // What the invocation's time was too short for goes on in a fresh one.
     if report.budget_spent.is_some() {
-        hand_off_ticks(host).await;
+        hand_off_ticks(host, settings, request_id).await;
     }
 }
 
@@ -235,8 +240,15 @@ async fn read_to(mut body: BoundedBody, request: spin_sdk::http::IncomingRequest
     Ok(body.into_bytes())
 }
 
-/// Sends the core's response through the response outparam.
-async fn respond(response: http::Response<Vec<u8>>, out: spin_sdk::http::ResponseOutparam) {
+/// Sends the core's response through the response outparam, with the
+/// invocation's `X-Request-Id`.
+async fn respond(
+    settings: &Settings,
+    request_id: &str,
+    mut response: http::Response<Vec<u8>>,
+    out: spin_sdk::http::ResponseOutparam,
+) {
+    agent_zero_app::log_line::stamp(&mut response, request_id);
     use spin_sdk::http::{Fields, OutgoingResponse};
     let (parts, body) = response.into_parts();
     let headers: Vec<(String, Vec<u8>)> =
@@ -245,7 +257,8 @@ async fn respond(response: http::Response<Vec<u8>>, out: spin_sdk::http::Respons
     let outgoing = OutgoingResponse::new(fields);
     let _ = outgoing.set_status_code(parts.status.as_u16());
     if let Err(e) = out.set_with_body(outgoing, body).await {
-        eprintln!("agent-zero: writing the response body failed: {e:?}");
+        let message = format!("writing the response body failed: {e:?}");
+        println!("{}", agent_zero_app::log_line::host_line(settings, request_id, "respond", "failed", &message));
     }
 }
 
@@ -260,14 +273,24 @@ mod entry {
     /// component.
     #[spin_sdk::http_component]
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
+        use agent_zero_ports::Clock as _;
         let settings = read_settings();
         let host = SpinHost::new(&settings);
-        let response = match to_http(&settings, request).await {
-            Ok(request) => agent_zero_app::handle(&host, &settings, &invocation(), request).await,
+        let invocation = invocation();
+        let method = http::Method::from_bytes(request.method().to_string().as_bytes()).unwrap_or_default();
+        let path = request.path_with_query().unwrap_or_else(|| "/".into());
+        let path = path.split(['?', '#']).next().unwrap_or("/").to_owned();
+        let mut response = match to_http(&settings, request).await {
+            Ok(request) => agent_zero_app::handle(&host, &settings, &invocation, request).await,
             Err(refusal) => refusal,
         };
-        respond(response, out).await;
-        hand_off_ticks(&host).await;
+        agent_zero_app::log_line::stamp(&mut response, &invocation.request_id);
+        let duration = ports::SystemClock.now_ms().saturating_sub(invocation.now_ms);
+        let line = agent_zero_app::log_line::request_line(&settings, &invocation, &method, &path, &response, duration);
+        respond(&settings, &invocation.request_id, response, out).await;
+        // After the answer, as the other lines: stdout, which Spin captures.
+        println!("{line}");
+        hand_off_ticks(&host, &settings, &invocation.request_id).await;
     }
 }
 
@@ -283,17 +306,18 @@ mod entry {
     async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
         let settings = read_settings();
         let host = SpinHost::new(&settings);
+        let id = invocation().request_id;
         let taken = match take(&host, request).await {
             Ok(count) => count,
-            Err(refusal) => return respond(refusal.into_response(), out).await,
+            Err(refusal) => return respond(&settings, &id, refusal.into_response(), out).await,
         };
         let accepted = http::Response::builder()
             .status(http::StatusCode::ACCEPTED)
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(format!("{{\"accepted\":{taken}}}").into_bytes())
             .unwrap_or_default();
-        respond(accepted, out).await;
-        drive_ticks(&host, &settings).await;
+        respond(&settings, &id, accepted, out).await;
+        drive_ticks(&host, &settings, &id).await;
     }
 
     /// Reads a hand-off into the host's queue.

@@ -30,6 +30,7 @@ mod dashboard;
 mod error;
 pub mod hosting;
 mod intake_gate;
+pub mod log_line;
 pub mod metering;
 pub mod platform;
 mod repository_policy;
@@ -128,8 +129,20 @@ pub struct Invocation {
     pub request_id: String,
 }
 
-/// Handles one request.
+/// Handles one request. Every answer carries `X-Request-Id`
+/// ([`log_line::stamp`]); the host prints [`log_line::request_line`].
 pub async fn handle<H: Host>(
+    host: &H,
+    settings: &Settings,
+    invocation: &Invocation,
+    request: http::Request<Vec<u8>>,
+) -> http::Response<Vec<u8>> {
+    let mut response = answer(host, settings, invocation, request).await;
+    log_line::stamp(&mut response, &invocation.request_id);
+    response
+}
+
+async fn answer<H: Host>(
     host: &H,
     settings: &Settings,
     invocation: &Invocation,

@@ -38,6 +38,11 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit status of a command line clap refused.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit status of `tasks watch` when the task stopped `failed`.
+pub const EXIT_TASK_FAILED: u8 = 3;
+/// Exit status of `tasks watch` when the task stopped `needs-human` (a
+/// person decides next).
+pub const EXIT_TASK_NEEDS_HUMAN: u8 = 4;
 
 #[derive(Debug, Parser)]
 #[command(name = "agent-zero", version, about = "Set up, check and operate an Agent Zero Edge deployment")]
@@ -177,7 +182,9 @@ enum TasksCommand {
         comment: Option<String>,
     },
     /// Follows a task until it stops (completed, failed, needs-human,
-    /// ignored), printing each event as it happens.
+    /// ignored), printing each event as it happens. Exit status: 0 on
+    /// completed or ignored, 3 on failed, 4 on needs-human, 1 on an API
+    /// error or the timeout.
     Watch {
         id: String,
         /// Most seconds to wait.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Answer, Api, encode};
 use crate::text::{printable, printable_block};
-use crate::{EXIT_OK, Target, TasksCommand};
+use crate::{EXIT_OK, EXIT_TASK_FAILED, EXIT_TASK_NEEDS_HUMAN, Target, TasksCommand};
 
 pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
@@ -78,12 +78,22 @@ fn watch(api: &Api, id: &str, timeout: Duration, interval: Duration, out: &mut d
                 end.push_str(&cost);
             }
             out.write_all(end.as_bytes()).map_err(|e| e.to_string())?;
-            return Ok(EXIT_OK);
+            return Ok(watch_status(state));
         }
         if started.elapsed() >= timeout {
             return Err(format!("{} is still {} after {} s", printable(id), printable(state), timeout.as_secs()));
         }
         std::thread::sleep(interval);
+    }
+}
+
+/// `watch`'s exit status for the state a task stopped in: a script can
+/// tell a failure and a task waiting for a person from a completed run.
+pub(crate) fn watch_status(state: &str) -> u8 {
+    match state {
+        "failed" => EXIT_TASK_FAILED,
+        "needs-human" => EXIT_TASK_NEEDS_HUMAN,
+        _ => EXIT_OK,
     }
 }
 

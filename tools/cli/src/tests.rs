@@ -150,6 +150,15 @@ fn task_output_keeps_untrusted_text_off_the_terminal() {
 }
 
 #[test]
+fn watch_exits_non_zero_on_failed_and_on_needs_human() {
+    assert_eq!(tasks::watch_status("completed"), crate::EXIT_OK);
+    assert_eq!(tasks::watch_status("ignored"), crate::EXIT_OK);
+    assert_eq!(tasks::watch_status("failed"), crate::EXIT_TASK_FAILED);
+    assert_eq!(tasks::watch_status("needs-human"), crate::EXIT_TASK_NEEDS_HUMAN);
+    assert_ne!(crate::EXIT_TASK_FAILED, crate::EXIT_FAILED, "a failed task is told from an API error");
+}
+
+#[test]
 fn watch_prints_each_new_event_once_and_the_cost() {
     let event =
         |state: &str, message: &str| serde_json::json!({ "state": state, "message": message, "timestamp": "t" });
