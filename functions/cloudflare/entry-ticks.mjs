@@ -12,16 +12,29 @@ export default {
   // One structured line per invocation with its wall time: what the
   // platform's wall clock per Queues invocation is checked against
   // (Workers Logs in production; the end-to-end harness reads it locally).
+  // It carries the fields of the app's own lines (src/lib.rs, one per tick,
+  // whose request id is the message id): `request_id` here is the batch's
+  // first message id.
   async queue(batch, env, ctx) {
     const started = Date.now();
+    let outcome = "ok";
     try {
       return await rust.queue.call({ env, ctx }, batch);
+    } catch (error) {
+      outcome = "error";
+      throw error;
     } finally {
+      const wallMs = Date.now() - started;
       console.log(
         JSON.stringify({
+          agent_zero: "queue-invocation",
+          request_id: batch.messages[0]?.id ?? "",
+          step: "queue",
+          outcome,
+          duration_ms: wallMs,
           agentZero: "queue-invocation",
           messages: batch.messages.length,
-          wallMs: Date.now() - started,
+          wallMs,
         }),
       );
     }

@@ -154,6 +154,61 @@ impl Server {
             .collect()
     }
 
+    /// Every line the app printed so far (`agent_zero_app::log_line`, and
+    /// the entries' own lines in `functions/cloudflare/*.mjs`), parsed.
+    ///
+    /// The log holds the runtime's own output too (wrangler's banners and
+    /// request lines, the Spin host's lines), which is not ours. Ours are
+    /// told apart by their marker: every line the app prints is one JSON
+    /// object whose first key is `agent_zero` (serde_json writes keys in
+    /// order, the entries write it first), so a line is ours when it holds
+    /// `{"agent_zero":`, and then everything from there to the end of the
+    /// line must be that object. Err names each line of ours that does not
+    /// parse or lacks a field: `request_id`, `step`, `outcome`,
+    /// `duration_ms`, and for a tick `task_id` and `seq`.
+    pub fn app_log_lines(&self) -> Result<Vec<serde_json::Value>, String> {
+        const MARKER: &str = r#"{"agent_zero":"#;
+        let log = self.log();
+        let mut lines = Vec::new();
+        let mut wrong = Vec::new();
+        for line in log.lines() {
+            let Some(start) = line.find(MARKER) else { continue };
+            let json = line[start..].trim_end();
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
+                wrong.push(format!("not one JSON object: {line}"));
+                continue;
+            };
+            let has = |field: &str| !value[field].is_null();
+            let mut missing: Vec<&str> = ["request_id", "step", "outcome", "duration_ms"]
+                .into_iter()
+                .filter(|f| !has(f))
+                .collect();
+            if value["agent_zero"] == "tick" {
+                missing.extend(["task_id", "seq"].into_iter().filter(|f| !has(f)));
+            }
+            if !value["request_id"].is_string() || !value["duration_ms"].is_u64() {
+                missing.push("request_id (text) and duration_ms (ms)");
+            }
+            if !missing.is_empty() {
+                wrong.push(format!("missing {missing:?}: {line}"));
+            }
+            lines.push(value);
+        }
+        if wrong.is_empty() { Ok(lines) } else { Err(wrong.join("\n")) }
+    }
+
+    /// [`Self::app_log_lines`] after a run: every line of ours is JSON with
+    /// its ids, there is one per request at least, and (when `ticked`) one
+    /// per tick; with [`Self::files_containing`] over the same log, no line
+    /// carries a configured secret.
+    pub fn assert_app_log(&self, ticked: bool) {
+        let lines = self.app_log_lines().unwrap_or_else(|wrong| panic!("log lines of the app:\n{wrong}"));
+        assert!(lines.iter().any(|l| l["agent_zero"] == "request"), "no request line in the log:\n{}", self.log());
+        if ticked {
+            assert!(lines.iter().any(|l| l["agent_zero"] == "tick"), "no tick line in the log:\n{}", self.log());
+        }
+    }
+
     /// Polls the health route until it answers, the process exits, the log
     /// reports a port taken, or `timeout` passes.
     fn wait_ready(&mut self, timeout: Duration) -> Ready {

@@ -278,4 +278,5 @@ fn planted_marker_is_left_alone(world: &World) {
     // No credential reached stored state or the host's log.
     let leaks = world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, GITHUB_TOKEN, MODEL_KEY]);
     assert!(leaks.is_empty(), "{leaks:?}");
+    world.server.assert_app_log(true);
 }

@@ -340,6 +340,8 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let leaks =
         world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");
+    // Every line the app logged is JSON with its ids, requests and ticks.
+    world.server.assert_app_log(true);
     // Published: one confirmed comment, one fresh branch, one pull request
     // carrying the evidence; nothing forced, the default branch untouched.
     let (owner, name) = (world.fixture.owner(), world.fixture.name());

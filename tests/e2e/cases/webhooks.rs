@@ -103,6 +103,30 @@ fn webhook_signature_and_framing_rejections(runtime: Runtime) {
     let reply = post(&base(leak(&good)), &altered);
     assert_eq!(reply.status, 401);
     assert!(error_of(&reply).1.contains("signature"), "{}", reply.text());
+    // Every answer carries its own request id, a refusal too (on workerd the
+    // entry answers a wrong MAC itself, entry.mjs `refuseMismatch`), and the
+    // log has the request's JSON line with that id.
+    let request_id = |reply: &Reply| {
+        let id = reply.header("x-request-id").unwrap_or_default().to_owned();
+        assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "X-Request-Id {id:?}");
+        id
+    };
+    let refused = post(&base(leak(&sign_github("other-secret", &body))), &body);
+    let accepted = post(&base(leak(&good)), &body);
+    assert_eq!((refused.status, accepted.status), (401, 200));
+    let ids = [request_id(&refused), request_id(&accepted)];
+    assert_ne!(ids[0], ids[1]);
+    let logged = |id: &str| {
+        server.app_log_lines().unwrap_or_else(|wrong| panic!("{wrong}")).iter().any(|line| {
+            line["request_id"] == id && line["agent_zero"] == "request" && line["step"] == "POST /webhooks/github"
+        })
+    };
+    // The runtime writes its log as it goes: a moment for the last lines.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ids.iter().all(|id| logged(id)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(ids.iter().all(|id| logged(id)), "a request line for each of {ids:?}");
     // Upper-case hex and surrounding whitespace are accepted.
     let upper = format!("sha256={}", good.trim_start_matches("sha256=").to_uppercase());
     assert_eq!(post(&base(leak(&upper)), &body).status, 200);
