@@ -38,12 +38,17 @@ fn send_chunked(server: &Server, headers: &[(&str, &str)], body: &[u8]) -> Reply
     Reply::read(response).unwrap_or_else(|e| panic!("chunked POST's answer: {e}"))
 }
 
-/// The headers that are the answer's own (not the connection's framing).
+/// The headers that are the answer's own (not the connection's framing),
+/// without `X-Request-Id` (each request's own; every answer has one).
 fn answer_headers(reply: &Reply) -> Vec<(String, String)> {
+    let id = reply.header("x-request-id").unwrap_or_default();
+    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "X-Request-Id {id:?}");
     let mut headers: Vec<(String, String)> = reply
         .headers
         .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "date" | "connection" | "keep-alive" | "transfer-encoding"))
+        .filter(|(name, _)| {
+            !matches!(name.as_str(), "date" | "connection" | "keep-alive" | "transfer-encoding" | "x-request-id")
+        })
         .cloned()
         .collect();
     headers.sort();
