@@ -179,10 +179,8 @@ impl Server {
                 continue;
             };
             let has = |field: &str| !value[field].is_null();
-            let mut missing: Vec<&str> = ["request_id", "step", "outcome", "duration_ms"]
-                .into_iter()
-                .filter(|f| !has(f))
-                .collect();
+            let mut missing: Vec<&str> =
+                ["request_id", "step", "outcome", "duration_ms"].into_iter().filter(|f| !has(f)).collect();
             if value["agent_zero"] == "tick" {
                 missing.extend(["task_id", "seq"].into_iter().filter(|f| !has(f)));
             }

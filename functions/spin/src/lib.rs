@@ -158,7 +158,9 @@ async fn hand_off_ticks(host: &SpinHost, settings: &Settings, request_id: &str) 
                 String::from_utf8_lossy(response.body())
             ),
         ),
-        Err(error) => log("failed", &format!("handing ticks to {TICKS_URL} failed (the sweep re-drives them): {error}")),
+        Err(error) => {
+            log("failed", &format!("handing ticks to {TICKS_URL} failed (the sweep re-drives them): {error}"))
+        }
     }
 }
 
