@@ -178,6 +178,34 @@ mod tests {
     }
 
     #[test]
+    fn every_answer_carries_the_request_id_errors_and_preflights_too() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        for (method, path) in
+            [("GET", "/nope"), ("DELETE", "/api/v1/health"), ("GET", "/api/v1/health"), ("OPTIONS", "/api/v1/tasks")]
+        {
+            let request = http::Request::builder().method(method).uri(path).body(Vec::new()).unwrap();
+            let response = host.send(&settings, request);
+            let id = response.headers().get(REQUEST_ID_HEADER).map(|v| v.to_str().unwrap().to_owned());
+            assert!(id.is_some_and(|id| id.len() == 16), "{method} {path}: {:?}", response.headers());
+        }
+    }
+
+    #[test]
+    fn a_tick_line_has_the_task_and_seq_and_its_error_redacted() {
+        let settings = settings();
+        let tick = crate::Tick { task_id: "t-3".into(), expected_seq: 4 };
+        let result = Err(crate::RunTickError::Settings("bad value hook-secret-value".into()));
+        let line = tick_line(&settings, "msg-1", &tick, &result, 12);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!((value["agent_zero"].as_str(), value["request_id"].as_str()), (Some("tick"), Some("msg-1")));
+        assert_eq!((value["task_id"].as_str(), value["seq"].as_u64()), (Some("t-3"), Some(4)));
+        assert_eq!((value["outcome"].as_str(), value["duration_ms"].as_u64()), (Some("error"), Some(12)));
+        assert!(line.starts_with(r#"{"agent_zero":"#), "the harness's marker: {line}");
+        assert!(!line.contains("hook-secret-value"), "{line}");
+    }
+
+    #[test]
     fn a_created_task_is_read_from_location_and_no_secret_is_written() {
         let settings = settings();
         let invocation = Invocation { now_ms: 0, request_id: "cd34".into() };
