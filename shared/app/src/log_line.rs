@@ -87,11 +87,19 @@ pub fn request_line(
         .as_ref()
         .filter(|_| pattern.is_some_and(|p| p.contains("tasks/{id}")))
         .and_then(|m| m.params.first().cloned());
-    let task = task_from_path.or_else(|| {
+    let created = || {
         let location = response.headers().get(http::header::LOCATION)?.to_str().ok()?;
         let (_, id) = location.rsplit_once("/api/v1/tasks/")?;
         (!id.is_empty() && !id.contains('/')).then(|| id.to_owned())
-    });
+    };
+    // A delivery's answer names the task it created or found (`taskId`).
+    let delivered = || {
+        let webhook = matched.as_ref().is_some_and(|m| m.id == crate::RouteId::GithubWebhook);
+        let answer: serde_json::Value =
+            serde_json::from_slice(response.body()).ok().filter(|_| webhook && response.status().is_success())?;
+        answer["taskId"].as_str().map(str::to_owned)
+    };
+    let task = task_from_path.or_else(created).or_else(delivered);
     LogLine {
         kind: "request",
         request_id: &invocation.request_id,
@@ -215,6 +223,14 @@ mod tests {
             .body(Vec::new())
             .unwrap();
         let line = request_line(&settings, &invocation, &http::Method::POST, "/api/v1/tasks", &response, 1);
+        let delivered = http::Response::builder().status(202).body(br#"{"taskId":"gh-d1","state":"queued"}"#.to_vec());
+        let delivered =
+            request_line(&settings, &invocation, &http::Method::POST, "/webhooks/github", &delivered.unwrap(), 1);
+        let delivered: serde_json::Value = serde_json::from_str(&delivered).unwrap();
+        assert_eq!(
+            (delivered["task_id"].as_str(), delivered["step"].as_str()),
+            (Some("gh-d1"), Some("POST /webhooks/github"))
+        );
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(value["task_id"], "t-9");
         assert_eq!(value["step"], "POST /api/v1/tasks");

@@ -340,8 +340,14 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let leaks =
         world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");
-    // Every line the app logged is JSON with its ids, requests and ticks.
+    // Every line the app logged is JSON with its ids, requests and ticks;
+    // the delivery's line and each tick's name the task.
     world.server.assert_app_log(true);
+    let lines = world.server.app_log_lines().unwrap_or_default();
+    let of_task =
+        |kind: &str| lines.iter().filter(|l| l["agent_zero"] == kind && l["task_id"] == task_id.as_str()).count();
+    let delivered = lines.iter().any(|l| l["step"] == "POST /webhooks/github" && l["task_id"] == task_id.as_str());
+    assert!(delivered && of_task("tick") >= 3, "{lines:?}");
     // Published: one confirmed comment, one fresh branch, one pull request
     // carrying the evidence; nothing forced, the default branch untouched.
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
