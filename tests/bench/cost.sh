@@ -25,7 +25,20 @@
 #    node's V8 (workerd's engine): tests/bench/fold-wasm. And what intake
 #    and that tick cost at the app's key-value port, by store (`tick-log`
 #    counts them while it writes the log).
-# 3. Cold start (`cold`): the Spin host's compile of each component and its
+# 3. One tick on workerd (`workerd`), for each log length in
+#    BENCH_COST_WORKERD_ENTRIES ("10 1000"): both workers under one
+#    `wrangler dev` (as the end-to-end harness runs them); intake creates two
+#    tasks, whose Durable Objects (SQLite) and pending markers (Miniflare's
+#    local KV) then get the same N-entry log (tests/bench/cost-tools/
+#    workerd_state.py); a first sweep runs the warm-up task's tick (loading
+#    the isolates), a second the measured one. workerd reports no CPU per
+#    isolate locally (and its inspector does not answer the profiler), so
+#    the figure is the CPU of the workerd process running the workers
+#    (/proc/PID/task/*/schedstat) across the measured sweep and tick, less
+#    that of a sweep alone: the tick worker, the task's Durable Object and
+#    Miniflare's KV and queue simulation together, an upper bound on the
+#    tick worker's own.
+# 4. Cold start (`cold`): the Spin host's compile of each component and its
 #    start to first answer, and a fresh instance per request
 #    (instantiation); `wrangler dev` started afresh to its first answer for
 #    the front worker, the tick worker and a trivial TypeScript worker
@@ -36,8 +49,9 @@
 #    handling proposal's `try_table`; workerd's V8 can, so the worker's
 #    compile is measured inside workerd, in its first request.)
 #
-# Knobs: BENCH_COST_STEPS ("shapes tick cold"), BENCH_COST_ROUNDS (3),
-# BENCH_COST_ENTRIES ("10 100 1000"), BENCH_OUT, BENCH_WORKER_BUILD (the
+# Knobs: BENCH_COST_STEPS ("shapes tick workerd cold"), BENCH_COST_ROUNDS
+# (3), BENCH_COST_ENTRIES ("10 100 1000"), BENCH_COST_WORKERD_ENTRIES
+# ("10 1000"), BENCH_OUT, BENCH_WORKER_BUILD (the
 # front worker's build directory; the tick worker's is its `-ticks`
 # sibling), SPIN_WASM_DIR (the directory of the two Spin components),
 # SPIN_HOST (the host binary). Missing artefacts are built with
@@ -51,9 +65,10 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bench="$root/tests/bench"
-read -r -a steps <<<"${BENCH_COST_STEPS:-shapes tick cold}"
+read -r -a steps <<<"${BENCH_COST_STEPS:-shapes tick workerd cold}"
 rounds="${BENCH_COST_ROUNDS:-3}"
 read -r -a lengths <<<"${BENCH_COST_ENTRIES:-10 100 1000}"
+read -r -a workerd_lengths <<<"${BENCH_COST_WORKERD_ENTRIES:-10 1000}"
 out="${BENCH_OUT:-/tmp/cost-results.md}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 worker_build="${BENCH_WORKER_BUILD:-$root/functions/cloudflare/build}"
@@ -71,6 +86,8 @@ has_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 work="$(mktemp -d /tmp/agent-zero-cost.XXXXXX)"
 pids=()
 cleanup() {
+  # Hosts started in a subshell ($(...)) are known by their pid files only.
+  for file in "$work"/*/pid; do [ -f "$file" ] && pids+=("$(cat "$file")"); done
   for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
@@ -136,6 +153,20 @@ if has_step shapes; then
   } | emit
 fi
 
+# GitHub down: every request answers 503 (as tick-log's own HTTP port).
+start_stub() {
+  [ -n "${stub_port:-}" ] && return 0
+  stub_port="$(free_port)"
+  (
+    setsid node -e '
+      require("http").createServer((q, r) => { q.resume(); q.on("end", () => {
+        r.writeHead(503, {"content-type": "application/json"}); r.end("{\"message\":\"Service Unavailable\"}"); }); })
+        .listen(Number(process.argv[1]), "127.0.0.1");' "$stub_port" </dev/null >"$work/stub.log" 2>&1 &
+    echo $! >"$work/stub.pid"
+  )
+  pids+=("$(cat "$work/stub.pid")")
+}
+
 # --- the Spin host -------------------------------------------------------------
 # start_spin DIR KV_DIR GITHUB_URL: the host over both components, logging to DIR/host.log.
 start_spin() {
@@ -177,16 +208,7 @@ stop() { kill -KILL -- "-$(cat "$1/pid")" 2>/dev/null || true; }
 if has_step tick; then
   spin_artefacts
   cost_tools
-  # GitHub down: every request answers 503 (as tick-log's own HTTP port).
-  stub_port="$(free_port)"
-  (
-    setsid node -e '
-      require("http").createServer((q, r) => { q.resume(); q.on("end", () => {
-        r.writeHead(503, {"content-type": "application/json"}); r.end("{\"message\":\"Service Unavailable\"}"); }); })
-        .listen(Number(process.argv[1]), "127.0.0.1");' "$stub_port" </dev/null >"$work/stub.log" 2>&1 &
-    echo $! >"$work/stub.pid"
-  )
-  pids+=("$(cat "$work/stub.pid")")
+  start_stub
   github="http://127.0.0.1:$stub_port"
   : >"$work/ticks.tsv"
   for n in "${lengths[@]}"; do
@@ -246,7 +268,113 @@ if has_step tick; then
   cp "$work/ticks.tsv" "${out%.md}-ticks.tsv" && cp "$work/fold.jsonl" "${out%.md}-fold.jsonl"
 fi
 
-# --- 3. cold start -----------------------------------------------------------------
+# --- 3. one tick on workerd ------------------------------------------------------
+# start_workers DIR GITHUB_URL: both workers under one `wrangler dev` over
+# DIR/state, as the end-to-end harness runs them; prints its port.
+start_workers() {
+  local dir="$1" github="$2" port
+  port="$(free_port)"
+  mkdir -p "$dir/front" "$dir/ticks"
+  sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$worker_build/index.js\"|" \
+    -e 's|^\[build\]$|[build_disabled]|' -e "s|^GITHUB_API_URL = .*|GITHUB_API_URL = \"$github\"|" \
+    "$root/wrangler.toml" >"$dir/front/wrangler.toml"
+  sed -e "s|^main = \"functions/cloudflare/build-ticks/index.js\"|main = \"$ticks_build/index.js\"|" \
+    -e 's|^\[build\]$|[build_disabled]|' -e "s|^GITHUB_API_URL = .*|GITHUB_API_URL = \"$github\"|" \
+    "$root/wrangler.ticks.toml" >"$dir/ticks/wrangler.toml"
+  grep -q "^main = \"$ticks_build/index.js\"" "$dir/ticks/wrangler.toml" || die "wrangler.ticks.toml: unexpected main line"
+  printf "GITHUB_WEBHOOK_SECRET='bench-webhook-secret'\nGITHUB_TOKEN='ghp_bench_0123456789'\nAGENT_ZERO_CONTROL_PLANE_TOKENS='bench:tok-bench-0123456789ab'\n" \
+    >"$dir/front/.dev.vars"
+  printf "GITHUB_TOKEN='ghp_bench_0123456789'\n" >"$dir/ticks/.dev.vars"
+  (
+    cd "$dir"
+    WRANGLER_SEND_METRICS=false AGENT_ZERO_PREBUILT=1 setsid "$wrangler" dev --local --ip 127.0.0.1 --port "$port" \
+      --config "$dir/front/wrangler.toml" --config "$dir/ticks/wrangler.toml" --persist-to "$dir/state" \
+      --inspector-port "$(free_port)" </dev/null >"$dir/wrangler.log" 2>&1 &
+    echo $! >"$dir/pid"
+  )
+  pids+=("$(cat "$dir/pid")")
+  for _ in $(seq 1 3000); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/v1/health")" = 200 ] && { echo "$port"; return 0; }
+    sleep 0.02
+  done
+  cat "$dir/wrangler.log" >&2
+  die "wrangler dev ($dir) never answered"
+}
+
+# workerd_cpu DIR: ns of CPU of the workerd process running the workers (the
+# one with an inspector; the other proxies).
+workerd_cpu() {
+  local total=0 pid stat
+  for pid in $(pgrep -g "$(cat "$1/pid")"); do
+    grep -q -- '--inspector-addr' "/proc/$pid/cmdline" 2>/dev/null || continue
+    for stat in /proc/"$pid"/task/*/schedstat; do total=$((total + $(cut -d' ' -f1 "$stat" 2>/dev/null || echo 0))); done
+  done
+  echo "$total"
+}
+
+# sweep_tick DIR PORT: sweeps, then waits for the tick worker's next invocation.
+sweep_tick() {
+  local before answer
+  before="$(grep -c '"agentZero":"queue-invocation"' "$1/wrangler.log" || true)"
+  answer="$(curl -sS -X POST "http://127.0.0.1:$2/api/v1/sweep?graceMs=0" -H 'Authorization: Bearer tok-bench-0123456789ab')"
+  grep -q '"ticksEnqueued":1' <<<"$answer" || die "the sweep re-drove no tick: $answer"
+  for _ in $(seq 1 1500); do
+    [ "$(grep -c '"agentZero":"queue-invocation"' "$1/wrangler.log" || true)" -gt "$before" ] && { sleep 0.3; return 0; }
+    sleep 0.02
+  done
+  die "the tick worker ran no tick"
+}
+
+if has_step workerd; then
+  worker_artefacts
+  cost_tools
+  start_stub
+  github="http://127.0.0.1:$stub_port"
+  state_py="$bench/cost-tools/workerd_state.py"
+  : >"$work/workerd.tsv"
+  for n in "${workerd_lengths[@]}"; do
+    [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] || die "BENCH_COST_WORKERD_ENTRIES: \`$n\` is not a log length of at least 2"
+    dir="$work/workerd-$n"
+    mkdir -p "$dir"
+    "$work/tools/release/tick-log" --entries "$n" --github-api-url "$github" \
+      --fixture "$root/tests/fixtures/github-webhooks/issues/labeled.payload.json" --out "$dir/log" >/dev/null
+    say "a tick on workerd, $n-entry log: $rounds round(s), warm and cold"
+    # Intake creates the two tasks (their objects and pending markers); then
+    # the log goes in while wrangler is stopped.
+    port="$(start_workers "$dir" "$github")"
+    python3 "$state_py" deliver "http://127.0.0.1:$port" bench-webhook-secret \
+      "$root/tests/fixtures/github-webhooks/issues/labeled.payload.json"
+    sleep 2
+    stop "$dir"
+    python3 "$state_py" prepare "$dir/state" "$dir/log/snapshot.json"
+    mv "$dir/state" "$dir/pristine"
+    for round in $(seq 1 "$rounds"); do
+      for mode in warm cold; do
+        rm -rf "$dir/state" && cp -r "$dir/pristine" "$dir/state"
+        python3 "$state_py" round "$dir/state" "$mode" 9999999999999
+        port="$(start_workers "$dir" "$github")"
+        sweep_tick "$dir" "$port"
+        before="$(workerd_cpu "$dir")"
+        curl -sS -o /dev/null -X POST "http://127.0.0.1:$port/api/v1/sweep?graceMs=0" \
+          -H 'Authorization: Bearer tok-bench-0123456789ab'
+        sleep 1.3
+        swept="$(workerd_cpu "$dir")"
+        python3 "$state_py" round "$dir/state" due 0
+        sweep_tick "$dir" "$port"
+        ticked="$(workerd_cpu "$dir")"
+        stop "$dir"
+        sleep 0.3
+        [ "$(python3 "$state_py" committed "$dir/state" "$n")" = "1 1" ] || die "workerd: a tick on the $n-entry log did not commit"
+        printf 'workerd\t%s\t%s\t%s\t%s\t%s\n' "$n" "$mode" "$round" "$(( (swept - before) / 1000 ))" \
+          "$(( (ticked - swept) / 1000 ))" >>"$work/workerd.tsv"
+      done
+    done
+  done
+  python3 "$bench/cost-tools/report.py" workerd "$work/workerd.tsv" | emit
+  cp "$work/workerd.tsv" "${out%.md}-workerd.tsv"
+fi
+
+# --- 4. cold start -----------------------------------------------------------------
 # first_answer CONFIG_DIR: ms from `wrangler dev` spawned to its first HTTP
 # answer, then wrangler's timing of that request and of two more.
 first_answer() {

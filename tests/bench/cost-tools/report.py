@@ -1,6 +1,7 @@
 """Markdown tables for tests/bench/cost.sh from its raw measurements.
 
     report.py tick TICKS.tsv FOLD.jsonl [OPS.json]
+    report.py workerd WORKERD.tsv
     report.py cold COLD.tsv FRONT_BUILD TICKS_BUILD SPIN_DIR
 
 Medians throughout; times in milliseconds unless a column says otherwise.
@@ -116,6 +117,28 @@ def tick(ticks_path, fold_path):
     print()
 
 
+def workerd(path):
+    data = [r for r in rows(path) if r[0] == "workerd"]
+    runs = {}
+    for r in data:
+        runs.setdefault((int(r[1]), r[2]), []).append((int(r[4]), int(r[5])))
+    rounds = max((len(v) for v in runs.values()), default=0)
+    print("## One tick on workerd (both workers under `wrangler dev --local`)\n")
+    print("CPU of the workerd process running the workers (the tick worker's isolate, the front worker's with the"
+          " task's Durable Object, and Miniflare's local KV and queue) across the measured sweep and the tick it"
+          " re-drove, less a sweep alone (1.3 s window); medians of"
+          f" {rounds} round(s). An upper bound on the tick worker's own CPU, which workerd does not report per"
+          " isolate locally.\n")
+    print("| log entries | sweep alone | warm tick | cold tick |")
+    print("|---:|---:|---:|---:|")
+    for n in sorted({k[0] for k in runs}):
+        warm, cold = runs.get((n, "warm"), []), runs.get((n, "cold"), [])
+        sweeps = [s for s, _ in warm + cold]
+        tick = lambda got: f"{ms(med([t - s for s, t in got]))} ms" if got else "—"
+        print(f"| {n:,} | {ms(med(sweeps))} ms | {tick(warm)} | {tick(cold)} |")
+    print()
+
+
 def cold(cold_path, front_build, ticks_build, spin_dir):
     data = rows(cold_path)
     wrangler = {}
@@ -178,6 +201,8 @@ if __name__ == "__main__":
         if len(sys.argv) > 4:
             app_ops(sys.argv[4])
         tick(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "workerd":
+        workerd(sys.argv[2])
     elif sys.argv[1] == "cold":
         cold(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:
