@@ -23,6 +23,8 @@
 # 4. Sizes (gzip -9) of the worker wasm, its JS glue, the Spin component and
 #    the TS bundle.
 # 5. KV operations and subrequests per task run (runtime harness test).
+#    Per run shape by store, a tick's CPU in wasm and the cold starts:
+#    tests/bench/cost.sh (docs/cost.md).
 #
 # Prints markdown tables of medians and ratios per payload size, and the cost
 # against size for both workers, and writes them to $BENCH_OUT (default
