@@ -20,12 +20,9 @@
 #[path = "../tests/harness/mod.rs"]
 mod harness;
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-
 use agent_zero_contracts::RunMode;
 use agent_zero_engine::{Admission, AdmitError, Engine, Ports, TickOutcome, TickStats};
-use agent_zero_ports::{KeyPage, KeyValue, KvError, MemoryKv};
+use agent_zero_ports::CountingKv;
 use harness::*;
 
 /// The two stores a Cloudflare deployment splits keys between.
@@ -41,51 +38,19 @@ fn backend(key: &str) -> Backend {
     if task { Backend::DurableObject } else { Backend::WorkersKv }
 }
 
-/// Each operation by kind and store, over a [`MemoryKv`].
-struct ByStore {
-    inner: MemoryKv,
-    counts: RefCell<BTreeMap<(Backend, &'static str), u32>>,
-}
+/// Each operation by kind and store, over a [`CountingKv`].
+struct ByStore(CountingKv);
 
 impl ByStore {
     fn new() -> Self {
-        Self { inner: MemoryKv::new(), counts: RefCell::default() }
+        Self(CountingKv::new())
     }
-    fn count(&self, key: &str, kind: &'static str) {
-        *self.counts.borrow_mut().entry((backend(key), kind)).or_default() += 1;
-    }
-    fn of(&self, backend: Backend, kinds: &[&str]) -> u32 {
-        self.counts.borrow().iter().filter(|((b, k), _)| *b == backend && kinds.contains(k)).map(|(_, n)| n).sum()
+    fn of(&self, store: Backend, kinds: &[&str]) -> u32 {
+        let operations = self.0.operations();
+        operations.iter().filter(|(key, kind)| backend(key) == store && kinds.contains(kind)).count() as u32
     }
     fn keys(&self, prefix: &str) -> usize {
-        self.inner.snapshot().keys().filter(|k| k.starts_with(prefix)).count()
-    }
-}
-
-impl KeyValue for ByStore {
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        self.count(key, "get");
-        self.inner.get(key).await
-    }
-    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        self.count(key, "put");
-        self.inner.put(key, value).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), KvError> {
-        self.count(key, "delete");
-        self.inner.delete(key).await
-    }
-    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
-        self.count(prefix, "list");
-        self.inner.list(prefix, cursor, limit).await
-    }
-    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
-        self.count(key, "insert");
-        self.inner.put_if_absent(key, value).await
-    }
-    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
-        self.count(key, "cas");
-        self.inner.compare_and_swap(key, expected, value).await
+        self.0.inner().snapshot().keys().filter(|k| k.starts_with(prefix)).count()
     }
 }
 
@@ -119,12 +84,12 @@ fn run(name: &'static str, gate: Result<Admission, AdmitError>, script: impl FnO
     script(&h);
     let store = ByStore::new();
     let engine = Engine {
-        kv: &store,
+        kv: &store.0,
         ports: Ports { decider: &h.decider, workspace: &h.workspace, publisher: &h.publisher },
         queue: &h.queue,
         limits: h.limits,
     };
-    block_on(agent_zero_engine::receive(&store, &h.queue, received(&id), START_MS)).expect("receive");
+    block_on(agent_zero_engine::receive(&store.0, &h.queue, received(&id), START_MS)).expect("receive");
     let (mut ticks, mut stats, mut outcome) = (0, TickStats::default(), None);
     while let Some((tick, delay)) = { h.queue.messages.borrow_mut().pop_front() } {
         h.clock.advance(delay + h.tick_cost_ms);

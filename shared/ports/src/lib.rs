@@ -9,6 +9,7 @@
 #![allow(async_fn_in_trait)]
 
 mod clock;
+mod counting;
 mod http_client;
 mod kv;
 mod memory;
@@ -16,6 +17,7 @@ mod ready;
 mod secret;
 
 pub use clock::{Clock, ManualClock};
+pub use counting::CountingKv;
 pub use http_client::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit, enforce_limit};
 pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};

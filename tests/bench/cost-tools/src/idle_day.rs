@@ -13,53 +13,25 @@
 //! 30 s platform).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 use agent_zero_app::{Host, Settings};
 use agent_zero_engine::{Queue, QueueError, Tick};
-use agent_zero_ports::{HttpClient, HttpError, KeyPage, KeyValue, KvError, ManualClock, MemoryKv, block_on};
+use agent_zero_ports::{CountingKv, HttpClient, HttpError, ManualClock, block_on};
 use agent_zero_runner::{
     Acquired, Coordinator, CoordinatorError, KvCoordinator, Lease, LeaseLimits, MemoryCoordinator, QuotaError,
 };
 
-/// Counts each operation by kind.
-#[derive(Debug, Default)]
-struct Counting {
-    inner: MemoryKv,
-    counts: RefCell<BTreeMap<&'static str, u64>>,
-}
-
-impl Counting {
-    fn count(&self, kind: &'static str) {
-        *self.counts.borrow_mut().entry(kind).or_default() += 1;
+/// What the sweep's operations count as on a bill: reads, writes (an
+/// insert or a swap is a write), deletes and lists.
+fn billed(kv: &CountingKv, kind: &str) -> u64 {
+    fn as_billed(op: &'static str) -> &'static str {
+        match op {
+            "get" => "read",
+            "put" | "insert" | "cas" => "write",
+            other => other,
+        }
     }
-}
-
-impl KeyValue for Counting {
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        self.count("read");
-        self.inner.get(key).await
-    }
-    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        self.count("write");
-        self.inner.put(key, value).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), KvError> {
-        self.count("delete");
-        self.inner.delete(key).await
-    }
-    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
-        self.count("list");
-        self.inner.list(prefix, cursor, limit).await
-    }
-    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
-        self.count("write");
-        self.inner.put_if_absent(key, value).await
-    }
-    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
-        self.count("write");
-        self.inner.compare_and_swap(key, expected, value).await
-    }
+    kv.operations().iter().filter(|(_, op)| as_billed(op) == kind).count() as u64
 }
 
 /// The `LeaseCoordinator` Durable Object: each call one request.
@@ -125,7 +97,7 @@ impl Queue for NoQueue {
 
 #[derive(Debug)]
 struct Idle<'a, L> {
-    kv: &'a Counting,
+    kv: &'a CountingKv,
     leases: L,
     http: NoNetwork,
     clock: ManualClock,
@@ -134,7 +106,7 @@ struct Idle<'a, L> {
 }
 
 impl<'a, L: Coordinator> Host for Idle<'a, L> {
-    type Kv = &'a Counting;
+    type Kv = &'a CountingKv;
     type Http = NoNetwork;
     type Clock = ManualClock;
     type Queue = NoQueue;
@@ -143,7 +115,7 @@ impl<'a, L: Coordinator> Host for Idle<'a, L> {
     fn name(&self) -> &'static str {
         "bench"
     }
-    fn kv(&self) -> &&'a Counting {
+    fn kv(&self) -> &&'a CountingKv {
         &self.kv
     }
     fn http(&self) -> &NoNetwork {
@@ -197,13 +169,13 @@ fn main() {
         queue: NoQueue,
         signer: agent_zero_github::RsaSigner,
     };
-    let cloudflare = Counting::default();
+    let cloudflare = CountingKv::new();
     let host = new_host(&cloudflare);
     sweep(&host);
     let durable = *host.leases.requests.borrow();
     let subrequests = *host.http.0.borrow();
 
-    let spin = Counting::default();
+    let spin = CountingKv::new();
     let spin_host = Idle {
         kv: &spin,
         leases: KvCoordinator::new(&spin),
@@ -214,7 +186,7 @@ fn main() {
     };
     sweep(&spin_host);
 
-    let n = |c: &Counting, k: &str| c.counts.borrow().get(k).copied().unwrap_or(0);
+    let n = billed;
     println!(
         "| idle sweep | reads | writes | deletes | lists | Durable Object requests | subrequests | sweeps a day | a day: KV lists | a day: KV writes |"
     );

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use agent_zero_app::{Host, Invocation, Settings, TickOutcome};
 use agent_zero_engine::{Queue, QueueError, Tick};
-use agent_zero_ports::{HttpClient, HttpError, KeyPage, KeyValue, KvError, ManualClock, MemoryKv, block_on};
+use agent_zero_ports::{CountingKv, HttpClient, HttpError, ManualClock, block_on};
 use agent_zero_runner::MemoryCoordinator;
 use hmac::Mac;
 
@@ -53,55 +53,22 @@ impl Queue for Recorded {
     }
 }
 
-/// A [`MemoryKv`] counting each operation by store and kind.
-#[derive(Debug, Default)]
-struct ByStore {
-    inner: MemoryKv,
-    counts: RefCell<BTreeMap<String, u64>>,
-}
-
-impl ByStore {
-    fn count(&self, key: &str, kind: &str) {
-        // As `task_of` in functions/cloudflare/src/kv.rs.
+/// `operations` by store and kind (`durableObject.get`, `workersKv.put`):
+/// a key under `task/{id}/` goes to the task's Durable Object, as `task_of`
+/// in functions/cloudflare/src/kv.rs routes it, anything else to Workers KV.
+fn by_store(operations: Vec<(String, &'static str)>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for (key, kind) in operations {
         let task = key.strip_prefix("task/").and_then(|r| r.split_once('/')).is_some_and(|(id, _)| !id.is_empty());
         let store = if task { "durableObject" } else { "workersKv" };
-        *self.counts.borrow_mut().entry(format!("{store}.{kind}")).or_default() += 1;
+        *counts.entry(format!("{store}.{kind}")).or_default() += 1;
     }
-    fn take(&self) -> BTreeMap<String, u64> {
-        std::mem::take(&mut self.counts.borrow_mut())
-    }
-}
-
-impl KeyValue for ByStore {
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
-        self.count(key, "get");
-        self.inner.get(key).await
-    }
-    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        self.count(key, "put");
-        self.inner.put(key, value).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), KvError> {
-        self.count(key, "delete");
-        self.inner.delete(key).await
-    }
-    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
-        self.count(prefix, "list");
-        self.inner.list(prefix, cursor, limit).await
-    }
-    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
-        self.count(key, "insert");
-        self.inner.put_if_absent(key, value).await
-    }
-    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
-        self.count(key, "cas");
-        self.inner.compare_and_swap(key, expected, value).await
-    }
+    counts
 }
 
 #[derive(Debug)]
 struct Bench {
-    kv: ByStore,
+    kv: CountingKv,
     http: Down,
     clock: ManualClock,
     queue: Recorded,
@@ -110,7 +77,7 @@ struct Bench {
 }
 
 impl Host for Bench {
-    type Kv = ByStore;
+    type Kv = CountingKv;
     type Http = Down;
     type Clock = ManualClock;
     type Queue = Recorded;
@@ -119,7 +86,7 @@ impl Host for Bench {
     fn name(&self) -> &'static str {
         "spin"
     }
-    fn kv(&self) -> &ByStore {
+    fn kv(&self) -> &CountingKv {
         &self.kv
     }
     fn http(&self) -> &Down {
@@ -185,7 +152,7 @@ fn main() {
     .expect("fits");
     let start = real_now - 6 * 3_600_000;
     let host = Bench {
-        kv: ByStore::default(),
+        kv: CountingKv::new(),
         http: Down,
         clock: ManualClock::new(start - start % 1000),
         queue: Recorded::default(),
@@ -211,7 +178,7 @@ fn main() {
     assert_eq!(reply.status(), 202, "intake: {text}");
     let reply: serde_json::Value = serde_json::from_str(&text).expect("json");
     let id = reply["taskId"].as_str().unwrap_or_else(|| panic!("intake created no task: {text}")).to_owned();
-    let intake = host.kv.take();
+    let intake = by_store(host.kv.take());
     let mut tick = host.queue.0.borrow().first().cloned().expect("intake enqueued the first tick");
     let mut last = BTreeMap::new();
     while tick.expected_seq < entries {
@@ -222,7 +189,7 @@ fn main() {
             TickOutcome::Continue { next, .. } if next.expected_seq == tick.expected_seq + 1 => tick = next,
             other => panic!("tick {}: expected another admission retry, got {other:?}", tick.expected_seq),
         }
-        last = host.kv.take();
+        last = by_store(host.kv.take());
     }
     let ops = serde_json::json!({ "intake": intake, "tick": last });
     std::fs::create_dir_all(&out).expect("out dir");
@@ -230,7 +197,7 @@ fn main() {
     // Every value as the Spin host stores it, and the snapshot.
     let dir = out.join("default");
     std::fs::create_dir_all(&dir).expect("out dir");
-    let snapshot = host.kv.inner.snapshot();
+    let snapshot = host.kv.inner().snapshot();
     let mut json = serde_json::Map::new();
     for (key, value) in &snapshot {
         std::fs::write(dir.join(hex::encode(key.as_bytes())), value).expect("write value");

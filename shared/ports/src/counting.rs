@@ -1,0 +1,90 @@
+//! A [`MemoryKv`] that records each operation, for the benchmarks and tests
+//! that measure what a run costs at the key-value port.
+
+use std::cell::RefCell;
+
+use crate::{KeyPage, KeyValue, KvError, MemoryKv};
+
+/// A [`MemoryKv`] recording every operation as `(key, kind)`: the key (a
+/// list's prefix) and one of `get`, `put`, `delete`, `list`, `insert`
+/// (`put_if_absent`) or `cas`. What a caller counts them by (the store a
+/// key lands in, a kind) is its own business.
+#[derive(Debug, Default)]
+pub struct CountingKv {
+    inner: MemoryKv,
+    operations: RefCell<Vec<(String, &'static str)>>,
+}
+
+impl CountingKv {
+    /// An empty store, nothing recorded.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The store under the count (reads of it are not counted).
+    pub fn inner(&self) -> &MemoryKv {
+        &self.inner
+    }
+
+    /// Every operation recorded so far, oldest first.
+    pub fn operations(&self) -> Vec<(String, &'static str)> {
+        self.operations.borrow().clone()
+    }
+
+    /// The operations recorded so far, and a fresh count from here.
+    pub fn take(&self) -> Vec<(String, &'static str)> {
+        std::mem::take(&mut self.operations.borrow_mut())
+    }
+
+    fn record(&self, key: &str, kind: &'static str) {
+        self.operations.borrow_mut().push((key.to_owned(), kind));
+    }
+}
+
+impl KeyValue for CountingKv {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
+        self.record(key, "get");
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+        self.record(key, "put");
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), KvError> {
+        self.record(key, "delete");
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
+        self.record(prefix, "list");
+        self.inner.list(prefix, cursor, limit).await
+    }
+    async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
+        self.record(key, "insert");
+        self.inner.put_if_absent(key, value).await
+    }
+    async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        self.record(key, "cas");
+        self.inner.compare_and_swap(key, expected, value).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block_on;
+
+    #[test]
+    fn every_operation_is_recorded_with_its_key_and_kind() {
+        let kv = CountingKv::new();
+        block_on(kv.put("a/1", b"x")).unwrap();
+        assert!(!block_on(kv.put_if_absent("a/1", b"y")).unwrap());
+        assert_eq!(block_on(kv.get("a/1")).unwrap().as_deref(), Some(&b"x"[..]));
+        assert!(block_on(kv.compare_and_swap("a/1", Some(b"x"), b"z")).unwrap());
+        assert_eq!(block_on(kv.list("a/", None, 10)).unwrap().keys, ["a/1"]);
+        block_on(kv.delete("a/1")).unwrap();
+        let kinds: Vec<&str> = kv.take().iter().map(|(_, kind)| *kind).collect();
+        assert_eq!(kinds, ["put", "insert", "get", "cas", "list", "delete"]);
+        assert!(kv.operations().is_empty(), "taken");
+        assert!(kv.inner().snapshot().is_empty());
+    }
+}
