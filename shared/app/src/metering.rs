@@ -417,6 +417,9 @@ mod tests {
         let sweep = meter.cost();
         assert!(sweep.kv_lists > 0, "a sweep lists its indexes: {sweep:?}");
         let per_day = sweeps_per_day(include_str!("../../../wrangler.toml"));
+        // Issue 42's idle day: no KV write or delete, and at most 300 lists.
+        assert_eq!((sweep.kv_writes + sweep.kv_atomic, sweep.kv_deletes), (0, 0), "an idle sweep writes nothing");
+        assert!(sweep.kv_lists * per_day <= 300, "{per_day} sweeps of {} lists each", sweep.kv_lists);
         let free = Platform::CloudflareFree.limits();
         for (what, per_sweep, quota) in [
             ("lists", sweep.kv_lists, free.kv_lists_per_day),
