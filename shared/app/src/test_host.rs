@@ -42,11 +42,12 @@ impl Queue for RecordingQueue {
     }
 }
 
-/// The test host.
+/// The test host: with [`RefusingHttp`] unless a test gives it a client
+/// (a loopback to the fake GitHub, [`TestHost::with_http`]).
 #[derive(Debug)]
-pub(crate) struct TestHost {
+pub(crate) struct TestHost<H = RefusingHttp> {
     pub(crate) kv: MemoryKv,
-    pub(crate) http: RefusingHttp,
+    pub(crate) http: H,
     pub(crate) clock: ManualClock,
     pub(crate) queue: RecordingQueue,
     pub(crate) leases: MemoryCoordinator,
@@ -58,9 +59,16 @@ pub(crate) const START_MS: u64 = 1_777_636_800_000;
 
 impl TestHost {
     pub(crate) fn new() -> Self {
+        Self::with_http(RefusingHttp)
+    }
+}
+
+impl<H: HttpClient> TestHost<H> {
+    /// A test host whose outbound requests go to `http`.
+    pub(crate) fn with_http(http: H) -> Self {
         Self {
             kv: MemoryKv::new(),
-            http: RefusingHttp,
+            http,
             clock: ManualClock::new(START_MS),
             queue: RecordingQueue::default(),
             leases: MemoryCoordinator::new(),
@@ -99,9 +107,9 @@ impl agent_zero_github::Rs256Signer for RefusingSigner {
     }
 }
 
-impl Host for TestHost {
+impl<H: HttpClient> Host for TestHost<H> {
     type Kv = MemoryKv;
-    type Http = RefusingHttp;
+    type Http = H;
     type Clock = ManualClock;
     type Queue = RecordingQueue;
     type Leases = MemoryCoordinator;
@@ -113,7 +121,7 @@ impl Host for TestHost {
     fn kv(&self) -> &MemoryKv {
         &self.kv
     }
-    fn http(&self) -> &RefusingHttp {
+    fn http(&self) -> &H {
         &self.http
     }
     fn clock(&self) -> &ManualClock {

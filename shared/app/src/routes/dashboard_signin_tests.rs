@@ -6,12 +6,11 @@
 //! longer reports ends access there, writing nothing.
 
 use agent_zero_fakes::FakeGitHub;
-use agent_zero_ports::{HttpClient, HttpError, ManualClock, MemoryKv};
-use agent_zero_runner::MemoryCoordinator;
+use agent_zero_ports::{HttpClient, HttpError};
 
+use crate::Settings;
 use crate::dashboard::session::{MEMBERSHIP_RECHECK_MS, SESSION_MS, Session};
-use crate::test_host::{RecordingQueue, RefusingSigner, TestHost};
-use crate::{Host, Settings};
+use crate::test_host::TestHost;
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-test";
 const CLIENT_ID: &str = "Ov23liSignInTest";
@@ -35,46 +34,9 @@ impl HttpClient for Loopback {
 }
 
 /// The test host with outbound HTTP to the loopback GitHub.
-struct GitHubHost {
-    base: TestHost,
-    http: Loopback,
-}
-
-impl Host for GitHubHost {
-    type Kv = MemoryKv;
-    type Http = Loopback;
-    type Clock = ManualClock;
-    type Queue = RecordingQueue;
-    type Leases = MemoryCoordinator;
-    type Signer = RefusingSigner;
-
-    fn name(&self) -> &'static str {
-        "test"
-    }
-    fn kv(&self) -> &MemoryKv {
-        &self.base.kv
-    }
-    fn http(&self) -> &Loopback {
-        &self.http
-    }
-    fn clock(&self) -> &ManualClock {
-        &self.base.clock
-    }
-    fn queue(&self) -> &RecordingQueue {
-        &self.base.queue
-    }
-    fn leases(&self) -> &MemoryCoordinator {
-        &self.base.leases
-    }
-    fn signer(&self) -> &RefusingSigner {
-        &RefusingSigner
-    }
-}
-
-/// A dashboard whose sign-in is the loopback GitHub's OAuth app.
 struct World {
     github: FakeGitHub,
-    host: GitHubHost,
+    host: TestHost<Loopback>,
     settings: Settings,
 }
 
@@ -95,7 +57,7 @@ impl World {
             ("AGENT_ZERO_DASHBOARD_ORGS", orgs),
             ("GITHUB_API_URL", url.as_str()),
         ]);
-        Self { github, host: GitHubHost { base: TestHost::new(), http: Loopback(agent()) }, settings }
+        Self { github, host: TestHost::with_http(Loopback(agent())), settings }
     }
 
     fn send(&self, method: &str, uri: &str, cookie: Option<&str>) -> http::Response<Vec<u8>> {
@@ -107,12 +69,12 @@ impl World {
             builder = builder.header("content-type", "application/x-www-form-urlencoded");
         }
         let request = builder.body(Vec::new()).unwrap();
-        let invocation = self.host.base.invocation();
+        let invocation = self.host.invocation();
         agent_zero_ports::block_on(crate::handle(&self.host, &self.settings, &invocation, request))
     }
 
     fn advance(&self, ms: u64) {
-        self.host.base.clock.advance(ms);
+        self.host.clock.advance(ms);
     }
 
     /// Follows `/login` (at `start`) through GitHub's authorize page to the
@@ -200,13 +162,13 @@ fn a_membership_session_is_rechecked_through_github() {
     world.github.set_oauth_user_orgs("watcher", &[]);
     assert!(text(&world.send("GET", "/dashboard", Some(&cookie))).contains("github:watcher"), "until the re-check");
     world.advance(MEMBERSHIP_RECHECK_MS);
-    let stored = world.host.base.kv.snapshot();
+    let stored = world.host.kv.snapshot();
     let lapsed = world.send("GET", "/dashboard", Some(&cookie));
     let refused = world.sign_in_from(&location(&lapsed));
     assert_eq!(refused.status(), 403, "{}", text(&refused));
     assert!(text(&refused).contains("`watcher` may not use this dashboard"), "{}", text(&refused));
     assert!(pair(&refused, "az_session").is_none());
-    assert_eq!(world.host.base.kv.snapshot(), stored, "a refused sign-in wrote");
+    assert_eq!(world.host.kv.snapshot(), stored, "a refused sign-in wrote");
     let page = world.send("GET", "/dashboard", Some(&cookie));
     assert_eq!(page.status(), 303, "the lapsed cookie is never accepted again");
 
