@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the two Spin components, one per role (README, "Architecture"):
+# Builds the two Spin components, one per role (docs/architecture.md):
 # target/wasm32-wasip2/release/agent_zero_spin.wasm (`front`, the HTTP
 # component `agent-zero`) and agent_zero_spin_ticks.wasm (`ticks`, the
 # private tick component `agent-zero-ticks`). For each, rustc links the core module only (`--skip-wit-component`);
 # tests/scripts/optimize.sh runs binaryen's wasm-opt on it (-O2, tests/node,
 # pinned in package-lock.json), lays its functions out for compression and
-# strips its names (README, "Size"); wasm-tools then makes the component
+# strips its names (docs/size.md); wasm-tools then makes the component
 # from the component type wit-bindgen embedded in the module. wasm-opt
 # cannot read a component, hence the two steps. -O2 rather than -Oz (2 KB
 # smaller): -O2 optimizes for speed (shrink level 0), so the intake's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the two Cloudflare workers, one per role (README, "Architecture"):
+# Builds the two Cloudflare workers, one per role (docs/architecture.md):
 # `front` (functions/cloudflare/build/, wrangler.toml: the routes, the cron
 # sweep and the Durable Object classes) and `ticks`
 # (functions/cloudflare/build-ticks/, wrangler.ticks.toml: the tick queue's

@@ -19,7 +19,7 @@ Measured (gzip -9, 2026-12-05), the worker after wasm-bindgen and the
 Spin component: by crate and body 628,517 B and 588,325 B, chained by
 likeness 612,652 B (-15.9 KB) and 576,082 B (-12.2 KB). Earlier
 (2026-12-04): as emitted 701,919 B, by name 688,549 B, by crate and body
-684,409 B on the worker (README, "Size").
+684,409 B on the worker (docs/size.md).
 """
 
 import sys

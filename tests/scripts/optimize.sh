@@ -14,7 +14,7 @@
 #   3. `--reorder-functions-by-name` sorts the functions by those names,
 #      renumbering every call, table entry and export, and drops the names
 #      and other debug sections.
-# Sizes per step: README, "Size".
+# Sizes per step: docs/size.md.
 # Usage: tests/scripts/optimize.sh MODULE.wasm [--enable-FEATURE...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -2,7 +2,7 @@
 # Sourced by build-worker.sh and build-spin.sh. `provider_features [ROLE]`
 # turns AGENT_ZERO_PROVIDERS (provider names, separated by spaces or commas:
 # `e2b anthropic`) into cargo's feature arguments, one per line, so a build
-# carries only the adapters its deployment calls (README, "Building only the
+# carries only the adapters its deployment calls (docs/configuration.md, "Building only the
 # providers you use"). Unset or blank: no arguments, every provider (the
 # default features). An unknown name, or a list without a sandbox provider
 # or without a model provider, is an error naming what to fix. With a ROLE

@@ -42,7 +42,7 @@ unset AGENT_ZERO_PROVIDERS
 # 576,094 B from a fresh clone with the functions laid out in a chain by
 # likeness (tests/scripts/layout.py; lowered to 599/564 KiB; the worker's
 # figure moves by up to 0.7 KB with where the target directory is); then,
-# split by role (README, "Architecture"), from a fresh clone: the front
+# split by role (docs/architecture.md), from a fresh clone: the front
 # worker 410,033 B, the tick worker 452,261 B, the HTTP component 377,222 B
 # and the tick component 451,896 B, each under issue 20's 450 KiB (budgets
 # below, one per artefact). Raised on 2026-12-06 for issue 40 (checks as a

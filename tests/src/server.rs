@@ -425,7 +425,7 @@ impl Drop for Server {
     }
 }
 
-/// `wrangler dev` with both workers (README, "Architecture"): the front
+/// `wrangler dev` with both workers (docs/architecture.md): the front
 /// worker (`wrangler.toml`, primary: the port, the routes, the cron) and the
 /// tick worker (`wrangler.ticks.toml`), sharing the local KV, queue and
 /// Durable Objects under `state`. `--var` reaches the primary worker only, so

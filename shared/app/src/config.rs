@@ -82,7 +82,7 @@ pub const SECRET_VARIABLES: &[&str] = &[
 /// The secrets only the front role reads (the webhook's HMAC key, the
 /// control-plane tokens, the dashboard's sign-in secrets): the tick worker and
 /// the tick component are given every other variable, and never these
-/// (`wrangler.ticks.toml`, `spin.toml`; README, "Configuration").
+/// (`wrangler.ticks.toml`, `spin.toml`; docs/configuration.md).
 pub const FRONT_ONLY_VARIABLES: &[&str] = &[
     "GITHUB_WEBHOOK_SECRET",
     "AGENT_ZERO_CONTROL_PLANE_TOKENS",

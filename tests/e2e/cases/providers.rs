@@ -1,5 +1,5 @@
 //! The provider adapters a build carries (`AGENT_ZERO_PROVIDERS` at build
-//! time; README, "Building only the providers you use"). test.sh runs this
+//! time; docs/configuration.md, "Building only the providers you use"). test.sh runs this
 //! with the default build (every provider) and again, with the lifecycle
 //! case, on a build of `custom openai`: the harness reads the same
 //! variable to know which build it is talking to.
