@@ -29,7 +29,7 @@
 # Prints markdown tables of medians and ratios per payload size, and the cost
 # against size for both workers, and writes them to $BENCH_OUT (default
 # /tmp/bench-results.md). Knobs: BENCH_RUNS (1: how many times the workers
-# are started afresh and the rounds run; the README's tables are BENCH_RUNS=3,
+# are started afresh and the rounds run; docs/benchmarks.md's tables are BENCH_RUNS=3,
 # medians of the runs' medians), BENCH_ROUNDS (3), BENCH_DURATION (seconds
 # per case and round, 10), BENCH_CONNECTIONS (8), BENCH_SIZES (body bytes,
 # "28672 265216 2621440"), BENCH_WORKER_BUILD (the worker's build directory,

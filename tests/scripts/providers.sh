@@ -6,8 +6,8 @@
 # providers you use"). Unset or blank: no arguments, every provider (the
 # default features). An unknown name, or a list without a sandbox provider
 # or without a model provider, is an error naming what to fix. With a ROLE
-# (`front`, `ticks`: the worker or Spin component of one role, README
-# "Architecture"), the arguments always name the role's feature and the
+# (`front`, `ticks`: the worker or Spin component of one role,
+# docs/architecture.md), the arguments always name the role's feature and the
 # providers, every one when the list is unset or blank.
 ALL_PROVIDER_FEATURES="sandbox-custom,sandbox-e2b,sandbox-daytona,sandbox-vercel,sandbox-cloudflare,model-openai,model-anthropic,model-google"
 

@@ -11,7 +11,7 @@
 //!
 //! Spin can only enumerate every key (`get_keys`), so `list` sorts and pages
 //! them here: its cost grows with the store. Callers keep their own indexes
-//! (see the README's cost model) and list only small prefixes.
+//! (see the cost model, docs/tasks.md) and list only small prefixes.
 
 use std::cell::OnceCell;
 

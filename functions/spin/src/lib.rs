@@ -12,7 +12,7 @@
 //! Both read operator configuration from Spin variables (the lowercase form
 //! of each name in `agent_zero_app::KNOWN_VARIABLES`) and implement the ports
 //! over Spin's key-value store and outbound HTTP. Split, each component
-//! links only its own role's code (README, sizes under "Test it").
+//! links only its own role's code (sizes in docs/size.md).
 
 #![deny(unsafe_code)]
 

@@ -133,7 +133,7 @@ pub(crate) struct Pending {
     pub due_ms: u64,
 }
 
-/// KV operations and port calls of one tick (the README cost model).
+/// KV operations and port calls of one tick (the cost model, docs/tasks.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TickStats {
