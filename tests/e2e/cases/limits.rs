@@ -358,7 +358,7 @@ fn bodies_within_the_limit_are_read_whole(runtime: Runtime) {
     // before reading. Last on this server: see the module doc.
     let mut longer = ping;
     longer.push(b'\n');
-    let declared = server.deliver_github(SECRET, "ping", "limits-declared", &longer);
+    let declared = server.deliver_github_exact(SECRET, "ping", "limits-declared", &longer);
     assert_eq!(declared.status, 413, "{}", declared.text());
     let (code, message, field) = error_of(&declared);
     assert_eq!((code.as_str(), field.as_str()), ("payload_too_large", "Content-Length"), "{message}");
@@ -370,7 +370,7 @@ fn malformed_webhook_limit_is_503_naming_it(runtime: Runtime) {
     // Routes that take no webhook are unaffected.
     assert_eq!(server.send("GET", "/api/v1/health", &[], b"").status, 200);
     // Last on this server: see the module doc.
-    let reply = server.deliver_github(SECRET, "ping", "limits-malformed", &ping());
+    let reply = server.deliver_github_exact(SECRET, "ping", "limits-malformed", &ping());
     assert_eq!(reply.status, 503, "{}", reply.text());
     let (code, message, field) = error_of(&reply);
     assert_eq!((code.as_str(), field.as_str()), ("not_configured", "AGENT_ZERO_WEBHOOK_MAX_BYTES"), "{message}");
