@@ -18,6 +18,37 @@ use crate::retention::{Kind, Lifetimes};
 
 const PREFIX: &str = "audit/";
 
+/// The audited mutations: the name each is listed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AuditAction {
+    #[serde(rename = "tasks.create")]
+    TasksCreate,
+    #[serde(rename = "approvals.decide")]
+    ApprovalsDecide,
+    #[serde(rename = "sweep")]
+    Sweep,
+    #[serde(rename = "dashboard.sign-in")]
+    DashboardSignIn,
+    #[serde(rename = "dashboard.revoke-sessions")]
+    DashboardRevokeSessions,
+}
+
+impl AuditAction {
+    /// Every action, in the order the OpenAPI document lists them.
+    pub const ALL: [Self; 5] =
+        [Self::TasksCreate, Self::ApprovalsDecide, Self::Sweep, Self::DashboardSignIn, Self::DashboardRevokeSessions];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TasksCreate => "tasks.create",
+            Self::ApprovalsDecide => "approvals.decide",
+            Self::Sweep => "sweep",
+            Self::DashboardSignIn => "dashboard.sign-in",
+            Self::DashboardRevokeSessions => "dashboard.revoke-sessions",
+        }
+    }
+}
+
 /// One audited mutation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -26,8 +57,8 @@ pub struct AuditEntry {
     pub at: String,
     /// The authenticated principal's name.
     pub principal: String,
-    /// `tasks.create`, `approvals.decide` or `sweep`.
-    pub action: String,
+    /// What was done.
+    pub action: AuditAction,
     /// The task id (or, for a refused create, the requested repository).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -50,7 +81,6 @@ impl AuditEntry {
         let scrub = |v: &Option<String>| v.as_deref().map(|t| redact(t, secrets));
         Self {
             principal: redact(&self.principal, secrets),
-            action: redact(&self.action, secrets),
             target: scrub(&self.target),
             detail: scrub(&self.detail),
             field: scrub(&self.field),

@@ -152,7 +152,7 @@ fn audit_entries_are_removed_when_their_lifetime_ends() {
     let entry = crate::audit_log::AuditEntry {
         at: String::new(),
         principal: "alice".into(),
-        action: "tasks.create".into(),
+        action: crate::audit_log::AuditAction::TasksCreate,
         target: None,
         detail: None,
         status: 201,

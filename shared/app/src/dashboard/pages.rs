@@ -338,7 +338,7 @@ pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&st
                 "<tr><td><time>{}</time></td><td>{}</td><td>{}{detail}</td><td><code>{}</code></td><td>{} {}{field}</td></tr>",
                 clean(&e.at, secrets),
                 clean(&e.principal, secrets),
-                clean(&e.action, secrets),
+                clean(e.action.as_str(), secrets),
                 clean(e.target.as_deref().unwrap_or("—"), secrets),
                 e.status,
                 clean(&e.outcome, secrets),

@@ -19,7 +19,7 @@ use super::RouteContext;
 use super::input::{invalid, json_body};
 use super::tasks::load;
 use crate::Host;
-use crate::audit_log::AuditEntry;
+use crate::audit_log::{AuditAction, AuditEntry};
 use crate::auth::{self, Principal, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, TaskSummary};
@@ -84,7 +84,7 @@ pub(super) async fn record<H: Host>(
     let mut audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
-        action: "approvals.decide".into(),
+        action: AuditAction::ApprovalsDecide,
         target: Some(id.chars().take(128).collect()),
         detail: None,
         status: 0,

@@ -36,7 +36,7 @@ use self::gate::{Denied, authenticate, error_page, form, gate, gate_task, page, 
 use super::RouteContext;
 use super::approvals::{self, Decision};
 use crate::Host;
-use crate::audit_log::{self, AuditEntry};
+use crate::audit_log::{self, AuditAction, AuditEntry};
 use crate::auth;
 use crate::dashboard::pages::{self, Offer};
 use crate::dashboard::scope::Access;
@@ -138,7 +138,7 @@ pub(super) async fn callback<H: Host>(
     let audit = AuditEntry {
         at: String::new(),
         principal: format!("github:{}", session.login.to_ascii_lowercase()),
-        action: "dashboard.sign-in".into(),
+        action: AuditAction::DashboardSignIn,
         target: None,
         detail: None,
         status: 303,

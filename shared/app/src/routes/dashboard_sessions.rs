@@ -15,7 +15,7 @@ use serde_json::json;
 use super::super::RouteContext;
 use super::super::input::invalid;
 use super::gate::settings_of;
-use crate::audit_log::{self, AuditEntry};
+use crate::audit_log::{self, AuditAction, AuditEntry};
 use crate::dashboard::revocation;
 use crate::error::{ApiError, ErrorCode};
 use crate::{Host, auth};
@@ -43,7 +43,7 @@ pub(in crate::routes) async fn revoke<H: Host>(
     let audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
-        action: "dashboard.revoke-sessions".into(),
+        action: AuditAction::DashboardRevokeSessions,
         target: Some(format!("github-user:{}", id.chars().take(32).collect::<String>())),
         detail: None,
         status: status.as_u16(),

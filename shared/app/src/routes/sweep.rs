@@ -12,7 +12,7 @@
 use serde_json::json;
 
 use super::RouteContext;
-use crate::audit_log::AuditEntry;
+use crate::audit_log::{AuditAction, AuditEntry};
 use crate::{Host, auth};
 
 /// How long a pending tick may be overdue before it is re-sent.
@@ -42,7 +42,7 @@ pub(super) async fn post<H: Host>(
     let audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
-        action: "sweep".into(),
+        action: AuditAction::Sweep,
         target: None,
         detail: Some(format!(
             "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s), {} finished task(s), {} audit entr(ies) and {} dashboard revocation(s) removed",

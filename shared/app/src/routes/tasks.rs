@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::RouteContext;
 use super::input::{invalid, json_body, limit, param, query};
-use crate::audit_log::AuditEntry;
+use crate::audit_log::{AuditAction, AuditEntry};
 use crate::auth::{self, Principal, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, DEFAULT_PAGE, Filter, MAX_PAGE, TaskSummary};
@@ -250,7 +250,7 @@ pub(super) async fn create<H: Host>(
     let mut audit = AuditEntry {
         at: String::new(),
         principal: principal.name.clone(),
-        action: "tasks.create".into(),
+        action: AuditAction::TasksCreate,
         target: None,
         detail: None,
         status: 0,
