@@ -15,7 +15,7 @@
 
 use std::cell::OnceCell;
 
-use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
+use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
 use serde::Deserialize;
 use worker::Env;
 use worker::js_sys::{self, Function, Object, Reflect, Uint8Array};
@@ -111,6 +111,27 @@ impl KeyValue for HostKv {
     /// Workers KV keys expire by themselves; task keys (Durable Objects) do not.
     fn expires_on_its_own(&self, key: &str) -> bool {
         task_of(key).is_none()
+    }
+
+    /// One task's keys in one request to its object; anything else key by key.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        if TaskStores::one_task(keys.iter().copied()).is_some() {
+            return self.tasks().get_many(keys).await;
+        }
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            values.push(self.get(key).await?);
+        }
+        Ok(values)
+    }
+
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        keys.len() <= 1 || TaskStores::one_task(keys.iter().copied()).is_some()
+    }
+
+    /// Only within one task's object: Workers KV has no transaction.
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        self.tasks().transact(expect, writes).await
     }
 }
 

@@ -23,6 +23,16 @@
 //! | `{"op":"list","prefix":P,"cursor":C\|null,"limit":N}` | `{"reply":"page","keys":[…],"cursor":C\|null}` |
 //! | `{"op":"putIfAbsent","key":K,"value":B64}` | `{"reply":"written","written":bool}` |
 //! | `{"op":"compareAndSwap","key":K,"expected":B64\|null,"value":B64}` | `{"reply":"written","written":bool}` |
+//! | `{"op":"getMany","keys":[K…]}` | `{"reply":"values","values":[B64\|null…]}` |
+//! | `{"op":"transact","expect":[[K,B64\|null]…],"writes":[[K,B64\|null]…]}` | `{"reply":"written","written":bool}` |
+//!
+//! `transact` checks every condition, then applies every write (`null`
+//! removes the key) with no await between them: the object's storage
+//! commits the writes of one synchronous stretch together (Durable
+//! Objects' automatic write coalescing), and no other request runs in
+//! between. A tick's commit (the claim marked committing, the log entry,
+//! the checkpoint) is one such request; its read (is the seq free, the
+//! checkpoint, the claim) one `getMany`.
 //!
 //! A failure is `{"reply":"failed","message":…}` with status 400 (a
 //! malformed operation) or 500 (storage). A list cursor is the last key of
@@ -30,7 +40,7 @@
 
 use agent_zero_contracts::base64;
 use agent_zero_contracts::read_tag_first;
-use agent_zero_ports::{KeyPage, KeyValue, KvError, check_key};
+use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
 use serde::{Deserialize, Deserializer, Serialize};
 use worker::Env;
 
@@ -44,6 +54,8 @@ enum Op {
     List { prefix: String, cursor: Option<String>, limit: usize },
     PutIfAbsent { key: String, value: String },
     CompareAndSwap { key: String, expected: Option<String>, value: String },
+    GetMany { keys: Vec<String> },
+    Transact { expect: Vec<(String, Option<String>)>, writes: Vec<(String, Option<String>)> },
 }
 
 /// The answer to one [`Op`].
@@ -51,6 +63,7 @@ enum Op {
 #[serde(tag = "reply", rename_all = "camelCase")]
 enum Reply {
     Value { value: Option<String> },
+    Values { values: Vec<Option<String>> },
     Done,
     Page { keys: Vec<String>, cursor: Option<String> },
     Written { written: bool },
@@ -82,6 +95,8 @@ enum OpDe {
     List { prefix: String, cursor: Option<String>, limit: usize },
     PutIfAbsent { key: String, value: String },
     CompareAndSwap { key: String, expected: Option<String>, value: String },
+    GetMany { keys: Vec<String> },
+    Transact { expect: Vec<(String, Option<String>)>, writes: Vec<(String, Option<String>)> },
 }
 
 #[derive(Deserialize)]
@@ -89,6 +104,7 @@ enum OpDe {
 #[allow(dead_code)]
 enum ReplyDe {
     Value { value: Option<String> },
+    Values { values: Vec<Option<String>> },
     Done,
     Page { keys: Vec<String>, cursor: Option<String> },
     Written { written: bool },
@@ -166,6 +182,7 @@ impl TaskStores {
 fn unexpected(binding: &str, reply: &Reply) -> KvError {
     let kind = match reply {
         Reply::Value { .. } => "value",
+        Reply::Values { .. } => "values",
         Reply::Done => "done",
         Reply::Page { .. } => "page",
         Reply::Written { .. } => "written",
@@ -174,14 +191,33 @@ fn unexpected(binding: &str, reply: &Reply) -> KvError {
     KvError::Backend(format!("durable object `{binding}` answered out of protocol: a `{kind}` reply"))
 }
 
+impl TaskStores {
+    /// The one task all of `keys` belong to, if they share one.
+    pub(crate) fn one_task<'a>(keys: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+        let mut tasks = keys.into_iter().map(task_of);
+        let first = tasks.next()??;
+        tasks.all(|task| task == Some(first)).then_some(first)
+    }
+
+    fn value(&self, value: Option<String>) -> Result<Option<Vec<u8>>, KvError> {
+        value
+            .map(|value| {
+                base64::decode(value).map_err(|e| {
+                    KvError::Backend(format!(
+                        "durable object `{}` returned a value that is not base64: {e}",
+                        self.binding
+                    ))
+                })
+            })
+            .transpose()
+    }
+}
+
 impl KeyValue for TaskStores {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
         let task = Self::task(key)?;
         match self.call(task, &Op::Get { key: key.to_owned() }).await? {
-            Reply::Value { value: None } => Ok(None),
-            Reply::Value { value: Some(value) } => base64::decode(value).map(Some).map_err(|e| {
-                KvError::Backend(format!("durable object `{}` returned a value that is not base64: {e}", self.binding))
-            }),
+            Reply::Value { value } => self.value(value),
             other => Err(unexpected(self.binding, &other)),
         }
     }
@@ -221,6 +257,49 @@ impl KeyValue for TaskStores {
             expected: expected.map(base64::encode),
             value: base64::encode(value),
         };
+        self.written(task, &op).await
+    }
+
+    /// One request when every key is one task's (the engine's reads are);
+    /// otherwise key by key.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        for key in keys {
+            check_key(key)?;
+        }
+        let Some(task) = Self::one_task(keys.iter().copied()) else {
+            let mut values = Vec::with_capacity(keys.len());
+            for key in keys {
+                values.push(self.get(key).await?);
+            }
+            return Ok(values);
+        };
+        let op = Op::GetMany { keys: keys.iter().map(|k| (*k).to_owned()).collect() };
+        match self.call(task, &op).await? {
+            Reply::Values { values } if values.len() == keys.len() => {
+                values.into_iter().map(|value| self.value(value)).collect()
+            }
+            other => Err(unexpected(self.binding, &other)),
+        }
+    }
+
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        keys.len() <= 1 || Self::one_task(keys.iter().copied()).is_some()
+    }
+
+    /// One request to the object of the one task every key belongs to;
+    /// keys of several tasks cannot be written atomically.
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        let keys = expect.iter().chain(writes).map(|(key, _)| *key);
+        let Some(task) = Self::one_task(keys) else {
+            return Err(KvError::Unsupported("a transaction's keys must all belong to one task".into()));
+        };
+        let pairs = |items: &[(&str, Option<&[u8]>)]| -> Result<Vec<(String, Option<String>)>, KvError> {
+            items
+                .iter()
+                .map(|(key, value)| check_key(key).map(|()| ((*key).to_owned(), value.map(base64::encode))))
+                .collect()
+        };
+        let op = Op::Transact { expect: pairs(expect)?, writes: pairs(writes)? };
         self.written(task, &op).await
     }
 }

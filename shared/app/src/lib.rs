@@ -33,6 +33,7 @@ mod intake_gate;
 pub mod log_line;
 pub mod metering;
 pub mod platform;
+mod read_ahead;
 mod repository_policy;
 pub mod retention;
 mod router;

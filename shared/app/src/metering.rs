@@ -11,7 +11,7 @@
 
 use std::cell::Cell;
 
-use agent_zero_ports::{Clock, HttpClient, HttpError, KeyPage, KeyValue, KvError};
+use agent_zero_ports::{Clock, Expect, HttpClient, HttpError, KeyPage, KeyValue, KvError, Write};
 use agent_zero_runner::{Acquired, Coordinator, CoordinatorError, Lease, LeaseLimits, QuotaError};
 
 use serde::{Deserialize, Serialize};
@@ -169,6 +169,25 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
     async fn probe_atomicity(&self) -> Result<String, String> {
         self.inner.probe_atomicity().await
     }
+    /// One read when the backend answers the batch in one request,
+    /// otherwise one per key, as it reads them.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        let requests = if self.inner.reads_in_one_request(keys) { 1 } else { keys.len() as u64 };
+        bump(&self.meter.kv_reads, requests);
+        self.inner.get_many(keys).await
+    }
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        self.inner.reads_in_one_request(keys)
+    }
+    /// One atomic operation; a store without transactions refuses before
+    /// doing anything, and costs nothing.
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        let result = self.inner.transact(expect, writes).await;
+        if !matches!(result, Err(KvError::Unsupported(_))) {
+            bump(&self.meter.kv_atomic, 1);
+        }
+        result
+    }
 }
 
 impl<C: Coordinator> Coordinator for Counting<'_, C> {
@@ -230,7 +249,7 @@ impl<H: HttpClient, C: Clock> HttpClient for CountingHttp<'_, H, C> {
 /// A host whose key-value, lease and HTTP ports count into a [`Meter`].
 pub(crate) struct Metered<'a, H: Host> {
     host: &'a H,
-    kv: Counting<'a, H::Kv>,
+    kv: crate::read_ahead::ReadAhead<Counting<'a, H::Kv>>,
     leases: Counting<'a, H::Leases>,
     http: CountingHttp<'a, H::Http, H::Clock>,
 }
@@ -245,7 +264,7 @@ impl<'a, H: Host> Metered<'a, H> {
     pub(crate) fn new(host: &'a H, meter: &'a Meter, destinations: &'a Destinations) -> Self {
         Self {
             host,
-            kv: Counting { inner: host.kv(), meter },
+            kv: crate::read_ahead::ReadAhead::new(Counting { inner: host.kv(), meter }),
             leases: Counting { inner: host.leases(), meter },
             http: CountingHttp { inner: host.http(), clock: host.clock(), meter, destinations },
         }
@@ -253,7 +272,7 @@ impl<'a, H: Host> Metered<'a, H> {
 }
 
 impl<'a, H: Host> Host for Metered<'a, H> {
-    type Kv = Counting<'a, H::Kv>;
+    type Kv = crate::read_ahead::ReadAhead<Counting<'a, H::Kv>>;
     type Http = CountingHttp<'a, H::Http, H::Clock>;
     type Clock = H::Clock;
     type Queue = H::Queue;
@@ -325,8 +344,8 @@ pub(crate) async fn record_of<K: KeyValue>(kv: &K, task_id: &str) -> Result<Cost
 /// tick), with the run's model usage after the tick. `logged` is what the
 /// tick's commit recorded in the log, if it committed: the rest of what
 /// was carried and spent stays for the next tick. One write, not counted
-/// (nor is the read before the tick): ticks of one task never overlap,
-/// their claims see to it.
+/// (the read before the tick is the tick's own, usually part of its one
+/// read ahead): ticks of one task never overlap, their claims see to it.
 pub(crate) async fn record<K: KeyValue>(
     kv: &K,
     task_id: &str,

@@ -35,8 +35,23 @@ pub async fn run_tick<H: Host>(
     // fact in the log; what this one spends after its commit is carried on.
     let meter = crate::metering::Meter::default();
     let destinations = crate::metering::Destinations::of(settings.variables());
+    let metered = crate::metering::Metered::new(host, &meter, &destinations);
+    // Everything the tick reads before it decides, in one request where
+    // the store allows (`read_ahead`): counted as the tick's.
+    let (id, seq) = (tick.task_id.as_str(), tick.expected_seq);
+    if agent_zero_engine::is_valid_task_id(id) {
+        let keys = [
+            crate::metering::cost_key(id),
+            agent_zero_engine::log_key(id, 0),
+            agent_zero_engine::log_key(id, 1),
+            agent_zero_engine::log_key(id, seq),
+            agent_zero_engine::meta_key(id),
+            agent_zero_engine::claim_key(id, seq),
+        ];
+        metered.kv().read(&keys.each_ref().map(String::as_str)).await;
+    }
     // A record that cannot be read is left as it is (its total is not reset).
-    let record = crate::metering::record_of(host.kv(), &tick.task_id).await;
+    let record = crate::metering::record_of(metered.kv(), &tick.task_id).await;
     let carried = record.as_ref().map(|r| r.unlogged).unwrap_or_default();
     let logged = std::cell::Cell::new(None);
     let counted = || {
@@ -44,7 +59,6 @@ pub async fn run_tick<H: Host>(
         logged.set(Some(cost));
         cost
     };
-    let metered = crate::metering::Metered::new(host, &meter, &destinations);
     let mut result = tick_on(&metered, settings, tick, now_ms, &counted).await;
     if let Ok(report) = &mut result {
         let in_log = logged.get().filter(|_| report.outcome != agent_zero_engine::TickOutcome::Stale);

@@ -189,6 +189,26 @@ pub(crate) struct Store<'k, K> {
     lists: Cell<u32>,
 }
 
+/// What a tick reads before it decides ([`Store::open`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Opened {
+    /// The tick's seq is already committed.
+    pub committed: bool,
+    /// The checkpoint, when present and readable.
+    pub meta: Option<Meta>,
+    /// The claim on the tick's seq, as stored.
+    pub claim: Option<Vec<u8>>,
+}
+
+/// Why reading the log for a fold stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EntriesError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Fold(#[from] crate::resident::FoldError),
+}
+
 /// Whether an append found its key free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Append {
@@ -235,6 +255,109 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.list(prefix, cursor, limit).await
     }
 
+    /// Several keys in as few requests as the backend allows, counted as
+    /// the backend serves them.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        let requests = if self.kv.reads_in_one_request(keys) { 1 } else { keys.len() as u32 };
+        self.reads.set(self.reads.get() + requests);
+        self.kv.get_many(keys).await
+    }
+
+    /// What a tick reads before it decides, in one batch: whether its seq
+    /// is committed, the checkpoint, and the claim on its seq.
+    pub(crate) async fn open(&self, id: &str, seq: u64) -> Result<Opened, StoreError> {
+        let (log, meta, claim) = (log_key(id, seq), meta_key(id), claim_key(id, seq));
+        let mut values = self.get_many(&[&log, &meta, &claim]).await?.into_iter();
+        let (committed, meta, claim) = (values.next().flatten(), values.next().flatten(), values.next().flatten());
+        Ok(Opened {
+            committed: committed.is_some(),
+            // A corrupt checkpoint is treated as absent: the log is the truth.
+            meta: meta.and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes).ok()),
+            claim,
+        })
+    }
+
+    /// Log entries `from..to`, in order, read in batches; `Err(at)` names
+    /// the first one missing.
+    pub(crate) async fn entries(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+        mut each: impl FnMut(Entry) -> Result<(), crate::resident::FoldError>,
+    ) -> Result<Result<(), u64>, EntriesError> {
+        /// Entries per request: a cold fold of 1,000 entries is 16 requests
+        /// to a task's Durable Object, well inside a Worker invocation's
+        /// 1,000 subrequests, and at most 64 MB of values in the largest case.
+        const BATCH: u64 = 64;
+        let mut at = from;
+        while at < to {
+            let end = to.min(at + BATCH);
+            let keys: Vec<String> = (at..end).map(|seq| log_key(id, seq)).collect();
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let values = self.get_many(&refs).await.map_err(StoreError::from)?;
+            for ((seq, key), value) in (at..end).zip(&keys).zip(values) {
+                let Some(bytes) = value else { return Ok(Err(seq)) };
+                let entry: Entry = decode(key, &bytes)?;
+                if entry.seq != seq {
+                    return Err(
+                        StoreError::Corrupt { key: key.clone(), reason: format!("holds seq {}", entry.seq) }.into()
+                    );
+                }
+                each(entry)?;
+            }
+            at = end;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Commits `entry` and the checkpoint `meta` in one atomic request, if
+    /// the backend can: only while our claim (`mine`) still holds and the
+    /// seq is free, marking the claim committing as the single-key path
+    /// does. `None` when the backend has no such transaction (nothing was
+    /// done); `Some(false)` when the claim or the seq was taken.
+    pub(crate) async fn commit_at_once(
+        &self,
+        id: &str,
+        entry: &Entry,
+        mine: Option<&[u8]>,
+        meta: &Meta,
+    ) -> Result<Option<bool>, StoreError> {
+        let (log, claim) = (log_key(id, entry.seq), claim_key(id, entry.seq));
+        let bytes = encode(&log, entry)?;
+        if bytes.len() > MAX_VALUE_BYTES {
+            return Err(StoreError::TooLarge { key: log, bytes: bytes.len() });
+        }
+        let committing = match mine {
+            Some(mine) => Some(encode(&claim, &Claim { committing: true, ..decode::<Claim>(&claim, mine)? })?),
+            None => None,
+        };
+        // The checkpoint rides along when it fits; otherwise folds get longer.
+        let checkpoint = serde_json::to_vec(meta).ok().filter(|m| m.len() <= MAX_VALUE_BYTES);
+        let meta_key = meta_key(id);
+        let mut expect: Vec<agent_zero_ports::Expect<'_>> = vec![(&log, None)];
+        let mut writes: Vec<agent_zero_ports::Write<'_>> = Vec::with_capacity(3);
+        if let (Some(mine), Some(committing)) = (mine, &committing) {
+            expect.push((&claim, Some(mine)));
+            writes.push((&claim, Some(committing)));
+        }
+        writes.push((&log, Some(&bytes)));
+        if let Some(checkpoint) = &checkpoint {
+            writes.push((&meta_key, Some(checkpoint)));
+        }
+        match self.kv.transact(&expect, &writes).await {
+            Err(KvError::Unsupported(_)) => Ok(None),
+            Err(e) => {
+                self.writes.set(self.writes.get() + 1);
+                Err(e.into())
+            }
+            Ok(written) => {
+                self.writes.set(self.writes.get() + 1);
+                Ok(Some(written))
+            }
+        }
+    }
+
     /// Log entry `seq`, if committed.
     pub(crate) async fn entry(&self, id: &str, seq: u64) -> Result<Option<Entry>, StoreError> {
         let key = log_key(id, seq);
@@ -267,10 +390,17 @@ impl<'k, K: KeyValue> Store<'k, K> {
     /// Takes the claim on `seq` of task `id` at `now_ms` until `deadline_ms`:
     /// a free seq is claimed; a live claim is left alone (`Held`); a claim
     /// past its deadline is superseded by compare-and-swap, so of two
-    /// ticks superseding at once, one wins.
-    pub(crate) async fn claim(&self, id: &str, seq: u64, now_ms: u64, deadline_ms: u64) -> Result<Claimed, StoreError> {
+    /// ticks superseding at once, one wins. `existing` is the claim's bytes
+    /// as the caller just read them ([`Store::open`]).
+    pub(crate) async fn claim(
+        &self,
+        id: &str,
+        seq: u64,
+        existing: Option<Vec<u8>>,
+        now_ms: u64,
+        deadline_ms: u64,
+    ) -> Result<Claimed, StoreError> {
         let key = claim_key(id, seq);
-        let existing = self.get(&key).await?;
         let held = |bytes: &[u8]| -> Result<Claim, StoreError> { decode(&key, bytes) };
         let mut mine = Claim { at_ms: now_ms, deadline_ms, supersedes_ms: None, committing: false };
         let expected = match &existing {

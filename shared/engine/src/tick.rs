@@ -10,7 +10,7 @@ use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
-    Append, Claimed, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key,
+    Append, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key,
 };
 
 /// What the host does after a tick.
@@ -99,25 +99,37 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let store = Store::new(self.kv);
         let mut stats = TickStats::default();
         let seq = tick.expected_seq;
-        if seq == 0 || store.has_entry(id, seq).await? {
+        let stale = |store: &Store<'_, K>, mut stats: TickStats| {
             store.count_into(&mut stats);
-            return Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None });
+            Ok(TickReport { outcome: TickOutcome::Stale, stats, warnings: Vec::new(), resident: None })
+        };
+        if seq == 0 {
+            return stale(&store, stats);
+        }
+        // One read: is the seq committed, the checkpoint, the claim.
+        let opened = store.open(id, seq).await?;
+        if opened.committed {
+            return stale(&store, stats);
         }
 
-        // sync: the checkpoint, then the log from its cursor.
-        let mut resident = match store.meta(id).await {
-            Ok(Some(meta)) if meta.seq < seq && meta.resident.seq == Some(meta.seq) => meta.resident,
-            Ok(_) | Err(_) => Resident::default(),
+        // sync: the checkpoint, then the log from its cursor, in batches.
+        let mut resident = match opened.meta {
+            Some(meta) if meta.seq < seq && meta.resident.seq == Some(meta.seq) => meta.resident,
+            _ => Resident::default(),
         };
         let from = resident.seq.map_or(0, |s| s + 1);
-        for at in from..seq {
-            let entry = match store.entry(id, at).await? {
-                Some(entry) => entry,
-                None if at == 0 => return Err(TickError::UnknownTask(id.to_owned())),
-                None => return Err(TickError::NotVisible { task_id: id.to_owned(), seq: at }),
-            };
-            resident.apply(&entry)?;
-            stats.entries_folded += 1;
+        let folded = store
+            .entries(id, from, seq, |entry| {
+                stats.entries_folded += 1;
+                resident.apply(&entry)
+            })
+            .await;
+        match folded {
+            Ok(Ok(())) => {}
+            Ok(Err(0)) => return Err(TickError::UnknownTask(id.to_owned())),
+            Ok(Err(at)) => return Err(TickError::NotVisible { task_id: id.to_owned(), seq: at }),
+            Err(EntriesError::Store(e)) => return Err(e.into()),
+            Err(EntriesError::Fold(e)) => return Err(e.into()),
         }
 
         // decide
@@ -134,7 +146,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         // claim: before any external effect, until the step's own bound.
         let claim = match step.bound_ms(&resident, now_ms, &self.limits) {
             None => None,
-            Some(bound) => match store.claim(id, seq, now_ms, now_ms.saturating_add(bound)).await? {
+            Some(bound) => match store.claim(id, seq, opened.claim, now_ms, now_ms.saturating_add(bound)).await? {
                 Claimed::Ours(bytes) => Some(bytes),
                 Claimed::Held { until_ms } => {
                     store.count_into(&mut stats);
@@ -183,9 +195,17 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let mut next = resident.clone();
         next.apply(&entry)?;
 
-        // commit: only while the claim is still ours, and only if the seq is free.
-        let committed = self.commit(&store, id, &entry, claim.as_deref()).await;
-        let committed = match committed {
+        // commit: only while the claim is still ours, and only if the seq
+        // is free; with the checkpoint in the same request where the store
+        // has multi-key transactions (a task's Durable Object).
+        let following = next_step(&next, now_ms + delay_ms, &self.limits);
+        let meta = meta_of(&next, now_ms, matches!(following, Step::Quiet(_)));
+        let committed = match store.commit_at_once(id, &entry, claim.as_deref(), &meta).await {
+            Ok(Some(committed)) => Ok((committed, true)),
+            Ok(None) => self.commit(&store, id, &entry, claim.as_deref()).await.map(|c| (c, false)),
+            Err(e) => Err(e),
+        };
+        let (committed, meta_written) = match committed {
             Ok(committed) => committed,
             Err(e) => {
                 // Nothing was committed: let the redelivery take the claim at
@@ -204,7 +224,6 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
 
         // yield
         let mut warnings = Vec::new();
-        let following = next_step(&next, now_ms + delay_ms, &self.limits);
         let outcome = if let Step::Quiet(terminal) = following {
             quiet(terminal)
         } else {
@@ -221,7 +240,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         if let Err(e) = store.delete(&pending_key(id, seq)).await {
             warnings.push(format!("pending marker not removed: {e}"));
         }
-        if let Err(e) = store.put_meta(id, &meta_of(&next, now_ms, matches!(following, Step::Quiet(_)))).await {
+        if !meta_written && let Err(e) = store.put_meta(id, &meta).await {
             warnings.push(format!("meta not written: {e}"));
         }
         store.count_into(&mut stats);

@@ -34,55 +34,57 @@ fn stored_claim(h: &Harness, id: &str, seq: u64) -> Option<Claim> {
 
 #[test]
 fn a_tick_claims_its_seq_before_acting_and_a_duplicate_leaves_it_alone() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-dup", RunMode::Fix, policy(FIX_POLICY)));
-    let tick = advance_to(&h, UNDERSTAND);
-    // Another delivery of this tick is mid-step: its claim is live.
-    let now = h.clock.now_ms();
-    let live = Claim { at_ms: now, deadline_ms: now + 60_000, supersedes_ms: None, committing: false };
-    block_on(h.kv.put(&claim_key("t-dup", UNDERSTAND), &serde_json::to_vec(&live).unwrap())).unwrap();
-    let report = h.tick(&tick).unwrap();
-    assert_eq!(report.outcome, TickOutcome::Busy { until_ms: now + 60_000 });
-    assert_eq!(h.decider.calls(), 0, "the duplicate paid for no model call");
-    assert!(!h.kv.snapshot().contains_key(&log_key("t-dup", UNDERSTAND)), "and committed nothing");
-    assert_eq!(stored_claim(&h, "t-dup", UNDERSTAND), Some(live), "the live claim is untouched");
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-dup", RunMode::Fix, policy(FIX_POLICY)));
+        let tick = advance_to(&h, UNDERSTAND);
+        // Another delivery of this tick is mid-step: its claim is live.
+        let now = h.clock.now_ms();
+        let live = Claim { at_ms: now, deadline_ms: now + 60_000, supersedes_ms: None, committing: false };
+        block_on(h.kv.put(&claim_key("t-dup", UNDERSTAND), &serde_json::to_vec(&live).unwrap())).unwrap();
+        let report = h.tick(&tick).unwrap();
+        assert_eq!(report.outcome, TickOutcome::Busy { until_ms: now + 60_000 });
+        assert_eq!(h.decider.calls(), 0, "the duplicate paid for no model call");
+        assert!(!h.kv.snapshot().contains_key(&log_key("t-dup", UNDERSTAND)), "and committed nothing");
+        assert_eq!(stored_claim(&h, "t-dup", UNDERSTAND), Some(live), "the live claim is untouched");
 
-    // After the deadline (the holder died) a new delivery supersedes it.
-    h.clock.advance(60_000);
-    let report = h.tick(&tick).unwrap();
-    assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
-    assert_eq!(h.decider.calls(), 1);
-    let taken = stored_claim(&h, "t-dup", UNDERSTAND).unwrap();
-    assert_eq!(taken.supersedes_ms, Some(now), "the new claim names the one it superseded");
-    assert!(taken.committing);
-    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
-    assert_eq!(h.decider.calls(), 1, "one model call for the step, the duplicate included");
+        // After the deadline (the holder died) a new delivery supersedes it.
+        h.clock.advance(60_000);
+        let report = h.tick(&tick).unwrap();
+        assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
+        assert_eq!(h.decider.calls(), 1);
+        let taken = stored_claim(&h, "t-dup", UNDERSTAND).unwrap();
+        assert_eq!(taken.supersedes_ms, Some(now), "the new claim names the one it superseded");
+        assert!(taken.committing);
+        assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+        assert_eq!(h.decider.calls(), 1, "one model call for the step, the duplicate included");
+    }
 }
 
 #[test]
 fn a_claim_lasts_the_steps_own_bound() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-bound", RunMode::Fix, policy(FIX_POLICY)));
-    let tick = advance_to(&h, UNDERSTAND);
-    h.tick(&tick).unwrap();
-    let c = stored_claim(&h, "t-bound", UNDERSTAND).unwrap();
-    // Two model calls (primary, then fallback) plus the margin.
-    assert_eq!(c.deadline_ms - c.at_ms, 2 * h.limits.model_call_ms + h.limits.claim_margin_ms);
-    // The checks' claim lasts what is left of agent.timeoutMs, plus the margin.
-    let verify = loop {
-        let (tick, _) = h.queue.messages.borrow_mut().pop_front().expect("a queued tick");
-        if h.load("t-bound").state == TaskState::Verifying {
-            break tick;
-        }
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-bound", RunMode::Fix, policy(FIX_POLICY)));
+        let tick = advance_to(&h, UNDERSTAND);
         h.tick(&tick).unwrap();
-    };
-    h.tick(&verify).unwrap();
-    let c = stored_claim(&h, "t-bound", verify.expected_seq).unwrap();
-    let created = h.load("t-bound").created_ms;
-    let remaining = 1_800_000 - (c.at_ms - created);
-    assert_eq!(c.deadline_ms - c.at_ms, remaining + h.limits.claim_margin_ms, "{c:?}");
+        let c = stored_claim(&h, "t-bound", UNDERSTAND).unwrap();
+        // Two model calls (primary, then fallback) plus the margin.
+        assert_eq!(c.deadline_ms - c.at_ms, 2 * h.limits.model_call_ms + h.limits.claim_margin_ms);
+        // The checks' claim lasts what is left of agent.timeoutMs, plus the margin.
+        let verify = loop {
+            let (tick, _) = h.queue.messages.borrow_mut().pop_front().expect("a queued tick");
+            if h.load("t-bound").state == TaskState::Verifying {
+                break tick;
+            }
+            h.tick(&tick).unwrap();
+        };
+        h.tick(&verify).unwrap();
+        let c = stored_claim(&h, "t-bound", verify.expected_seq).unwrap();
+        let created = h.load("t-bound").created_ms;
+        let remaining = 1_800_000 - (c.at_ms - created);
+        assert_eq!(c.deadline_ms - c.at_ms, remaining + h.limits.claim_margin_ms, "{c:?}");
+    }
 }
 
 /// A model port that, while it answers, lets another delivery supersede
@@ -110,63 +112,66 @@ impl Decider for SupersededWhileAsking<'_> {
 
 #[test]
 fn a_superseded_ticks_commit_is_refused() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-sup", RunMode::Fix, policy(FIX_POLICY)));
-    let tick = advance_to(&h, UNDERSTAND);
-    let decider = SupersededWhileAsking { kv: &h.kv, inner: &h.decider, key: claim_key("t-sup", UNDERSTAND) };
-    let engine = Engine {
-        kv: &h.kv,
-        ports: Ports { decider: &decider, workspace: &h.workspace, publisher: &h.publisher },
-        queue: &h.queue,
-        limits: h.limits,
-    };
-    let report = block_on(engine.tick(&tick, h.clock.now_ms())).unwrap();
-    assert_eq!(report.outcome, TickOutcome::Stale, "the stalled tick's answer is not committed");
-    assert!(!h.kv.snapshot().contains_key(&log_key("t-sup", UNDERSTAND)));
-    assert!(!stored_claim(&h, "t-sup", UNDERSTAND).unwrap().committing, "the superseding claim stands");
-    // The log folds as it was; the task is still at understanding.
-    assert_eq!(h.load("t-sup").state, TaskState::Understanding);
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-sup", RunMode::Fix, policy(FIX_POLICY)));
+        let tick = advance_to(&h, UNDERSTAND);
+        let decider = SupersededWhileAsking { kv: &h.kv, inner: &h.decider, key: claim_key("t-sup", UNDERSTAND) };
+        let engine = Engine {
+            kv: &h.kv,
+            ports: Ports { decider: &decider, workspace: &h.workspace, publisher: &h.publisher },
+            queue: &h.queue,
+            limits: h.limits,
+        };
+        let report = block_on(engine.tick(&tick, h.clock.now_ms())).unwrap();
+        assert_eq!(report.outcome, TickOutcome::Stale, "the stalled tick's answer is not committed");
+        assert!(!h.kv.snapshot().contains_key(&log_key("t-sup", UNDERSTAND)));
+        assert!(!stored_claim(&h, "t-sup", UNDERSTAND).unwrap().committing, "the superseding claim stands");
+        // The log folds as it was; the task is still at understanding.
+        assert_eq!(h.load("t-sup").state, TaskState::Understanding);
+    }
 }
 
 #[test]
 fn a_log_with_a_superseded_claim_folds_to_the_same_task() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-fold", RunMode::Fix, policy(FIX_POLICY)));
-    let tick = advance_to(&h, UNDERSTAND);
-    let now = h.clock.now_ms();
-    let stale = Claim { at_ms: now - 10, deadline_ms: now - 1, supersedes_ms: None, committing: false };
-    block_on(h.kv.put(&claim_key("t-fold", UNDERSTAND), &serde_json::to_vec(&stale).unwrap())).unwrap();
-    h.tick(&tick).unwrap();
-    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
-    let checkpoint = h.load("t-fold");
-    // Cold: no checkpoint, every entry folded from 0, claims beside the log.
-    block_on(h.kv.delete(&agent_zero_engine::meta_key("t-fold"))).unwrap();
-    let cold = h.load("t-fold");
-    assert_eq!(cold, checkpoint);
-    assert!(h.keys("task/t-fold/claim/").len() >= 5, "every acting step left its claim beside the log");
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-fold", RunMode::Fix, policy(FIX_POLICY)));
+        let tick = advance_to(&h, UNDERSTAND);
+        let now = h.clock.now_ms();
+        let stale = Claim { at_ms: now - 10, deadline_ms: now - 1, supersedes_ms: None, committing: false };
+        block_on(h.kv.put(&claim_key("t-fold", UNDERSTAND), &serde_json::to_vec(&stale).unwrap())).unwrap();
+        h.tick(&tick).unwrap();
+        assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+        let checkpoint = h.load("t-fold");
+        // Cold: no checkpoint, every entry folded from 0, claims beside the log.
+        block_on(h.kv.delete(&agent_zero_engine::meta_key("t-fold"))).unwrap();
+        let cold = h.load("t-fold");
+        assert_eq!(cold, checkpoint);
+        assert!(h.keys("task/t-fold/claim/").len() >= 5, "every acting step left its claim beside the log");
+    }
 }
 
 #[test]
 fn the_sweep_never_re_drives_a_live_claim_whatever_the_grace() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-sweep", RunMode::Fix, policy(FIX_POLICY)));
-    let _tick = advance_to(&h, UNDERSTAND);
-    // The tick for UNDERSTAND is running: its claim is live, its marker overdue.
-    let now = h.clock.now_ms();
-    let live = Claim { at_ms: now, deadline_ms: now + 240_000, supersedes_ms: None, committing: false };
-    block_on(h.kv.put(&claim_key("t-sweep", UNDERSTAND), &serde_json::to_vec(&live).unwrap())).unwrap();
-    h.clock.advance(100_000);
-    let zero = SweepOptions { grace_ms: 0, ..SweepOptions::default() };
-    let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
-    assert!(report.enqueued.is_empty(), "{report:?}");
-    assert_eq!(report.claimed, 1);
-    // Past the deadline the seq is re-driven.
-    h.clock.advance(140_000);
-    let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
-    assert_eq!(report.enqueued, [Tick { task_id: "t-sweep".into(), expected_seq: UNDERSTAND }]);
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-sweep", RunMode::Fix, policy(FIX_POLICY)));
+        let _tick = advance_to(&h, UNDERSTAND);
+        // The tick for UNDERSTAND is running: its claim is live, its marker overdue.
+        let now = h.clock.now_ms();
+        let live = Claim { at_ms: now, deadline_ms: now + 240_000, supersedes_ms: None, committing: false };
+        block_on(h.kv.put(&claim_key("t-sweep", UNDERSTAND), &serde_json::to_vec(&live).unwrap())).unwrap();
+        h.clock.advance(100_000);
+        let zero = SweepOptions { grace_ms: 0, ..SweepOptions::default() };
+        let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
+        assert!(report.enqueued.is_empty(), "{report:?}");
+        assert_eq!(report.claimed, 1);
+        // Past the deadline the seq is re-driven.
+        h.clock.advance(140_000);
+        let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
+        assert_eq!(report.enqueued, [Tick { task_id: "t-sweep".into(), expected_seq: UNDERSTAND }]);
+    }
 }
 
 #[test]
@@ -215,7 +220,8 @@ fn of_an_approve_and_a_reject_exactly_one_commits_and_the_loser_learns_the_winne
 }
 
 /// A store whose next insert of a log entry fails, as a transient backend
-/// error would; everything else goes through.
+/// error would, whether single (`put_if_absent`) or in a transaction;
+/// everything else goes through.
 struct FailsOneCommit<'a> {
     kv: &'a MemoryKv,
     armed: std::cell::Cell<bool>,
@@ -253,29 +259,48 @@ impl KeyValue for FailsOneCommit<'_> {
     ) -> Result<bool, agent_zero_ports::KvError> {
         self.kv.compare_and_swap(key, expected, value).await
     }
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, agent_zero_ports::KvError> {
+        self.kv.get_many(keys).await
+    }
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        self.kv.reads_in_one_request(keys)
+    }
+    async fn transact(
+        &self,
+        expect: &[agent_zero_ports::Expect<'_>],
+        writes: &[agent_zero_ports::Write<'_>],
+    ) -> Result<bool, agent_zero_ports::KvError> {
+        // Fails before any write, where the store has transactions at all.
+        let supported = !matches!(self.kv.transact(&[], &[]).await, Err(agent_zero_ports::KvError::Unsupported(_)));
+        if supported && writes.iter().any(|(key, _)| key.contains("/log/")) && self.armed.replace(false) {
+            return Err(agent_zero_ports::KvError::Backend("injected commit failure".into()));
+        }
+        self.kv.transact(expect, writes).await
+    }
 }
 
 #[test]
 fn a_failed_commit_gives_its_claim_up_so_the_retry_runs_at_once() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-retry", RunMode::Fix, policy(FIX_POLICY)));
-    let tick = advance_to(&h, UNDERSTAND);
-    let flaky = FailsOneCommit { kv: &h.kv, armed: std::cell::Cell::new(true) };
-    let engine = Engine {
-        kv: &flaky,
-        ports: Ports { decider: &h.decider, workspace: &h.workspace, publisher: &h.publisher },
-        queue: &h.queue,
-        limits: h.limits,
-    };
-    let failed = block_on(engine.tick(&tick, h.clock.now_ms()));
-    assert!(matches!(failed, Err(agent_zero_engine::TickError::Store(_))), "{failed:?}");
-    let released = stored_claim(&h, "t-retry", UNDERSTAND).unwrap();
-    assert!(released.deadline_ms <= h.clock.now_ms() && !released.committing, "{released:?}");
-    // The redelivery (a moment later) runs the step again instead of waiting out its bound.
-    let report = h.tick(&tick).unwrap();
-    assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
-    assert_eq!(h.decider.calls(), 2, "the lost answer is asked for again, once");
-    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-retry", RunMode::Fix, policy(FIX_POLICY)));
+        let tick = advance_to(&h, UNDERSTAND);
+        let flaky = FailsOneCommit { kv: &h.kv, armed: std::cell::Cell::new(true) };
+        let engine = Engine {
+            kv: &flaky,
+            ports: Ports { decider: &h.decider, workspace: &h.workspace, publisher: &h.publisher },
+            queue: &h.queue,
+            limits: h.limits,
+        };
+        let failed = block_on(engine.tick(&tick, h.clock.now_ms()));
+        assert!(matches!(failed, Err(agent_zero_engine::TickError::Store(_))), "{failed:?}");
+        let released = stored_claim(&h, "t-retry", UNDERSTAND).unwrap();
+        assert!(released.deadline_ms <= h.clock.now_ms() && !released.committing, "{released:?}");
+        // The redelivery (a moment later) runs the step again instead of waiting out its bound.
+        let report = h.tick(&tick).unwrap();
+        assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
+        assert_eq!(h.decider.calls(), 2, "the lost answer is asked for again, once");
+        assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    }
 }

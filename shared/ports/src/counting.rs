@@ -3,11 +3,12 @@
 
 use std::cell::RefCell;
 
-use crate::{KeyPage, KeyValue, KvError, MemoryKv};
+use crate::{Expect, KeyPage, KeyValue, KvError, MemoryKv, Write};
 
 /// A [`MemoryKv`] recording every operation as `(key, kind)`: the key (a
-/// list's prefix) and one of `get`, `put`, `delete`, `list`, `insert`
-/// (`put_if_absent`) or `cas`. What a caller counts them by (the store a
+/// list's prefix, a batch's first key) and one of `get`, `put`, `delete`,
+/// `list`, `insert` (`put_if_absent`), `cas`, `get_many` or `transact`
+/// (each batch is one request, as a Durable Object answers it). What a caller counts them by (the store a
 /// key lands in, a kind) is its own business.
 #[derive(Debug, Default)]
 pub struct CountingKv {
@@ -65,6 +66,18 @@ impl KeyValue for CountingKv {
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
         self.record(key, "cas");
         self.inner.compare_and_swap(key, expected, value).await
+    }
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        self.record(keys.first().copied().unwrap_or_default(), "get_many");
+        self.inner.get_many(keys).await
+    }
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        self.inner.reads_in_one_request(keys)
+    }
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        let first = expect.first().or(writes.first()).map_or("", |(key, _)| key);
+        self.record(first, "transact");
+        self.inner.transact(expect, writes).await
     }
 }
 

@@ -1,5 +1,6 @@
 //! The key-value port: narrow on purpose (get, put, delete, list by prefix,
-//! and two atomic conditional writes).
+//! two atomic conditional writes, and two batches a backend may do in one
+//! request: a read of several keys and a conditional write of several).
 //!
 //! Cloudflare KV is eventually consistent and allows one write per second
 //! per key, so callers build records as write-once keys or single-writer
@@ -43,6 +44,14 @@ pub enum KvError {
     Unsupported(String),
 }
 
+/// One condition of a [`KeyValue::transact`]: `key` holds `expected`
+/// (`None`: is absent).
+pub type Expect<'a> = (&'a str, Option<&'a [u8]>);
+
+/// One write of a [`KeyValue::transact`]: `value` at `key`, or (`None`)
+/// the key removed.
+pub type Write<'a> = (&'a str, Option<&'a [u8]>);
+
 /// A key-value store.
 pub trait KeyValue {
     /// The value at `key`, if any.
@@ -60,6 +69,34 @@ pub trait KeyValue {
     /// `expected` (`None`: absent), as one atomic step; `Ok(false)`, with
     /// nothing written, when it was not.
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError>;
+    /// The values at `keys`, in their order. The default reads them one by
+    /// one; a backend that can answer them in one request (a task's Durable
+    /// Object, when every key is that task's) overrides it and says so in
+    /// [`KeyValue::reads_in_one_request`].
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            values.push(self.get(key).await?);
+        }
+        Ok(values)
+    }
+    /// Whether [`KeyValue::get_many`] of `keys` is one request to the
+    /// backend (what a meter counts it as); the default, `false`, counts it
+    /// as one read per key.
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        let _ = keys;
+        false
+    }
+    /// Applies every write of `writes`, in order, only if every condition
+    /// of `expect` holds, as one atomic step of the backend: `Ok(false)`,
+    /// with nothing written, when one does not. A backend that cannot do
+    /// this atomically for these keys answers [`KvError::Unsupported`]
+    /// before touching anything (the default), and the caller falls back to
+    /// single-key conditional writes.
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        let _ = (expect, writes);
+        Err(KvError::Unsupported("no multi-key transaction in this store".into()))
+    }
     /// Writes `value` at `key` and asks the backend to remove it after
     /// `ttl_secs` when it can (Workers KV's `expirationTtl`, at least 60 s).
     /// A backend without expiry keeps it: callers that need the lifetime
@@ -109,6 +146,15 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     async fn probe_atomicity(&self) -> Result<String, String> {
         (**self).probe_atomicity().await
+    }
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        (**self).get_many(keys).await
+    }
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        (**self).reads_in_one_request(keys)
+    }
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        (**self).transact(expect, writes).await
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {

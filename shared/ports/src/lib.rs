@@ -19,7 +19,7 @@ mod secret;
 pub use clock::{Clock, ManualClock};
 pub use counting::CountingKv;
 pub use http_client::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit, enforce_limit};
-pub use kv::{KeyPage, KeyValue, KvError, MAX_KEY_BYTES, check_key};
+pub use kv::{Expect, KeyPage, KeyValue, KvError, MAX_KEY_BYTES, Write, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;
 pub use secret::{

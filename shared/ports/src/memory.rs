@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use crate::kv::{KeyPage, KeyValue, KvError, check_key};
+use crate::kv::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
 
 /// Which operations an injected fault breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,12 +20,23 @@ pub struct MemoryKv {
     entries: RefCell<BTreeMap<String, Vec<u8>>>,
     fault: RefCell<Option<MemoryKvFault>>,
     operations: RefCell<u64>,
+    /// Serves one key per request, as Spin's store does: no batch read,
+    /// no multi-key transaction.
+    one_key: bool,
 }
 
 impl MemoryKv {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that, like Spin's key-value interface, answers one key
+    /// per request: [`KeyValue::get_many`] reads key by key and
+    /// [`KeyValue::transact`] is unsupported, so callers take their
+    /// single-key path.
+    pub fn one_key_per_request() -> Self {
+        Self { one_key: true, ..Self::default() }
     }
 
     /// Makes later operations fail (or stop failing with `None`).
@@ -95,6 +106,47 @@ impl KeyValue for MemoryKv {
         entries.insert(key.to_owned(), value.to_vec());
         Ok(true)
     }
+
+    /// One request, as a task's Durable Object answers it.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        if self.one_key {
+            let mut values = Vec::with_capacity(keys.len());
+            for key in keys {
+                values.push(self.get(key).await?);
+            }
+            return Ok(values);
+        }
+        self.enter(false)?;
+        let entries = self.entries.borrow();
+        keys.iter().map(|key| check_key(key).map(|()| entries.get(*key).cloned())).collect()
+    }
+
+    fn reads_in_one_request(&self, _keys: &[&str]) -> bool {
+        !self.one_key
+    }
+
+    /// Atomic: every condition is checked, then every write applied, under
+    /// one borrow.
+    async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        if self.one_key {
+            return Err(KvError::Unsupported("one key per request".into()));
+        }
+        self.enter(true)?;
+        for (key, _) in expect.iter().chain(writes) {
+            check_key(key)?;
+        }
+        let mut entries = self.entries.borrow_mut();
+        if expect.iter().any(|(key, expected)| entries.get(*key).map(Vec::as_slice) != *expected) {
+            return Ok(false);
+        }
+        for (key, value) in writes {
+            match value {
+                Some(value) => entries.insert((*key).to_owned(), value.to_vec()),
+                None => entries.remove(*key),
+            };
+        }
+        Ok(true)
+    }
 }
 
 /// Pages through sorted `keys`: those starting with `prefix`, strictly after
@@ -157,6 +209,43 @@ mod tests {
             assert!(kv.compare_and_swap("new", None, b"v").await.unwrap());
             kv.set_fault(Some(MemoryKvFault::Writes));
             assert!(kv.put_if_absent("z", b"").await.is_err());
+        });
+    }
+
+    #[test]
+    fn a_transaction_writes_all_or_nothing() {
+        let kv = MemoryKv::new();
+        block_on(async {
+            kv.put("claim", b"mine").await.unwrap();
+            kv.put("old", b"x").await.unwrap();
+            let writes = [("claim", Some(&b"done"[..])), ("log/1", Some(&b"entry"[..])), ("old", None)];
+            // One condition fails: nothing is written.
+            assert!(!kv.transact(&[("claim", Some(b"mine")), ("log/1", Some(b"?"))], &writes).await.unwrap());
+            assert!(!kv.transact(&[("claim", Some(b"theirs")), ("log/1", None)], &writes).await.unwrap());
+            assert_eq!(kv.snapshot().len(), 2);
+            assert!(kv.transact(&[("claim", Some(b"mine")), ("log/1", None)], &writes).await.unwrap());
+            let after = kv.snapshot();
+            assert_eq!(after.keys().collect::<Vec<_>>(), ["claim", "log/1"]);
+            assert_eq!(after["claim"], b"done");
+            // Once applied, the same transaction's conditions no longer hold.
+            assert!(!kv.transact(&[("claim", Some(b"mine")), ("log/1", None)], &writes).await.unwrap());
+            let read = kv.get_many(&["log/1", "missing", "claim"]).await.unwrap();
+            assert_eq!(read, [Some(b"entry".to_vec()), None, Some(b"done".to_vec())]);
+            assert!(kv.transact(&[("", None)], &[]).await.is_err(), "keys are checked");
+            kv.set_fault(Some(MemoryKvFault::Writes));
+            assert!(kv.transact(&[], &[("k", Some(b"v"))]).await.is_err());
+            assert_eq!(kv.snapshot(), after);
+        });
+        let spin_like = MemoryKv::one_key_per_request();
+        block_on(async {
+            spin_like.put("a", b"1").await.unwrap();
+            let before = spin_like.operations();
+            assert_eq!(spin_like.get_many(&["a", "b"]).await.unwrap(), [Some(b"1".to_vec()), None]);
+            assert_eq!(spin_like.operations() - before, 2, "one request per key");
+            assert!(!spin_like.reads_in_one_request(&["a", "b"]));
+            let refused = spin_like.transact(&[("a", Some(b"1"))], &[("a", None)]).await;
+            assert!(matches!(refused, Err(KvError::Unsupported(_))), "{refused:?}");
+            assert_eq!(spin_like.get("a").await.unwrap().as_deref(), Some(&b"1"[..]));
         });
     }
 

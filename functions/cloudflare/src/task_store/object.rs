@@ -83,7 +83,7 @@ fn read(sql: &SqlStorage, query: &str, bindings: Vec<SqlStorageValue>) -> Result
 /// Applies `op` to the object's table with synchronous statements only.
 fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
     let text = |s: &str| SqlStorageValue::String(s.to_owned());
-    if !matches!(op, Op::Get { .. } | Op::List { .. }) {
+    if !matches!(op, Op::Get { .. } | Op::List { .. } | Op::GetMany { .. }) {
         create(sql)?;
     }
     match op {
@@ -150,6 +150,46 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                 .and_then(|cursor| returned(&cursor))
                 .map_err(storage)?;
             Ok(Reply::Written { written })
+        }
+        Op::GetMany { keys } => {
+            let mut values = Vec::with_capacity(keys.len());
+            for key in keys {
+                match apply(sql, Op::Get { key })? {
+                    Reply::Value { value } => values.push(value),
+                    _ => unreachable!("a get answers a value"),
+                }
+            }
+            Ok(Reply::Values { values })
+        }
+        Op::Transact { expect, writes } => {
+            // Every key and value is checked before anything is read or written.
+            for (key, value) in expect.iter().chain(&writes) {
+                key_ok(key)?;
+                if let Some(value) = value {
+                    decode("value", value)?;
+                }
+            }
+            for (key, expected) in expect {
+                let Reply::Value { value } = apply(sql, Op::Get { key })? else {
+                    unreachable!("a get answers a value")
+                };
+                let holds = match (value, expected) {
+                    (None, None) => true,
+                    (Some(value), Some(expected)) => decode("stored", &value)? == decode("expected", &expected)?,
+                    _ => false,
+                };
+                if !holds {
+                    return Ok(Reply::Written { written: false });
+                }
+            }
+            // From here the statements only write, in order, with no await.
+            for (key, value) in writes {
+                match value {
+                    Some(value) => apply(sql, Op::Put { key, value })?,
+                    None => apply(sql, Op::Delete { key })?,
+                };
+            }
+            Ok(Reply::Written { written: true })
         }
         Op::CompareAndSwap { key, expected: None, value } => apply(sql, Op::PutIfAbsent { key, value }),
         Op::CompareAndSwap { key, expected: Some(expected), value } => {

@@ -154,7 +154,10 @@ fn document_names_this_version_and_the_contract_vocabularies() {
     assert_eq!(schemas["Trigger"]["enum"], names(Trigger::ALL.iter().map(|s| s.as_str()).collect()));
     assert_eq!(schemas["Verdict"]["enum"], names(Verdict::ALL.iter().map(|s| s.as_str()).collect()));
     let actions = crate::audit_log::AuditAction::ALL;
-    assert_eq!(schemas["AuditEntry"]["properties"]["action"]["enum"], names(actions.iter().map(|a| a.as_str()).collect()));
+    assert_eq!(
+        schemas["AuditEntry"]["properties"]["action"]["enum"],
+        names(actions.iter().map(|a| a.as_str()).collect())
+    );
     for action in actions {
         assert_eq!(serde_json::to_value(action).unwrap(), json!(action.as_str()));
     }

@@ -317,6 +317,19 @@ impl Harness {
         }
     }
 
+    /// A harness over a store that serves one key per request (Spin's),
+    /// so the engine takes its single-key path: no batch read, no
+    /// multi-key commit.
+    pub fn one_key_per_request() -> Self {
+        Self { kv: MemoryKv::one_key_per_request(), ..Self::new() }
+    }
+
+    /// Both stores the engine runs over: a task's Durable Object (batched
+    /// reads, one-request commits) and Spin's (one key per request).
+    pub fn both() -> [Self; 2] {
+        [Self::new(), Self::one_key_per_request()]
+    }
+
     pub fn engine(&self) -> Engine<'_, MemoryKv, ScriptedDecider, ScriptedWorkspace, RecordingPublisher, MemQueue> {
         Engine {
             kv: &self.kv,
