@@ -129,6 +129,10 @@ impl KeyValue for HostKv {
         keys.len() <= 1 || TaskStores::one_task(keys.iter().copied()).is_some()
     }
 
+    fn transacts(&self, keys: &[&str]) -> bool {
+        TaskStores::one_task(keys.iter().copied()).is_some()
+    }
+
     /// Only within one task's object: Workers KV has no transaction.
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
         self.tasks().transact(expect, writes).await

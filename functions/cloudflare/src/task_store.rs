@@ -286,6 +286,10 @@ impl KeyValue for TaskStores {
         keys.len() <= 1 || Self::one_task(keys.iter().copied()).is_some()
     }
 
+    fn transacts(&self, keys: &[&str]) -> bool {
+        Self::one_task(keys.iter().copied()).is_some()
+    }
+
     /// One request to the object of the one task every key belongs to;
     /// keys of several tasks cannot be written atomically.
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {

@@ -179,6 +179,9 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    fn transacts(&self, keys: &[&str]) -> bool {
+        self.inner.transacts(keys)
+    }
     /// One atomic operation; a store without transactions refuses before
     /// doing anything, and costs nothing.
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {

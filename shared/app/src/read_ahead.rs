@@ -76,6 +76,9 @@ impl<K: KeyValue> KeyValue for ReadAhead<K> {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    fn transacts(&self, keys: &[&str]) -> bool {
+        self.inner.transacts(keys)
+    }
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         self.forget([key]);
         self.inner.put(key, value).await

@@ -42,8 +42,8 @@ fn backend(key: &str) -> Backend {
 struct ByStore(CountingKv);
 
 impl ByStore {
-    fn new() -> Self {
-        Self(CountingKv::new())
+    fn new(spin: bool) -> Self {
+        Self(if spin { CountingKv::one_key_per_request() } else { CountingKv::new() })
     }
     fn of(&self, store: Backend, kinds: &[&str]) -> u32 {
         let operations = self.0.operations();
@@ -70,7 +70,7 @@ fn admitted(id: &str, mode: RunMode) -> Result<Admission, AdmitError> {
 
 /// Runs a delivery through the gate (`gate`) and the run it starts, with
 /// `script` setting the model's answers and the checks' exit codes.
-fn run(name: &'static str, gate: Result<Admission, AdmitError>, script: impl FnOnce(&Harness)) -> Shape {
+fn run(spin: bool, name: &'static str, gate: Result<Admission, AdmitError>, script: impl FnOnce(&Harness)) -> Shape {
     let h = Harness::new();
     let id = format!("gh-{}", name.replace(' ', "-").replace(',', ""));
     let gate = match gate {
@@ -82,7 +82,7 @@ fn run(name: &'static str, gate: Result<Admission, AdmitError>, script: impl FnO
     };
     h.publisher.admissions.borrow_mut().push_back(gate);
     script(&h);
-    let store = ByStore::new();
+    let store = ByStore::new(spin);
     let engine = Engine {
         kv: &store.0,
         ports: Ports { decider: &h.decider, workspace: &h.workspace, publisher: &h.publisher },
@@ -113,49 +113,78 @@ fn run(name: &'static str, gate: Result<Admission, AdmitError>, script: impl FnO
     Shape { name, ticks, stats, store, id, outcome }
 }
 
-fn main() {
-    let shapes = [
+fn shapes(spin: bool) -> [Shape; 4] {
+    [
         run(
+            spin,
             "ignored delivery",
             Ok(Admission::Declined { reason: "issues-disabled".into(), message: "issues.enabled is false".into() }),
             |_| {},
         ),
         // A review: the finding is validated and reported, nothing is written.
-        run("review", admitted("", RunMode::Observe), |h| h.decider.push(decision(claim()))),
-        run("fix", admitted("", RunMode::Fix), |h| h.decider.push(decision(claim()))),
-        run("fix, one repair", admitted("", RunMode::Fix), |h| {
+        run(spin, "review", admitted("", RunMode::Observe), |h| h.decider.push(decision(claim()))),
+        run(spin, "fix", admitted("", RunMode::Fix), |h| h.decider.push(decision(claim()))),
+        run(spin, "fix, one repair", admitted("", RunMode::Fix), |h| {
             h.workspace.exits.borrow_mut().extend([1, 0]);
             h.decider.push(decision(claim()));
             h.decider.push(decision(claim()));
         }),
-    ];
-    let kinds = ["get", "put", "delete", "list", "insert", "cas"];
+    ]
+}
+
+fn main() {
+    // Batches (`get_many`) and transactions (`transact`) are one request each.
+    let kinds = ["get", "get_many", "put", "delete", "list", "insert", "cas", "transact"];
+    println!("Cloudflare (a task's Durable Object answers a batch read and a commit in one request each):\n");
     println!(
-        "| run (engine port) | ends | ticks | entries | claims | Durable Object get/put/delete/list/insert/cas | Workers KV get/put/delete/list | storage ops (intake + ticks) | subrequests | ops per entry | × floor |"
+        "| run (engine port) | ends | ticks | entries | claims | Durable Object get/get_many/put/delete/list/insert/cas/transact | Workers KV get/put/delete/list | storage ops (intake + ticks) | subrequests | ops per entry | × floor |"
     );
     println!("|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|");
-    for s in &shapes {
-        let entries = s.store.keys(&format!("task/{}/log/", s.id));
-        let claims = s.store.keys(&format!("task/{}/claim/", s.id));
-        let per = |b: Backend| kinds.iter().map(|k| s.store.of(b, &[k]).to_string()).collect::<Vec<_>>();
-        let total: u32 = [Backend::DurableObject, Backend::WorkersKv].iter().map(|b| s.store.of(*b, &kinds)).sum();
-        // The engine's own count of its ticks; the rest is the delivery's record.
-        let intake = total.checked_sub(s.stats.kv_operations()).expect("the ticks' count is within the store's");
-        let floor = entries + claims;
-        let ends = match &s.outcome {
-            Some(TickOutcome::Terminal(state)) => state.to_string(),
-            other => format!("{other:?}"),
-        };
-        println!(
-            "| {} | {ends} | {} | {entries} | {claims} | {} | {} | {total} ({intake} + {}) | {} | {:.1} | {:.1} |",
-            s.name,
-            s.ticks,
-            per(Backend::DurableObject).join("/"),
-            per(Backend::WorkersKv)[..4].join("/"),
-            s.stats.kv_operations(),
-            s.stats.subrequests(),
-            f64::from(total) / entries as f64,
-            f64::from(total) / floor as f64,
-        );
+    for s in &shapes(false) {
+        row(s, &kinds, |b: Backend| {
+            let per = kinds.iter().map(|k| s.store.of(b, &[k]).to_string()).collect::<Vec<_>>();
+            match b {
+                Backend::DurableObject => per.join("/"),
+                Backend::WorkersKv => [0, 2, 3, 4].map(|i| per[i].clone()).join("/"),
+            }
+        });
     }
+    println!("\nSpin (one key per request: the single-key path, `pending/` markers):\n");
+    println!(
+        "| run (engine port) | ends | ticks | entries | claims | get/put/delete/list/insert/cas | storage ops (intake + ticks) | subrequests | ops per entry | × floor |"
+    );
+    println!("|---|---|---:|---:|---:|---|---:|---:|---:|---:|");
+    for s in &shapes(true) {
+        row(s, &kinds, |_| {
+            ["get", "put", "delete", "list", "insert", "cas"]
+                .map(|k| (s.store.of(Backend::DurableObject, &[k]) + s.store.of(Backend::WorkersKv, &[k])).to_string())
+                .join("/")
+        });
+    }
+}
+
+/// One table row of `s`; `columns` renders the per-kind counts for a store
+/// (the Spin table asks once, for its one store).
+fn row(s: &Shape, kinds: &[&str], columns: impl Fn(Backend) -> String) {
+    let entries = s.store.keys(&format!("task/{}/log/", s.id));
+    let claims = s.store.keys(&format!("task/{}/claim/", s.id));
+    let total: u32 = [Backend::DurableObject, Backend::WorkersKv].iter().map(|b| s.store.of(*b, kinds)).sum();
+    // The engine's own count of its ticks; the rest is the delivery's record.
+    let intake = total.checked_sub(s.stats.kv_operations()).expect("the ticks' count is within the store's");
+    let floor = entries + claims;
+    let ends = match &s.outcome {
+        Some(TickOutcome::Terminal(state)) => state.to_string(),
+        other => format!("{other:?}"),
+    };
+    let (first, second) = (columns(Backend::DurableObject), columns(Backend::WorkersKv));
+    let stores = if first == second { first } else { format!("{first} | {second}") };
+    println!(
+        "| {} | {ends} | {} | {entries} | {claims} | {stores} | {total} ({intake} + {}) | {} | {:.1} | {:.1} |",
+        s.name,
+        s.ticks,
+        s.stats.kv_operations(),
+        s.stats.subrequests(),
+        f64::from(total) / entries as f64,
+        f64::from(total) / floor as f64,
+    );
 }

@@ -11,13 +11,26 @@
 //! - `task/{id}/meta`: a [`Meta`] summary and fold checkpoint, rewritten by
 //!   the single writer; losing it (or reading a stale one) costs a longer
 //!   fold, never correctness.
-//! - `pending/{id}/{seq:010}`: the due time of the tick expected to write
-//!   `seq`; the sweep finds ticks lost between commit and enqueue.
+//!
+//! How the sweep finds a tick lost between a commit and its enqueue
+//! depends on the store:
+//!
+//! - Where a task's keys can be written together ([`KeyValue::transact`]:
+//!   a task's Durable Object), the checkpoint is written in the same
+//!   request as each entry and carries the next tick's due time
+//!   ([`Meta::due_ms`]); `active/{id}` names a task that has one (written
+//!   before the commit that makes the task runnable, removed after the one
+//!   that makes it quiet). The sweep lists `active/` and reads each such
+//!   task's checkpoint and claim: no per-tick marker, so a tick writes
+//!   nothing outside its task.
+//! - Elsewhere (Spin's store, one key per request), `pending/{id}/{seq:010}`
+//!   holds the due time of the tick expected to write `seq`, written after
+//!   each commit and removed by the next; the sweep lists `pending/`.
 //!
 //! Everything under `task/{id}/` decides what happened, so the host must
 //! serve it strongly consistent with real atomic conditional writes (a
 //! Durable Object per task on Cloudflare, `wasi:keyvalue/atomics` on Spin);
-//! `pending/` tolerates eventual consistency.
+//! `pending/` and `active/` tolerate eventual consistency.
 
 use std::cell::Cell;
 
@@ -62,6 +75,15 @@ pub fn pending_key(id: &str, seq: u64) -> String {
 /// Prefix of every pending marker.
 pub const PENDING_PREFIX: &str = "pending/";
 
+/// Prefix of the keys naming the tasks with a tick due, where the
+/// checkpoint carries the due time ([`Meta::due_ms`]).
+pub const ACTIVE_PREFIX: &str = "active/";
+
+/// The key naming task `id` as having a tick due.
+pub fn active_key(id: &str) -> String {
+    format!("{ACTIVE_PREFIX}{id}")
+}
+
 /// Parses a pending key back into `(task_id, seq)`.
 pub(crate) fn parse_pending_key(key: &str) -> Option<(&str, u64)> {
     let rest = key.strip_prefix(PENDING_PREFIX)?;
@@ -93,6 +115,9 @@ pub struct Meta {
     pub updated_ms: u64,
     /// True once nothing more will happen without an approval.
     pub quiet: bool,
+    /// When the tick that writes `seq + 1` is due; `None` when quiet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_ms: Option<u64>,
     pub resident: Resident,
 }
 
@@ -200,6 +225,20 @@ pub(crate) struct Opened {
     pub claim: Option<Vec<u8>>,
 }
 
+/// Whether a task named active has a tick overdue ([`Store::overdue`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overdue {
+    /// Not yet (or not readable yet): look again at the next sweep.
+    No,
+    /// Nothing is due: the task is quiet, or gone.
+    Quiet,
+    /// Overdue, but a live claim holds the seq: its tick is still within
+    /// its own bound.
+    Claimed,
+    /// The tick that writes this seq is overdue.
+    Due(u64),
+}
+
 /// Why reading the log for a fold stopped.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum EntriesError {
@@ -253,6 +292,65 @@ impl<'k, K: KeyValue> Store<'k, K> {
     ) -> Result<agent_zero_ports::KeyPage, KvError> {
         self.lists.set(self.lists.get() + 1);
         self.kv.list(prefix, cursor, limit).await
+    }
+
+    /// Whether this task's due time rides in its checkpoint, written with
+    /// each entry in one request (see the module's layout), rather than in
+    /// `pending/` markers.
+    pub(crate) fn due_in_checkpoint(&self, id: &str) -> bool {
+        self.kv.transacts(&[&log_key(id, 0), &meta_key(id), &claim_key(id, 0)])
+    }
+
+    /// Names task `id` as having a tick due (before the commit that makes
+    /// it so).
+    pub(crate) async fn mark_active(&self, id: &str) -> Result<(), KvError> {
+        self.put(&active_key(id), b"").await
+    }
+
+    /// Whether task `id`'s next tick is overdue at `now_ms` by more than
+    /// `grace_ms`, from its checkpoint (one read) and, when it is, from
+    /// that seq's entry and claim (one batch).
+    pub(crate) async fn overdue(&self, id: &str, now_ms: u64, grace_ms: u64) -> Result<Overdue, StoreError> {
+        let Some(meta) = self.meta(id).await? else {
+            // No checkpoint: the task is gone (retention), or its first
+            // commit has not landed (a creation in flight, or lost).
+            // Otherwise the tick after the last entry is the one due; it
+            // ends quiet (removing the key) if the task is.
+            return Ok(if self.has_entry(id, 0).await? {
+                Overdue::Due(self.first_free(id, 1).await?)
+            } else {
+                Overdue::Quiet
+            });
+        };
+        let Some(due_ms) = meta.due_ms else { return Ok(Overdue::Quiet) };
+        if due_ms.saturating_add(grace_ms) > now_ms {
+            return Ok(Overdue::No);
+        }
+        let next = meta.seq + 1;
+        let (log, claim) = (log_key(id, next), claim_key(id, next));
+        let mut values = self.get_many(&[&log, &claim]).await?.into_iter();
+        let (entry, claim_bytes) = (values.next().flatten(), values.next().flatten());
+        if entry.is_some() {
+            // Committed past the checkpoint (one too large to keep): the
+            // tick of the seq after the last one committed is the one due.
+            return Ok(Overdue::Due(self.first_free(id, next + 1).await?));
+        }
+        if let Some(bytes) = claim_bytes {
+            let claim: Claim = decode(&claim, &bytes)?;
+            if now_ms < claim.deadline_ms {
+                return Ok(Overdue::Claimed);
+            }
+        }
+        Ok(Overdue::Due(next))
+    }
+
+    /// The first seq from `from` on with no entry.
+    async fn first_free(&self, id: &str, from: u64) -> Result<u64, StoreError> {
+        let mut seq = from;
+        while self.has_entry(id, seq).await? {
+            seq += 1;
+        }
+        Ok(seq)
     }
 
     /// Several keys in as few requests as the backend allows, counted as

@@ -1,10 +1,15 @@
 //! The sweep: ticks lost between a commit and its enqueue (a crash, a
-//! failed enqueue) are found through the pending index and delivered again.
+//! failed enqueue) are found and delivered again: through the `active/`
+//! keys and each such task's checkpoint where the checkpoint carries the
+//! due time, through the `pending/` markers elsewhere (the layout:
+//! [`crate::store`]).
 
 use agent_zero_ports::KeyValue;
 
 use crate::ports::{Queue, Tick};
-use crate::store::{Store, StoreError, TickStats, parse_pending_key, pending_key};
+use crate::store::{
+    ACTIVE_PREFIX, Overdue, Store, StoreError, TickStats, is_valid_task_id, parse_pending_key, pending_key,
+};
 
 /// How a sweep pages and what it treats as overdue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +49,10 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
     options: SweepOptions,
 ) -> Result<TickSweep, StoreError> {
     let store = Store::new(kv);
+    // A store writes a task's keys together for every task or for none.
+    if store.due_in_checkpoint("any") {
+        return sweep_active(&store, queue, now_ms, options).await;
+    }
     let mut report = TickSweep::default();
     let mut cursor: Option<String> = None;
     let mut seen = 0;
@@ -72,6 +81,48 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
             report.stats.enqueues += 1;
             if queue.enqueue(&tick, 0).await.is_ok() {
                 report.enqueued.push(tick);
+            }
+        }
+        cursor = page.cursor;
+        if cursor.is_none() || seen >= options.max_markers {
+            break;
+        }
+    }
+    store.count_into(&mut report.stats);
+    Ok(report)
+}
+
+/// The sweep where each task's checkpoint carries its due time: one list of
+/// `active/`, then per listed task one read of its checkpoint and, when
+/// its tick is overdue, one batch read of that seq's entry and claim.
+async fn sweep_active<K: KeyValue, Q: Queue>(
+    store: &Store<'_, K>,
+    queue: &Q,
+    now_ms: u64,
+    options: SweepOptions,
+) -> Result<TickSweep, StoreError> {
+    let mut report = TickSweep::default();
+    let mut cursor: Option<String> = None;
+    let mut seen = 0;
+    loop {
+        let page = store.list(ACTIVE_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
+        for key in &page.keys {
+            seen += 1;
+            let Some(id) = key.strip_prefix(ACTIVE_PREFIX).filter(|id| is_valid_task_id(id)) else { continue };
+            match store.overdue(id, now_ms, options.grace_ms).await? {
+                Overdue::No => {}
+                Overdue::Quiet => {
+                    // Left by a crash after the commit that made the task quiet.
+                    store.delete(key).await?;
+                }
+                Overdue::Claimed => report.claimed += 1,
+                Overdue::Due(seq) => {
+                    let tick = Tick { task_id: id.to_owned(), expected_seq: seq };
+                    report.stats.enqueues += 1;
+                    if queue.enqueue(&tick, 0).await.is_ok() {
+                        report.enqueued.push(tick);
+                    }
+                }
             }
         }
         cursor = page.cursor;

@@ -91,11 +91,7 @@ async fn begin<K: KeyValue, Q: Queue>(
     let entry = Entry { seq: 0, at_ms: now_ms, facts: vec![first] };
     let mut resident = Resident::default();
     resident.apply(&entry)?;
-    if store.append(&id, &entry).await? == Append::Taken {
-        return Err(TaskError::Exists(id));
-    }
-    store.put_pending(&id, 1, now_ms).await.map_err(StoreError::from)?;
-    let _ = store.put_meta(&id, &meta_of(&resident, now_ms, false)).await;
+    commit_runnable(&store, &id, &entry, &resident, now_ms).await?.map_err(|()| TaskError::Exists(id.clone()))?;
     let tick = Tick { task_id: id, expected_seq: 1 };
     // A failed enqueue leaves the pending marker: the sweep delivers it.
     let _ = queue.enqueue(&tick, 0).await;
@@ -253,7 +249,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
     let entry = Entry { seq, at_ms: now_ms, facts };
     let mut next = resident.clone();
     next.apply(&entry)?;
-    if store.append(task_id, &entry).await? == Append::Taken {
+    if commit_runnable(&store, task_id, &entry, &next, now_ms).await?.is_err() {
         // Exactly one decision commits at this seq: name the one that did.
         let winner = store.entry(task_id, seq).await?.and_then(|e| {
             e.facts.into_iter().find_map(|f| match f {
@@ -269,9 +265,37 @@ pub async fn approve<K: KeyValue, Q: Queue>(
         });
     }
     let tick = Tick { task_id: task_id.to_owned(), expected_seq: seq + 1 };
-    store.put_pending(task_id, seq + 1, now_ms).await.map_err(StoreError::from)?;
-    let _ = store.delete(&pending_key(task_id, seq)).await;
-    let _ = store.put_meta(task_id, &meta_of(&next, now_ms, false)).await;
     let _ = queue.enqueue(&tick, 0).await;
     Ok(tick)
+}
+
+/// Commits `entry`, after which `after` has a tick due now: `Err(())`,
+/// with nothing written, when its seq was taken. Where the store writes a
+/// task's keys together, the task is first named active and the entry
+/// goes in one request with the checkpoint, which carries the due time;
+/// elsewhere the entry is inserted, then the pending marker written (the
+/// one of the seq before removed) and the checkpoint rewritten.
+async fn commit_runnable<K: KeyValue>(
+    store: &Store<'_, K>,
+    id: &str,
+    entry: &Entry,
+    after: &Resident,
+    now_ms: u64,
+) -> Result<Result<(), ()>, StoreError> {
+    let meta = meta_of(after, now_ms, Some(now_ms));
+    if store.due_in_checkpoint(id) {
+        store.mark_active(id).await?;
+        if let Some(committed) = store.commit_at_once(id, entry, None, &meta).await? {
+            return Ok(if committed { Ok(()) } else { Err(()) });
+        }
+    }
+    if store.append(id, entry).await? == Append::Taken {
+        return Ok(Err(()));
+    }
+    store.put_pending(id, entry.seq + 1, now_ms).await?;
+    if let Some(before) = entry.seq.checked_sub(1) {
+        let _ = store.delete(&pending_key(id, before)).await;
+    }
+    let _ = store.put_meta(id, &meta).await;
+    Ok(Ok(()))
 }

@@ -10,7 +10,8 @@ use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
-    Append, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, is_valid_task_id, pending_key,
+    Append, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key, is_valid_task_id,
+    pending_key,
 };
 
 /// What the host does after a tick.
@@ -136,8 +137,9 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let step = next_step(&resident, now_ms, &self.limits);
         if let Step::Quiet(terminal) = step {
             let mut warnings = Vec::new();
-            if let Err(e) = store.delete(&pending_key(id, seq)).await {
-                warnings.push(format!("pending marker not removed: {e}"));
+            let marker = if store.due_in_checkpoint(id) { active_key(id) } else { pending_key(id, seq) };
+            if let Err(e) = store.delete(&marker).await {
+                warnings.push(format!("due marker not removed: {e}"));
             }
             store.count_into(&mut stats);
             return Ok(TickReport { outcome: quiet(terminal), stats, warnings, resident: Some(resident) });
@@ -199,13 +201,15 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         // is free; with the checkpoint in the same request where the store
         // has multi-key transactions (a task's Durable Object).
         let following = next_step(&next, now_ms + delay_ms, &self.limits);
-        let meta = meta_of(&next, now_ms, matches!(following, Step::Quiet(_)));
+        let due = (!matches!(following, Step::Quiet(_))).then_some(now_ms + delay_ms);
+        let meta = meta_of(&next, now_ms, due);
         let committed = match store.commit_at_once(id, &entry, claim.as_deref(), &meta).await {
+            // The checkpoint (and with it the next tick's due time) is in the commit.
             Ok(Some(committed)) => Ok((committed, true)),
             Ok(None) => self.commit(&store, id, &entry, claim.as_deref()).await.map(|c| (c, false)),
             Err(e) => Err(e),
         };
-        let (committed, meta_written) = match committed {
+        let (committed, due_in_checkpoint) = match committed {
             Ok(committed) => committed,
             Err(e) => {
                 // Nothing was committed: let the redelivery take the claim at
@@ -223,12 +227,17 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         }
 
         // yield
+        // With the checkpoint in the commit, it carries the next tick's due
+        // time; otherwise a pending marker does.
         let mut warnings = Vec::new();
         let outcome = if let Step::Quiet(terminal) = following {
+            if due_in_checkpoint && let Err(e) = store.delete(&active_key(id)).await {
+                warnings.push(format!("active marker not removed: {e}"));
+            }
             quiet(terminal)
         } else {
             let tick = Tick { task_id: id.to_owned(), expected_seq: seq + 1 };
-            if let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
+            if !due_in_checkpoint && let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
                 warnings.push(format!("pending marker not written: {e}"));
             }
             stats.enqueues += 1;
@@ -237,11 +246,13 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             }
             TickOutcome::Continue { next: tick, delay_ms }
         };
-        if let Err(e) = store.delete(&pending_key(id, seq)).await {
-            warnings.push(format!("pending marker not removed: {e}"));
-        }
-        if !meta_written && let Err(e) = store.put_meta(id, &meta).await {
-            warnings.push(format!("meta not written: {e}"));
+        if !due_in_checkpoint {
+            if let Err(e) = store.delete(&pending_key(id, seq)).await {
+                warnings.push(format!("pending marker not removed: {e}"));
+            }
+            if let Err(e) = store.put_meta(id, &meta).await {
+                warnings.push(format!("meta not written: {e}"));
+            }
         }
         store.count_into(&mut stats);
         Ok(TickReport { outcome, stats, warnings, resident: Some(next) })
@@ -314,7 +325,7 @@ fn quiet(terminal: TerminalState) -> TickOutcome {
 }
 
 /// The listing summary and checkpoint of `resident`.
-pub(crate) fn meta_of(resident: &Resident, now_ms: u64, quiet: bool) -> Meta {
+pub(crate) fn meta_of(resident: &Resident, now_ms: u64, due_ms: Option<u64>) -> Meta {
     let origin = resident.origin().expect("entry 0 folded");
     Meta {
         seq: resident.seq.unwrap_or(0),
@@ -325,7 +336,8 @@ pub(crate) fn meta_of(resident: &Resident, now_ms: u64, quiet: bool) -> Meta {
         mode: origin.mode.unwrap_or(agent_zero_contracts::RunMode::Observe),
         created_ms: resident.created_ms,
         updated_ms: now_ms,
-        quiet,
+        quiet: due_ms.is_none(),
+        due_ms,
         resident: resident.clone(),
     }
 }

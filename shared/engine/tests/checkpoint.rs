@@ -17,7 +17,13 @@ use harness::*;
 /// Compares (or with `BLESS=1` writes) the stored checkpoint of `id`.
 fn assert_checkpoint(h: &Harness, id: &str, name: &str) {
     let stored = block_on(h.kv.get(&meta_key(id))).expect("kv").expect("a checkpoint");
-    let stored: serde_json::Value = serde_json::from_slice(&stored).expect("checkpoint JSON");
+    let mut stored: serde_json::Value = serde_json::from_slice(&stored).expect("checkpoint JSON");
+    // The goldens predate the due time a checkpoint now carries (the next
+    // tick's, where the store commits the checkpoint with each entry):
+    // present exactly while the task is not quiet, and left out of the
+    // comparison so the goldens stay what older code wrote.
+    let due = stored.as_object_mut().unwrap().remove("dueMs");
+    assert_eq!(due.is_some(), stored["quiet"] == false, "{id}: dueMs {due:?} with quiet {}", stored["quiet"]);
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("checkpoint-{name}.json"));
     if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&path, serde_json::to_string_pretty(&stored).unwrap() + "\n").unwrap();

@@ -265,6 +265,9 @@ impl KeyValue for FailsOneCommit<'_> {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.kv.reads_in_one_request(keys)
     }
+    fn transacts(&self, keys: &[&str]) -> bool {
+        self.kv.transacts(keys)
+    }
     async fn transact(
         &self,
         expect: &[agent_zero_ports::Expect<'_>],

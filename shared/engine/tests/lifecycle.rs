@@ -490,31 +490,33 @@ fn the_same_tick_delivered_twice_commits_once_and_calls_the_model_once() {
 
 #[test]
 fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
-    let h = Harness::new();
-    h.decider.push(decision(claim()));
-    h.create(stimulus("t-crash", RunMode::Fix, policy(FIX_POLICY)));
-    let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
-    h.tick(&tick).unwrap();
-    // The host dies right after committing the next tick: its message is lost.
-    h.queue.drop_next.set(1);
-    assert_eq!(
-        h.drive(),
-        Some(TickOutcome::Continue {
-            next: agent_zero_engine::Tick { task_id: "t-crash".into(), expected_seq: 3 },
-            delay_ms: 0
-        })
-    );
-    assert!(h.queue.messages.borrow().is_empty());
-    let sweep = |at| block_on(agent_zero_engine::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
-    assert!(sweep(h.clock.now_ms()).enqueued.is_empty(), "not overdue yet");
-    let report = sweep(h.clock.now_ms() + 120_000);
-    assert_eq!(report.enqueued.len(), 1);
-    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
-    assert!(h.keys("pending/").is_empty());
+    for h in Harness::both() {
+        h.decider.push(decision(claim()));
+        h.create(stimulus("t-crash", RunMode::Fix, policy(FIX_POLICY)));
+        let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
+        h.tick(&tick).unwrap();
+        // The host dies right after committing the next tick: its message is lost.
+        h.queue.drop_next.set(1);
+        assert_eq!(
+            h.drive(),
+            Some(TickOutcome::Continue {
+                next: agent_zero_engine::Tick { task_id: "t-crash".into(), expected_seq: 3 },
+                delay_ms: 0
+            })
+        );
+        assert!(h.queue.messages.borrow().is_empty());
+        let sweep = |at| block_on(agent_zero_engine::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
+        assert!(sweep(h.clock.now_ms()).enqueued.is_empty(), "not overdue yet");
+        let report = sweep(h.clock.now_ms() + 120_000);
+        assert_eq!(report.enqueued, [agent_zero_engine::Tick { task_id: "t-crash".into(), expected_seq: 3 }]);
+        assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+        assert!(h.keys("pending/").is_empty() && h.keys("active/").is_empty(), "{:?}", h.kv.snapshot().keys());
+        assert!(sweep(h.clock.now_ms() + 120_000).enqueued.is_empty(), "nothing left to sweep");
+    }
 
     // A crash after the commit but before the pending marker moved on: the
     // marker names a committed seq, so the sweep delivers its successor.
-    let h = Harness::new();
+    let h = Harness::one_key_per_request();
     h.decider.push(decision(claim()));
     let first = h.create(stimulus("t-crash2", RunMode::Fix, policy(FIX_POLICY)));
     h.queue.messages.borrow_mut().clear();
@@ -531,6 +533,47 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     assert_eq!(report.enqueued, [agent_zero_engine::Tick { task_id: "t-crash2".into(), expected_seq: 2 }]);
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     assert!(h.keys("pending/").is_empty());
+}
+
+/// Where the checkpoint carries the due time, a tick writes nothing
+/// outside its task; what a crash can leave behind is an `active/` key,
+/// which the sweep reconciles with the task: removed when the task is
+/// quiet or gone, the task's next tick re-driven when its checkpoint is
+/// lost.
+#[test]
+fn the_sweep_reconciles_active_keys_with_their_tasks() {
+    let h = Harness::new();
+    let sweep = |at| block_on(agent_zero_engine::sweep(&h.kv, &h.queue, at, Default::default())).unwrap();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-done", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(h.keys("active/"), ["active/t-done"]);
+    assert!(h.keys("pending/").is_empty(), "no per-tick marker");
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert!(h.keys("active/").is_empty());
+    // Left by a crash after the last commit, and one of a task gone.
+    block_on(agent_zero_ports::KeyValue::put(&h.kv, "active/t-done", b"")).unwrap();
+    block_on(agent_zero_ports::KeyValue::put(&h.kv, "active/t-gone", b"")).unwrap();
+    let report = sweep(h.clock.now_ms() + 120_000);
+    assert!(report.enqueued.is_empty(), "{report:?}");
+    assert!(h.keys("active/").is_empty());
+
+    // A running task whose checkpoint is lost: its next tick is found by
+    // probing the log, and the run completes.
+    h.decider.push(decision(claim()));
+    let mut tick = h.create(stimulus("t-lost", RunMode::Fix, policy(FIX_POLICY)));
+    h.queue.messages.borrow_mut().clear();
+    for _ in 0..2 {
+        match h.tick(&tick).unwrap().outcome {
+            TickOutcome::Continue { next, .. } => tick = next,
+            other => panic!("{other:?}"),
+        }
+    }
+    h.queue.messages.borrow_mut().clear();
+    block_on(agent_zero_ports::KeyValue::delete(&h.kv, &agent_zero_engine::meta_key("t-lost"))).unwrap();
+    let report = sweep(h.clock.now_ms() + 120_000);
+    assert_eq!(report.enqueued, [tick]);
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert!(h.keys("active/").is_empty());
 }
 
 #[test]
@@ -585,10 +628,11 @@ fn cold_start_from_the_log_equals_the_checkpoint() {
 fn per_tick_cost_is_bounded() {
     // A task's Durable Object: one batched read (is the seq free, the
     // checkpoint, the claim), the claim, one commit of the entry with the
-    // checkpoint, the pending marker written and the old one removed.
+    // checkpoint, which carries the next tick's due time; the tick that
+    // leaves the task quiet also removes its `active/` key.
     // Spin's store, one key per request: three reads, the claim, its
     // commit mark, the entry, the marker, the checkpoint, the old marker.
-    for (h, bound) in [(Harness::new(), 5), (Harness::one_key_per_request(), 9)] {
+    for (h, bound) in [(Harness::new(), 3), (Harness::one_key_per_request(), 9)] {
         h.workspace.exits.borrow_mut().extend([1, 0]);
         h.decider.push(decision(claim()));
         h.decider.push(decision(claim()));
@@ -596,12 +640,15 @@ fn per_tick_cost_is_bounded() {
         let reports = h.reports.borrow();
         for report in reports.iter() {
             let s = report.stats;
+            let quiet = matches!(report.outcome, TickOutcome::Terminal(_) | TickOutcome::Waiting);
+            let bound = if quiet && bound == 3 { 4 } else { bound };
             assert!(s.kv_operations() <= bound, "{s:?}");
             assert_eq!(s.entries_folded, 0, "a warm tick folds from the checkpoint: {s:?}");
             assert!(s.subrequests() <= 4, "{s:?}");
             assert!(s.model_calls <= 1 && s.publications <= 1);
         }
         assert!(reports.iter().any(|r| r.stats.kv_operations() == bound), "the bound is tight");
+        assert_eq!(reports.iter().filter(|r| r.stats.kv_operations() > bound).count(), usize::from(bound == 3));
         let kv: u32 = reports.iter().map(|r| r.stats.kv_operations()).sum();
         let sub: u32 = reports.iter().map(|r| r.stats.subrequests()).sum();
         eprintln!("ticks: {}; kv ops {kv} (at most {bound} a tick), subrequests {sub}", reports.len());

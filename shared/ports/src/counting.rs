@@ -22,6 +22,12 @@ impl CountingKv {
         Self::default()
     }
 
+    /// An empty store that answers one key per request, as Spin's does
+    /// ([`MemoryKv::one_key_per_request`]).
+    pub fn one_key_per_request() -> Self {
+        Self { inner: MemoryKv::one_key_per_request(), operations: RefCell::default() }
+    }
+
     /// The store under the count (reads of it are not counted).
     pub fn inner(&self) -> &MemoryKv {
         &self.inner
@@ -67,16 +73,28 @@ impl KeyValue for CountingKv {
         self.record(key, "cas");
         self.inner.compare_and_swap(key, expected, value).await
     }
+    /// One `get_many` where the store answers it in one request; one `get`
+    /// per key where it reads key by key.
     async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
-        self.record(keys.first().copied().unwrap_or_default(), "get_many");
+        if self.inner.reads_in_one_request(keys) {
+            self.record(keys.first().copied().unwrap_or_default(), "get_many");
+        } else {
+            keys.iter().for_each(|key| self.record(key, "get"));
+        }
         self.inner.get_many(keys).await
     }
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    fn transacts(&self, keys: &[&str]) -> bool {
+        self.inner.transacts(keys)
+    }
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
-        let first = expect.first().or(writes.first()).map_or("", |(key, _)| key);
-        self.record(first, "transact");
+        // A store without transactions refuses before any request.
+        let keys: Vec<&str> = expect.iter().chain(writes).map(|(key, _)| *key).collect();
+        if self.inner.transacts(&keys) {
+            self.record(keys.first().copied().unwrap_or_default(), "transact");
+        }
         self.inner.transact(expect, writes).await
     }
 }

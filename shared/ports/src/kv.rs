@@ -97,6 +97,13 @@ pub trait KeyValue {
         let _ = (expect, writes);
         Err(KvError::Unsupported("no multi-key transaction in this store".into()))
     }
+    /// Whether [`KeyValue::transact`] over `keys` is supported (answered
+    /// without a request), so a caller can choose its layout before it
+    /// writes. The default, `false`, matches the default `transact`.
+    fn transacts(&self, keys: &[&str]) -> bool {
+        let _ = keys;
+        false
+    }
     /// Writes `value` at `key` and asks the backend to remove it after
     /// `ttl_secs` when it can (Workers KV's `expirationTtl`, at least 60 s).
     /// A backend without expiry keeps it: callers that need the lifetime
@@ -155,6 +162,9 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
         (**self).transact(expect, writes).await
+    }
+    fn transacts(&self, keys: &[&str]) -> bool {
+        (**self).transacts(keys)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {

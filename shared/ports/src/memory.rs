@@ -125,6 +125,10 @@ impl KeyValue for MemoryKv {
         !self.one_key
     }
 
+    fn transacts(&self, _keys: &[&str]) -> bool {
+        !self.one_key
+    }
+
     /// Atomic: every condition is checked, then every write applied, under
     /// one borrow.
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
@@ -242,7 +246,7 @@ mod tests {
             let before = spin_like.operations();
             assert_eq!(spin_like.get_many(&["a", "b"]).await.unwrap(), [Some(b"1".to_vec()), None]);
             assert_eq!(spin_like.operations() - before, 2, "one request per key");
-            assert!(!spin_like.reads_in_one_request(&["a", "b"]));
+            assert!(!spin_like.reads_in_one_request(&["a", "b"]) && !spin_like.transacts(&["a"]));
             let refused = spin_like.transact(&[("a", Some(b"1"))], &[("a", None)]).await;
             assert!(matches!(refused, Err(KvError::Unsupported(_))), "{refused:?}");
             assert_eq!(spin_like.get("a").await.unwrap().as_deref(), Some(&b"1"[..]));

@@ -389,6 +389,18 @@ fn cost_of_a_fix_run_with_one_repair(runtime: Runtime) {
     // commit's own writes, the publication ticks) is in the API's total only.
     let log = read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).json();
     let entries = log["entries"].as_array().expect("the log's entries");
+    // The regression guard of what a run costs (docs/cost.md): on
+    // Cloudflare a tick reads ahead in one Durable Object request and
+    // commits in one, with no per-tick marker (measured 142 operations for
+    // 17 entries, about 8.4 an entry with everything the app adds); on
+    // Spin every key is its own request (282, about 17).
+    let per_entry = n("storageOps") as f64 / entries.len() as f64;
+    let ceiling = match runtime {
+        Runtime::Workerd => 9.5,
+        Runtime::Spin => 18.5,
+    };
+    println!("    storage operations per entry appended ({}): {per_entry:.1}", runtime.name());
+    assert!(per_entry <= ceiling, "{per_entry:.1} storage operations per entry, over {ceiling}: {cost}");
     let concluded_at = entries
         .iter()
         .position(|e| e["facts"].as_array().unwrap().iter().any(|f| f["fact"] == "concluded"))
