@@ -65,12 +65,15 @@ mod tests {
 
     const KEY: &str = include_str!("../../../tests/fakes/src/data/test-app-key.pkcs1.pem");
 
-    /// Answers every request with `status` and `body`, recording the
-    /// request line and its `Authorization` scheme.
+    /// A request line and its `Authorization` scheme.
+    type Seen = (String, String);
+
+    /// Answers every request with `status` and `body`, recording what it
+    /// was asked.
     struct Answer {
         status: u16,
         body: &'static str,
-        seen: RefCell<Vec<(String, String)>>,
+        seen: RefCell<Vec<Seen>>,
     }
 
     impl HttpClient for Answer {
@@ -89,7 +92,7 @@ mod tests {
         credentials: &Credentials,
         status: u16,
         body: &'static str,
-    ) -> (Result<Option<u64>, CredentialsError>, Vec<(String, String)>) {
+    ) -> (Result<Option<u64>, CredentialsError>, Vec<Seen>) {
         let http = Answer { status, body, seen: RefCell::new(Vec::new()) };
         let config = ApiConfig::new(None, "test").unwrap();
         let client = GitHubClient::new(&http, &config);
