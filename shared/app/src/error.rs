@@ -35,6 +35,9 @@ pub enum ErrorCode {
     UpstreamFailed,
     /// The repository's `.agent-zero.yml` does not parse or validate.
     InvalidPolicy,
+    /// The deployment acts as a GitHub App, and the App is not installed on
+    /// the repository a task names: nothing could read or check it out.
+    AppNotInstalled,
 }
 
 impl ErrorCode {
@@ -54,6 +57,7 @@ impl ErrorCode {
             Self::Internal => "internal_error",
             Self::UpstreamFailed => "upstream_failed",
             Self::InvalidPolicy => "invalid_policy",
+            Self::AppNotInstalled => "app_not_installed",
         }
     }
 
@@ -71,7 +75,7 @@ impl ErrorCode {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::UpstreamFailed => StatusCode::BAD_GATEWAY,
-            Self::InvalidPolicy => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::InvalidPolicy | Self::AppNotInstalled => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 }

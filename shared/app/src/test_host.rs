@@ -51,6 +51,7 @@ pub(crate) struct TestHost<H = RefusingHttp> {
     pub(crate) clock: ManualClock,
     pub(crate) queue: RecordingQueue,
     pub(crate) leases: MemoryCoordinator,
+    pub(crate) signer: TestSigner,
     requests: RefCell<u64>,
 }
 
@@ -72,8 +73,18 @@ impl<H: HttpClient> TestHost<H> {
             clock: ManualClock::new(START_MS),
             queue: RecordingQueue::default(),
             leases: MemoryCoordinator::new(),
+            signer: TestSigner::Refusing,
             requests: RefCell::new(0),
         }
+    }
+
+    /// This host, signing a GitHub App's JWTs as Spin does
+    /// ([`agent_zero_github::RsaSigner`]), for a test against the loopback
+    /// GitHub, which verifies them.
+    #[must_use]
+    pub(crate) fn signing(mut self) -> Self {
+        self.signer = TestSigner::Rsa;
+        self
     }
 
     /// The next invocation: the clock's time and a fresh request id.
@@ -93,17 +104,26 @@ impl<H: HttpClient> TestHost<H> {
     }
 }
 
-/// Signs nothing: the test host reaches no GitHub App.
-#[derive(Debug)]
-pub(crate) struct RefusingSigner;
+/// Signs nothing unless the test asked for it ([`TestHost::signing`]): most
+/// tests reach no GitHub App.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TestSigner {
+    Refusing,
+    Rsa,
+}
 
-impl agent_zero_github::Rs256Signer for RefusingSigner {
+impl agent_zero_github::Rs256Signer for TestSigner {
     async fn sign_rs256(
         &self,
-        _key: &agent_zero_github::PrivateKeyDer,
-        _message: &[u8],
+        key: &agent_zero_github::PrivateKeyDer,
+        message: &[u8],
     ) -> Result<Vec<u8>, agent_zero_github::CredentialsError> {
-        Err(agent_zero_github::CredentialsError::Signing { reason: "the test host has no signer".into() })
+        match self {
+            Self::Rsa => agent_zero_github::Rs256Signer::sign_rs256(&agent_zero_github::RsaSigner, key, message).await,
+            Self::Refusing => {
+                Err(agent_zero_github::CredentialsError::Signing { reason: "the test host has no signer".into() })
+            }
+        }
     }
 }
 
@@ -113,7 +133,7 @@ impl<H: HttpClient> Host for TestHost<H> {
     type Clock = ManualClock;
     type Queue = RecordingQueue;
     type Leases = MemoryCoordinator;
-    type Signer = RefusingSigner;
+    type Signer = TestSigner;
 
     fn name(&self) -> &'static str {
         "test"
@@ -133,8 +153,8 @@ impl<H: HttpClient> Host for TestHost<H> {
     fn leases(&self) -> &MemoryCoordinator {
         &self.leases
     }
-    fn signer(&self) -> &RefusingSigner {
-        &RefusingSigner
+    fn signer(&self) -> &TestSigner {
+        &self.signer
     }
 }
 

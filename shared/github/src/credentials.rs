@@ -39,6 +39,12 @@ pub enum CredentialsError {
     /// App credentials act per installation, and the delivery named none.
     #[error("GitHub App credentials need an installation id, and none was given")]
     InstallationRequired,
+    /// `GET /repos/{owner}/{repo}/installation` answered 404: the App is
+    /// not installed on that repository (or cannot see it).
+    #[error(
+        "the GitHub App is not installed on {repository} (GitHub answered 404 to GET /repos/{repository}/installation)"
+    )]
+    NotInstalled { repository: String },
     /// The host's RS256 signer failed (the key itself is never shown).
     #[error("signing the GitHub App JWT failed: {reason}")]
     Signing { reason: String },

@@ -18,6 +18,7 @@ mod command;
 mod credentials;
 mod event;
 mod identity;
+mod installation;
 mod intake;
 mod intake_de;
 mod json_path;

@@ -6,7 +6,10 @@
 //! App), carries the verdict. A second run on the issue edits that same
 //! comment in place. With a token, `GET /user` fails once first: the
 //! publication is retried by the tick's backoff, never written without
-//! knowing whose comment is whose.
+//! knowing whose comment is whose. A task created through the API on the
+//! App deployment finds the App's installation on its repository and is
+//! checked out with that installation's token; one on a repository the App
+//! is not installed on is refused (422), nothing stored.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +23,7 @@ use crate::Case;
 pub(crate) const CASES: &[Case] = &[
     Case { name: "identity_token_login_posts_its_own_comment_beside_a_planted_marker", run: token_deployment },
     Case { name: "identity_app_bot_posts_its_own_comment_beside_a_planted_marker", run: app_deployment },
+    Case { name: "identity_app_api_task_finds_its_installation_and_checks_out", run: app_api_task },
 ];
 
 const SECRET: &str = "e2e-identity-secret";
@@ -36,6 +40,8 @@ const INSTALLATION: u64 = 77;
 /// and the subject (the wire format, pinned).
 const MARKER_ISSUE_1: &str = "<!-- agent-zero:issue-validation -->\n<!-- agent-zero:subject issue=1 -->";
 const OUTSIDER: &str = "mallory";
+/// A repository on the loopback GitHub the App is not installed on.
+const NOT_INSTALLED: &str = "elsewhere/lib";
 
 /// How the deployment authenticates to GitHub.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -77,6 +83,10 @@ impl World {
             ("AGENT_ZERO_SANDBOX_URL", sandbox.url.clone()),
             ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
             ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
+            (
+                "AGENT_ZERO_CONTROL_PLANE_REPOSITORIES",
+                format!("{}/{},{NOT_INSTALLED}", fixture.owner(), fixture.name()),
+            ),
         ];
         match auth {
             Auth::Token => vars.push(("GITHUB_TOKEN", GITHUB_TOKEN.to_owned())),
@@ -126,6 +136,18 @@ impl World {
     /// Files the labelled issue as `delivery`, with a model answer quoting a
     /// line the file does not have (the claim is not confirmed); the task.
     fn run_issue(&self, delivery: &str) -> String {
+        self.push_refuted_claim();
+        let reply = self.server.deliver_github(SECRET, "issues", delivery, &self.labeled_issue());
+        assert_eq!(reply.status, 202, "{}", reply.text());
+        let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+        let task = self.wait_terminal(&task_id);
+        assert_eq!(task["result"]["verdict"], "rejected", "{task}");
+        task_id
+    }
+
+    /// The model's answer: a claim quoting a line the file does not have
+    /// (the run reads the checkout to find that out).
+    fn push_refuted_claim(&self) {
         self.model.push_decision(json!({
             "finding": {
                 "title": "average() divides by zero",
@@ -141,12 +163,18 @@ impl World {
             "acceptanceCriteria": [],
             "changes": []
         }));
-        let reply = self.server.deliver_github(SECRET, "issues", delivery, &self.labeled_issue());
-        assert_eq!(reply.status, 202, "{}", reply.text());
-        let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
-        let task = self.wait_terminal(&task_id);
-        assert_eq!(task["result"]["verdict"], "rejected", "{task}");
-        task_id
+    }
+
+    /// `POST /api/v1/tasks`: a feedback task on `repository` as the operator.
+    fn create_task(&self, repository: &str) -> agent_zero_e2e::Reply {
+        let body = json!({
+            "repository": repository,
+            "trigger": "feedback",
+            "feedback": [{ "body": "average() divides by zero: `return sum(values) // 0`", "path": calc::BUG_PATH }],
+        });
+        let auth = format!("Bearer {OPERATOR}");
+        let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+        self.server.send("POST", "/api/v1/tasks", &headers, &serde_json::to_vec(&body).unwrap())
     }
 
     fn wait_terminal(&self, task_id: &str) -> Value {
@@ -230,6 +258,63 @@ fn app_deployment(runtime: Runtime) {
     let key_line = TEST_APP_PRIVATE_KEY_PEM.lines().nth(1).unwrap();
     let leaks = world.server.files_containing(&[key_line]);
     assert!(leaks.is_empty(), "the App's private key is never stored or logged: {leaks:?}");
+}
+
+/// A task created through the API on an App-only deployment: the app looks
+/// the installation up with its JWT, and the run checks the repository out
+/// with that installation's token; a repository the App is not installed on
+/// is a 422 naming it, and no task exists for it.
+fn app_api_task(runtime: Runtime) {
+    let world = World::start(runtime, Auth::App);
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let (other_owner, other_name) = NOT_INSTALLED.split_once('/').unwrap();
+    world.github.add_repo(other_owner, other_name, "main", &[("README.md", "# lib\n")]);
+    let auth = format!("Bearer {OPERATOR}");
+
+    let refused = world.create_task(NOT_INSTALLED);
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    let error = &refused.json()["error"];
+    assert_eq!((error["code"].as_str(), error["field"].as_str()), (Some("app_not_installed"), Some("repository")));
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&format!("not installed on {NOT_INSTALLED}")), "{message}");
+    let listed = world.server.send(
+        "GET",
+        &format!("/api/v1/tasks?repository={NOT_INSTALLED}"),
+        &[("authorization", &auth)],
+        b"",
+    );
+    assert_eq!((listed.status, listed.json()["items"].as_array().map(Vec::len)), (200, Some(0)), "{}", listed.text());
+
+    world.push_refuted_claim();
+    let created = world.create_task(&format!("{owner}/{name}"));
+    assert_eq!(created.status, 201, "{}", created.text());
+    let task_id = created.json()["id"].as_str().unwrap().to_owned();
+    let task = world.wait_terminal(&task_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    // The claim was checked against the checked-out file.
+    assert_eq!(task["result"]["verdict"], "rejected", "{text}");
+
+    // The lookups carried the App's JWT, and nothing else did.
+    for repository in [NOT_INSTALLED.to_owned(), format!("{owner}/{name}")] {
+        let asked = world.github.calls_matching("GET", &format!("/repos/{repository}/installation"));
+        assert_eq!(asked.len(), 1, "one lookup per create: {asked:#?}");
+        let jwt = asked[0].header("authorization").and_then(|a| a.strip_prefix("Bearer ")).unwrap_or_default();
+        assert_eq!(jwt.split('.').count(), 3, "{:?}", asked[0]);
+    }
+    // The checkout's archive link was asked for with the installation's token.
+    let minted = world.github.minted_tokens();
+    let head = world.fixture.head_sha();
+    let tarballs = world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/tarball/{head}"));
+    assert!(!tarballs.is_empty(), "the run checked out the head: {:#?}", world.github.calls());
+    for call in &tarballs {
+        let token = call.header("authorization").and_then(|a| a.strip_prefix("Bearer ")).unwrap_or_default();
+        assert!(minted.iter().any(|m| m == token), "an installation token: {call:?}");
+    }
+    let minted: Vec<&str> = minted.iter().map(String::as_str).collect();
+    let leaks = world.server.files_containing(&minted);
+    assert!(leaks.is_empty(), "installation tokens stay in memory: {leaks:?}");
+    world.server.assert_app_log(true);
 }
 
 /// The scenario both deployments share.

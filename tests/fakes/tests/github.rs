@@ -488,3 +488,87 @@ fn faults_answer_once_and_every_call_is_recorded() {
     gh.clear_calls();
     assert!(gh.calls().is_empty());
 }
+
+#[test]
+fn repository_installation_needs_the_app_jwt_and_is_404_where_not_installed() {
+    let (gh, _) = seeded();
+    gh.add_repo("elsewhere", "lib", "main", &[("README.md", "# lib\n")]);
+    gh.add_repo("octo", "private-notes", "main", &[("README.md", "# notes\n")]);
+    gh.register_app("12345", Some(TEST_APP_PUBLIC_KEY_PEM));
+    gh.add_installation(42, "octo");
+    let good = format!("Bearer {}", jwt(&json!({"iat": now() - 60, "exp": now() + 540, "iss": 12345})));
+    let lookup = |path: &str, auth: Option<&str>| {
+        let headers: Vec<(&str, &str)> = auth.map(|a| vec![("authorization", a)]).unwrap_or_default();
+        send("GET", &format!("{}/repos/{path}/installation", gh.url()), &headers, None)
+    };
+
+    // GitHub's `installation` object (`apps/get-repo-installation`, 200).
+    let found = lookup("octo/demo", Some(&good));
+    assert_eq!(found.status, 200, "{}", found.body);
+    let installation = found.json();
+    for field in [
+        "id",
+        "account",
+        "repository_selection",
+        "access_tokens_url",
+        "repositories_url",
+        "html_url",
+        "app_id",
+        "target_id",
+        "target_type",
+        "permissions",
+        "events",
+        "created_at",
+        "updated_at",
+        "single_file_name",
+        "app_slug",
+        "suspended_by",
+        "suspended_at",
+    ] {
+        assert!(installation.get(field).is_some(), "{field} missing: {installation}");
+    }
+    assert_eq!((installation["id"].as_u64(), installation["app_id"].as_u64()), (Some(42), Some(12345)));
+    assert_eq!(installation["account"]["login"], "octo");
+    assert_eq!(installation["repository_selection"], "all");
+    assert!(installation["access_tokens_url"].as_str().unwrap().ends_with("/app/installations/42/access_tokens"));
+    // Owner names are case-insensitive, as the repository's are.
+    assert_eq!(lookup("OCTO/Demo", Some(&good)).json()["id"], 42);
+
+    // Not installed on the account, or no such repository: 404 alike.
+    for path in ["elsewhere/lib", "octo/nope"] {
+        let missing = lookup(path, Some(&good));
+        assert_eq!((missing.status, missing.json()["message"].as_str()), (404, Some("Not Found")), "{path}");
+    }
+    // An installation limited to some repositories covers only those.
+    gh.set_installation_repositories(42, &["octo/demo"]);
+    assert_eq!(lookup("octo/private-notes", Some(&good)).status, 404);
+    assert_eq!(lookup("octo/demo", Some(&good)).json()["repository_selection"], "selected");
+
+    // Only the App's JWT opens it: no credential, a token, an installation
+    // token, an expired or foreign JWT are GitHub's 401.
+    let minted = send(
+        "POST",
+        &format!("{}/app/installations/42/access_tokens", gh.url()),
+        &[("authorization", good.as_str())],
+        None,
+    );
+    let installation_token = format!("token {}", minted.json()["token"].as_str().unwrap());
+    let expired = format!("Bearer {}", jwt(&json!({"iat": now() - 700, "exp": now() - 100, "iss": 12345})));
+    let foreign = format!("Bearer {}", jwt(&json!({"iat": now() - 60, "exp": now() + 540, "iss": 999})));
+    for auth in [None, Some("Bearer ghp_whatever"), Some(installation_token.as_str()), Some(&expired), Some(&foreign)] {
+        let refused = lookup("octo/demo", auth);
+        assert_eq!(refused.status, 401, "{auth:?}: {}", refused.body);
+    }
+    // And the JWT opens no other repository route once an App is registered:
+    // those take an installation token.
+    let with_jwt =
+        send("GET", &format!("{}/repos/octo/demo/contents/README.md", gh.url()), &[("authorization", &good)], None);
+    assert_eq!((with_jwt.status, with_jwt.json()["message"].as_str()), (401, Some("Bad credentials")));
+    let with_installation = send(
+        "GET",
+        &format!("{}/repos/octo/demo/contents/README.md", gh.url()),
+        &[("authorization", &installation_token)],
+        None,
+    );
+    assert_eq!(with_installation.status, 200, "{}", with_installation.body);
+}

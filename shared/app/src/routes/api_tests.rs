@@ -3,7 +3,7 @@
 
 use agent_zero_contracts::TaskState;
 use agent_zero_engine::{Entry, Fact, log_key};
-use agent_zero_ports::KeyValue;
+use agent_zero_ports::{HttpClient, KeyValue};
 use serde_json::{Value, json};
 
 use crate::Settings;
@@ -42,7 +42,7 @@ struct Reply {
     body: Value,
 }
 
-fn send(host: &TestHost, settings: &Settings, request: http::Request<Vec<u8>>) -> Reply {
+fn send<H: HttpClient>(host: &TestHost<H>, settings: &Settings, request: http::Request<Vec<u8>>) -> Reply {
     let response = host.send(settings, request);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
@@ -65,7 +65,7 @@ fn create(host: &TestHost, settings: &Settings, token: &str, repository: &str, m
 }
 
 /// Moves a created task to `needs-human` the way ticks would.
-fn park_needs_human(host: &TestHost, id: &str) {
+fn park_needs_human<H: HttpClient>(host: &TestHost<H>, id: &str) {
     let path = [
         TaskState::Queued,
         TaskState::Discovering,
@@ -455,7 +455,9 @@ fn audit_log_records_who_what_when_and_outcome() {
 
 #[test]
 fn no_configured_secret_reaches_storage() {
-    let host = TestHost::new();
+    // App credentials: the create looks the installation up on the loopback GitHub.
+    let (github, host) = super::api_app_tests::app_world();
+    let github_url = github.url();
     let secrets = [
         ("GITHUB_WEBHOOK_SECRET", "whsec-9f8e7d6c5b4a"),
         ("GITHUB_APP_PRIVATE_KEY", include_str!("../../../../tests/fakes/src/data/test-app-key.pkcs1.pem")),
@@ -466,6 +468,7 @@ fn no_configured_secret_reaches_storage() {
     let mut pairs: Vec<(&str, &str)> = secrets.to_vec();
     pairs.extend([
         ("GITHUB_APP_ID", "123456"),
+        ("GITHUB_API_URL", github_url.as_str()),
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", TOKENS),
         ("AGENT_ZERO_CONTROL_PLANE_MODES", "alice:observe|suggest|fix"),
         ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/widgets"),

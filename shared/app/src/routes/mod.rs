@@ -2,6 +2,8 @@
 //! returns a response; errors use [`crate::ApiError`].
 
 #[cfg(test)]
+mod api_app_tests;
+#[cfg(test)]
 mod api_tests;
 mod approvals;
 mod audit;

@@ -19,7 +19,8 @@ use agent_zero_contracts::{
     is_repository_relative_path,
 };
 use agent_zero_engine::{Resident, Stimulus, TaskError, TaskInput};
-use agent_zero_github::{Credentials, GitHubError};
+use agent_zero_github::{CredentialsError, GitHubClient, GitHubError};
+use agent_zero_ports::HttpClient;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -296,7 +297,7 @@ async fn create_as<H: Host>(
     audit.target = Some(body.repository.clone());
     audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
     let secrets = auth::secrets(context.settings);
-    let input = validate(&body, principal, secrets)?;
+    let mut input = validate(&body, principal, secrets)?;
     if !access.may_target(&body.repository) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
@@ -311,9 +312,13 @@ async fn create_as<H: Host>(
         )
         .with_field("mode"));
     }
-    let policy = policy_for(context, &body.repository).await?;
-    if let Some(pr) = &input.pull_request {
-        check_head(context, pr).await?;
+    let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
+    // Nothing is read and nothing stored for a repository the App cannot act on.
+    input.installation_id = installation_for(context, owner, repo).await?;
+    let github = authenticated(context, input.installation_id).await?;
+    let policy = policy_for(context, github.as_ref(), owner, repo).await?;
+    if let (Some(pr), Some(client)) = (&input.pull_request, &github) {
+        check_head(client, pr).await?;
     }
     // A task that could never run is not accepted as if it could.
     crate::settings::check_runnable(
@@ -345,29 +350,87 @@ async fn create_as<H: Host>(
     Ok((summary, requested))
 }
 
-/// The repository policy from its default branch when `GITHUB_TOKEN` is
-/// configured (an App needs an installation, which only webhooks carry);
-/// otherwise the safe defaults (`observe`). A policy that cannot be read or
-/// does not parse creates nothing.
-async fn policy_for<H: Host>(context: &RouteContext<'_, H>, repository: &str) -> Result<Policy, ApiError> {
+/// The installation of the deployment's GitHub App on `owner/repo`, looked
+/// up when the task is created (`GET /repos/{owner}/{repo}/installation`
+/// with the App's JWT) and kept in the task's input, where a webhook task
+/// keeps the one its delivery named: the policy read, the head check, the
+/// checkout and the publication then act with that installation's token.
+/// `None` with a `GITHUB_TOKEN` or without credentials. An App not
+/// installed there is a 422 naming the repository, before anything is
+/// stored; GitHub failing to answer is a 502, nothing stored either.
+async fn installation_for<H: Host>(
+    context: &RouteContext<'_, H>,
+    owner: &str,
+    repo: &str,
+) -> Result<Option<u64>, ApiError> {
     let github = context.settings.github()?;
-    let Some(Credentials::Token(token)) = &github.credentials else { return Ok(Policy::default()) };
-    let client = github.anonymous(context.host.http()).with_token(token.clone());
-    let (owner, repo) = repository.split_once('/').unwrap_or_default();
-    repository_policy::read(&client, context.host.kv(), owner, repo, |_| "repository".to_owned()).await
+    let Some(credentials) = &github.credentials else { return Ok(None) };
+    let anonymous = github.anonymous(context.host.http());
+    match credentials
+        .repository_installation(&anonymous, context.host.signer(), owner, repo, context.invocation.now_ms)
+        .await
+    {
+        Ok(installation) => Ok(installation),
+        Err(e @ CredentialsError::NotInstalled { .. }) => Err(ApiError::new(
+            ErrorCode::AppNotInstalled,
+            format!(
+                "repository: {e}; install the App on {owner}/{repo} (or add the repository to its installation) \
+                 and create the task again; nothing was created"
+            ),
+        )
+        .with_field("repository")),
+        Err(e) => Err(ApiError::new(
+            ErrorCode::UpstreamFailed,
+            format!("could not look up the GitHub App's installation on {owner}/{repo}; nothing was created: {e}"),
+        )),
+    }
 }
 
-/// With `GITHUB_TOKEN`, a task naming a pull request must name its
+/// A client with the deployment's credentials (the installation's token
+/// for an App), or `None` without credentials: nothing is then read from
+/// GitHub at creation, and the run's own reads stand in.
+async fn authenticated<'c, H: Host>(
+    context: &'c RouteContext<'_, H>,
+    installation: Option<u64>,
+) -> Result<Option<GitHubClient<'c, H::Http>>, ApiError> {
+    let github = context.settings.github()?;
+    if github.credentials.is_none() {
+        return Ok(None);
+    }
+    let client = github
+        .client(context.host.http(), context.host.signer(), installation, context.invocation.now_ms)
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::UpstreamFailed,
+                format!("could not authenticate to GitHub; nothing was created: {e}"),
+            )
+        })?;
+    Ok(Some(client))
+}
+
+/// The repository policy from its default branch when GitHub credentials
+/// are configured (`GITHUB_TOKEN`, or the App's installation token);
+/// otherwise the safe defaults (`observe`). A policy that cannot be read or
+/// does not parse creates nothing.
+async fn policy_for<H: Host>(
+    context: &RouteContext<'_, H>,
+    client: Option<&GitHubClient<'_, H::Http>>,
+    owner: &str,
+    repo: &str,
+) -> Result<Policy, ApiError> {
+    let Some(client) = client else { return Ok(Policy::default()) };
+    repository_policy::read(client, context.host.kv(), owner, repo, |_| "repository".to_owned()).await
+}
+
+/// With GitHub credentials, a task naming a pull request must name its
 /// current head: the run checks out `headSha` and reports on it, so a
 /// commit the pull request does not hold (a fork's, an old push's) is
 /// refused (409 naming `pullRequest.headSha`, with the head GitHub
-/// reports), as is a pull request GitHub does not show this token (400
-/// naming `pullRequest.number`). Without a token nothing can be read, and
-/// the run's own reads stand in.
-async fn check_head<H: Host>(context: &RouteContext<'_, H>, pr: &PullRequestRef) -> Result<(), ApiError> {
-    let github = context.settings.github()?;
-    let Some(Credentials::Token(token)) = &github.credentials else { return Ok(()) };
-    let client = github.anonymous(context.host.http()).with_token(token.clone());
+/// reports), as is a pull request GitHub does not show these credentials
+/// (400 naming `pullRequest.number`). Without credentials nothing can be
+/// read, and the run's own reads stand in.
+async fn check_head<H: HttpClient>(client: &GitHubClient<'_, H>, pr: &PullRequestRef) -> Result<(), ApiError> {
     match client.pull_request(&pr.owner, &pr.repo, pr.number).await {
         Ok(info) if info.head_sha.eq_ignore_ascii_case(&pr.head_sha) => Ok(()),
         Ok(info) => Err(ApiError::new(
@@ -380,7 +443,7 @@ async fn check_head<H: Host>(context: &RouteContext<'_, H>, pr: &PullRequestRef)
         .with_field("pullRequest.headSha")),
         Err(GitHubError::Status { status: 404, .. }) => Err(invalid(
             "pullRequest.number",
-            &format!("GitHub shows this token no pull request #{} in {}/{}", pr.number, pr.owner, pr.repo),
+            &format!("GitHub shows these credentials no pull request #{} in {}/{}", pr.number, pr.owner, pr.repo),
         )),
         Err(e) => Err(ApiError::new(
             ErrorCode::UpstreamFailed,

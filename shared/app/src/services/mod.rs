@@ -13,4 +13,6 @@ pub(crate) use admission::Gate;
 pub(crate) use decider::{ModelDecider, model_selection};
 pub(crate) use publisher::ForgePublisher;
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
+#[cfg(test)]
+pub(crate) use workspace::CheckoutPort;
 pub(crate) use workspace::{GitHubCheckout, PoolWorkspace};

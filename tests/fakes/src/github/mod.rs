@@ -12,7 +12,9 @@
 //! - `POST|GET /repos/{o}/{r}/git/{blobs,trees,commits}`
 //! - `GET /user` (the token's user; 403 for an installation token) and
 //!   `GET /app` (the App of the JWT: its `slug`)
-//! - `POST /app/installations/{id}/access_tokens` (App JWT checked)
+//! - `POST /app/installations/{id}/access_tokens` and
+//!   `GET /repos/{o}/{r}/installation` (the App's JWT and nothing else;
+//!   404 when no installation covers the repository: `installation.rs`)
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
 //!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
@@ -37,6 +39,7 @@ mod auth;
 mod collab;
 mod gitdata;
 mod identity;
+mod installation;
 mod oauth;
 pub use oauth::account_id;
 mod pulls;
@@ -235,9 +238,24 @@ impl FakeGitHub {
         self.with(|state| state.app = Some(auth::App { id: app_id.to_owned(), key }));
     }
 
-    /// Adds an App installation that can mint tokens.
+    /// Adds an App installation on `account` that can mint tokens; it
+    /// covers every repository of the account.
     pub fn add_installation(&self, installation_id: u64, account: &str) {
         self.with(|state| state.installations.insert(installation_id, account.to_owned()));
+    }
+
+    /// Limits installation `installation_id` to these repositories
+    /// (`owner/name`), as an owner who picked "Only select repositories"
+    /// does: `GET /repos/{o}/{r}/installation` is then 404 for the others.
+    pub fn set_installation_repositories(&self, installation_id: u64, repositories: &[&str]) {
+        let keys = repositories
+            .iter()
+            .map(|r| {
+                let (owner, name) = r.split_once('/').unwrap_or((r, ""));
+                repo_key(owner, name)
+            })
+            .collect();
+        self.with(|state| state.installation_repositories.insert(installation_id, keys));
     }
 
     /// The installation tokens minted so far (for secret-leak scans).

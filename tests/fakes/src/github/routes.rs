@@ -77,6 +77,10 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
         ["app", "installations", id, "access_tokens"] if method == "POST" => {
             collab::installation_token(state, call, id)
         }
+        // The one repository route an App's JWT opens (`installation.rs`).
+        ["repos", owner, name, "installation"] if method == "GET" => {
+            super::installation::repository_installation(state, call, owner, name)
+        }
         ["repos", owner, name, rest @ ..] => {
             if let Some(refused) = authenticate(state, call, owner, name) {
                 return refused;
@@ -87,9 +91,12 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
     }
 }
 
-/// `None` when the request may proceed.
+/// `None` when the request may proceed. Once a token is required or an App
+/// registered, a credential must be one of those tokens or an installation
+/// token the fake minted: anything else, the App's JWT included (it opens
+/// only `/app/...` and the repository's installation), is 401.
 fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str) -> Option<Reply> {
-    if state.tokens.is_empty() {
+    if state.tokens.is_empty() && state.app.is_none() {
         return None;
     }
     match credential(call) {

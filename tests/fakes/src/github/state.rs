@@ -52,6 +52,9 @@ pub(crate) struct State {
     pub(crate) tokens: Vec<String>,
     pub(crate) minted: Vec<String>,
     pub(crate) installations: BTreeMap<u64, String>,
+    /// The repositories (keys) an installation is limited to; one absent
+    /// here covers every repository of its account.
+    pub(crate) installation_repositories: BTreeMap<u64, Vec<String>>,
     pub(crate) app: Option<App>,
     pub(crate) faults: VecDeque<Fault>,
     pub(crate) next_id: u64,
@@ -116,6 +119,16 @@ impl State {
             .iter()
             .position(|f| f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix))?;
         self.faults.remove(index)
+    }
+
+    /// The installation (id, account) covering the repository `key` owned
+    /// by `owner`: its account's, unless limited to other repositories.
+    pub(crate) fn installation_for(&self, owner: &str, key: &str) -> Option<(u64, String)> {
+        self.installations
+            .iter()
+            .filter(|(_, account)| account.eq_ignore_ascii_case(owner))
+            .find(|(id, _)| self.installation_repositories.get(id).is_none_or(|keys| keys.iter().any(|k| k == key)))
+            .map(|(id, account)| (*id, account.clone()))
     }
 
     /// The App's bot account, which writes with installation tokens.
