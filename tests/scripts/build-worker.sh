@@ -54,10 +54,10 @@ flock 9
 # this command again as soon as its `[build] watch_dir` watcher is ready
 # (wrangler 4.86 logs "The file <every watch_dir entry> changed, restarting
 # build..." although nothing changed: workers-sdk#7934), once per config,
-# and reloads the local runtime when it returns. A full rebuild there took
-# seconds and landed after "Ready", so a request in flight got wrangler's
-# 503 "Your worker restarted mid-request"; returning at once, the reload
-# is over before the first request is served (docs/testing.md).
+# and reloads the local runtime when it returns: two more full builds at
+# every start, each ending in a reload (a request in flight then gets
+# wrangler's 503 "Your worker restarted mid-request"). Returning at once,
+# the reload is over before the first request is served (docs/testing.md).
 inputs_digest() {
   {
     find "$root/functions/cloudflare/src" "$root/shared" -type f -print0 | sort -z | xargs -0 sha256sum
