@@ -49,6 +49,36 @@ cd "$root/functions/cloudflare"
 mkdir -p "$root/target"
 exec 9>"$root/target/.build-worker.lock"
 flock 9
+# Up to date: nothing is written and the script ends at once when neither
+# an input nor an output changed since the last build. `wrangler dev` runs
+# this command again as soon as its `[build] watch_dir` watcher is ready
+# (wrangler 4.86 logs "The file <every watch_dir entry> changed, restarting
+# build..." although nothing changed: workers-sdk#7934), once per config,
+# and reloads the local runtime when it returns: two more full builds at
+# every start, each ending in a reload (a request in flight then gets
+# wrangler's 503 "Your worker restarted mid-request"). Returning at once,
+# the reload is over before the first request is served (docs/testing.md).
+inputs_digest() {
+  {
+    find "$root/functions/cloudflare/src" "$root/shared" -type f -print0 | sort -z | xargs -0 sha256sum
+    sha256sum entry.mjs entry-ticks.mjs Cargo.toml "$root/Cargo.toml" "$root/Cargo.lock" \
+      "$root/tests/scripts/build-worker.sh" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/layout.py" \
+      "$root/tests/scripts/providers.sh"
+    rustc -V
+    printf '%s\n' "providers=${AGENT_ZERO_PROVIDERS:-}" "bindgen=$WASM_BINDGEN_BIN" "args=$*"
+    env | grep -E '^(CARGO_TARGET_DIR|CARGO_PROFILE_|CARGO_BUILD_|RUSTFLAGS|CARGO_ENCODED_RUSTFLAGS)' | sort || true
+  } | sha256sum | cut -d' ' -f1
+}
+outputs_digest() {
+  cat build/index.js build/glue.js build/index_bg.wasm build-ticks/index.js build-ticks/glue.js \
+    build-ticks/index_bg.wasm 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+stamp="$root/target/worker-build.stamp"
+inputs="$(cd "$root/functions/cloudflare" && inputs_digest "$@")"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $(outputs_digest)" ]; then
+  echo "build-worker: up to date (functions/cloudflare/build, build-ticks)" >&2
+  exit 0
+fi
 for role in front ticks; do
   features="$(provider_features "$role")"
   out=build
@@ -74,3 +104,4 @@ for role in front ticks; do
     echo "$digest" >"$cached.sha256"
   fi
 done
+echo "$inputs $(outputs_digest)" >"$stamp"

@@ -295,15 +295,16 @@ impl Server {
 
     /// Sends a request to `path`.
     ///
-    /// `wrangler dev`'s proxy answers a request itself (503, "Your worker
-    /// restarted mid-request…") when it restarted the local runtime under
-    /// it, and asks for anything but a GET or HEAD to be sent again (those it
-    /// resends itself). The worker may not have seen it; the request is
-    /// sent once more, as a client would, and every route is idempotent.
+    /// Sent once: nothing restarts the local runtime under a request any
+    /// more. wrangler dev reloads it when a module of the worker changes,
+    /// and each server runs a private copy of the built worker
+    /// ([`workerd_command`]) with wrangler's `[build]` off, so its 503 "Your
+    /// worker restarted mid-request" is a failure (with wrangler's log), not
+    /// something to resend.
     ///
-    /// The same goes for a 404 with no body and no content type: every 404
-    /// of the product carries its JSON error shape, so that answer is not
-    /// the worker's (seen once, under load, on `POST /webhooks/github`, which
+    /// A 404 with no body and no content type is sent again: every 404 of
+    /// the product carries its JSON error shape, so that answer is not the
+    /// worker's (seen once, under load, on `POST /webhooks/github`, which
     /// the router always serves); the proxy's log is printed beside it.
     pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::Reply {
         let send = || {
@@ -314,13 +315,12 @@ impl Server {
         if self.runtime != Runtime::Workerd {
             return reply;
         }
-        if reply.status == 503 && reply.text().starts_with("Your worker restarted mid-request") {
-            eprintln!(
-                "{}: wrangler restarted the local runtime under {method} {path}; sending it again",
-                self.runtime.name()
-            );
-            return send();
-        }
+        assert!(
+            !(reply.status == 503 && reply.text().starts_with("Your worker restarted mid-request")),
+            "{}: wrangler restarted the local runtime under {method} {path}; its log:\n{}",
+            self.runtime.name(),
+            self.log()
+        );
         if reply.status == 404 && reply.body.is_empty() && reply.header("content-type").is_none() {
             let log = self.log();
             let tail: String =
@@ -445,6 +445,14 @@ fn workerd_command(
             return Err(format!("{built} is missing: run tests/scripts/build-worker.sh"));
         }
     }
+    // A private copy of each built worker, so that nothing outside this
+    // server (a build of the checkout, another process) can change the
+    // modules under it: wrangler dev reloads the local runtime when its
+    // entry or an import changes (even an unchanged file written again),
+    // and a request in flight then gets its 503 "Your worker restarted
+    // mid-request".
+    let front_dir = private_copy(&root.join("functions/cloudflare/build"), &temp.join("build"))?;
+    let ticks_build = private_copy(&root.join("functions/cloudflare/build-ticks"), &temp.join("build-ticks"))?;
     let read = |name: &str| std::fs::read_to_string(root.join(name)).map_err(|e| format!("{name}: {e}"));
     let adapt = |config: String, main: &str, entry: PathBuf| -> Result<String, String> {
         let line = format!("main = \"{main}\"");
@@ -459,13 +467,10 @@ fn workerd_command(
     let front = adapt(
         read("wrangler.toml")?,
         "functions/cloudflare/build/index.js",
-        options.entry.clone().unwrap_or_else(|| root.join("functions/cloudflare/build/index.js")),
+        options.entry.clone().unwrap_or_else(|| front_dir.join("index.js")),
     )?;
-    let ticks = adapt(
-        read("wrangler.ticks.toml")?,
-        "functions/cloudflare/build-ticks/index.js",
-        root.join("functions/cloudflare/build-ticks/index.js"),
-    )?;
+    let ticks =
+        adapt(read("wrangler.ticks.toml")?, "functions/cloudflare/build-ticks/index.js", ticks_build.join("index.js"))?;
     // The tick worker's variables as wrangler dev reads secrets, from a
     // `.dev.vars` beside its config (values in the config's `[vars]` would
     // be printed in its log).
@@ -496,6 +501,19 @@ fn workerd_command(
         command.arg("--var").arg(format!("{name}:{value}"));
     }
     Ok(command)
+}
+
+/// Copies the files of the built worker `from` (its entry, glue and wasm)
+/// into `to`, which it returns.
+fn private_copy(from: &Path, to: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(to.to_path_buf())
 }
 
 /// `text` (the file `what`) with `line` replaced by `with`; an error when

@@ -42,6 +42,7 @@ mod services;
 pub mod settings;
 #[cfg(test)]
 mod settings_tests;
+pub mod task_counters;
 pub mod task_index;
 #[cfg(test)]
 mod test_host;

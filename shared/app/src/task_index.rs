@@ -11,6 +11,8 @@
 //! | `index/repo/{repo}/{when}-{id}` | once, at creation |
 //! | `index/state/{state}/{when}-{id}` | moved (put new, delete old) on a state change |
 //! | `index/repo-state/{repo}/{state}/{when}-{id}` | moved with the state key |
+//! | `index/failed/{failed}-{id}` | once, when the task moves to `failed` (`{failed}` like `{when}`, from the failure time) |
+//! | `index/repo-failed/{repo}/{failed}-{id}` | with the failed key |
 //! | `index/summary/{id}` | a [`TaskSummary`], rewritten last on every change |
 //!
 //! One writer per task moves its keys (creation, then the task's own ticks
@@ -19,7 +21,10 @@
 //! summary with the task's state. A page is one KV list (`limit` keys) plus
 //! one summary read per key; an index key whose summary disagrees (a move
 //! not visible yet) is skipped, so a page may hold fewer than `limit` items.
-//! Nothing is a counter, and no key is written more than once per tick.
+//! Nothing is a counter, and no key is written more than once per tick:
+//! the dashboard's counters (`crate::task_counters`) count keys of one
+//! listing per state, and the failures of the last day from the failed
+//! keys, newest failure first.
 
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_engine::{Origin, Resident, Stimulus};
@@ -64,6 +69,12 @@ pub struct TaskSummary {
     /// wire; read from the stored form, which [`Stored`] writes.
     #[serde(skip_serializing)]
     created_ms: u64,
+    /// Milliseconds since the epoch when the task moved to `failed` (orders
+    /// its failed keys); kept while it stays failed. Like `createdMs`, only
+    /// in the stored form; absent for a task that failed before this was
+    /// recorded (it has no failed key either).
+    #[serde(default, skip_serializing)]
+    failed_ms: Option<u64>,
 }
 
 impl TaskSummary {
@@ -82,6 +93,7 @@ impl TaskSummary {
             created_at: rfc3339(now_ms),
             updated_at: rfc3339(now_ms),
             created_ms: now_ms,
+            failed_ms: None,
         }
     }
 
@@ -101,6 +113,7 @@ impl TaskSummary {
             created_at: rfc3339(now_ms),
             updated_at: rfc3339(now_ms),
             created_ms: now_ms,
+            failed_ms: None,
         }
     }
 
@@ -207,6 +220,32 @@ fn fixed_keys(s: &TaskSummary) -> [String; 2] {
     [format!("index/created/{tail}"), format!("index/repo/{}/{tail}", repo_hash(&s.repository))]
 }
 
+/// The keys of a failure (none before the task failed).
+fn failed_keys(s: &TaskSummary) -> Vec<String> {
+    let Some(failed_ms) = s.failed_ms.filter(|_| s.state == TaskState::Failed) else { return Vec::new() };
+    let tail = format!("{}-{}", when(failed_ms), s.id);
+    vec![format!("index/failed/{tail}"), format!("index/repo-failed/{}/{tail}", repo_hash(&s.repository))]
+}
+
+/// The listing prefix of failures, newest first: all, or one repository's.
+pub(crate) fn failed_prefix(repository: Option<&str>) -> String {
+    match repository {
+        None => "index/failed/".to_owned(),
+        Some(r) => format!("index/repo-failed/{}/", repo_hash(r)),
+    }
+}
+
+/// The listing prefix of tasks in `state`: all, or one repository's.
+pub(crate) fn state_prefix(repository: Option<&str>, state: TaskState) -> String {
+    prefix(&Filter { repository: repository.map(str::to_owned), state: Some(state) })
+}
+
+/// The milliseconds a failed key (after its prefix) says the task failed at.
+pub(crate) fn failed_at(tail: &str) -> Option<u64> {
+    let when: u64 = tail.get(..13)?.parse().ok()?;
+    Some(9_999_999_999_999u64.saturating_sub(when))
+}
+
 /// The keys that move with the state.
 fn state_keys(s: &TaskSummary, state: TaskState) -> [String; 2] {
     let tail = format!("{}-{}", when(s.created_ms), s.id);
@@ -222,6 +261,8 @@ struct Stored {
     #[serde(flatten)]
     summary: TaskSummary,
     created_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_ms: Option<u64>,
 }
 
 pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
@@ -230,28 +271,38 @@ pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option
 }
 
 async fn write_summary<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {
-    let stored = Stored { summary: summary.clone(), created_ms: summary.created_ms };
+    let stored = Stored { summary: summary.clone(), created_ms: summary.created_ms, failed_ms: summary.failed_ms };
     let bytes = serde_json::to_vec(&stored).map_err(|e| KvError::Backend(e.to_string()))?;
     kv.put(&summary_key(&summary.id), &bytes).await
 }
 
 /// Brings the index in line with `summary`: creates the task's keys when
-/// it has none, moves its state keys when the state changed, rewrites the
-/// summary when anything listed changed. Idempotent.
+/// it has none, moves its state keys when the state changed (and writes
+/// its failed keys when it moved to `failed`, at the summary's update
+/// time), rewrites the summary when anything listed changed. Idempotent.
 pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), IndexError> {
     let old = read_summary(kv, &summary.id).await?;
+    let mut summary = summary.clone();
+    summary.failed_ms = match &old {
+        _ if summary.state != TaskState::Failed => None,
+        Some(old) if old.state == TaskState::Failed => old.failed_ms,
+        _ => Some(crate::dashboard::parse_rfc3339_ms(&summary.updated_at).unwrap_or(summary.created_ms)),
+    };
+    let summary = &summary;
     match &old {
         None => {
-            for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)) {
+            for key in
+                fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)).chain(&failed_keys(summary))
+            {
                 kv.put(key, b"").await?;
             }
         }
         Some(old) if old.same_as(summary) => return Ok(()),
         Some(old) if old.state != summary.state => {
-            for key in &state_keys(summary, summary.state) {
+            for key in state_keys(summary, summary.state).iter().chain(&failed_keys(summary)) {
                 kv.put(key, b"").await?;
             }
-            for key in &state_keys(summary, old.state) {
+            for key in state_keys(summary, old.state).iter().chain(&failed_keys(old)) {
                 kv.delete(key).await?;
             }
         }
@@ -285,7 +336,7 @@ pub async fn record_received<K: KeyValue>(kv: &K, resident: &Resident, now_ms: u
 /// not indexed.
 pub(crate) async fn forget_task<K: KeyValue>(kv: &K, id: &str) -> Result<(), KvError> {
     let Some(summary) = read_summary(kv, id).await? else { return Ok(()) };
-    for key in fixed_keys(&summary).iter().chain(&state_keys(&summary, summary.state)) {
+    for key in fixed_keys(&summary).iter().chain(&state_keys(&summary, summary.state)).chain(&failed_keys(&summary)) {
         kv.delete(key).await?;
     }
     kv.delete(&summary_key(&summary.id)).await
@@ -293,7 +344,7 @@ pub(crate) async fn forget_task<K: KeyValue>(kv: &K, id: &str) -> Result<(), KvE
 
 /// Removes the keys of a task whose creation failed after it was indexed.
 pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) {
-    for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)) {
+    for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)).chain(&failed_keys(summary)) {
         let _ = kv.delete(key).await;
     }
     let _ = kv.delete(&summary_key(&summary.id)).await;

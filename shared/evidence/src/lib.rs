@@ -35,7 +35,8 @@ mod text;
 
 pub use agent_zero_contracts::EvidenceBundle;
 pub use html::{
-    Nav, TaskListItem, Viewer, render_events_html, render_evidence_html, render_page, render_task_list_html,
+    Nav, TaskListItem, Viewer, render_events_html, render_evidence_html, render_page, render_refreshing_page,
+    render_task_list_html,
 };
 pub use json::render_json;
 pub use markdown::{

@@ -1,7 +1,8 @@
 //! The dashboard a team acts from, on the built worker and Spin component:
 //! "Sign in with GitHub" through the loopback GitHub's OAuth app, the
-//! task list with its filters, approve on a `needs-human` task and see the
-//! state change, the audit log; an outsider refused, a forged form refused.
+//! task list with its filters and counters, approve on a `needs-human`
+//! task and see the state change, the audit log; an outsider refused, a
+//! forged form refused.
 //!
 //! The refusals go over plain HTTP with the cookies a browser would keep
 //! (so each redirect and `Set-Cookie` is asserted). Headless Chromium,
@@ -182,6 +183,21 @@ fn sign_in_with_github_approve_and_see_the_state_change(runtime: Runtime) {
     assert!(!other.text().contains(&task_id), "a completed filter lists a needs-human task: {}", other.text());
     let bad = world.server.send("GET", "/dashboard?state=sleeping", &cookie, b"");
     assert_eq!(bad.status, 400, "{}", bad.text());
+    // The counters over every repository (octocat's grant covers all): the
+    // one task waits for a person. The list reloads itself, without a script.
+    let all = world.server.send("GET", "/dashboard", &cookie, b"");
+    let html = all.text();
+    for cell in [
+        "<td id=\"count-running\">0</td>",
+        "<td id=\"count-queued\"><a href=\"/dashboard?state=queued\">0</a></td>",
+        "<td id=\"count-waiting\"><a href=\"/dashboard?state=needs-human\">1</a></td>",
+        "<td id=\"count-failed\"><a href=\"/dashboard?state=failed\">0</a></td>",
+        "<meta http-equiv=\"refresh\" content=\"300\">",
+    ] {
+        assert!(html.contains(cell), "the task list lacks {cell:?}: {html}");
+    }
+    let csp = all.header("content-security-policy").unwrap_or_default();
+    assert!(!csp.contains("script-src") && !html.to_lowercase().contains("<script"), "{csp}: {html}");
 
     // The task page: its progress and the decision forms.
     let page = world.server.send("GET", &format!("/dashboard/tasks/{task_id}"), &cookie, b"");

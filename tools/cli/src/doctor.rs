@@ -1,9 +1,11 @@
 //! `agent-zero doctor --url URL [--token T] [--webhook-secret S] [--json]`:
 //! a deployment checked as a user would hit it. Each check passes, fails
 //! with the fix to make, or is skipped with what would run it; any failure
-//! makes the exit status non-zero. Values are never printed: the
-//! deployment reports names only, and the CLI echoes neither the token nor
-//! the secret.
+//! makes the exit status non-zero. In text, each check's lines are printed
+//! and flushed as it completes (a slow or hanging check shows what passed
+//! before it); `--json` prints one document at the end. Values are never
+//! printed: the deployment reports names only, and the CLI echoes neither
+//! the token nor the secret.
 
 use std::io::Write;
 
@@ -59,6 +61,9 @@ impl Check {
     }
 }
 
+/// Runs the checks; in text, each check's lines are written (and flushed)
+/// as soon as it completes, so a slow check shows what passed before it.
+/// `--json` writes one document at the end.
 pub(crate) fn run(
     target: &Target,
     webhook_secret: Option<&str>,
@@ -66,46 +71,62 @@ pub(crate) fn run(
     out: &mut dyn Write,
 ) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
-    let checks = checks(&api, webhook_secret);
+    let mut written = Ok(());
+    let checks = checks(&api, webhook_secret, &mut |check| {
+        if !json && written.is_ok() {
+            written = out.write_all(check_lines(check).as_bytes()).and_then(|()| out.flush());
+        }
+    });
+    written.map_err(|e| e.to_string())?;
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    let text = if json { json_report(&api, &checks) } else { text_report(&checks) };
-    out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    let text = if json { json_report(&api, &checks) } else { summary_line(&checks) };
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| e.to_string())?;
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }
 
-/// Every check, in the order a deployment is set up.
-pub(crate) fn checks(api: &Api, webhook_secret: Option<&str>) -> Vec<Check> {
+/// Every check, in the order a deployment is set up; `done` is called with
+/// each as it completes, before the next one starts.
+pub(crate) fn checks(api: &Api, webhook_secret: Option<&str>, done: &mut dyn FnMut(&Check)) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut report = |check: Check| {
+        done(&check);
+        checks.push(check);
+    };
     let health = match api.get("/api/v1/health", "application/json") {
         Ok(answer) => answer,
         Err(why) => {
-            return vec![Check::fail(
+            report(Check::fail(
                 "reachable",
                 why,
                 format!("check that the deployment is running and that {} is its URL", api.base()),
-            )];
+            ));
+            return checks;
         }
     };
     let body = match health.json() {
         Ok(body) if body.get("capabilities").is_some() => body,
         _ => {
-            return vec![Check::fail(
+            report(Check::fail(
                 "reachable",
                 format!("{} answered {} without an Agent Zero health report", api.base(), health.error_line()),
                 "point --url at the deployment's base URL (the one serving /api/v1/health)",
-            )];
+            ));
+            return checks;
         }
     };
-    let mut checks = vec![Check::pass("reachable", format!("{} answers", api.base()))];
-    checks.push(health_check(&health, &body));
-    checks.push(storage_check(api, &body));
+    report(Check::pass("reachable", format!("{} answers", api.base())));
+    report(health_check(&health, &body));
+    report(storage_check(api, &body));
     let capabilities = &body["capabilities"];
-    checks.push(webhook_secret_check(capabilities));
-    checks.push(ping_check(api, webhook_secret));
-    checks.push(github_check(capabilities));
-    checks.push(model_check(capabilities));
-    checks.push(sandbox_check(capabilities));
-    checks.push(control_plane_check(api, capabilities));
-    checks.extend(deep_checks(api));
+    report(webhook_secret_check(capabilities));
+    report(ping_check(api, webhook_secret));
+    report(github_check(capabilities));
+    report(model_check(capabilities));
+    report(sandbox_check(capabilities));
+    report(control_plane_check(api, capabilities));
+    for check in deep_checks(api) {
+        report(check);
+    }
     checks
 }
 
@@ -314,18 +335,20 @@ fn deep_checks(api: &Api) -> Vec<Check> {
         .collect()
 }
 
-fn text_report(checks: &[Check]) -> String {
-    let mut text = String::new();
-    for check in checks {
-        let status = check.status.as_str().to_ascii_uppercase();
-        text.push_str(&format!("{status:<4}  {:<18} {}\n", check.name, check.detail));
-        if let Some(fix) = &check.fix {
-            text.push_str(&format!("      fix: {fix}\n"));
-        }
+/// The lines of one check: its status, name and detail, and the fix.
+fn check_lines(check: &Check) -> String {
+    let status = check.status.as_str().to_ascii_uppercase();
+    let mut text = format!("{status:<4}  {:<18} {}\n", check.name, check.detail);
+    if let Some(fix) = &check.fix {
+        text.push_str(&format!("      fix: {fix}\n"));
     }
-    let failed = checks.iter().filter(|c| c.status == Status::Fail).count();
-    text.push_str(&if failed == 0 { "all checks passed\n".to_owned() } else { format!("{failed} check(s) failed\n") });
     text
+}
+
+/// The last line of the text report.
+fn summary_line(checks: &[Check]) -> String {
+    let failed = checks.iter().filter(|c| c.status == Status::Fail).count();
+    if failed == 0 { "all checks passed\n".to_owned() } else { format!("{failed} check(s) failed\n") }
 }
 
 fn json_report(api: &Api, checks: &[Check]) -> String {

@@ -9,16 +9,23 @@ use agent_zero_contracts::{TaskState, rfc3339};
 use agent_zero_engine::{Resident, Stimulus};
 pub(crate) use agent_zero_evidence::Viewer;
 use agent_zero_evidence::clean_html_line as clean;
-use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page};
+use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page, render_refreshing_page};
 use http::StatusCode;
 
 use crate::audit_log::AuditEntry;
 use crate::metering::RunCost;
+use crate::task_counters::Counters;
 use crate::task_index::TaskSummary;
 
 /// The Content-Security-Policy of dashboard pages: the evidence pages'
 /// policy, except that forms may post to this origin.
 pub(crate) const DASHBOARD_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Seconds between two loads of the task list by the browser (its
+/// counters then are at most this old): ten list operations each.
+/// Five minutes: each load costs ten list operations (`task_counters`), and
+/// the free Workers plan allows 1,000 a day.
+pub(crate) const REFRESH_SECS: u32 = 300;
 
 /// A dashboard page around `body` (already escaped HTML), in the one shell.
 fn shell(title: &str, viewer: Option<Viewer<'_>>, body: &str, o: &RenderOptions<'_>) -> String {
@@ -80,7 +87,49 @@ pub(crate) fn error(status: StatusCode, message: &str, viewer: Option<Viewer<'_>
     shell(status.canonical_reason().unwrap_or("Error"), viewer, &body, o)
 }
 
-/// The task list with its filters.
+/// What the task list counts: over which repositories, and the counts
+/// (`None`: not counted for this session, see `counters_section`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counted<'a> {
+    /// `None`: every repository.
+    pub(crate) repository: Option<&'a str>,
+    pub(crate) counters: Option<Counters>,
+}
+
+/// The counters above the task list, each `id`'d for tests and linked to
+/// its filter where one state is counted.
+fn counters_section(counted: Counted<'_>, o: &RenderOptions<'_>) -> String {
+    let (base, secrets) = (clean(o.base_path, &[]), o.secrets);
+    let Some(c) = counted.counters else {
+        return "<p class=\"muted\" id=\"counters\">Counters: filter by one repository to see its counts.</p>\n"
+            .to_owned();
+    };
+    let scope = match counted.repository {
+        Some(r) => format!("in <code>{}</code>", clean(r, secrets)),
+        None => "in every repository".to_owned(),
+    };
+    let link = |state: TaskState, count: String| {
+        let mut query = format!("state={state}");
+        if let Some(r) = counted.repository {
+            let _ = write!(query, "&repository={}", super::oauth::form_encode(r));
+        }
+        format!("<a href=\"{base}/dashboard?{}\">{count}</a>", clean(&query, &[]))
+    };
+    format!(
+        "<table class=\"counters\" id=\"counters\">\n<tr><th>Running</th><th>Queued</th><th>Waiting for a person</th>\
+<th>Failed in the last day</th></tr>\n<tr><td id=\"count-running\">{}</td><td id=\"count-queued\">{}</td>\
+<td id=\"count-waiting\">{}</td><td id=\"count-failed\">{}</td></tr>\n</table>\n\
+<p class=\"muted\">Tasks {scope}, counted at each load; this page reloads every {REFRESH_SECS} s.</p>\n",
+        c.running,
+        link(TaskState::Queued, c.queued.to_string()),
+        link(TaskState::NeedsHuman, c.waiting.to_string()),
+        link(TaskState::Failed, c.failed_last_day.to_string()),
+    )
+}
+
+/// The task list with its filters, under its counters; the browser loads
+/// it again every [`REFRESH_SECS`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn task_list(
     viewer: Viewer<'_>,
     items: &[TaskSummary],
@@ -88,10 +137,13 @@ pub(crate) fn task_list(
     state: Option<TaskState>,
     next: Option<&str>,
     totals: &[RepositoryTotal],
+    counted: Counted<'_>,
     o: &RenderOptions<'_>,
 ) -> String {
     let (base, secrets) = (clean(o.base_path, &[]), o.secrets);
-    let mut h = format!("<h1>Tasks</h1>\n<form class=\"filters\" method=\"get\" action=\"{base}/dashboard\">\n");
+    let mut h = String::from("<h1>Tasks</h1>\n");
+    h.push_str(&counters_section(counted, o));
+    let _ = writeln!(h, "<form class=\"filters\" method=\"get\" action=\"{base}/dashboard\">");
     let _ = writeln!(
         h,
         "<label>Repository<input name=\"repository\" placeholder=\"owner/name\" value=\"{}\"></label>",
@@ -134,7 +186,7 @@ pub(crate) fn task_list(
         let _ = writeln!(h, "<p><a href=\"{base}/dashboard?{}\">Next page</a></p>", clean(&query, &[]));
     }
     h.push_str(&totals_table(totals, secrets));
-    shell("Tasks · Agent Zero Edge", Some(viewer), &h, o)
+    render_refreshing_page(o, "Tasks · Agent Zero Edge", Nav::Dashboard(Some(viewer)), &h, REFRESH_SECS)
 }
 
 /// A cost as table cells: ticks, storage operations (of which atomic and
@@ -373,10 +425,12 @@ mod tests {
     fn every_link_honours_the_base_path_and_secrets_stay_out() {
         let o = RenderOptions { base_path: "/az", secrets: &["s3cr3t"], ..RenderOptions::default() };
         let viewer = Viewer { name: "github:octocat", csrf: "token" };
+        let counters = Counters::default();
+        let counted = Counted { repository: Some("o/r"), counters: Some(counters) };
         let pages = [
             sign_in(Some("no s3cr3t here"), &o),
             error(StatusCode::NOT_FOUND, "task `s3cr3t` does not exist", Some(viewer), &o),
-            task_list(viewer, &[], Some("o/r"), Some(TaskState::NeedsHuman), Some("c 1"), &[], &o),
+            task_list(viewer, &[], Some("o/r"), Some(TaskState::NeedsHuman), Some("c 1"), &[], counted, &o),
             audit(viewer, &[], Some("c/2"), &o),
         ];
         for html in &pages {
@@ -390,5 +444,34 @@ mod tests {
         }
         assert!(pages[2].contains("href=\"/az/dashboard?cursor=c%201&amp;repository=o%2Fr&amp;state=needs-human\""));
         assert!(pages[1].contains("Signed in as <strong>github:octocat</strong>"), "{}", pages[1]);
+        assert!(pages[2].contains("href=\"/az/dashboard?state=needs-human&amp;repository=o%2Fr\">0</a>"));
+    }
+
+    #[test]
+    fn the_task_list_shows_its_counters_and_reloads_itself() {
+        use crate::task_counters::Count;
+        let o = RenderOptions::default();
+        let viewer = Viewer { name: "github:octocat", csrf: "token" };
+        let counters = Counters {
+            running: Count { n: 3, more: false },
+            queued: Count { n: 1000, more: true },
+            waiting: Count { n: 2, more: false },
+            failed_last_day: Count { n: 1, more: false },
+        };
+        let html =
+            task_list(viewer, &[], None, None, None, &[], Counted { repository: None, counters: Some(counters) }, &o);
+        for cell in [
+            "<td id=\"count-running\">3</td>",
+            "<td id=\"count-queued\"><a href=\"/dashboard?state=queued\">1000+</a></td>",
+            "<td id=\"count-waiting\"><a href=\"/dashboard?state=needs-human\">2</a></td>",
+            "<td id=\"count-failed\"><a href=\"/dashboard?state=failed\">1</a></td>",
+            "Tasks in every repository",
+            "<meta http-equiv=\"refresh\" content=\"300\">",
+        ] {
+            assert!(html.contains(cell), "{cell}: {html}");
+        }
+        assert!(html.contains("form-action 'self'") && !html.contains("<script"), "{html}");
+        let uncounted = task_list(viewer, &[], None, None, None, &[], Counted { repository: None, counters: None }, &o);
+        assert!(uncounted.contains("filter by one repository") && !uncounted.contains("count-running"), "{uncounted}");
     }
 }

@@ -44,6 +44,7 @@ use crate::dashboard::session::{self, SESSION_COOKIE, STATE_COOKIE, Session};
 use crate::dashboard::{access_of, oauth, revocation, settings};
 use crate::error::{ApiError, ErrorCode};
 use crate::metering;
+use crate::task_counters::{self, Counters};
 use crate::task_index::{self, Filter, Page};
 
 /// Task rows on one page.
@@ -224,6 +225,25 @@ pub(super) async fn tasks<H: Host>(
             return gate.error(&e);
         }
     };
+    // The counters: of the repository filtered by (nothing in one the
+    // session does not cover, as for one without tasks), else of every
+    // repository for a session covering all, else of its one repository.
+    // A session over several repositories sees none until it filters.
+    let (kv, now_ms) = (context.host.kv(), context.invocation.now_ms);
+    let counters = match filter.repository.as_deref() {
+        Some(r) if !access.covers(r) => Ok(Some(Counters::default())),
+        Some(r) => task_counters::count(kv, Some(r), now_ms).await.map(Some),
+        None if access.covers_all() => task_counters::count(kv, None, now_ms).await.map(Some),
+        None => Ok(None),
+    };
+    let counters = match counters {
+        Ok(counters) => counters,
+        Err(e) => {
+            let e = ApiError::new(ErrorCode::StorageUnavailable, format!("the task counters cannot be read: {e}"));
+            return gate.error(&e);
+        }
+    };
+    let counted = pages::Counted { repository: filter.repository.as_deref(), counters };
     // Totals per repository over the tasks listed: one read per task.
     let mut totals: Vec<pages::RepositoryTotal> = Vec::new();
     for item in &listing.items {
@@ -238,7 +258,8 @@ pub(super) async fn tasks<H: Host>(
         }
     }
     let next = listing.next_cursor.as_deref();
-    let html = pages::task_list(gate.viewer(), &listing.items, repository, state, next, &totals, &gate.options());
+    let html =
+        pages::task_list(gate.viewer(), &listing.items, repository, state, next, &totals, counted, &gate.options());
     page(StatusCode::OK, html)
 }
 

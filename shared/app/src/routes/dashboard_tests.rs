@@ -386,3 +386,48 @@ fn a_scoped_task_list_reads_past_other_repositories() {
     }
     assert!(!list.contains("/dashboard/tasks/t-a") && !list.contains("Next page"), "{list}");
 }
+
+/// The counters above the task list count only what the session may see:
+/// every repository for a session covering all, its one repository, the
+/// covered repository it filters by, and nothing of one it does not cover.
+#[test]
+fn the_counters_count_only_covered_repositories_and_the_page_reloads() {
+    let host = TestHost::new();
+    let settings = settings(&[
+        ("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, alice#7:fix@acme/widgets"),
+        ("AGENT_ZERO_DASHBOARD_ORGS", "acme"),
+    ]);
+    for (id, repository) in [("t-w1", "acme/widgets"), ("t-w2", "acme/widgets"), ("t-b1", "beta/api")] {
+        task(&host, id, repository);
+    }
+    // t-b1 failed a minute ago.
+    block_on(async {
+        let mut failed = crate::task_index::read_summary(&host.kv, "t-b1").await.unwrap().unwrap();
+        failed.state = agent_zero_contracts::TaskState::Failed;
+        failed.updated_at = agent_zero_contracts::rfc3339(START_MS - 60_000);
+        crate::task_index::record(&host.kv, &failed).await.unwrap();
+    });
+    let (octocat, _) = signed("octocat", 1, &[], "session-octocat-01", START_MS);
+    let (alice, _) = signed("alice", 7, &[], "session-alice-0001", START_MS);
+    let (member, _) = signed("mallory", 9, &["acme"], "session-member-001", START_MS);
+    let counts = |cookie: &str, uri: &str| {
+        let page = text(&get(&host, &settings, uri, Some(cookie)));
+        assert!(page.contains("<meta http-equiv=\"refresh\" content=\"300\">"), "{page}");
+        let cell = |id: &str| {
+            let rest = page.split(&format!("<td id=\"count-{id}\">")).nth(1)?;
+            let cell = rest.split("</td>").next()?;
+            Some(cell.rsplit_once("\">").map_or(cell, |(_, n)| n).trim_end_matches("</a>").to_owned())
+        };
+        ["running", "queued", "waiting", "failed"].map(cell)
+    };
+    let some = |n: [&str; 4]| n.map(|n| Some(n.to_owned()));
+    assert_eq!(counts(&octocat, "/dashboard"), some(["0", "2", "0", "1"]));
+    assert_eq!(counts(&octocat, "/dashboard?repository=beta%2Fapi"), some(["0", "0", "0", "1"]));
+    assert_eq!(counts(&alice, "/dashboard"), some(["0", "2", "0", "0"]));
+    // Several repositories: none until a filter names one; an uncovered
+    // one counts nothing, as a repository without tasks would.
+    assert_eq!(counts(&member, "/dashboard"), [None, None, None, None]);
+    assert_eq!(counts(&member, "/dashboard?repository=acme%2Fwidgets"), some(["0", "2", "0", "0"]));
+    assert_eq!(counts(&alice, "/dashboard?repository=beta%2Fapi"), some(["0", "0", "0", "0"]));
+    assert_eq!(counts(&member, "/dashboard?repository=beta%2Fapi"), some(["0", "0", "0", "0"]));
+}

@@ -82,7 +82,23 @@ pub fn render_page(options: &RenderOptions<'_>, title: &str, nav: Nav<'_>, body:
     page(&Ctx::new(options), title, nav, body)
 }
 
+/// [`render_page`] that the browser loads again every `every_secs` seconds
+/// (`<meta http-equiv="refresh">`: no script, so the strict policy stays).
+pub fn render_refreshing_page(
+    options: &RenderOptions<'_>,
+    title: &str,
+    nav: Nav<'_>,
+    body: &str,
+    every_secs: u32,
+) -> String {
+    shell(&Ctx::new(options), title, nav, body, Some(every_secs))
+}
+
 pub(crate) fn page(ctx: &Ctx<'_>, title: &str, nav: Nav<'_>, body: &str) -> String {
+    shell(ctx, title, nav, body, None)
+}
+
+fn shell(ctx: &Ctx<'_>, title: &str, nav: Nav<'_>, body: &str, refresh_secs: Option<u32>) -> String {
     let base = escape(ctx.opts.base_path);
     let (home, account, csp) = match nav {
         Nav::Public => (format!("{base}/"), String::new(), CSP),
@@ -99,8 +115,10 @@ pub(crate) fn page(ctx: &Ctx<'_>, title: &str, nav: Nav<'_>, body: &str) -> Stri
             CSP_FORMS,
         ),
     };
+    let refresh =
+        refresh_secs.map(|secs| format!("<meta http-equiv=\"refresh\" content=\"{secs}\">\n")).unwrap_or_default();
     format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{refresh}\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
 <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
 <meta name=\"referrer\" content=\"no-referrer\">\n\
@@ -131,7 +149,11 @@ mod tests {
         let out = render_page(&opts, "t", Nav::Dashboard(None), "");
         assert!(out.contains("<a href=\"/az/dashboard\">Agent Zero Edge</a></header>"), "{out}");
         assert!(out.contains("form-action 'none'") && !out.contains("<form"), "{out}");
-        for html in [public, signed, out] {
+        assert!(!signed.contains("http-equiv=\"refresh\""), "{signed}");
+        let refreshing = render_refreshing_page(&opts, "t", Nav::Dashboard(Some(viewer)), "", 60);
+        let meta = "<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"60\">\n";
+        assert!(refreshing.contains(meta), "{refreshing}");
+        for html in [public, signed, out, refreshing] {
             assert!(!html.contains("<script") && !html.contains(" src="), "{html}");
         }
     }

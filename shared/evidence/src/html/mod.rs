@@ -7,7 +7,7 @@ mod layout;
 mod task_list;
 
 pub use evidence_page::render_evidence_html;
-pub use layout::{Nav, Viewer, render_page};
+pub use layout::{Nav, Viewer, render_page, render_refreshing_page};
 pub use task_list::{TaskListItem, render_task_list_html};
 
 use agent_zero_contracts::TaskEvent;
