@@ -259,7 +259,7 @@ const CALLS: &[(&str, &str, &str, Needs)] = &[
     // Who `GITHUB_TOKEN` is; and the dashboard's signed-in person.
     ("/user", "GET", "/user", UserToken),
     // The dashboard's organisation grants. GitHub answers an App's user
-    // token an empty list here (docs/dashboard.md says what that means).
+    // token an empty list here (docs/github.md, "Dashboard sign-in with the same App").
     ("/user/orgs", "GET", "/user/orgs", UserToken),
 ];
 
