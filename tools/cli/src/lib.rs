@@ -5,6 +5,9 @@
 //!   deployment's own discovery);
 //! - `init cloudflare` and `init spin` deploy this checkout with the
 //!   platform's own CLI, settings from a local env file (`.env.deploy`);
+//! - `init github-app` registers the deployment's GitHub App from
+//!   `github-app.json` (GitHub's manifest flow) and writes its credentials
+//!   into that env file;
 //! - `doctor` checks a deployment as a user would hit it, one line per
 //!   check with the fix to make;
 //! - `tasks list|show|approve|reject|evidence` over the task API;
@@ -13,7 +16,8 @@
 //!
 //! I/O boundary: [`run`] takes the arguments, the working directory and the
 //! two output streams; HTTP goes through [`api::Api`] (ureq); `init
-//! cloudflare|spin` runs the configured wrangler or spin program. Every command
+//! cloudflare|spin` runs the configured wrangler or spin program; `init
+//! github-app` listens on 127.0.0.1 for GitHub's redirect. Every command
 //! is a function of those, so the tests drive it in-process.
 
 #![forbid(unsafe_code)]
@@ -21,6 +25,8 @@
 pub mod api;
 mod deploy;
 mod doctor;
+mod env_edit;
+mod github_app;
 mod init;
 mod replay;
 mod tasks;
@@ -54,7 +60,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Set up: `init policy` (plain `init`) writes a repository's `.agent-zero.yml`;
-    /// `init cloudflare` and `init spin` deploy this checkout.
+    /// `init github-app` registers the GitHub App; `init cloudflare` and `init spin` deploy this checkout.
     Init(InitArgs),
     /// Check a deployment: health, capabilities, webhook secret, GitHub, model, sandbox, storage.
     Doctor(DoctorArgs),
@@ -109,6 +115,42 @@ enum InitCommand {
         #[arg(long, env = "AGENT_ZERO_SPIN", default_value = "spin")]
         spin: String,
     },
+    /// Register the deployment's GitHub App from `github-app.json` (GitHub's
+    /// manifest flow, in a browser) and write its id, key, webhook secret and
+    /// OAuth client into the env file.
+    GithubApp(GithubAppArgs),
+}
+
+#[derive(Debug, Args)]
+struct GithubAppArgs {
+    /// The deployment's base URL (`https://agent-zero-edge.<you>.workers.dev`,
+    /// with `AGENT_ZERO_BASE_PATH` when set): webhook and sign-in URLs hang off it.
+    #[arg(long, env = "AGENT_ZERO_URL")]
+    url: String,
+    /// Register the App for this organisation (you must own it), not your account.
+    #[arg(long)]
+    org: Option<String>,
+    /// The App's name, unique on GitHub (default `Agent Zero (<host>)`).
+    #[arg(long)]
+    name: Option<String>,
+    /// `AGENT_ZERO_DASHBOARD_USERS` to set: these people sign in to the dashboard with the App.
+    #[arg(long)]
+    dashboard_users: Option<String>,
+    /// The env file the credentials go into (created when absent).
+    #[arg(long, default_value = ".env.deploy")]
+    env_file: PathBuf,
+    /// Where people sign in to GitHub (`https://HOST` for GitHub Enterprise Server).
+    #[arg(long, default_value = "https://github.com")]
+    github_url: String,
+    /// GitHub's REST API (`https://HOST/api/v3` for GitHub Enterprise Server).
+    #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
+    api_url: String,
+    /// The loopback port GitHub sends the browser back to (0: any free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Most seconds to wait for GitHub's redirect.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
 }
 
 /// Where the settings come from, and whether to run the commands.
@@ -258,6 +300,20 @@ where
             Some(InitCommand::Spin { deploy, spin }) => {
                 deploy::run(deploy::Platform::Spin, cwd, &deploy.env_file, &spin, deploy.dry_run, out)
             }
+            Some(InitCommand::GithubApp(a)) => {
+                let options = github_app::Options {
+                    url: &a.url,
+                    org: a.org.as_deref(),
+                    name: a.name.as_deref(),
+                    github_url: &a.github_url,
+                    api_url: &a.api_url,
+                    env_file: &a.env_file,
+                    dashboard_users: a.dashboard_users.as_deref(),
+                    port: a.port,
+                    timeout: std::time::Duration::from_secs(a.timeout),
+                };
+                github_app::run(&options, cwd, out)
+            }
         },
         Command::Doctor(args) => doctor::run(&args.target, args.webhook_secret.as_deref(), args.json, out),
         Command::Tasks(args) => tasks::run(&args.target, args.command, out),
@@ -274,5 +330,7 @@ where
 
 #[cfg(test)]
 mod deploy_tests;
+#[cfg(test)]
+mod github_app_tests;
 #[cfg(test)]
 mod tests;
