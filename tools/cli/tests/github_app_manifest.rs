@@ -256,6 +256,8 @@ const CALLS: &[(&str, &str, &str, Needs)] = &[
     ),
     ("/app", "GET", "/app", AppJwt),
     ("/app/installations/*/access_tokens", "POST", "/app/installations/{installation_id}/access_tokens", AppJwt),
+    // An API task's installation, looked up at creation (docs/task-api.md).
+    ("/repos/*/*/installation", "GET", "/repos/{owner}/{repo}/installation", AppJwt),
     // Who `GITHUB_TOKEN` is; and the dashboard's signed-in person.
     ("/user", "GET", "/user", UserToken),
     // The dashboard's organisation grants. GitHub answers an App's user
