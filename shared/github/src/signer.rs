@@ -60,7 +60,9 @@ impl PrivateKeyDer {
             Ok(Self(info.to_der().map_err(|_| invalid(NOT_PKCS1))?))
         } else if label == PrivateKeyInfoRef::PEM_LABEL {
             let info = PrivateKeyInfoRef::from_der(der).map_err(|_| invalid(NOT_PKCS8))?;
-            (info.algorithm.oid == pkcs1::ALGORITHM_OID).then_some(()).ok_or(invalid(NOT_PKCS8))?;
+            if info.algorithm.oid != pkcs1::ALGORITHM_OID {
+                return Err(invalid(NOT_PKCS8));
+            }
             rsa_private_key(info.private_key.as_bytes()).ok_or(invalid(NOT_PKCS8))?;
             Ok(Self(der.to_vec()))
         } else {
