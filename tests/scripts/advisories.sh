@@ -4,9 +4,10 @@
 # the worker's graph (wasm32-unknown-unknown) and the Spin component's
 # (wasm32-wasip2), normal dependencies only. Fails on an open advisory
 # (vulnerability, unmaintained, unsound) unless deny.toml ignores it with a
-# reason, and if either graph links the `rsa` crate at all (RUSTSEC-2023-0071:
-# the worker signs with WebCrypto, the Spin component with our constant-time
-# RS256, shared/github/src/rs256.rs).
+# reason; and if the worker links the `rsa` crate at all (it signs with
+# WebCrypto), or the Spin component links an `rsa` before 0.10, whose
+# private-key arithmetic (num-bigint-dig) is not constant-time
+# (RUSTSEC-2023-0071; deny.toml says why 0.10 is accepted).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -42,8 +43,12 @@ fi
 cargo fetch --locked -q
 for shipped in agent-zero-cloudflare:wasm32-unknown-unknown agent-zero-spin:wasm32-wasip2; do
   graph="$(cargo tree --offline --locked -q -p "${shipped%%:*}" --target "${shipped#*:}" -e normal --prefix none)"
-  if grep -q '^rsa v' <<<"$graph"; then
-    say "FAIL: ${shipped%%:*} links the rsa crate (RUSTSEC-2023-0071); RS256 is WebCrypto's or rs256.rs's"
+  if [ "${shipped%%:*}" = agent-zero-cloudflare ] && grep -q '^rsa v' <<<"$graph"; then
+    say "FAIL: the worker links the rsa crate; it signs RS256 with WebCrypto (functions/cloudflare/src/signer.rs)"
+    exit 1
+  fi
+  if grep -Eq '^(rsa v0\.[0-9]\.|num-bigint-dig v)' <<<"$graph"; then
+    say "FAIL: ${shipped%%:*} links an rsa before 0.10 (RUSTSEC-2023-0071: not constant-time)"
     exit 1
   fi
 done

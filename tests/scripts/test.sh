@@ -81,10 +81,17 @@ unset AGENT_ZERO_PROVIDERS
 # 10 MB (paid) of allowed compressed size; on Spin each component is
 # compiled once and cached, then instantiated in 0.1-0.15 ms. Raise a budget
 # with the measurement and its reason; lower it when the wasm shrinks.
-WORKER_GZIP_BUDGET=$((472 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((512 * 1024))
-SPIN_GZIP_BUDGET=$((448 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((520 * 1024))
+# Issue 44, RS256 with RustCrypto (docs/size.md): Spin signs with the `rsa`
+# crate 0.10 (crypto-bigint, der/pkcs1/pkcs8, a second sha2) instead of
+# our own RSA, and both hosts read the App key with the pkcs1/pkcs8
+# decoders. Built from a clean archive of the commit before it and from
+# the checkout (one target directory): 447,778 -> 457,987 B, 486,510 ->
+# 498,008 B, 419,350 -> 467,271 B, 493,603 -> 543,350 B; each budget
+# raised by that growth, rounded up to the KiB (10, 12, 47, 49 KiB).
+WORKER_GZIP_BUDGET=$((482 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((524 * 1024))
+SPIN_GZIP_BUDGET=$((495 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((569 * 1024))
 
 bash tests/scripts/install-tools.sh all
 

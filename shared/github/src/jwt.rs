@@ -77,3 +77,56 @@ impl std::fmt::Debug for AppKey {
         f.debug_struct("AppKey").field("issuer", &self.issuer).field("key", &"[redacted]").finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_zero_contracts::base64::decode_url;
+    use agent_zero_ports::block_on;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const PKCS1: &str = include_str!("../tests/data/test-app-key.pkcs1.pem");
+
+    /// Signs every message with the same bytes: the claims are the test.
+    struct FixedSigner;
+
+    impl Rs256Signer for FixedSigner {
+        async fn sign_rs256(&self, _key: &PrivateKeyDer, _message: &[u8]) -> Result<Vec<u8>, CredentialsError> {
+            Ok(b"signature".to_vec())
+        }
+    }
+
+    fn parts(app_id: &str, now_ms: u64) -> (Value, Value, Vec<u8>) {
+        let jwt = block_on(AppKey::from_pem(app_id, PKCS1).unwrap().jwt(&FixedSigner, now_ms)).unwrap();
+        let parts: Vec<Vec<u8>> = jwt.expose().split('.').map(|part| decode_url(part).unwrap()).collect();
+        let [header, claims, signature] = &parts[..] else { panic!("three parts: {parts:?}") };
+        (serde_json::from_slice(header).unwrap(), serde_json::from_slice(claims).unwrap(), signature.clone())
+    }
+
+    /// GitHub's "Generating a JSON Web Token (JWT) for a GitHub App": RS256;
+    /// `iat` 60 s in the past against clock drift; `exp` no more than 10
+    /// minutes into the future; `iss` the App's client id or application id.
+    #[test]
+    fn claims_are_the_ones_github_documents() {
+        let now = 1_700_000_000;
+        let (header, claims, signature) = parts("12345", now * 1000 + 999);
+        assert_eq!(header, json!({"alg": "RS256", "typ": "JWT"}));
+        assert_eq!(signature, b"signature");
+        assert_eq!(claims, json!({"iat": now - 60, "exp": now + 540, "iss": 12345}));
+        let (iat, exp) = (claims["iat"].as_u64().unwrap(), claims["exp"].as_u64().unwrap());
+        assert_eq!(now - iat, JWT_BACKDATE_SECS);
+        assert!(exp - now <= 10 * 60, "exp at most 10 minutes ahead");
+        assert!(exp - iat <= 10 * 60, "GitHub refuses a longer lifetime");
+        // A client id is sent as it is, a string.
+        let (_, claims, _) = parts("Iv23liAbCdEf", now * 1000);
+        assert_eq!(claims["iss"], "Iv23liAbCdEf");
+    }
+
+    #[test]
+    fn app_ids_that_are_not_ids_are_refused() {
+        for id in ["", " ", "12 34", "id/with/slash", &"9".repeat(65)] {
+            assert_eq!(AppKey::from_pem(id, PKCS1).unwrap_err(), CredentialsError::InvalidAppId, "{id:?}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The GitHub side of Agent Zero Edge, host-neutral: webhook signature
 //! checks, delivery intake, a small REST client, GitHub App credentials (JWTs
-//! signed through the host's [`Rs256Signer`] port), the
+//! signed through the host's [`Rs256Signer`] port; the `rsa` feature adds
+//! `RsaSigner`, RustCrypto's `rsa` crate, for hosts without WebCrypto), the
 //! app's own identity (its login) and the `.agent-zero.yml` policy source.
 //!
 //! I/O boundary: signature checks and intake are pure functions of bytes.
@@ -26,7 +27,8 @@ mod jwt;
 mod payload;
 mod policy_source;
 pub mod publish;
-mod rs256;
+#[cfg(feature = "rsa")]
+mod rsa_signer;
 pub mod signature;
 mod signer;
 mod timestamp;
@@ -50,5 +52,7 @@ pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{
     CacheOutcome, MAX_POLICY_BYTES, POLICY_PATH, PolicySource, PolicySourceError, load_policy_text, policy_cache_key,
 };
+#[cfg(feature = "rsa")]
+pub use rsa_signer::RsaSigner;
 pub use signature::{SignatureError, verify, verify_headers};
-pub use signer::{PrivateKeyDer, Rs256Signer, RsaSigner};
+pub use signer::{PrivateKeyDer, Rs256Signer};

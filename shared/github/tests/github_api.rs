@@ -13,8 +13,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rsa::pkcs1v15::{Signature, VerifyingKey};
 use rsa::pkcs8::DecodePublicKey;
+use rsa::sha2::Sha256;
 use rsa::signature::Verifier;
-use sha2::Sha256;
 use support::{FakeGitHub, access_token_json, block_on, file_json, ref_json, repository_json};
 
 const BASE: &str = "https://ghe.example.com/api/v3";
@@ -33,7 +33,7 @@ fn config() -> ApiConfig {
 fn verify_jwt(jwt: &str) -> (serde_json::Value, serde_json::Value) {
     let parts: Vec<&str> = jwt.split('.').collect();
     assert_eq!(parts.len(), 3, "{jwt}");
-    let key = VerifyingKey::<Sha256>::new(rsa::RsaPublicKey::from_public_key_pem(PUBLIC).unwrap());
+    let key = VerifyingKey::<Sha256>::new(rsa::PublicKey::from_public_key_pem(PUBLIC).unwrap());
     let signature = Signature::try_from(URL_SAFE_NO_PAD.decode(parts[2]).unwrap().as_slice()).unwrap();
     key.verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &signature).expect("signature verifies");
     let decode = |p: &str| serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap();
@@ -63,7 +63,7 @@ fn app_jwt_is_rs256_and_verifies_with_the_public_key() {
     // Tampered claims no longer verify.
     let parts: Vec<&str> = jwt.expose().split('.').collect();
     let forged = URL_SAFE_NO_PAD.encode(br#"{"iat":0,"exp":99999999999,"iss":12345}"#);
-    let key = VerifyingKey::<Sha256>::new(rsa::RsaPublicKey::from_public_key_pem(PUBLIC).unwrap());
+    let key = VerifyingKey::<Sha256>::new(rsa::PublicKey::from_public_key_pem(PUBLIC).unwrap());
     let signature = Signature::try_from(URL_SAFE_NO_PAD.decode(parts[2]).unwrap().as_slice()).unwrap();
     assert!(key.verify(format!("{}.{forged}", parts[0]).as_bytes(), &signature).is_err());
 

@@ -235,6 +235,21 @@ fn app_deployment(runtime: Runtime) {
         let jwt = call.header("authorization").and_then(|a| a.strip_prefix("Bearer ")).unwrap_or_default();
         assert_eq!(jwt.split('.').count(), 3, "GET /app carries the App's JWT: {call:?}");
     }
+    // Whichever signed it (WebCrypto in workerd, the rsa crate on Spin),
+    // each JWT verifies under the App's public key and carries the claims
+    // GitHub documents: iat 60 s back, exp at most 10 minutes on, iss the id.
+    let minting = world.github.calls_matching("POST", &format!("/app/installations/{INSTALLATION}/access_tokens"));
+    assert!(!minting.is_empty(), "the App minted an installation token");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    for call in asked.iter().chain(&minting) {
+        let jwt = call.header("authorization").and_then(|a| a.strip_prefix("Bearer ")).unwrap_or_default();
+        let claims = agent_zero_fakes::verified_jwt_claims(jwt, TEST_APP_PUBLIC_KEY_PEM)
+            .unwrap_or_else(|e| panic!("{}: {e}", runtime.name()));
+        assert_eq!(claims["iss"], json!(APP_ID.parse::<u64>().unwrap()), "a numeric id: {claims}");
+        let (iat, exp) = (claims["iat"].as_u64().unwrap(), claims["exp"].as_u64().unwrap());
+        assert_eq!(exp - iat, 600, "60 s back, 9 minutes on: {claims}");
+        assert!(iat < now && exp <= now + 600, "{claims} at {now}");
+    }
     assert!(world.github.calls_matching("GET", "/user").is_empty(), "an App never asks GET /user");
     assert!(!world.github.minted_tokens().is_empty());
     let minted = world.github.minted_tokens();

@@ -25,7 +25,7 @@ mod signature;
 mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
-pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id};
+pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id, verified_jwt_claims};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
 pub use signature::sign_github;

@@ -201,8 +201,8 @@ fn tokens_are_required_when_configured() {
 }
 
 fn jwt(claims: &Value) -> String {
-    let key = rsa::RsaPrivateKey::from_pkcs1_pem(TEST_APP_PRIVATE_KEY_PEM).unwrap();
-    let signer = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(key);
+    let key = rsa::PrivateKey::from_pkcs1_pem(TEST_APP_PRIVATE_KEY_PEM).unwrap();
+    let signer = rsa::pkcs1v15::SigningKey::<rsa::sha2::Sha256>::new(key);
     let input = format!(
         "{}.{}",
         URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#),

@@ -3,13 +3,13 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rsa::RsaPublicKey;
+use rsa::PublicKey;
 use rsa::pkcs1::DecodeRsaPublicKey as _;
 use rsa::pkcs1v15::{Signature, VerifyingKey};
 use rsa::pkcs8::DecodePublicKey as _;
+use rsa::sha2::Sha256;
 use rsa::signature::Verifier as _;
 use serde_json::Value;
-use sha2::Sha256;
 
 use crate::record::RecordedCall;
 
@@ -20,14 +20,35 @@ const MAX_JWT_LIFETIME_SECS: i64 = 600;
 #[derive(Debug, Clone)]
 pub(crate) struct App {
     pub(crate) id: String,
-    pub(crate) key: Option<RsaPublicKey>,
+    pub(crate) key: Option<PublicKey>,
 }
 
 /// Parses a PEM public key (SPKI `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY`).
-pub(crate) fn public_key(pem: &str) -> Result<RsaPublicKey, String> {
-    RsaPublicKey::from_public_key_pem(pem.trim())
-        .or_else(|_| RsaPublicKey::from_pkcs1_pem(pem.trim()))
+pub(crate) fn public_key(pem: &str) -> Result<PublicKey, String> {
+    PublicKey::from_public_key_pem(pem.trim())
+        .or_else(|_| PublicKey::from_pkcs1_pem(pem.trim()))
         .map_err(|e| format!("not an RSA public key PEM: {e}"))
+}
+
+/// The claims of an App JWT whose RS256 signature verifies under
+/// `public_key_pem` (SPKI or PKCS#1): what a test asserts a host signed,
+/// whatever signed it.
+pub fn verified_jwt_claims(jwt: &str, public_key_pem: &str) -> Result<Value, String> {
+    let key = public_key(public_key_pem)?;
+    let [header, claims, signature] = jwt.trim().split('.').collect::<Vec<_>>()[..] else {
+        return Err(format!("not three dot-separated parts: {jwt}"));
+    };
+    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).map_err(|e| format!("not base64url: {e}"));
+    let header: Value = serde_json::from_slice(&decode(header)?).map_err(|e| format!("header: {e}"))?;
+    if header["alg"] != "RS256" {
+        return Err(format!("alg is not RS256: {header}"));
+    }
+    let signature = Signature::try_from(decode(signature)?.as_slice()).map_err(|e| format!("signature: {e}"))?;
+    let signing_input = &jwt.trim()[..jwt.trim().rfind('.').unwrap_or(0)];
+    VerifyingKey::<Sha256>::new(key)
+        .verify(signing_input.as_bytes(), &signature)
+        .map_err(|e| format!("does not verify under the public key: {e}"))?;
+    serde_json::from_slice(&decode(claims)?).map_err(|e| format!("claims: {e}"))
 }
 
 /// The credential in `Authorization: Bearer X` or `Authorization: token X`.

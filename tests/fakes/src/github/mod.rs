@@ -36,6 +36,7 @@
 
 mod archive;
 mod auth;
+pub use auth::verified_jwt_claims;
 mod collab;
 mod gitdata;
 mod identity;
