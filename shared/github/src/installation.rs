@@ -61,7 +61,7 @@ mod tests {
 
     use super::*;
     use crate::client::{ApiConfig, GitHubError};
-    use crate::signer::RsaSigner;
+    use crate::RsaSigner;
 
     const KEY: &str = include_str!("../../../tests/fakes/src/data/test-app-key.pkcs1.pem");
 
