@@ -401,4 +401,44 @@ mod tests {
         assert_eq!(Platform::FermyonCloud.host(), "spin");
         assert_eq!(Platform::AkamaiFunctions.host(), "spin");
     }
+
+    /// Every limit the README's platform table states is the profile's
+    /// own figure: change a profile and the README's row fails here until
+    /// it says the same.
+    #[test]
+    fn the_readmes_platform_table_states_the_profiles_figures() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        let row = |label: &str| -> String {
+            let lines: Vec<&str> = readme.lines().filter(|l| l.starts_with(&format!("| {label} |"))).collect();
+            assert_eq!(lines.len(), 1, "one README row for {label}");
+            lines[0].to_owned()
+        };
+        let value = |limit: Option<Limit>| limit.map(|l| l.value);
+        let paid = Platform::CloudflarePaid.limits();
+        let free = Platform::CloudflareFree.limits();
+        let fermyon = Platform::FermyonCloud.limits();
+        let akamai = Platform::AkamaiFunctions.limits();
+        let claims: [(&str, &str, Option<u64>, u64); 9] = [
+            ("Cloudflare Workers Paid", "may run 15 min", value(paid.wall_clock_ms), 15 * 60_000),
+            ("Cloudflare Workers Paid", "30 s CPU by default", value(paid.cpu_ms), 30_000),
+            ("Cloudflare Workers Free", "10 ms CPU", value(free.cpu_ms), 10),
+            ("Cloudflare Workers Free", "50 subrequests per invocation", value(free.subrequests_per_invocation), 50),
+            ("Cloudflare Workers Free", "1,000 KV writes a day", value(free.kv_writes_per_day), 1_000),
+            (
+                "Cloudflare Workers Free",
+                "288 KV lists (the 10-minute cron) of 1,000",
+                value(free.kv_lists_per_day),
+                1_000,
+            ),
+            ("Fermyon Cloud", "30 s per request handler", value(fermyon.wall_clock_ms), 30_000),
+            ("Fermyon Cloud", "500 outbound requests an hour", value(fermyon.outbound_per_hour), 500),
+            ("Akamai Functions", "30 s per request handler", value(akamai.wall_clock_ms), 30_000),
+        ];
+        for (label, claim, profile, stated) in claims {
+            assert!(row(label).contains(claim), "the README's {label} row no longer says `{claim}`");
+            assert_eq!(profile, Some(stated), "{label}: the README says `{claim}`");
+        }
+        assert!(row("Fermyon Cloud").contains("1,024 keys per store"));
+        assert_eq!(value(fermyon.kv_keys), Some(1_024));
+    }
 }

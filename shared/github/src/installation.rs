@@ -60,8 +60,8 @@ mod tests {
     use agent_zero_ports::{HttpError, block_on};
 
     use super::*;
-    use crate::client::{ApiConfig, GitHubError};
     use crate::RsaSigner;
+    use crate::client::{ApiConfig, GitHubError};
 
     const KEY: &str = include_str!("../../../tests/fakes/src/data/test-app-key.pkcs1.pem");
 
