@@ -274,7 +274,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
 /// task's keys together, the task is first named active and the entry
 /// goes in one request with the checkpoint, which carries the due time;
 /// elsewhere the entry is inserted, then the pending marker written (the
-/// one of the seq before removed) and the checkpoint rewritten.
+/// one of the entry's own seq removed) and the checkpoint rewritten.
 async fn commit_runnable<K: KeyValue>(
     store: &Store<'_, K>,
     id: &str,
@@ -293,8 +293,9 @@ async fn commit_runnable<K: KeyValue>(
         return Ok(Err(()));
     }
     store.put_pending(id, entry.seq + 1, now_ms).await?;
-    if let Some(before) = entry.seq.checked_sub(1) {
-        let _ = store.delete(&pending_key(id, before)).await;
+    if entry.seq > 0 {
+        // The marker of the tick this entry's seq was expected from.
+        let _ = store.delete(&pending_key(id, entry.seq)).await;
     }
     let _ = store.put_meta(id, &meta).await;
     Ok(Ok(()))

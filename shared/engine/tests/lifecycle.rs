@@ -329,62 +329,64 @@ fn repair_exhausted_fails_with_the_reason() {
 
 #[test]
 fn high_impact_waits_for_a_human_then_approval_completes_it() {
-    let h = Harness::new();
-    let mut finding = claim();
-    finding.change_risk = ChangeRisk::HighImpact;
-    h.decider.push(decision(finding));
-    assert_eq!(h.run(stimulus("t-hi", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
-    assert_eq!(h.load("t-hi").state, TaskState::NeedsHuman);
-    assert_eq!(h.workspace.releases.get(), 1, "the sandbox is not held while a person decides");
-    let tick = block_on(agent_zero_engine::approve(
-        &h.kv,
-        &h.queue,
-        "t-hi",
-        "alice",
-        ApprovalDecision::Approve,
-        None,
-        None,
-        START_MS + 5_000,
-    ))
-    .unwrap();
-    assert_eq!(h.queue.messages.borrow().front().map(|(t, _)| t), Some(&tick));
-    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
-    let r = h.load("t-hi");
-    assert!(r.conclusion.concluded.as_ref().unwrap().0.verified);
-    assert!(r.events.iter().any(|e| e.message == "approved by alice"));
-    assert_eq!(h.workspace.leases.get(), 2, "a fresh lease after approval");
-    let published = h.publisher.published.borrow();
-    assert_eq!(
-        published.iter().map(|p| p.1).collect::<Vec<_>>(),
-        [TerminalState::NeedsHuman, TerminalState::Completed]
-    );
-    drop(published);
-    // Deciding a task that is not waiting is a conflict.
-    let again = block_on(agent_zero_engine::approve(
-        &h.kv,
-        &h.queue,
-        "t-hi",
-        "bob",
-        ApprovalDecision::Approve,
-        None,
-        None,
-        START_MS,
-    ));
-    assert!(
-        matches!(&again, Err(TaskError::AlreadyDecided { principal, decision: ApprovalDecision::Approve, .. }) if principal == "alice"),
-        "a later decision is refused naming the one that won: {again:?}"
-    );
-    let missing = block_on(agent_zero_engine::approve(
-        &h.kv,
-        &h.queue,
-        "nope",
-        "bob",
-        ApprovalDecision::Approve,
-        None,
-        None,
-        START_MS,
-    ));
-    assert!(matches!(missing, Err(TaskError::NotFound(_))));
+    for h in Harness::both() {
+        let mut finding = claim();
+        finding.change_risk = ChangeRisk::HighImpact;
+        h.decider.push(decision(finding));
+        assert_eq!(h.run(stimulus("t-hi", RunMode::Fix, policy(FIX_POLICY))), Some(TickOutcome::Waiting));
+        assert_eq!(h.load("t-hi").state, TaskState::NeedsHuman);
+        assert_eq!(h.workspace.releases.get(), 1, "the sandbox is not held while a person decides");
+        let tick = block_on(agent_zero_engine::approve(
+            &h.kv,
+            &h.queue,
+            "t-hi",
+            "alice",
+            ApprovalDecision::Approve,
+            None,
+            None,
+            START_MS + 5_000,
+        ))
+        .unwrap();
+        assert_eq!(h.queue.messages.borrow().front().map(|(t, _)| t), Some(&tick));
+        assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+        let r = h.load("t-hi");
+        assert!(r.conclusion.concluded.as_ref().unwrap().0.verified);
+        assert!(r.events.iter().any(|e| e.message == "approved by alice"));
+        assert_eq!(h.workspace.leases.get(), 2, "a fresh lease after approval");
+        let published = h.publisher.published.borrow();
+        assert_eq!(
+            published.iter().map(|p| p.1).collect::<Vec<_>>(),
+            [TerminalState::NeedsHuman, TerminalState::Completed]
+        );
+        drop(published);
+        // Deciding a task that is not waiting is a conflict.
+        let again = block_on(agent_zero_engine::approve(
+            &h.kv,
+            &h.queue,
+            "t-hi",
+            "bob",
+            ApprovalDecision::Approve,
+            None,
+            None,
+            START_MS,
+        ));
+        assert!(
+            matches!(&again, Err(TaskError::AlreadyDecided { principal, decision: ApprovalDecision::Approve, .. }) if principal == "alice"),
+            "a later decision is refused naming the one that won: {again:?}"
+        );
+        let missing = block_on(agent_zero_engine::approve(
+            &h.kv,
+            &h.queue,
+            "nope",
+            "bob",
+            ApprovalDecision::Approve,
+            None,
+            None,
+            START_MS,
+        ));
+        assert!(matches!(missing, Err(TaskError::NotFound(_))));
+        assert!(h.keys("pending/").is_empty() && h.keys("active/").is_empty(), "{:?}", h.kv.snapshot().keys());
+    }
 }
 
 #[test]
