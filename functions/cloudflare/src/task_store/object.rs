@@ -87,17 +87,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
         create(sql)?;
     }
     match op {
-        Op::Get { key } => {
-            key_ok(&key)?;
-            let Some(cursor) = read(sql, "SELECT value FROM entries WHERE key = ?", vec![text(&key)])? else {
-                return Ok(Reply::Value { value: None });
-            };
-            let value = match cursor.raw().next() {
-                None => None,
-                Some(row) => Some(base64::encode(blob(row.map_err(storage)?)?)),
-            };
-            Ok(Reply::Value { value })
-        }
+        Op::Get { key } => Ok(Reply::Value { value: value_of(sql, &key)? }),
         Op::Put { key, value } => {
             key_ok(&key)?;
             let value = decode("value", &value)?;
@@ -152,13 +142,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
             Ok(Reply::Written { written })
         }
         Op::GetMany { keys } => {
-            let mut values = Vec::with_capacity(keys.len());
-            for key in keys {
-                match apply(sql, Op::Get { key })? {
-                    Reply::Value { value } => values.push(value),
-                    _ => unreachable!("a get answers a value"),
-                }
-            }
+            let values = keys.iter().map(|key| value_of(sql, key)).collect::<Result<_, _>>()?;
             Ok(Reply::Values { values })
         }
         Op::Transact { expect, writes } => {
@@ -170,9 +154,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                 }
             }
             for (key, expected) in expect {
-                let Reply::Value { value } = apply(sql, Op::Get { key })? else {
-                    unreachable!("a get answers a value")
-                };
+                let value = value_of(sql, &key)?;
                 let holds = match (value, expected) {
                     (None, None) => true,
                     (Some(value), Some(expected)) => decode("stored", &value)? == decode("expected", &expected)?,
@@ -204,6 +186,19 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                 .map_err(storage)?;
             Ok(Reply::Written { written })
         }
+    }
+}
+
+/// The value at `key`, base64, as a get answers it.
+fn value_of(sql: &SqlStorage, key: &str) -> Result<Option<String>, Refusal> {
+    key_ok(key)?;
+    let text = SqlStorageValue::String(key.to_owned());
+    let Some(cursor) = read(sql, "SELECT value FROM entries WHERE key = ?", vec![text])? else {
+        return Ok(None);
+    };
+    match cursor.raw().next() {
+        None => Ok(None),
+        Some(row) => Ok(Some(base64::encode(blob(row.map_err(storage)?)?))),
     }
 }
 
