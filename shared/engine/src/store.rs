@@ -302,9 +302,18 @@ impl<'k, K: KeyValue> Store<'k, K> {
     }
 
     /// Names task `id` as having a tick due (before the commit that makes
-    /// it so).
-    pub(crate) async fn mark_active(&self, id: &str) -> Result<(), KvError> {
-        self.put(&active_key(id), b"").await
+    /// it so), at `now_ms`: the key holds when it was written, so a sweep
+    /// that finds the task quiet while the commit is still in flight leaves
+    /// the key alone ([`Store::active_since`]).
+    pub(crate) async fn mark_active(&self, id: &str, now_ms: u64) -> Result<(), KvError> {
+        self.put(&active_key(id), now_ms.to_string().as_bytes()).await
+    }
+
+    /// When the `active/` key `key` was written; `None` when it is gone or
+    /// says no time (treated as old).
+    pub(crate) async fn active_since(&self, key: &str) -> Result<Option<u64>, KvError> {
+        let value = self.get(key).await?;
+        Ok(value.and_then(|bytes| std::str::from_utf8(&bytes).ok()?.parse().ok()))
     }
 
     /// Whether task `id`'s next tick is overdue at `now_ms` by more than

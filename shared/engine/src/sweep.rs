@@ -112,8 +112,14 @@ async fn sweep_active<K: KeyValue, Q: Queue>(
             match store.overdue(id, now_ms, options.grace_ms).await? {
                 Overdue::No => {}
                 Overdue::Quiet => {
-                    // Left by a crash after the commit that made the task quiet.
-                    store.delete(key).await?;
+                    // Left by a crash after the commit that made the task
+                    // quiet, or written for a commit still in flight (a
+                    // creation, an approval): removed only once older than
+                    // the grace, so the commit it announces has landed.
+                    let since = store.active_since(key).await?;
+                    if since.is_none_or(|at| at.saturating_add(options.grace_ms) <= now_ms) {
+                        store.delete(key).await?;
+                    }
                 }
                 Overdue::Claimed => report.claimed += 1,
                 Overdue::Due(seq) => {

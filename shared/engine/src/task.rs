@@ -284,7 +284,7 @@ async fn commit_runnable<K: KeyValue>(
 ) -> Result<Result<(), ()>, StoreError> {
     let meta = meta_of(after, now_ms, Some(now_ms));
     if store.due_in_checkpoint(id) {
-        store.mark_active(id).await?;
+        store.mark_active(id, now_ms).await?;
         if let Some(committed) = store.commit_at_once(id, entry, None, &meta).await? {
             return Ok(if committed { Ok(()) } else { Err(()) });
         }

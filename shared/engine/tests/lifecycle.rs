@@ -558,6 +558,14 @@ fn the_sweep_reconciles_active_keys_with_their_tasks() {
     let report = sweep(h.clock.now_ms() + 120_000);
     assert!(report.enqueued.is_empty(), "{report:?}");
     assert!(h.keys("active/").is_empty());
+    // One written for a creation or an approval still in flight (the task
+    // reads as gone or quiet until its commit lands) stays within the grace.
+    let now = h.clock.now_ms();
+    block_on(agent_zero_ports::KeyValue::put(&h.kv, "active/t-landing", now.to_string().as_bytes())).unwrap();
+    assert!(sweep(now + 1_000).enqueued.is_empty());
+    assert_eq!(h.keys("active/"), ["active/t-landing"], "kept while its commit may be in flight");
+    sweep(now + 120_000);
+    assert!(h.keys("active/").is_empty(), "removed once older than the grace");
 
     // A running task whose checkpoint is lost: its next tick is found by
     // probing the log, and the run completes.
