@@ -54,39 +54,25 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
         return sweep_active(&store, queue, now_ms, options).await;
     }
     let mut report = TickSweep::default();
-    let mut cursor: Option<String> = None;
-    let mut seen = 0;
-    loop {
-        let page =
-            store.list(crate::store::PENDING_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
-        for key in &page.keys {
-            seen += 1;
-            let Some((id, seq)) = parse_pending_key(key) else { continue };
-            let Some(pending) = store.pending(key).await? else { continue };
-            if pending.due_ms.saturating_add(options.grace_ms) > now_ms {
-                continue;
-            }
-            let committed = store.has_entry(id, seq).await?;
-            if !committed && store.live_claim(id, seq, now_ms).await?.is_some() {
-                report.claimed += 1;
-                continue;
-            }
-            let tick = if committed {
-                store.put_pending(id, seq + 1, now_ms).await?;
-                store.delete(&pending_key(id, seq)).await?;
-                Tick { task_id: id.to_owned(), expected_seq: seq + 1 }
-            } else {
-                Tick { task_id: id.to_owned(), expected_seq: seq }
-            };
-            report.stats.enqueues += 1;
-            if queue.enqueue(&tick, 0).await.is_ok() {
-                report.enqueued.push(tick);
-            }
+    for key in &listed(&store, crate::store::PENDING_PREFIX, options.max_markers).await? {
+        let Some((id, seq)) = parse_pending_key(key) else { continue };
+        let Some(pending) = store.pending(key).await? else { continue };
+        if pending.due_ms.saturating_add(options.grace_ms) > now_ms {
+            continue;
         }
-        cursor = page.cursor;
-        if cursor.is_none() || seen >= options.max_markers {
-            break;
+        let committed = store.has_entry(id, seq).await?;
+        if !committed && store.live_claim(id, seq, now_ms).await?.is_some() {
+            report.claimed += 1;
+            continue;
         }
+        let tick = if committed {
+            store.put_pending(id, seq + 1, now_ms).await?;
+            store.delete(&pending_key(id, seq)).await?;
+            Tick { task_id: id.to_owned(), expected_seq: seq + 1 }
+        } else {
+            Tick { task_id: id.to_owned(), expected_seq: seq }
+        };
+        report.enqueue(queue, tick).await;
     }
     store.count_into(&mut report.stats);
     Ok(report)
@@ -102,40 +88,49 @@ async fn sweep_active<K: KeyValue, Q: Queue>(
     options: SweepOptions,
 ) -> Result<TickSweep, StoreError> {
     let mut report = TickSweep::default();
-    let mut cursor: Option<String> = None;
-    let mut seen = 0;
-    loop {
-        let page = store.list(ACTIVE_PREFIX, cursor.as_deref(), options.max_markers.clamp(1, 1000)).await?;
-        for key in &page.keys {
-            seen += 1;
-            let Some(id) = key.strip_prefix(ACTIVE_PREFIX).filter(|id| is_valid_task_id(id)) else { continue };
-            match store.overdue(id, now_ms, options.grace_ms).await? {
-                Overdue::No => {}
-                Overdue::Quiet => {
-                    // Left by a crash after the commit that made the task
-                    // quiet, or written for a commit still in flight (a
-                    // creation, an approval): removed only once older than
-                    // the grace, so the commit it announces has landed.
-                    let since = store.active_since(key).await?;
-                    if since.is_none_or(|at| at.saturating_add(options.grace_ms) <= now_ms) {
-                        store.delete(key).await?;
-                    }
-                }
-                Overdue::Claimed => report.claimed += 1,
-                Overdue::Due(seq) => {
-                    let tick = Tick { task_id: id.to_owned(), expected_seq: seq };
-                    report.stats.enqueues += 1;
-                    if queue.enqueue(&tick, 0).await.is_ok() {
-                        report.enqueued.push(tick);
-                    }
+    for key in &listed(store, ACTIVE_PREFIX, options.max_markers).await? {
+        let Some(id) = key.strip_prefix(ACTIVE_PREFIX).filter(|id| is_valid_task_id(id)) else { continue };
+        match store.overdue(id, now_ms, options.grace_ms).await? {
+            Overdue::No => {}
+            Overdue::Quiet => {
+                // Left by a crash after the commit that made the task
+                // quiet, or written for a commit still in flight (a
+                // creation, an approval): removed only once older than
+                // the grace, so the commit it announces has landed.
+                let since = store.active_since(key).await?;
+                if since.is_none_or(|at| at.saturating_add(options.grace_ms) <= now_ms) {
+                    store.delete(key).await?;
                 }
             }
-        }
-        cursor = page.cursor;
-        if cursor.is_none() || seen >= options.max_markers {
-            break;
+            Overdue::Claimed => report.claimed += 1,
+            Overdue::Due(seq) => report.enqueue(queue, Tick { task_id: id.to_owned(), expected_seq: seq }).await,
         }
     }
     store.count_into(&mut report.stats);
     Ok(report)
+}
+
+impl TickSweep {
+    /// Enqueues `tick` now, counting the attempt and recording it if sent.
+    async fn enqueue<Q: Queue>(&mut self, queue: &Q, tick: Tick) {
+        self.stats.enqueues += 1;
+        if queue.enqueue(&tick, 0).await.is_ok() {
+            self.enqueued.push(tick);
+        }
+    }
+}
+
+/// The keys under `prefix`, page by page (at most 1,000 a list) until at
+/// least `max` are read or none are left: what one sweep examines.
+async fn listed<K: KeyValue>(store: &Store<'_, K>, prefix: &str, max: usize) -> Result<Vec<String>, StoreError> {
+    let mut keys = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list(prefix, cursor.as_deref(), max.clamp(1, 1000)).await?;
+        keys.extend(page.keys);
+        cursor = page.cursor;
+        if cursor.is_none() || keys.len() >= max {
+            return Ok(keys);
+        }
+    }
 }
