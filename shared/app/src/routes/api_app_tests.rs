@@ -9,10 +9,11 @@
 
 use agent_zero_engine::Start;
 use agent_zero_fakes::{FakeGitHub, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM};
-use agent_zero_ports::{HttpClient, HttpError};
+use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::{Value, json};
 
+use super::dashboard::signin_tests::{Loopback, agent};
 use crate::Settings;
 use crate::services::{CheckoutPort as _, GitHubCheckout};
 use crate::test_host::{RUNNABLE, TestHost, block_on};
@@ -21,21 +22,6 @@ const ALICE: &str = "tok-alice-7d41c2e9f0a8";
 const APP_ID: &str = "123456";
 const INSTALLATION: u64 = 42;
 const GITHUB_TOKEN: &str = "ghp_api_app_tests";
-
-/// Outbound HTTP to the loopback GitHub, redirects not followed.
-pub(super) struct Loopback(ureq::Agent);
-
-impl HttpClient for Loopback {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
 
 /// A loopback GitHub holding `acme/widgets` (whose policy allows
 /// `suggest`) and `other/lib`, the App registered and installed on `acme`
@@ -52,8 +38,7 @@ pub(super) fn app_world() -> (FakeGitHub, TestHost<Loopback>) {
     github.add_repo("other", "lib", "main", &[("README.md", "# lib\n")]);
     github.register_app(APP_ID, Some(TEST_APP_PUBLIC_KEY_PEM));
     github.add_installation(INSTALLATION, "acme");
-    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into();
-    let host = TestHost::with_http(Loopback(agent)).signing();
+    let host = TestHost::with_http(Loopback(agent())).signing();
     // The loopback GitHub checks the JWT's `iat` and `exp` against its own
     // clock, the wall clock, as GitHub does.
     let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();

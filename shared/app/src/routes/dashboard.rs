@@ -433,4 +433,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "dashboard_signin_tests.rs"]
-mod signin_tests;
+pub(super) mod signin_tests;

@@ -18,8 +18,9 @@ const CLIENT_SECRET: &str = "sign-in-client-secret-5e4d";
 /// Where the OAuth app sends the browser back (the app's own path).
 const CALLBACK: &str = "https://dashboard.test/login/callback";
 
-/// Outbound HTTP to the loopback GitHub, redirects not followed.
-struct Loopback(ureq::Agent);
+/// Outbound HTTP to the loopback GitHub, redirects not followed (the
+/// App tests of the task API use it too).
+pub(in crate::routes) struct Loopback(pub(in crate::routes) ureq::Agent);
 
 impl HttpClient for Loopback {
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
@@ -40,7 +41,7 @@ struct World {
     settings: Settings,
 }
 
-fn agent() -> ureq::Agent {
+pub(in crate::routes) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into()
 }
 
