@@ -137,6 +137,16 @@ impl KeyValue for HostKv {
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
         self.tasks().transact(expect, writes).await
     }
+
+    /// Only within one task's object, as [`Self::transact`].
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        self.tasks().read_and_transact(read, expect, writes).await
+    }
 }
 
 /// A KV namespace, or the reason it is not bound (every operation then

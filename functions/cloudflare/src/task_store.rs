@@ -25,14 +25,17 @@
 //! | `{"op":"compareAndSwap","key":K,"expected":B64\|null,"value":B64}` | `{"reply":"written","written":bool}` |
 //! | `{"op":"getMany","keys":[K…]}` | `{"reply":"values","values":[B64\|null…]}` |
 //! | `{"op":"transact","expect":[[K,B64\|null]…],"writes":[[K,B64\|null]…]}` | `{"reply":"written","written":bool}` |
+//! | `{"op":"transact","read":[K…],"expect":…,"writes":…}` | `{"reply":"written","written":bool,"values":[B64\|null…]}` |
 //!
 //! `transact` checks every condition, then applies every write (`null`
 //! removes the key) with no await between them: the object's storage
 //! commits the writes of one synchronous stretch together (Durable
 //! Objects' automatic write coalescing), and no other request runs in
-//! between. A tick's commit (the claim marked committing, the log entry,
-//! the checkpoint) is one such request; its read (is the seq free, the
-//! checkpoint, the claim) one `getMany`.
+//! between. With `read`, the values of those keys are read first, in the
+//! same stretch, and answered whether or not the writes applied. A tick's
+//! first request (its claim, with what it reads before deciding) is one
+//! such request, and its commit (the claim marked committing, the log
+//! entry, the checkpoint) another.
 //!
 //! A failure is `{"reply":"failed","message":…}` with status 400 (a
 //! malformed operation) or 500 (storage). A list cursor is the last key of
@@ -48,26 +51,65 @@ use worker::Env;
 #[derive(Debug, Serialize)]
 #[serde(tag = "op", rename_all = "camelCase")]
 enum Op {
-    Get { key: String },
-    Put { key: String, value: String },
-    Delete { key: String },
-    List { prefix: String, cursor: Option<String>, limit: usize },
-    PutIfAbsent { key: String, value: String },
-    CompareAndSwap { key: String, expected: Option<String>, value: String },
-    GetMany { keys: Vec<String> },
-    Transact { expect: Vec<(String, Option<String>)>, writes: Vec<(String, Option<String>)> },
+    Get {
+        key: String,
+    },
+    Put {
+        key: String,
+        value: String,
+    },
+    Delete {
+        key: String,
+    },
+    List {
+        prefix: String,
+        cursor: Option<String>,
+        limit: usize,
+    },
+    PutIfAbsent {
+        key: String,
+        value: String,
+    },
+    CompareAndSwap {
+        key: String,
+        expected: Option<String>,
+        value: String,
+    },
+    GetMany {
+        keys: Vec<String>,
+    },
+    Transact {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        read: Vec<String>,
+        expect: Vec<(String, Option<String>)>,
+        writes: Vec<(String, Option<String>)>,
+    },
 }
 
 /// The answer to one [`Op`].
 #[derive(Debug, Serialize)]
 #[serde(tag = "reply", rename_all = "camelCase")]
 enum Reply {
-    Value { value: Option<String> },
-    Values { values: Vec<Option<String>> },
+    Value {
+        value: Option<String>,
+    },
+    Values {
+        values: Vec<Option<String>>,
+    },
     Done,
-    Page { keys: Vec<String>, cursor: Option<String> },
-    Written { written: bool },
-    Failed { message: String },
+    Page {
+        keys: Vec<String>,
+        cursor: Option<String>,
+    },
+    Written {
+        written: bool,
+        /// The values of a transaction's `read` keys, before its writes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Vec<Option<String>>>,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 // Both are read tag first, straight from the JSON (`TagFirst` says why),
@@ -89,26 +131,65 @@ impl<'de> Deserialize<'de> for Reply {
 #[serde(remote = "Op", rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)]
 enum OpDe {
-    Get { key: String },
-    Put { key: String, value: String },
-    Delete { key: String },
-    List { prefix: String, cursor: Option<String>, limit: usize },
-    PutIfAbsent { key: String, value: String },
-    CompareAndSwap { key: String, expected: Option<String>, value: String },
-    GetMany { keys: Vec<String> },
-    Transact { expect: Vec<(String, Option<String>)>, writes: Vec<(String, Option<String>)> },
+    Get {
+        key: String,
+    },
+    Put {
+        key: String,
+        value: String,
+    },
+    Delete {
+        key: String,
+    },
+    List {
+        prefix: String,
+        cursor: Option<String>,
+        limit: usize,
+    },
+    PutIfAbsent {
+        key: String,
+        value: String,
+    },
+    CompareAndSwap {
+        key: String,
+        expected: Option<String>,
+        value: String,
+    },
+    GetMany {
+        keys: Vec<String>,
+    },
+    Transact {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        read: Vec<String>,
+        expect: Vec<(String, Option<String>)>,
+        writes: Vec<(String, Option<String>)>,
+    },
 }
 
 #[derive(Deserialize)]
 #[serde(remote = "Reply", rename_all = "camelCase")]
 #[allow(dead_code)]
 enum ReplyDe {
-    Value { value: Option<String> },
-    Values { values: Vec<Option<String>> },
+    Value {
+        value: Option<String>,
+    },
+    Values {
+        values: Vec<Option<String>>,
+    },
     Done,
-    Page { keys: Vec<String>, cursor: Option<String> },
-    Written { written: bool },
-    Failed { message: String },
+    Page {
+        keys: Vec<String>,
+        cursor: Option<String>,
+    },
+    Written {
+        written: bool,
+        /// The values of a transaction's `read` keys, before its writes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Vec<Option<String>>>,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 /// The object itself, in the worker that serves the routes (the `front`
@@ -165,7 +246,7 @@ impl TaskStores {
 
     async fn written(&self, task: &str, op: &Op) -> Result<bool, KvError> {
         match self.call(task, op).await? {
-            Reply::Written { written } => Ok(written),
+            Reply::Written { written, .. } => Ok(written),
             other => Err(unexpected(self.binding, &other)),
         }
     }
@@ -176,6 +257,11 @@ impl TaskStores {
             other => Err(unexpected(self.binding, &other)),
         }
     }
+}
+
+/// A transaction's conditions or writes as the protocol carries them.
+fn pairs(items: &[(&str, Option<&[u8]>)]) -> Result<Vec<(String, Option<String>)>, KvError> {
+    items.iter().map(|(key, value)| check_key(key).map(|()| ((*key).to_owned(), value.map(base64::encode)))).collect()
 }
 
 /// Names the reply's kind only: a reply may carry a stored value.
@@ -297,13 +383,33 @@ impl KeyValue for TaskStores {
         let Some(task) = Self::one_task(keys) else {
             return Err(KvError::Unsupported("a transaction's keys must all belong to one task".into()));
         };
-        let pairs = |items: &[(&str, Option<&[u8]>)]| -> Result<Vec<(String, Option<String>)>, KvError> {
-            items
-                .iter()
-                .map(|(key, value)| check_key(key).map(|()| ((*key).to_owned(), value.map(base64::encode))))
-                .collect()
-        };
-        let op = Op::Transact { expect: pairs(expect)?, writes: pairs(writes)? };
+        let op = Op::Transact { read: Vec::new(), expect: pairs(expect)?, writes: pairs(writes)? };
         self.written(task, &op).await
+    }
+
+    /// One request, as [`Self::transact`], when every key, read ones
+    /// included, is one task's.
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        let keys = read.iter().copied().chain(expect.iter().chain(writes).map(|(key, _)| *key));
+        let Some(task) = Self::one_task(keys) else {
+            return Err(KvError::Unsupported("a transaction's keys must all belong to one task".into()));
+        };
+        let op = Op::Transact {
+            read: read.iter().map(|key| check_key(key).map(|()| (*key).to_owned())).collect::<Result<_, _>>()?,
+            expect: pairs(expect)?,
+            writes: pairs(writes)?,
+        };
+        match self.call(task, &op).await? {
+            Reply::Written { written, values: Some(values) } if values.len() == read.len() => {
+                let values = values.into_iter().map(|value| self.value(value)).collect::<Result<_, _>>()?;
+                Ok((values, written))
+            }
+            other => Err(unexpected(self.binding, &other)),
+        }
     }
 }

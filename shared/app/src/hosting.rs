@@ -162,7 +162,7 @@ impl<K: Clock> InvocationQueue<K> {
         let handed: Vec<HandedTick> =
             agent_zero_contracts::json::from_slice(body).map_err(|e| format!("a hand-off is not its JSON: {e}"))?;
         for one in &handed {
-            let tick = Tick { task_id: one.task_id.clone(), expected_seq: one.expected_seq };
+            let tick = Tick::new(one.task_id.clone(), one.expected_seq);
             // This queue's `enqueue` cannot fail.
             let _ = self.enqueue(&tick, one.delay_ms).await;
         }
@@ -278,7 +278,7 @@ mod tests {
     }
 
     fn tick(task: &str) -> Tick {
-        Tick { task_id: task.into(), expected_seq: 0 }
+        Tick::new(task, 0)
     }
 
     fn done() -> Result<TickReport, RunTickError> {
@@ -304,7 +304,7 @@ mod tests {
                 ran.borrow_mut().push((tick.task_id.clone(), now));
                 if tick.task_id == "a" {
                     // A tick enqueues its successor, which joins the queue.
-                    queue.enqueue(&Tick { task_id: "a2".into(), expected_seq: 1 }, 500).await.unwrap();
+                    queue.enqueue(&Tick::new("a2", 1), 500).await.unwrap();
                 }
                 if tick.task_id == "b" {
                     return Err(RunTickError::Tick(TickError::UnknownTask("b".into())));
@@ -328,8 +328,8 @@ mod tests {
         let clock = ManualClock::new(50_000);
         let front = InvocationQueue::new(&clock);
         assert_eq!(front.hand_off(), None, "nothing waits: nothing to hand off");
-        block_on(front.enqueue(&Tick { task_id: "t1".into(), expected_seq: 4 }, 0)).unwrap();
-        block_on(front.enqueue(&Tick { task_id: "t2".into(), expected_seq: 9 }, 3_000)).unwrap();
+        block_on(front.enqueue(&Tick::new("t1", 4), 0)).unwrap();
+        block_on(front.enqueue(&Tick::new("t2", 9), 3_000)).unwrap();
         block_on(front.enqueue(&tick("later"), INLINE_DELAY_MS + 1)).unwrap();
         clock.advance(1_000);
         let body = front.hand_off().expect("two ticks wait");
@@ -342,8 +342,8 @@ mod tests {
 
         let ticks = InvocationQueue::new(&clock);
         assert_eq!(block_on(ticks.take_hand_off(&body)), Ok(2));
-        assert_eq!(ticks.pop(), Some((51_000, Tick { task_id: "t1".into(), expected_seq: 4 })));
-        assert_eq!(ticks.pop(), Some((53_000, Tick { task_id: "t2".into(), expected_seq: 9 })));
+        assert_eq!(ticks.pop(), Some((51_000, Tick::new("t1", 4))));
+        assert_eq!(ticks.pop(), Some((53_000, Tick::new("t2", 9))));
         assert_eq!(ticks.pop(), None);
     }
 

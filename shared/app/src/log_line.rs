@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn a_tick_line_has_the_task_and_seq_and_its_error_redacted() {
         let settings = settings();
-        let tick = crate::Tick { task_id: "t-3".into(), expected_seq: 4 };
+        let tick = crate::Tick::new("t-3", 4);
         let result = Err(crate::RunTickError::Settings("bad value hook-secret-value".into()));
         let line = tick_line(&settings, "msg-1", &tick, &result, 12);
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();

@@ -191,6 +191,19 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
         }
         result
     }
+    /// One atomic operation, as [`Self::transact`].
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        let result = self.inner.read_and_transact(read, expect, writes).await;
+        if !matches!(result, Err(KvError::Unsupported(_))) {
+            bump(&self.meter.kv_atomic, 1);
+        }
+        result
+    }
 }
 
 impl<C: Coordinator> Coordinator for Counting<'_, C> {
@@ -529,7 +542,7 @@ mod tests {
         assert_eq!(created.status(), 201, "{}", String::from_utf8_lossy(created.body()));
         let id =
             serde_json::from_slice::<serde_json::Value>(created.body()).unwrap()["id"].as_str().unwrap().to_owned();
-        let mut next = Tick { task_id: id.clone(), expected_seq: 1 };
+        let mut next = Tick::new(id.clone(), 1);
         for _ in 0..40 {
             host.clock.advance(60_000);
             let now = host.invocation().now_ms;

@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use agent_zero_engine::ClaimAhead;
 use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write};
 
 /// A store with some values read ahead.
@@ -25,21 +26,45 @@ use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write};
 pub(crate) struct ReadAhead<K> {
     inner: K,
     ahead: RefCell<BTreeMap<String, Option<Vec<u8>>>>,
+    /// The claim taken with the read, and whether it was written, until
+    /// the engine makes the same request.
+    claimed: RefCell<Option<(ClaimAhead, bool)>>,
 }
 
 impl<K: KeyValue> ReadAhead<K> {
     pub(crate) fn new(inner: K) -> Self {
-        Self { inner, ahead: RefCell::default() }
+        Self { inner, ahead: RefCell::default(), claimed: RefCell::default() }
     }
 
     /// Reads `keys` in one request, when the store answers them so;
-    /// otherwise does nothing (each is read when asked for). A failure is
-    /// not an error: the keys are read again when asked for.
-    pub(crate) async fn read(&self, keys: &[&str]) {
+    /// otherwise does nothing (each is read when asked for). With `claim`,
+    /// on a store with transactions, the same request takes the tick's
+    /// claim ahead, and the engine's own request for it
+    /// ([`ClaimAhead`]: the same conditions and write) is answered from
+    /// here. A failure is not an error: the keys are read again when asked
+    /// for, and the claim is taken by the engine's request.
+    pub(crate) async fn read(&self, keys: &[&str], claim: Option<ClaimAhead>) {
         if keys.len() < 2 || !self.inner.reads_in_one_request(keys) {
             return;
         }
-        if let Ok(values) = self.inner.get_many(keys).await {
+        let values = match claim {
+            Some(claim) if self.inner.transacts(keys) => {
+                match self.inner.read_and_transact(keys, &claim.expect(), &[claim.write()]).await {
+                    Ok((mut values, written)) => {
+                        // A key written is served as written, whoever reads it.
+                        let (key, value) = claim.write();
+                        if written && let Some(at) = keys.iter().position(|k| *k == key) {
+                            values[at] = value.map(<[u8]>::to_vec);
+                        }
+                        *self.claimed.borrow_mut() = Some((claim, written));
+                        Ok(values)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            _ => self.inner.get_many(keys).await,
+        };
+        if let Ok(values) = values {
             let mut ahead = self.ahead.borrow_mut();
             for (key, value) in keys.iter().zip(values) {
                 ahead.insert((*key).to_owned(), value);
@@ -102,6 +127,25 @@ impl<K: KeyValue> KeyValue for ReadAhead<K> {
         self.forget(writes.iter().map(|(key, _)| *key));
         self.inner.transact(expect, writes).await
     }
+    /// The request the read ahead already made (the same claim, every key
+    /// read ahead) is answered from it, once; any other goes to the store.
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        let made = self.claimed.borrow().as_ref().is_some_and(|(claim, _)| {
+            claim.expect().as_slice() == expect
+                && [claim.write()].as_slice() == writes
+                && read.iter().all(|key| self.ahead.borrow().contains_key(*key))
+        });
+        if made && let Some((_, written)) = self.claimed.borrow_mut().take() {
+            return Ok((read.iter().filter_map(|key| self.take(key)).collect(), written));
+        }
+        self.forget(read.iter().copied().chain(writes.iter().map(|(key, _)| *key)));
+        self.inner.read_and_transact(read, expect, writes).await
+    }
     async fn put_expiring(&self, key: &str, value: &[u8], ttl_secs: u64) -> Result<(), KvError> {
         self.forget([key]);
         self.inner.put_expiring(key, value, ttl_secs).await
@@ -128,7 +172,7 @@ mod tests {
             store.put("task/t/b", b"2").await.unwrap();
             store.take();
             let kv = ReadAhead::new(&store);
-            kv.read(&["task/t/a", "task/t/b", "task/t/c"]).await;
+            kv.read(&["task/t/a", "task/t/b", "task/t/c"], None).await;
             assert_eq!(store.take().iter().map(|(_, kind)| *kind).collect::<Vec<_>>(), ["get_many"]);
             // Served from the read, once each.
             assert_eq!(kv.get_many(&["task/t/a", "task/t/c"]).await.unwrap(), [Some(b"1".to_vec()), None]);
@@ -145,11 +189,56 @@ mod tests {
     }
 
     #[test]
+    fn the_claim_taken_with_the_read_answers_the_engines_same_request_once() {
+        let store = CountingKv::new();
+        let tick = agent_zero_engine::Tick { claim_ms: Some(5_000), ..agent_zero_engine::Tick::new("t", 3) };
+        let (log, meta, claim) = (
+            agent_zero_engine::log_key("t", 3),
+            agent_zero_engine::meta_key("t"),
+            agent_zero_engine::claim_key("t", 3),
+        );
+        block_on(async {
+            store.put(&meta, b"m").await.unwrap();
+            store.take();
+            let kv = ReadAhead::new(&store);
+            let ahead = ClaimAhead::of(&tick, 1_000).unwrap();
+            kv.read(&["task/t/cost", &log, &meta, &claim], Some(ahead.clone())).await;
+            assert_eq!(store.take().iter().map(|(_, kind)| *kind).collect::<Vec<_>>(), ["read_and_transact"]);
+            // The engine's request, the same claim: answered from the read.
+            let again = ClaimAhead::of(&tick, 1_000).unwrap();
+            let (values, written) =
+                kv.read_and_transact(&[&log, &meta, &claim], &again.expect(), &[again.write()]).await.unwrap();
+            assert!(written);
+            assert_eq!(values[..2], [None, Some(b"m".to_vec())]);
+            assert!(values[2].is_some(), "the claim as written");
+            assert!(store.take().is_empty(), "served without a request");
+            // Once: the same request again goes to the store, which refuses
+            // it (the seq is claimed now).
+            let (_, written) =
+                kv.read_and_transact(&[&log, &meta, &claim], &again.expect(), &[again.write()]).await.unwrap();
+            assert!(!written);
+            assert_eq!(store.take().len(), 1);
+        });
+        // Another tick's claim (another `now`) is not the request made.
+        let store = CountingKv::new();
+        block_on(async {
+            let kv = ReadAhead::new(&store);
+            kv.read(&[&log, &meta, &claim], ClaimAhead::of(&tick, 1_000)).await;
+            store.take();
+            let other = ClaimAhead::of(&tick, 2_000).unwrap();
+            let (_, written) =
+                kv.read_and_transact(&[&log, &meta, &claim], &other.expect(), &[other.write()]).await.unwrap();
+            assert!(!written, "the store holds the first claim");
+            assert_eq!(store.take().len(), 1, "a request to the store");
+        });
+    }
+
+    #[test]
     fn a_store_that_reads_key_by_key_is_not_read_ahead() {
         let store = MemoryKv::one_key_per_request();
         block_on(async {
             let kv = ReadAhead::new(&store);
-            kv.read(&["a", "b"]).await;
+            kv.read(&["a", "b"], None).await;
             assert_eq!(store.operations(), 0);
             store.put("a", b"now").await.unwrap();
             assert_eq!(kv.get("a").await.unwrap().as_deref(), Some(&b"now"[..]));

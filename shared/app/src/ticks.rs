@@ -37,7 +37,8 @@ pub async fn run_tick<H: Host>(
     let destinations = crate::metering::Destinations::of(settings.variables());
     let metered = crate::metering::Metered::new(host, &meter, &destinations);
     // Everything the tick reads before it decides, in one request where
-    // the store allows (`read_ahead`): counted as the tick's.
+    // the store allows (`read_ahead`), with its claim where the message
+    // says how long its step may take: counted as the tick's.
     let (id, seq) = (tick.task_id.as_str(), tick.expected_seq);
     if agent_zero_engine::is_valid_task_id(id) {
         let keys = [
@@ -48,7 +49,8 @@ pub async fn run_tick<H: Host>(
             agent_zero_engine::meta_key(id),
             agent_zero_engine::claim_key(id, seq),
         ];
-        metered.kv().read(&keys.each_ref().map(String::as_str)).await;
+        let claim = agent_zero_engine::ClaimAhead::of(tick, now_ms);
+        metered.kv().read(&keys.each_ref().map(String::as_str), claim).await;
     }
     // A record that cannot be read is left as it is (its total is not reset).
     let record = crate::metering::record_of(metered.kv(), &tick.task_id).await;

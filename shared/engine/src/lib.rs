@@ -57,8 +57,8 @@ pub use resident::{
 pub use shown::decision_digest;
 pub use step::{Limits, Step, next_step};
 pub use store::{
-    ACTIVE_PREFIX, Claim, MAX_TASK_ID_BYTES, MAX_VALUE_BYTES, Meta, PENDING_PREFIX, StoreError, TickStats, active_key,
-    claim_key, is_valid_task_id, log_key, meta_key, pending_key,
+    ACTIVE_PREFIX, Claim, ClaimAhead, MAX_CLAIM_AHEAD_MS, MAX_TASK_ID_BYTES, MAX_VALUE_BYTES, Meta, PENDING_PREFIX,
+    StoreError, TickStats, active_key, claim_key, is_valid_task_id, log_key, meta_key, pending_key,
 };
 pub use sweep::{SweepOptions, TickSweep, sweep};
 pub use task::{Start, TaskError, approve, create, load, receive, start, stimulus};

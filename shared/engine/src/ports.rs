@@ -234,6 +234,19 @@ pub trait Publisher {
 pub struct Tick {
     pub task_id: String,
     pub expected_seq: u64,
+    /// How long the step this tick is expected to take may run, as the
+    /// tick that enqueued it computed: with it, a store with transactions
+    /// takes the seq's claim in the tick's first request
+    /// ([`crate::claim_ahead`]). Absent from a sweep's re-drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_ms: Option<u64>,
+}
+
+impl Tick {
+    /// The tick that writes `expected_seq` of `task_id`, with no claim ahead.
+    pub fn new(task_id: impl Into<String>, expected_seq: u64) -> Self {
+        Self { task_id: task_id.into(), expected_seq, claim_ms: None }
+    }
 }
 
 /// Why a tick could not be enqueued.

@@ -149,6 +149,8 @@ pub(crate) enum Claimed {
     Ours(Vec<u8>),
     /// Another tick holds a live claim until `until_ms`.
     Held { until_ms: u64 },
+    /// The step has no external effect, so takes no claim.
+    Unneeded,
 }
 
 /// The due time of a pending tick.
@@ -221,8 +223,59 @@ pub(crate) struct Opened {
     pub committed: bool,
     /// The checkpoint, when present and readable.
     pub meta: Option<Meta>,
-    /// The claim on the tick's seq, as stored.
+    /// The claim on the tick's seq, as stored before this tick's request.
     pub claim: Option<Vec<u8>>,
+    /// Our claim, when the tick took it in the same request ([`ClaimAhead`]).
+    pub claimed_ahead: Option<Vec<u8>>,
+}
+
+/// The longest claim a tick takes ahead ([`Tick::claim_ms`](crate::Tick)):
+/// the hint comes from the tick that enqueued it and is clamped, so no
+/// message holds a seq longer than this before its step is known.
+pub const MAX_CLAIM_AHEAD_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The claim a tick takes in its first request, before it has folded its
+/// log, when its message says how long its step may take: written only
+/// while the seq is free and unclaimed, so it is exactly the claim
+/// [`Store::claim`] would take on a fresh seq, one request earlier. Its
+/// bytes depend only on the tick and `now_ms`, so a read ahead that made
+/// the same request first can answer the engine's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimAhead {
+    log: String,
+    claim: String,
+    bytes: Vec<u8>,
+    deadline_ms: u64,
+}
+
+impl ClaimAhead {
+    /// The claim `tick` takes ahead at `now_ms`; `None` without a hint.
+    pub fn of(tick: &crate::Tick, now_ms: u64) -> Option<Self> {
+        let bound = tick.claim_ms?.min(MAX_CLAIM_AHEAD_MS);
+        let (id, seq) = (tick.task_id.as_str(), tick.expected_seq);
+        if seq == 0 || !is_valid_task_id(id) {
+            return None;
+        }
+        let deadline_ms = now_ms.saturating_add(bound);
+        let claim = Claim { at_ms: now_ms, deadline_ms, supersedes_ms: None, committing: false };
+        let bytes = serde_json::to_vec(&claim).ok()?;
+        Some(Self { log: log_key(id, seq), claim: claim_key(id, seq), bytes, deadline_ms })
+    }
+
+    /// The conditions: the seq is not committed, nor claimed.
+    pub fn expect(&self) -> [agent_zero_ports::Expect<'_>; 2] {
+        [(&self.log, None), (&self.claim, None)]
+    }
+
+    /// The write: the claim.
+    pub fn write(&self) -> agent_zero_ports::Write<'_> {
+        (&self.claim, Some(&self.bytes))
+    }
+
+    /// Until when the claim holds.
+    pub fn deadline_ms(&self) -> u64 {
+        self.deadline_ms
+    }
 }
 
 /// Whether a task named active has a tick overdue ([`Store::overdue`]).
@@ -371,17 +424,57 @@ impl<'k, K: KeyValue> Store<'k, K> {
     }
 
     /// What a tick reads before it decides, in one batch: whether its seq
-    /// is committed, the checkpoint, and the claim on its seq.
-    pub(crate) async fn open(&self, id: &str, seq: u64) -> Result<Opened, StoreError> {
+    /// is committed, the checkpoint, and the claim on its seq. With `ahead`,
+    /// on a store with transactions, the same request takes the claim.
+    pub(crate) async fn open(&self, id: &str, seq: u64, ahead: Option<&ClaimAhead>) -> Result<Opened, StoreError> {
         let (log, meta, claim) = (log_key(id, seq), meta_key(id), claim_key(id, seq));
-        let mut values = self.get_many(&[&log, &meta, &claim]).await?.into_iter();
+        let keys = [log.as_str(), meta.as_str(), claim.as_str()];
+        let taken = match ahead {
+            Some(ahead) if self.kv.transacts(&keys) => {
+                match self.kv.read_and_transact(&keys, &ahead.expect(), &[ahead.write()]).await {
+                    // Refused before any request: read as a store without it.
+                    Err(KvError::Unsupported(_)) => None,
+                    taken => {
+                        // One request: a write when it wrote, else a read.
+                        let (values, written) = taken.inspect_err(|_| self.writes.set(self.writes.get() + 1))?;
+                        let counter = if written { &self.writes } else { &self.reads };
+                        counter.set(counter.get() + 1);
+                        Some((values, written.then(|| ahead.bytes.clone())))
+                    }
+                }
+            }
+            _ => None,
+        };
+        let (values, claimed_ahead) = match taken {
+            Some(taken) => taken,
+            None => (self.get_many(&keys).await?, None),
+        };
+        let mut values = values.into_iter();
         let (committed, meta, claim) = (values.next().flatten(), values.next().flatten(), values.next().flatten());
         Ok(Opened {
             committed: committed.is_some(),
             // A corrupt checkpoint is treated as absent: the log is the truth.
             meta: meta.and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes).ok()),
             claim,
+            claimed_ahead,
         })
+    }
+
+    /// Moves the deadline of our claim (`mine`, taken ahead) to
+    /// `deadline_ms`, when the step turned out longer than the hint: the
+    /// new bytes, or `None` when the claim is not ours any more.
+    pub(crate) async fn extend_claim(
+        &self,
+        id: &str,
+        seq: u64,
+        mine: &[u8],
+        deadline_ms: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let key = claim_key(id, seq);
+        let longer = Claim { deadline_ms, ..decode::<Claim>(&key, mine)? };
+        let bytes = encode(&key, &longer)?;
+        self.writes.set(self.writes.get() + 1);
+        Ok(self.kv.compare_and_swap(&key, Some(mine), &bytes).await?.then_some(bytes))
     }
 
     /// Log entries `from..to`, in order, read in batches; `Err(at)` names

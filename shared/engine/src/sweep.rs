@@ -68,9 +68,9 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
         let tick = if committed {
             store.put_pending(id, seq + 1, now_ms).await?;
             store.delete(&pending_key(id, seq)).await?;
-            Tick { task_id: id.to_owned(), expected_seq: seq + 1 }
+            Tick::new(id.to_owned(), seq + 1)
         } else {
-            Tick { task_id: id.to_owned(), expected_seq: seq }
+            Tick::new(id.to_owned(), seq)
         };
         report.enqueue(queue, tick).await;
     }
@@ -103,7 +103,7 @@ async fn sweep_active<K: KeyValue, Q: Queue>(
                 }
             }
             Overdue::Claimed => report.claimed += 1,
-            Overdue::Due(seq) => report.enqueue(queue, Tick { task_id: id.to_owned(), expected_seq: seq }).await,
+            Overdue::Due(seq) => report.enqueue(queue, Tick::new(id.to_owned(), seq)).await,
         }
     }
     store.count_into(&mut report.stats);

@@ -92,7 +92,7 @@ async fn begin<K: KeyValue, Q: Queue>(
     let mut resident = Resident::default();
     resident.apply(&entry)?;
     commit_runnable(&store, &id, &entry, &resident, now_ms).await?.map_err(|()| TaskError::Exists(id.clone()))?;
-    let tick = Tick { task_id: id, expected_seq: 1 };
+    let tick = Tick::new(id, 1);
     // A failed enqueue leaves the pending marker: the sweep delivers it.
     let _ = queue.enqueue(&tick, 0).await;
     Ok(tick)
@@ -264,7 +264,7 @@ pub async fn approve<K: KeyValue, Q: Queue>(
             None => TaskError::Conflict(task_id.to_owned()),
         });
     }
-    let tick = Tick { task_id: task_id.to_owned(), expected_seq: seq + 1 };
+    let tick = Tick::new(task_id.to_owned(), seq + 1);
     let _ = queue.enqueue(&tick, 0).await;
     Ok(tick)
 }

@@ -10,8 +10,8 @@ use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
-    Append, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key, is_valid_task_id,
-    pending_key,
+    Append, ClaimAhead, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key,
+    is_valid_task_id, pending_key,
 };
 
 /// What the host does after a tick.
@@ -107,8 +107,11 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         if seq == 0 {
             return stale(&store, stats);
         }
-        // One read: is the seq committed, the checkpoint, the claim.
-        let opened = store.open(id, seq).await?;
+        // One read: is the seq committed, the checkpoint, the claim; where
+        // the store has transactions and the message says how long the step
+        // may take, the same request claims the seq while it is free.
+        let ahead = ClaimAhead::of(tick, now_ms);
+        let opened = store.open(id, seq, ahead.as_ref()).await?;
         if opened.committed {
             return stale(&store, stats);
         }
@@ -141,21 +144,40 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             if let Err(e) = store.delete(&marker).await {
                 warnings.push(format!("due marker not removed: {e}"));
             }
+            // Nothing will commit this seq: a claim taken ahead goes, so an
+            // approval's tick finds the seq free.
+            if opened.claimed_ahead.is_some()
+                && let Err(e) = store.delete(&crate::claim_key(id, seq)).await
+            {
+                warnings.push(format!("claim taken ahead not removed: {e}"));
+            }
             store.count_into(&mut stats);
             return Ok(TickReport { outcome: quiet(terminal), stats, warnings, resident: Some(resident) });
         }
 
         // claim: before any external effect, until the step's own bound.
-        let claim = match step.bound_ms(&resident, now_ms, &self.limits) {
-            None => None,
-            Some(bound) => match store.claim(id, seq, opened.claim, now_ms, now_ms.saturating_add(bound)).await? {
-                Claimed::Ours(bytes) => Some(bytes),
-                Claimed::Held { until_ms } => {
-                    store.count_into(&mut stats);
-                    let outcome = TickOutcome::Busy { until_ms };
-                    return Ok(TickReport { outcome, stats, warnings: Vec::new(), resident: None });
+        let bound = step.bound_ms(&resident, now_ms, &self.limits);
+        let claimed = match (opened.claimed_ahead, bound, &ahead) {
+            // Taken ahead: kept, or moved on when the step may take longer
+            // than the hint said.
+            (Some(mine), Some(bound), Some(ahead)) if now_ms.saturating_add(bound) > ahead.deadline_ms() => {
+                match store.extend_claim(id, seq, &mine, now_ms.saturating_add(bound)).await? {
+                    Some(longer) => Claimed::Ours(longer),
+                    None => Claimed::Held { until_ms: ahead.deadline_ms() },
                 }
-            },
+            }
+            (Some(mine), _, _) => Claimed::Ours(mine),
+            (None, None, _) => Claimed::Unneeded,
+            (None, Some(bound), _) => store.claim(id, seq, opened.claim, now_ms, now_ms.saturating_add(bound)).await?,
+        };
+        let claim = match claimed {
+            Claimed::Ours(bytes) => Some(bytes),
+            Claimed::Unneeded => None,
+            Claimed::Held { until_ms } => {
+                store.count_into(&mut stats);
+                let outcome = TickOutcome::Busy { until_ms };
+                return Ok(TickReport { outcome, stats, warnings: Vec::new(), resident: None });
+            }
         };
 
         // act
@@ -171,7 +193,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
                 let _ = store.release_claim(id, seq, mine, until).await;
             }
             let mut warnings = Vec::new();
-            let tick = Tick { task_id: id.to_owned(), expected_seq: seq };
+            let tick = Tick::new(id.to_owned(), seq);
             stats.enqueues += 1;
             if let Err(e) = self.queue.enqueue(&tick, acted.delay_ms).await {
                 warnings.push(format!("next poll not enqueued: {e}"));
@@ -236,7 +258,9 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             }
             quiet(terminal)
         } else {
-            let tick = Tick { task_id: id.to_owned(), expected_seq: seq + 1 };
+            // The next tick may claim its seq in its first request.
+            let claim_ms = following.bound_ms(&next, now_ms + delay_ms, &self.limits);
+            let tick = Tick { claim_ms, ..Tick::new(id.to_owned(), seq + 1) };
             if !due_in_checkpoint && let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
                 warnings.push(format!("pending marker not written: {e}"));
             }

@@ -80,7 +80,7 @@ fn a_duplicate_of_a_poll_finds_the_seq_busy_until_the_next_poll_is_due() {
             break tick.expected_seq;
         }
     };
-    let duplicate = Tick { task_id: "t-dup".into(), expected_seq: poll_seq };
+    let duplicate = Tick::new("t-dup", poll_seq);
     let polls = h.workspace.polls.get();
     let report = h.tick(&duplicate).unwrap();
     assert!(matches!(report.outcome, TickOutcome::Busy { .. }), "{:?}", report.outcome);

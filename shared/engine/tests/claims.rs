@@ -83,7 +83,15 @@ fn a_claim_lasts_the_steps_own_bound() {
         let c = stored_claim(&h, "t-bound", verify.expected_seq).unwrap();
         let created = h.load("t-bound").created_ms;
         let remaining = 1_800_000 - (c.at_ms - created);
-        assert_eq!(c.deadline_ms - c.at_ms, remaining + h.limits.claim_margin_ms, "{c:?}");
+        let bound = remaining + h.limits.claim_margin_ms;
+        if h.transacts() {
+            // Claimed ahead, with the bound the enqueuing tick computed:
+            // longer only by the time the message waited past its due time.
+            let late = c.deadline_ms - c.at_ms - bound;
+            assert!(c.deadline_ms - c.at_ms >= bound && late <= h.tick_cost_ms, "{c:?}");
+        } else {
+            assert_eq!(c.deadline_ms - c.at_ms, bound, "{c:?}");
+        }
     }
 }
 
@@ -170,7 +178,7 @@ fn the_sweep_never_re_drives_a_live_claim_whatever_the_grace() {
         // Past the deadline the seq is re-driven.
         h.clock.advance(140_000);
         let report = block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), zero)).unwrap();
-        assert_eq!(report.enqueued, [Tick { task_id: "t-sweep".into(), expected_seq: UNDERSTAND }]);
+        assert_eq!(report.enqueued, [Tick::new("t-sweep", UNDERSTAND)]);
     }
 }
 
@@ -268,6 +276,14 @@ impl KeyValue for FailsOneCommit<'_> {
     fn transacts(&self, keys: &[&str]) -> bool {
         self.kv.transacts(keys)
     }
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[agent_zero_ports::Expect<'_>],
+        writes: &[agent_zero_ports::Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), agent_zero_ports::KvError> {
+        self.kv.read_and_transact(read, expect, writes).await
+    }
     async fn transact(
         &self,
         expect: &[agent_zero_ports::Expect<'_>],
@@ -306,4 +322,61 @@ fn a_failed_commit_gives_its_claim_up_so_the_retry_runs_at_once() {
         assert_eq!(h.decider.calls(), 2, "the lost answer is asked for again, once");
         assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     }
+}
+
+/// A tick's message carries its step's bound (`claim_ms`), from the tick
+/// that enqueued it; on a store with transactions the tick claims its seq
+/// in the request that reads it. These are the cases where the hint and
+/// the step disagree, or the message is not to be trusted that far.
+#[test]
+fn a_claim_taken_ahead_is_kept_moved_on_or_given_back() {
+    let understand =
+        2 * agent_zero_engine::Limits::default().model_call_ms + agent_zero_engine::Limits::default().claim_margin_ms;
+    // The hint is short of the step's bound: the claim is moved to it
+    // before the step acts.
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-short", RunMode::Fix, policy(FIX_POLICY)));
+    let tick = advance_to(&h, UNDERSTAND);
+    assert_eq!(tick.claim_ms, Some(understand), "the enqueuing tick computed the step's bound");
+    let report = h.tick(&Tick { claim_ms: Some(1), ..tick.clone() }).unwrap();
+    assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
+    let c = stored_claim(&h, "t-short", UNDERSTAND).unwrap();
+    assert_eq!((c.deadline_ms - c.at_ms, c.committing), (understand, true), "{c:?}");
+    // Read and claim, the claim moved on, the commit.
+    assert_eq!(report.stats.kv_operations(), 3, "{:?}", report.stats);
+
+    // A hint past any step is clamped: a message cannot hold a seq for long.
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-long", RunMode::Fix, policy(FIX_POLICY)));
+    let tick = advance_to(&h, UNDERSTAND);
+    let now = h.clock.now_ms() + h.tick_cost_ms;
+    let blocker = Tick { claim_ms: Some(u64::MAX), ..tick.clone() };
+    let ahead = agent_zero_engine::ClaimAhead::of(&blocker, now).unwrap();
+    assert_eq!(ahead.deadline_ms(), now + agent_zero_engine::MAX_CLAIM_AHEAD_MS);
+
+    // A tick whose task has nothing left to do gives the claim it took
+    // ahead back, so the seq is free for whatever commits it next.
+    let h = Harness::new();
+    h.decider.push(decision(claim()));
+    let done = h.run(stimulus("t-quiet", RunMode::Fix, policy(FIX_POLICY)));
+    assert_eq!(done, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let next = h.load("t-quiet").seq.unwrap() + 1;
+    let late = Tick { claim_ms: Some(understand), ..Tick::new("t-quiet", next) };
+    let report = h.tick(&late).unwrap();
+    assert!(matches!(report.outcome, TickOutcome::Terminal(_)), "{:?}", report.outcome);
+    assert_eq!(stored_claim(&h, "t-quiet", next), None, "the claim taken ahead is gone");
+    assert!(!h.kv.snapshot().contains_key(&log_key("t-quiet", next)), "nothing committed");
+
+    // Spin's store has no transaction: the hint changes nothing there.
+    let h = Harness::one_key_per_request();
+    h.decider.push(decision(claim()));
+    h.create(stimulus("t-spin", RunMode::Fix, policy(FIX_POLICY)));
+    let tick = advance_to(&h, UNDERSTAND);
+    assert!(tick.claim_ms.is_some());
+    let report = h.tick(&tick).unwrap();
+    assert!(matches!(report.outcome, TickOutcome::Continue { .. }), "{:?}", report.outcome);
+    let c = stored_claim(&h, "t-spin", UNDERSTAND).unwrap();
+    assert_eq!(c.deadline_ms - c.at_ms, understand);
 }

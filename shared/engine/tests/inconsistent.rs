@@ -41,7 +41,7 @@ fn crafted(h: &Harness, id: &str, then: Vec<Vec<Fact>>) -> Tick {
         block_on(h.kv.put(&log_key(id, entry.seq), &serde_json::to_vec(&entry).unwrap())).unwrap();
     }
     let expected_seq = h.keys(&format!("task/{id}/log/")).len() as u64;
-    Tick { task_id: id.to_owned(), expected_seq }
+    Tick::new(id, expected_seq)
 }
 
 /// Ticks `tick` once, then drives the task; its failure reason.

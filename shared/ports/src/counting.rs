@@ -97,6 +97,18 @@ impl KeyValue for CountingKv {
         }
         self.inner.transact(expect, writes).await
     }
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        let keys: Vec<&str> = read.iter().copied().chain(expect.iter().chain(writes).map(|(key, _)| *key)).collect();
+        if self.inner.transacts(&keys) {
+            self.record(keys.first().copied().unwrap_or_default(), "read_and_transact");
+        }
+        self.inner.read_and_transact(read, expect, writes).await
+    }
 }
 
 #[cfg(test)]

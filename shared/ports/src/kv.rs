@@ -104,6 +104,21 @@ pub trait KeyValue {
         let _ = keys;
         false
     }
+    /// Reads `read` and applies [`KeyValue::transact`]'s `expect` and
+    /// `writes`, as one atomic step and one request: the values are those
+    /// before the writes, whether or not the writes applied. Supported
+    /// where [`KeyValue::transacts`] is for every key, read ones included;
+    /// the default answers [`KvError::Unsupported`] before touching
+    /// anything.
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        let _ = (read, expect, writes);
+        Err(KvError::Unsupported("no multi-key transaction in this store".into()))
+    }
     /// Writes `value` at `key` and asks the backend to remove it after
     /// `ttl_secs` when it can (Workers KV's `expirationTtl`, at least 60 s).
     /// A backend without expiry keeps it: callers that need the lifetime
@@ -162,6 +177,14 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
         (**self).transact(expect, writes).await
+    }
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+        (**self).read_and_transact(read, expect, writes).await
     }
     fn transacts(&self, keys: &[&str]) -> bool {
         (**self).transacts(keys)

@@ -132,16 +132,28 @@ impl KeyValue for MemoryKv {
     /// Atomic: every condition is checked, then every write applied, under
     /// one borrow.
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
+        self.read_and_transact(&[], expect, writes).await.map(|(_, written)| written)
+    }
+
+    /// Atomic as [`KeyValue::transact`], the values read first under the
+    /// same borrow.
+    async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[Expect<'_>],
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
         if self.one_key {
             return Err(KvError::Unsupported("one key per request".into()));
         }
         self.enter(true)?;
-        for (key, _) in expect.iter().chain(writes) {
+        for key in read.iter().chain(expect.iter().chain(writes).map(|(key, _)| key)) {
             check_key(key)?;
         }
         let mut entries = self.entries.borrow_mut();
+        let values = read.iter().map(|key| entries.get(*key).cloned()).collect();
         if expect.iter().any(|(key, expected)| entries.get(*key).map(Vec::as_slice) != *expected) {
-            return Ok(false);
+            return Ok((values, false));
         }
         for (key, value) in writes {
             match value {
@@ -149,7 +161,7 @@ impl KeyValue for MemoryKv {
                 None => entries.remove(*key),
             };
         }
-        Ok(true)
+        Ok((values, true))
     }
 }
 
@@ -251,6 +263,29 @@ mod tests {
             assert!(matches!(refused, Err(KvError::Unsupported(_))), "{refused:?}");
             assert_eq!(spin_like.get("a").await.unwrap().as_deref(), Some(&b"1"[..]));
         });
+    }
+
+    #[test]
+    fn a_transaction_reads_the_values_before_its_writes_in_one_request() {
+        let kv = MemoryKv::new();
+        block_on(async {
+            kv.put("meta", b"m").await.unwrap();
+            let before = kv.operations();
+            let claim = [("claim", Some(&b"mine"[..]))];
+            let (values, written) =
+                kv.read_and_transact(&["meta", "claim"], &[("claim", None), ("log/1", None)], &claim).await.unwrap();
+            assert!(written);
+            assert_eq!(values, [Some(b"m".to_vec()), None], "as before the write");
+            assert_eq!(kv.operations() - before, 1, "one request");
+            // A condition that fails writes nothing and still reads.
+            let theirs = [("claim", Some(&b"theirs"[..]))];
+            let (values, written) = kv.read_and_transact(&["claim"], &[("claim", None)], &theirs).await.unwrap();
+            assert_eq!((values, written), (vec![Some(b"mine".to_vec())], false));
+            assert_eq!(kv.get("claim").await.unwrap().as_deref(), Some(&b"mine"[..]));
+            assert!(kv.read_and_transact(&[""], &[], &[]).await.is_err(), "read keys are checked");
+        });
+        let refused = block_on(MemoryKv::one_key_per_request().read_and_transact(&["a"], &[], &[("a", None)]));
+        assert!(matches!(refused, Err(KvError::Unsupported(_))), "{refused:?}");
     }
 
     #[test]

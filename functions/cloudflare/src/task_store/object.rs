@@ -139,20 +139,28 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                 )
                 .and_then(|cursor| returned(&cursor))
                 .map_err(storage)?;
-            Ok(Reply::Written { written })
+            Ok(Reply::Written { written, values: None })
         }
         Op::GetMany { keys } => {
             let values = keys.iter().map(|key| value_of(sql, key)).collect::<Result<_, _>>()?;
             Ok(Reply::Values { values })
         }
-        Op::Transact { expect, writes } => {
+        Op::Transact { read, expect, writes } => {
             // Every key and value is checked before anything is read or written.
+            for key in &read {
+                key_ok(key)?;
+            }
             for (key, value) in expect.iter().chain(&writes) {
                 key_ok(key)?;
                 if let Some(value) = value {
                     decode("value", value)?;
                 }
             }
+            let values = if read.is_empty() {
+                None
+            } else {
+                Some(read.iter().map(|key| value_of(sql, key)).collect::<Result<Vec<_>, _>>()?)
+            };
             for (key, expected) in expect {
                 let value = value_of(sql, &key)?;
                 let holds = match (value, expected) {
@@ -161,7 +169,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                     _ => false,
                 };
                 if !holds {
-                    return Ok(Reply::Written { written: false });
+                    return Ok(Reply::Written { written: false, values });
                 }
             }
             // From here the statements only write, in order, with no await.
@@ -171,7 +179,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                     None => apply(sql, Op::Delete { key })?,
                 };
             }
-            Ok(Reply::Written { written: true })
+            Ok(Reply::Written { written: true, values })
         }
         Op::CompareAndSwap { key, expected: None, value } => apply(sql, Op::PutIfAbsent { key, value }),
         Op::CompareAndSwap { key, expected: Some(expected), value } => {
@@ -184,7 +192,7 @@ fn apply(sql: &SqlStorage, op: Op) -> Result<Reply, Refusal> {
                 )
                 .and_then(|cursor| returned(&cursor))
                 .map_err(storage)?;
-            Ok(Reply::Written { written })
+            Ok(Reply::Written { written, values: None })
         }
     }
 }

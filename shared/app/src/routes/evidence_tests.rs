@@ -75,7 +75,7 @@ fn tick_until(host: &TestHost, id: &str, done: impl Fn(&Resident) -> bool) {
         if done(&resident) {
             return;
         }
-        let next = Tick { task_id: id.to_owned(), expected_seq: resident.seq.map_or(0, |s| s + 1) };
+        let next = Tick::new(id.to_owned(), resident.seq.map_or(0, |s| s + 1));
         host.clock.advance(60_000);
         let now = host.invocation().now_ms;
         let _ = block_on(crate::run_tick(host, &intake_config(), &next, now));

@@ -330,6 +330,12 @@ impl Harness {
         [Self::new(), Self::one_key_per_request()]
     }
 
+    /// Whether the store writes a task's keys together (the first of [`Self::both`]).
+    #[allow(dead_code)]
+    pub fn transacts(&self) -> bool {
+        agent_zero_ports::KeyValue::transacts(&self.kv, &["task/t/a", "task/t/b"])
+    }
+
     pub fn engine(&self) -> Engine<'_, MemoryKv, ScriptedDecider, ScriptedWorkspace, RecordingPublisher, MemQueue> {
         Engine {
             kv: &self.kv,
@@ -352,7 +358,7 @@ impl Harness {
         let report = block_on(self.engine().tick(tick, self.clock.now_ms()));
         if let Ok(report) = &report {
             if let TickOutcome::Continue { next, delay_ms } = &report.outcome
-                && next == tick
+                && (&next.task_id, next.expected_seq) == (&tick.task_id, tick.expected_seq)
             {
                 assert_eq!(
                     report.stats.kv_writes, 2,
