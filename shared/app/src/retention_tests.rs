@@ -76,9 +76,10 @@ fn a_finished_task_is_removed_after_its_lifetime_and_nothing_live_is() {
 
         // Not due yet: nothing removed, nothing read past the first key.
         assert_eq!(pass(&kv, ended + 30 * DAY - 1).await.unwrap(), RetentionReport::default());
-        assert_eq!(keys(&kv, "task/t-done/").len(), 3, "log 0, log 1, meta");
+        assert_eq!(keys(&kv, "task/t-done/").len(), 4, "log 0, log 1, meta, summary");
 
-        // Due: the log, claims, meta and every index key go; the others stay.
+        // Due: the log, claims, meta, the summary and every index key go;
+        // the others stay.
         let report = pass(&kv, ended + 30 * DAY).await.unwrap();
         assert_eq!(report, RetentionReport { deliveries: 0, tasks: 1, audit: 0, revocations: 0, kept: 0 });
         assert!(keys(&kv, "task/t-done/").is_empty());

@@ -2,11 +2,11 @@
 //! (`needs-human`) and failed in the last day, counted from the task index
 //! (`crate::task_index`) at a bounded cost, whatever the number of tasks.
 //!
-//! Each counter is the number of keys of index listings, one page of at
-//! most [`COUNT_LIMIT`] keys each (Workers KV's largest page, so one list
-//! operation): one listing per running state (seven), one for `queued`,
-//! one for `needs-human`, and one of the failed keys, newest failure first,
-//! counted down to the first failure older than a day. That is ten list
+//! Each counter is the number of keys of one index listing, one page of at
+//! most [`COUNT_LIMIT`] keys (Workers KV's largest page, so one list
+//! operation): the `running` bucket (every state in [`RUNNING`]),
+//! `queued`, `needs-human`, and the failed keys, newest failure first,
+//! counted down to the first failure older than a day. That is four list
 //! operations and no read per view. A listing with more keys than that
 //! makes its counter a lower bound ([`Count::more`], shown `1000+`).
 //!
@@ -44,12 +44,6 @@ pub struct Count {
     pub more: bool,
 }
 
-impl Count {
-    fn add(self, other: Self) -> Self {
-        Self { n: self.n + other.n, more: self.more || other.more }
-    }
-}
-
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}", self.n, if self.more { "+" } else { "" })
@@ -70,12 +64,10 @@ pub struct Counters {
 }
 
 /// The counters of every repository (`None`) or of `repository`, at
-/// `now_ms`: ten listings of at most [`COUNT_LIMIT`] keys, no read.
+/// `now_ms`: four listings of at most [`COUNT_LIMIT`] keys, no read.
 pub async fn count<K: KeyValue>(kv: &K, repository: Option<&str>, now_ms: u64) -> Result<Counters, IndexError> {
-    let mut running = Count::default();
-    for state in RUNNING {
-        running = running.add(keys_in(kv, &task_index::state_prefix(repository, state)).await?);
-    }
+    // One bucket holds every running state.
+    let running = keys_in(kv, &task_index::state_prefix(repository, RUNNING[0])).await?;
     let queued = keys_in(kv, &task_index::state_prefix(repository, TaskState::Queued)).await?;
     let waiting = keys_in(kv, &task_index::state_prefix(repository, TaskState::NeedsHuman)).await?;
     let failed_last_day = failed_since(kv, repository, now_ms.saturating_sub(DAY_MS)).await?;

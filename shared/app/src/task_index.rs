@@ -3,28 +3,35 @@
 //!
 //! KV layout (`{when}` is `9999999999999 - created_ms`, 13 digits, so
 //! ascending key order is newest first; `{repo}` is the first 16 bytes of
-//! SHA-256 of the lowercase `owner/name`, hex, so every key fits 255 bytes):
+//! SHA-256 of the lowercase `owner/name`, hex, so every key fits 255 bytes;
+//! `{bucket}` is [`bucket`] of the state: `queued`, `running`,
+//! `needs-human`, `completed`, `failed` or `ignored`):
 //!
 //! | key | written |
 //! |---|---|
 //! | `index/created/{when}-{id}` | once, at creation |
 //! | `index/repo/{repo}/{when}-{id}` | once, at creation |
-//! | `index/state/{state}/{when}-{id}` | moved (put new, delete old) on a state change |
-//! | `index/repo-state/{repo}/{state}/{when}-{id}` | moved with the state key |
+//! | `index/state/{bucket}/{when}-{id}` | moved (put new, delete old) when the bucket changes |
+//! | `index/repo-state/{repo}/{bucket}/{when}-{id}` | moved with the state key |
 //! | `index/failed/{failed}-{id}` | once, when the task moves to `failed` (`{failed}` like `{when}`, from the failure time) |
 //! | `index/repo-failed/{repo}/{failed}-{id}` | with the failed key |
-//! | `index/summary/{id}` | a [`TaskSummary`], rewritten last on every change |
+//! | `task/{id}/summary` | a [`TaskSummary`], with the task's own keys (its Durable Object on Cloudflare) |
 //!
-//! One writer per task moves its keys (creation, then the task's own ticks
-//! and approvals, which the engine serialises). The summary is written
-//! last, so a crash mid-move is redone by the next sync, which compares the
-//! summary with the task's state. A page is one KV list (`limit` keys) plus
-//! one summary read per key; an index key whose summary disagrees (a move
-//! not visible yet) is skipped, so a page may hold fewer than `limit` items.
-//! Nothing is a counter, and no key is written more than once per tick:
-//! the dashboard's counters (`crate::task_counters`) count keys of one
-//! listing per state, and the failures of the last day from the failed
-//! keys, newest failure first.
+//! The summary lives with the task: a tick writes it in its commit when
+//! anything listed changed (`Engine::tick_with`'s views), so it never
+//! disagrees with the log, and costs no request of its own on Cloudflare.
+//! The index keys move only when the bucket changes (about twice a run),
+//! after the commit; the summary records the bucket they were last moved
+//! to (`indexed`), rewritten last, so a crash mid-move is redone by the
+//! next tick, which reads the summary with its other keys. A page is one
+//! KV list (`limit` keys) plus one summary read per key; a key whose
+//! summary disagrees (a move not visible yet, or a fine state the filter
+//! does not want) is skipped, so a page may hold fewer than `limit` items.
+//! Nothing is a counter: the dashboard's counters (`crate::task_counters`)
+//! count the keys of one bucket each, and the failures of the last day
+//! from the failed keys, newest failure first. Summaries written before
+//! they moved to the task's keys are read from `index/summary/{id}` until
+//! the task's next change.
 
 use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_engine::{Origin, Resident, Stimulus};
@@ -75,6 +82,25 @@ pub struct TaskSummary {
     /// recorded (it has no failed key either).
     #[serde(default, skip_serializing)]
     failed_ms: Option<u64>,
+    /// The bucket the index keys were last moved to, in the stored form
+    /// only; `None` for a summary stored before buckets (its keys are
+    /// under the state itself).
+    #[serde(default, skip_serializing)]
+    indexed: Option<String>,
+}
+
+/// The listing's coarse state: what the index keys are filed under. The
+/// lifecycle's working states are one bucket, so a run moves its keys
+/// about twice, not at every step.
+pub fn bucket(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Queued => "queued",
+        TaskState::NeedsHuman => "needs-human",
+        TaskState::Completed => "completed",
+        TaskState::Failed => "failed",
+        TaskState::Ignored => "ignored",
+        _ => "running",
+    }
 }
 
 impl TaskSummary {
@@ -94,6 +120,7 @@ impl TaskSummary {
             updated_at: rfc3339(now_ms),
             created_ms: now_ms,
             failed_ms: None,
+            indexed: None,
         }
     }
 
@@ -114,6 +141,7 @@ impl TaskSummary {
             updated_at: rfc3339(now_ms),
             created_ms: now_ms,
             failed_ms: None,
+            indexed: None,
         }
     }
 
@@ -151,7 +179,21 @@ impl TaskSummary {
 
     /// Same listing-relevant content (ignores `updatedAt`).
     fn same_as(&self, other: &Self) -> bool {
-        Self { updated_at: String::new(), ..self.clone() } == Self { updated_at: String::new(), ..other.clone() }
+        let listed = |s: &Self| Self { updated_at: String::new(), indexed: None, ..s.clone() };
+        listed(self) == listed(other)
+    }
+
+    /// This summary as it follows `stored`: the failure time kept while it
+    /// stays failed (or `now_ms` once it moves there), the index's bucket
+    /// carried.
+    fn following(mut self, stored: Option<&Self>, now_ms: u64) -> Self {
+        self.failed_ms = match stored {
+            _ if self.state != TaskState::Failed => None,
+            Some(old) if old.state == TaskState::Failed => old.failed_ms,
+            _ => Some(now_ms),
+        };
+        self.indexed = stored.and_then(|old| old.indexed.clone());
+        self
     }
 }
 
@@ -200,7 +242,13 @@ fn repo_hash(repository: &str) -> String {
     hex::encode(&digest[..16])
 }
 
-fn summary_key(id: &str) -> String {
+/// Where a task's summary lives: with its own keys.
+pub(crate) fn summary_key(id: &str) -> String {
+    format!("task/{id}/summary")
+}
+
+/// Where a summary lived before it moved to the task's keys.
+fn legacy_summary_key(id: &str) -> String {
     format!("index/summary/{id}")
 }
 
@@ -209,8 +257,8 @@ fn prefix(filter: &Filter) -> String {
     match (&filter.repository, filter.state) {
         (None, None) => "index/created/".to_owned(),
         (Some(r), None) => format!("index/repo/{}/", repo_hash(r)),
-        (None, Some(s)) => format!("index/state/{s}/"),
-        (Some(r), Some(s)) => format!("index/repo-state/{}/{s}/", repo_hash(r)),
+        (None, Some(s)) => format!("index/state/{}/", bucket(s)),
+        (Some(r), Some(s)) => format!("index/repo-state/{}/{}/", repo_hash(r), bucket(s)),
     }
 }
 
@@ -235,7 +283,7 @@ pub(crate) fn failed_prefix(repository: Option<&str>) -> String {
     }
 }
 
-/// The listing prefix of tasks in `state`: all, or one repository's.
+/// The listing prefix of tasks in `state`'s bucket: all, or one repository's.
 pub(crate) fn state_prefix(repository: Option<&str>, state: TaskState) -> String {
     prefix(&Filter { repository: repository.map(str::to_owned), state: Some(state) })
 }
@@ -246,69 +294,120 @@ pub(crate) fn failed_at(tail: &str) -> Option<u64> {
     Some(9_999_999_999_999u64.saturating_sub(when))
 }
 
-/// The keys that move with the state.
-fn state_keys(s: &TaskSummary, state: TaskState) -> [String; 2] {
+/// The keys that move with the bucket (or, `bucket` a state's own name,
+/// where a summary stored before buckets filed them).
+fn state_keys(s: &TaskSummary, bucket: &str) -> [String; 2] {
     let tail = format!("{}-{}", when(s.created_ms), s.id);
-    [format!("index/state/{state}/{tail}"), format!("index/repo-state/{}/{state}/{tail}", repo_hash(&s.repository))]
+    [format!("index/state/{bucket}/{tail}"), format!("index/repo-state/{}/{bucket}/{tail}", repo_hash(&s.repository))]
 }
 
-/// Stored form: the summary plus its creation time (not on the wire).
-/// Read back as a [`TaskSummary`], which reads `createdMs`: a flattened
-/// field's reader buffers the whole object and reads it a second time.
+/// The keys `stored` has its rows under: its bucket's, or for a summary
+/// stored before buckets, its state's.
+fn stored_state_keys(stored: &TaskSummary) -> [String; 2] {
+    match &stored.indexed {
+        Some(bucket) => state_keys(stored, bucket),
+        None => state_keys(stored, stored.state.as_str()),
+    }
+}
+
+/// Stored form: the summary plus its creation time, failure time and
+/// bucket (not on the wire). Read back as a [`TaskSummary`], which reads
+/// them: a flattened field's reader buffers the whole object and reads it
+/// a second time.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Stored {
+struct Stored<'a> {
     #[serde(flatten)]
-    summary: TaskSummary,
+    summary: &'a TaskSummary,
     created_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     failed_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    indexed: Option<&'a str>,
+}
+
+fn stored_bytes(summary: &TaskSummary) -> Vec<u8> {
+    let stored = Stored {
+        summary,
+        created_ms: summary.created_ms,
+        failed_ms: summary.failed_ms,
+        indexed: summary.indexed.as_deref(),
+    };
+    serde_json::to_vec(&stored).unwrap_or_default()
+}
+
+fn summary_of(bytes: &[u8]) -> Option<TaskSummary> {
+    agent_zero_contracts::json::from_slice::<TaskSummary>(bytes).ok()
+}
+
+/// A summary as stored, with its bytes at [`summary_key`]; `None` bytes
+/// when it is where summaries lived before (`index/summary/{id}`).
+type StoredSummary = (TaskSummary, Option<Vec<u8>>);
+
+/// The summary of task `id` as stored: from the task's keys, else where
+/// summaries lived before.
+async fn stored_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<StoredSummary>, KvError> {
+    if let Some(bytes) = kv.get(&summary_key(id)).await? {
+        return Ok(summary_of(&bytes).map(|s| (s, Some(bytes))));
+    }
+    let legacy = kv.get(&legacy_summary_key(id)).await?;
+    Ok(legacy.and_then(|bytes| summary_of(&bytes)).map(|s| (s, None)))
 }
 
 pub(crate) async fn read_summary<K: KeyValue>(kv: &K, id: &str) -> Result<Option<TaskSummary>, KvError> {
-    let Some(bytes) = kv.get(&summary_key(id)).await? else { return Ok(None) };
-    Ok(agent_zero_contracts::json::from_slice::<TaskSummary>(&bytes).ok())
+    Ok(stored_summary(kv, id).await?.map(|(summary, _)| summary))
 }
 
-async fn write_summary<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {
-    let stored = Stored { summary: summary.clone(), created_ms: summary.created_ms, failed_ms: summary.failed_ms };
-    let bytes = serde_json::to_vec(&stored).map_err(|e| KvError::Backend(e.to_string()))?;
-    kv.put(&summary_key(&summary.id), &bytes).await
-}
-
-/// Brings the index in line with `summary`: creates the task's keys when
-/// it has none, moves its state keys when the state changed (and writes
-/// its failed keys when it moved to `failed`, at the summary's update
-/// time), rewrites the summary when anything listed changed. Idempotent.
-pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), IndexError> {
-    let old = read_summary(kv, &summary.id).await?;
-    let mut summary = summary.clone();
-    summary.failed_ms = match &old {
-        _ if summary.state != TaskState::Failed => None,
-        Some(old) if old.state == TaskState::Failed => old.failed_ms,
-        _ => Some(crate::dashboard::parse_rfc3339_ms(&summary.updated_at).unwrap_or(summary.created_ms)),
-    };
-    let summary = &summary;
-    match &old {
+/// Moves `summary`'s index keys from where `stored` has them (creating
+/// them when `stored` is `None`); `summary.indexed` is then its bucket.
+async fn move_keys<K: KeyValue>(
+    kv: &K,
+    stored: Option<&TaskSummary>,
+    summary: &mut TaskSummary,
+) -> Result<(), KvError> {
+    // `failed` is a bucket of its own: its failed keys are filed as the
+    // task moves into it.
+    let to = bucket(summary.state);
+    match stored {
         None => {
-            for key in
-                fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)).chain(&failed_keys(summary))
-            {
+            for key in fixed_keys(summary).iter().chain(&state_keys(summary, to)).chain(&failed_keys(summary)) {
                 kv.put(key, b"").await?;
             }
         }
-        Some(old) if old.same_as(summary) => return Ok(()),
-        Some(old) if old.state != summary.state => {
-            for key in state_keys(summary, summary.state).iter().chain(&failed_keys(summary)) {
+        Some(old) if old.indexed.as_deref() != Some(to) => {
+            let new = state_keys(summary, to);
+            for key in new.iter().chain(&failed_keys(summary)) {
                 kv.put(key, b"").await?;
             }
-            for key in state_keys(summary, old.state).iter().chain(&failed_keys(old)) {
-                kv.delete(key).await?;
+            // A summary filed before buckets may be under the same keys.
+            for key in stored_state_keys(old).into_iter().filter(|key| !new.contains(key)) {
+                kv.delete(&key).await?;
             }
         }
         Some(_) => {}
     }
-    write_summary(kv, summary).await?;
+    summary.indexed = Some(to.to_owned());
+    Ok(())
+}
+
+/// Brings the index in line with `summary`: creates the task's keys when
+/// it has none, moves its state keys when its bucket changed (and writes
+/// its failed keys when it moved to `failed`), then writes the summary
+/// when anything listed changed. Idempotent.
+pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), IndexError> {
+    let stored = stored_summary(kv, &summary.id).await?;
+    let old = stored.as_ref().map(|(old, _)| old);
+    let now = crate::dashboard::parse_rfc3339_ms(&summary.updated_at).unwrap_or(summary.created_ms);
+    let mut summary = summary.clone().following(old, now);
+    let moved = old.is_none_or(|old| old.indexed.as_deref() != Some(bucket(summary.state)));
+    if !moved && old.is_some_and(|old| old.same_as(&summary)) {
+        return Ok(());
+    }
+    move_keys(kv, old, &mut summary).await?;
+    kv.put(&summary_key(&summary.id), &stored_bytes(&summary)).await?;
+    if stored.as_ref().is_some_and(|(_, bytes)| bytes.is_none()) {
+        kv.delete(&legacy_summary_key(&summary.id)).await?;
+    }
     Ok(())
 }
 
@@ -336,27 +435,90 @@ pub async fn record_received<K: KeyValue>(kv: &K, resident: &Resident, now_ms: u
 /// not indexed.
 pub(crate) async fn forget_task<K: KeyValue>(kv: &K, id: &str) -> Result<(), KvError> {
     let Some(summary) = read_summary(kv, id).await? else { return Ok(()) };
-    for key in fixed_keys(&summary).iter().chain(&state_keys(&summary, summary.state)).chain(&failed_keys(&summary)) {
-        kv.delete(key).await?;
+    forget(kv, &summary).await
+}
+
+/// Removes the index keys and summary of `summary`'s task, wherever a
+/// version of this code filed them; the summary last.
+pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), KvError> {
+    let filed = [bucket(summary.state), summary.state.as_str()];
+    let moving = filed.iter().flat_map(|at| state_keys(summary, at));
+    for key in fixed_keys(summary).into_iter().chain(moving).chain(failed_keys(summary)) {
+        kv.delete(&key).await?;
     }
+    kv.delete(&legacy_summary_key(&summary.id)).await?;
     kv.delete(&summary_key(&summary.id)).await
 }
 
-/// Removes the keys of a task whose creation failed after it was indexed.
-pub(crate) async fn forget<K: KeyValue>(kv: &K, summary: &TaskSummary) {
-    for key in fixed_keys(summary).iter().chain(&state_keys(summary, summary.state)).chain(&failed_keys(summary)) {
-        let _ = kv.delete(key).await;
-    }
-    let _ = kv.delete(&summary_key(&summary.id)).await;
-}
-
-/// Updates the index after a tick, from the task as the tick left it
-/// ([`agent_zero_engine::TickReport::resident`]): no log read. Best
-/// effort: a failure leaves the old row until the next tick records it.
+/// Brings the index in line with a task as it is (`after`), outside a
+/// tick: [`record`] of its summary.
 pub async fn record_tick<K: KeyValue>(kv: &K, after: &Resident, now_ms: u64) -> Result<(), IndexError> {
     match TaskSummary::of_resident(after, now_ms) {
         Some(summary) => record(kv, &summary).await,
         None => Ok(()),
+    }
+}
+
+/// What a tick does for the index: the summary it writes with its commit
+/// ([`Self::view`]), then the keys it moves after ([`Self::after`]).
+#[derive(Debug)]
+pub(crate) struct TickIndex {
+    stored: Option<StoredSummary>,
+    now_ms: u64,
+    /// The summary bytes the commit carried, if it carried one.
+    written: std::cell::RefCell<Option<(TaskSummary, Vec<u8>)>>,
+}
+
+impl TickIndex {
+    /// Reads the summary of the tick's task (read ahead on Cloudflare).
+    pub(crate) async fn read<K: KeyValue>(kv: &K, id: &str, now_ms: u64) -> Self {
+        // Unreadable is as absent: the tick rewrites it.
+        let stored = stored_summary(kv, id).await.ok().flatten();
+        Self { stored, now_ms, written: Default::default() }
+    }
+
+    /// The summary of the task after the tick, to write with its commit
+    /// when anything listed changed.
+    pub(crate) fn view(&self, after: &Resident) -> Vec<(String, Vec<u8>)> {
+        let Some(summary) = TaskSummary::of_resident(after, self.now_ms) else { return Vec::new() };
+        let old = self.stored.as_ref().map(|(old, _)| old);
+        let summary = summary.following(old, self.now_ms);
+        if old.is_some_and(|old| old.same_as(&summary)) {
+            return Vec::new();
+        }
+        let bytes = stored_bytes(&summary);
+        *self.written.borrow_mut() = Some((summary.clone(), bytes.clone()));
+        vec![(summary_key(&summary.id), bytes)]
+    }
+
+    /// After the tick: moves the index keys when the bucket changed, then
+    /// records the move in the summary, only if it is still the one this
+    /// tick left (a compare-and-swap: a later tick's summary is never
+    /// overwritten; it redoes a move this one did not record). Called
+    /// only for a tick that left `after` (committed, or had nothing to
+    /// commit): [`Self::view`] ran only if it committed.
+    pub(crate) async fn after<K: KeyValue>(&self, kv: &K, after: &Resident) -> Result<(), IndexError> {
+        // The summary at the task's key now, and its bytes (`None`: absent).
+        let written = self.written.borrow_mut().take();
+        let (mut summary, current) = match (written, &self.stored) {
+            (Some((summary, bytes)), _) => (summary, Some(bytes)),
+            (None, Some((stored, bytes))) => (stored.clone(), bytes.clone()),
+            (None, None) => match TaskSummary::of_resident(after, self.now_ms) {
+                Some(summary) => (summary.following(None, self.now_ms), None),
+                None => return Ok(()),
+            },
+        };
+        let old = self.stored.as_ref().map(|(old, _)| old);
+        let filed = old.is_some_and(|old| old.indexed.as_deref() == Some(bucket(summary.state)));
+        if filed && current.is_some() {
+            return Ok(());
+        }
+        move_keys(kv, old, &mut summary).await?;
+        kv.compare_and_swap(&summary_key(&summary.id), current.as_deref(), &stored_bytes(&summary)).await?;
+        if self.stored.as_ref().is_some_and(|(_, bytes)| bytes.is_none()) {
+            kv.delete(&legacy_summary_key(&summary.id)).await?;
+        }
+        Ok(())
     }
 }
 

@@ -31,7 +31,7 @@ fn ids(page: &Page) -> Vec<&str> {
 }
 
 #[test]
-fn record_tick_moves_the_state_keys_and_heals_a_lost_move() {
+fn keys_move_between_buckets_only_and_a_lost_move_is_redone() {
     let kv = MemoryKv::new();
     let queue = RecordingQueue::default();
     block_on(async {
@@ -40,8 +40,11 @@ fn record_tick_moves_the_state_keys_and_heals_a_lost_move() {
         record_created(&kv, &s, START_MS).await.unwrap();
         let queued = Filter { state: Some(TaskState::Queued), ..Filter::default() };
         assert_eq!(ids(&list(&kv, &queued, None, 10).await.unwrap()), ["t1"]);
+        let index_keys =
+            |kv: &MemoryKv| kv.snapshot().keys().filter(|k| k.starts_with("index/")).cloned().collect::<Vec<_>>();
 
-        // A tick commits entry 1 (queued -> discovering).
+        // A tick commits entry 1 (queued -> discovering): the keys move to
+        // the running bucket.
         let mut after = agent_zero_engine::load(&kv, "t1").await.unwrap().unwrap();
         let entry = moves(1, &[TaskState::Queued, TaskState::Discovering]);
         kv.put(&log_key("t1", 1), &serde_json::to_vec(&entry).unwrap()).await.unwrap();
@@ -52,21 +55,93 @@ fn record_tick_moves_the_state_keys_and_heals_a_lost_move() {
         let page = list(&kv, &discovering, None, 10).await.unwrap();
         assert_eq!(ids(&page), ["t1"]);
         assert_eq!(page.items[0].updated_at, rfc3339(START_MS + 5));
-        assert!(!kv.snapshot().keys().any(|k| k.starts_with("index/state/queued/")), "old state key deleted");
+        assert!(!kv.snapshot().keys().any(|k| k.starts_with("index/state/queued/")), "old bucket's key deleted");
+        assert!(kv.snapshot().keys().any(|k| k.starts_with("index/state/running/")));
 
-        // A move whose summary write was lost: the next sync redoes it.
-        let summary = read_summary(&kv, "t1").await.unwrap().unwrap();
-        let mut moved = summary.clone();
-        moved.state = TaskState::Understanding;
-        for key in &state_keys(&moved, TaskState::Understanding) {
-            kv.put(key, b"").await.unwrap();
-        }
-        // (crash before deleting the old keys and writing the summary)
+        // Within the bucket only the summary changes; a filter on another
+        // working state skips the task.
+        let running_keys = index_keys(&kv);
+        let entry = moves(2, &[TaskState::Discovering, TaskState::Understanding]);
+        after.apply(&entry).unwrap();
+        record_tick(&kv, &after, START_MS + 6).await.unwrap();
+        assert_eq!(index_keys(&kv), running_keys, "no index key written or removed");
         let understanding = Filter { state: Some(TaskState::Understanding), ..Filter::default() };
-        assert!(list(&kv, &understanding, None, 10).await.unwrap().items.is_empty(), "summary disagrees: skipped");
-        record(&kv, &moved).await.unwrap();
         assert_eq!(ids(&list(&kv, &understanding, None, 10).await.unwrap()), ["t1"]);
-        assert!(list(&kv, &discovering, None, 10).await.unwrap().items.is_empty());
+        assert!(list(&kv, &discovering, None, 10).await.unwrap().items.is_empty(), "the summary says otherwise");
+
+        // A commit carried the summary to `failed` but the host died
+        // before moving the keys: listed nowhere by state, and the next
+        // record (a tick, or this) redoes the move from the bucket the
+        // summary says the keys are in.
+        let index = TickIndex::read(&kv, "t1", START_MS + 7).await;
+        let entry = moves(3, &[TaskState::Understanding, TaskState::Failed]);
+        after.apply(&entry).unwrap();
+        for (key, value) in index.view(&after) {
+            kv.put(&key, &value).await.unwrap();
+        }
+        let failed = Filter { state: Some(TaskState::Failed), ..Filter::default() };
+        assert!(list(&kv, &failed, None, 10).await.unwrap().items.is_empty(), "not moved yet");
+        assert!(list(&kv, &understanding, None, 10).await.unwrap().items.is_empty(), "summary disagrees: skipped");
+        let next = TickIndex::read(&kv, "t1", START_MS + 8).await;
+        next.after(&kv, &after).await.unwrap();
+        assert_eq!(ids(&list(&kv, &failed, None, 10).await.unwrap()), ["t1"]);
+        assert!(!kv.snapshot().keys().any(|k| k.starts_with("index/state/running/")));
+        assert!(kv.snapshot().keys().any(|k| k.starts_with("index/failed/")), "the failure is filed");
+        assert_eq!(read_summary(&kv, "t1").await.unwrap().unwrap().indexed.as_deref(), Some("failed"));
+    });
+}
+
+/// A tick's index work: the summary rides in its commit only when
+/// something listed changed, and keys move only when the bucket does; the
+/// move is recorded by a compare-and-swap that never overwrites a summary
+/// a later tick wrote.
+#[test]
+fn a_tick_writes_its_summary_with_the_commit_and_moves_keys_only_between_buckets() {
+    let kv = agent_zero_ports::CountingKv::new();
+    let queue = RecordingQueue::default();
+    block_on(async {
+        let s = stimulus("t2", "acme/widgets");
+        agent_zero_engine::create(&kv, &queue, s.clone(), START_MS).await.unwrap();
+        record_created(&kv, &s, START_MS).await.unwrap();
+        let mut after = agent_zero_engine::load(&kv, "t2").await.unwrap().unwrap();
+        kv.take();
+
+        // Nothing listed changed: no view, and nothing after.
+        let index = TickIndex::read(&kv, "t2", START_MS + 1).await;
+        assert!(index.view(&after).is_empty());
+        index.after(&kv, &after).await.unwrap();
+        let kinds = |kv: &agent_zero_ports::CountingKv| kv.take().iter().map(|(_, kind)| *kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&kv), ["get"], "the summary's read (read ahead on Cloudflare)");
+
+        // Queued -> discovering: the view carries the new state and the old
+        // bucket; after the commit, two puts, two deletes and the swap.
+        let entry = moves(1, &[TaskState::Queued, TaskState::Discovering]);
+        after.apply(&entry).unwrap();
+        kv.take();
+        let index = TickIndex::read(&kv, "t2", START_MS + 3).await;
+        let views = index.view(&after);
+        assert_eq!(views.len(), 1);
+        assert_eq!(views[0].0, summary_key("t2"));
+        let carried = summary_of(&views[0].1).unwrap();
+        assert_eq!((carried.state, carried.indexed.as_deref()), (TaskState::Discovering, Some("queued")));
+        kv.put(&views[0].0, &views[0].1).await.unwrap();
+        kv.take();
+        index.after(&kv, &after).await.unwrap();
+        assert_eq!(kinds(&kv), ["put", "put", "delete", "delete", "cas"]);
+        assert_eq!(read_summary(&kv, "t2").await.unwrap().unwrap().indexed.as_deref(), Some("running"));
+
+        // A later tick's summary is never overwritten by an earlier tick's
+        // record of its move.
+        let stale = TickIndex::read(&kv, "t2", START_MS + 4).await;
+        let entry = moves(2, &[TaskState::Discovering, TaskState::Failed]);
+        after.apply(&entry).unwrap();
+        let views = stale.view(&after);
+        let later = br#"{"later":true}"#;
+        kv.put(&views[0].0, later).await.unwrap();
+        stale.after(&kv, &after).await.unwrap();
+        assert_eq!(kv.inner().snapshot()[&summary_key("t2")], later);
+        // Its failed keys were written with the move.
+        assert!(kv.inner().snapshot().keys().any(|k| k.starts_with("index/failed/")));
     });
 }
 
@@ -103,8 +178,10 @@ fn keys_fit_the_smallest_backend_limit() {
         u64::MAX,
     );
     s.state = TaskState::Understanding;
-    for key in fixed_keys(&s).iter().chain(&state_keys(&s, s.state)).chain([&summary_key(&s.id)]) {
-        assert!(agent_zero_ports::check_key(key).is_ok(), "{key}");
+    let legacy = state_keys(&s, s.state.as_str());
+    let keys = fixed_keys(&s).into_iter().chain(state_keys(&s, bucket(s.state))).chain(legacy);
+    for key in keys.chain([summary_key(&s.id), legacy_summary_key(&s.id)]) {
+        assert!(agent_zero_ports::check_key(&key).is_ok(), "{key}");
     }
     // Newer sorts first.
     assert!(when(START_MS + 1) < when(START_MS));
@@ -118,15 +195,44 @@ fn stored_summaries_written_before_read_back() {
     let kv = MemoryKv::new();
     let stored = br#"{"id":"t9","repository":"acme/widgets","state":"queued","trigger":"feedback","mode":"observe","source":"api:test","verified":false,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:05Z","createdMs":1767225600000}"#;
     block_on(async {
-        kv.put(&summary_key("t9"), stored).await.unwrap();
+        // Where summaries lived before they moved to the task's keys.
+        kv.put(&legacy_summary_key("t9"), stored).await.unwrap();
         let summary = read_summary(&kv, "t9").await.unwrap().unwrap();
         assert_eq!((summary.id.as_str(), summary.created_ms), ("t9", 1_767_225_600_000));
         assert_eq!(summary.source.as_deref(), Some("api:test"));
+        assert_eq!(summary.indexed, None, "filed under its state");
         let wire = serde_json::to_value(&summary).unwrap();
         assert!(wire.get("createdMs").is_none(), "{wire}");
         kv.put(&summary_key("t9"), wire.to_string().as_bytes()).await.unwrap();
         assert_eq!(read_summary(&kv, "t9").await.unwrap(), None);
-        write_summary(&kv, &summary).await.unwrap();
-        assert_eq!(kv.get(&summary_key("t9")).await.unwrap().as_deref(), Some(&stored[..]));
+        assert_eq!(stored_bytes(&summary), stored);
+        // Recording it again files it under its bucket, at the task's key.
+        kv.delete(&summary_key("t9")).await.unwrap();
+        for key in state_keys(&summary, "queued") {
+            kv.put(&key, b"").await.unwrap();
+        }
+        let mut moved = summary.clone();
+        moved.state = TaskState::Discovering;
+        record(&kv, &moved).await.unwrap();
+        assert_eq!(read_summary(&kv, "t9").await.unwrap().unwrap().indexed.as_deref(), Some("running"));
+        assert_eq!(kv.get(&legacy_summary_key("t9")).await.unwrap(), None);
+        assert!(!kv.snapshot().keys().any(|k| k.starts_with("index/state/queued/")));
+
+        // One filed before buckets under a state that names its bucket
+        // keeps its keys when it is filed again.
+        kv.delete(&summary_key("t9")).await.unwrap();
+        kv.put(&legacy_summary_key("t9"), stored).await.unwrap();
+        let legacy = read_summary(&kv, "t9").await.unwrap().unwrap();
+        let mut done = legacy.clone();
+        done.state = TaskState::Completed;
+        for key in state_keys(&legacy, "completed") {
+            kv.put(&key, b"").await.unwrap();
+        }
+        let mut legacy_done = legacy;
+        legacy_done.state = TaskState::Completed;
+        kv.put(&legacy_summary_key("t9"), &stored_bytes(&legacy_done)).await.unwrap();
+        record(&kv, &done).await.unwrap();
+        let completed = Filter { state: Some(TaskState::Completed), ..Filter::default() };
+        assert_eq!(ids(&list(&kv, &completed, None, 10).await.unwrap()), ["t9"]);
     });
 }

@@ -43,6 +43,7 @@ pub async fn run_tick<H: Host>(
     if agent_zero_engine::is_valid_task_id(id) {
         let keys = [
             crate::metering::cost_key(id),
+            crate::task_index::summary_key(id),
             agent_zero_engine::log_key(id, 0),
             agent_zero_engine::log_key(id, 1),
             agent_zero_engine::log_key(id, seq),
@@ -61,7 +62,9 @@ pub async fn run_tick<H: Host>(
         logged.set(Some(cost));
         cost
     };
-    let mut result = tick_on(&metered, settings, tick, now_ms, &counted).await;
+    // The listing's summary, written with the commit when it changes.
+    let index = crate::task_index::TickIndex::read(metered.kv(), &tick.task_id, now_ms).await;
+    let mut result = tick_on(&metered, settings, tick, now_ms, &counted, &index).await;
     if let Ok(report) = &mut result {
         let in_log = logged.get().filter(|_| report.outcome != agent_zero_engine::TickOutcome::Stale);
         let usage = report.resident.as_ref().map(|r| &r.usage);
@@ -84,6 +87,7 @@ async fn tick_on<H: Host>(
     tick: &Tick,
     now_ms: u64,
     counted: &dyn Fn() -> crate::metering::RunCost,
+    index: &crate::task_index::TickIndex,
 ) -> Result<TickReport, RunTickError> {
     let run = settings.run().map_err(|e| RunTickError::Settings(e.message))?;
     // Entry 0 (and an admission): the engine folds the rest of the log itself.
@@ -125,9 +129,11 @@ async fn tick_on<H: Host>(
         queue: host.queue(),
         limits: run.limits,
     };
-    let mut report = engine.tick_metered(tick, now_ms, Some(counted)).await?;
+    let views = |after: &agent_zero_engine::Resident| index.view(after);
+    let hooks = agent_zero_engine::TickHooks { meter: Some(counted), views: Some(&views) };
+    let mut report = engine.tick_with(tick, now_ms, hooks).await?;
     if let Some(after) = &report.resident {
-        if let Err(e) = crate::task_index::record_tick(host.kv(), after, now_ms).await {
+        if let Err(e) = index.after(host.kv(), after).await {
             report.warnings.push(e.to_string());
         }
         // Finished: its lifetime starts (the same key however often this runs).

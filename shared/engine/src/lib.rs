@@ -62,4 +62,4 @@ pub use store::{
 };
 pub use sweep::{SweepOptions, TickSweep, sweep};
 pub use task::{Start, TaskError, approve, create, load, receive, start, stimulus};
-pub use tick::{Engine, TickError, TickOutcome, TickReport};
+pub use tick::{Engine, TickError, TickHooks, TickOutcome, TickReport, Views};

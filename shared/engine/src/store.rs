@@ -327,7 +327,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.get(key).await
     }
 
-    async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
+    pub(crate) async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         self.writes.set(self.writes.get() + 1);
         self.kv.put(key, value).await
     }
@@ -511,7 +511,8 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(Ok(()))
     }
 
-    /// Commits `entry` and the checkpoint `meta` in one atomic request, if
+    /// Commits `entry`, the checkpoint `meta` and the caller's `views` (keys
+    /// of the task derived from its state) in one atomic request, if
     /// the backend can: only while our claim (`mine`) still holds and the
     /// seq is free, marking the claim committing as the single-key path
     /// does. `None` when the backend has no such transaction (nothing was
@@ -522,6 +523,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
         entry: &Entry,
         mine: Option<&[u8]>,
         meta: &Meta,
+        views: &[(String, Vec<u8>)],
     ) -> Result<Option<bool>, StoreError> {
         let (log, claim) = (log_key(id, entry.seq), claim_key(id, entry.seq));
         let bytes = encode(&log, entry)?;
@@ -545,6 +547,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
         if let Some(checkpoint) = &checkpoint {
             writes.push((&meta_key, Some(checkpoint)));
         }
+        writes.extend(views.iter().map(|(key, value)| (key.as_str(), Some(value.as_slice()))));
         match self.kv.transact(&expect, &writes).await {
             Err(KvError::Unsupported(_)) => Ok(None),
             Err(e) => {

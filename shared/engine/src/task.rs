@@ -7,6 +7,7 @@ use crate::conclude::conclude;
 use crate::fact::{ApprovalDecision, Entry, Fact, Received, Stimulus};
 use crate::ports::{Queue, Tick};
 use crate::resident::{FoldError, Resident};
+use crate::step::{Limits, next_step};
 use crate::store::{Append, Store, StoreError, is_valid_task_id, pending_key};
 use crate::tick::meta_of;
 
@@ -92,7 +93,7 @@ async fn begin<K: KeyValue, Q: Queue>(
     let mut resident = Resident::default();
     resident.apply(&entry)?;
     commit_runnable(&store, &id, &entry, &resident, now_ms).await?.map_err(|()| TaskError::Exists(id.clone()))?;
-    let tick = Tick::new(id, 1);
+    let tick = first_tick(id, 1, &resident, now_ms);
     // A failed enqueue leaves the pending marker: the sweep delivers it.
     let _ = queue.enqueue(&tick, 0).await;
     Ok(tick)
@@ -264,9 +265,20 @@ pub async fn approve<K: KeyValue, Q: Queue>(
             None => TaskError::Conflict(task_id.to_owned()),
         });
     }
-    let tick = Tick::new(task_id.to_owned(), seq + 1);
+    let tick = first_tick(task_id.to_owned(), seq + 1, &next, now_ms);
     let _ = queue.enqueue(&tick, 0).await;
     Ok(tick)
+}
+
+/// The tick that runs `after`'s next step, due now, with that step's bound
+/// under the default limits so it can claim its seq in its first request
+/// ([`Tick::claim_ms`]; a host's own limits may differ: a longer step moves
+/// the claim on, one request more, and a shorter one holds it a little
+/// longer than it needs).
+fn first_tick(task_id: String, seq: u64, after: &Resident, now_ms: u64) -> Tick {
+    let limits = Limits::default();
+    let claim_ms = next_step(after, now_ms, &limits).bound_ms(after, now_ms, &limits);
+    Tick { claim_ms, ..Tick::new(task_id, seq) }
 }
 
 /// Commits `entry`, after which `after` has a tick due now: `Err(())`,
@@ -285,7 +297,7 @@ async fn commit_runnable<K: KeyValue>(
     let meta = meta_of(after, now_ms, Some(now_ms));
     if store.due_in_checkpoint(id) {
         store.mark_active(id, now_ms).await?;
-        if let Some(committed) = store.commit_at_once(id, entry, None, &meta).await? {
+        if let Some(committed) = store.commit_at_once(id, entry, None, &meta, &[]).await? {
             return Ok(if committed { Ok(()) } else { Err(()) });
         }
     }

@@ -78,6 +78,28 @@ pub struct Engine<'p, K, D, W, P, Q> {
     pub limits: Limits,
 }
 
+/// What a host adds to a tick.
+#[derive(Default, Clone, Copy)]
+pub struct TickHooks<'a> {
+    /// Counts what the tick spent so far: the entry it commits starts with
+    /// a [`Fact::Metered`] of it, and a conclusion includes it.
+    pub meter: Option<&'a dyn Fn() -> RunCost>,
+    /// Keys of the task derived from its state after the tick (a listing's
+    /// summary), written with the commit: in its one request where the
+    /// store writes a task's keys together, right after it otherwise. Only
+    /// what changed: every key returned is written.
+    pub views: Option<&'a Views<'a>>,
+}
+
+/// Keys and values derived from a task's state after a tick ([`TickHooks::views`]).
+pub type Views<'a> = dyn Fn(&Resident) -> Vec<(String, Vec<u8>)> + 'a;
+
+impl std::fmt::Debug for TickHooks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickHooks").field("meter", &self.meter.is_some()).field("views", &self.views.is_some()).finish()
+    }
+}
+
 impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K, D, W, P, Q> {
     /// Runs one tick at `now_ms`, unmetered.
     pub async fn tick(&self, tick: &Tick, now_ms: u64) -> Result<TickReport, TickError> {
@@ -93,6 +115,12 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         now_ms: u64,
         meter: Option<&dyn Fn() -> RunCost>,
     ) -> Result<TickReport, TickError> {
+        self.tick_with(tick, now_ms, TickHooks { meter, views: None }).await
+    }
+
+    /// Runs one tick at `now_ms` with the host's [`TickHooks`].
+    pub async fn tick_with(&self, tick: &Tick, now_ms: u64, hooks: TickHooks<'_>) -> Result<TickReport, TickError> {
+        let TickHooks { meter, views } = hooks;
         let id = tick.task_id.as_str();
         if !is_valid_task_id(id) {
             return Err(TickError::InvalidTaskId(id.to_owned()));
@@ -225,7 +253,8 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let following = next_step(&next, now_ms + delay_ms, &self.limits);
         let due = (!matches!(following, Step::Quiet(_))).then_some(now_ms + delay_ms);
         let meta = meta_of(&next, now_ms, due);
-        let committed = match store.commit_at_once(id, &entry, claim.as_deref(), &meta).await {
+        let views = views.map(|views| views(&next)).unwrap_or_default();
+        let committed = match store.commit_at_once(id, &entry, claim.as_deref(), &meta, &views).await {
             // The checkpoint (and with it the next tick's due time) is in the commit.
             Ok(Some(committed)) => Ok((committed, true)),
             Ok(None) => self.commit(&store, id, &entry, claim.as_deref()).await.map(|c| (c, false)),
@@ -276,6 +305,11 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             }
             if let Err(e) = store.put_meta(id, &meta).await {
                 warnings.push(format!("meta not written: {e}"));
+            }
+            for (key, value) in &views {
+                if let Err(e) = store.put(key, value).await {
+                    warnings.push(format!("`{key}` not written: {e}"));
+                }
             }
         }
         store.count_into(&mut stats);

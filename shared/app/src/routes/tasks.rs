@@ -344,7 +344,7 @@ async fn create_as<H: Host>(
     // returns) finds the row to move.
     task_index::record(kv, &summary).await?;
     if let Err(e) = agent_zero_engine::create(kv, context.host.queue(), stimulus, now_ms).await {
-        task_index::forget(kv, &summary).await;
+        let _ = task_index::forget(kv, &summary).await;
         return Err(tasks_error_on_create(e));
     }
     Ok((summary, requested))
