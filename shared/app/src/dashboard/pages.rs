@@ -22,9 +22,9 @@ use crate::task_index::TaskSummary;
 pub(crate) const DASHBOARD_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Seconds between two loads of the task list by the browser (its
-/// counters then are at most this old): ten list operations each.
-/// Five minutes: each load costs ten list operations (`task_counters`), and
-/// the free Workers plan allows 1,000 a day.
+/// counters then are at most this old). Five minutes: each load costs four
+/// list operations (`task_counters`), and the free Workers plan allows
+/// 1,000 a day.
 pub(crate) const REFRESH_SECS: u32 = 300;
 
 /// A dashboard page around `body` (already escaped HTML), in the one shell.
