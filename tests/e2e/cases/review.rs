@@ -369,7 +369,7 @@ fn prompt_text(call: &agent_zero_fakes::RecordedCall) -> String {
 fn sixty_kb_of_files() -> Vec<(String, String)> {
     (0..4)
         .map(|f| {
-            let text: String = (0..200).map(|i| format!("part {f} line {i:03} {}\n", "w".repeat(56))).collect();
+            let text: String = (0..200).map(|i| format!("part {f} line {i:03} {}\n", "w".repeat(60))).collect();
             (format!("docs/part{f}.txt"), text)
         })
         .collect()
