@@ -10,6 +10,7 @@ use agent_zero_agent::policy::ReviewPolicy;
 use agent_zero_contracts::{DiffAnchor, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, Verdict};
 
 use crate::ports::{ChangedFile, ChangedFiles};
+use crate::store::MAX_VALUE_BYTES;
 
 /// How many bytes of diff the model is shown: of the whole diff (file
 /// headers included) and of one file's patch. The prompt holds the whole
@@ -26,7 +27,22 @@ impl Budget {
     pub(crate) fn of(policy: &ReviewPolicy) -> Self {
         Self { total: policy.diff_budget_bytes as usize, file: policy.file_budget_bytes as usize }
     }
+
+    /// This budget, or less where the diff would not fit beside the
+    /// repository's file list: the log entry that records both is one
+    /// stored value ([`MAX_VALUE_BYTES`]), where JSON escaping may double
+    /// the diff. What does not fit is then in the ledger as `diff budget
+    /// spent`, rather than a run that fails on its entry's size.
+    pub(crate) fn beside(self, files: &[String]) -> Self {
+        let listed: usize = files.iter().map(|f| f.len() + 3).sum();
+        let room = MAX_VALUE_BYTES.saturating_sub(listed + ENTRY_ROOM_BYTES) / 2;
+        Self { total: self.total.min(room), ..self }
+    }
 }
+
+/// Room kept in the entry that records the diff for everything else it
+/// holds (the ledger's paths and hunk headers, the checks, the omissions).
+const ENTRY_ROOM_BYTES: usize = 100_000;
 
 /// Most consecutive lines one anchor may span.
 const MAX_ANCHOR_LINES: usize = 40;

@@ -162,3 +162,31 @@ fn feedback_without_a_pull_request_reads_no_diff() {
     assert!(!h.decider.requests.borrow()[0].context.contains("diff under review"));
     assert_eq!(h.load("t-api").discovery.review, None);
 }
+
+#[test]
+fn a_diff_that_would_not_fit_beside_a_large_file_list_is_cut_in_the_ledger_not_failed() {
+    // 10,500 paths of ~80 bytes: the log entry holding the diff holds this
+    // list too, so only some 14 KB of the 200,000-byte budget is left (a
+    // whole diff of ~140 KB beside it would be over the value limit).
+    let mut h = Harness::new();
+    for i in 0..10_500 {
+        h.workspace.original.insert(format!("src/generated/module_{i:05}/{}.rs", "n".repeat(50)), String::new());
+    }
+    let mut listed = sixty_kb();
+    listed.files.extend(["d", "e", "f", "g"].map(|tag| changed(&format!("src/{tag}.rs"), &patch(tag, 200))));
+    *h.publisher.changed.borrow_mut() = Some(listed);
+    h.decider.push(decision(claim()));
+    let review = on_pull_request(
+        "t-big-repo",
+        Trigger::Proactive,
+        "mode: observe\nreview:\n  diffBudgetBytes: 200000\n  fileBudgetBytes: 200000\n",
+    );
+    assert_eq!(h.run(review), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let ledger = h.load("t-big-repo").discovery.review.expect("a ledger");
+    assert!(!ledger.is_complete(), "{ledger:?}");
+    let cut: Vec<&str> =
+        ledger.files.iter().filter(|f| f.reason == Some(SkipReason::Budget)).map(|f| f.path.as_str()).collect();
+    assert!(cut.contains(&"src/g.rs"), "{cut:?}");
+    let largest = h.kv.snapshot().values().map(Vec::len).max().unwrap();
+    assert!(largest <= agent_zero_engine::MAX_VALUE_BYTES, "{largest}");
+}

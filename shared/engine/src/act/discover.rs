@@ -54,7 +54,7 @@ pub(super) async fn discover<D: Decider, W: Workspace, P: Publisher>(
         let head = pull_request.map(|pr| pr.head_sha.as_str());
         match ports.publisher.changed_files(stimulus).await {
             Ok(listed) => {
-                let budget = crate::review::Budget::of(&stimulus.policy.review);
+                let budget = crate::review::Budget::of(&stimulus.policy.review).beside(&files);
                 let (text, ledger) = crate::review::read(&listed, head, budget);
                 (diff, review) = (Some(text), Some(ledger));
             }
