@@ -190,3 +190,18 @@ fn a_diff_that_would_not_fit_beside_a_large_file_list_is_cut_in_the_ledger_not_f
     let largest = h.kv.snapshot().values().map(Vec::len).max().unwrap();
     assert!(largest <= agent_zero_engine::MAX_VALUE_BYTES, "{largest}");
 }
+
+#[test]
+fn review_feedback_over_the_budget_never_reads_as_having_seen_the_whole_diff() {
+    let h = Harness::new();
+    *h.publisher.changed.borrow_mut() = Some(sixty_kb());
+    h.decider.push(decision(claim()));
+    let feedback =
+        on_pull_request("t-feedback-cut", Trigger::Feedback, "mode: observe\nreview: {diffBudgetBytes: 30000}\n");
+    assert_eq!(h.run(feedback), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    let check = check_run(&h, "t-feedback-cut");
+    assert!(check.title.starts_with("Read 3 of 4 changed files (1 in part, 1 skipped) ·"), "{}", check.title);
+    assert!(check.summary.contains("**This run did not read the whole diff**"), "{}", check.summary);
+    assert!(check.summary.contains("**skipped** (diff budget spent): <code>src/c.rs</code>"), "{}", check.summary);
+    assert_ne!(check.conclusion, CheckConclusion::Success);
+}
