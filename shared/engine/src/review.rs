@@ -1,19 +1,48 @@
 //! A pull-request review's reading of the diff: which of the changed files
 //! (as the forge lists them, `base...head`) the model is shown, whole or in
-//! part, within a per-file and a total budget, and the ledger that says so;
-//! then where a supported finding sits on the right side of those hunks.
-//! Pure: the listing comes in, text and ledger go out.
+//! part, within a per-file and a total budget (the policy's `review`
+//! section), and the ledger that says so; then where a supported finding
+//! sits on the right side of those hunks. Pure: the listing comes in, text
+//! and ledger go out.
 
 use agent_zero_agent::evidence_quotes;
+use agent_zero_agent::policy::ReviewPolicy;
 use agent_zero_contracts::{DiffAnchor, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, Verdict};
 
 use crate::ports::{ChangedFile, ChangedFiles};
+use crate::store::MAX_VALUE_BYTES;
 
-/// Most bytes of one file's patch shown to the model.
-pub(crate) const FILE_BUDGET_BYTES: usize = 8_000;
-/// Most bytes of the whole diff shown to the model (headers included): no
-/// more than the prompt's block, so the prompt never cuts it silently.
-pub(crate) const TOTAL_BUDGET_BYTES: usize = crate::render::MAX_BLOCK_BYTES;
+/// How many bytes of diff the model is shown: of the whole diff (file
+/// headers included) and of one file's patch. The prompt holds the whole
+/// text as [`read`] wrote it, so nothing past the ledger is ever cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
+    pub(crate) total: usize,
+    pub(crate) file: usize,
+}
+
+impl Budget {
+    /// The repository policy's budget (`review.diffBudgetBytes`,
+    /// `review.fileBudgetBytes`, both bounded when the policy was read).
+    pub(crate) fn of(policy: &ReviewPolicy) -> Self {
+        Self { total: policy.diff_budget_bytes as usize, file: policy.file_budget_bytes as usize }
+    }
+
+    /// This budget, or less where the diff would not fit beside the
+    /// repository's file list: the log entry that records both is one
+    /// stored value ([`MAX_VALUE_BYTES`]), where JSON escaping may double
+    /// the diff. What does not fit is then in the ledger as `diff budget
+    /// spent`, rather than a run that fails on its entry's size.
+    pub(crate) fn beside(self, files: &[String]) -> Self {
+        let listed: usize = files.iter().map(|f| f.len() + 3).sum();
+        let room = MAX_VALUE_BYTES.saturating_sub(listed + ENTRY_ROOM_BYTES) / 2;
+        Self { total: self.total.min(room), ..self }
+    }
+}
+
+/// Room kept in the entry that records the diff for everything else it
+/// holds (the ledger's paths and hunk headers, the checks, the omissions).
+const ENTRY_ROOM_BYTES: usize = 100_000;
 
 /// Most consecutive lines one anchor may span.
 const MAX_ANCHOR_LINES: usize = 40;
@@ -43,11 +72,11 @@ const GENERATED_SUFFIXES: &[&str] =
 const VENDORED_DIRS: &[&str] = &["vendor", "vendored", "node_modules", "third_party", "third-party"];
 
 /// The diff text the model is shown and the ledger of what it holds.
-pub(crate) fn read(listed: &ChangedFiles, head_sha: Option<&str>) -> (String, ReviewLedger) {
+pub(crate) fn read(listed: &ChangedFiles, head_sha: Option<&str>, budget: Budget) -> (String, ReviewLedger) {
     let mut text = String::new();
     let mut files = Vec::with_capacity(listed.files.len());
     for file in &listed.files {
-        files.push(read_file(file, &mut text));
+        files.push(read_file(file, &mut text, budget));
     }
     let ledger = ReviewLedger {
         head_sha: head_sha.map(str::to_owned),
@@ -86,7 +115,7 @@ fn skipped(path: &str, reason: SkipReason) -> FileCoverage {
 }
 
 /// Appends what fits of `file` to `text`; its ledger entry.
-fn read_file(file: &ChangedFile, text: &mut String) -> FileCoverage {
+fn read_file(file: &ChangedFile, text: &mut String, budget: Budget) -> FileCoverage {
     let path = file.path.as_str();
     if let Some(reason) = kind_skip(path) {
         return skipped(path, reason);
@@ -98,13 +127,10 @@ fn read_file(file: &ChangedFile, text: &mut String) -> FileCoverage {
         return skipped(path, reason);
     };
     let header = section_header(path);
-    let remaining = TOTAL_BUDGET_BYTES.saturating_sub(text.len() + header.len());
-    let cap = FILE_BUDGET_BYTES.min(remaining);
-    let cut_reason = if remaining < FILE_BUDGET_BYTES && patch.len() > remaining {
-        SkipReason::Budget
-    } else {
-        SkipReason::TooLarge
-    };
+    let remaining = budget.total.saturating_sub(text.len() + header.len());
+    let cap = budget.file.min(remaining);
+    let cut_reason =
+        if remaining < budget.file && patch.len() > remaining { SkipReason::Budget } else { SkipReason::TooLarge };
     let mut body = String::new();
     let (mut read, mut left) = (Vec::new(), Vec::new());
     for hunk in hunks(patch) {

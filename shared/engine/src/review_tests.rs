@@ -6,6 +6,9 @@ use super::*;
 /// correct denominator into an off-by-one (the e2e fixture's change).
 const CALC_PATCH: &str = "@@ -8,4 +8,4 @@ def add(a, b):\n \n def average(values):\n     \"\"\"Return the arithmetic mean of a non-empty list of numbers.\"\"\"\n-    return sum(values) / len(values)\n+    return sum(values) / (len(values) + 1)";
 
+/// The budgets before the policy set them: 16,000 bytes, 8,000 a file.
+const SMALL: Budget = Budget { total: 16_000, file: 8_000 };
+
 fn file(path: &str, patch: Option<&str>, additions: u64, deletions: u64) -> ChangedFile {
     ChangedFile { path: path.into(), status: "modified".into(), patch: patch.map(str::to_owned), additions, deletions }
 }
@@ -43,7 +46,7 @@ fn big_patch(n: usize, lines: usize) -> String {
 fn a_small_pull_request_is_read_whole() {
     let listed =
         ChangedFiles { files: vec![file("calc.py", Some(CALC_PATCH), 1, 1)], cut: None, ..ChangedFiles::default() };
-    let (text, ledger) = read(&listed, Some("abc"));
+    let (text, ledger) = read(&listed, Some("abc"), Budget::of(&Default::default()));
     assert!(ledger.is_complete(), "{ledger:?}");
     assert_eq!(ledger.counts(), (1, 0, 0));
     assert!(text.starts_with("diff --git a/calc.py b/calc.py\n@@ -8,4 +8,4 @@"), "{text}");
@@ -65,7 +68,7 @@ fn what_is_not_read_is_in_the_ledger_with_its_reason() {
         cut: None,
         ..ChangedFiles::default()
     };
-    let (text, ledger) = read(&listed, None);
+    let (text, ledger) = read(&listed, None, SMALL);
     let reasons: Vec<(&str, FileReview, Option<SkipReason>)> =
         ledger.files.iter().map(|f| (f.path.as_str(), f.review, f.reason)).collect();
     assert_eq!(
@@ -99,8 +102,8 @@ fn budgets_cut_whole_hunks_and_name_them() {
         cut: Some("GitHub lists at most 3000 files".into()),
         ..ChangedFiles::default()
     };
-    let (text, ledger) = read(&listed, None);
-    assert!(text.len() <= TOTAL_BUDGET_BYTES, "{}", text.len());
+    let (text, ledger) = read(&listed, None, SMALL);
+    assert!(text.len() <= SMALL.total, "{}", text.len());
     let a = &ledger.files[0];
     assert_eq!((a.review, a.reason), (FileReview::Partial, Some(SkipReason::TooLarge)));
     assert_eq!(a.hunks, ["@@ -1,0 +1,50 @@", "@@ -61,0 +61,50 @@"]);
@@ -123,6 +126,22 @@ fn budgets_cut_whole_hunks_and_name_them() {
 }
 
 #[test]
+fn the_default_budget_reads_a_60_kb_pull_request_whole() {
+    // Six files of ~10 KB (140 lines of ~70 bytes, three hunks each).
+    let patch = big_patch(3, 47);
+    let files: Vec<ChangedFile> = (0..6).map(|i| file(&format!("src/m{i}.rs"), Some(&patch), 141, 0)).collect();
+    let listed = ChangedFiles { files, ..ChangedFiles::default() };
+    let (text, ledger) = read(&listed, None, Budget::of(&Default::default()));
+    assert!((60_000..70_000).contains(&text.len()), "{}", text.len());
+    assert!(ledger.is_complete(), "{ledger:?}");
+    assert_eq!(ledger.counts(), (6, 0, 0));
+    assert_eq!(text.matches(patch.as_str()).count(), 6, "every file whole");
+    // The old budgets would have cut it: the ledger said so, file by file.
+    let (_, cut) = read(&listed, None, SMALL);
+    assert_eq!(cut.counts(), (0, 2, 4), "{cut:?}");
+}
+
+#[test]
 fn a_finding_is_anchored_on_the_added_line() {
     let listed = ChangedFiles {
         files: vec![
@@ -132,7 +151,7 @@ fn a_finding_is_anchored_on_the_added_line() {
         cut: None,
         ..ChangedFiles::default()
     };
-    let (text, ledger) = read(&listed, None);
+    let (text, ledger) = read(&listed, None, Budget::of(&Default::default()));
     let quote = "`return sum(values) / (len(values) + 1)`";
     let at = anchor(&ledger, &text, &finding(quote, &["./calc.py"], Verdict::Accepted)).expect("anchored");
     assert_eq!((at.path.as_str(), at.line, at.start_line), ("calc.py", 11, None));

@@ -31,6 +31,14 @@ pub(crate) const CASES: &[Case] = &[
         run: review_over_the_diff_budget_names_what_it_skipped_and_is_neutral,
     },
     Case {
+        name: "review_of_a_60_kb_pull_request_shows_the_model_the_whole_diff",
+        run: review_of_a_60_kb_pull_request_shows_the_model_the_whole_diff,
+    },
+    Case {
+        name: "review_feedback_on_a_pull_request_shows_the_model_its_diff",
+        run: review_feedback_on_a_pull_request_shows_the_model_its_diff,
+    },
+    Case {
         name: "review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored",
         run: review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignored,
     },
@@ -304,8 +312,9 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
 }
 
 fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Runtime) {
-    // Three generated-looking data files of ~7 KB each: the per-file and
-    // total budgets cannot hold them beside the bug, and a lockfile is skipped.
+    // Three generated-looking data files of ~7 KB each: the policy's per-file
+    // and total budgets (8,000 and 16,000 bytes) cannot hold them beside the
+    // bug, and a lockfile is skipped.
     let table = |tag: &str| (0..100).map(|i| format!("{tag} row {i:03} {}\n", "v".repeat(60))).collect::<String>();
     let (a, b, c) = (table("a"), table("b"), table("c"));
     let extra = [
@@ -314,7 +323,8 @@ fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Run
         ("data/c.txt", c.as_str()),
         ("package-lock.json", "{\"lockfileVersion\": 3}\n"),
     ];
-    let world = world(runtime, &extra);
+    let policy = format!("{POLICY}review:\n  diffBudgetBytes: 16000\n  fileBudgetBytes: 8000\n");
+    let world = world_with(runtime, &policy, &extra);
     world.model.push_decision(decision());
     let task_id = deliver(&world, "review-budget-1");
     let task = wait_terminal(&world, &task_id);
@@ -334,6 +344,135 @@ fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Run
     let prompt = world.model.calls()[0].body_text();
     assert!(!prompt.contains("c row 000"), "a skipped file's lines are not in the prompt");
     assert!(prompt.contains("changed files not shown in full"), "{prompt}");
+}
+
+/// Every string of a model request's JSON body, joined: the prompt as the
+/// model reads it (the body escapes its newlines).
+fn prompt_text(call: &agent_zero_fakes::RecordedCall) -> String {
+    fn strings(value: &Value, out: &mut String) {
+        match value {
+            Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    strings(&call.json().expect("a JSON model request"), &mut out);
+    out
+}
+
+/// Four 15 KB text files: with the bug, a pull request of some 61 KB.
+fn sixty_kb_of_files() -> Vec<(String, String)> {
+    (0..4)
+        .map(|f| {
+            let text: String = (0..200).map(|i| format!("part {f} line {i:03} {}\n", "w".repeat(60))).collect();
+            (format!("docs/part{f}.txt"), text)
+        })
+        .collect()
+}
+
+fn review_of_a_60_kb_pull_request_shows_the_model_the_whole_diff(runtime: Runtime) {
+    let files = sixty_kb_of_files();
+    let extra: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let size: usize = files.iter().map(|(_, c)| c.len()).sum();
+    assert!((60_000..64_000).contains(&size), "{size}");
+    let world = world(runtime, &extra);
+    world.model.push_decision(decision());
+    let task_id = deliver(&world, "review-60kb-1");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verdict"], "accepted", "{task}");
+    // Every added line of every file is in the model's prompt, in order.
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 1, "one model call");
+    let prompt = prompt_text(&calls[0]);
+    for (path, content) in &files {
+        let patch: String = content.lines().map(|l| format!("+{l}\n")).collect();
+        assert!(prompt.contains(&format!("diff --git a/{path} b/{path}\n@@ -0,0 +1,200 @@\n{patch}")), "{path} whole");
+    }
+    assert!(prompt.contains(&format!("+{}", calc::BUG_QUOTE)), "and the bug");
+    assert!(!prompt.contains("changed files not shown in full"), "nothing was left out");
+    // The ledger says it read all of it, and the check does not say otherwise.
+    let check = completed_check(&world);
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    let summary = check["output"]["summary"].as_str().unwrap_or_default();
+    assert!(title.starts_with("Reviewed 5 of 5 changed files ·"), "{title}");
+    assert!(!summary.contains("did not read the whole diff"), "{summary}");
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json"));
+    let ledger = &evidence.json()["review"];
+    let files = ledger["files"].as_array().expect("ledger files");
+    assert!(files.iter().all(|f| f["review"] == "reviewed"), "{ledger}");
+}
+
+/// The real `pull_request_review_comment` `created` payload: `body` from
+/// the repository's owner, on the added line of `calc.py` in the world's
+/// pull request, as comment `comment_id`.
+fn review_comment(world: &World, comment_id: u64, body: &str) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/github-webhooks/pull_request_review_comment/created.payload.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let point = |repository: &mut Value| {
+        repository["name"] = json!(name);
+        repository["full_name"] = json!(format!("{owner}/{name}"));
+        repository["owner"]["login"] = json!(owner);
+        repository["default_branch"] = json!(world.fixture.branch());
+    };
+    point(&mut payload["repository"]);
+    point(&mut payload["pull_request"]["head"]["repo"]);
+    point(&mut payload["pull_request"]["base"]["repo"]);
+    let pull = &world.github.pulls(owner, name)[0];
+    payload["pull_request"]["number"] = json!(world.number);
+    payload["pull_request"]["head"]["sha"] = json!(world.head);
+    payload["pull_request"]["head"]["ref"] = json!("feature");
+    payload["pull_request"]["base"]["sha"] = pull["base"]["sha"].clone();
+    payload["pull_request"]["base"]["ref"] = json!(world.fixture.branch());
+    payload["comment"]["id"] = json!(comment_id);
+    payload["comment"]["path"] = json!(calc::BUG_PATH);
+    payload["comment"]["line"] = json!(calc::BUG_LINE);
+    payload["comment"]["body"] = json!(body);
+    serde_json::to_vec(&payload).unwrap()
+}
+
+fn review_feedback_on_a_pull_request_shows_the_model_its_diff(runtime: Runtime) {
+    // Beside the bug, the pull request adds notes the comment says nothing about.
+    let world = world(runtime, &[("NOTES.md", NOTES)]);
+    world.model.push_decision(decision());
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let text = "This divides by one too many: `return sum(values) / (len(values) + 1)`.";
+    let comment_id = world.github.add_review_comment(owner, name, world.number, "Codertocat", calc::BUG_PATH, 11, text);
+    let body = review_comment(&world, comment_id, text);
+    let reply = world.server.deliver_github(SECRET, "pull_request_review_comment", "feedback-diff-1", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    assert_eq!(reply.json()["trigger"], "feedback", "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().expect("task id").to_owned();
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    assert_eq!(task["result"]["verdict"], "accepted", "{task}");
+    // The prompt holds the reviewer's comment and the pull request's diff:
+    // the changed line, the line it replaced, and the file the comment is not on.
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 1, "one model call");
+    let prompt = prompt_text(&calls[0]);
+    assert!(prompt.contains(text), "the feedback: {prompt}");
+    assert!(prompt.contains("<untrusted source=\"diff under review (base...head)\">"), "{prompt}");
+    assert!(prompt.contains(&format!("+{}", calc::BUG_QUOTE)), "the added line: {prompt}");
+    assert!(prompt.contains(&format!("-{}", calc::CALC_PY_FIXED.lines().nth(10).unwrap())), "the removed: {prompt}");
+    let notes: String = NOTES.lines().map(|l| format!("+{l}\n")).collect();
+    assert!(prompt.contains(&format!("diff --git a/NOTES.md b/NOTES.md\n@@ -0,0 +1,3 @@\n{notes}")), "{prompt}");
+    let files_path = format!("/repos/{owner}/{name}/pulls/{}/files", world.number);
+    assert_eq!(world.github.calls_matching("GET", &files_path).len(), 1, "read once, from GitHub");
+    // The evidence keeps the ledger of what it read; the check says "read",
+    // not "reviewed": review feedback does not review the pull request.
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json"));
+    assert_eq!(evidence.json()["review"]["files"].as_array().map(Vec::len), Some(2), "{}", evidence.text());
+    let check = completed_check(&world);
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("Read 2 of 2 changed files ·"), "{title}");
+    assert!(world.github.reviews(owner, name, world.number).is_empty(), "feedback posts no review");
 }
 
 /// A file the third head adds, with a bug of its own.

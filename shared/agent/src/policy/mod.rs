@@ -6,7 +6,8 @@
 //! ([`Policy::restrict_mode`]). Parsing lives in `parse.rs` (YAML in `yaml.rs`,
 //! the tree to the policy types in `read.rs` over the vocabulary of `de.rs`,
 //! which names field paths in its errors), the check
-//! command type in `checks.rs`, the git branch prefix rule in `branch.rs`.
+//! command type in `checks.rs`, the git branch prefix rule in `branch.rs`,
+//! the diff budget in `review.rs`.
 
 mod branch;
 mod checks;
@@ -18,6 +19,7 @@ mod parse;
 mod provider;
 mod read;
 mod reference;
+mod review;
 mod yaml;
 #[cfg(test)]
 mod yaml_oracle;
@@ -32,6 +34,7 @@ pub use error::PolicyError;
 pub use parse::{MAX_POLICY_BYTES, record};
 pub use provider::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
+pub use review::{DEFAULT_DIFF_BUDGET_BYTES, MAX_DIFF_BUDGET_BYTES, MIN_DIFF_BUDGET_BYTES, ReviewPolicy};
 
 /// The whole repository policy. `Policy::default()` is the policy of a
 /// repository without `.agent-zero.yml`.
@@ -61,6 +64,10 @@ pub struct Policy {
     /// before it existed.
     #[serde(skip_serializing_if = "CheckRunPolicy::is_default")]
     pub check_run: CheckRunPolicy,
+    /// How much of a pull request's diff the model is shown. Left out of a
+    /// record at its default, like `check_run`.
+    #[serde(skip_serializing_if = "ReviewPolicy::is_default")]
+    pub review: ReviewPolicy,
 }
 
 /// The check run Agent Zero posts on a pull request's head (a proactive
@@ -102,6 +109,7 @@ impl Default for Policy {
             runner: RunnerPolicy::default(),
             model: ModelPolicy::default(),
             check_run: CheckRunPolicy::default(),
+            review: ReviewPolicy::default(),
         }
     }
 }

@@ -143,6 +143,7 @@ impl Policy {
         if self.model.name.as_ref().is_some_and(|name| name.trim().is_empty()) {
             return Err(PolicyError::invalid("model.name", "must be a non-empty string"));
         }
+        self.review.check()?;
         price(self.model.input_cost_per_million_tokens, "model.inputCostPerMillionTokens")?;
         price(self.model.output_cost_per_million_tokens, "model.outputCostPerMillionTokens")?;
         Ok(())

@@ -14,7 +14,7 @@ use super::de::{
 use super::yaml::Node;
 use super::{
     AgentLimits, AutofixPolicy, CheckRunPolicy, ContainerEngine, IssuePolicy, ModelPolicy, ModelProvider, Permissions,
-    Policy, ProactivePolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    Policy, ProactivePolicy, ReviewPolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
 
 /// The policy of a document's root node (or of a record's JSON tree).
@@ -34,6 +34,7 @@ pub(super) fn policy(node: &Node) -> Read<Policy> {
         "runner",
         "model",
         "checkRun",
+        "review",
     ];
     fields(At { path: &Path::Root, node }, names, "struct Policy", &mut |index, at| {
         match index {
@@ -49,7 +50,8 @@ pub(super) fn policy(node: &Node) -> Read<Policy> {
             9 => p.permissions = permissions(at)?,
             10 => p.runner = runner(at)?,
             11 => p.model = model(at)?,
-            _ => p.check_run = check_run(at)?,
+            12 => p.check_run = check_run(at)?,
+            _ => p.review = review(at)?,
         }
         Ok(())
     })?;
@@ -93,6 +95,18 @@ fn check_run(at: At<'_>) -> Read<CheckRunPolicy> {
     let mut p = CheckRunPolicy::default();
     fields(at, &["blocking"], "struct CheckRunPolicy", &mut |_, at| {
         p.blocking = boolean(at)?;
+        Ok(())
+    })?;
+    Ok(p)
+}
+
+fn review(at: At<'_>) -> Read<ReviewPolicy> {
+    let mut p = ReviewPolicy::default();
+    fields(at, &["diffBudgetBytes", "fileBudgetBytes"], "struct ReviewPolicy", &mut |index, at| {
+        match index {
+            0 => p.diff_budget_bytes = unsigned32(at)?,
+            _ => p.file_budget_bytes = unsigned32(at)?,
+        }
         Ok(())
     })?;
     Ok(p)

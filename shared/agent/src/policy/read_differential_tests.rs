@@ -46,6 +46,7 @@ const POLICY: &[(&str, Field)] = &[
     ("checks", Field::Checks),
     ("proactive", Field::Struct(&[("enabled", Field::Bool)])),
     ("checkRun", Field::Struct(&[("blocking", Field::Bool)])),
+    ("review", Field::Struct(&[("diffBudgetBytes", Field::Integer), ("fileBudgetBytes", Field::Integer)])),
     (
         "issues",
         Field::Struct(&[
@@ -406,7 +407,7 @@ fn each_message_kind_reads_as_serde_worded_it() {
     let cases = [
         (
             "colour: blue\n",
-            "unknown field `colour`, expected one of `version`, `mode`, `checks`, `proactive`, `issues`, `triggers`, `autofix`, `validation`, `agent`, `permissions`, `runner`, `model`, `checkRun` at line 1 column 1",
+            "unknown field `colour`, expected one of `version`, `mode`, `checks`, `proactive`, `issues`, `triggers`, `autofix`, `validation`, `agent`, `permissions`, `runner`, `model`, `checkRun`, `review` at line 1 column 1",
         ),
         ("proactive: {on: 1}\n", "proactive: unknown field `on`, expected `enabled` at line 1 column 13"),
         (

@@ -380,3 +380,40 @@ fn the_check_run_is_advisory_unless_blocking() {
     assert_eq!(json["checkRun"]["blocking"], true);
     assert_eq!(Policy::from_record(&json).unwrap(), p);
 }
+
+#[test]
+fn the_diff_budget_defaults_to_the_references_and_is_bounded() {
+    let p = Policy::default();
+    assert_eq!((p.review.diff_budget_bytes, p.review.file_budget_bytes), (100_000, 100_000));
+    let p = Policy::parse("review:\n  diffBudgetBytes: 30000\n  fileBudgetBytes: 5000\n").unwrap();
+    assert_eq!((p.review.diff_budget_bytes, p.review.file_budget_bytes), (30_000, 5_000));
+    assert_eq!(Policy::parse("review: {diffBudgetBytes: 200000}\n").unwrap().review.diff_budget_bytes, 200_000);
+    for (yaml, field, got) in [
+        ("review: {diffBudgetBytes: 200001}\n", "review.diffBudgetBytes", "200001"),
+        ("review: {diffBudgetBytes: 999}\n", "review.diffBudgetBytes", "999"),
+        ("review: {fileBudgetBytes: 0}\n", "review.fileBudgetBytes", "0"),
+        ("review: {fileBudgetBytes: 1000000}\n", "review.fileBudgetBytes", "1000000"),
+    ] {
+        let e = err(yaml);
+        assert_eq!(e.field(), Some(field), "{yaml}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{field}: must be between 1000 and 200000 bytes (the model's context and the task store's value \
+                 limit), got {got}"
+            ),
+        );
+    }
+    let m = message("review: {diffBudgetBytes: lots}\n");
+    assert!(m.contains("review.diffBudgetBytes: invalid type: string \"lots\", expected u32"), "{m}");
+    let m = message("review: {diffBudgetBytes: -1}\n");
+    assert!(m.contains("review.diffBudgetBytes: invalid value: integer `-1`, expected u32"), "{m}");
+    let m = message("review: {budget: 1}\n");
+    assert!(m.contains("unknown field `budget`, expected `diffBudgetBytes` or `fileBudgetBytes`"), "{m}");
+    // A record leaves it out at its default and reads it back either way.
+    assert!(serde_json::to_value(Policy::default()).unwrap().get("review").is_none());
+    let p = Policy::parse("review: {diffBudgetBytes: 4000}\n").unwrap();
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["review"], serde_json::json!({"diffBudgetBytes": 4000, "fileBudgetBytes": 100_000}));
+    assert_eq!(Policy::from_record(&json).unwrap(), p);
+}

@@ -17,6 +17,7 @@
 
 use std::rc::Rc;
 
+use agent_zero_contracts::Trigger;
 use agent_zero_engine::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
@@ -125,7 +126,13 @@ impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
                 deletions: f.deletions,
             })
             .collect();
-        let Some((since, changed)) = self.since_earlier_review(credentials, &client, pr).await else {
+        // Only a review reads what changed since an earlier one: review
+        // feedback reads the whole pull request its reviewer commented on.
+        let since = match stimulus.trigger {
+            Trigger::Proactive => self.since_earlier_review(credentials, &client, pr).await,
+            _ => None,
+        };
+        let Some((since, changed)) = since else {
             return Ok(ChangedFiles { files, cut, ..ChangedFiles::default() });
         };
         let (files, unchanged): (Vec<ChangedFile>, Vec<ChangedFile>) =

@@ -1,6 +1,7 @@
 //! Discover the checkout: list its files, resolve the checks (the
 //! policy's, or the repository's own tooling), and for a pull-request
-//! review read the pull request's diff from the forge.
+//! review or review feedback on a pull request read the pull request's
+//! diff from the forge.
 
 use agent_zero_contracts::{OmittedItem, TaskState, Trigger};
 
@@ -39,13 +40,22 @@ pub(super) async fn discover<D: Decider, W: Workspace, P: Publisher>(
         checks = default_checks(&files, package_json.as_deref());
     }
     let (mut diff, mut review) = (None, None);
-    if stimulus.trigger == Trigger::Proactive {
+    // A review reads the pull request, and so does review feedback on one:
+    // a reviewer's claim is about the change.
+    let pull_request = stimulus.input.pull_request.as_ref();
+    let on_a_pull_request = match stimulus.trigger {
+        Trigger::Proactive => true,
+        Trigger::Feedback => pull_request.is_some(),
+        Trigger::Issue => false,
+    };
+    if on_a_pull_request {
         // The pull request's own diff (`base...head`) from the forge:
         // a clean checkout of the head has no working-tree changes.
-        let head = stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str());
+        let head = pull_request.map(|pr| pr.head_sha.as_str());
         match ports.publisher.changed_files(stimulus).await {
             Ok(listed) => {
-                let (text, ledger) = crate::review::read(&listed, head);
+                let budget = crate::review::Budget::of(&stimulus.policy.review).beside(&files);
+                let (text, ledger) = crate::review::read(&listed, head, budget);
                 (diff, review) = (Some(text), Some(ledger));
             }
             Err(ForgeError::Unavailable(reason)) => review = Some(crate::review::unlisted(reason, head)),

@@ -2,7 +2,9 @@
 //! against that repository evidence (the verdict is never the model's).
 
 use agent_zero_agent::{DocUse, RepositoryFacts, quoted_files, validate as judge};
-use agent_zero_contracts::{ModelFinding, OmittedItem, TaskState, TerminalState, Verdict, is_repository_relative_path};
+use agent_zero_contracts::{
+    ModelFinding, OmittedItem, TaskState, TerminalState, Trigger, Verdict, is_repository_relative_path,
+};
 
 use super::{Acted, Run};
 use crate::fact::{Fact, LeaseRecord};
@@ -36,8 +38,10 @@ pub(super) async fn validate<W: Workspace>(
     }
     cited.truncate(MAX_CITED_FILES);
     let mut seen = RepositoryFacts::new(discovery.files.iter().cloned());
-    if let Some(review) = discovery.review.as_ref().filter(|l| !l.files.is_empty()) {
-        // A review's finding must be about a file the pull request changed.
+    let reviewing = run.stimulus.trigger == Trigger::Proactive;
+    if let Some(review) = discovery.review.as_ref().filter(|l| reviewing && !l.files.is_empty()) {
+        // A review's finding must be about a file the pull request changed
+        // (review feedback may cite any file: the reviewer chose it).
         seen.require_files(review.files.iter().map(|f| f.path.clone()));
     }
     // In the same read: what tells whether the repository runs or includes

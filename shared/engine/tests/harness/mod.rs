@@ -13,9 +13,9 @@ use agent_zero_contracts::{
     Severity, Trigger, Usage,
 };
 use agent_zero_engine::{
-    Admission, AdmitError, ChecksPoll, Decider, Diff, Engine, LeaseRecord, LeaseRequest, Limits, ModelOutcome,
-    ModelRequest, Ports, Publication, Publisher, Queue, QueueError, Received, Stimulus, TaskInput, Tick, TickError,
-    TickOutcome, TickReport, Workspace, WorkspaceError,
+    Admission, AdmitError, ChangedFiles, ChecksPoll, Decider, Diff, Engine, ForgeError, LeaseRecord, LeaseRequest,
+    Limits, ModelOutcome, ModelRequest, Ports, Publication, Publisher, Queue, QueueError, Received, Stimulus,
+    TaskInput, Tick, TickError, TickOutcome, TickReport, Workspace, WorkspaceError,
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
 
@@ -238,6 +238,8 @@ pub struct RecordingPublisher {
     pub admitted: RefCell<Vec<String>>,
     /// The files of every publication, in order.
     pub files: RefCell<Vec<Vec<ProposedChange>>>,
+    /// The pull request's changed files the forge lists (none: it cannot).
+    pub changed: RefCell<Option<ChangedFiles>>,
 }
 
 impl Publisher for RecordingPublisher {
@@ -249,6 +251,10 @@ impl Publisher for RecordingPublisher {
         self.published.borrow_mut().push((p.stimulus.task_id.clone(), p.result.state, p.result.verified));
         self.files.borrow_mut().push(p.changes.to_vec());
         Ok(format!("comment:{}", p.stimulus.task_id))
+    }
+
+    async fn changed_files(&self, _: &Stimulus) -> Result<ChangedFiles, ForgeError> {
+        self.changed.borrow().clone().ok_or_else(|| ForgeError::Unavailable("no forge in this harness".into()))
     }
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {

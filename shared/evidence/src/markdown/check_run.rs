@@ -52,7 +52,7 @@ pub fn render_check_run(bundle: &EvidenceBundle, options: &RenderOptions<'_>) ->
     };
     // The ledger's counts come first, so no cut of the title can drop them.
     let title = match &bundle.review {
-        Some(ledger) => format!("{} · {title}", crate::markdown::review::ledger_counts(ledger)),
+        Some(ledger) => format!("{} · {title}", crate::markdown::review::ledger_counts(ledger, bundle.trigger)),
         None => title,
     };
     let title = head(&title, TITLE_MAX_BYTES).0.to_owned();

@@ -41,14 +41,16 @@ pub struct ReviewComment {
 }
 
 /// `Reviewed 3 of 5 changed files (1 in part, 1 skipped)`: the counts a
-/// check run's title leads with.
-pub(crate) fn ledger_counts(ledger: &ReviewLedger) -> String {
+/// check run's title leads with. Review feedback on a pull request reads
+/// its diff without reviewing it: `Read 3 of 5 changed files`.
+pub(crate) fn ledger_counts(ledger: &ReviewLedger, trigger: Trigger) -> String {
     let (whole, part, skipped) = ledger.counts();
     let total = ledger.files.len();
     let plural = if total == 1 { "" } else { "s" };
+    let verb = if trigger == Trigger::Proactive { "Reviewed" } else { "Read" };
     let mut out = match ledger.since.as_deref() {
-        Some(since) => format!("Reviewed {} of {total} file{plural} changed since {}", whole + part, short(since)),
-        None => format!("Reviewed {} of {total} changed file{plural}", whole + part),
+        Some(since) => format!("{verb} {} of {total} file{plural} changed since {}", whole + part, short(since)),
+        None => format!("{verb} {} of {total} changed file{plural}", whole + part),
     };
     let mut gaps = Vec::new();
     if !ledger.unchanged.is_empty() {
@@ -78,9 +80,10 @@ fn short(sha: &str) -> &str {
 /// hunks) or skipped (why); at most `max_items` listed one by one.
 pub(crate) fn ledger(ctx: &Ctx<'_>, b: &EvidenceBundle, max_items: Option<usize>) -> Option<String> {
     let ledger = b.review.as_ref()?;
-    let mut out = format!("### Review coverage\n\n{}.", ledger_counts(ledger));
+    let mut out = format!("### Review coverage\n\n{}.", ledger_counts(ledger, b.trigger));
     if !ledger.is_complete() {
-        out.push_str(" **This review did not read the whole diff**: what it left out is listed here, and it does not pass the pull request.");
+        let run = if b.trigger == Trigger::Proactive { "review" } else { "run" };
+        out.push_str(&format!(" **This {run} did not read the whole diff**: what it left out is listed here, and it does not pass the pull request."));
     }
     if let Some(reason) = &ledger.unlisted {
         out.push_str(&format!("\n\n**Changed files not listed:** {}", prose(ctx, reason, LINE_MAX)));
