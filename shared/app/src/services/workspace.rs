@@ -6,12 +6,12 @@
 //! credential.
 
 use agent_zero_contracts::{CheckResult, ProposedChange};
-use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
+use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, LeasedSandbox, Workspace, WorkspaceError};
 use agent_zero_github::Rs256Signer;
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
-    CheckoutSource, Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig,
-    SandboxProvider, SandboxRequest,
+    CheckoutSource, Command, Coordinator, ProviderError, ProviderKind, ProvisionedLease, Runner, RunnerError,
+    RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRequest,
 };
 
 use crate::Settings;
@@ -104,22 +104,81 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> PoolWork
         self.pool.as_ref().map_err(|e| WorkspaceError::Failed(e.clone()))
     }
 
+    /// The runner of `lease`: from the record when it has the sandbox (no
+    /// coordinator request; its ceiling checked against the clock), else
+    /// (a record written by older code) as the coordinator holds it.
     async fn attach(&self, lease: &LeaseRecord) -> Result<Runner<'a, P>, WorkspaceError> {
-        self.pool()?.attach(&lease.id).await.map_err(error)
+        let pool = self.pool()?;
+        match provisioned(lease) {
+            Some(recorded) => pool.attach_provisioned(&recorded).map_err(error),
+            None => pool.attach(&lease.id).await.map_err(error),
+        }
     }
 
     /// `e` as the runtime's error; a sandbox that lost its checkout (a
     /// bridge sandbox that slept) is released first, so the lease the
     /// runtime takes again is provisioned afresh and the changes rewritten.
+    /// A provider failure on a runner attached from the record is checked
+    /// against the coordinator (one request, on failures only): a lease
+    /// released or swept meanwhile is gone, as attaching through the
+    /// coordinator would have answered.
     async fn failed(&self, lease: &LeaseRecord, e: RunnerError) -> WorkspaceError {
         if matches!(e, RunnerError::Provider(ProviderError::CheckoutLost { .. })) {
             if let Ok(pool) = self.pool() {
-                let _ = pool.release(&lease.id).await;
+                let _ = match provisioned(lease) {
+                    Some(recorded) => pool.release_provisioned(&recorded).await,
+                    None => pool.release(&lease.id).await,
+                };
             }
+            return WorkspaceError::LeaseGone(format!("{} ({e})", lease.id));
+        }
+        if matches!(e, RunnerError::Provider(_)) && !self.still_held(lease).await {
             return WorkspaceError::LeaseGone(format!("{} ({e})", lease.id));
         }
         error(e)
     }
+
+    /// Whether what the sandbox answered can be trusted as the lease's: a
+    /// lease attached through the coordinator was held when attached; one
+    /// attached from its record is asked about (one request). A failed
+    /// question answers `true`: the answer stands as it came.
+    async fn still_held(&self, lease: &LeaseRecord) -> bool {
+        match (self.pool(), provisioned(lease)) {
+            (Ok(pool), Some(recorded)) => pool.holds(&recorded).await.unwrap_or(true),
+            _ => true,
+        }
+    }
+}
+
+/// The record of a lease `runner` serves: with its sandbox, so later ticks
+/// attach without the coordinator.
+fn record<P: SandboxProvider>(runner: &Runner<'_, P>) -> LeaseRecord {
+    let lease = runner.lease();
+    LeaseRecord {
+        id: lease.id.clone(),
+        runner: runner.describe(),
+        sandbox: Some(LeasedSandbox {
+            external_id: lease.external_id.clone(),
+            root: lease.root.clone(),
+            expires_at_ms: lease.expires_at_ms,
+        }),
+    }
+}
+
+/// The lease a record describes, when it names its sandbox (records
+/// written by older code do not) and a provider this build knows.
+fn provisioned(lease: &LeaseRecord) -> Option<ProvisionedLease> {
+    let sandbox = lease.sandbox.as_ref()?;
+    Some(ProvisionedLease {
+        id: lease.id.clone(),
+        provider: ProviderKind::parse(&lease.runner.provider)?,
+        writable: lease.runner.writable,
+        network: lease.runner.network,
+        isolated: lease.runner.isolated,
+        external_id: sandbox.external_id.clone(),
+        root: sandbox.root.clone(),
+        expires_at_ms: sandbox.expires_at_ms,
+    })
 }
 
 fn error(e: RunnerError) -> WorkspaceError {
@@ -151,25 +210,24 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     async fn lease(&self, request: &LeaseRequest) -> Result<LeaseRecord, WorkspaceError> {
         let pool = self.pool()?;
         let id = lease_id(&request.task_id);
-        // A replay of a provisioned lease needs no second checkout.
-        if let Ok(runner) = pool.attach(&id).await {
-            return Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() });
-        }
-        let (commit, source) =
-            self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
         // The operator's ceiling bounds the lease; the repository cannot raise it.
         let lease_ms = request.lease_ms.min(pool.config().max_lease_ms);
         let sandbox = SandboxRequest::new(
             &request.task_id,
             &request.repository,
-            commit,
+            &self.git_ref,
             request.mode,
             request.writable,
             request.network,
             lease_ms,
         );
-        let runner = pool.acquire(&sandbox, &id, &source).await.map_err(error)?;
-        Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() })
+        // A replay of a provisioned lease is answered by the reservation
+        // itself and needs no checkout: the source is resolved only to
+        // provision.
+        let resolve =
+            async || self.checkout.source(&request.repository, &self.git_ref).await.map_err(RunnerError::Checkout);
+        let runner = pool.acquire_with(&sandbox, &id, resolve).await.map_err(error)?;
+        Ok(record(&runner))
     }
 
     async fn list_files(&self, lease: &LeaseRecord) -> Result<Vec<String>, WorkspaceError> {
@@ -186,13 +244,22 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         let runner = self.attach(lease).await?;
         let mut out = Vec::with_capacity(paths.len());
+        let mut not_found = false;
         for path in paths {
             match runner.read_file(path).await {
                 Ok(text) => out.push((path.clone(), Some(text))),
-                Err(RunnerError::Provider(ProviderError::NotFound { .. }))
-                | Err(RunnerError::PathOutsideCheckout { .. }) => out.push((path.clone(), None)),
+                Err(RunnerError::Provider(ProviderError::NotFound { .. })) => {
+                    not_found = true;
+                    out.push((path.clone(), None));
+                }
+                Err(RunnerError::PathOutsideCheckout { .. }) => out.push((path.clone(), None)),
                 Err(e) => return Err(self.failed(lease, e).await),
             }
+        }
+        // A stopped sandbox answers "not found" too: an absent file is
+        // reported only while the lease is held.
+        if not_found && !self.still_held(lease).await {
+            return Err(WorkspaceError::LeaseGone(lease.id.clone()));
         }
         Ok(out)
     }
@@ -270,6 +337,9 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         match runner.poll_checks(job, &commands).await {
             Ok(agent_zero_runner::ChecksPoll::Running) => Ok(ChecksPoll::Running),
             Ok(agent_zero_runner::ChecksPoll::Done(results)) => Ok(ChecksPoll::Done(results)),
+            Ok(agent_zero_runner::ChecksPoll::Lost(_)) if !self.still_held(lease).await => {
+                Err(WorkspaceError::LeaseGone(lease.id.clone()))
+            }
             Ok(agent_zero_runner::ChecksPoll::Lost(reason)) => Ok(ChecksPoll::Lost(reason)),
             Err(e) => Err(self.failed(lease, e).await),
         }
@@ -284,7 +354,12 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     }
 
     async fn release(&self, lease: &LeaseRecord) -> Result<(), WorkspaceError> {
-        self.pool()?.release(&lease.id).await.map(|_| ()).map_err(error)
+        let pool = self.pool()?;
+        let released = match provisioned(lease) {
+            Some(recorded) => pool.release_provisioned(&recorded).await,
+            None => pool.release(&lease.id).await,
+        };
+        released.map(|_| ()).map_err(error)
     }
 }
 
