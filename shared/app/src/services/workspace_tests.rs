@@ -290,3 +290,20 @@ fn a_record_written_before_it_attaches_through_the_coordinator() {
         assert_eq!(error, WorkspaceError::LeaseGone("lease-t-cost".into()));
     });
 }
+
+#[test]
+fn a_lease_refused_for_quota_resolves_no_checkout() {
+    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let checkout = CountedCheckout::default();
+    let config = RunnerPoolConfig { max_active_per_repository: 1, ..RunnerPoolConfig::default() };
+    let workspace =
+        PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(config), "main".into()).with_checkout(&checkout);
+    block_on(async {
+        workspace.lease(&fix_request()).await.unwrap();
+        let other = LeaseRequest { task_id: "t-other".into(), ..fix_request() };
+        let error = workspace.lease(&other).await.unwrap_err();
+        assert!(matches!(error, WorkspaceError::Refused(_)), "{error}");
+        // One request, and GitHub is not asked for a checkout it cannot use.
+        assert_eq!((coordinator.count(), checkout.0.get()), (3, 1));
+    });
+}
