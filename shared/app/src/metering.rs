@@ -220,9 +220,9 @@ impl<C: Coordinator> Coordinator for Counting<'_, C> {
         bump(&self.meter.lease_ops, 1);
         self.inner.update(lease).await
     }
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
         bump(&self.meter.lease_ops, 1);
-        self.inner.release(lease_id).await
+        self.inner.release(lease_id, sandbox).await
     }
     async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
         bump(&self.meter.lease_ops, 1);

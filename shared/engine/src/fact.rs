@@ -106,12 +106,33 @@ pub enum Admission {
     Declined { reason: String, message: String },
 }
 
-/// A sandbox lease as recorded: its id and what the boundary allowed.
+/// A sandbox lease as recorded: its id, what the boundary allowed and,
+/// from our own provisioning, where its sandbox is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRecord {
     pub id: String,
     pub runner: RunnerDescription,
+    /// What a later tick needs to reach the sandbox without asking the
+    /// lease coordinator. Absent from records written before it (a later
+    /// tick then asks the coordinator); only the workspace port's `lease`
+    /// answer sets it, never anything a task was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<LeasedSandbox>,
+}
+
+/// Where a leased sandbox is, as the provider reported it when it was
+/// provisioned ([`LeaseRecord::sandbox`]); credential-free.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeasedSandbox {
+    /// The provider's sandbox id.
+    pub external_id: String,
+    /// The checkout's root inside the sandbox (`""`: checkout-relative paths).
+    #[serde(default)]
+    pub root: String,
+    /// The lease's ceiling: past it the lease is gone.
+    pub expires_at_ms: u64,
 }
 
 /// Which lifecycle step asked the model.

@@ -179,7 +179,10 @@ enum FactDe {
 mod tests {
     use agent_zero_contracts::{Refusal, TaskState, Usage};
 
-    use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, ModelPurpose, PublicationOutcome, WriteOutcome};
+    use crate::fact::{
+        ApprovalDecision, Entry, Fact, LeaseRecord, LeasedSandbox, ModelOutcome, ModelPurpose, PublicationOutcome,
+        WriteOutcome,
+    };
 
     fn entry() -> Entry {
         let facts = vec![
@@ -226,6 +229,21 @@ mod tests {
         assert!(sorted.contains(r#"{"attempt":1,"fact":"checked""#), "{sorted}");
         assert!(sorted.contains(r#"{"comment":"ok","decision":"approve","fact":"approval""#), "{sorted}");
         assert_eq!(serde_json::from_str::<Entry>(&sorted).unwrap(), entry);
+    }
+
+    #[test]
+    fn a_lease_reads_back_with_its_sandbox_and_without_it_as_older_code_wrote_it() {
+        let runner = r#""runner":{"provider":"custom","isolated":true,"writable":true,"network":"restricted"}"#;
+        let old = format!(r#"{{"fact":"leased","lease":{{"id":"lease-t",{runner}}}}}"#);
+        let Fact::Leased { lease } = serde_json::from_str::<Fact>(&old).unwrap() else { panic!("{old}") };
+        assert_eq!((lease.id.as_str(), lease.sandbox.as_ref()), ("lease-t", None));
+        // Written back as it was: no `sandbox` key.
+        assert_eq!(serde_json::to_string(&Fact::Leased { lease: lease.clone() }).unwrap(), old);
+        let sandbox = LeasedSandbox { external_id: "sbx-1".into(), root: "/w".into(), expires_at_ms: 9 };
+        let fact = Fact::Leased { lease: LeaseRecord { sandbox: Some(sandbox), ..lease } };
+        let written = serde_json::to_string(&fact).unwrap();
+        assert!(written.contains(r#""sandbox":{"externalId":"sbx-1","root":"/w","expiresAtMs":9}"#), "{written}");
+        assert_eq!(serde_json::from_str::<Fact>(&written).unwrap(), fact);
     }
 
     #[test]

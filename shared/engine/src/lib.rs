@@ -44,8 +44,8 @@ pub use act::Ports;
 pub use conclude::conclude;
 pub use discover::default_checks;
 pub use fact::{
-    Admission, ApprovalDecision, Entry, Fact, LeaseRecord, ModelOutcome, ModelPurpose, PublicationOutcome, Received,
-    Stimulus, TaskInput, WriteOutcome,
+    Admission, ApprovalDecision, Entry, Fact, LeaseRecord, LeasedSandbox, ModelOutcome, ModelPurpose,
+    PublicationOutcome, Received, Stimulus, TaskInput, WriteOutcome,
 };
 pub use ports::{
     AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, ForgeError, LeaseRequest, ModelRequest,

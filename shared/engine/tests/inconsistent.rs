@@ -17,7 +17,7 @@ fn moved(from: TaskState, to: TaskState) -> Fact {
 /// A log that leased, discovered and reached `validating`, plus `then`
 /// (each its own entry); written as committed ticks would be.
 fn crafted(h: &Harness, id: &str, then: Vec<Vec<Fact>>) -> Tick {
-    let lease = LeaseRecord { id: "lease-crafted".into(), runner: RunnerDescription::none() };
+    let lease = LeaseRecord { id: "lease-crafted".into(), runner: RunnerDescription::none(), sandbox: None };
     let stimulus = Box::new(stimulus(id, RunMode::Fix, policy(FIX_POLICY)));
     let files = vec!["Cargo.toml".to_owned(), "src/lib.rs".to_owned()];
     let mut facts = vec![

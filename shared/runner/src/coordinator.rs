@@ -71,9 +71,12 @@ pub trait Coordinator {
     ) -> Result<Result<Acquired, QuotaError>, CoordinatorError>;
     /// Replaces a held lease's record (provisioning filled in its sandbox).
     async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError>;
-    /// Removes a lease; releasing an unknown id is not an error. Returns the
-    /// removed record, if any.
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError>;
+    /// Removes a lease; releasing an unknown id is not an error. With
+    /// `sandbox`, only a lease holding that sandbox (its `external_id`) is
+    /// removed: a holder releasing from its own record never frees the
+    /// quota of a newer sandbox under the same id. Returns the removed
+    /// record, if any.
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError>;
     /// Held leases past their ceiling at `now_ms`, for the sweep.
     async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError>;
     /// One held lease.
@@ -111,6 +114,12 @@ pub fn apply_quota(held: &[Lease], lease: &Lease, limits: &LeaseLimits) -> Resul
         });
     }
     Ok(Acquired { lease: lease.clone(), active: active + 1, active_for_repository: for_repo + 1, replayed: false })
+}
+
+/// Whether `held` is what a release naming `sandbox` may remove: any lease
+/// when `sandbox` is `None`, else only the one holding that sandbox.
+pub(crate) fn holds_sandbox(held: &Lease, sandbox: Option<&str>) -> bool {
+    sandbox.is_none_or(|sandbox| held.external_id.as_deref() == Some(sandbox))
 }
 
 /// An in-memory coordinator: each call completes without suspending, so it
@@ -161,8 +170,12 @@ impl Coordinator for MemoryCoordinator {
         }
     }
 
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        Ok(self.leases.borrow_mut().remove(lease_id))
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
+        let mut leases = self.leases.borrow_mut();
+        if !leases.get(lease_id).is_some_and(|held| holds_sandbox(held, sandbox)) {
+            return Ok(None);
+        }
+        Ok(leases.remove(lease_id))
     }
 
     async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {

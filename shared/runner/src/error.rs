@@ -39,6 +39,10 @@ pub enum RunnerError {
     /// The lease has no sandbox yet (provisioning did not finish).
     #[error("lease `{0}` has no provisioned sandbox")]
     NotProvisioned(String),
+    /// The checkout's source could not be resolved (the edge's GitHub
+    /// access failed): nothing was provisioned.
+    #[error("{0}")]
+    Checkout(String),
     /// No such lease is held (released, swept, or never acquired).
     #[error("lease `{0}` is not held")]
     UnknownLease(String),

@@ -17,7 +17,7 @@
 use agent_zero_ports::KeyValue;
 use serde::Serialize;
 
-use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, apply_quota};
+use crate::coordinator::{Acquired, Coordinator, CoordinatorError, QuotaError, apply_quota, holds_sandbox};
 use crate::request::{Lease, LeaseLimits};
 
 /// The key holding the JSON array of held leases.
@@ -127,9 +127,9 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
         .await
     }
 
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
         self.change("releasing a lease", |held| {
-            Ok(match held.iter().position(|l| l.id == lease_id) {
+            Ok(match held.iter().position(|l| l.id == lease_id && holds_sandbox(l, sandbox)) {
                 Some(at) => Change::Write(Some(held.remove(at))),
                 None => Change::Keep(None),
             })
@@ -150,11 +150,27 @@ impl<K: KeyValue> Coordinator for KvCoordinator<K> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum CoordinatorOp {
-    TryAcquire { lease: Lease, limits: LeaseLimits, now_ms: u64 },
-    Update { lease: Lease },
-    Release { lease_id: String },
-    Expired { now_ms: u64 },
-    Get { lease_id: String },
+    TryAcquire {
+        lease: Lease,
+        limits: LeaseLimits,
+        now_ms: u64,
+    },
+    Update {
+        lease: Lease,
+    },
+    /// `sandbox` is absent from the messages of older code (and ignored by
+    /// an older coordinator): an unconditional release.
+    Release {
+        lease_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
+    },
+    Expired {
+        now_ms: u64,
+    },
+    Get {
+        lease_id: String,
+    },
 }
 
 /// The answer to a [`CoordinatorOp`].
@@ -180,8 +196,8 @@ pub async fn apply_op<C: Coordinator>(coordinator: &C, op: CoordinatorOp) -> Coo
             })
         }
         CoordinatorOp::Update { lease } => coordinator.update(&lease).await.map(|()| CoordinatorReply::Done),
-        CoordinatorOp::Release { lease_id } => {
-            coordinator.release(&lease_id).await.map(|lease| CoordinatorReply::Lease { lease })
+        CoordinatorOp::Release { lease_id, sandbox } => {
+            coordinator.release(&lease_id, sandbox.as_deref()).await.map(|lease| CoordinatorReply::Lease { lease })
         }
         CoordinatorOp::Expired { now_ms } => {
             coordinator.expired(now_ms).await.map(|leases| CoordinatorReply::Leases { leases })
@@ -258,8 +274,9 @@ impl<T: CoordinatorTransport> Coordinator for RemoteCoordinator<T> {
         }
     }
 
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        match self.call(CoordinatorOp::Release { lease_id: lease_id.to_owned() }).await? {
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
+        let op = CoordinatorOp::Release { lease_id: lease_id.to_owned(), sandbox: sandbox.map(str::to_owned) };
+        match self.call(op).await? {
             CoordinatorReply::Lease { lease } => Ok(lease),
             other => Err(unexpected(&other)),
         }
@@ -322,12 +339,34 @@ mod tests {
             assert!(matches!(full, Err(QuotaError::MaxActive { active: 2, limit: 2 })));
             assert_eq!(remote.expired(999).await.unwrap(), vec![]);
             assert_eq!(remote.expired(1_000).await.unwrap().len(), 2);
-            assert_eq!(remote.release("a").await.unwrap().map(|l| l.id), Some("a".into()));
-            assert_eq!(remote.release("a").await.unwrap(), None);
+            assert_eq!(remote.release("a", None).await.unwrap().map(|l| l.id), Some("a".into()));
+            assert_eq!(remote.release("a", None).await.unwrap(), None);
             assert!(matches!(remote.update(&lease("zz", "o/r9")).await, Err(CoordinatorError::UnknownLease(_))));
             assert_eq!(remote.get("c").await.unwrap().map(|l| l.id), Some("c".into()));
             remote.try_acquire(&lease("d", "o/r3"), &limits, 0).await.unwrap().unwrap();
         });
+    }
+
+    #[test]
+    fn a_release_naming_a_sandbox_removes_only_the_lease_holding_it() {
+        let remote = RemoteCoordinator::new(Loopback(KvCoordinator::new(MemoryKv::new())));
+        let limits = LeaseLimits { max_active: 2, max_active_per_repository: 2, max_lease_ms: 5_000 };
+        block_on(async {
+            let mut held = lease("a", "o/r");
+            remote.try_acquire(&held, &limits, 0).await.unwrap().unwrap();
+            // Still provisioning: no sandbox to match.
+            assert_eq!(remote.release("a", Some("sbx-1")).await.unwrap(), None);
+            held.external_id = Some("sbx-2".into());
+            remote.update(&held).await.unwrap();
+            assert_eq!(remote.release("a", Some("sbx-1")).await.unwrap(), None);
+            assert_eq!(remote.get("a").await.unwrap(), Some(held.clone()));
+            assert_eq!(remote.release("a", Some("sbx-2")).await.unwrap(), Some(held));
+            assert_eq!(remote.get("a").await.unwrap(), None);
+        });
+        // Older code's message names no sandbox: an unconditional release.
+        let op: CoordinatorOp = serde_json::from_str(r#"{"op":"release","lease_id":"a"}"#).unwrap();
+        assert_eq!(op, CoordinatorOp::Release { lease_id: "a".into(), sandbox: None });
+        assert_eq!(serde_json::to_string(&op).unwrap(), r#"{"op":"release","lease_id":"a"}"#);
     }
 
     #[test]

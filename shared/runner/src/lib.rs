@@ -35,5 +35,5 @@ pub use kv_coordinator::{
 };
 pub use pool::{LeaseSweep, RunnerPool, is_repository_name};
 pub use provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
-pub use request::{Lease, LeaseLimits, ProviderKind, RunnerPoolConfig, SandboxRequest};
+pub use request::{Lease, LeaseLimits, ProviderKind, ProvisionedLease, RunnerPoolConfig, SandboxRequest};
 pub use runner::{ChecksPoll, Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

@@ -33,11 +33,25 @@ impl<'de> Deserialize<'de> for QuotaError {
 #[serde(remote = "CoordinatorOp", rename_all = "kebab-case")]
 #[allow(dead_code)]
 enum OpDe {
-    TryAcquire { lease: Lease, limits: LeaseLimits, now_ms: u64 },
-    Update { lease: Lease },
-    Release { lease_id: String },
-    Expired { now_ms: u64 },
-    Get { lease_id: String },
+    TryAcquire {
+        lease: Lease,
+        limits: LeaseLimits,
+        now_ms: u64,
+    },
+    Update {
+        lease: Lease,
+    },
+    Release {
+        lease_id: String,
+        #[serde(default)]
+        sandbox: Option<String>,
+    },
+    Expired {
+        now_ms: u64,
+    },
+    Get {
+        lease_id: String,
+    },
 }
 
 #[derive(Deserialize)]

@@ -6,7 +6,7 @@ use crate::checkout::{CheckoutSource, Provision};
 use crate::coordinator::{Coordinator, CoordinatorError};
 use crate::error::RunnerError;
 use crate::provider::SandboxProvider;
-use crate::request::{Lease, LeaseLimits, RunnerPoolConfig, SandboxRequest};
+use crate::request::{Lease, LeaseLimits, ProvisionedLease, RunnerPoolConfig, SandboxRequest};
 use crate::runner::Runner;
 
 /// What one expiry sweep did.
@@ -51,23 +51,49 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         lease_id: &str,
         source: &CheckoutSource,
     ) -> Result<Runner<'a, P>, RunnerError> {
+        self.acquire_with(request, lease_id, async || Ok((request.git_ref.clone(), source.clone()))).await
+    }
+
+    /// [`Self::acquire`] with the checkout resolved only when a sandbox is
+    /// to be provisioned: `resolve` answers the commit to check out (what
+    /// the lease then records as its `git_ref`, `request.git_ref` being
+    /// what was asked for) and its source. A replay of a provisioned lease
+    /// is one coordinator request and never calls it; when it fails, the
+    /// reservation is released.
+    pub async fn acquire_with(
+        &self,
+        request: &SandboxRequest,
+        lease_id: &str,
+        resolve: impl AsyncFnOnce() -> Result<(String, CheckoutSource), RunnerError>,
+    ) -> Result<Runner<'a, P>, RunnerError> {
         check_request(request, lease_id)?;
         let limits = LeaseLimits::from(self.config);
         let reservation = Lease::reserve(lease_id, request, self.provider.kind(), self.clock.now_ms());
         let acquired = self.coordinator.try_acquire(&reservation, &limits, self.clock.now_ms()).await??;
         if acquired.replayed && acquired.lease.external_id.is_some() {
-            return Runner::new(self.provider, acquired.lease, self.config.max_output_bytes);
+            return Runner::new(self.provider, &acquired.lease, self.config.max_output_bytes);
         }
+        let resolved = resolve().await.and_then(|(commit, source)| {
+            let request = SandboxRequest { git_ref: commit, ..request.clone() };
+            check_request(&request, lease_id).map(|()| (request, source))
+        });
+        let (request, source) = match resolved {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                self.coordinator.release(lease_id, None).await?;
+                return Err(error);
+            }
+        };
         let provision = Provision {
             lease_id,
             writable: reservation.writable,
-            source,
+            source: &source,
             checkout_timeout_ms: Provision::checkout_bound(request.lease_ms),
         };
-        let provisioned = match self.provider.provision(request, &provision).await {
+        let provisioned = match self.provider.provision(&request, &provision).await {
             Ok(provisioned) => provisioned,
             Err(error) => {
-                self.coordinator.release(lease_id).await?;
+                self.coordinator.release(lease_id, None).await?;
                 return Err(error.into());
             }
         };
@@ -75,6 +101,7 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         // not hand back a lease that is already expired.
         let started = self.clock.now_ms();
         let mut lease = reservation;
+        lease.git_ref = request.git_ref;
         lease.acquired_at_ms = started;
         lease.expires_at_ms = started.saturating_add(request.lease_ms);
         lease.external_id = Some(provisioned.external_id.clone());
@@ -83,7 +110,7 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         // The lease (and the evidence) record the network as enforced.
         lease.network = provisioned.network;
         match self.coordinator.update(&lease).await {
-            Ok(()) => Runner::new(self.provider, lease, self.config.max_output_bytes),
+            Ok(()) => Runner::new(self.provider, &lease, self.config.max_output_bytes),
             Err(error) => {
                 // Swept or released meanwhile: nobody holds quota for it.
                 let _ = self.provider.stop(&provisioned.external_id).await;
@@ -95,14 +122,38 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         }
     }
 
-    /// The runner of a lease acquired earlier (a later tick).
+    /// The runner of a lease acquired earlier (a later tick), as the
+    /// coordinator holds it: one request.
     pub async fn attach(&self, lease_id: &str) -> Result<Runner<'a, P>, RunnerError> {
         let lease =
             self.coordinator.get(lease_id).await?.ok_or_else(|| RunnerError::UnknownLease(lease_id.to_owned()))?;
         if lease.is_expired(self.clock.now_ms()) {
             return Err(RunnerError::UnknownLease(lease_id.to_owned()));
         }
-        Runner::new(self.provider, lease, self.config.max_output_bytes)
+        Runner::new(self.provider, &lease, self.config.max_output_bytes)
+    }
+
+    /// The runner of a lease acquired earlier, from what its holder kept of
+    /// it ([`Runner::lease`]), without asking the coordinator: past its
+    /// ceiling it is gone (`UnknownLease`), as [`Self::attach`] answers.
+    /// The sweep stops only leases past their ceiling and a holder releases
+    /// only its own, so a lease within it is still held; a holder that
+    /// sees its sandbox fail can ask [`Self::holds`] to tell a lease gone
+    /// meanwhile from a failure.
+    pub fn attach_provisioned(&self, lease: &ProvisionedLease) -> Result<Runner<'a, P>, RunnerError> {
+        if lease.is_expired(self.clock.now_ms()) {
+            return Err(RunnerError::UnknownLease(lease.id.clone()));
+        }
+        Ok(Runner::provisioned(self.provider, lease.clone(), self.config.max_output_bytes))
+    }
+
+    /// Whether the coordinator still holds `lease` with its sandbox, within
+    /// its ceiling (one request).
+    pub async fn holds(&self, lease: &ProvisionedLease) -> Result<bool, RunnerError> {
+        let held = self.coordinator.get(&lease.id).await?;
+        Ok(held.is_some_and(|held| {
+            held.external_id.as_deref() == Some(lease.external_id.as_str()) && !held.is_expired(self.clock.now_ms())
+        }))
     }
 
     /// Stops the sandbox and frees the quota. Releasing an unknown or
@@ -115,7 +166,17 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
         if let Some(external_id) = &lease.external_id {
             self.provider.stop(external_id).await?;
         }
-        Ok(self.coordinator.release(lease_id).await?.is_some())
+        Ok(self.coordinator.release(lease_id, lease.external_id.as_deref()).await?.is_some())
+    }
+
+    /// [`Self::release`] from what the holder kept of the lease: its
+    /// sandbox stopped, then the lease released only if it still holds that
+    /// sandbox (one coordinator request). `Ok(false)` when it was released
+    /// already, or a newer sandbox holds the id (left to its holder). When
+    /// the stop fails nothing is released, as with [`Self::release`].
+    pub async fn release_provisioned(&self, lease: &ProvisionedLease) -> Result<bool, RunnerError> {
+        self.provider.stop(&lease.external_id).await?;
+        Ok(self.coordinator.release(&lease.id, Some(&lease.external_id)).await?.is_some())
     }
 
     /// Stops every lease past its ceiling (cron on Cloudflare, the chosen
@@ -123,7 +184,12 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock> RunnerPool<'a, C, P, K> {
     pub async fn sweep(&self) -> Result<LeaseSweep, RunnerError> {
         let mut report = LeaseSweep::default();
         for lease in self.coordinator.expired(self.clock.now_ms()).await? {
-            match self.release(&lease.id).await {
+            // The listing names each sandbox: no second read to stop it.
+            let released = match ProvisionedLease::of(&lease) {
+                Some(provisioned) => self.release_provisioned(&provisioned).await,
+                None => self.release(&lease.id).await,
+            };
+            match released {
                 Ok(_) => report.stopped.push(lease.id),
                 Err(error) => report.failed.push((lease.id, error.to_string())),
             }

@@ -150,6 +150,51 @@ impl Lease {
     }
 }
 
+/// A lease whose sandbox exists, as its holder keeps it: everything a
+/// [`Runner`](crate::Runner) needs to reach the sandbox, so a later step
+/// can attach without asking the coordinator
+/// ([`RunnerPool::attach_provisioned`](crate::RunnerPool::attach_provisioned)).
+/// Only ever made from a lease our own provisioning filled in
+/// ([`Runner::lease`](crate::Runner::lease)) or from the holder's record
+/// of one; credential-free like [`Lease`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvisionedLease {
+    pub id: String,
+    pub provider: ProviderKind,
+    pub writable: bool,
+    /// As the provider enforces it.
+    pub network: NetworkPolicy,
+    pub isolated: bool,
+    /// The provider's sandbox id.
+    pub external_id: String,
+    /// The checkout's root inside the sandbox (`""`: checkout-relative paths).
+    pub root: String,
+    /// The ceiling: past this the lease is gone, whatever the coordinator
+    /// still holds.
+    pub expires_at_ms: u64,
+}
+
+impl ProvisionedLease {
+    /// `lease` once provisioned; `None` while it has no sandbox.
+    pub fn of(lease: &Lease) -> Option<Self> {
+        Some(Self {
+            id: lease.id.clone(),
+            provider: lease.provider,
+            writable: lease.writable,
+            network: lease.network,
+            isolated: lease.isolated,
+            external_id: lease.external_id.clone()?,
+            root: lease.root.clone().unwrap_or_default(),
+            expires_at_ms: lease.expires_at_ms,
+        })
+    }
+
+    /// Whether the lease is past its ceiling at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expires_at_ms <= now_ms
+    }
+}
+
 /// Pool limits. The reference has no pool defaults of its own; these follow
 /// its scheduler (4 concurrent, 1 per repository) and its lease length
 /// (`agent.timeoutMs`, 30 minutes) so a default lease always fits.

@@ -8,7 +8,7 @@ use agent_zero_contracts::{CheckResult, RunnerDescription, is_repository_relativ
 use crate::error::RunnerError;
 use crate::jobs::JobPoll;
 use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, SandboxProvider, SandboxRef};
-use crate::request::Lease;
+use crate::request::{Lease, ProvisionedLease};
 
 /// Environment names a command may set; everything else is refused, so a
 /// check cannot smuggle in `LD_PRELOAD` or a credential-shaped variable.
@@ -125,20 +125,25 @@ pub enum ChecksPoll {
 #[derive(Debug)]
 pub struct Runner<'p, P> {
     provider: &'p P,
-    lease: Lease,
+    lease: ProvisionedLease,
     sandbox: SandboxRef,
     max_output_bytes: u64,
 }
 
 impl<'p, P: SandboxProvider> Runner<'p, P> {
-    pub(crate) fn new(provider: &'p P, lease: Lease, max_output_bytes: u64) -> Result<Self, RunnerError> {
-        let external_id = lease.external_id.clone().ok_or_else(|| RunnerError::NotProvisioned(lease.id.clone()))?;
-        let sandbox = SandboxRef { external_id, root: lease.root.clone().unwrap_or_default() };
-        Ok(Self { provider, lease, sandbox, max_output_bytes })
+    pub(crate) fn new(provider: &'p P, lease: &Lease, max_output_bytes: u64) -> Result<Self, RunnerError> {
+        let lease = ProvisionedLease::of(lease).ok_or_else(|| RunnerError::NotProvisioned(lease.id.clone()))?;
+        Ok(Self::provisioned(provider, lease, max_output_bytes))
     }
 
-    /// The lease this runner belongs to.
-    pub fn lease(&self) -> &Lease {
+    pub(crate) fn provisioned(provider: &'p P, lease: ProvisionedLease, max_output_bytes: u64) -> Self {
+        let sandbox = SandboxRef { external_id: lease.external_id.clone(), root: lease.root.clone() };
+        Self { provider, lease, sandbox, max_output_bytes }
+    }
+
+    /// The lease this runner belongs to: what its holder keeps to attach
+    /// again without the coordinator.
+    pub fn lease(&self) -> &ProvisionedLease {
         &self.lease
     }
 

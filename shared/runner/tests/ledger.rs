@@ -130,11 +130,11 @@ fn a_release_between_read_and_write_loses_no_lease() {
     let a = KvCoordinator::new(Interleaved::new(&kv, async {
         plain.try_acquire(&lease("new", "o/new"), &ONE_PER_REPO, 0).await.unwrap().unwrap();
     }));
-    assert_eq!(block_on(a.release("old")).unwrap().map(|l| l.id).as_deref(), Some("old"));
+    assert_eq!(block_on(a.release("old", None)).unwrap().map(|l| l.id).as_deref(), Some("old"));
     assert_eq!(held(&kv), ["new"]);
     // An update racing a release of the same lease is refused, not resurrected.
     let a = KvCoordinator::new(Interleaved::new(&kv, async {
-        plain.release("new").await.unwrap();
+        plain.release("new", None).await.unwrap();
     }));
     assert!(
         matches!(block_on(a.update(&lease("new", "o/new"))), Err(CoordinatorError::UnknownLease(id)) if id == "new")

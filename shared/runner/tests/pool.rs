@@ -180,7 +180,7 @@ fn quota_errors_name_their_limit_and_lease_ceiling() {
             .acquire(&request("a", "acme/app", RunMode::Fix, 1000), "l-a", &CheckoutSource::PublicClone)
             .await
             .unwrap();
-        assert_eq!(again.lease().external_id.as_deref(), Some("sbx-a"));
+        assert_eq!(again.lease().external_id, "sbx-a");
         assert_eq!(provider.provisioned.get(), 1);
         let bad = pool
             .acquire(&request("c", "not a repo", RunMode::Fix, 10), "l-c", &CheckoutSource::PublicClone)

@@ -109,7 +109,7 @@ fn read_only_lease_refuses_writes_at_both_ends_and_wrong_token_is_refused() {
         assert!(!runner.describe().writable);
         assert!(matches!(runner.write_file("README.md", "x").await, Err(RunnerError::ReadOnly { .. })));
         // The server enforces it too, for a client that skips the runner.
-        let sandbox = SandboxRef { external_id: runner.lease().external_id.clone().unwrap(), root: String::new() };
+        let sandbox = SandboxRef { external_id: runner.lease().external_id.clone(), root: String::new() };
         let direct = provider.write_file(&sandbox, "README.md", b"x").await.unwrap_err();
         assert!(direct.to_string().contains("403") && direct.to_string().contains("read-only"), "{direct}");
         assert!(pool.release("lease-t2").await.unwrap());

@@ -6,12 +6,12 @@
 //! credential.
 
 use agent_zero_contracts::{CheckResult, ProposedChange};
-use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, Workspace, WorkspaceError};
+use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, LeasedSandbox, Workspace, WorkspaceError};
 use agent_zero_github::Rs256Signer;
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
-    CheckoutSource, Command, Coordinator, ProviderError, Runner, RunnerError, RunnerPool, RunnerPoolConfig,
-    SandboxProvider, SandboxRequest,
+    CheckoutSource, Command, Coordinator, ProviderError, ProviderKind, ProvisionedLease, Runner, RunnerError,
+    RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRequest,
 };
 
 use crate::Settings;
@@ -104,22 +104,81 @@ impl<'a, C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> PoolWork
         self.pool.as_ref().map_err(|e| WorkspaceError::Failed(e.clone()))
     }
 
+    /// The runner of `lease`: from the record when it has the sandbox (no
+    /// coordinator request; its ceiling checked against the clock), else
+    /// (a record written by older code) as the coordinator holds it.
     async fn attach(&self, lease: &LeaseRecord) -> Result<Runner<'a, P>, WorkspaceError> {
-        self.pool()?.attach(&lease.id).await.map_err(error)
+        let pool = self.pool()?;
+        match provisioned(lease) {
+            Some(recorded) => pool.attach_provisioned(&recorded).map_err(error),
+            None => pool.attach(&lease.id).await.map_err(error),
+        }
     }
 
     /// `e` as the runtime's error; a sandbox that lost its checkout (a
     /// bridge sandbox that slept) is released first, so the lease the
     /// runtime takes again is provisioned afresh and the changes rewritten.
+    /// A provider failure on a runner attached from the record is checked
+    /// against the coordinator (one request, on failures only): a lease
+    /// released or swept meanwhile is gone, as attaching through the
+    /// coordinator would have answered.
     async fn failed(&self, lease: &LeaseRecord, e: RunnerError) -> WorkspaceError {
         if matches!(e, RunnerError::Provider(ProviderError::CheckoutLost { .. })) {
             if let Ok(pool) = self.pool() {
-                let _ = pool.release(&lease.id).await;
+                let _ = match provisioned(lease) {
+                    Some(recorded) => pool.release_provisioned(&recorded).await,
+                    None => pool.release(&lease.id).await,
+                };
             }
+            return WorkspaceError::LeaseGone(format!("{} ({e})", lease.id));
+        }
+        if matches!(e, RunnerError::Provider(_)) && !self.still_held(lease).await {
             return WorkspaceError::LeaseGone(format!("{} ({e})", lease.id));
         }
         error(e)
     }
+
+    /// Whether what the sandbox answered can be trusted as the lease's: a
+    /// lease attached through the coordinator was held when attached; one
+    /// attached from its record is asked about (one request). A failed
+    /// question answers `true`: the answer stands as it came.
+    async fn still_held(&self, lease: &LeaseRecord) -> bool {
+        match (self.pool(), provisioned(lease)) {
+            (Ok(pool), Some(recorded)) => pool.holds(&recorded).await.unwrap_or(true),
+            _ => true,
+        }
+    }
+}
+
+/// The record of a lease `runner` serves: with its sandbox, so later ticks
+/// attach without the coordinator.
+fn record<P: SandboxProvider>(runner: &Runner<'_, P>) -> LeaseRecord {
+    let lease = runner.lease();
+    LeaseRecord {
+        id: lease.id.clone(),
+        runner: runner.describe(),
+        sandbox: Some(LeasedSandbox {
+            external_id: lease.external_id.clone(),
+            root: lease.root.clone(),
+            expires_at_ms: lease.expires_at_ms,
+        }),
+    }
+}
+
+/// The lease a record describes, when it names its sandbox (records
+/// written by older code do not) and a provider this build knows.
+fn provisioned(lease: &LeaseRecord) -> Option<ProvisionedLease> {
+    let sandbox = lease.sandbox.as_ref()?;
+    Some(ProvisionedLease {
+        id: lease.id.clone(),
+        provider: ProviderKind::parse(&lease.runner.provider)?,
+        writable: lease.runner.writable,
+        network: lease.runner.network,
+        isolated: lease.runner.isolated,
+        external_id: sandbox.external_id.clone(),
+        root: sandbox.root.clone(),
+        expires_at_ms: sandbox.expires_at_ms,
+    })
 }
 
 fn error(e: RunnerError) -> WorkspaceError {
@@ -151,25 +210,24 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     async fn lease(&self, request: &LeaseRequest) -> Result<LeaseRecord, WorkspaceError> {
         let pool = self.pool()?;
         let id = lease_id(&request.task_id);
-        // A replay of a provisioned lease needs no second checkout.
-        if let Ok(runner) = pool.attach(&id).await {
-            return Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() });
-        }
-        let (commit, source) =
-            self.checkout.source(&request.repository, &self.git_ref).await.map_err(WorkspaceError::Failed)?;
         // The operator's ceiling bounds the lease; the repository cannot raise it.
         let lease_ms = request.lease_ms.min(pool.config().max_lease_ms);
         let sandbox = SandboxRequest::new(
             &request.task_id,
             &request.repository,
-            commit,
+            &self.git_ref,
             request.mode,
             request.writable,
             request.network,
             lease_ms,
         );
-        let runner = pool.acquire(&sandbox, &id, &source).await.map_err(error)?;
-        Ok(LeaseRecord { id: runner.lease().id.clone(), runner: runner.describe() })
+        // A replay of a provisioned lease is answered by the reservation
+        // itself and needs no checkout: the source is resolved only to
+        // provision.
+        let resolve =
+            async || self.checkout.source(&request.repository, &self.git_ref).await.map_err(RunnerError::Checkout);
+        let runner = pool.acquire_with(&sandbox, &id, resolve).await.map_err(error)?;
+        Ok(record(&runner))
     }
 
     async fn list_files(&self, lease: &LeaseRecord) -> Result<Vec<String>, WorkspaceError> {
@@ -186,13 +244,22 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     ) -> Result<Vec<(String, Option<String>)>, WorkspaceError> {
         let runner = self.attach(lease).await?;
         let mut out = Vec::with_capacity(paths.len());
+        let mut not_found = false;
         for path in paths {
             match runner.read_file(path).await {
                 Ok(text) => out.push((path.clone(), Some(text))),
-                Err(RunnerError::Provider(ProviderError::NotFound { .. }))
-                | Err(RunnerError::PathOutsideCheckout { .. }) => out.push((path.clone(), None)),
+                Err(RunnerError::Provider(ProviderError::NotFound { .. })) => {
+                    not_found = true;
+                    out.push((path.clone(), None));
+                }
+                Err(RunnerError::PathOutsideCheckout { .. }) => out.push((path.clone(), None)),
                 Err(e) => return Err(self.failed(lease, e).await),
             }
+        }
+        // A stopped sandbox answers "not found" too: an absent file is
+        // reported only while the lease is held.
+        if not_found && !self.still_held(lease).await {
+            return Err(WorkspaceError::LeaseGone(lease.id.clone()));
         }
         Ok(out)
     }
@@ -270,6 +337,9 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
         match runner.poll_checks(job, &commands).await {
             Ok(agent_zero_runner::ChecksPoll::Running) => Ok(ChecksPoll::Running),
             Ok(agent_zero_runner::ChecksPoll::Done(results)) => Ok(ChecksPoll::Done(results)),
+            Ok(agent_zero_runner::ChecksPoll::Lost(_)) if !self.still_held(lease).await => {
+                Err(WorkspaceError::LeaseGone(lease.id.clone()))
+            }
             Ok(agent_zero_runner::ChecksPoll::Lost(reason)) => Ok(ChecksPoll::Lost(reason)),
             Err(e) => Err(self.failed(lease, e).await),
         }
@@ -284,100 +354,15 @@ impl<C: Coordinator, P: SandboxProvider, K: Clock, G: CheckoutPort> Workspace fo
     }
 
     async fn release(&self, lease: &LeaseRecord) -> Result<(), WorkspaceError> {
-        self.pool()?.release(&lease.id).await.map(|_| ()).map_err(error)
+        let pool = self.pool()?;
+        let released = match provisioned(lease) {
+            Some(recorded) => pool.release_provisioned(&recorded).await,
+            None => pool.release(&lease.id).await,
+        };
+        released.map(|_| ()).map_err(error)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::{Cell, RefCell};
-
-    use agent_zero_contracts::{NetworkPolicy, RunMode};
-    use agent_zero_ports::{ManualClock, block_on};
-    use agent_zero_runner::{Exec, ExecOutput, MemoryCoordinator, ProviderKind, Provision, Provisioned, SandboxRef};
-
-    use super::*;
-
-    #[test]
-    fn changed_files_from_patch_headers() {
-        let patch = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/new dir/x.py b/new dir/x.py\nnew file mode 100644\n";
-        assert_eq!(changed_files(patch), ["calc.py", "new dir/x.py"]);
-        assert!(changed_files("").is_empty());
-    }
-
-    /// A sandbox that can lose its checkout, as a sleeping bridge sandbox does.
-    #[derive(Default)]
-    struct Sleepy {
-        provisioned: Cell<u32>,
-        lost: Cell<bool>,
-        stopped: RefCell<Vec<String>>,
-    }
-
-    impl SandboxProvider for Sleepy {
-        fn kind(&self) -> ProviderKind {
-            ProviderKind::Cloudflare
-        }
-        async fn provision(&self, request: &SandboxRequest, _: &Provision<'_>) -> Result<Provisioned, ProviderError> {
-            self.provisioned.set(self.provisioned.get() + 1);
-            self.lost.set(false);
-            Ok(Provisioned {
-                external_id: format!("sbx-{}", self.provisioned.get()),
-                root: "/workspace/repo".into(),
-                isolated: true,
-                network: request.network,
-            })
-        }
-        async fn exec(&self, _: &SandboxRef, _: &Exec) -> Result<ExecOutput, ProviderError> {
-            if self.lost.get() {
-                return Err(ProviderError::CheckoutLost {
-                    provider: "cloudflare",
-                    operation: "run",
-                    reason: "slept".into(),
-                });
-            }
-            Ok(ExecOutput::default())
-        }
-        async fn read_file(&self, _: &SandboxRef, _: &str) -> Result<Vec<u8>, ProviderError> {
-            Ok(Vec::new())
-        }
-        async fn write_file(&self, _: &SandboxRef, _: &str, _: &[u8]) -> Result<(), ProviderError> {
-            Ok(())
-        }
-        async fn stop(&self, id: &str) -> Result<(), ProviderError> {
-            self.stopped.borrow_mut().push(id.to_owned());
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_lost_checkout_releases_the_lease_so_the_next_lease_is_a_fresh_sandbox() {
-        let coordinator = MemoryCoordinator::new();
-        let provider = Sleepy::default();
-        let clock = ManualClock::new(1_000_000);
-        let workspace =
-            PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(RunnerPoolConfig::default()), "main".into());
-        let request = LeaseRequest {
-            task_id: "t-sleepy".into(),
-            repository: "acme/app".into(),
-            mode: RunMode::Fix,
-            writable: true,
-            network: NetworkPolicy::Full,
-            lease_ms: 600_000,
-            idempotency_key: "k".into(),
-        };
-        let checks = [vec!["cargo".to_owned(), "test".to_owned()]];
-        block_on(async {
-            let lease = workspace.lease(&request).await.unwrap();
-            workspace.run(&lease, &checks, 5_000, "k").await.unwrap();
-            // The sandbox slept: the check did not run, the lease is gone.
-            provider.lost.set(true);
-            let error = workspace.run(&lease, &checks, 5_000, "k").await.unwrap_err();
-            assert!(matches!(error, WorkspaceError::LeaseGone(_)), "{error}");
-            assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1"], "the dead sandbox is stopped");
-            // Leasing again provisions a new sandbox instead of replaying the lost one.
-            let again = workspace.lease(&request).await.unwrap();
-            assert_eq!((again.id.as_str(), provider.provisioned.get()), (lease.id.as_str(), 2));
-            workspace.run(&again, &checks, 5_000, "k").await.unwrap();
-        });
-    }
-}
+#[path = "workspace_tests.rs"]
+mod tests;

@@ -122,7 +122,7 @@ impl Workspace for ScriptedWorkspace {
             writable: request.writable,
             network: NetworkPolicy::Restricted,
         };
-        Ok(LeaseRecord { id: format!("lease-{}", self.leases.get()), runner })
+        Ok(LeaseRecord { id: format!("lease-{}", self.leases.get()), runner, sandbox: None })
     }
     async fn list_files(&self, _: &LeaseRecord) -> Result<Vec<String>, WorkspaceError> {
         Ok(self.tree.borrow().keys().cloned().collect())

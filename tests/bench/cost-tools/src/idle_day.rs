@@ -61,9 +61,9 @@ impl Coordinator for DurableLeases {
         self.bump();
         self.inner.update(lease).await
     }
-    async fn release(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
         self.bump();
-        self.inner.release(lease_id).await
+        self.inner.release(lease_id, sandbox).await
     }
     async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
         self.bump();
