@@ -26,9 +26,20 @@ use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write};
 pub(crate) struct ReadAhead<K> {
     inner: K,
     ahead: RefCell<BTreeMap<String, Option<Vec<u8>>>>,
-    /// The claim taken with the read, and whether it was written, until
-    /// the engine makes the same request.
-    claimed: RefCell<Option<(ClaimAhead, bool)>>,
+    /// The claim taken with the read, whether it was written, and the
+    /// values that request read (each kept until written through here),
+    /// until the engine makes the same request: the app may have read
+    /// some of its keys meanwhile (entry 1 of an admission is both the
+    /// stimulus's and the tick's seq).
+    claimed: RefCell<Option<Claimed>>,
+}
+
+/// What [`ReadAhead::read`]'s claim request did.
+#[derive(Debug)]
+struct Claimed {
+    claim: ClaimAhead,
+    written: bool,
+    values: BTreeMap<String, Option<Vec<u8>>>,
 }
 
 impl<K: KeyValue> ReadAhead<K> {
@@ -56,7 +67,8 @@ impl<K: KeyValue> ReadAhead<K> {
                         if written && let Some(at) = keys.iter().position(|k| *k == key) {
                             values[at] = value.map(<[u8]>::to_vec);
                         }
-                        *self.claimed.borrow_mut() = Some((claim, written));
+                        let read = keys.iter().map(|key| (*key).to_owned()).zip(values.iter().cloned()).collect();
+                        *self.claimed.borrow_mut() = Some(Claimed { claim, written, values: read });
                         Ok(values)
                     }
                     Err(e) => Err(e),
@@ -77,9 +89,12 @@ impl<K: KeyValue> ReadAhead<K> {
     }
 
     fn forget<'k>(&self, keys: impl IntoIterator<Item = &'k str>) {
-        let mut ahead = self.ahead.borrow_mut();
+        let (mut ahead, mut claimed) = (self.ahead.borrow_mut(), self.claimed.borrow_mut());
         for key in keys {
             ahead.remove(key);
+            if let Some(claimed) = claimed.as_mut() {
+                claimed.values.remove(key);
+            }
         }
     }
 }
@@ -135,13 +150,16 @@ impl<K: KeyValue> KeyValue for ReadAhead<K> {
         expect: &[Expect<'_>],
         writes: &[Write<'_>],
     ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
-        let made = self.claimed.borrow().as_ref().is_some_and(|(claim, _)| {
-            claim.expect().as_slice() == expect
-                && [claim.write()].as_slice() == writes
-                && read.iter().all(|key| self.ahead.borrow().contains_key(*key))
+        let made = self.claimed.borrow().as_ref().is_some_and(|made| {
+            made.claim.expect().as_slice() == expect
+                && [made.claim.write()].as_slice() == writes
+                && read.iter().all(|key| made.values.contains_key(*key))
         });
-        if made && let Some((_, written)) = self.claimed.borrow_mut().take() {
-            return Ok((read.iter().filter_map(|key| self.take(key)).collect(), written));
+        let made = if made { self.claimed.borrow_mut().take() } else { None };
+        if let Some(made) = made {
+            let values = read.iter().filter_map(|key| made.values.get(*key).cloned()).collect();
+            self.forget(read.iter().copied());
+            return Ok((values, made.written));
         }
         self.forget(read.iter().copied().chain(writes.iter().map(|(key, _)| *key)));
         self.inner.read_and_transact(read, expect, writes).await
@@ -204,6 +222,9 @@ mod tests {
             let ahead = ClaimAhead::of(&tick, 1_000).unwrap();
             kv.read(&["task/t/cost", &log, &meta, &claim], Some(ahead.clone())).await;
             assert_eq!(store.take().iter().map(|(_, kind)| *kind).collect::<Vec<_>>(), ["read_and_transact"]);
+            // The app reads one of the engine's keys first (an admission's
+            // entry 1 is also its tick's seq): still served.
+            assert_eq!(kv.get(&log).await.unwrap(), None);
             // The engine's request, the same claim: answered from the read.
             let again = ClaimAhead::of(&tick, 1_000).unwrap();
             let (values, written) =
