@@ -12,22 +12,31 @@
 //! What counts as a quote: the contract says evidence entries are quoted
 //! repository text. An entry that contains backtick spans (`` `x` `` or a
 //! fenced block) quotes those spans (spans shorter than
-//! [`MIN_SPAN_CHARS`] are identifiers in prose and are not checked); an
-//! entry without backticks is itself the quote. Every quote must appear in
-//! at least one cited file that exists, compared with runs of whitespace
-//! collapsed to one space and otherwise exactly. With
-//! `validation.verifyQuotedEvidence`, at least one quote must verify: a
-//! claim whose evidence holds only short spans quotes nothing checkable,
-//! and is `inconclusive`, never `accepted`.
+//! [`MIN_SPAN_CHARS`] are identifiers in prose and are not checked). A
+//! quote appears in a cited file that exists when it does with runs of
+//! whitespace collapsed to one space and otherwise exactly. The repository
+//! chooses the rule (`validation.quotes`, see `docs/trust.md`):
+//!
+//! - `all` (the default): an entry without backticks is itself a quote
+//!   (the schema asks for exact repository text), and every quote must
+//!   appear;
+//! - `any` (the reference's rule): an entry without backticks is prose, and
+//!   one quote appearing confirms the claim; the others are recorded in
+//!   the finding's [`QuoteCheck`], not held against it.
+//!
+//! Under either rule, with `validation.verifyQuotedEvidence`, at least one
+//! quote must verify: a claim whose evidence holds no quote to check is
+//! `inconclusive`, never `accepted`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use agent_zero_contracts::{Finding, ModelFinding, Verdict, is_repository_relative_path};
+use agent_zero_contracts::{Finding, ModelFinding, QuoteCheck, QuoteRule, Verdict, is_repository_relative_path};
 
 use crate::policy::ValidationPolicy;
 
-/// Shortest backtick span worth checking against the repository.
+/// Shortest backtick span worth checking against the repository (the
+/// reference's 8 characters, under either rule).
 pub const MIN_SPAN_CHARS: usize = 8;
 
 /// Most required files named in a rejection reason.
@@ -119,16 +128,17 @@ pub enum RejectionReason {
     /// Files named, none of them exists (`validation.requireKnownFiles`).
     NoKnownFile { missing: Vec<String> },
     /// Quotes found in none of the existing cited files
-    /// (`validation.verifyQuotedEvidence`).
-    QuotesNotFound { quotes: Vec<String> },
+    /// (`validation.verifyQuotedEvidence`): under `all` those missing,
+    /// under `any` every quote, since none was found.
+    QuotesNotFound { quotes: Vec<String>, rule: QuoteRule },
     /// A pull-request review's claim that cites none of the files the pull
     /// request changed (the reference's `requiredFiles`).
     NoRequiredFile { required: Vec<String> },
     /// Quotes to check, but no existing cited file's content was available.
     QuotesUnverifiable { quotes: Vec<String> },
     /// Nothing checkable was quoted (only spans shorter than
-    /// [`MIN_SPAN_CHARS`]): `inconclusive`.
-    NoQuoteToVerify,
+    /// [`MIN_SPAN_CHARS`], or under `any` only prose): `inconclusive`.
+    NoQuoteToVerify { rule: QuoteRule },
     /// Supported, but below `validation.minConfidence`: `inconclusive`.
     BelowMinConfidence { confidence: f64, min_confidence: f64 },
 }
@@ -154,17 +164,30 @@ impl fmt::Display for RejectionReason {
                 let more = if more > 0 { format!(" and {more} more") } else { String::new() };
                 write!(f, "The claim cites none of the files this pull request changed: {}{more}.", shown.join(", "))
             }
-            Self::QuotesNotFound { quotes } => {
-                write!(f, "Quoted evidence does not appear in the cited files: {}.", backticked(quotes))
-            }
+            Self::QuotesNotFound { quotes, rule: QuoteRule::All } => write!(
+                f,
+                "Quoted evidence does not appear in the cited files (`validation.quotes: all`: every quote must): {}.",
+                backticked(quotes)
+            ),
+            Self::QuotesNotFound { quotes, rule: QuoteRule::Any } => write!(
+                f,
+                "Quoted evidence does not appear in the cited files (`validation.quotes: any`: one quote of at least \
+                 {MIN_SPAN_CHARS} characters must, and none does): {}.",
+                backticked(quotes)
+            ),
             Self::QuotesUnverifiable { quotes } => write!(
                 f,
                 "Quoted evidence could not be checked: no cited file's content was available: {}.",
                 backticked(quotes)
             ),
-            Self::NoQuoteToVerify => write!(
+            Self::NoQuoteToVerify { rule: QuoteRule::All } => write!(
                 f,
                 "The evidence quotes no repository text that could be checked (every backtick span is shorter than {MIN_SPAN_CHARS} characters)."
+            ),
+            Self::NoQuoteToVerify { rule: QuoteRule::Any } => write!(
+                f,
+                "The evidence quotes no repository text that could be checked (`validation.quotes: any` reads only \
+                 backtick spans, and none is {MIN_SPAN_CHARS} characters or longer)."
             ),
             Self::BelowMinConfidence { confidence, min_confidence } => {
                 write!(f, "Confidence {confidence:.2} is below the {min_confidence:.2} required to act.")
@@ -178,6 +201,8 @@ impl fmt::Display for RejectionReason {
 pub struct Assessment {
     pub verdict: Verdict,
     pub reasons: Vec<RejectionReason>,
+    /// The quote check, when quotes were checked against read files.
+    pub quotes: Option<QuoteCheck>,
 }
 
 /// Judges `finding` against the repository under `policy`.
@@ -218,45 +243,53 @@ pub fn assess(finding: &ModelFinding, repo: &RepositoryFacts, policy: &Validatio
     }
 
     let mut unsupported = Vec::new();
+    let mut check = None;
     if policy.verify_quoted_evidence && !known.is_empty() {
-        let quotes = quotes(&evidence);
+        let rule = policy.quotes;
+        let quotes = quotes(&evidence, rule);
         if quotes.is_empty() && !evidence.is_empty() {
-            unsupported.push(RejectionReason::NoQuoteToVerify);
+            unsupported.push(RejectionReason::NoQuoteToVerify { rule });
         }
         let texts: Vec<String> = known.iter().filter_map(|p| repo.content(p)).map(collapse_whitespace).collect();
         if !quotes.is_empty() && texts.is_empty() {
             reasons.push(RejectionReason::QuotesUnverifiable { quotes });
-        } else {
-            let absent: Vec<String> =
-                quotes.into_iter().filter(|q| !texts.iter().any(|t| t.contains(q.as_str()))).collect();
-            if !absent.is_empty() {
-                reasons.push(RejectionReason::QuotesNotFound { quotes: absent });
+        } else if !quotes.is_empty() {
+            let (found, not_found): (Vec<String>, Vec<String>) =
+                quotes.into_iter().partition(|q| texts.iter().any(|t| t.contains(q.as_str())));
+            let refused = match rule {
+                QuoteRule::All => !not_found.is_empty(),
+                QuoteRule::Any => found.is_empty(),
+            };
+            if refused {
+                reasons.push(RejectionReason::QuotesNotFound { quotes: not_found.clone(), rule });
             }
+            check = Some(QuoteCheck { rule, found, not_found });
         }
     }
 
     if !reasons.is_empty() {
-        return Assessment { verdict: Verdict::Rejected, reasons };
+        return Assessment { verdict: Verdict::Rejected, reasons, quotes: check };
     }
     if confidence < policy.min_confidence {
         let min_confidence = policy.min_confidence;
         unsupported.push(RejectionReason::BelowMinConfidence { confidence, min_confidence });
     }
     if !unsupported.is_empty() {
-        return Assessment { verdict: Verdict::Inconclusive, reasons: unsupported };
+        return Assessment { verdict: Verdict::Inconclusive, reasons: unsupported, quotes: check };
     }
-    Assessment { verdict: Verdict::Accepted, reasons }
+    Assessment { verdict: Verdict::Accepted, reasons, quotes: check }
 }
 
 /// Validates `finding` into a [`Finding`] whose id is a stable hash of the
 /// claim (the same model output gives the same id on a redelivered tick).
 pub fn validate(finding: &ModelFinding, repo: &RepositoryFacts, policy: &ValidationPolicy) -> Finding {
-    let Assessment { verdict, reasons } = assess(finding, repo, policy);
+    let Assessment { verdict, reasons, quotes } = assess(finding, repo, policy);
     Finding {
         id: finding_id(finding),
         claim: finding.clone(),
         verdict,
         rejection_reasons: reasons.iter().map(ToString::to_string).collect(),
+        quote_check: quotes,
     }
 }
 
@@ -271,7 +304,7 @@ pub fn quoted_files(finding: &ModelFinding, repo: &RepositoryFacts, policy: &Val
         return inserted_in_order(known.map(|p| normalize_path(p)));
     }
     let evidence: Vec<&str> = finding.evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
-    let quotes = quotes(&evidence);
+    let quotes = quotes(&evidence, policy.quotes);
     let holds_one = |path: &&String| {
         repo.content(path).map(collapse_whitespace).is_some_and(|text| quotes.iter().any(|q| text.contains(q.as_str())))
     };
@@ -325,23 +358,26 @@ pub fn finding_id(finding: &ModelFinding) -> String {
     format!("finding-{hash:016x}")
 }
 
-/// The quotes a claim's evidence makes, as validation checks them
-/// (backtick spans of at least [`MIN_SPAN_CHARS`], or a whole entry without
-/// backticks), whitespace-collapsed and de-duplicated.
-pub fn evidence_quotes(evidence: &[String]) -> Vec<String> {
+/// The quotes a claim's evidence makes, as validation checks them under
+/// `rule` (backtick spans of at least [`MIN_SPAN_CHARS`], and under `all` a
+/// whole entry without backticks), whitespace-collapsed and de-duplicated.
+pub fn evidence_quotes(evidence: &[String], rule: QuoteRule) -> Vec<String> {
     let entries: Vec<&str> = evidence.iter().map(String::as_str).filter(|e| !e.trim().is_empty()).collect();
-    quotes(&entries)
+    quotes(&entries, rule)
 }
 
 /// The quotes in `evidence`, whitespace-collapsed and de-duplicated.
-fn quotes(evidence: &[&str]) -> Vec<String> {
+fn quotes(evidence: &[&str], rule: QuoteRule) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for entry in evidence {
-        let spans = backtick_spans(entry);
         let candidates = if entry.contains('`') {
-            spans.into_iter().filter(|s| s.chars().count() >= MIN_SPAN_CHARS).collect()
+            backtick_spans(entry).into_iter().filter(|s| s.chars().count() >= MIN_SPAN_CHARS).collect()
         } else {
-            vec![collapse_whitespace(entry)]
+            match rule {
+                QuoteRule::All => vec![collapse_whitespace(entry)],
+                // Prose, as the reference reads it.
+                QuoteRule::Any => Vec::new(),
+            }
         };
         for quote in candidates {
             if !quote.is_empty() && !found.contains(&quote) {

@@ -1,4 +1,4 @@
-use agent_zero_contracts::{ChangeRisk, ModelFinding, Severity, Verdict};
+use agent_zero_contracts::{ChangeRisk, ModelFinding, QuoteCheck, QuoteRule, Severity, Verdict};
 
 use super::*;
 use crate::policy::ValidationPolicy;
@@ -98,7 +98,10 @@ fn quotes_must_be_in_the_named_files() {
     let invented = ModelFinding { evidence: vec!["`Config::from(value).expect(\"boom\")` panics".into()], ..claim() };
     assert_eq!(
         reasons(&invented),
-        [RejectionReason::QuotesNotFound { quotes: vec!["Config::from(value).expect(\"boom\")".into()] }]
+        [RejectionReason::QuotesNotFound {
+            quotes: vec!["Config::from(value).expect(\"boom\")".into()],
+            rule: QuoteRule::All
+        }]
     );
     // A real quote in a file the claim does not name does not count.
     let elsewhere = ModelFinding { files: vec!["README.md".into()], ..claim() };
@@ -108,7 +111,10 @@ fn quotes_must_be_in_the_named_files() {
         evidence: vec!["`let value = input.trim();` then `value.parse_or_die()` later".into()],
         ..claim()
     };
-    assert_eq!(reasons(&one_real), [RejectionReason::QuotesNotFound { quotes: vec!["value.parse_or_die()".into()] }]);
+    assert_eq!(
+        reasons(&one_real),
+        [RejectionReason::QuotesNotFound { quotes: vec!["value.parse_or_die()".into()], rule: QuoteRule::All }]
+    );
     let lax = ValidationPolicy { verify_quoted_evidence: false, ..policy() };
     assert_eq!(assess(&invented, &repo(), &lax).verdict, Verdict::Accepted);
 }
@@ -128,7 +134,7 @@ fn quote_matching_tolerates_whitespace_only() {
         ModelFinding { evidence: vec!["`let value = input.trim()`;".into(), "`input . trim()`".into()], ..claim() };
     assert_eq!(
         reasons(&punct),
-        [RejectionReason::QuotesNotFound { quotes: vec!["input . trim()".into()] }],
+        [RejectionReason::QuotesNotFound { quotes: vec!["input . trim()".into()], rule: QuoteRule::All }],
         "whitespace is not inserted where there was none"
     );
     let short = ModelFinding { evidence: vec!["the `value` binding is unchecked: `input.trim()`".into()], ..claim() };
@@ -170,7 +176,7 @@ fn every_reason_is_collected_in_one_pass() {
         reasons(&quoted),
         [
             RejectionReason::ModelMarkedInvalid,
-            RejectionReason::QuotesNotFound { quotes: vec!["made up text here".into()] },
+            RejectionReason::QuotesNotFound { quotes: vec!["made up text here".into()], rule: QuoteRule::All },
         ]
     );
 }
@@ -215,7 +221,7 @@ fn a_claim_that_quotes_nothing_checkable_is_inconclusive() {
     let short = ModelFinding { evidence: vec!["`parse` calls `unwrap` on `value`".into()], ..claim() };
     let a = assess(&short, &repo(), &policy());
     assert_eq!(a.verdict, Verdict::Inconclusive);
-    assert_eq!(a.reasons, [RejectionReason::NoQuoteToVerify]);
+    assert_eq!(a.reasons, [RejectionReason::NoQuoteToVerify { rule: QuoteRule::All }]);
     assert!(a.reasons[0].to_string().contains("shorter than 8 characters"));
     // One verifying quote among short spans supports the claim.
     let one = ModelFinding { evidence: vec!["`parse` calls `Config::from(value).unwrap()`".into()], ..claim() };
@@ -257,7 +263,10 @@ fn a_review_claim_must_cite_a_changed_file() {
 fn evidence_quotes_are_the_checked_spans() {
     let evidence =
         vec!["`parse` calls `Config::from(value).unwrap()`".into(), "  ".into(), "let value = input.trim();".into()];
-    assert_eq!(evidence_quotes(&evidence), ["Config::from(value).unwrap()", "let value = input.trim();"]);
+    assert_eq!(
+        evidence_quotes(&evidence, QuoteRule::All),
+        ["Config::from(value).unwrap()", "let value = input.trim();"]
+    );
 }
 
 #[test]
@@ -285,4 +294,95 @@ fn a_path_is_named_only_whole() {
     assert!(!names_path("src/lib.rsx", "src/lib.rs"));
     assert!(!names_path("src/lib.rs/inner", "src/lib.rs"));
     assert!(!names_path("anything", ""));
+}
+
+fn any() -> ValidationPolicy {
+    ValidationPolicy { quotes: QuoteRule::Any, ..policy() }
+}
+
+#[test]
+fn any_confirms_one_real_quote_beside_a_paraphrase_and_all_does_not() {
+    // A reviewer's paraphrase in backticks next to a real citation.
+    let paraphrased = ModelFinding {
+        evidence: vec!["`Config::from(value).unwrap()` is reached with `input that was never validated`".into()],
+        ..claim()
+    };
+    let strict = validate(&paraphrased, &repo(), &policy());
+    assert_eq!(strict.verdict, Verdict::Rejected);
+    assert_eq!(
+        strict.rejection_reasons,
+        ["Quoted evidence does not appear in the cited files (`validation.quotes: all`: every quote must): \
+          `input that was never validated`."]
+    );
+    let lenient = validate(&paraphrased, &repo(), &any());
+    assert_eq!(lenient.verdict, Verdict::Accepted, "{:?}", lenient.rejection_reasons);
+    // The quote that was not found is still recorded, with the rule.
+    assert_eq!(
+        lenient.quote_check,
+        Some(QuoteCheck {
+            rule: QuoteRule::Any,
+            found: vec!["Config::from(value).unwrap()".into()],
+            not_found: vec!["input that was never validated".into()],
+        })
+    );
+    assert_eq!(strict.quote_check.map(|c| c.rule), Some(QuoteRule::All));
+    // Under `any` a file earns write scope only by the quote it holds.
+    let facts = repo().with_content("src/main.rs", "fn main() {}\n");
+    let both = ModelFinding { files: vec!["src/main.rs".into(), "src/lib.rs".into()], ..paraphrased };
+    assert_eq!(quoted_files(&both, &facts, &any()), ["src/lib.rs".to_owned()]);
+}
+
+#[test]
+fn any_needs_a_quote_of_eight_characters_or_more() {
+    // `(value)` is 7 characters and in the file: an identifier, not a quote.
+    assert!(LIB.contains("(value)") && "(value)".chars().count() == 7);
+    let seven = ModelFinding { evidence: vec!["`(value)` is unwrapped".into()], ..claim() };
+    let a = assess(&seven, &repo(), &any());
+    assert_eq!(a.verdict, Verdict::Inconclusive);
+    assert_eq!(a.reasons, [RejectionReason::NoQuoteToVerify { rule: QuoteRule::Any }]);
+    assert!(a.reasons[0].to_string().contains("none is 8 characters or longer"), "{}", a.reasons[0]);
+    // Eight characters are enough.
+    let eight = ModelFinding { evidence: vec!["`(value).` is unwrapped".into()], ..claim() };
+    assert_eq!(assess(&eight, &repo(), &any()).verdict, Verdict::Accepted);
+    // Under `any`, no quote found at all is still a rejection, naming every quote and the rule.
+    let invented = ModelFinding { evidence: vec!["`not in this file`, `nor is this text`".into()], ..claim() };
+    let a = validate(&invented, &repo(), &any());
+    assert_eq!(a.verdict, Verdict::Rejected);
+    assert_eq!(
+        a.rejection_reasons,
+        ["Quoted evidence does not appear in the cited files (`validation.quotes: any`: one quote of at least 8 \
+          characters must, and none does): `not in this file`, `nor is this text`."]
+    );
+}
+
+#[test]
+fn any_reads_an_entry_without_backticks_as_prose() {
+    // Under `all` the bare entry is a quote, and this one is not in the file.
+    let prose = ModelFinding {
+        evidence: vec!["parse trusts its input and unwraps it".into(), "`Config::from(value).unwrap()`".into()],
+        ..claim()
+    };
+    assert_eq!(
+        reasons(&prose),
+        [RejectionReason::QuotesNotFound {
+            quotes: vec!["parse trusts its input and unwraps it".into()],
+            rule: QuoteRule::All
+        }]
+    );
+    // Under `any` it is prose: not checked, not listed as not found.
+    let a = validate(&prose, &repo(), &any());
+    assert_eq!(a.verdict, Verdict::Accepted);
+    assert_eq!(a.quote_check.unwrap().not_found, Vec::<String>::new());
+    assert_eq!(evidence_quotes(&prose.evidence, QuoteRule::Any), ["Config::from(value).unwrap()"]);
+    // Prose alone quotes nothing: inconclusive, not accepted.
+    let only_prose = ModelFinding { evidence: vec!["let value = input.trim();".into()], ..claim() };
+    assert_eq!(assess(&only_prose, &repo(), &policy()).verdict, Verdict::Accepted, "`all`: a bare quote");
+    let a = assess(&only_prose, &repo(), &any());
+    assert_eq!(
+        (a.verdict, a.reasons),
+        (Verdict::Inconclusive, vec![RejectionReason::NoQuoteToVerify { rule: QuoteRule::Any }])
+    );
+    // With quote checks off there is no quote check to record.
+    let off = ValidationPolicy { verify_quoted_evidence: false, ..any() };
+    assert_eq!(validate(&prose, &repo(), &off).quote_check, None);
 }

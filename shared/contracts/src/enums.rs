@@ -103,6 +103,21 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// How a claim's quoted evidence must appear in the files it cites
+    /// (`validation.quotes`).
+    #[derive(Default)]
+    QuoteRule {
+        /// Every quote must appear: a paraphrase offered as evidence is not
+        /// evidence. The default.
+        #[default]
+        All = "all",
+        /// One quote of at least 8 characters must appear (the reference's
+        /// rule); the others are reported, not held against the claim.
+        Any = "any",
+    }
+}
+
+vocabulary! {
     /// Where one piece of untrusted feedback came from.
     FeedbackKind { ReviewComment = "review-comment", ReviewBody = "review-body", Manual = "manual" }
 }

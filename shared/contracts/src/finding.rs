@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ChangeRisk, Severity, Verdict};
+use crate::{ChangeRisk, QuoteRule, Severity, Verdict};
 
 /// The part of a finding a model provider is allowed to author.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +33,23 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Every reason the finding was not accepted; empty when accepted.
     pub rejection_reasons: Vec<String>,
+    /// How its quotes were checked and what was found, when they were
+    /// (an accepted claim under `validation.quotes: any` may hold quotes
+    /// no cited file has: they are listed here, not hidden).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote_check: Option<QuoteCheck>,
+}
+
+/// The quote check of one claim: the rule the repository's policy applied
+/// (`validation.quotes`) and which quotes a cited file holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuoteCheck {
+    pub rule: QuoteRule,
+    /// Quotes found in a cited file, whitespace-collapsed.
+    pub found: Vec<String>,
+    /// Quotes found in no cited file.
+    pub not_found: Vec<String>,
 }
 
 /// Read through [`FindingDe`], the claim's fields beside the others: serde's
@@ -52,9 +69,10 @@ impl<'de> Deserialize<'de> for Finding {
             change_risk,
             verdict,
             rejection_reasons,
+            quote_check,
         } = FindingDe::deserialize(deserializer)?;
         let claim = ModelFinding { title, explanation, severity, confidence, valid, evidence, files, change_risk };
-        Ok(Self { id, claim, verdict, rejection_reasons })
+        Ok(Self { id, claim, verdict, rejection_reasons, quote_check })
     }
 }
 
@@ -74,6 +92,8 @@ struct FindingDe {
     change_risk: ChangeRisk,
     verdict: Verdict,
     rejection_reasons: Vec<String>,
+    #[serde(default)]
+    quote_check: Option<QuoteCheck>,
 }
 
 /// A full-content file replacement proposed by a model.
@@ -173,11 +193,24 @@ mod tests {
             },
             verdict: Verdict::Accepted,
             rejection_reasons: vec![],
+            quote_check: None,
         };
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["changeRisk"], "mechanical");
         assert_eq!(v["rejectionReasons"], serde_json::json!([]));
+        assert!(v.get("quoteCheck").is_none(), "left out when there was none: {v}");
         assert_eq!(serde_json::from_value::<Finding>(v.clone()).unwrap(), f);
+        let checked = Finding {
+            quote_check: Some(QuoteCheck {
+                rule: QuoteRule::Any,
+                found: vec!["x".into()],
+                not_found: vec!["y".into()],
+            }),
+            ..f.clone()
+        };
+        let c = serde_json::to_value(&checked).unwrap();
+        assert_eq!(c["quoteCheck"], serde_json::json!({"rule": "any", "found": ["x"], "notFound": ["y"]}));
+        assert_eq!(serde_json::from_value::<Finding>(c).unwrap(), checked);
         assert_eq!(serde_json::from_slice::<Finding>(&serde_json::to_vec(&f).unwrap()).unwrap(), f);
         // As the flattened reader did: an unknown field is ignored, a missing one named.
         let mut extra = v.clone();

@@ -26,13 +26,13 @@ mod time;
 
 pub use cost::RunCost;
 pub use enums::{
-    ChangeRisk, FeedbackKind, NetworkPolicy, RunMode, Severity, TaskState, TerminalState, Trigger, Verdict,
+    ChangeRisk, FeedbackKind, NetworkPolicy, QuoteRule, RunMode, Severity, TaskState, TerminalState, Trigger, Verdict,
 };
 pub use evidence::{
     Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, OmittedItem, Refusal, ReviewLedger, SkipReason,
     TreeFile,
 };
-pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, all_checks_passed};
+pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, QuoteCheck, all_checks_passed};
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};

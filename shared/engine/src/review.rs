@@ -7,7 +7,9 @@
 
 use agent_zero_agent::evidence_quotes;
 use agent_zero_agent::policy::ReviewPolicy;
-use agent_zero_contracts::{DiffAnchor, FileCoverage, FileReview, Finding, ReviewLedger, SkipReason, Verdict};
+use agent_zero_contracts::{
+    DiffAnchor, FileCoverage, FileReview, Finding, QuoteRule, ReviewLedger, SkipReason, Verdict,
+};
 
 use crate::ports::{ChangedFile, ChangedFiles};
 use crate::store::MAX_VALUE_BYTES;
@@ -270,12 +272,17 @@ fn sections<'d>(shown: &[&FileCoverage], diff: &'d str) -> Vec<&'d str> {
 
 /// Where the supported `finding` sits in the diff: the first of its quotes
 /// found on consecutive right-side lines of one hunk of a file it cites
-/// (a range with an added line preferred), or nothing.
+/// (a range with an added line preferred), or nothing. Only quotes
+/// validation found count (under `validation.quotes: any` some may not
+/// be); with quote checks off, every quote as `all` reads them.
 pub(crate) fn anchor(ledger: &ReviewLedger, diff: &str, finding: &Finding) -> Option<DiffAnchor> {
     if finding.verdict != Verdict::Accepted {
         return None;
     }
-    let quotes = evidence_quotes(&finding.claim.evidence);
+    let quotes = finding
+        .quote_check
+        .as_ref()
+        .map_or_else(|| evidence_quotes(&finding.claim.evidence, QuoteRule::All), |check| check.found.clone());
     let shown: Vec<&FileCoverage> = ledger.files.iter().filter(|f| f.review != FileReview::Skipped).collect();
     let bodies = sections(&shown, diff);
     for cited in &finding.claim.files {

@@ -28,6 +28,7 @@ fn finding(evidence: &str, files: &[&str], verdict: Verdict) -> Finding {
         },
         verdict,
         rejection_reasons: Vec::new(),
+        quote_check: None,
     }
 }
 

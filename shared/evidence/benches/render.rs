@@ -65,6 +65,7 @@ fn bundle() -> EvidenceBundle {
             },
             verdict: Verdict::Accepted,
             rejection_reasons: vec![],
+            quote_check: None,
         }),
         plan: (0..10).map(|i| format!("Step {i}")).collect(),
         acceptance_criteria: vec!["Tests pass.".into()],

@@ -79,6 +79,7 @@ fn finding() -> impl Strategy<Value = Finding> {
             },
             verdict: Verdict::Rejected,
             rejection_reasons: reasons,
+            quote_check: None,
         })
 }
 

@@ -15,8 +15,9 @@
 //!   an `issue_comment` `created` on a pull request, or in a submitted
 //!   review's body, seeds a review of the current head
 //!   ([`PolicyGate::Command`]); any other comment is ignored with its reason;
-//! - `issues` `opened|labeled` on an open issue seeds an issue task
-//!   ([`PolicyGate::IssueLabel`]);
+//! - `issues` `opened|reopened|labeled` on an open issue seeds an issue
+//!   task ([`PolicyGate::IssueLabel`]): a reopened issue that carries the
+//!   label is asked to be worked on again, as the reference reads it;
 //! - drafts and repositories outside the allowlist are ignored with a
 //!   reason; so is everything else;
 //! - the seed carries its [`Author`] (login, `author_association`, bot or
@@ -50,7 +51,9 @@ use crate::payload::{
 
 /// `labeled` is read too: adding `triggers.optInLabel` starts a review.
 const PROACTIVE_ACTIONS: &[&str] = &["opened", "reopened", "synchronize", "ready_for_review", "labeled"];
-const ISSUE_ACTIONS: &[&str] = &["opened", "labeled"];
+/// `reopened` as the reference reads it: like `opened`, the label checked
+/// on the issue.
+const ISSUE_ACTIONS: &[&str] = &["opened", "reopened", "labeled"];
 /// Longest `X-GitHub-Delivery` accepted (GitHub sends a 36-character GUID).
 const MAX_DELIVERY_ID_BYTES: usize = 64;
 const MAX_PATH_BYTES: usize = 1024;

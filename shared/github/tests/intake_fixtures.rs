@@ -107,6 +107,8 @@ fn every_fixture_has_a_pinned_outcome() {
         ("issues/opened.with-transfer.payload.json", "task:issue:issue-label"),
         ("issues/labeled.payload.json", "task:issue:issue-label"),
         ("issues/labeled.with-organization.payload.json", "task:issue:issue-label"),
+        // A reopened issue is asked for again, as the reference reads it.
+        ("issues/reopened.payload.json", "task:issue:issue-label"),
         // The vendored comments are conversation on an issue: no command.
         ("issue_comment/created.payload.json", "ignored:no-command"),
         ("issue_comment/created.1.payload.json", "ignored:no-command"),
@@ -153,7 +155,7 @@ fn every_fixture_has_a_pinned_outcome() {
     assert_eq!(counts["task:proactive:proactive"], 9);
     assert_eq!(counts["task:proactive:opt-in"], 2);
     assert_eq!(counts["task:feedback:feedback"], 2);
-    assert_eq!(counts["task:issue:issue-label"], 6);
+    assert_eq!(counts["task:issue:issue-label"], 7);
 }
 
 #[test]
@@ -406,6 +408,37 @@ fn issue_seeds_and_their_label_gate() {
     let mut closed = fixture("issues", "opened.payload.json");
     closed["issue"]["state"] = json!("closed");
     assert_eq!(ignored(intake("issues", &closed)), IgnoreReason::IssueNotOpen { number: 1 });
+}
+
+#[test]
+fn a_reopened_issue_with_the_label_is_a_task_like_an_opened_one() {
+    let reopened = fixture("issues", "reopened.payload.json");
+    let seed = task(intake("issues", &reopened));
+    let Subject::Issue(issue) = &seed.subject else { panic!("an issue task: {:?}", seed.subject) };
+    assert_eq!((issue.number, seed.trigger), (1, Trigger::Issue));
+    // The label is read off the issue, as on `opened`: nothing was added.
+    assert_eq!(seed.gate, PolicyGate::IssueLabel { labels: vec!["bug".into()], added_label: None });
+    assert_eq!(seed.vouched_by, None, "reopening vouches for nothing");
+    let policy =
+        PolicySwitches { proactive_enabled: false, issues_enabled: true, issues_require_label: "bug", ..switches() };
+    assert_eq!(seed.admit(&policy), Ok(()));
+    let default_label = PolicySwitches { issues_require_label: "agent-zero", ..policy };
+    assert_eq!(seed.admit(&default_label), Err(IgnoreReason::MissingRequiredLabel { required: "agent-zero".into() }));
+    // An outsider reopening their own issue passes the author gate no more
+    // than when they opened it.
+    let mut outsider = reopened.clone();
+    outsider["issue"]["author_association"] = json!("NONE");
+    assert_eq!(task(intake("issues", &outsider)).admit(&policy).unwrap_err().code(), "author-not-allowed");
+    // Every other action on an issue is still ignored.
+    for action in ["closed", "edited", "unlabeled", "assigned", "deleted", "transferred", "pinned"] {
+        let mut other = reopened.clone();
+        other["action"] = json!(action);
+        assert_eq!(
+            ignored(intake("issues", &other)),
+            IgnoreReason::UnsupportedAction { event: "issues".into(), action: action.into() },
+            "{action}"
+        );
+    }
 }
 
 #[test]

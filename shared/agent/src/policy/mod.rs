@@ -25,7 +25,7 @@ mod yaml;
 mod yaml_oracle;
 mod yaml_scan;
 
-use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
+use agent_zero_contracts::{ChangeRisk, NetworkPolicy, QuoteRule, RunMode};
 use serde::Serialize;
 
 pub use branch::check_branch_prefix;
@@ -274,11 +274,28 @@ pub struct ValidationPolicy {
     pub require_known_files: bool,
     /// Quoted evidence must appear in a cited file.
     pub verify_quoted_evidence: bool,
+    /// With `verify_quoted_evidence`: `all` (the default) checks every
+    /// quote, an evidence entry without backticks being one; `any` (the
+    /// reference's rule) reads backtick spans only and needs one of at
+    /// least 8 characters in a cited file. See `docs/trust.md`. Left out of
+    /// a record at its default, like `checkRun`.
+    #[serde(skip_serializing_if = "is_default_quote_rule")]
+    pub quotes: QuoteRule,
+}
+
+fn is_default_quote_rule(rule: &QuoteRule) -> bool {
+    *rule == QuoteRule::default()
 }
 
 impl Default for ValidationPolicy {
     fn default() -> Self {
-        Self { min_confidence: 0.6, require_evidence: true, require_known_files: true, verify_quoted_evidence: true }
+        Self {
+            min_confidence: 0.6,
+            require_evidence: true,
+            require_known_files: true,
+            verify_quoted_evidence: true,
+            quotes: QuoteRule::default(),
+        }
     }
 }
 

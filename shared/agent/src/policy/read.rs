@@ -4,7 +4,7 @@
 //! as serde's derived visitors did); absent fields keep the type's
 //! default. Range and shape rules are `parse.rs`'s.
 
-use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
+use agent_zero_contracts::{ChangeRisk, NetworkPolicy, QuoteRule, RunMode};
 
 use super::checks::CheckCommand;
 use super::de::{
@@ -170,13 +170,14 @@ fn change_risks(at: At<'_>) -> Read<Vec<ChangeRisk>> {
 
 fn validation(at: At<'_>) -> Read<ValidationPolicy> {
     let mut p = ValidationPolicy::default();
-    let names = &["minConfidence", "requireEvidence", "requireKnownFiles", "verifyQuotedEvidence"];
+    let names = &["minConfidence", "requireEvidence", "requireKnownFiles", "verifyQuotedEvidence", "quotes"];
     fields(at, names, "struct ValidationPolicy", &mut |index, at| {
         match index {
             0 => p.min_confidence = float(at)?,
             1 => p.require_evidence = boolean(at)?,
             2 => p.require_known_files = boolean(at)?,
-            _ => p.verify_quoted_evidence = boolean(at)?,
+            3 => p.verify_quoted_evidence = boolean(at)?,
+            _ => p.quotes = QuoteRule::ALL[variant(at, names!(QuoteRule), "enum QuoteRule")?],
         }
         Ok(())
     })?;

@@ -82,6 +82,7 @@ const POLICY: &[(&str, Field)] = &[
             ("requireEvidence", Field::Bool),
             ("requireKnownFiles", Field::Bool),
             ("verifyQuotedEvidence", Field::Bool),
+            ("quotes", Field::Variant(&["all", "any"])),
         ]),
     ),
     (

@@ -1,4 +1,4 @@
-use agent_zero_contracts::{ChangeRisk, NetworkPolicy, RunMode};
+use agent_zero_contracts::{ChangeRisk, NetworkPolicy, QuoteRule, RunMode};
 
 use super::*;
 
@@ -36,6 +36,7 @@ fn defaults_match_the_reference() {
     assert_eq!(p.validation.min_confidence, 0.6);
     assert!(p.validation.require_evidence && p.validation.require_known_files);
     assert!(p.validation.verify_quoted_evidence);
+    assert_eq!(p.validation.quotes, QuoteRule::All, "ours, not the reference's `any`: docs/trust.md");
     assert_eq!((p.agent.max_attempts, p.agent.timeout_ms, p.agent.max_changed_files), (3, 1_800_000, 10));
     assert_eq!(p.permissions.network, NetworkPolicy::Restricted);
     assert_eq!(p.runner.max_output_bytes, 200_000);
@@ -415,5 +416,28 @@ fn the_diff_budget_defaults_to_the_references_and_is_bounded() {
     let p = Policy::parse("review: {diffBudgetBytes: 4000}\n").unwrap();
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["review"], serde_json::json!({"diffBudgetBytes": 4000, "fileBudgetBytes": 100_000}));
+    assert_eq!(Policy::from_record(&json).unwrap(), p);
+}
+
+#[test]
+fn the_quote_rule_is_all_by_default_and_any_on_request() {
+    assert_eq!(Policy::parse("validation: {quotes: any}\n").unwrap().validation.quotes, QuoteRule::Any);
+    assert_eq!(Policy::parse("validation:\n  quotes: all\n").unwrap().validation.quotes, QuoteRule::All);
+    let p = Policy::parse("validation: {minConfidence: 0.7}\n").unwrap();
+    assert_eq!(p.validation.quotes, QuoteRule::All, "other validation fields keep the default rule");
+    let m = message("validation: {quotes: some}\n");
+    assert!(m.contains("validation.quotes: unknown variant `some`, expected `all` or `any`"), "{m}");
+    let m = message("validation: {quotes: ANY}\n");
+    assert!(m.contains("validation.quotes: unknown variant `ANY`"), "{m}");
+    let m = message("validation: {quotes: true}\n");
+    assert!(m.contains(": validation.quotes: "), "{m}");
+    let m = message("validation: {quotes: [any]}\n");
+    assert!(m.contains(": validation.quotes: "), "{m}");
+    // A record leaves it out at its default and reads it back either way.
+    let json = serde_json::to_value(Policy::default()).unwrap();
+    assert!(json["validation"].get("quotes").is_none(), "{json}");
+    let p = Policy::parse("validation: {quotes: any}\n").unwrap();
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["validation"]["quotes"], "any");
     assert_eq!(Policy::from_record(&json).unwrap(), p);
 }

@@ -142,6 +142,16 @@ fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max: usize, h: &mut String) {
     if c.evidence.is_empty() {
         h.push_str("<p class=\"muted\">No evidence was quoted.</p>\n");
     }
+    if let Some(q) = &f.quote_check {
+        let _ = writeln!(
+            h,
+            "<h3>Quote check (<code>validation.quotes: {}</code>): {} of {} found</h3>",
+            q.rule,
+            q.found.len(),
+            q.found.len() + q.not_found.len()
+        );
+        list(h, "ul", &q.not_found, |q| format!("Not found: <code>{}</code>", text(ctx, q)), "");
+    }
     if !f.rejection_reasons.is_empty() {
         h.push_str("<h3>Why it was not accepted</h3>\n");
         list(h, "ul", &f.rejection_reasons, |r| prose(ctx, r, PROSE_MAX), "");

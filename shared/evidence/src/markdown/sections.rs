@@ -1,7 +1,7 @@
 //! Markdown sections shared by the renderers. Each returns one block (no
 //! surrounding blank lines); renderers join blocks with a blank line.
 
-use agent_zero_contracts::{CheckResult, EvidenceBundle, RunMode};
+use agent_zero_contracts::{CheckResult, EvidenceBundle, QuoteCheck, QuoteRule, RunMode};
 
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
@@ -85,11 +85,41 @@ pub(crate) fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max_block: usize) -> St
         out.push_str(&fenced(ctx, quote, max_block, Keep::Head));
     }
     out.push_str("\n\n</details>");
+    if let Some(check) = &f.quote_check {
+        out.push_str(&format!("\n\n{}", quote_check(ctx, check)));
+    }
     if !f.rejection_reasons.is_empty() {
         out.push_str(&format!(
             "\n\n### Why it was not accepted\n\n{}",
             list(f.rejection_reasons.iter().map(|r| prose(ctx, r, PROSE_MAX)))
         ));
+    }
+    out
+}
+
+/// Most quotes a quote-check line names; the evidence document and JSON
+/// hold them all.
+const MAX_LISTED_QUOTES: usize = 5;
+
+/// Which quote rule applied (`validation.quotes`) and what it found: under
+/// `any` an accepted claim may hold quotes no cited file has, and a reader
+/// sees them.
+fn quote_check(ctx: &Ctx<'_>, check: &QuoteCheck) -> String {
+    let total = check.found.len() + check.not_found.len();
+    let rule = match check.rule {
+        QuoteRule::All => "every quote must appear in a cited file",
+        QuoteRule::Any => "one quote of at least 8 characters in a cited file confirms the claim",
+    };
+    let mut out = format!(
+        "Quote check (<code>validation.quotes: {}</code>, {rule}): {} of {total} found.",
+        check.rule,
+        check.found.len()
+    );
+    if !check.not_found.is_empty() {
+        let shown: Vec<String> = check.not_found.iter().take(MAX_LISTED_QUOTES).map(|q| code(ctx, q)).collect();
+        let more = check.not_found.len() - shown.len();
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        out.push_str(&format!(" Not found: {}{more}.", shown.join(", ")));
     }
     out
 }

@@ -55,6 +55,7 @@ pub fn finding(verdict: Verdict, reasons: &[&str]) -> Finding {
         },
         verdict,
         rejection_reasons: strings(reasons),
+        quote_check: None,
     }
 }
 
