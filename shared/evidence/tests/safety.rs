@@ -231,3 +231,25 @@ fn a_minted_installation_token_is_redacted_in_a_redacting_render() {
     }
     assert!(render_json(&b, &opts()).contains("x-access-token:[redacted]@github.com"));
 }
+
+#[test]
+fn every_rendering_names_the_quote_rule_and_the_quotes_it_did_not_find() {
+    use agent_zero_contracts::{QuoteCheck, QuoteRule};
+    let mut b = common::confirmed_observe();
+    let finding = b.finding.as_mut().expect("a finding");
+    finding.quote_check = Some(QuoteCheck {
+        rule: QuoteRule::Any,
+        found: vec!["items[start..start + limit]".into()],
+        not_found: vec!["the cursor @octocat <b>skips</b>".into()],
+    });
+    for (name, text) in renders(&b, &opts()).into_iter().skip(1) {
+        assert!(text.contains("validation.quotes: any"), "{name}: {text}");
+        assert!(text.contains("1 of 2 found"), "{name}: {text}");
+        assert!(!text.contains("<b>skips</b>") && !text.contains(" @octocat"), "{name} keeps the quote inert: {text}");
+    }
+    // Without a quote check (quotes not checked), nothing is said.
+    b.finding.as_mut().unwrap().quote_check = None;
+    for (name, text) in renders(&b, &opts()) {
+        assert!(!text.contains("validation.quotes"), "{name}: {text}");
+    }
+}

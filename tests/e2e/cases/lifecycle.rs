@@ -388,7 +388,7 @@ fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
 /// reason recorded, nothing written, the reason in the validation comment
 /// on `number` (issue or pull request), no branch, no pull request.
 /// Returns the comment.
-fn assert_not_confirmed(world: &World, task_id: &str, number: u64) -> String {
+pub(super) fn assert_not_confirmed(world: &World, task_id: &str, number: u64) -> String {
     let task = wait_terminal(world, task_id);
     let text = task.to_string();
     assert_eq!(task["result"]["verdict"], "rejected", "{text}");

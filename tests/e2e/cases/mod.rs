@@ -18,6 +18,7 @@ mod limits;
 mod pages;
 mod platform;
 mod providers;
+mod quotes;
 mod retention;
 mod review;
 mod tasks;
@@ -34,6 +35,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         intake_paths::CASES,
         entry::CASES,
         lifecycle::CASES,
+        quotes::CASES,
         trust::CASES,
         exactly_once::CASES,
         platform::CASES,

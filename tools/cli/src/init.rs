@@ -135,6 +135,9 @@ validation:
   requireEvidence: true
   requireKnownFiles: true
   verifyQuotedEvidence: true
+  # all: every quote must appear in a cited file; any: one of 8+ characters
+  # is enough and unquoted evidence is prose (the reference's rule).
+  quotes: all
 
 agent:
   # Execute/verify attempts, the first included.
