@@ -122,6 +122,69 @@ pub(crate) fn holds_sandbox(held: &Lease, sandbox: Option<&str>) -> bool {
     sandbox.is_none_or(|sandbox| held.external_id.as_deref() == Some(sandbox))
 }
 
+/// A [`MemoryCoordinator`] that records each request by name, as the
+/// `LeaseCoordinator` Durable Object bills them: for the benches and the
+/// tests that hold a run to its count of coordinator requests.
+#[derive(Debug, Default)]
+pub struct CountingCoordinator {
+    inner: MemoryCoordinator,
+    calls: RefCell<Vec<&'static str>>,
+}
+
+impl CountingCoordinator {
+    /// An empty coordinator with no request counted.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The coordinator it counts in front of.
+    pub fn inner(&self) -> &MemoryCoordinator {
+        &self.inner
+    }
+
+    /// How many requests were made since the last [`Self::take`].
+    pub fn count(&self) -> usize {
+        self.calls.borrow().len()
+    }
+
+    /// The requests made since the last call, by name, in order.
+    pub fn take(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.calls.borrow_mut())
+    }
+
+    fn record(&self, name: &'static str) {
+        self.calls.borrow_mut().push(name);
+    }
+}
+
+impl Coordinator for CountingCoordinator {
+    async fn try_acquire(
+        &self,
+        lease: &Lease,
+        limits: &LeaseLimits,
+        now_ms: u64,
+    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
+        self.record("try_acquire");
+        self.inner.try_acquire(lease, limits, now_ms).await
+    }
+    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
+        self.record("update");
+        self.inner.update(lease).await
+    }
+    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
+        self.record("release");
+        self.inner.release(lease_id, sandbox).await
+    }
+    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
+        self.record("expired");
+        self.inner.expired(now_ms).await
+    }
+    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
+        self.record("get");
+        self.inner.get(lease_id).await
+    }
+}
+
 /// An in-memory coordinator: each call completes without suspending, so it
 /// is atomic on a single-threaded host and in tests.
 #[derive(Debug, Default)]

@@ -27,7 +27,9 @@ mod request;
 mod runner;
 
 pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
-pub use coordinator::{Acquired, Coordinator, CoordinatorError, MemoryCoordinator, QuotaError, apply_quota};
+pub use coordinator::{
+    Acquired, Coordinator, CoordinatorError, CountingCoordinator, MemoryCoordinator, QuotaError, apply_quota,
+};
 pub use error::RunnerError;
 pub use jobs::JobPoll;
 pub use kv_coordinator::{

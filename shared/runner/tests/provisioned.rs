@@ -7,52 +7,9 @@ use std::cell::{Cell, RefCell};
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{ManualClock, block_on};
 use agent_zero_runner::{
-    Acquired, CheckoutSource, Command, Coordinator, CoordinatorError, Exec, ExecOutput, Lease, LeaseLimits,
-    MemoryCoordinator, ProviderError, ProviderKind, Provision, Provisioned, QuotaError, RunnerError, RunnerPool,
-    RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest,
+    CheckoutSource, Command, CountingCoordinator, Exec, ExecOutput, ProviderError, ProviderKind, Provision,
+    Provisioned, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest,
 };
-
-/// A coordinator that counts its requests, each by name, as the
-/// `LeaseCoordinator` Durable Object would bill them.
-#[derive(Default)]
-struct Counting {
-    inner: MemoryCoordinator,
-    calls: RefCell<Vec<&'static str>>,
-}
-
-impl Counting {
-    fn take(&self) -> Vec<&'static str> {
-        std::mem::take(&mut *self.calls.borrow_mut())
-    }
-}
-
-impl Coordinator for Counting {
-    async fn try_acquire(
-        &self,
-        lease: &Lease,
-        limits: &LeaseLimits,
-        now_ms: u64,
-    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
-        self.calls.borrow_mut().push("try_acquire");
-        self.inner.try_acquire(lease, limits, now_ms).await
-    }
-    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
-        self.calls.borrow_mut().push("update");
-        self.inner.update(lease).await
-    }
-    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
-        self.calls.borrow_mut().push("release");
-        self.inner.release(lease_id, sandbox).await
-    }
-    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
-        self.calls.borrow_mut().push("expired");
-        self.inner.expired(now_ms).await
-    }
-    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        self.calls.borrow_mut().push("get");
-        self.inner.get(lease_id).await
-    }
-}
 
 /// A provider whose sandboxes are numbered and answer "not found" once stopped.
 #[derive(Debug, Default)]
@@ -108,7 +65,7 @@ const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
 #[test]
 fn a_lease_costs_three_coordinator_requests_from_acquire_to_release() {
-    let (coordinator, provider, clock) = (Counting::default(), Numbered::default(), ManualClock::new(1_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Numbered::default(), ManualClock::new(1_000));
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig::default());
     let resolved = Cell::new(0);
     let resolve = async || {
@@ -123,7 +80,7 @@ fn a_lease_costs_three_coordinator_requests_from_acquire_to_release() {
         assert_eq!((kept.external_id.as_str(), kept.root.as_str()), ("sbx-1", "/work/repo"));
         assert_eq!(kept.expires_at_ms, 61_000);
         // The coordinator holds the commit the checkout resolved, not the branch asked for.
-        assert_eq!(coordinator.inner.snapshot()[0].git_ref, COMMIT);
+        assert_eq!(coordinator.inner().snapshot()[0].git_ref, COMMIT);
 
         // Later ticks: every operation from the record, none asks the coordinator.
         for _ in 0..5 {
@@ -149,7 +106,7 @@ fn a_lease_costs_three_coordinator_requests_from_acquire_to_release() {
         assert!(pool.release_provisioned(&kept).await.unwrap());
         assert_eq!(coordinator.take(), ["release"]);
         assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1"]);
-        assert!(coordinator.inner.snapshot().is_empty());
+        assert!(coordinator.inner().snapshot().is_empty());
         // Releasing twice stops again (stopping a stopped sandbox is success) and frees nothing.
         assert!(!pool.release_provisioned(&kept).await.unwrap());
     });
@@ -157,7 +114,7 @@ fn a_lease_costs_three_coordinator_requests_from_acquire_to_release() {
 
 #[test]
 fn past_its_ceiling_a_kept_lease_is_gone_without_asking() {
-    let (coordinator, provider, clock) = (Counting::default(), Numbered::default(), ManualClock::new(0));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Numbered::default(), ManualClock::new(0));
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig::default());
     block_on(async {
         let kept = pool.acquire(&request(), "lease-t1", &CheckoutSource::PublicClone).await.unwrap().lease().clone();
@@ -183,7 +140,7 @@ fn past_its_ceiling_a_kept_lease_is_gone_without_asking() {
 
 #[test]
 fn a_stale_record_never_releases_a_newer_sandbox_under_the_same_id() {
-    let (coordinator, provider, clock) = (Counting::default(), Numbered::default(), ManualClock::new(0));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Numbered::default(), ManualClock::new(0));
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig::default());
     block_on(async {
         let first = pool.acquire(&request(), "lease-t1", &CheckoutSource::PublicClone).await.unwrap().lease().clone();
@@ -193,7 +150,7 @@ fn a_stale_record_never_releases_a_newer_sandbox_under_the_same_id() {
         assert!(pool.holds(&second).await.unwrap() && !pool.holds(&first).await.unwrap());
         // A holder releasing from the first record stops only its sandbox.
         assert!(!pool.release_provisioned(&first).await.unwrap());
-        assert_eq!(coordinator.inner.snapshot().len(), 1, "the newer lease keeps its quota");
+        assert_eq!(coordinator.inner().snapshot().len(), 1, "the newer lease keeps its quota");
         assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1", "sbx-1"]);
         assert!(pool.attach_provisioned(&second).unwrap().read_file("a").await.is_ok());
     });
@@ -201,7 +158,7 @@ fn a_stale_record_never_releases_a_newer_sandbox_under_the_same_id() {
 
 #[test]
 fn a_checkout_that_cannot_be_resolved_releases_its_reservation() {
-    let (coordinator, provider, clock) = (Counting::default(), Numbered::default(), ManualClock::new(0));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Numbered::default(), ManualClock::new(0));
     let pool = RunnerPool::new(&coordinator, &provider, &clock, RunnerPoolConfig::default());
     block_on(async {
         let error = pool
@@ -210,7 +167,7 @@ fn a_checkout_that_cannot_be_resolved_releases_its_reservation() {
             .unwrap_err();
         assert_eq!(error, RunnerError::Checkout("github: 502".into()));
         assert_eq!(coordinator.take(), ["try_acquire", "release"]);
-        assert!(coordinator.inner.snapshot().is_empty());
+        assert!(coordinator.inner().snapshot().is_empty());
         assert_eq!(provider.provisioned.get(), 0);
         // A resolved ref that is no ref is refused before provisioning, and released too.
         let error = pool
@@ -218,6 +175,6 @@ fn a_checkout_that_cannot_be_resolved_releases_its_reservation() {
             .await
             .unwrap_err();
         assert!(matches!(error, RunnerError::InvalidRequest { field: "gitRef", .. }), "{error}");
-        assert!(coordinator.inner.snapshot().is_empty());
+        assert!(coordinator.inner().snapshot().is_empty());
     });
 }

@@ -6,8 +6,7 @@ use std::cell::{Cell, RefCell};
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::{ManualClock, block_on};
 use agent_zero_runner::{
-    Acquired, CoordinatorError, Exec, ExecOutput, Lease, LeaseLimits, MemoryCoordinator, ProviderKind, Provision,
-    Provisioned, QuotaError, SandboxRef,
+    CountingCoordinator, Exec, ExecOutput, MemoryCoordinator, ProviderKind, Provision, Provisioned, SandboxRef,
 };
 
 use super::*;
@@ -109,50 +108,6 @@ fn a_lost_checkout_releases_the_lease_so_the_next_lease_is_a_fresh_sandbox() {
     });
 }
 
-/// Counts the lease coordinator's requests, as `leaseOps` does.
-#[derive(Default)]
-struct Counted {
-    inner: MemoryCoordinator,
-    requests: Cell<u32>,
-}
-
-impl Counted {
-    fn count(&self) -> u32 {
-        self.requests.get()
-    }
-    fn bump(&self) {
-        self.requests.set(self.requests.get() + 1);
-    }
-}
-
-impl Coordinator for Counted {
-    async fn try_acquire(
-        &self,
-        lease: &Lease,
-        limits: &LeaseLimits,
-        now_ms: u64,
-    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
-        self.bump();
-        self.inner.try_acquire(lease, limits, now_ms).await
-    }
-    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
-        self.bump();
-        self.inner.update(lease).await
-    }
-    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.release(lease_id, sandbox).await
-    }
-    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.expired(now_ms).await
-    }
-    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.get(lease_id).await
-    }
-}
-
 /// A checkout that counts how often it was resolved (each a GitHub call).
 #[derive(Default)]
 struct CountedCheckout(Cell<u32>);
@@ -192,7 +147,7 @@ async fn every_operation<W: Workspace>(workspace: &W, lease: &LeaseRecord) -> Re
 
 #[test]
 fn a_run_asks_the_lease_coordinator_three_times_lease_to_release() {
-    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Sleepy::default(), ManualClock::new(1_000_000));
     let checkout = CountedCheckout::default();
     let workspace =
         PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(RunnerPoolConfig::default()), "main".into())
@@ -214,13 +169,13 @@ fn a_run_asks_the_lease_coordinator_three_times_lease_to_release() {
         workspace.release(&lease).await.unwrap();
         assert_eq!(coordinator.count(), 4, "the release is one request");
         assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1"]);
-        assert!(coordinator.inner.snapshot().is_empty());
+        assert!(coordinator.inner().snapshot().is_empty());
     });
 }
 
 #[test]
 fn a_lease_swept_meanwhile_is_gone_and_the_next_lease_provisions_afresh() {
-    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Sleepy::default(), ManualClock::new(1_000_000));
     let config = RunnerPoolConfig::default();
     let workspace = PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(config), "main".into());
     let checks = [vec!["make".to_owned()]];
@@ -243,7 +198,7 @@ fn a_lease_swept_meanwhile_is_gone_and_the_next_lease_provisions_afresh() {
 
 #[test]
 fn a_lease_released_meanwhile_within_its_ceiling_is_gone_not_a_failure() {
-    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Sleepy::default(), ManualClock::new(1_000_000));
     let config = RunnerPoolConfig::default();
     let workspace = PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(config), "main".into());
     let checks = [vec!["make".to_owned()]];
@@ -262,14 +217,14 @@ fn a_lease_released_meanwhile_within_its_ceiling_is_gone_not_a_failure() {
         assert!(matches!(workspace.list_files(&lease).await, Err(WorkspaceError::LeaseGone(_))));
         // Releasing from the old record leaves the newer lease held.
         workspace.release(&lease).await.unwrap();
-        assert_eq!(coordinator.inner.snapshot().len(), 1);
+        assert_eq!(coordinator.inner().snapshot().len(), 1);
         every_operation(&workspace, &again).await.unwrap();
     });
 }
 
 #[test]
 fn a_record_written_before_it_attaches_through_the_coordinator() {
-    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Sleepy::default(), ManualClock::new(1_000_000));
     let workspace =
         PoolWorkspace::new(&coordinator, Ok(&provider), &clock, Ok(RunnerPoolConfig::default()), "main".into());
     block_on(async {
@@ -284,7 +239,7 @@ fn a_record_written_before_it_attaches_through_the_coordinator() {
         workspace.release(&lease).await.unwrap();
         assert_eq!(coordinator.count() - before, 8, "a read and the release");
         assert_eq!(provider.stopped.borrow().as_slice(), ["sbx-1"]);
-        assert!(coordinator.inner.snapshot().is_empty());
+        assert!(coordinator.inner().snapshot().is_empty());
         // Gone afterwards, as before.
         let error = workspace.list_files(&lease).await.unwrap_err();
         assert_eq!(error, WorkspaceError::LeaseGone("lease-t-cost".into()));
@@ -293,7 +248,7 @@ fn a_record_written_before_it_attaches_through_the_coordinator() {
 
 #[test]
 fn a_lease_refused_for_quota_resolves_no_checkout() {
-    let (coordinator, provider, clock) = (Counted::default(), Sleepy::default(), ManualClock::new(1_000_000));
+    let (coordinator, provider, clock) = (CountingCoordinator::new(), Sleepy::default(), ManualClock::new(1_000_000));
     let checkout = CountedCheckout::default();
     let config = RunnerPoolConfig { max_active_per_repository: 1, ..RunnerPoolConfig::default() };
     let workspace =

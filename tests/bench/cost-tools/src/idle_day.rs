@@ -17,9 +17,7 @@ use std::cell::RefCell;
 use agent_zero_app::{Host, Settings};
 use agent_zero_engine::{Queue, QueueError, Tick};
 use agent_zero_ports::{CountingKv, HttpClient, HttpError, ManualClock, block_on};
-use agent_zero_runner::{
-    Acquired, Coordinator, CoordinatorError, KvCoordinator, Lease, LeaseLimits, MemoryCoordinator, QuotaError,
-};
+use agent_zero_runner::{Coordinator, CountingCoordinator, KvCoordinator};
 
 /// What the sweep's operations count as on a bill: reads, writes (an
 /// insert or a swap is a write), deletes and lists.
@@ -32,47 +30,6 @@ fn billed(kv: &CountingKv, kind: &str) -> u64 {
         }
     }
     kv.operations().iter().filter(|(_, op)| as_billed(op) == kind).count() as u64
-}
-
-/// The `LeaseCoordinator` Durable Object: each call one request.
-#[derive(Debug, Default)]
-struct DurableLeases {
-    inner: MemoryCoordinator,
-    requests: RefCell<u64>,
-}
-
-impl DurableLeases {
-    fn bump(&self) {
-        *self.requests.borrow_mut() += 1;
-    }
-}
-
-impl Coordinator for DurableLeases {
-    async fn try_acquire(
-        &self,
-        lease: &Lease,
-        limits: &LeaseLimits,
-        now_ms: u64,
-    ) -> Result<Result<Acquired, QuotaError>, CoordinatorError> {
-        self.bump();
-        self.inner.try_acquire(lease, limits, now_ms).await
-    }
-    async fn update(&self, lease: &Lease) -> Result<(), CoordinatorError> {
-        self.bump();
-        self.inner.update(lease).await
-    }
-    async fn release(&self, lease_id: &str, sandbox: Option<&str>) -> Result<Option<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.release(lease_id, sandbox).await
-    }
-    async fn expired(&self, now_ms: u64) -> Result<Vec<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.expired(now_ms).await
-    }
-    async fn get(&self, lease_id: &str) -> Result<Option<Lease>, CoordinatorError> {
-        self.bump();
-        self.inner.get(lease_id).await
-    }
 }
 
 /// Any outbound request would be a subrequest: an idle sweep makes none.
@@ -163,7 +120,7 @@ fn main() {
     }
     let new_host = |kv| Idle {
         kv,
-        leases: DurableLeases::default(),
+        leases: CountingCoordinator::new(),
         http: NoNetwork::default(),
         clock: ManualClock::new(NOW),
         queue: NoQueue,
@@ -172,7 +129,7 @@ fn main() {
     let cloudflare = CountingKv::new();
     let host = new_host(&cloudflare);
     sweep(&host);
-    let durable = *host.leases.requests.borrow();
+    let durable = host.leases.count() as u64;
     let subrequests = *host.http.0.borrow();
 
     let spin = CountingKv::new();
