@@ -396,6 +396,15 @@ async fn move_keys<K: KeyValue>(
 /// when anything listed changed. Idempotent.
 pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), IndexError> {
     let stored = stored_summary(kv, &summary.id).await?;
+    record_over(kv, stored, summary).await
+}
+
+/// [`record`] over the summary as it is stored (`stored`, just read).
+async fn record_over<K: KeyValue>(
+    kv: &K,
+    stored: Option<StoredSummary>,
+    summary: &TaskSummary,
+) -> Result<(), IndexError> {
     let old = stored.as_ref().map(|(old, _)| old);
     let now = crate::dashboard::parse_rfc3339_ms(&summary.updated_at).unwrap_or(summary.created_ms);
     let mut summary = summary.clone().following(old, now);
@@ -415,20 +424,20 @@ pub async fn record<K: KeyValue>(kv: &K, summary: &TaskSummary) -> Result<(), In
 /// its first tick: call it with the stimulus and the `now_ms` given to
 /// `create`. A task already indexed is left alone.
 pub async fn record_created<K: KeyValue>(kv: &K, stimulus: &Stimulus, now_ms: u64) -> Result<(), IndexError> {
-    if read_summary(kv, &stimulus.task_id).await?.is_some() {
+    if stored_summary(kv, &stimulus.task_id).await?.is_some() {
         return Ok(());
     }
-    record(kv, &TaskSummary::of_stimulus(stimulus, now_ms)).await
+    record_over(kv, None, &TaskSummary::of_stimulus(stimulus, now_ms)).await
 }
 
 /// Indexes a delivery `runtime::receive` just recorded, before its
 /// admission tick; a task already indexed is left alone.
 pub async fn record_received<K: KeyValue>(kv: &K, resident: &Resident, now_ms: u64) -> Result<(), IndexError> {
     let Some(origin) = resident.origin() else { return Ok(()) };
-    if read_summary(kv, origin.task_id).await?.is_some() {
+    if stored_summary(kv, origin.task_id).await?.is_some() {
         return Ok(());
     }
-    record(kv, &TaskSummary::of_origin(&origin, now_ms)).await
+    record_over(kv, None, &TaskSummary::of_origin(&origin, now_ms)).await
 }
 
 /// Removes every index key of task `id` (retention); nothing when it is
