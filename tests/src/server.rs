@@ -295,14 +295,21 @@ impl Server {
 
     /// Sends a request to `path`.
     ///
-    /// Each server runs a private copy of the built worker
-    /// ([`workerd_command`]) with wrangler's `[build]` off, so no build
-    /// reloads the local runtime under it. Yet `wrangler dev`'s proxy was
-    /// still seen to answer a request itself (503, "Your worker restarted
-    /// mid-request…", once in a full run on 2026-12-06, cause unknown) and
-    /// asks for anything but a GET or HEAD to be sent again: the worker may
-    /// not have seen it, so the request is sent once more, as a client
-    /// would (every route is idempotent), and the restart is printed.
+    /// On workerd, a request other than GET or HEAD is sent once more when
+    /// wrangler's proxy answers it itself with exactly its 503 "Your worker
+    /// restarted mid-request" ([`WRANGLER_RESTARTED`], `Retry-After: 0`),
+    /// printing that it did. Under the harness nothing reloads the worker
+    /// (each server runs a private copy of it with `[build]` off), and the
+    /// proxy gives this answer to any failed hop to the worker on a path
+    /// other than `/`
+    /// (wrangler 4.86 compares the request's whole URL with the worker's
+    /// origin; workers-sdk#14593). The hop fails when the proxy reuses a
+    /// pooled connection that the worker's HTTP server closes at the same
+    /// moment, both after 5 s idle (kj's defaults; workers-sdk#14641): the
+    /// request never reached the worker. Newer wrangler reports the same
+    /// failure as an error and still does not resend a POST
+    /// (workers-sdk#15252), so the harness does, as a client would
+    /// (docs/testing.md, "When the local runtime answers 503").
     ///
     /// A 404 with no body and no content type is sent again: every 404 of
     /// the product carries its JSON error shape, so that answer is not the
@@ -317,9 +324,15 @@ impl Server {
         if self.runtime != Runtime::Workerd {
             return reply;
         }
-        if reply.status == 503 && reply.text().starts_with("Your worker restarted mid-request") {
+        let resent_by_wrangler = matches!(method, "GET" | "HEAD");
+        if !resent_by_wrangler
+            && reply.status == 503
+            && reply.header("retry-after") == Some("0")
+            && reply.body == WRANGLER_RESTARTED.as_bytes()
+        {
             eprintln!(
-                "{}: wrangler restarted the local runtime under {method} {path}; sending it again",
+                "{}: wrangler's proxy lost its connection to the worker under {method} {path} \
+                 (its 503 \"Your worker restarted mid-request\"); sending it again",
                 self.runtime.name()
             );
             return send();
@@ -374,6 +387,13 @@ impl Server {
         let _ = self.child.wait();
     }
 }
+
+/// The whole body of the 503 wrangler's proxy (4.86,
+/// `templates/startDevWorker/ProxyWorker.ts`) answers a request other than
+/// GET or HEAD with when its hop to the worker fails on a path other than
+/// `/`: see [`Server::send`].
+const WRANGLER_RESTARTED: &str = "Your worker restarted mid-request. Please try sending the request again. \
+                                  Only GET or HEAD requests are retried automatically.";
 
 /// `body` as a new event's: see [`Server::deliver_github`]. Anything but
 /// a JSON object is sent as it is.
@@ -619,6 +639,21 @@ fn origin_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one answer [`Server::send`] sends a request again on is the
+    /// pinned wrangler's own (tests/node): its proxy's 503, word for word,
+    /// with `Retry-After: 0`, given to a method other than GET or HEAD.
+    #[test]
+    fn the_resent_503_is_the_pinned_wranglers_own_answer() {
+        let proxy = repo_root().join("tests/node/node_modules/wrangler/wrangler-dist/ProxyWorker.js");
+        let source = std::fs::read_to_string(&proxy)
+            .unwrap_or_else(|e| panic!("{}: {e} (bash tests/scripts/install-tools.sh worker)", proxy.display()));
+        let at = source.find(&format!("\"{WRANGLER_RESTARTED}\"")).expect("wrangler's proxy gives exactly this body");
+        let answer = &source[at..at + 300];
+        assert!(answer.contains("status: 503") && answer.contains(r#"headers: { "Retry-After": "0" }"#), "{answer}");
+        let before = &source[at.saturating_sub(1200)..at];
+        assert!(before.contains(r#"request.method === "GET" || request.method === "HEAD""#), "{before}");
+    }
 
     #[test]
     fn each_url_gets_its_origin_variable_unless_the_case_set_one() {

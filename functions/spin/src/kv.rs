@@ -21,8 +21,9 @@ use spin_sdk::key_value::Store;
 /// `wasi:keyvalue@0.2.0-draft2`, generated from wit/deps/keyvalue-2024-10-17
 /// (copied from spinframework/spin; see wit/deps/README.md). spin-sdk 5
 /// generates these interfaces only inside its internal `wit` module, so the
-/// component carries its own binding; only `store.open` and `atomics`
-/// (`cas`, `swap`, `increment`) are called, so only those are imported (wit/world.wit).
+/// component carries its own binding; only `store.open`, `atomics`
+/// (`cas`, `swap`, `increment`) and `batch.get-many` are called, so only
+/// those are imported (wit/world.wit).
 #[doc(hidden)]
 #[allow(unreachable_pub, missing_debug_implementations, clippy::all)]
 mod bindings {
@@ -32,7 +33,7 @@ mod bindings {
     });
 }
 
-use bindings::wasi::keyvalue::{atomics, store};
+use bindings::wasi::keyvalue::{atomics, batch, store};
 
 /// The label of the only store the component uses (spin.toml `key_value_stores`).
 const STORE: &str = "default";
@@ -96,6 +97,30 @@ impl KeyValue for SpinKv {
     async fn delete(&self, key: &str) -> Result<(), KvError> {
         check_key(key)?;
         self.store()?.delete(key).map_err(backend)
+    }
+
+    /// One `wasi:keyvalue/batch` `get-many`: one host call and, on Spin's
+    /// default store, one SQL query (`crates/key-value-spin/src/store.rs`).
+    /// It answers only the keys that exist, in its own order, so the
+    /// values are matched back by key. Not a snapshot on every store Spin
+    /// ships (Cosmos answers in pages, DynamoDB retries unprocessed keys),
+    /// which no caller needs: the values a tick reads this way are checked
+    /// again by the conditional write that commits it.
+    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        for key in keys {
+            check_key(key)?;
+        }
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let asked: Vec<String> = keys.iter().map(|key| (*key).to_owned()).collect();
+        let found = batch::get_many(self.bucket()?, &asked)
+            .map_err(|e| KvError::Backend(format!("get-many of {} keys: {}", keys.len(), describe(&e))))?;
+        Ok(matched(keys, found))
+    }
+
+    fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        !keys.is_empty()
     }
 
     async fn list(&self, prefix: &str, cursor: Option<&str>, limit: usize) -> Result<KeyPage, KvError> {
@@ -167,6 +192,40 @@ impl KeyValue for SpinKv {
     }
 }
 
+/// The values of `keys`, in their order, from a `get-many` answer that
+/// holds only the keys that exist, in the store's own order. Spin's SQLite
+/// store answers in key order, and a tick asks in key order (log entries
+/// by seq), so one walk along both matches them; any other order, or a
+/// key asked for twice, is matched by lookup.
+fn matched(keys: &[&str], found: Vec<(String, Option<Vec<u8>>)>) -> Vec<Option<Vec<u8>>> {
+    let mut values: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
+    let mut at = 0;
+    let mut rest = Vec::new();
+    for (key, value) in found {
+        match keys[at..].iter().position(|k| *k == key) {
+            Some(skipped) => {
+                at += skipped;
+                values[at] = value;
+                at += 1;
+            }
+            None => rest.push((key, value)),
+        }
+    }
+    for (key, value) in rest {
+        if let Some(place) = keys.iter().position(|k| *k == key) {
+            values[place] = value;
+        }
+    }
+    for place in 0..keys.len() {
+        if values[place].is_none()
+            && let Some(first) = keys[..place].iter().position(|k| *k == keys[place])
+        {
+            values[place] = values[first].clone();
+        }
+    }
+    values
+}
+
 /// The suffix of a key's creation ticket ([`SpinKv::create`]). It sorts
 /// and lists with its key, so removing a task's prefix (retention) removes
 /// its tickets too.
@@ -235,5 +294,33 @@ impl SpinKv {
         }
         store.set(key, value).map_err(backend)?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matched;
+
+    fn answer(pairs: &[(&str, &str)]) -> Vec<(String, Option<Vec<u8>>)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), Some(v.as_bytes().to_vec()))).collect()
+    }
+
+    fn values(values: &[Option<Vec<u8>>]) -> Vec<Option<&str>> {
+        values.iter().map(|v| v.as_deref().map(|b| std::str::from_utf8(b).unwrap())).collect()
+    }
+
+    #[test]
+    fn an_answer_in_key_order_with_keys_left_out_is_matched_to_the_request() {
+        let keys = ["log/1", "log/2", "log/3", "log/4"];
+        let found = matched(&keys, answer(&[("log/1", "a"), ("log/3", "c")]));
+        assert_eq!(values(&found), [Some("a"), None, Some("c"), None]);
+    }
+
+    #[test]
+    fn an_answer_in_another_order_or_for_a_key_asked_twice_is_matched_by_key() {
+        let keys = ["meta", "cost", "log/0", "cost"];
+        let found = matched(&keys, answer(&[("cost", "9"), ("log/0", "e"), ("meta", "m")]));
+        assert_eq!(values(&found), [Some("m"), Some("9"), Some("e"), Some("9")]);
+        assert_eq!(values(&matched(&keys, Vec::new())), [None, None, None, None]);
     }
 }

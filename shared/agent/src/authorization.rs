@@ -9,13 +9,13 @@
 //! | 0 | the finding was `accepted` by validation | refused | `finding-not-accepted` |
 //! | 1 | mode is `fix` or `autonomous` | refused | `mode-read-only` |
 //! | 2 | `autofix.enabled` | refused | `autofix-disabled` |
-//! | 3 | confidence >= `autofix.minConfidence` | refused | `confidence-below-threshold` |
+//! | 3 | confidence >= `autofix.minConfidence` | needs a human | `confidence-below-threshold` |
 //! | 4 | every path inside the checkout | refused | `path-outside-checkout` |
 //! | 5 | every path cited by the validated finding and, when it exists at the leased commit, holding a verified quote itself or named by the feedback or issue (a new file needs `autofix.allowNewFiles`) | needs a human | `out-of-scope` |
-//! | 6 | distinct changed files <= `agent.maxChangedFiles` | refused | `too-many-changed-files` |
-//! | 7 | risk, classified from the paths, is not `high-impact` (or a person approved) | needs a human | `high-impact-change` |
-//! | 8 | risk in `autofix.allowedChangeRisks` | refused | `change-risk-not-allowed` |
-//! | 9 | runner isolated when `autofix.requireIsolated` | refused | `runner-not-isolated` |
+//! | 6 | distinct changed files <= `agent.maxChangedFiles` | needs a human | `too-many-changed-files` |
+//! | 7 | risk, classified from the paths, is not `high-impact` | needs a human | `high-impact-change` |
+//! | 8 | risk in `autofix.allowedChangeRisks` | needs a human | `change-risk-not-allowed` |
+//! | 9 | runner isolated when `autofix.requireIsolated` | needs a human | `runner-not-isolated` |
 //!
 //! The risk is never the model's word alone: [`classify_change_risk_in`] (with what the repository runs of its documentation, [`crate::DocUse`])
 //! raises the declared class from the paths (CI, policy, tests, manifests
@@ -26,8 +26,13 @@
 //! the feedback or issue names); one supported quote does not make every
 //! cited file writable.
 //!
-//! `high-impact` and `out-of-scope` are not refusals: they are outcomes
-//! that stop the run at `needs-human` until someone decides.
+//! The links that end in "needs a human" stop the run at `needs-human`
+//! until someone decides, as the reference's do; a person's approval of
+//! the decision they were shown stands in for the link that stopped it
+//! ([`WriteRequest::approved`]), and for that link alone: every other link
+//! still holds. The refused links are what no person can approve here: a
+//! finding validation did not accept, a mode or policy that never writes,
+//! a path outside the checkout.
 
 use std::collections::BTreeSet;
 
@@ -63,8 +68,9 @@ pub struct WriteRequest<'a> {
     pub named_files: &'a [String],
     /// Every file at the leased commit.
     pub checkout_files: &'a [String],
-    /// A person approved this task after it stopped at `high-impact-change`.
-    pub human_approved: bool,
+    /// The needs-human links (their [`RefusalCode`]s) a person approved for
+    /// this very decision: each stands in for its own link only.
+    pub approved: &'a [String],
     /// The documentation the repository runs or includes: a change to it
     /// is high-impact, not mechanical.
     pub doc_use: &'a crate::risk::DocUse,
@@ -117,6 +123,20 @@ impl RefusalCode {
         }
     }
 
+    /// The code named `code`, if it is one of the chain's.
+    pub fn parse(code: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == code)
+    }
+
+    /// Whether the link stops the run for a person (and a person's approval
+    /// of the decision stands in for it), rather than refusing outright.
+    pub const fn needs_human(self) -> bool {
+        !matches!(
+            self,
+            Self::FindingNotAccepted | Self::ModeReadOnly | Self::AutofixDisabled | Self::PathOutsideCheckout
+        )
+    }
+
     fn with(self, message: String) -> Refusal {
         Refusal { code: self.as_str().into(), message }
     }
@@ -134,8 +154,8 @@ impl std::fmt::Display for RefusalCode {
 pub enum WriteDecision {
     /// Every link held: the change may be executed.
     Allowed,
-    /// Stop at `needs-human`: a high-impact change (`high-impact-change`) or
-    /// one outside the validated scope (`out-of-scope`).
+    /// Stop at `needs-human` until a person decides (the table's "needs a
+    /// human" links).
     NeedsHuman { reason: Refusal },
     /// A link failed: no write; the run reports why.
     Refused(Refusal),
@@ -173,11 +193,24 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
     if !autofix.enabled {
         return refuse(C::AutofixDisabled, "autofix.enabled is false in .agent-zero.yml".into());
     }
+    let stop = |code: RefusalCode, message: String| {
+        if request.approved.iter().any(|a| a == code.as_str()) {
+            None
+        } else {
+            Some(WriteDecision::NeedsHuman { reason: code.with(message) })
+        }
+    };
     let confidence = request.confidence;
     if !(confidence.is_finite() && confidence >= autofix.min_confidence) {
         let message =
             format!("confidence {confidence:.2} is below autofix.minConfidence {:.2}", autofix.min_confidence);
-        return refuse(C::ConfidenceBelowThreshold, message);
+        // A confidence that is not a number is nothing a person can approve.
+        if !confidence.is_finite() {
+            return refuse(C::ConfidenceBelowThreshold, message);
+        }
+        if let Some(stopped) = stop(C::ConfidenceBelowThreshold, message) {
+            return stopped;
+        }
     }
     let distinct: BTreeSet<&str> = inserted(request.changed_paths.iter().map(String::as_str));
     let outside: Vec<String> =
@@ -188,22 +221,27 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
     }
     let unearned = out_of_scope(policy, request, &distinct);
     if !unearned.is_empty() {
-        let reason = C::OutOfScope.with(format!(
+        let message = format!(
             "changes outside the validated scope (a change may touch only files the validated finding cites, \
              each holding a verified quote or named by the feedback or issue{}): {}",
             if autofix.allow_new_files { ", or new files" } else { "" },
             unearned.join("; ")
-        ));
-        return WriteDecision::NeedsHuman { reason };
+        );
+        if let Some(stopped) = stop(C::OutOfScope, message) {
+            return stopped;
+        }
     }
     let max = policy.agent.max_changed_files;
     if distinct.len() > max as usize {
         let message = format!("{} files would change; agent.maxChangedFiles is {max}", distinct.len());
-        return refuse(C::TooManyChangedFiles, message);
+        if let Some(stopped) = stop(C::TooManyChangedFiles, message) {
+            return stopped;
+        }
     }
     let assessed = classify_change_risk_in(request.change_risk, request.changed_paths, request.doc_use);
     let risk = assessed.risk;
-    if risk == ChangeRisk::HighImpact && !request.human_approved {
+    let approved_high_impact = request.approved.iter().any(|a| a == C::HighImpactChange.as_str());
+    if risk == ChangeRisk::HighImpact && !approved_high_impact {
         let why = match &assessed.high_impact {
             Some((path, kind)) => format!("`{path}` is {}", kind.describe()),
             None => "the change was declared high-impact".to_owned(),
@@ -214,7 +252,7 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
     }
     // A person who approved the high-impact link decided the risk; every
     // other link still holds.
-    let risk_decided = risk == ChangeRisk::HighImpact && request.human_approved;
+    let risk_decided = risk == ChangeRisk::HighImpact && approved_high_impact;
     if !risk_decided && !autofix.allowed_change_risks.contains(&risk) {
         let allowed: Vec<&str> = autofix.allowed_change_risks.iter().map(|r| r.as_str()).collect();
         let raised = if risk == request.change_risk {
@@ -224,11 +262,15 @@ pub fn authorize_write(policy: &Policy, request: &WriteRequest<'_>) -> WriteDeci
         };
         let message =
             format!("change risk `{risk}`{raised} is not in autofix.allowedChangeRisks [{}]", allowed.join(", "));
-        return refuse(C::ChangeRiskNotAllowed, message);
+        if let Some(stopped) = stop(C::ChangeRiskNotAllowed, message) {
+            return stopped;
+        }
     }
     if autofix.require_isolated && !request.runner_isolated {
         let message = "autofix.requireIsolated is true and the runner does not report isolation";
-        return refuse(C::RunnerNotIsolated, message.into());
+        if let Some(stopped) = stop(C::RunnerNotIsolated, message.into()) {
+            return stopped;
+        }
     }
     WriteDecision::Allowed
 }

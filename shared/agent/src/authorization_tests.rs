@@ -29,7 +29,7 @@ fn request(changed: &[String]) -> WriteRequest<'_> {
         quoted_files: changed,
         named_files: &[],
         checkout_files: changed,
-        human_approved: false,
+        approved: &[],
         doc_use: &NOTHING_RUN,
     }
 }
@@ -88,6 +88,8 @@ fn confidence_must_reach_the_threshold() {
     for confidence in [0.84, f64::NAN, -1.0] {
         let d = authorize_write(&p, &WriteRequest { confidence, ..request(&changed) });
         assert_eq!(code(&d), "confidence-below-threshold", "{confidence}");
+        // A low confidence waits for a person; one that is not a number is refused.
+        assert_eq!(matches!(d, WriteDecision::NeedsHuman { .. }), confidence.is_finite(), "{confidence}");
     }
     let exact = WriteRequest { confidence: 0.85, ..request(&changed) };
     assert!(authorize_write(&p, &exact).is_allowed());
@@ -110,7 +112,7 @@ fn risk_must_be_allowed_by_policy() {
     let changed = paths(1);
     let behavioral = WriteRequest { change_risk: ChangeRisk::Behavioral, ..request(&changed) };
     let d = authorize_write(&writable_policy(), &behavioral);
-    assert!(matches!(d, WriteDecision::Refused(_)));
+    assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{d:?}");
     assert_eq!(code(&d), "change-risk-not-allowed");
     assert!(d.reason().unwrap().message.contains("[mechanical]"));
     let mut p = writable_policy();
@@ -122,7 +124,9 @@ fn risk_must_be_allowed_by_policy() {
 fn isolation_is_required_when_policy_says_so() {
     let changed = paths(1);
     let shared = WriteRequest { runner_isolated: false, ..request(&changed) };
-    assert_eq!(code(&authorize_write(&writable_policy(), &shared)), "runner-not-isolated");
+    let d = authorize_write(&writable_policy(), &shared);
+    assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{d:?}");
+    assert_eq!(code(&d), "runner-not-isolated");
     let mut p = writable_policy();
     p.autofix.require_isolated = false;
     assert!(authorize_write(&p, &shared).is_allowed());
@@ -136,6 +140,7 @@ fn changed_files_are_bounded() {
     let eleven = paths(11);
     let d = authorize_write(&p, &request(&eleven));
     assert_eq!(code(&d), "too-many-changed-files");
+    assert!(matches!(d, WriteDecision::NeedsHuman { .. }), "{d:?}");
     assert!(d.reason().unwrap().message.contains("11 files"));
     let mut repeated = paths(10);
     repeated.extend(paths(10));
@@ -175,7 +180,7 @@ fn links_are_checked_in_order() {
         quoted_files: &many,
         named_files: &[],
         checkout_files: &many,
-        human_approved: false,
+        approved: &[],
         doc_use: &NOTHING_RUN,
     };
     let mut seen = vec![];
@@ -247,22 +252,63 @@ fn the_paths_raise_the_declared_risk() {
 }
 
 #[test]
-fn an_approval_decides_only_the_high_impact_link() {
+fn an_approval_decides_only_the_link_it_was_given_for() {
     let mut p = writable_policy();
+    let high_impact = ["high-impact-change".to_owned()];
     let changed = vec![".github/workflows/ci.yml".to_owned()];
-    let approved = WriteRequest { human_approved: true, ..request(&changed) };
+    let approved = WriteRequest { approved: &high_impact, ..request(&changed) };
     assert!(authorize_write(&p, &approved).is_allowed());
     // Every other link still holds after an approval.
     let shared = WriteRequest { runner_isolated: false, ..approved };
     assert_eq!(code(&authorize_write(&p, &shared)), "runner-not-isolated");
     let uncited = WriteRequest { cited_files: &[], ..approved };
     assert_eq!(code(&authorize_write(&p, &uncited)), "out-of-scope");
-    // An approval does not allow a behavioral change policy does not allow.
+    // An approval of the high-impact link does not allow a behavioral
+    // change policy does not allow: that is a link of its own.
     let source = vec!["src/lib.rs".to_owned()];
-    let behavioral = WriteRequest { human_approved: true, ..request(&source) };
+    let behavioral = WriteRequest { approved: &high_impact, ..request(&source) };
     assert_eq!(code(&authorize_write(&p, &behavioral)), "change-risk-not-allowed");
+    let risk = ["change-risk-not-allowed".to_owned()];
+    assert!(authorize_write(&p, &WriteRequest { approved: &risk, ..request(&source) }).is_allowed());
     p.autofix.allowed_change_risks.push(ChangeRisk::Behavioral);
     assert!(authorize_write(&p, &behavioral).is_allowed());
+    // Each needs-human link is lifted by its own approval, one at a time.
+    let p = writable_policy();
+    let one = paths(1);
+    let low = WriteRequest { confidence: 0.5, runner_isolated: false, ..request(&one) };
+    assert_eq!(code(&authorize_write(&p, &low)), "confidence-below-threshold");
+    let confidence = ["confidence-below-threshold".to_owned()];
+    let lifted = WriteRequest { approved: &confidence, ..low };
+    assert_eq!(code(&authorize_write(&p, &lifted)), "runner-not-isolated", "the next link still holds");
+    let both = ["confidence-below-threshold".to_owned(), "runner-not-isolated".to_owned()];
+    assert!(authorize_write(&p, &WriteRequest { approved: &both, ..low }).is_allowed());
+    let eleven = paths(11);
+    let files = ["too-many-changed-files".to_owned()];
+    assert!(authorize_write(&p, &WriteRequest { approved: &files, ..request(&eleven) }).is_allowed());
+    // What no person can approve stays refused, whatever is approved.
+    let every: Vec<String> = RefusalCode::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+    let outside = vec!["../x".to_owned()];
+    let d = authorize_write(&p, &WriteRequest { approved: &every, ..request(&outside) });
+    assert!(matches!(d, WriteDecision::Refused(_)) && code(&d) == "path-outside-checkout", "{d:?}");
+    let d = authorize_write(&p, &WriteRequest { approved: &every, confidence: f64::NAN, ..request(&one) });
+    assert!(matches!(d, WriteDecision::Refused(_)), "{d:?}");
+    let d = authorize_write(&p, &WriteRequest { approved: &every, verdict: Verdict::Inconclusive, ..request(&one) });
+    assert_eq!(code(&d), "finding-not-accepted");
+    // Which links a person can approve, by their code.
+    let approvable: Vec<&str> = RefusalCode::ALL.iter().filter(|c| c.needs_human()).map(|c| c.as_str()).collect();
+    assert_eq!(
+        approvable,
+        [
+            "confidence-below-threshold",
+            "out-of-scope",
+            "too-many-changed-files",
+            "high-impact-change",
+            "change-risk-not-allowed",
+            "runner-not-isolated"
+        ]
+    );
+    assert_eq!(RefusalCode::parse("out-of-scope"), Some(RefusalCode::OutOfScope));
+    assert_eq!(RefusalCode::parse("no-checks"), None);
 }
 
 #[test]

@@ -182,9 +182,16 @@ impl LifecycleMachine {
         self.state
     }
 
-    /// A human approved a `needs-human` task: back to `planning`.
+    /// A human approved a `needs-human` task: back to `planning`. A task
+    /// that stopped with every attempt used (its repairs used up) is granted
+    /// one more: the person asked for another try, and each approval buys
+    /// exactly one.
     pub fn approve(&mut self) -> Result<TaskState, TransitionError> {
-        self.human(Planning)
+        let next = self.human(Planning)?;
+        if !self.has_attempt_left() {
+            self.max_attempts = self.attempts + 1;
+        }
+        Ok(next)
     }
 
     /// A human denied a `needs-human` task: `failed`.

@@ -199,13 +199,23 @@ fn a_single_attempt_allows_no_repair() {
 }
 
 #[test]
-fn approval_after_exhausted_attempts_cannot_execute_again() {
+fn an_approval_after_exhausted_attempts_grants_exactly_one_more() {
     let mut m = machine_in(Verifying, 2, 2);
     m.to(NeedsHuman).unwrap();
     assert_eq!(m.approve(), Ok(Planning));
-    assert!(matches!(m.to(Executing), Err(TransitionError::AttemptsExhausted { .. })));
+    assert_eq!(m.max_attempts(), 3, "the person asked for one more try");
+    assert_eq!(m.to(Executing), Ok(Executing));
+    assert_eq!(m.to(Verifying), Ok(Verifying));
+    assert!(matches!(m.to(Planning), Err(TransitionError::AttemptsExhausted { .. })), "and only one");
+    m.to(NeedsHuman).unwrap();
+    assert_eq!(m.approve(), Ok(Planning));
+    assert_eq!((m.attempts(), m.max_attempts()), (3, 4));
     assert!(matches!(m.to(Completed), Err(TransitionError::UnverifiedCompletion { .. })));
-    assert_eq!(m.to(Failed), Ok(Failed));
+    // An approval with attempts left grants none.
+    let mut early = machine_in(Planning, 0, 3);
+    early.to(NeedsHuman).unwrap();
+    early.approve().unwrap();
+    assert_eq!(early.max_attempts(), 3);
 }
 
 #[test]

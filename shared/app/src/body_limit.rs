@@ -59,6 +59,7 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
         | RouteId::TaskEvidenceHtml
         | RouteId::TaskLog
         | RouteId::Doctor
+        | RouteId::Overview
         | RouteId::Audit
         | RouteId::OpenApi
         | RouteId::Docs

@@ -38,6 +38,9 @@ pub enum ErrorCode {
     /// The deployment acts as a GitHub App, and the App is not installed on
     /// the repository a task names: nothing could read or check it out.
     AppNotInstalled,
+    /// As many tasks are `queued` as `AGENT_ZERO_MAX_QUEUED` allows: the
+    /// new one was not stored (`Retry-After` says when to try again).
+    QueueFull,
 }
 
 impl ErrorCode {
@@ -58,6 +61,7 @@ impl ErrorCode {
             Self::UpstreamFailed => "upstream_failed",
             Self::InvalidPolicy => "invalid_policy",
             Self::AppNotInstalled => "app_not_installed",
+            Self::QueueFull => "queue_full",
         }
     }
 
@@ -67,7 +71,7 @@ impl ErrorCode {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::InvalidRequest => StatusCode::BAD_REQUEST,
-            Self::NotConfigured | Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NotConfigured | Self::StorageUnavailable | Self::QueueFull => StatusCode::SERVICE_UNAVAILABLE,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::Conflict => StatusCode::CONFLICT,

@@ -38,6 +38,7 @@ mod repository_policy;
 pub mod retention;
 mod router;
 mod routes;
+mod run_bounds;
 mod services;
 pub mod settings;
 #[cfg(test)]

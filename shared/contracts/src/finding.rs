@@ -117,6 +117,45 @@ pub struct AgentDecision {
     pub changes: Vec<ProposedChange>,
 }
 
+/// Most acceptance criteria a run records, as the reference bounds them.
+pub const MAX_ACCEPTANCE_CRITERIA: usize = 20;
+/// Most characters of one acceptance criterion, as the reference bounds it.
+pub const MAX_CRITERION_CHARS: usize = 500;
+
+/// A decision's acceptance criteria as a run records them: each trimmed,
+/// the empty ones dropped, the first [`MAX_ACCEPTANCE_CRITERIA`] kept, and
+/// each cut at [`MAX_CRITERION_CHARS`] (ending in `…`). They are untrusted
+/// model text that reaches the evidence, the check run and a pull request's
+/// body. `dropped` counts the criteria past the cap, `cut` the ones shortened.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoundedCriteria {
+    pub kept: Vec<String>,
+    pub dropped: usize,
+    pub cut: usize,
+}
+
+impl AgentDecision {
+    /// The acceptance criteria within the reference's bounds ([`BoundedCriteria`]).
+    pub fn bounded_acceptance_criteria(&self) -> BoundedCriteria {
+        let mut bounded = BoundedCriteria::default();
+        for criterion in self.acceptance_criteria.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            if bounded.kept.len() == MAX_ACCEPTANCE_CRITERIA {
+                bounded.dropped += 1;
+                continue;
+            }
+            let kept = match criterion.char_indices().nth(MAX_CRITERION_CHARS - 1) {
+                Some((at, _)) if criterion.chars().count() > MAX_CRITERION_CHARS => {
+                    bounded.cut += 1;
+                    format!("{}…", &criterion[..at])
+                }
+                _ => criterion.to_owned(),
+            };
+            bounded.kept.push(kept);
+        }
+        bounded
+    }
+}
+
 /// Captured evidence for one repository-native check invocation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -165,6 +204,32 @@ mod tests {
             truncated_bytes: 0,
             timed_out: false,
         }
+    }
+
+    fn criteria(criteria: Vec<String>) -> AgentDecision {
+        let finding: ModelFinding = serde_json::from_value(serde_json::json!({
+            "title": "t", "explanation": "e", "severity": "low", "confidence": 0.9, "valid": true,
+            "evidence": [], "files": [], "changeRisk": "mechanical"
+        }))
+        .expect("a finding");
+        AgentDecision { finding, plan: vec![], acceptance_criteria: criteria, changes: vec![] }
+    }
+
+    #[test]
+    fn acceptance_criteria_are_bounded_as_the_reference_bounds_them() {
+        let many = criteria((0..30).map(|i| format!("criterion {i}")).collect());
+        let bounded = many.bounded_acceptance_criteria();
+        assert_eq!((bounded.kept.len(), bounded.dropped, bounded.cut), (20, 10, 0));
+        assert_eq!(bounded.kept[19], "criterion 19", "the first 20 are kept, in order");
+        let long = criteria(vec!["é".repeat(1_000), "  ".into(), " x ".into(), "y".repeat(500)]);
+        let bounded = long.bounded_acceptance_criteria();
+        assert_eq!(bounded.kept.len(), 3, "the blank one is dropped, and not counted against the cap");
+        assert_eq!(bounded.kept[0].chars().count(), MAX_CRITERION_CHARS);
+        assert!(bounded.kept[0].ends_with("é…"), "cut on a character boundary");
+        assert_eq!(bounded.kept[1], "x");
+        assert_eq!(bounded.kept[2], "y".repeat(500), "exactly at the cap is kept whole");
+        assert_eq!((bounded.dropped, bounded.cut), (0, 1));
+        assert_eq!(criteria(vec![]).bounded_acceptance_criteria(), BoundedCriteria::default());
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub use evidence::{
     Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, OmittedItem, Refusal, ReviewLedger, SkipReason,
     TreeFile,
 };
-pub use finding::{AgentDecision, CheckResult, Finding, ModelFinding, ProposedChange, QuoteCheck, all_checks_passed};
+pub use finding::{
+    AgentDecision, BoundedCriteria, CheckResult, Finding, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_CHARS, ModelFinding,
+    ProposedChange, QuoteCheck, all_checks_passed,
+};
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};

@@ -2,7 +2,8 @@
 //! alone (so the same log always concludes the same way).
 
 use agent_zero_contracts::{
-    Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult, TerminalState, Verdict, is_verified,
+    AgentDecision, BoundedCriteria, Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult,
+    TaskState, TerminalState, Verdict, is_verified,
 };
 
 use crate::fact::{Stimulus, WriteOutcome};
@@ -22,7 +23,8 @@ pub fn conclude(
     let verified = is_verified(state, &attempt.changed_files, &attempt.check_results);
     let decision = attempt.decision.as_ref();
     let plan = decision.map(|d| d.plan.clone()).unwrap_or_default();
-    let acceptance_criteria = decision.map(|d| d.acceptance_criteria.clone()).unwrap_or_default();
+    let criteria = decision.map(AgentDecision::bounded_acceptance_criteria).unwrap_or_default();
+    let acceptance_criteria = criteria.kept.clone();
     let runner = resident.sandbox.runner.clone().unwrap_or_else(RunnerDescription::none);
     let summary = match &stimulus.source {
         Some(source) => format!("{summary} ({source})"),
@@ -45,6 +47,7 @@ pub fn conclude(
         summary: summary.clone(),
     };
     let refusal = match &attempt.write {
+        _ if state == TerminalState::NeedsHuman => stop_reason(resident),
         Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.clone()),
         _ => None,
     };
@@ -78,6 +81,7 @@ pub fn conclude(
                 .into_iter()
                 .map(|w| OmittedItem { kind: "policy".into(), subject: w.field, reason: w.message })
                 .chain(resident.discovery.omitted.iter().cloned())
+                .chain(criteria_omitted(&criteria))
                 .collect(),
         },
         summary,
@@ -86,6 +90,117 @@ pub fn conclude(
         cost: crate::tick::evidence_cost(resident),
     };
     (result, evidence)
+}
+
+/// What the bounds on the model's acceptance criteria left out, if anything.
+fn criteria_omitted(criteria: &BoundedCriteria) -> Option<OmittedItem> {
+    use agent_zero_contracts::{MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_CHARS};
+    (criteria.dropped + criteria.cut > 0).then(|| OmittedItem {
+        kind: "model".into(),
+        subject: "acceptance criteria".into(),
+        reason: format!(
+            "{} criteria past the first {MAX_ACCEPTANCE_CRITERIA} dropped, {} cut at {MAX_CRITERION_CHARS} characters",
+            criteria.dropped, criteria.cut
+        ),
+    })
+}
+
+/// The stop code of a finding validation found inconclusive.
+pub(crate) const FINDING_INCONCLUSIVE: &str = "finding-inconclusive";
+/// The stop code of a change that still failed its checks with every
+/// attempt of `agent.maxAttempts` used.
+pub(crate) const REPAIRS_EXHAUSTED: &str = "repairs-exhausted";
+
+/// What approving a `needs-human` task does, by the stop it waits at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApprovalEffect {
+    /// The approval stands in for the stop, and the run goes on to write
+    /// the change shown (every other link of the chain still holds).
+    Writes,
+    /// Nothing can be written past this stop (an inconclusive finding, no
+    /// checks, nothing to write): the approval accepts the conclusion and
+    /// the task ends without writing.
+    AcceptsConclusion,
+    /// The repairs were used up: the approval buys one more attempt, a
+    /// repair from the failing output, under the same chain.
+    Retries,
+}
+
+impl ApprovalEffect {
+    /// Every effect.
+    pub const ALL: &'static [Self] = &[Self::Writes, Self::AcceptsConclusion, Self::Retries];
+
+    /// The stable kebab-case name (the API's `pendingDecision.approving`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Writes => "writes",
+            Self::AcceptsConclusion => "accepts-conclusion",
+            Self::Retries => "retries",
+        }
+    }
+
+    /// What the approver is told before deciding.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::Writes => "Approving writes the change below, verifies it with the checks, and publishes it.",
+            Self::AcceptsConclusion => {
+                "Approving accepts this conclusion: the task ends as it stands and nothing is written."
+            }
+            Self::Retries => {
+                "Approving buys one more attempt: the model repairs the change below from the failing checks' \
+                 output, under the same write checks (a change that needs a person stops again)."
+            }
+        }
+    }
+}
+
+/// Why a `needs-human` task waits, and what approving it does; `None` for
+/// a task that does not wait.
+pub fn awaiting(resident: &Resident) -> Option<(Refusal, ApprovalEffect)> {
+    let stop = stop_reason(resident)?;
+    let effect = match stop.code.as_str() {
+        REPAIRS_EXHAUSTED => ApprovalEffect::Retries,
+        FINDING_INCONCLUSIVE => ApprovalEffect::AcceptsConclusion,
+        _ if resident.path.iter().rev().nth(1) == Some(&TaskState::Reviewing) => ApprovalEffect::Writes,
+        code => match agent_zero_agent::RefusalCode::parse(code) {
+            Some(link) if link.needs_human() => ApprovalEffect::Writes,
+            _ => ApprovalEffect::AcceptsConclusion,
+        },
+    };
+    Some((stop, effect))
+}
+
+/// Why a `needs-human` task waits, as a refusal with a stable code: the
+/// stop it reached from the state before it (an inconclusive finding, a
+/// write link, used-up repairs, the review of the diff). `None` for a task
+/// that does not wait. A person's approval is of this stop, and of no other.
+pub(crate) fn stop_reason(resident: &Resident) -> Option<Refusal> {
+    if resident.state != TaskState::NeedsHuman {
+        return None;
+    }
+    let attempt = &resident.attempt;
+    match resident.path.iter().rev().nth(1)? {
+        TaskState::Validating => {
+            let reasons = attempt.finding.as_ref().map(|f| f.rejection_reasons.join(" ")).unwrap_or_default();
+            let message = format!("the evidence is inconclusive: {reasons}");
+            Some(Refusal { code: FINDING_INCONCLUSIVE.into(), message: message.trim_end().to_owned() })
+        }
+        TaskState::Planning => match &attempt.write {
+            Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.clone()),
+            _ => None,
+        },
+        TaskState::Verifying => {
+            let message = format!(
+                "verification still fails after {} attempt(s) (agent.maxAttempts {})",
+                resident.attempts(),
+                resident.max_attempts
+            );
+            Some(Refusal { code: REPAIRS_EXHAUSTED.into(), message })
+        }
+        TaskState::Reviewing => review_refusal(attempt),
+        _ => None,
+    }
 }
 
 /// The review stop, recorded like a refusal so the report says why.

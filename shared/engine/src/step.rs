@@ -70,9 +70,16 @@ impl Default for Limits {
 
 /// What is left at `now_ms` of the run's `agent.timeoutMs` (at least 1):
 /// the bound of a lease and of the checks.
+/// A `queued` task has not started: all of it is left.
 pub(crate) fn remaining_ms(resident: &Resident, now_ms: u64) -> u64 {
     let timeout = resident.stimulus.as_ref().map_or(0, |s| s.policy.agent.timeout_ms);
-    timeout.saturating_sub(now_ms.saturating_sub(resident.started_ms)).max(1)
+    timeout.saturating_sub(elapsed_ms(resident, now_ms)).max(1)
+}
+
+/// How long the run has been going at `now_ms`: since it left `queued`
+/// (a wait for a running slot is not the run's), none while it is there.
+fn elapsed_ms(resident: &Resident, now_ms: u64) -> u64 {
+    if resident.state == TaskState::Queued { 0 } else { now_ms.saturating_sub(resident.started_ms) }
 }
 
 impl Step<'_> {
@@ -144,7 +151,10 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
         return admission(resident, now_ms, limits);
     };
     let policy = &stimulus.policy;
-    let ticks = resident.seq.unwrap_or(0).saturating_sub(resident.intake.admitted_seq);
+    // Counted from the admission, or from the last approval: a person's
+    // decision starts the run's next leg.
+    let since = resident.intake.admitted_seq.max(resident.approval.resumed_seq);
+    let ticks = resident.seq.unwrap_or(0).saturating_sub(since);
     if ticks >= limits.max_ticks {
         return Step::Fail {
             reason: format!(
@@ -153,7 +163,7 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
             ),
         };
     }
-    let elapsed = now_ms.saturating_sub(resident.started_ms);
+    let elapsed = elapsed_ms(resident, now_ms);
     if elapsed > policy.agent.timeout_ms {
         return Step::Fail {
             reason: format!("timed out: {elapsed} ms elapsed, agent.timeoutMs is {}", policy.agent.timeout_ms),

@@ -406,18 +406,53 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(Overdue::Due(next))
     }
 
-    /// The first seq from `from` on with no entry.
-    async fn first_free(&self, id: &str, from: u64) -> Result<u64, StoreError> {
-        let mut seq = from;
-        while self.has_entry(id, seq).await? {
-            seq += 1;
+    /// The first seq from `from` on with no entry, in a few batch reads
+    /// whatever the log's length (a lost checkpoint of a 1,000-entry log
+    /// read key by key would pass a Worker invocation's 1,000 requests). A
+    /// log has no gaps (a seq is committed only once the one before it is),
+    /// so its entries from `from` are one run: probed at `from` + 0, 1, 3,
+    /// 7 … 2^k − 1, then at up to [`PROBES`] evenly spaced seqs between the
+    /// last entry found and the first seq found free, until they are
+    /// neighbours. 1,000 entries take three requests.
+    pub(crate) async fn first_free(&self, id: &str, from: u64) -> Result<u64, StoreError> {
+        /// Seqs read in one request.
+        const PROBES: u64 = 64;
+        let (mut present, mut free) = (None::<u64>, None::<u64>);
+        let mut base = from;
+        while free.is_none() {
+            let seqs: Vec<u64> = (0..24).map(|k| base.saturating_add((1u64 << k) - 1)).collect();
+            let (last, first_free) = self.probe(id, &seqs).await?;
+            present = last.or(present);
+            free = first_free;
+            base = seqs[seqs.len() - 1].saturating_add(1);
         }
-        Ok(seq)
+        let mut free = free.unwrap_or(from);
+        loop {
+            let after = present.map_or(from, |seq| seq + 1);
+            if after >= free {
+                return Ok(free);
+            }
+            let step = (free - after).div_ceil(PROBES).max(1);
+            let seqs: Vec<u64> = (0..PROBES).map(|i| after + i * step).take_while(|seq| *seq < free).collect();
+            let (last, first_free) = self.probe(id, &seqs).await?;
+            present = last.or(present);
+            free = first_free.unwrap_or(free);
+        }
+    }
+
+    /// Of `seqs` (ascending, within one run of entries), the last with an
+    /// entry and the first without, in one batch read.
+    async fn probe(&self, id: &str, seqs: &[u64]) -> Result<(Option<u64>, Option<u64>), StoreError> {
+        let keys: Vec<String> = seqs.iter().map(|seq| log_key(id, *seq)).collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let values = self.get_many(&refs).await?;
+        let found = values.iter().take_while(|value| value.is_some()).count();
+        Ok((found.checked_sub(1).map(|at| seqs[at]), seqs.get(found).copied()))
     }
 
     /// Several keys in as few requests as the backend allows, counted as
     /// the backend serves them.
-    async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+    pub(crate) async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, KvError> {
         let requests = if self.kv.reads_in_one_request(keys) { 1 } else { keys.len() as u32 };
         self.reads.set(self.reads.get() + requests);
         self.kv.get_many(keys).await
@@ -667,6 +702,58 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok((now_ms < claim.deadline_ms).then_some(claim))
     }
 
+    /// [`KeyValue::transact`], counted as one write; `None` when the store
+    /// cannot do it for these keys (nothing was sent).
+    pub(crate) async fn transact(
+        &self,
+        expect: &[agent_zero_ports::Expect<'_>],
+        writes: &[agent_zero_ports::Write<'_>],
+    ) -> Result<Option<bool>, KvError> {
+        let keys: Vec<&str> = expect.iter().chain(writes).map(|(key, _)| *key).collect();
+        if !self.kv.transacts(&keys) {
+            return Ok(None);
+        }
+        self.writes.set(self.writes.get() + 1);
+        self.kv.transact(expect, writes).await.map(Some)
+    }
+
+    /// [`KeyValue::read_and_transact`], counted as one write when it wrote,
+    /// else one read; `None` when the store cannot do it for these keys
+    /// (nothing was sent).
+    pub(crate) async fn read_and_transact(
+        &self,
+        read: &[&str],
+        expect: &[agent_zero_ports::Expect<'_>],
+        writes: &[agent_zero_ports::Write<'_>],
+    ) -> Result<Option<(Vec<Option<Vec<u8>>>, bool)>, KvError> {
+        let keys: Vec<&str> = read.iter().copied().chain(expect.iter().chain(writes).map(|(key, _)| *key)).collect();
+        if !self.kv.transacts(&keys) {
+            return Ok(None);
+        }
+        match self.kv.read_and_transact(read, expect, writes).await {
+            Err(KvError::Unsupported(_)) => Ok(None),
+            Err(e) => {
+                self.writes.set(self.writes.get() + 1);
+                Err(e)
+            }
+            Ok((values, written)) => {
+                let counter = if written { &self.writes } else { &self.reads };
+                counter.set(counter.get() + 1);
+                Ok(Some((values, written)))
+            }
+        }
+    }
+
+    /// Writes `value` at `key` only if it still holds `expected` (`None`:
+    /// absent), as one conditional write.
+    pub(crate) async fn swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
+        self.writes.set(self.writes.get() + 1);
+        match expected {
+            None => self.kv.put_if_absent(key, value).await,
+            Some(expected) => self.kv.compare_and_swap(key, Some(expected), value).await,
+        }
+    }
+
     /// The summary and checkpoint, when present and readable. A corrupt
     /// meta is treated as absent: the log is the truth.
     pub(crate) async fn meta(&self, id: &str) -> Result<Option<Meta>, KvError> {
@@ -711,6 +798,21 @@ fn decode<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_free_seq_of_a_long_log_is_found_in_a_few_batch_reads() {
+        use agent_zero_ports::{KeyValue, MemoryKv, block_on};
+        for len in [0u64, 1, 2, 3, 5, 63, 64, 65, 1_000, 4_097] {
+            let kv = MemoryKv::new();
+            for seq in 0..len {
+                block_on(kv.put(&log_key("t", seq), b"{}")).unwrap();
+            }
+            let store = Store::new(&kv);
+            assert_eq!(block_on(store.first_free("t", 1)).unwrap(), len.max(1), "a log of {len}");
+            // Galloping, then one narrowing per factor of 64.
+            assert!(store.reads.get() <= 4, "{} reads for a log of {len}", store.reads.get());
+        }
+    }
 
     #[test]
     fn keys_sort_by_seq_and_parse_back() {

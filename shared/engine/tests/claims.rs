@@ -81,8 +81,9 @@ fn a_claim_lasts_the_steps_own_bound() {
         };
         h.tick(&verify).unwrap();
         let c = stored_claim(&h, "t-bound", verify.expected_seq).unwrap();
-        let created = h.load("t-bound").created_ms;
-        let remaining = 1_800_000 - (c.at_ms - created);
+        // The run's time starts when it leaves `queued`.
+        let started = h.load("t-bound").started_ms;
+        let remaining = 1_800_000 - (c.at_ms - started);
         let bound = remaining + h.limits.claim_margin_ms;
         if h.transacts() {
             // Claimed ahead, with the bound the enqueuing tick computed:

@@ -139,14 +139,15 @@ fn rejected_findings_record_every_reason() {
 }
 
 #[test]
-fn low_confidence_is_inconclusive_and_ends_without_writing() {
+fn low_confidence_is_inconclusive_and_waits_for_a_person_without_writing() {
     let h = Harness::new();
     let mut finding = claim();
     finding.confidence = 0.4;
     h.decider.push(decision(finding));
     let outcome = h.run(stimulus("t-inc", RunMode::Fix, policy(FIX_POLICY)));
-    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(outcome, Some(TickOutcome::Waiting));
     let r = h.load("t-inc");
+    assert_eq!(r.state, TaskState::NeedsHuman);
     assert_eq!(r.attempt.finding.as_ref().unwrap().verdict, Verdict::Inconclusive);
     assert_eq!(r.conclusion.concluded.as_ref().unwrap().0.verdict, Verdict::Inconclusive);
     assert_eq!(h.workspace.writes.get(), 0);
@@ -184,20 +185,24 @@ fn each_link_of_the_write_chain_is_a_distinct_recorded_refusal() {
     let cases = [
         Case { code: "mode-read-only", mode: RunMode::Suggest, ..base },
         Case { code: "autofix-disabled", yaml: "mode: fix\nchecks: [[cargo, test]]\n", ..base },
-        Case { code: "confidence-below-threshold", confidence: 0.7, ..base },
+        // As the reference's: a low confidence, a risk or a runner the
+        // policy does not allow, and too many files wait for a person.
+        Case { code: "confidence-below-threshold", confidence: 0.7, expect: TerminalState::NeedsHuman, ..base },
         // Declared mechanical, but `src/lib.rs` is executable source: behavioral.
         Case {
             code: "change-risk-not-allowed",
             yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true}\n",
+            expect: TerminalState::NeedsHuman,
             ..base
         },
-        Case { code: "runner-not-isolated", isolated: false, ..base },
+        Case { code: "runner-not-isolated", isolated: false, expect: TerminalState::NeedsHuman, ..base },
         Case {
             code: "too-many-changed-files",
             yaml: "mode: fix\nchecks: [[cargo, test]]\nautofix: {enabled: true, allowedChangeRisks: [mechanical, behavioral]}\nagent: {maxChangedFiles: 1}\n",
             extra_change: Some("Cargo.toml"),
             cite_extra: true,
             quote_extra: true,
+            expect: TerminalState::NeedsHuman,
             ..base
         },
         Case { code: "path-outside-checkout", extra_change: Some("../outside.rs"), ..base },
@@ -300,7 +305,7 @@ fn repair_succeeds_on_the_second_attempt() {
 }
 
 #[test]
-fn repair_exhausted_fails_with_the_reason() {
+fn used_up_repairs_wait_for_a_person_with_the_reason() {
     let h = Harness::new();
     h.workspace.exits.borrow_mut().extend([1, 1, 1]);
     for _ in 0..3 {
@@ -308,13 +313,14 @@ fn repair_exhausted_fails_with_the_reason() {
     }
     let outcome =
         h.run(stimulus("t-exhaust", RunMode::Fix, policy(&format!("{FIX_POLICY}agent: {{maxAttempts: 2}}\n"))));
-    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));
+    assert_eq!(outcome, Some(TickOutcome::Waiting));
     let r = h.load("t-exhaust");
-    assert!(
-        r.conclusion.failure.as_deref().unwrap().contains("verification still fails after 2 attempt(s)"),
-        "{:?}",
-        r.conclusion.failure
-    );
+    assert_eq!(r.state, TaskState::NeedsHuman);
+    assert_eq!(r.conclusion.failure, None, "nothing failed: a person decides");
+    let evidence = &r.conclusion.concluded.as_ref().unwrap().1;
+    let refusal = evidence.refusal.as_ref().expect("the stop is recorded");
+    assert_eq!(refusal.code, "repairs-exhausted");
+    assert!(refusal.message.contains("verification still fails after 2 attempt(s)"), "{refusal:?}");
     assert_eq!(h.workspace.runs.get(), 2);
     // The first attempt's checks had half of what was left of the run, so
     // a hung check could not take the repair's time; the last had the rest.
@@ -641,10 +647,11 @@ fn per_tick_cost_is_bounded() {
     // the previous tick put in the message; one commit of the entry with
     // the checkpoint, which carries the next tick's due time (the
     // creation puts the first step's bound in the first message too); the
-    // tick that leaves the task quiet also removes its `active/` key. Spin's store, one key per request: three reads, the
-    // claim, its commit mark, the entry, the marker, the checkpoint, the
-    // old marker.
-    for (h, bound) in [(Harness::new(), 2), (Harness::one_key_per_request(), 9)] {
+    // tick that leaves the task quiet also removes its `active/` key. A
+    // store that answers one key per request: three reads, the claim, its
+    // commit mark, the entry, the marker, the checkpoint, the old marker;
+    // Spin's, whose `get-many` reads the three at once: seven.
+    for (h, bound) in [(Harness::new(), 2), (Harness::one_key_per_request(), 9), (Harness::spin(), 7)] {
         h.workspace.exits.borrow_mut().extend([1, 0]);
         h.decider.push(decision(claim()));
         h.decider.push(decision(claim()));
@@ -669,10 +676,13 @@ fn per_tick_cost_is_bounded() {
 
 /// A cold tick (no checkpoint) reads the log in batches of 64 entries: a
 /// thousand-entry log is 16 requests to a task's Durable Object, inside a
-/// Worker invocation's 1,000 subrequests; key by key on Spin.
+/// Worker invocation's 1,000 subrequests; one `get-many` each on Spin;
+/// key by key on a store without batch reads.
 #[test]
 fn a_cold_tick_reads_the_log_in_batches() {
-    for (h, reads_per_entry) in [(Harness::new(), None), (Harness::one_key_per_request(), Some(1))] {
+    for (h, reads_per_entry) in
+        [(Harness::new(), None), (Harness::spin(), None), (Harness::one_key_per_request(), Some(1))]
+    {
         h.workspace.exits.borrow_mut().extend([1, 0]);
         h.decider.push(decision(claim()));
         h.decider.push(decision(claim()));
@@ -732,4 +742,19 @@ fn a_file_the_issue_names_earns_scope_without_a_quote_of_its_own() {
         assert_eq!(refusal_code(&h.load("t-named")).as_deref(), Some(code), "{body}");
         assert_eq!(h.workspace.writes.get(), 0);
     }
+}
+
+#[test]
+fn acceptance_criteria_past_the_cap_are_left_out_and_listed_in_the_coverage() {
+    let h = Harness::new();
+    let ModelOutcome::Decided { mut decision, usage } = decision(claim()) else { unreachable!() };
+    decision.acceptance_criteria = (0..25).map(|i| format!("criterion {i}")).collect();
+    h.decider.push(ModelOutcome::Decided { decision, usage });
+    h.run(stimulus("t-criteria", RunMode::Fix, policy(FIX_POLICY)));
+    let r = h.load("t-criteria");
+    let (result, evidence) = &**r.conclusion.concluded.as_ref().unwrap();
+    assert_eq!(result.acceptance_criteria.len(), agent_zero_contracts::MAX_ACCEPTANCE_CRITERIA);
+    assert_eq!(evidence.acceptance_criteria, result.acceptance_criteria);
+    let omitted = evidence.coverage.omitted.iter().find(|o| o.subject == "acceptance criteria").expect("listed");
+    assert!(omitted.reason.starts_with("5 criteria past the first 20 dropped"), "{}", omitted.reason);
 }

@@ -22,6 +22,7 @@ mod identity;
 mod installation;
 mod intake;
 mod intake_de;
+mod issue_read;
 mod json_path;
 mod jwt;
 mod payload;
@@ -47,6 +48,7 @@ pub use intake::{
     Author, IgnoreReason, InstallationChange, Intake, IntakeOptions, MAX_BODY_BYTES, MAX_INSTALLATION_REPOSITORIES,
     MAX_LABEL_BYTES, MAX_LABELS, MAX_TITLE_BYTES, ParsedDelivery, PolicyGate, Repository, RepositoryAllowlist, Subject,
 };
+pub use issue_read::IssueInfo;
 pub use json_path::json_path_at;
 pub use jwt::{AppKey, JWT_BACKDATE_SECS, JWT_LIFETIME_SECS};
 pub use policy_source::{

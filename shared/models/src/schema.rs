@@ -76,7 +76,14 @@ pub(crate) fn decision_shape() -> Shape {
     Shape::Object(vec![
         field("finding", "The single most important finding.", finding),
         field("plan", "Ordered steps of the fix; empty when nothing should change.", strings()),
-        Field { optional: true, ..field("acceptanceCriteria", "Verifiable conditions for done.", strings()) },
+        Field {
+            optional: true,
+            ..field(
+                "acceptanceCriteria",
+                "Verifiable conditions for done (at most 20, each at most 500 characters).",
+                strings(),
+            )
+        },
         Field {
             optional: true,
             ..field(

@@ -22,10 +22,16 @@ impl CountingKv {
         Self::default()
     }
 
-    /// An empty store that answers one key per request, as Spin's does
+    /// An empty store that answers one key per request
     /// ([`MemoryKv::one_key_per_request`]).
     pub fn one_key_per_request() -> Self {
         Self { inner: MemoryKv::one_key_per_request(), operations: RefCell::default() }
+    }
+
+    /// An empty store with batch reads and no multi-key transaction, as
+    /// Spin's ([`MemoryKv::without_transactions`]).
+    pub fn without_transactions() -> Self {
+        Self { inner: MemoryKv::without_transactions(), operations: RefCell::default() }
     }
 
     /// The store under the count (reads of it are not counted).

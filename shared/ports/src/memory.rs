@@ -20,9 +20,10 @@ pub struct MemoryKv {
     entries: RefCell<BTreeMap<String, Vec<u8>>>,
     fault: RefCell<Option<MemoryKvFault>>,
     operations: RefCell<u64>,
-    /// Serves one key per request, as Spin's store does: no batch read,
-    /// no multi-key transaction.
+    /// Reads one key per request: no batch read.
     one_key: bool,
+    /// No multi-key transaction (Spin's store).
+    no_transactions: bool,
 }
 
 impl MemoryKv {
@@ -31,12 +32,19 @@ impl MemoryKv {
         Self::default()
     }
 
-    /// An empty store that, like Spin's key-value interface, answers one key
-    /// per request: [`KeyValue::get_many`] reads key by key and
+    /// An empty store that answers one key per request (a store with
+    /// neither batch reads nor transactions): [`KeyValue::get_many`] reads key by key and
     /// [`KeyValue::transact`] is unsupported, so callers take their
     /// single-key path.
     pub fn one_key_per_request() -> Self {
-        Self { one_key: true, ..Self::default() }
+        Self { one_key: true, no_transactions: true, ..Self::default() }
+    }
+
+    /// An empty store that, like Spin's (`wasi:keyvalue/batch` `get-many`),
+    /// reads several keys in one request but has no multi-key transaction:
+    /// callers take their single-key path for conditional writes.
+    pub fn without_transactions() -> Self {
+        Self { no_transactions: true, ..Self::default() }
     }
 
     /// Makes later operations fail (or stop failing with `None`).
@@ -126,7 +134,7 @@ impl KeyValue for MemoryKv {
     }
 
     fn transacts(&self, _keys: &[&str]) -> bool {
-        !self.one_key
+        !self.no_transactions
     }
 
     /// Atomic: every condition is checked, then every write applied, under
@@ -143,8 +151,8 @@ impl KeyValue for MemoryKv {
         expect: &[Expect<'_>],
         writes: &[Write<'_>],
     ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
-        if self.one_key {
-            return Err(KvError::Unsupported("one key per request".into()));
+        if self.no_transactions {
+            return Err(KvError::Unsupported("no multi-key transactions".into()));
         }
         self.enter(true)?;
         for key in read.iter().chain(expect.iter().chain(writes).map(|(key, _)| key)) {

@@ -3,24 +3,26 @@
 
     workerd_state.py deliver URL SECRET FIXTURE   (the two tasks' deliveries)
     workerd_state.py prepare STATE SNAPSHOT.json
-    workerd_state.py round STATE warm|cold|due DUE_MS
+    workerd_state.py round STATE warm|cold
     workerd_state.py committed STATE SEQ
 
 `prepare`: STATE is a `--persist-to` directory in which intake created two
 tasks, `gh-bench-tick-log-1` (the warm-up) and `gh-bench-tick-log-2` (the
-one measured). Each task's Durable Object (`TaskStore`: one SQLite table
-`entries(key, value)`, functions/cloudflare/src/task_store/object.rs) gets
-the task keys of SNAPSHOT.json (written by `tick-log` for task 1; task 2's
-are the same with its id), and Workers KV (Miniflare's `_mf_entries` table
-and blob files) keeps one pending marker per task, for seq N: the warm-up's
-due at once.
+one measured), each named in Workers KV by its `active/{id}` key. Each
+task's Durable Object (`TaskStore`: one SQLite table `entries(key,
+value)`, functions/cloudflare/src/task_store/object.rs) gets the task keys
+of SNAPSHOT.json (written by `tick-log` for task 1; task 2's are the same
+with its id). Each checkpoint (`task/{id}/meta`) carries its task's due
+time (`dueMs`, which the sweep reads): the warm-up's is 0, the measured
+task's the time of `prepare`. So a sweep with a grace of 10^12 ms re-drives
+the warm-up's tick only (loading the tick worker's isolate and the Durable
+Object's), and the next with a grace of 0 the measured one.
 
-`round`: before a round, on a copy of the prepared state: `cold` removes
-the measured task's checkpoint (`task/{id}/meta`); its pending marker
-becomes due at DUE_MS (far ahead), so the first sweep runs the warm-up's
-tick only (loading the tick worker's isolate and the Durable Object's);
-then `due 0` while the worker runs (Miniflare reads a KV value's blob file
-on each read) makes the next sweep run the measured tick.
+`round`: before a round, on a copy of the prepared state: `cold` leaves the
+measured task's checkpoint without its folded state (`resident.seq`
+unset, so it does not match the checkpoint's `seq`): the sweep still reads
+its due time, and the tick reads, decodes and folds all N entries, as it
+does when the checkpoint is missing.
 """
 
 import datetime
@@ -31,6 +33,7 @@ import json
 import os
 import sqlite3
 import sys
+import time
 import urllib.request
 
 WARM_UP, MEASURED = "gh-bench-tick-log-1", "gh-bench-tick-log-2"
@@ -91,11 +94,23 @@ def deliver(url, secret, fixture):
             raise SystemExit(f"intake answered {reply}")
 
 
+def checkpoint(db, task, change):
+    """Rewrites task `task`'s checkpoint in its object's table `db` with `change`."""
+    key = f"task/{task}/meta"
+    row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        raise SystemExit(f"no checkpoint {key}")
+    meta = json.loads(bytes(row[0]))
+    change(meta)
+    db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(meta).encode(), key))
+
+
 def prepare(state, snapshot_path):
     snapshot = json.load(open(snapshot_path))
-    source, entries = snapshot["taskId"], snapshot["entries"]
+    source = snapshot["taskId"]
     if source != WARM_UP:
         raise SystemExit(f"the snapshot is of {source}, not {WARM_UP}")
+    prepared_ms = int(time.time() * 1000)
     for task, path in task_objects(state).items():
         db = sqlite3.connect(path)
         db.execute("DELETE FROM entries")
@@ -103,34 +118,25 @@ def prepare(state, snapshot_path):
             if key.startswith(f"task/{source}/"):
                 db.execute("INSERT INTO entries (key, value) VALUES (?, ?)",
                            (key.replace(source, task), value.replace(source, task).encode()))
+        due_ms = 0 if task == WARM_UP else prepared_ms
+        checkpoint(db, task, lambda meta: meta.update(dueMs=due_ms, quiet=False))
         db.commit()
         db.close()
     kv = kv_db(state)
     for task in (WARM_UP, MEASURED):
-        rows = kv.execute("SELECT key, blob_id FROM _mf_entries WHERE key LIKE ?", (f"pending/{task}/%",)).fetchall()
-        if not rows:
-            raise SystemExit(f"no pending marker of {task} in KV")
-        for key, _ in rows[1:]:
-            kv.execute("DELETE FROM _mf_entries WHERE key = ?", (key,))
-        key, blob_id = rows[0]
-        kv.execute("UPDATE _mf_entries SET key = ? WHERE key = ?", (f"pending/{task}/{entries:010d}", key))
-        with open(blob_path(state, blob_id), "w") as f:
-            f.write('{"dueMs":0}')
-    kv.commit()
+        if kv.execute("SELECT 1 FROM _mf_entries WHERE key = ?", (f"active/{task}",)).fetchone() is None:
+            raise SystemExit(f"intake left no active/{task} in KV")
 
 
-def round_(state, mode, due_ms):
-    """`mode` warm or cold before a round; `due` only sets the due time."""
-    if mode not in ("warm", "cold", "due"):
-        raise SystemExit(f"round: `{mode}` is not warm, cold or due")
+def round_(state, mode):
+    """`mode` warm or cold before a round."""
+    if mode not in ("warm", "cold"):
+        raise SystemExit(f"round: `{mode}` is not warm or cold")
     if mode == "cold":
         db = sqlite3.connect(task_objects(state)[MEASURED])
-        db.execute("DELETE FROM entries WHERE key = ?", (f"task/{MEASURED}/meta",))
+        checkpoint(db, MEASURED, lambda meta: meta["resident"].update(seq=None))
         db.commit()
-    kv = kv_db(state)
-    (blob_id,) = kv.execute("SELECT blob_id FROM _mf_entries WHERE key LIKE ?", (f"pending/{MEASURED}/%",)).fetchone()
-    with open(blob_path(state, blob_id), "w") as f:
-        f.write(json.dumps({"dueMs": int(due_ms)}))
+        db.close()
 
 
 def committed(state, seq):
@@ -150,7 +156,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "prepare":
         prepare(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "round":
-        round_(sys.argv[2], sys.argv[3], sys.argv[4])
+        round_(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "committed":
         committed(sys.argv[2], sys.argv[3])
     else:

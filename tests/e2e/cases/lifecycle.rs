@@ -28,6 +28,10 @@ pub(crate) const CASES: &[Case] = &[
         name: "approval_covers_only_the_decision_it_was_shown",
         run: an_approval_covers_only_the_decision_it_was_shown,
     },
+    Case {
+        name: "used_up_repairs_wait_for_a_person_approved_then_rejected",
+        run: used_up_repairs_wait_for_a_person_approved_then_rejected,
+    },
     Case { name: "lease_quota_holds_under_concurrent_tasks", run: lease_quota_holds_under_concurrent_tasks },
     Case {
         name: "fault_sandbox_unreachable_fails_with_the_reason",
@@ -305,10 +309,13 @@ pub(super) fn finding(evidence: &str, confidence: f64) -> Value {
 
 fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let world = world(runtime, &policy("fix"));
+    // 25 acceptance criteria: the reference's cap keeps the first 20.
+    let mut criteria = vec![json!("python3 -m unittest passes")];
+    criteria.extend((1..25).map(|i| json!(format!("criterion {i} holds"))));
     world.model.push_decision(json!({
         "finding": finding(calc::BUG_QUOTE, 0.95),
         "plan": ["Divide by len(values)"],
-        "acceptanceCriteria": ["python3 -m unittest passes"],
+        "acceptanceCriteria": criteria,
         "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" }]
     }));
     let task_id = file_issue(&world, "lifecycle-fix-1");
@@ -336,6 +343,12 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
     let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.md"));
     assert_eq!(evidence.status, 200);
     assert!(evidence.text().to_lowercase().contains("verified"), "{}", evidence.text());
+    // The criteria past the cap are left out, and the evidence says so.
+    let bundle = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence")).json();
+    assert_eq!(bundle["acceptanceCriteria"].as_array().map(Vec::len), Some(20), "{bundle}");
+    let omitted = bundle["coverage"]["omitted"].as_array().expect("the coverage's omissions");
+    let criteria = omitted.iter().find(|o| o["subject"] == "acceptance criteria").expect("the cap listed");
+    assert!(criteria["reason"].as_str().unwrap_or_default().starts_with("5 criteria past the first 20"), "{criteria}");
     // No credential reached stored state (KV, Durable Object) or the host's log.
     let leaks =
         world.server.files_containing(&[SECRET, SANDBOX_TOKEN, OPERATOR, "ghp_e2e_lifecycle", "sk-e2e-model-key"]);
@@ -637,6 +650,63 @@ fn an_approval_covers_only_the_decision_it_was_shown(runtime: Runtime) {
     assert_eq!(task["result"]["verified"], true, "{task}");
 }
 
+/// Used-up repairs stop at `needs-human` (as the reference's do), never
+/// reading as a success; the task says why and what approving does. One
+/// approved gets one more attempt, which repairs and completes; another,
+/// rejected, fails with nothing published.
+fn used_up_repairs_wait_for_a_person_approved_then_rejected(runtime: Runtime) {
+    let world = world(runtime, &format!("{}agent:\n  maxAttempts: 1\n", policy("fix")));
+    let still_wrong = calc::CALC_PY.replace("(len(values) + 1)", "(len(values) + 2)");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let auth = format!("Bearer {OPERATOR}");
+    let headers = [("content-type", "application/json"), ("authorization", auth.as_str())];
+    let stop = |delivery: &str| -> (String, String) {
+        world.model.push_decision(decision("mechanical", &still_wrong));
+        let task_id = file_issue(&world, delivery);
+        let task = wait_terminal(&world, &task_id);
+        let text = task.to_string();
+        assert_eq!(task["state"], "needs-human", "{text}");
+        assert_eq!(task["result"]["verified"], false, "{text}");
+        let pending = &task["pendingDecision"];
+        assert_eq!(pending["stop"]["code"], "repairs-exhausted", "{text}");
+        assert_eq!(pending["approving"], "retries", "{text}");
+        (task_id, pending["decisionDigest"].as_str().unwrap_or_else(|| panic!("{text}")).to_owned())
+    };
+
+    let (approved_id, shown) = stop("lifecycle-exhausted-approve");
+    // The issue's comment and the evidence say a person must decide: never a success.
+    wait_github(&world, "the stop's comment", |g| !g.comments(owner, name, 1).is_empty());
+    let comment = world.github.comments(owner, name, 1)[0]["body"].as_str().unwrap_or_default().to_owned();
+    for text in ["waiting for a person's decision", "### Waiting for a person", "<code>repairs-exhausted</code>"] {
+        assert!(comment.contains(text), "{text}: {comment}");
+    }
+    assert!(!comment.contains("Verified change") && !comment.contains("Write refused"), "{comment}");
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{approved_id}/evidence")).json();
+    assert_eq!(evidence["refusal"]["code"], "repairs-exhausted", "{evidence}");
+    world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
+    let body = serde_json::to_vec(&json!({ "decision": "approve", "decisionDigest": shown })).unwrap();
+    let approved = world.server.send("POST", &format!("/api/v1/approvals/{approved_id}"), &headers, &body);
+    assert_eq!(approved.status, 200, "{}", approved.text());
+    let task = wait_resumed(&world, &approved_id);
+    let text = task.to_string();
+    assert_eq!(task["state"], "completed", "{text}");
+    assert_eq!((task["result"]["verified"].as_bool(), task["result"]["attempts"].as_u64()), (Some(true), Some(2)));
+    let calls = world.model.calls();
+    assert_eq!(calls.len(), 2, "understand once, then the approved try's repair");
+    assert!(calls[1].body_text().contains("FAIL"), "the approved try repairs from the failing output");
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+
+    let (rejected_id, _) = stop("lifecycle-exhausted-reject");
+    let body = br#"{"decision":"reject","comment":"not this way"}"#;
+    let rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
+    assert_eq!(rejected.status, 200, "{}", rejected.text());
+    let task = wait_resumed(&world, &rejected_id);
+    assert_eq!(task["state"], "failed", "{task}");
+    assert_eq!(task["failure"], "rejected by operator", "{task}");
+    assert_eq!(world.github.pulls(owner, name).len(), 1, "the rejected change was never published");
+    assert_eq!(world.model.calls().len(), 3, "nothing was asked of the model after the rejection");
+}
+
 /// The task once an approval took effect: stopped again in a state other
 /// than `needs-human` (at most 120 s).
 pub(super) fn wait_resumed(world: &World, task_id: &str) -> Value {
@@ -784,7 +854,9 @@ fn sweep_until_redriven(server: &Server) {
 }
 
 fn lease_quota_holds_under_concurrent_tasks(runtime: Runtime) {
-    let world = world(runtime, &policy("fix"));
+    // Three may run at once for the repository (its run bound is 1 by
+    // default: docs/tasks.md), so the lease coordinator is what holds here.
+    let world = world_with_vars(runtime, &policy("fix"), &[("AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY", "3")]);
     for _ in 0..3 {
         world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     }

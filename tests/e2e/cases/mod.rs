@@ -6,6 +6,7 @@ mod bounded;
 mod byproducts;
 mod checkout;
 mod cli;
+mod cli_runs;
 mod commit_point;
 mod dashboard;
 mod entry;
@@ -21,6 +22,7 @@ mod providers;
 mod quotes;
 mod retention;
 mod review;
+mod run_bounds;
 mod tasks;
 mod trust;
 mod webhooks;
@@ -49,9 +51,11 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         checkout::CASES,
         review::CASES,
         cli::CASES,
+        cli_runs::CASES,
         retention::CASES,
         byproducts::CASES,
         bounded::CASES,
+        run_bounds::CASES,
         providers::CASES,
     ]
     .into_iter()

@@ -50,6 +50,10 @@ pub(crate) const CASES: &[Case] = &[
         name: "review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones",
         run: review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_ones,
     },
+    Case {
+        name: "review_started_by_the_cli_follows_the_run_and_exits_as_the_reference",
+        run: review_started_by_the_cli_follows_the_run_and_exits_as_the_reference,
+    },
 ];
 
 const SECRET: &str = "e2e-review-secret";
@@ -100,6 +104,7 @@ fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
         ("AGENT_ZERO_SANDBOX_URL", sandbox.url.clone()),
         ("AGENT_ZERO_SANDBOX_TOKEN", SANDBOX_TOKEN.to_owned()),
         ("AGENT_ZERO_CONTROL_PLANE_TOKENS", format!("operator:{OPERATOR}")),
+        ("AGENT_ZERO_CONTROL_PLANE_REPOSITORIES", "acme/calc".to_owned()),
         ("AGENT_ZERO_MODEL_TIMEOUT_MS", "1500".to_owned()),
         ("AGENT_ZERO_CLAIM_MARGIN_MS", "2000".to_owned()),
     ];
@@ -760,4 +765,41 @@ fn review_in_suggest_mode_suggests_only_a_change_the_checks_passed_on(runtime: R
     let body = comment["body"].as_str().unwrap_or_default();
     assert!(!body.contains("```suggestion"), "no suggestion for a change that failed: {body}");
     assert!(body.contains("**No suggestion:** the repository's checks failed on the change in the sandbox."), "{body}");
+}
+
+/// `agent-zero review <pr-url>` against the deployment (the CLI in-process,
+/// no saved login): it creates a proactive task at the head GitHub reports,
+/// prints each event as the run moves, and exits 0 once it completes; a
+/// pull request GitHub does not show is refused by the API, exit 1, and
+/// nothing runs.
+fn review_started_by_the_cli_follows_the_run_and_exits_as_the_reference(runtime: Runtime) {
+    let world = world(runtime, &[]);
+    world.model.push_decision(decision());
+    let cli = |page: &str| {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let url = world.server.url("");
+        let args = ["agent-zero", "review", page, "--url", &url, "--token", OPERATOR, "--interval-ms", "250"];
+        let status = agent_zero_cli::run_with(&agent_zero_cli::Env::default(), args, &repo_root(), &mut out, &mut err);
+        (status, String::from_utf8_lossy(&out).into_owned(), String::from_utf8_lossy(&err).into_owned())
+    };
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let (status, out, err) = cli(&format!("https://github.com/{owner}/{name}/pull/{}", world.number));
+    assert_eq!(status, agent_zero_cli::EXIT_OK, "{out}{err}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(first.starts_with("created api-") && first.ends_with("on acme/calc: proactive, mode observe"), "{out}");
+    let id = first.trim_start_matches("created ").split_whitespace().next().unwrap().to_owned();
+    assert!(out.contains(&format!("{id} is completed\n")) && out.contains("cost: "), "{out}");
+    let task = read(&world.server, &format!("/api/v1/tasks/{id}")).json();
+    assert_eq!((task["state"].as_str(), task["result"]["verdict"].as_str()), (Some("completed"), Some("accepted")));
+    assert_eq!(task["pullRequest"]["headSha"], json!(world.head), "the head GitHub reports: {task}");
+    // Each event the API shows was printed once.
+    for event in task["events"].as_array().unwrap() {
+        let message = event["message"].as_str().unwrap();
+        assert!(out.contains(message), "{message} not shown: {out}");
+    }
+
+    let (status, out, err) = cli(&format!("https://github.com/{owner}/{name}/pull/{}", world.number + 50));
+    assert_eq!(status, agent_zero_cli::EXIT_FAILED, "{out}{err}");
+    assert!(err.contains("refused the task: 400 invalid_request (pullRequest.number)"), "{err}");
+    assert!(out.is_empty(), "{out}");
 }

@@ -40,6 +40,12 @@ use anyhow::Context;
 /// from its read to its write.
 static LOCK: Mutex<()> = Mutex::new(());
 
+/// What `batch.get-many` answers: each key found, with its value.
+pub(crate) type Found = Vec<(String, Option<Vec<u8>>)>;
+
+/// The most a host call may answer in Spin (`spin_world::MAX_HOST_BUFFERED_BYTES`).
+const MAX_HOST_BUFFERED_BYTES: usize = 128 << 20;
+
 /// The held [`LOCK`]; the CPU time it was held for counts as store work
 /// (`--report-cpu`, see `cpu`).
 struct Locked {
@@ -164,12 +170,17 @@ impl KvStore {
         self.write_locked(key, value)
     }
 
-    pub(crate) fn delete(&self, key: &str) -> Result<(), KvError> {
-        let _guard = lock();
+    /// Removes `key` (absent is fine); the caller holds [`LOCK`].
+    fn remove_locked(&self, key: &str) -> Result<(), KvError> {
         match std::fs::remove_file(self.path(key)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(other(e)),
             _ => Ok(()),
         }
+    }
+
+    pub(crate) fn delete(&self, key: &str) -> Result<(), KvError> {
+        let _guard = lock();
+        self.remove_locked(key)
     }
 
     pub(crate) fn keys(&self) -> Result<Vec<String>, KvError> {
@@ -182,6 +193,61 @@ impl KvStore {
             }
         }
         Ok(keys)
+    }
+
+    /// `batch.get-many`, as Spin's SQLite store answers it
+    /// (`crates/key-value-spin/src/store.rs`: one `SELECT key, value … WHERE
+    /// key IN rarray(:keys)` under the connection's lock): only the keys
+    /// that exist, in the store's key order rather than the request's, and
+    /// an error once the answer passes Spin's `MAX_HOST_BUFFERED_BYTES`
+    /// (`crates/world/src/lib.rs`: 128 MiB), counted as Spin counts it. A
+    /// key asked for twice is answered once.
+    pub(crate) fn get_many(&self, keys: &[String]) -> Result<Found, KvError> {
+        let _guard = lock();
+        let mut keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut bytes = std::mem::size_of::<Vec<String>>();
+        let mut found = Vec::new();
+        for key in keys {
+            let Some(value) = self.read_locked(key)? else { continue };
+            bytes += std::mem::size_of::<(String, Option<Vec<u8>>)>() + key.len() + value.len();
+            if bytes > MAX_HOST_BUFFERED_BYTES {
+                return Err(KvError::Other(format!("query result exceeds limit of {MAX_HOST_BUFFERED_BYTES} bytes")));
+            }
+            found.push((key.to_owned(), Some(value)));
+        }
+        Ok(found)
+    }
+
+    /// `batch.set-many`: every write or none, as Spin's SQLite store runs
+    /// them in one transaction (here: under the lock, each file written
+    /// aside first, then renamed into place).
+    pub(crate) fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), KvError> {
+        let _guard = lock();
+        let mut staged = Vec::with_capacity(pairs.len());
+        for (at, (key, value)) in pairs.iter().enumerate() {
+            let path = self.path(key);
+            let tmp = path.with_extension(format!("{at}.tmp"));
+            if let Err(e) = std::fs::write(&tmp, value) {
+                for (tmp, _) in &staged {
+                    let _ = std::fs::remove_file(tmp);
+                }
+                let _ = std::fs::remove_file(&tmp);
+                return Err(other(e));
+            }
+            staged.push((tmp, path));
+        }
+        for (tmp, path) in staged {
+            std::fs::rename(&tmp, &path).map_err(other)?;
+        }
+        Ok(())
+    }
+
+    /// `batch.delete-many`: one `DELETE … WHERE key IN …` in Spin's store.
+    pub(crate) fn delete_many(&self, keys: &[String]) -> Result<(), KvError> {
+        let _guard = lock();
+        keys.iter().try_for_each(|key| self.remove_locked(key))
     }
 
     /// `cas.new`: a CAS on `key` based on its value now.
@@ -273,6 +339,38 @@ mod tests {
         let options = Options::default();
         assert!(matches!(KvStore::open(&root, options, &[], "default"), Err(KvError::AccessDenied)));
         assert!(matches!(KvStore::open(&root, options, &["other".to_owned()], "other"), Err(KvError::NoSuchStore)));
+    }
+
+    #[test]
+    fn get_many_answers_only_the_keys_that_exist_in_key_order_as_spins_sqlite_store() {
+        let (root, kv) = store("get-many");
+        kv.set("log/2", b"two").unwrap();
+        kv.set("log/1", b"one").unwrap();
+        let asked: Vec<String> = ["log/2", "absent", "log/1", "log/2"].map(str::to_owned).into();
+        let answered = kv.get_many(&asked).unwrap();
+        assert_eq!(
+            answered,
+            vec![("log/1".to_owned(), Some(b"one".to_vec())), ("log/2".to_owned(), Some(b"two".to_vec()))],
+            "absent keys are left out, the order is the store's, a repeated key is answered once"
+        );
+        assert_eq!(kv.get_many(&[]).unwrap(), vec![]);
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn set_many_and_delete_many_write_every_key_and_leave_no_temporary_file() {
+        let (root, kv) = store("set-many");
+        let pairs: Vec<(String, Vec<u8>)> = vec![("a".into(), b"1".to_vec()), ("b".into(), b"2".to_vec())];
+        kv.set_many(&pairs).unwrap();
+        assert_eq!(kv.get("a").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(kv.get("b").unwrap().as_deref(), Some(&b"2"[..]));
+        let mut keys = kv.keys().unwrap();
+        keys.sort();
+        assert_eq!(keys, ["a", "b"], "no staged file is listed or left");
+        assert_eq!(std::fs::read_dir(root.join("default")).unwrap().count(), 2);
+        kv.delete_many(&["a".to_owned(), "absent".to_owned()]).unwrap();
+        assert_eq!(kv.keys().unwrap(), ["b"]);
+        std::fs::remove_dir_all(root).unwrap();
     }
 
     #[test]

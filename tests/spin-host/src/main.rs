@@ -6,7 +6,7 @@
 //! per request on wasmtime with WASI 0.2 and `wasi:http`, and provides Spin's
 //! `fermyon:spin/key-value@2.0.0` (persisted in `--kv-dir`, `default` store,
 //! `key_value_stores` enforced), `wasi:keyvalue/store` and
-//! `wasi:keyvalue/atomics@0.2.0-draft2` over the same stores (with the
+//! `wasi:keyvalue/atomics@0.2.0-draft2` and `batch` over the same stores (with the
 //! semantics of Spin's default SQLite store unless `--kv-semantics strict`,
 //! see `kv`), and `fermyon:spin/variables@2.0.0`
 //! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
@@ -70,7 +70,7 @@ mod bindings {
 }
 
 use bindings::fermyon::spin::{key_value, variables};
-use bindings::wasi::keyvalue::{atomics, store as wasi_store};
+use bindings::wasi::keyvalue::{atomics, batch, store as wasi_store};
 
 /// Every component of the application: service chaining finds its callee here.
 type Apps = Arc<[Arc<App>]>;
@@ -322,6 +322,38 @@ impl atomics::Host for RequestState {
                 Err(atomics::CasError::CasFailed(newer))
             }
         }
+    }
+}
+
+/// Spin answers an empty batch without touching the store
+/// (`crates/factor-key-value/src/host.rs`, `wasi_keyvalue::batch::Host`).
+impl batch::Host for RequestState {
+    fn get_many(&mut self, bucket: Resource<kv::KvStore>, keys: Vec<String>) -> Result<kv::Found, wasi_store::Error> {
+        let store = self.bucket(&bucket)?;
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        store.get_many(&keys).map_err(wasi_error)
+    }
+
+    fn set_many(
+        &mut self,
+        bucket: Resource<kv::KvStore>,
+        pairs: Vec<(String, Vec<u8>)>,
+    ) -> Result<(), wasi_store::Error> {
+        let store = self.bucket(&bucket)?;
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        store.set_many(&pairs).map_err(wasi_error)
+    }
+
+    fn delete_many(&mut self, bucket: Resource<kv::KvStore>, keys: Vec<String>) -> Result<(), wasi_store::Error> {
+        let store = self.bucket(&bucket)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        store.delete_many(&keys).map_err(wasi_error)
     }
 }
 

@@ -6,7 +6,8 @@
 //! env file's text and the checkout's manifests; [`run`] runs it through
 //! the configured program (`AGENT_ZERO_WRANGLER`, `AGENT_ZERO_SPIN`), or
 //! prints it with `--dry-run`. On Cloudflare a secret's value goes to
-//! `wrangler secret put NAME` on stdin, never in an argument.
+//! `wrangler secret put NAME` on stdin, never in an argument. The summary
+//! gives the webhook URL and names where its secret is, never the secret.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -14,6 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::EXIT_OK;
+use crate::env_edit::MARKER;
 
 /// The queue the ticks travel on, and where poison messages land.
 const QUEUES: [&str; 2] = ["agent-zero-ticks", "agent-zero-ticks-dead"];
@@ -248,7 +250,6 @@ pub(crate) fn run(
     };
     let env = read(env_file).map_err(|e| format!("{e}; see README, \"Deploy\", for its keys"))?;
     let spin_toml = read(Path::new("spin.toml"))?;
-    let secret = parse_env(&env)?.into_iter().find(|(n, _)| n == "GITHUB_WEBHOOK_SECRET").map(|(_, v)| v);
     let steps = match platform {
         Platform::Cloudflare => {
             let front = read(Path::new(FRONT_CONFIG))?;
@@ -316,13 +317,46 @@ pub(crate) fn run(
         Platform::Cloudflare => "https://agent-zero-edge.<your-subdomain>.workers.dev".to_owned(),
         Platform::Spin => "https://<your-app-url>".to_owned(),
     });
-    let mut summary = String::from("\nConnect GitHub (your App's or repository's webhook settings):\n");
-    let _ = writeln!(summary, "  Payload URL:   {base}/webhooks/github");
-    summary.push_str("  Content type:  application/json\n");
-    let shown_secret =
-        if dry_run { "<GITHUB_WEBHOOK_SECRET from the env file>" } else { secret.as_deref().unwrap_or("") };
-    let _ = writeln!(summary, "  Secret:        {shown_secret}");
-    let _ = writeln!(summary, "Then: agent-zero doctor --url {base} --webhook-secret <the same secret>");
-    emit(out, &summary)?;
+    emit(out, &summary(&env, &env_file.display().to_string(), &base))?;
     Ok(EXIT_OK)
+}
+
+/// What to do in GitHub after the deploy. The webhook secret is never
+/// printed: it is `GITHUB_WEBHOOK_SECRET` in the env file, and when `init
+/// github-app` put it there GitHub has it already (the App was registered
+/// with it and with the webhook URL).
+fn summary(env: &str, env_file: &str, base: &str) -> String {
+    let secret = format!("GITHUB_WEBHOOK_SECRET in {env_file}");
+    let mut summary = String::new();
+    if let Some(app) = registered_app(env) {
+        let _ = writeln!(
+            summary,
+            "\nGitHub has the webhook already: {app} was registered with it by `agent-zero init github-app`,"
+        );
+        let _ = writeln!(
+            summary,
+            "  with the URL given as --url ({base}/webhooks/github here) and the secret now {secret}"
+        );
+        summary.push_str("  (if you change that secret, change it in the App's settings too).\n");
+    } else {
+        summary.push_str("\nConnect GitHub (your App's or repository's webhook settings):\n");
+        let _ = writeln!(summary, "  Payload URL:   {base}/webhooks/github");
+        summary.push_str("  Content type:  application/json\n");
+        let _ = writeln!(summary, "  Secret:        {secret} (not shown here)");
+    }
+    let _ = writeln!(summary, "Then: agent-zero doctor --url {base} --webhook-secret <{secret}>");
+    summary
+}
+
+/// The GitHub App `init github-app` registered (`GitHub App <slug> (id
+/// N)`, from the comment heading the block it wrote into the env file),
+/// when the file's webhook secret comes after that comment, as the block
+/// sets it: GitHub made that secret and has it. None without the block, or
+/// with the secret moved above it.
+pub(crate) fn registered_app(env: &str) -> Option<String> {
+    let lines: Vec<&str> = env.lines().map(str::trim).collect();
+    let block = lines.iter().rposition(|l| l.starts_with('#') && l.ends_with(MARKER))?;
+    let secret =
+        lines.iter().rposition(|l| l.strip_prefix("export ").unwrap_or(l).starts_with("GITHUB_WEBHOOK_SECRET="))?;
+    (secret > block).then(|| lines[block].trim_start_matches('#').trim_end_matches(MARKER).trim().to_owned())
 }

@@ -123,9 +123,11 @@ fn cloudflare_creates_the_queues_and_namespace_and_puts_secrets_before_deploying
     assert_eq!(put("GITHUB_WEBHOOK_SECRET", "wrangler.ticks.toml"), None, "the front's own secret");
     assert_eq!(put("AGENT_ZERO_CONTROL_PLANE_TOKENS", "wrangler.ticks.toml"), None);
     assert!(!argv.iter().any(|a| a.contains("AGENT_ZERO_MODEL_FALLBACK_MODEL")), "empty values are left out");
-    // No secret value in any argv, nor in what was printed besides the webhook secret.
+    // No secret value in any argv, nor in what was printed: the summary
+    // names where the webhook secret is.
     for secret in SECRETS {
         assert!(!argv.iter().any(|a| a.contains(secret)), "{secret} in argv: {argv:#?}");
+        assert!(!out.contains(secret), "{secret} printed: {out}");
     }
     // The namespace id went into both configs, the same.
     for config in ["wrangler.toml", "wrangler.ticks.toml"] {
@@ -133,7 +135,7 @@ fn cloudflare_creates_the_queues_and_namespace_and_puts_secrets_before_deploying
         assert_eq!(deploy::kv_id(&text).as_deref(), Some("0123456789abcdef0123456789abcdef"), "{config}");
     }
     assert!(out.contains("https://agent-zero-edge.demo.workers.dev/webhooks/github"), "{out}");
-    assert!(out.contains("whsec-7f3a9c"), "the secret to paste into GitHub: {out}");
+    assert!(out.contains("Secret:        GITHUB_WEBHOOK_SECRET in .env.deploy (not shown here)"), "{out}");
     // Again: the namespace is known now, and an existing queue is no failure.
     std::fs::remove_file(dir.path().join("calls.log")).unwrap();
     let (status, _, err) = cli(&["init", "cloudflare", "--wrangler", stand_in.to_str().unwrap()], dir.path());
@@ -158,6 +160,34 @@ fn cloudflare_dry_run_prints_the_plan_and_runs_nothing() {
     assert!(queue < secret && secret < deploy, "{out}");
     assert!(out.contains("# stdin: the value of GITHUB_WEBHOOK_SECRET"), "{out}");
     assert!(deploy::kv_id(&std::fs::read_to_string(dir.path().join("wrangler.toml")).unwrap()).is_none());
+}
+
+/// After `init github-app`, GitHub made the webhook secret and has it: the
+/// summary says so, asks for nothing to be pasted and prints no secret
+/// (without the App's block, the first test's summary asks for both).
+#[test]
+fn a_webhook_secret_the_app_manifest_registered_is_not_asked_for_again() {
+    let created = crate::github_app::Created {
+        id: 123_456,
+        slug: "agent-zero-demo".into(),
+        html_url: "https://github.com/apps/agent-zero-demo".into(),
+        owner: "octo".into(),
+        pem: KEY.into(),
+        webhook_secret: "whsec-from-github-0a1b".into(),
+        client_id: "Iv1.c1d2".into(),
+        client_secret: "cs-secret-77".into(),
+    };
+    let lines = crate::github_app::env_lines(&created, &[], None, "session-key-99");
+    let env = crate::env_edit::with_settings(&env_file(), &lines);
+    let dir = checkout(&env);
+    let stand_in = dir.path().join("stand-in");
+    for platform in [["cloudflare", "--wrangler"], ["spin", "--spin"]] {
+        let (status, out, err) = cli(&["init", platform[0], platform[1], stand_in.to_str().unwrap()], dir.path());
+        assert_eq!(status, EXIT_OK, "{err}\n{out}");
+        assert!(out.contains("GitHub has the webhook already: GitHub App agent-zero-demo (id 123456)"), "{out}");
+        assert!(!out.contains("Payload URL") && !out.contains("whsec-from-github-0a1b"), "{out}");
+        assert!(out.contains("--webhook-secret <GITHUB_WEBHOOK_SECRET in .env.deploy>"), "{out}");
+    }
 }
 
 /// `spin deploy`'s documented options (Fermyon Cloud's `spin deploy` /
@@ -271,4 +301,87 @@ fn the_readme_documents_the_steps_in_the_order_they_run() {
     }
     let flat = spin.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("spin deploy --from spin.toml --build --variable name=value"), "{spin}");
+}
+
+/// README's Cloudflare section: each `wrangler` it shows is the one step 1
+/// installed in tests/node, which `init cloudflare` runs by default (a
+/// plain `npx wrangler` in this checkout downloads another), and its two
+/// `wrangler deploy --dry-run` commands are the ones tests/scripts/test.sh
+/// runs on the workers it built, word for word; so is the Spin section's
+/// offline build (`spin_build.py`).
+#[test]
+fn the_readmes_dry_runs_are_what_the_test_suite_runs_with_the_default_wrangler() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cloudflare = &readme[readme.find("### Cloudflare Workers").unwrap()..readme.find("### Fermyon Spin").unwrap()];
+    let init = <Cli as clap::CommandFactory>::command();
+    let wrangler = init
+        .find_subcommand("init")
+        .and_then(|c| c.find_subcommand("cloudflare"))
+        .and_then(|c| c.get_arguments().find(|a| a.get_id() == "wrangler"))
+        .map(|a| a.get_default_values()[0].to_str().unwrap().to_owned())
+        .unwrap();
+    assert_eq!(wrangler, "npx --prefix tests/node wrangler");
+    assert!(cloudflare.contains(&format!("default `{wrangler}`")), "README names the default: {cloudflare}");
+    let commands: Vec<&str> = cloudflare.lines().filter(|l| l.starts_with("npx ")).collect();
+    assert!(commands.iter().any(|l| l.starts_with(&format!("{wrangler} login"))), "{cloudflare}");
+    for command in &commands {
+        assert!(command.starts_with(&format!("{wrangler} ")), "not the wrangler of tests/node: {command}");
+    }
+    let dry_runs: Vec<&str> = commands
+        .iter()
+        .filter(|l| l.contains(" deploy --dry-run"))
+        .map(|l| l.split('#').next().unwrap().trim())
+        .collect();
+    assert_eq!(dry_runs.len(), 2, "one per worker: {dry_runs:?}");
+    assert!(
+        dry_runs.iter().any(|c| c.ends_with("--dry-run"))
+            && dry_runs.iter().any(|c| c.ends_with(" -c wrangler.ticks.toml"))
+    );
+    let test_sh = std::fs::read_to_string(root().join("tests/scripts/test.sh")).unwrap();
+    for command in dry_runs {
+        let run = test_sh.lines().any(|line| {
+            line.strip_prefix("WRANGLER_SEND_METRICS=false ")
+                .and_then(|rest| rest.strip_prefix(command))
+                .is_some_and(|rest| rest.starts_with(" --outdir "))
+        });
+        assert!(run, "tests/scripts/test.sh does not run README's `{command}`");
+    }
+    // Spin's offline build, likewise.
+    let spin = &readme[readme.find("### Fermyon Spin").unwrap()..];
+    let spin_build = spin.lines().find(|l| l.contains("spin_build.py")).expect("README's Spin build check");
+    let spin_build = spin_build.split('#').next().unwrap().trim();
+    assert!(test_sh.lines().any(|line| line == spin_build), "tests/scripts/test.sh does not run `{spin_build}`");
+}
+
+/// Every `agent-zero` command README's Deploy and Connect GitHub sections
+/// tell a newcomer to run is one this CLI takes, and what they install
+/// first exists: the tool installer with its two modes, the CLI's crate.
+#[test]
+fn every_command_the_readme_deploys_with_exists() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let deploy = &readme[readme.find("\n## Deploy\n").unwrap()..readme.find("\n## Configure\n").unwrap()];
+    let flat = deploy.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut seen = 0;
+    for line in deploy.lines().filter(|l| l.starts_with("agent-zero ")) {
+        let command = line.split('#').next().unwrap().trim().replace("<your-subdomain>", "demo");
+        let argv: Vec<&str> = command.split_whitespace().collect();
+        if let Err(e) = <Cli as clap::Parser>::try_parse_from(&argv) {
+            panic!("README's `{command}` is not a command of agent-zero: {e}");
+        }
+        seen += 1;
+    }
+    assert!(seen >= 4, "init cloudflare, init spin, init github-app: {seen}");
+    assert!(flat.contains("`bash tests/scripts/install-tools.sh worker` for Cloudflare, `all` for Spin"));
+    let installer = std::fs::read_to_string(root().join("tests/scripts/install-tools.sh")).unwrap();
+    assert!(installer.contains("Usage: tests/scripts/install-tools.sh [worker|all]"));
+    assert!(installer.contains("npm ci") && installer.contains("tests/node"), "it installs wrangler in tests/node");
+    assert!(flat.contains("`cargo install --path tools/cli` (installs `agent-zero`)"));
+    let manifest = std::fs::read_to_string(root().join("tools/cli/Cargo.toml")).unwrap();
+    assert!(manifest.contains("name = \"agent-zero\""), "tools/cli builds the agent-zero binary");
+    // The order a fresh clone takes: tools, the CLI, the env file (the App's
+    // lines by `init github-app`), then the deploy.
+    let at = |needle: &str| flat.find(needle).unwrap_or_else(|| panic!("README's Deploy has no `{needle}`"));
+    assert!(at("install-tools.sh") < at("cargo install --path tools/cli"));
+    assert!(at("cargo install --path tools/cli") < at("Write `.env.deploy`"));
+    assert!(at("Write `.env.deploy`") < at("agent-zero init cloudflare"));
 }

@@ -172,6 +172,7 @@ Deploy (from the agent-zero-edge checkout, settings in .env.deploy; README, \"De
                        (wrangler queues create, wrangler secret put, wrangler deploy)
   Fermyon Spin:        agent-zero init spin [--dry-run]
                        (spin deploy --variable name=value ...)
-Each prints the webhook URL and secret to paste into GitHub; then
+Each prints the webhook URL for GitHub (its secret is GITHUB_WEBHOOK_SECRET in
+.env.deploy; an App registered by `agent-zero init github-app` has both); then
   agent-zero doctor --url <deployment> --token <token> --webhook-secret <secret>
 ";

@@ -10,12 +10,18 @@
 //!   into that env file;
 //! - `doctor` checks a deployment as a user would hit it, one line per
 //!   check with the fix to make;
-//! - `tasks list|show|approve|reject|evidence` over the task API;
+//! - `tasks list|show|create|approve|reject|evidence|watch|overview` over
+//!   the task API;
+//! - `review <pr-url>` and `fix <issue-url>` start a run on the deployment
+//!   and follow it, exiting 0 when it completes, 1 when it fails or is
+//!   refused, 2 when a person must decide (the reference's exit codes);
+//! - `login` and `logout` save and forget a deployment and its token;
 //! - `replay` folds a task's raw log with the deployment's own crates and
 //!   proves its stored evidence is reproduced byte for byte.
 //!
-//! I/O boundary: [`run`] takes the arguments, the working directory and the
-//! two output streams; HTTP goes through [`api::Api`] (ureq); `init
+//! I/O boundary: [`run_with`] takes the arguments, the working directory,
+//! where a saved login lives ([`Env`]) and the two output streams
+//! ([`run`] reads that place from the process's environment); HTTP goes through [`api::Api`] (ureq); `init
 //! cloudflare|spin` runs the configured wrangler or spin program; `init
 //! github-app` listens on 127.0.0.1 for GitHub's redirect. Every command
 //! is a function of those, so the tests drive it in-process.
@@ -27,8 +33,11 @@ mod deploy;
 mod doctor;
 mod env_edit;
 mod github_app;
+mod github_url;
 mod init;
+mod login;
 mod replay;
+mod start;
 mod tasks;
 mod text;
 
@@ -38,17 +47,40 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Exit status of a command that did what was asked.
+// One scheme for every command, the reference's (`zero`): 0 done, 1 failed
+// or refused, 2 a person decides next (docs/cli.md, "Exit status").
+
+/// Exit status of a command that did what was asked, and of a followed
+/// task that `completed`.
 pub const EXIT_OK: u8 = 0;
-/// Exit status of a failed check, a reproduced difference, or an API error.
+/// Exit status of anything that failed or was refused: a followed task
+/// that stopped `failed` or `ignored` (the policy declined it), a create
+/// the API refused, a failed check, a reproduced difference, an API error,
+/// a timeout, a command line that does not parse.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit status of a command line clap refused.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit status of `tasks watch` when the task stopped `failed`.
-pub const EXIT_TASK_FAILED: u8 = 3;
-/// Exit status of `tasks watch` when the task stopped `needs-human` (a
-/// person decides next).
-pub const EXIT_TASK_NEEDS_HUMAN: u8 = 4;
+/// Exit status of a followed task that stopped `needs-human`: a person
+/// decides next (`tasks approve|reject`, or the dashboard).
+pub const EXIT_NEEDS_HUMAN: u8 = 2;
+
+/// What a command reads from its surroundings besides its arguments: the
+/// directory of the saved login.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    config_dir: Option<PathBuf>,
+}
+
+impl Env {
+    /// `$XDG_CONFIG_HOME/agent-zero`, else `$HOME/.config/agent-zero`.
+    pub fn from_process() -> Self {
+        let var = |name: &str| std::env::var(name).ok();
+        Self { config_dir: login::config_dir(var("XDG_CONFIG_HOME").as_deref(), var("HOME").as_deref()) }
+    }
+
+    /// The saved login lives in `dir`.
+    pub fn with_config_dir(dir: &Path) -> Self {
+        Self { config_dir: Some(dir.to_owned()) }
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(name = "agent-zero", version, about = "Set up, check and operate an Agent Zero Edge deployment")]
@@ -64,21 +96,91 @@ enum Command {
     Init(InitArgs),
     /// Check a deployment: health, capabilities, webhook secret, GitHub, model, sandbox, storage.
     Doctor(DoctorArgs),
-    /// List, show, approve, reject a deployment's tasks, or fetch their evidence.
+    /// List, show, create, watch, approve, reject a deployment's tasks, fetch their evidence, count them.
     Tasks(TasksArgs),
     /// Fold a task's raw log locally and prove its stored evidence is reproduced byte for byte.
     Replay(ReplayArgs),
+    /// Review a pull request on the deployment and follow the run. Exit
+    /// status: 0 completed, 1 failed or refused, 2 needs a person.
+    Review(StartArgs),
+    /// Work on an issue on the deployment (mode `fix` unless --mode) and
+    /// follow the run. Exit status: 0 completed, 1 failed or refused, 2
+    /// needs a person.
+    Fix(StartArgs),
+    /// Check a deployment's URL and token and save them for the commands
+    /// given neither (owner-only file in the config directory).
+    Login {
+        /// The deployment's base URL.
+        #[arg(long, env = "AGENT_ZERO_URL")]
+        url: String,
+        /// A control-plane token; prefer AGENT_ZERO_TOKEN (keeps it out of shell history).
+        #[arg(long, env = "AGENT_ZERO_TOKEN", hide_env_values = true)]
+        token: String,
+    },
+    /// Forget the saved login.
+    Logout,
 }
 
-/// Which deployment, and as whom.
+/// Which deployment, and as whom: a flag, else its environment variable,
+/// else the saved login (`agent-zero login`).
 #[derive(Debug, Clone, Args)]
-struct Target {
-    /// The deployment's base URL (`https://zero.example.workers.dev`).
+struct TargetArgs {
+    /// The deployment's base URL (`https://zero.example.workers.dev`); default: the saved login's.
     #[arg(long, env = "AGENT_ZERO_URL")]
-    url: String,
+    url: Option<String>,
     /// A control-plane token (`AGENT_ZERO_CONTROL_PLANE_TOKENS`); sent only as a bearer header.
     #[arg(long, env = "AGENT_ZERO_TOKEN", hide_env_values = true)]
     token: Option<String>,
+}
+
+impl TargetArgs {
+    /// The deployment and token to use ([`login::resolve`]); the saved
+    /// login is read only when a flag or variable is missing.
+    fn resolve(&self, env: &Env) -> Result<Target, String> {
+        if let (Some(url), Some(token)) = (&self.url, &self.token) {
+            return login::resolve(Some(url), Some(token), None);
+        }
+        let saved = match &env.config_dir {
+            Some(dir) => login::read(dir)?,
+            None => None,
+        };
+        login::resolve(self.url.as_deref(), self.token.as_deref(), saved.as_ref())
+    }
+}
+
+/// A deployment and token, resolved.
+#[derive(Debug, Clone)]
+struct Target {
+    url: String,
+    token: Option<String>,
+}
+
+/// How long and how often a followed task is read.
+#[derive(Debug, Clone, Copy, Args)]
+struct FollowArgs {
+    /// Most seconds to wait.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// Milliseconds between reads.
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+}
+
+/// `review` and `fix`.
+#[derive(Debug, Args)]
+struct StartArgs {
+    /// The pull request's (`review`) or issue's (`fix`) page:
+    /// https://github.com/OWNER/REPO/pull/N, https://github.com/OWNER/REPO/issues/N.
+    page: String,
+    /// The mode to request (observe, suggest, fix, autonomous); it must be granted to the token,
+    /// and the run takes the lower of it and the repository's policy. Default: observe for
+    /// `review`, fix for `fix`.
+    #[arg(long)]
+    mode: Option<String>,
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    follow: FollowArgs,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +206,7 @@ enum InitCommand {
         #[command(flatten)]
         deploy: DeployArgs,
         /// The wrangler command to run.
-        #[arg(long, env = "AGENT_ZERO_WRANGLER", default_value = "npx wrangler")]
+        #[arg(long, env = "AGENT_ZERO_WRANGLER", default_value = "npx --prefix tests/node wrangler")]
         wrangler: String,
     },
     /// Deploy this checkout to Spin (`spin deploy` with `--variable` per setting).
@@ -167,7 +269,7 @@ struct DeployArgs {
 #[derive(Debug, Args)]
 struct DoctorArgs {
     #[command(flatten)]
-    target: Target,
+    target: TargetArgs,
     /// The deployment's `GITHUB_WEBHOOK_SECRET`: sends a signed `ping` delivery with it.
     #[arg(long, env = "AGENT_ZERO_WEBHOOK_SECRET", hide_env_values = true)]
     webhook_secret: Option<String>,
@@ -179,7 +281,7 @@ struct DoctorArgs {
 #[derive(Debug, Args)]
 struct TasksArgs {
     #[command(flatten)]
-    target: Target,
+    target: TargetArgs,
     #[command(subcommand)]
     command: TasksCommand,
 }
@@ -223,18 +325,26 @@ enum TasksCommand {
         #[arg(long)]
         comment: Option<String>,
     },
+    /// Creates a task (`POST /api/v1/tasks`) from the flags or a JSON body
+    /// file; with --watch, follows it as `watch` does.
+    Create(CreateArgs),
     /// Follows a task until it stops (completed, failed, needs-human,
     /// ignored), printing each event as it happens. Exit status: 0 on
-    /// completed or ignored, 3 on failed, 4 on needs-human, 1 on an API
-    /// error or the timeout.
+    /// completed, 1 on failed or ignored (and on an API error or the
+    /// timeout), 2 on needs-human.
     Watch {
         id: String,
-        /// Most seconds to wait.
-        #[arg(long, default_value_t = 600)]
-        timeout: u64,
-        /// Milliseconds between reads.
-        #[arg(long, default_value_t = 1000)]
-        interval_ms: u64,
+        #[command(flatten)]
+        follow: FollowArgs,
+    },
+    /// The dashboard's counters: running, queued, needs-human, failed in the last day.
+    Overview {
+        /// Only tasks of `owner/name`.
+        #[arg(long)]
+        repository: Option<String>,
+        /// The API's JSON as given.
+        #[arg(long)]
+        json: bool,
     },
     /// A concluded task's evidence, as the API renders it.
     Evidence {
@@ -242,6 +352,44 @@ enum TasksCommand {
         #[arg(long, value_enum, default_value_t = EvidenceFormat::Markdown)]
         format: EvidenceFormat,
     },
+}
+
+/// `tasks create`: the body of `POST /api/v1/tasks` (docs/task-api.md),
+/// from flags or from a file.
+#[derive(Debug, Args)]
+struct CreateArgs {
+    /// `owner/name`.
+    #[arg(long, required_unless_present = "body")]
+    repository: Option<String>,
+    /// `feedback`, `proactive` (a pull request's review) or `issue`.
+    #[arg(long, required_unless_present = "body")]
+    trigger: Option<String>,
+    /// The mode to request (default observe).
+    #[arg(long, conflicts_with = "body")]
+    mode: Option<String>,
+    /// One feedback item's text (repeat for more).
+    #[arg(long = "feedback", conflicts_with = "body")]
+    feedback: Vec<String>,
+    /// The pull request's number.
+    #[arg(long = "pr", conflicts_with = "body")]
+    pull_request: Option<u64>,
+    /// The pull request's head commit (default: its current head, read by the deployment).
+    #[arg(long, requires = "pull_request")]
+    head: Option<String>,
+    /// The issue's number.
+    #[arg(long, conflicts_with = "body")]
+    issue: Option<u64>,
+    /// A repository-relative path the task is scoped to (repeat for more).
+    #[arg(long = "file", conflicts_with = "body")]
+    files: Vec<String>,
+    /// The whole request body, a JSON file as the API takes it.
+    #[arg(long, conflicts_with_all = ["repository", "trigger"])]
+    body: Option<PathBuf>,
+    /// Follow the task until it stops, with `watch`'s exit status.
+    #[arg(long)]
+    watch: bool,
+    #[command(flatten)]
+    follow: FollowArgs,
 }
 
 /// The evidence representations the API serves.
@@ -268,15 +416,25 @@ struct ReplayArgs {
     /// The task id.
     task: String,
     #[command(flatten)]
-    target: Target,
+    target: TargetArgs,
     /// Replay this log file (the `GET /api/v1/tasks/{id}/log` JSON) instead of fetching it.
     #[arg(long)]
     log: Option<PathBuf>,
 }
 
 /// Runs the command line `args` (program name first) in directory `cwd`,
-/// writing results to `out` and diagnostics to `err`; the exit status.
+/// writing results to `out` and diagnostics to `err`; the exit status. The
+/// saved login is the user's ([`Env::from_process`]).
 pub fn run<I, T>(args: I, cwd: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    run_with(&Env::from_process(), args, cwd, out, err)
+}
+
+/// [`run`] with the saved login in `env`'s place.
+pub fn run_with<I, T>(env: &Env, args: I, cwd: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -287,9 +445,11 @@ where
             let to_out = !error.use_stderr();
             let rendered = error.render().to_string();
             let _ = if to_out { out.write_all(rendered.as_bytes()) } else { err.write_all(rendered.as_bytes()) };
-            return if to_out { EXIT_OK } else { EXIT_USAGE };
+            // Not clap's 2: that is "a person decides" here.
+            return if to_out { EXIT_OK } else { EXIT_FAILED };
         }
     };
+    let config_dir = env.config_dir.as_deref();
     let result = match cli.command {
         Command::Init(args) => match args.command {
             None => init::run(cwd, args.force, out),
@@ -315,9 +475,21 @@ where
                 github_app::run(&options, cwd, out)
             }
         },
-        Command::Doctor(args) => doctor::run(&args.target, args.webhook_secret.as_deref(), args.json, out),
-        Command::Tasks(args) => tasks::run(&args.target, args.command, out),
-        Command::Replay(args) => replay::run(&args.target, &args.task, args.log.as_deref(), cwd, out),
+        Command::Doctor(args) => args
+            .target
+            .resolve(env)
+            .and_then(|target| doctor::run(&target, args.webhook_secret.as_deref(), args.json, out)),
+        Command::Tasks(args) => args.target.resolve(env).and_then(|target| match args.command {
+            TasksCommand::Create(create) => start::create(&target, &create, cwd, out),
+            command => tasks::run(&target, command, out),
+        }),
+        Command::Replay(args) => {
+            args.target.resolve(env).and_then(|target| replay::run(&target, &args.task, args.log.as_deref(), cwd, out))
+        }
+        Command::Review(args) => start::review(&args, env, out),
+        Command::Fix(args) => start::fix(&args, env, out),
+        Command::Login { url, token } => login::login(config_dir, &url, &token, out),
+        Command::Logout => login::logout(config_dir, out),
     };
     match result {
         Ok(status) => status,
@@ -332,5 +504,7 @@ where
 mod deploy_tests;
 #[cfg(test)]
 mod github_app_tests;
+#[cfg(test)]
+mod start_tests;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
-//! `agent-zero tasks list|show|approve|reject|watch|evidence`: the task API,
-//! with its answers shown as given and its errors as one line each; `watch`
-//! shows a running task's progress as it happens.
+//! `agent-zero tasks list|show|approve|reject|watch|evidence|overview`: the
+//! task API, with its answers shown as given and its errors as one line
+//! each; `watch` shows a running task's progress as it happens (and
+//! `review`, `fix` and `tasks create --watch` follow the task they create
+//! with it); `overview` prints the dashboard's counters.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -10,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Answer, Api, encode};
 use crate::text::{printable, printable_block};
-use crate::{EXIT_OK, EXIT_TASK_FAILED, EXIT_TASK_NEEDS_HUMAN, Target, TasksCommand};
+use crate::{EXIT_FAILED, EXIT_NEEDS_HUMAN, EXIT_OK, Target, TasksCommand};
 
 pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -> Result<u8, String> {
     let api = Api::new(&target.url, target.token.as_deref())?;
@@ -43,9 +45,20 @@ pub(crate) fn run(target: &Target, command: TasksCommand, out: &mut dyn Write) -
         }
         TasksCommand::Approve { id, comment } => decide(&api, &id, "approve", comment)?,
         TasksCommand::Reject { id, comment } => decide(&api, &id, "reject", comment)?,
-        TasksCommand::Watch { id, timeout, interval_ms } => {
-            return watch(&api, &id, Duration::from_secs(timeout), Duration::from_millis(interval_ms), out);
+        TasksCommand::Watch { id, follow } => {
+            let (timeout, interval) = (Duration::from_secs(follow.timeout), Duration::from_millis(follow.interval_ms));
+            return watch(&api, &id, timeout, interval, out);
         }
+        TasksCommand::Overview { repository, json } => {
+            let path = match &repository {
+                Some(repository) => format!("/api/v1/overview?repository={}", encode(repository)),
+                None => "/api/v1/overview".to_owned(),
+            };
+            let answer = expect_success(api.get(&path, "application/json")?)?;
+            if json { pretty(&answer)? } else { overview_text(&answer.json()?) }
+        }
+        // Routed before (it reads a body file from the working directory).
+        TasksCommand::Create(_) => return Err("`tasks create` is run by start::create".into()),
         TasksCommand::Evidence { id, format } => {
             let path = format!("/api/v1/tasks/{}/evidence.{}", encode(&id), format.suffix());
             let answer = expect_success(api.get(&path, "*/*")?)?;
@@ -62,7 +75,13 @@ const STOPPED: &[&str] = &["completed", "failed", "needs-human", "ignored"];
 /// Reads the task every `interval` until it stops, printing each new event
 /// as it arrives and, between events, nothing: the elapsed time is on each
 /// line. The cost line closes it.
-fn watch(api: &Api, id: &str, timeout: Duration, interval: Duration, out: &mut dyn Write) -> Result<u8, String> {
+pub(crate) fn watch(
+    api: &Api,
+    id: &str,
+    timeout: Duration,
+    interval: Duration,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
     let started = Instant::now();
     let mut shown = 0;
     loop {
@@ -81,20 +100,50 @@ fn watch(api: &Api, id: &str, timeout: Duration, interval: Duration, out: &mut d
             return Ok(watch_status(state));
         }
         if started.elapsed() >= timeout {
-            return Err(format!("{} is still {} after {} s", printable(id), printable(state), timeout.as_secs()));
+            return Err(format!(
+                "{} is still {} after {} s; follow it with `agent-zero tasks watch {0}`",
+                printable(id),
+                printable(state),
+                timeout.as_secs()
+            ));
         }
         std::thread::sleep(interval);
     }
 }
 
-/// `watch`'s exit status for the state a task stopped in: a script can
-/// tell a failure and a task waiting for a person from a completed run.
+/// The exit status for the state a followed task stopped in, the
+/// reference's: 0 `completed`; 2 `needs-human` (a person decides next);
+/// 1 `failed`, and `ignored` too: the repository's policy declined the
+/// task, so nothing the caller asked for ran (a refusal, not a success).
 pub(crate) fn watch_status(state: &str) -> u8 {
     match state {
-        "failed" => EXIT_TASK_FAILED,
-        "needs-human" => EXIT_TASK_NEEDS_HUMAN,
-        _ => EXIT_OK,
+        "completed" => EXIT_OK,
+        "needs-human" => EXIT_NEEDS_HUMAN,
+        _ => EXIT_FAILED,
     }
+}
+
+/// The overview's counters on one line each (`1000+` when a counter is a
+/// lower bound).
+pub(crate) fn overview_text(overview: &Value) -> String {
+    let count = |name: &str| {
+        let c = &overview[name];
+        format!("{}{}", c["count"].as_u64().unwrap_or(0), if c["more"] == true { "+" } else { "" })
+    };
+    let scope = overview["repository"].as_str().map_or_else(|| "every repository".to_owned(), printable);
+    format!(
+        "{scope}
+running      {}
+queued       {}
+needs-human  {}
+failed       {} since {}
+",
+        count("running"),
+        count("queued"),
+        count("needsHuman"),
+        count("failedLastDay"),
+        printable(overview["failedSince"].as_str().unwrap_or("-")),
+    )
 }
 
 /// The events of `task` after the first `shown`, one line each with the
@@ -168,6 +217,11 @@ fn decide(api: &Api, id: &str, decision: &str, comment: Option<String>) -> Resul
                 .map(|changes| changes.iter().filter_map(|c| c["path"].as_str()).map(printable).collect())
                 .unwrap_or_default();
             text.push_str(&format!("approving {} ({}): {}\n", printable(digest), paths.len(), paths.join(", ")));
+        }
+        // Why it waits, and what the approval does there (writes the files
+        // above, accepts the conclusion, or retries).
+        if let (Some(code), Some(approving)) = (pending["stop"]["code"].as_str(), pending["approving"].as_str()) {
+            text.push_str(&format!("stopped at {}: approving {}\n", printable(code), printable(approving)));
         }
     }
     let answer = expect_success(api.post_json(&format!("/api/v1/approvals/{}", encode(id)), &body)?)?;

@@ -10,29 +10,29 @@ use super::*;
 /// Runs `args` in `cwd`: (status, stdout, stderr).
 fn cli(args: &[&str], cwd: &Path) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = run(std::iter::once("agent-zero").chain(args.iter().copied()), cwd, &mut out, &mut err);
+    // No saved login: the developer's own is not read.
+    let args = std::iter::once("agent-zero").chain(args.iter().copied());
+    let status = run_with(&Env::default(), args, cwd, &mut out, &mut err);
     (status, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
 #[test]
-fn usage_errors_name_the_argument_and_exit_2() {
+fn usage_errors_name_the_argument_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
-    let (status, _, err) = cli(&["doctor"], dir.path());
-    // AGENT_ZERO_URL may be set in a developer's shell; without it --url is required.
-    if std::env::var_os("AGENT_ZERO_URL").is_none() {
-        assert_eq!(status, EXIT_USAGE, "{err}");
-        assert!(err.contains("--url"), "{err}");
-    }
+    // Clap's usage status would be 2, which here means "a person decides".
+    let (status, _, err) = cli(&["doctor", "--frobnicate"], dir.path());
+    assert_eq!(status, EXIT_FAILED, "{err}");
+    assert!(err.contains("--frobnicate"), "{err}");
     let (status, _, err) =
         cli(&["tasks", "--url", "http://127.0.0.1:9", "evidence", "t1", "--format", "pdf"], dir.path());
-    assert_eq!(status, EXIT_USAGE);
+    assert_eq!(status, EXIT_FAILED);
     assert!(err.contains("--format") && err.contains("md"), "{err}");
     let (status, _, err) = cli(&["frobnicate"], dir.path());
-    assert_eq!(status, EXIT_USAGE);
+    assert_eq!(status, EXIT_FAILED);
     assert!(err.contains("frobnicate"), "{err}");
     let (status, out, _) = cli(&["--help"], dir.path());
     assert_eq!(status, EXIT_OK);
-    for command in ["init", "doctor", "tasks", "replay"] {
+    for command in ["init", "doctor", "tasks", "replay", "review", "fix", "login", "logout"] {
         assert!(out.contains(command), "{out}");
     }
 }
@@ -150,12 +150,13 @@ fn task_output_keeps_untrusted_text_off_the_terminal() {
 }
 
 #[test]
-fn watch_exits_non_zero_on_failed_and_on_needs_human() {
+fn watch_exits_as_the_reference_0_completed_1_failed_or_refused_2_needs_human() {
     assert_eq!(tasks::watch_status("completed"), crate::EXIT_OK);
-    assert_eq!(tasks::watch_status("ignored"), crate::EXIT_OK);
-    assert_eq!(tasks::watch_status("failed"), crate::EXIT_TASK_FAILED);
-    assert_eq!(tasks::watch_status("needs-human"), crate::EXIT_TASK_NEEDS_HUMAN);
-    assert_ne!(crate::EXIT_TASK_FAILED, crate::EXIT_FAILED, "a failed task is told from an API error");
+    assert_eq!(tasks::watch_status("failed"), crate::EXIT_FAILED);
+    // The policy declined it: nothing asked for ran.
+    assert_eq!(tasks::watch_status("ignored"), crate::EXIT_FAILED);
+    assert_eq!(tasks::watch_status("needs-human"), crate::EXIT_NEEDS_HUMAN);
+    assert_eq!((crate::EXIT_OK, crate::EXIT_FAILED, crate::EXIT_NEEDS_HUMAN), (0, 1, 2));
 }
 
 #[test]

@@ -211,6 +211,8 @@ const CALLS: &[(&str, &str, &str, Needs)] = &[
         "/repos/{owner}/{repo}/pulls/comments/{comment_id}",
         Permission("pull_requests", "write"),
     ),
+    // An issue task's issue, read at creation (`agent-zero fix`, docs/task-api.md).
+    ("/repos/*/*/issues/*", "GET", "/repos/{owner}/{repo}/issues/{issue_number}", Permission("issues", "read")),
     (
         "/repos/*/*/issues/*/comments",
         "GET",

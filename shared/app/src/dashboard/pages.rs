@@ -318,8 +318,20 @@ pub(crate) fn task(
         // approval of a page a repair has since replaced is refused.
         let pending = resident.attempt.decision.as_ref();
         let shown = pending.map(agent_zero_engine::decision_digest).unwrap_or_default();
+        let awaiting = agent_zero_engine::awaiting(resident);
+        if let Some((stop, effect)) = &awaiting {
+            // Why it waits, and what approving does at this stop.
+            let _ = writeln!(
+                h,
+                "<h2>Why it waits</h2>\n<p><code>{}</code>: {}</p>\n<p class=\"approving\">{}</p>",
+                clean(&stop.code, secrets),
+                clean(&stop.message, secrets),
+                effect.describe()
+            );
+        }
+        let writes = awaiting.as_ref().is_none_or(|(_, e)| *e == agent_zero_engine::ApprovalEffect::Writes);
         if let Some(decision) = pending {
-            h.push_str(&pending_changes(decision, secrets));
+            h.push_str(&pending_changes(decision, writes, secrets));
         }
         h.push_str("<h2>Decide</h2>\n<div class=\"decide\">\n");
         let form = |verb: &str, label: &str| {
@@ -356,9 +368,14 @@ pub(crate) fn task(
 }
 
 /// The files a waiting decision writes, each whole (an approval covers
-/// exactly these).
-fn pending_changes(decision: &agent_zero_contracts::AgentDecision, secrets: &[&str]) -> String {
-    let mut h = String::from("<h2>What approving writes</h2>\n");
+/// exactly these); where approving writes nothing (`writes` false), the
+/// change as proposed, under a heading that says so.
+fn pending_changes(decision: &agent_zero_contracts::AgentDecision, writes: bool, secrets: &[&str]) -> String {
+    let mut h = String::from(if writes {
+        "<h2>What approving writes</h2>\n"
+    } else {
+        "<h2>The change as proposed (approving does not write it)</h2>\n"
+    });
     if decision.changes.is_empty() {
         h.push_str("<p class=\"muted\">No file: the decision proposes no change.</p>\n");
     }
@@ -445,6 +462,73 @@ mod tests {
         assert!(pages[2].contains("href=\"/az/dashboard?cursor=c%201&amp;repository=o%2Fr&amp;state=needs-human\""));
         assert!(pages[1].contains("Signed in as <strong>github:octocat</strong>"), "{}", pages[1]);
         assert!(pages[2].contains("href=\"/az/dashboard?state=needs-human&amp;repository=o%2Fr\">0</a>"));
+    }
+
+    /// A task waiting at `stop` (reached from `from`), its decision writing `calc.py`.
+    fn waiting(from: TaskState, write: Option<agent_zero_engine::WriteOutcome>) -> Resident {
+        let decision: agent_zero_contracts::AgentDecision = serde_json::from_value(serde_json::json!({
+            "finding": {
+                "title": "t", "explanation": "e", "severity": "low", "confidence": 0.9, "valid": true,
+                "evidence": [], "files": ["calc.py"], "changeRisk": "mechanical"
+            },
+            "plan": ["p"],
+            "changes": [{ "path": "calc.py", "content": "x = 1\n", "reason": "r" }],
+        }))
+        .expect("a decision");
+        let mut r = Resident {
+            stimulus: Some(Box::new(Stimulus {
+                task_id: "t-1".into(),
+                repository: "o/r".into(),
+                trigger: agent_zero_contracts::Trigger::Issue,
+                mode: agent_zero_contracts::RunMode::Fix,
+                source: None,
+                input: agent_zero_engine::TaskInput::default(),
+                policy: agent_zero_agent::Policy::default(),
+            })),
+            state: TaskState::NeedsHuman,
+            path: vec![from, TaskState::NeedsHuman],
+            ..Resident::default()
+        };
+        r.attempt.decision = Some(decision);
+        r.attempt.write = write;
+        r
+    }
+
+    #[test]
+    fn a_waiting_task_says_why_and_what_approving_does_before_the_buttons() {
+        let o = RenderOptions::default();
+        let offer = Offer { viewer: Viewer { name: "github:octocat", csrf: "token" }, may_approve: true, notice: None };
+        let refusal = agent_zero_contracts::Refusal { code: "high-impact-change".into(), message: "m".into() };
+        let writes = task(
+            &waiting(TaskState::Planning, Some(agent_zero_engine::WriteOutcome::NeedsHuman { refusal })),
+            None,
+            offer,
+            0,
+            &o,
+        );
+        for text in [
+            "Why it waits",
+            "<code>high-impact-change</code>",
+            "Approving writes the change below",
+            "What approving writes",
+        ] {
+            assert!(writes.contains(text), "{text}: {writes}");
+        }
+        let accepts = task(&waiting(TaskState::Validating, None), None, offer, 0, &o);
+        for text in
+            ["<code>finding-inconclusive</code>", "Approving accepts this conclusion", "approving does not write it"]
+        {
+            assert!(accepts.contains(text), "{text}: {accepts}");
+        }
+        assert!(!accepts.contains("What approving writes"), "{accepts}");
+        let retries = task(&waiting(TaskState::Verifying, None), None, offer, 0, &o);
+        assert!(
+            retries.contains("<code>repairs-exhausted</code>") && retries.contains("one more attempt"),
+            "{retries}"
+        );
+        for html in [&writes, &accepts, &retries] {
+            assert!(html.find("Why it waits") < html.find("value=\"approve\""), "{html}");
+        }
     }
 
     #[test]

@@ -298,7 +298,7 @@ fn validation_errors_name_the_field() {
         (with("/repository", json!(12)), "repository"),
         (with("/repository", json!("no-slash")), "repository"),
         (with("/mode", json!("root")), "mode"),
-        (with("/trigger", json!("issue")), "trigger"),
+        (with("/trigger", json!("issue")), "issue"),
         (with("/trigger", json!("sometimes")), "trigger"),
         (with("/feedback", json!([])), "feedback"),
         (with("/feedback/0/body", json!("")), "feedback[0].body"),

@@ -4,6 +4,8 @@
 #[cfg(test)]
 mod api_app_tests;
 #[cfg(test)]
+mod api_cli_tests;
+#[cfg(test)]
 mod api_tests;
 mod approvals;
 mod audit;
@@ -13,6 +15,9 @@ mod evidence;
 mod health;
 mod input;
 mod openapi;
+mod overview;
+#[cfg(test)]
+mod overview_tests;
 mod sweep;
 mod tasks;
 pub(crate) mod webhooks;
@@ -65,6 +70,7 @@ pub(crate) async fn dispatch<H: Host>(
         RouteId::DecideApproval => approvals::decide(context, &request, id()).await,
         RouteId::Audit => audit::list(context, &request).await,
         RouteId::Doctor => doctor::get(context, &request).await,
+        RouteId::Overview => overview::get(context, &request).await,
         RouteId::OpenApi => openapi::document(context, &request).await,
         RouteId::Docs => openapi::docs(context, &request).await,
         RouteId::Sweep => sweep::post(context, &request).await,

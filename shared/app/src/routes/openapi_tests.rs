@@ -153,6 +153,9 @@ fn document_names_this_version_and_the_contract_vocabularies() {
     assert_eq!(schemas["RunMode"]["enum"], names(RunMode::ALL.iter().map(|s| s.as_str()).collect()));
     assert_eq!(schemas["Trigger"]["enum"], names(Trigger::ALL.iter().map(|s| s.as_str()).collect()));
     assert_eq!(schemas["Verdict"]["enum"], names(Verdict::ALL.iter().map(|s| s.as_str()).collect()));
+    let approving = &schemas["TaskDetail"]["properties"]["pendingDecision"]["properties"]["approving"]["enum"];
+    let effects = agent_zero_engine::ApprovalEffect::ALL;
+    assert_eq!(approving, &names(effects.iter().map(|e| e.as_str()).collect()));
     let actions = crate::audit_log::AuditAction::ALL;
     assert_eq!(
         schemas["AuditEntry"]["properties"]["action"]["enum"],
@@ -225,7 +228,7 @@ fn the_checker_rejects_what_the_schemas_forbid() {
         ("CreateTask", json!({"repository": 1, "trigger": "feedback"})),
         ("CreateTask", json!({"repository": "a/b", "trigger": "feedback", "actor": "mallory"})),
         ("CreateTask", json!({"repository": "a/b"})),
-        ("CreateTask", json!({"repository": "a/b", "trigger": "issue"})),
+        ("CreateTask", json!({"repository": "a/b", "trigger": "review"})),
         ("Decision", json!({"decision": "maybe"})),
         ("TaskList", json!({"items": [{"id": "x"}], "nextCursor": null})),
         ("PullRequestInput", json!({"number": 0, "headSha": "a"})),

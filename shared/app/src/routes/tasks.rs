@@ -19,7 +19,7 @@ use agent_zero_contracts::{
     is_repository_relative_path,
 };
 use agent_zero_engine::{Resident, Stimulus, TaskError, TaskInput};
-use agent_zero_github::{CredentialsError, GitHubClient, GitHubError};
+use agent_zero_github::{CredentialsError, GitHubClient, GitHubError, PullRequestInfo};
 use agent_zero_ports::HttpClient;
 use http::StatusCode;
 use serde::Deserialize;
@@ -43,6 +43,8 @@ pub(crate) const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
 pub(crate) const MAX_FILES: usize = 50;
 /// Most bytes of a short text field (author, title).
 const MAX_SHORT: usize = 256;
+/// Most bytes of an issue task's body, as a webhook delivery's.
+const MAX_ISSUE_BODY_BYTES: usize = agent_zero_github::MAX_BODY_BYTES;
 
 pub(super) async fn list<H: Host>(
     context: &RouteContext<'_, H>,
@@ -178,6 +180,10 @@ fn detail(resident: &Resident, now_ms: u64, tasks: &str) -> Value {
             "decisionDigest": agent_zero_engine::decision_digest(decision),
             "changes": decision.changes.iter().map(|c| json!({ "path": c.path, "content": c.content })).collect::<Vec<_>>(),
         });
+        if let Some((stop, effect)) = agent_zero_engine::awaiting(resident) {
+            body["pendingDecision"]["stop"] = json!({ "code": stop.code, "message": stop.message });
+            body["pendingDecision"]["approving"] = json!(effect.as_str());
+        }
     }
     if let Some(reason) = &resident.conclusion.failure {
         body["failure"] = json!(reason);
@@ -226,7 +232,9 @@ struct FeedbackInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PullRequestInput {
     number: u64,
-    head_sha: String,
+    /// Absent: the pull request's current head, read from GitHub.
+    #[serde(default)]
+    head_sha: Option<String>,
     #[serde(default)]
     base_sha: Option<String>,
 }
@@ -235,7 +243,9 @@ struct PullRequestInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct IssueInput {
     number: u64,
-    title: String,
+    /// Required unless the trigger is `issue` (whose title is GitHub's).
+    #[serde(default)]
+    title: Option<String>,
     #[serde(default)]
     url: Option<String>,
 }
@@ -297,7 +307,7 @@ async fn create_as<H: Host>(
     audit.target = Some(body.repository.clone());
     audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
     let secrets = auth::secrets(context.settings);
-    let mut input = validate(&body, principal, secrets)?;
+    let (mut input, wanted) = validate(&body, principal, secrets)?;
     if !access.may_target(&body.repository) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
@@ -312,13 +322,49 @@ async fn create_as<H: Host>(
         )
         .with_field("mode"));
     }
+    // Over the queue's bound: refused before anything is read or stored.
+    crate::run_bounds::check_queue(context.host.kv(), &context.settings.run()?.bounds).await?;
     let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
     // Nothing is read and nothing stored for a repository the App cannot act on.
     input.installation_id = installation_for(context, owner, repo).await?;
     let github = authenticated(context, input.installation_id).await?;
     let policy = policy_for(context, github.as_ref(), owner, repo).await?;
-    if let (Some(pr), Some(client)) = (&input.pull_request, &github) {
-        check_head(client, pr).await?;
+    if let Some(number) = wanted.issue {
+        let Some(client) = &github else {
+            return Err(invalid(
+                "trigger",
+                "an issue task needs the deployment's GitHub credentials to read the issue; none are configured",
+            ));
+        };
+        if !policy.issues.enabled {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "trigger: the policy of {owner}/{repo} does not act on issues (`issues.enabled` in .agent-zero.yml)"
+                ),
+            )
+            .with_field("trigger"));
+        }
+        let (issue, issue_body) = read_issue(client, owner, repo, number, secrets).await?;
+        (input.issue, input.issue_body) = (Some(issue), issue_body);
+    }
+    match (wanted.head, &github) {
+        (Some(number), Some(client)) => {
+            let base = body.pull_request.as_ref().and_then(|pr| pr.base_sha.as_deref());
+            input.pull_request = Some(current_head(client, owner, repo, number, base).await?);
+        }
+        (Some(_), None) => {
+            return Err(invalid(
+                "pullRequest.headSha",
+                "required here: the deployment has no GitHub credentials to read the pull request's current head",
+            ));
+        }
+        (None, Some(client)) => {
+            if let Some(pr) = &input.pull_request {
+                check_head(client, pr).await?;
+            }
+        }
+        (None, None) => {}
     }
     // A task that could never run is not accepted as if it could.
     crate::settings::check_runnable(
@@ -431,25 +477,115 @@ async fn policy_for<H: Host>(
 /// (400 naming `pullRequest.number`). Without credentials nothing can be
 /// read, and the run's own reads stand in.
 async fn check_head<H: HttpClient>(client: &GitHubClient<'_, H>, pr: &PullRequestRef) -> Result<(), ApiError> {
-    match client.pull_request(&pr.owner, &pr.repo, pr.number).await {
-        Ok(info) if info.head_sha.eq_ignore_ascii_case(&pr.head_sha) => Ok(()),
-        Ok(info) => Err(ApiError::new(
+    let info = read_pull(client, &pr.owner, &pr.repo, pr.number).await?;
+    if info.head_sha.eq_ignore_ascii_case(&pr.head_sha) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
             ErrorCode::Conflict,
             format!(
                 "pullRequest.headSha: pull request #{} is at {}, not {}; create the task for its current head",
                 pr.number, info.head_sha, pr.head_sha
             ),
         )
-        .with_field("pullRequest.headSha")),
+        .with_field("pullRequest.headSha"))
+    }
+}
+
+/// A pull request given without `headSha` names its current head, as
+/// GitHub reports it when the task is created (its base too, unless
+/// given): `agent-zero review <url>` knows only the number.
+async fn current_head<H: HttpClient>(
+    client: &GitHubClient<'_, H>,
+    owner: &str,
+    repo: &str,
+    number: u64,
+    base: Option<&str>,
+) -> Result<PullRequestRef, ApiError> {
+    let info = read_pull(client, owner, repo, number).await?;
+    Ok(PullRequestRef {
+        owner: owner.to_owned(),
+        repo: repo.to_owned(),
+        number,
+        head_sha: info.head_sha.to_ascii_lowercase(),
+        base_sha: Some(base.unwrap_or(&info.base_sha).to_ascii_lowercase()),
+    })
+}
+
+/// `GET /repos/{o}/{r}/pulls/{n}`: 400 naming `pullRequest.number` when
+/// GitHub shows these credentials no such pull request, 502 when GitHub
+/// does not answer.
+async fn read_pull<H: HttpClient>(
+    client: &GitHubClient<'_, H>,
+    owner: &str,
+    repo: &str,
+    number: u64,
+) -> Result<PullRequestInfo, ApiError> {
+    match client.pull_request(owner, repo, number).await {
+        Ok(info) => Ok(info),
         Err(GitHubError::Status { status: 404, .. }) => Err(invalid(
             "pullRequest.number",
-            &format!("GitHub shows these credentials no pull request #{} in {}/{}", pr.number, pr.owner, pr.repo),
+            &format!("GitHub shows these credentials no pull request #{number} in {owner}/{repo}"),
         )),
         Err(e) => Err(ApiError::new(
             ErrorCode::UpstreamFailed,
-            format!("could not read pull request #{}; nothing was created: {e}", pr.number),
+            format!("could not read pull request #{number}; nothing was created: {e}"),
         )),
     }
+}
+
+/// The issue an issue task works on, read when it is created, its title
+/// and body untrusted text with configured secrets redacted: 400 naming
+/// `issue.number` when GitHub shows no such issue or it is a pull
+/// request, 409 when it is closed, 502 when GitHub does not answer.
+async fn read_issue<H: HttpClient>(
+    client: &GitHubClient<'_, H>,
+    owner: &str,
+    repo: &str,
+    number: u64,
+    secrets: &[String],
+) -> Result<(IssueRef, Option<UntrustedText>), ApiError> {
+    let issue = match client.issue(owner, repo, number).await {
+        Ok(issue) => issue,
+        Err(GitHubError::Status { status: 404, .. }) => {
+            return Err(invalid(
+                "issue.number",
+                &format!("GitHub shows these credentials no issue #{number} in {owner}/{repo}"),
+            ));
+        }
+        Err(e) => {
+            return Err(ApiError::new(
+                ErrorCode::UpstreamFailed,
+                format!("could not read issue #{number}; nothing was created: {e}"),
+            ));
+        }
+    };
+    if issue.pull_request {
+        return Err(invalid(
+            "issue.number",
+            &format!("#{number} in {owner}/{repo} is a pull request: review it with `trigger: proactive`"),
+        ));
+    }
+    if !issue.open {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("issue.number: issue #{number} in {owner}/{repo} is closed"),
+        )
+        .with_field("issue.number"));
+    }
+    let title = redact(issue.title.trim(), secrets);
+    if title.is_empty() {
+        return Err(invalid("issue.number", &format!("issue #{number} has an empty title")));
+    }
+    let body = issue.body.map(|b| UntrustedText::capped(&redact(&b, secrets), MAX_ISSUE_BODY_BYTES));
+    let reference = IssueRef {
+        owner: owner.to_owned(),
+        repo: repo.to_owned(),
+        number,
+        title: UntrustedText::capped(&title, MAX_SHORT),
+        url: issue.html_url.filter(|u| u.starts_with("https://") && u.len() <= 2048).map(|u| redact(&u, secrets)),
+    };
+    Ok((reference, body))
 }
 
 fn tasks_error_on_create(error: TaskError) -> ApiError {
@@ -474,9 +610,19 @@ fn is_sha(text: &str) -> bool {
     Sha::is_valid(text)
 }
 
+/// What the create reads from GitHub before it stores anything.
+#[derive(Debug, Default)]
+struct Wanted {
+    /// A pull request given without its head: its number.
+    head: Option<u64>,
+    /// An issue task's issue: its number.
+    issue: Option<u64>,
+}
+
 /// Checks ranges and combinations the types cannot, and builds the
-/// task's input with every free text redacted.
-fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Result<TaskInput, ApiError> {
+/// task's input with every free text redacted; and what the create then
+/// reads from GitHub.
+fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Result<(TaskInput, Wanted), ApiError> {
     if !is_repository(&body.repository) {
         return Err(invalid("repository", "expected `owner/name` (GitHub's letters, digits, `-`, `_`, `.`)"));
     }
@@ -491,7 +637,13 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
         Trigger::Proactive if !body.feedback.is_empty() => {
             return Err(invalid("feedback", "only a feedback task takes feedback"));
         }
-        Trigger::Issue => return Err(invalid("trigger", "`feedback` or `proactive`; issue tasks come from GitHub")),
+        Trigger::Issue if body.issue.is_none() => return Err(invalid("issue", "an issue task names its issue")),
+        Trigger::Issue if !body.feedback.is_empty() => {
+            return Err(invalid("feedback", "only a feedback task takes feedback"));
+        }
+        Trigger::Issue if body.pull_request.is_some() => {
+            return Err(invalid("pullRequest", "an issue task works on an issue, not a pull request"));
+        }
         _ => {}
     }
     if body.feedback.len() > MAX_FEEDBACK {
@@ -530,23 +682,27 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
             line: item.line,
         });
     }
+    let mut wanted = Wanted::default();
     let pull_request = match &body.pull_request {
         None => None,
         Some(pr) => {
             if pr.number == 0 || pr.number > u64::from(u32::MAX) {
                 return Err(invalid("pullRequest.number", "a pull request number from 1"));
             }
-            if !is_sha(&pr.head_sha) {
+            if pr.head_sha.as_ref().is_some_and(|s| !is_sha(s)) {
                 return Err(invalid("pullRequest.headSha", "a 40 or 64 hex digit commit SHA"));
             }
             if pr.base_sha.as_ref().is_some_and(|s| !is_sha(s)) {
                 return Err(invalid("pullRequest.baseSha", "a 40 or 64 hex digit commit SHA"));
             }
-            Some(PullRequestRef {
+            if pr.head_sha.is_none() {
+                wanted.head = Some(pr.number);
+            }
+            pr.head_sha.as_ref().map(|head| PullRequestRef {
                 owner: owner.to_owned(),
                 repo: repo.to_owned(),
                 number: pr.number,
-                head_sha: pr.head_sha.to_ascii_lowercase(),
+                head_sha: head.to_ascii_lowercase(),
                 base_sha: pr.base_sha.as_ref().map(|s| s.to_ascii_lowercase()),
             })
         }
@@ -557,7 +713,7 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
             if issue.number == 0 || issue.number > u64::from(u32::MAX) {
                 return Err(invalid("issue.number", "an issue number from 1"));
             }
-            if issue.title.trim().is_empty() || issue.title.len() > MAX_SHORT {
+            if issue.title.as_ref().is_some_and(|t| t.trim().is_empty() || t.len() > MAX_SHORT) {
                 return Err(invalid("issue.title", &format!("1 to {MAX_SHORT} bytes")));
             }
             if issue
@@ -567,13 +723,25 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
             {
                 return Err(invalid("issue.url", "an https URL of at most 2048 bytes"));
             }
-            Some(IssueRef {
-                owner: owner.to_owned(),
-                repo: repo.to_owned(),
-                number: issue.number,
-                title: UntrustedText::capped(&redact(&issue.title, secrets), MAX_SHORT),
-                url: issue.url.as_deref().map(|u| redact(u, secrets)),
-            })
+            if body.trigger == Trigger::Issue {
+                // An issue task's title and body are GitHub's, read when it is created.
+                wanted.issue = Some(issue.number);
+                None
+            } else {
+                let Some(title) = &issue.title else {
+                    return Err(invalid(
+                        "issue.title",
+                        "required unless the trigger is `issue` (whose title is GitHub's)",
+                    ));
+                };
+                Some(IssueRef {
+                    owner: owner.to_owned(),
+                    repo: repo.to_owned(),
+                    number: issue.number,
+                    title: UntrustedText::capped(&redact(title, secrets), MAX_SHORT),
+                    url: issue.url.as_deref().map(|u| redact(u, secrets)),
+                })
+            }
         }
     };
     if body.files.len() > MAX_FILES {
@@ -582,12 +750,13 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
     if let Some(i) = body.files.iter().position(|f| !is_repository_relative_path(f)) {
         return Err(invalid(&format!("files[{i}]"), "a repository-relative path"));
     }
-    Ok(TaskInput {
+    let input = TaskInput {
         feedback,
         issue,
         issue_body: None,
         pull_request,
         files: body.files.iter().map(|f| redact(f, secrets)).collect(),
         installation_id: None,
-    })
+    };
+    Ok((input, wanted))
 }

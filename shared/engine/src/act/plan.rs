@@ -9,6 +9,7 @@ use agent_zero_agent::{WriteDecision, WriteRequest, authorize_write};
 use agent_zero_contracts::{AgentDecision, Finding, Refusal, RunMode, TaskState, TerminalState};
 
 use super::{Acted, Run};
+use crate::conclude::FINDING_INCONCLUSIVE;
 use crate::fact::{Fact, ModelOutcome, ModelPurpose, WriteOutcome};
 use crate::ports::Decider;
 use crate::render::model_request;
@@ -45,10 +46,25 @@ pub(super) async fn plan<D: Decider>(
         }
     }
     let decision = replanned.as_ref().unwrap_or(planned.decision);
-    let outcome = authorize(run, decision, planned.finding);
-    facts.push(Fact::WriteDecision { outcome: outcome.clone() });
     let attempts = run.r.attempts();
+    let approved = approved_stops(run, decision);
+    if approved.iter().any(|code| code == FINDING_INCONCLUSIVE) {
+        // Nothing can be written on an inconclusive finding: the person
+        // accepted the conclusion as it stands.
+        return accepted(run, facts, "the evidence is inconclusive; nothing was written");
+    }
+    let outcome = authorize(run, decision, planned.finding, approved);
+    facts.push(Fact::WriteDecision { outcome: outcome.clone() });
     match outcome {
+        // The person approved this very stop and the chain still stops
+        // there: no approval lifts it (a path outside the checkout, no
+        // checks to verify with, nothing to write), so the approval accepts
+        // the conclusion instead of stopping again.
+        WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }
+            if approved.contains(&refusal.code) =>
+        {
+            accepted(run, facts, &format!("{}; nothing was written", refusal.message))
+        }
         WriteOutcome::Allowed => {
             let message = format!("Applying {} planned change(s)", decision.changes.len());
             facts.push(run.transition(TaskState::Executing, &message, Some(attempts + 1)));
@@ -65,8 +81,31 @@ pub(super) async fn plan<D: Decider>(
     }
 }
 
-/// The authorisation of writing `decision`'s changes for `finding`.
-fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> WriteOutcome {
+/// The stops a person approved for `decision` (none when the decision is
+/// not the one they were shown).
+fn approved_stops<'r>(run: &'r Run<'_>, decision: &AgentDecision) -> &'r [String] {
+    let approval = &run.r.approval;
+    let shown = approval.approved_by.is_some()
+        && approval.approved_digest.as_deref() == Some(&crate::decision_digest(decision));
+    if shown { &approval.lifted } else { &[] }
+}
+
+/// The end of a run whose stop a person approved where nothing can go on:
+/// they accepted the conclusion. `completed` while no attempt executed, and
+/// `failed` after one did (a change that failed its checks never completes).
+fn accepted(run: &Run<'_>, facts: Vec<Fact>, why: &str) -> Result<Acted, FoldError> {
+    let by = run.r.approval.approved_by.as_deref().unwrap_or("a person");
+    let summary = format!("{by} accepted the conclusion: {why}");
+    if run.r.attempts() == 0 {
+        run.finish(facts, TerminalState::Completed, &summary, None)
+    } else {
+        run.finish(facts, TerminalState::Failed, &summary, Some(summary.clone()))
+    }
+}
+
+/// The authorisation of writing `decision`'s changes for `finding`, with
+/// the stops a person `approved` for it.
+fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding, approved: &[String]) -> WriteOutcome {
     let (r, stimulus) = (run.r, run.stimulus);
     let paths: Vec<String> = decision.changes.iter().map(|c| c.path.clone()).collect();
     let suggests = run.suggests();
@@ -87,8 +126,7 @@ fn authorize(run: &Run<'_>, decision: &AgentDecision, finding: &Finding) -> Writ
         checkout_files: &r.discovery.files,
         doc_use: &r.discovery.doc_use,
         // The approval covers the decision the person was shown, no other.
-        human_approved: r.approval.approved_by.is_some()
-            && r.approval.approved_digest.as_deref() == Some(&crate::decision_digest(decision)),
+        approved,
     };
     let needs_human =
         |code: &str, message: String| WriteOutcome::NeedsHuman { refusal: Refusal { code: code.into(), message } };

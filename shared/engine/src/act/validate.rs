@@ -86,8 +86,10 @@ pub(super) async fn validate<W: Workspace>(
             let summary = format!("Rejected the claim with evidence: {reasons}");
             run.finish(facts, TerminalState::Completed, &summary, None)
         }
+        // As the reference does: a person decides what an inconclusive
+        // finding is worth (approving accepts the conclusion).
         Verdict::Inconclusive => {
-            run.finish(facts, TerminalState::Completed, &format!("Evidence is inconclusive: {reasons}"), None)
+            run.finish(facts, TerminalState::NeedsHuman, &format!("Evidence is inconclusive: {reasons}"), None)
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Verify: run the repository's checks against the written change, then
-//! review it, repair it, or give up after `agent.maxAttempts`.
+//! review it, repair it, or stop for a person after `agent.maxAttempts`.
 //!
 //! Where a host's invocations are shorter than a check run
 //! ([`crate::Limits::checks_in_background`]), the checks are started as a
@@ -86,9 +86,13 @@ fn checked(run: &Run<'_>, results: Vec<CheckResult>) -> Result<Acted, FoldError>
         facts.push(run.transition(TaskState::Planning, "Replanning after failed verification", Some(attempt + 1)));
         Acted::now(facts)
     } else {
-        let reason =
-            format!("verification still fails after {attempt} attempt(s) (agent.maxAttempts {})", r.max_attempts);
-        run.finish(facts, TerminalState::Failed, &reason, Some(reason.clone()))
+        // As the reference does: a person decides, and an approval buys one
+        // more attempt (a repair from this failing output).
+        let summary = format!(
+            "Verification still fails after {attempt} attempt(s) (agent.maxAttempts {}); a person may approve another try",
+            r.max_attempts
+        );
+        run.finish(facts, TerminalState::NeedsHuman, &summary, None)
     }
 }
 

@@ -115,6 +115,10 @@ struct Flat {
     #[serde(default)]
     approved_digest: Option<String>,
     #[serde(default)]
+    lifted: Vec<String>,
+    #[serde(default)]
+    resumed_seq: u64,
+    #[serde(default)]
     decided: Option<(String, ApprovalDecision)>,
     // Conclusion
     #[serde(default)]
@@ -185,6 +189,8 @@ impl From<Flat> for Resident {
             approval: Approval {
                 approved_by: flat.approved_by,
                 approved_digest: flat.approved_digest,
+                lifted: flat.lifted,
+                resumed_seq: flat.resumed_seq,
                 decided: flat.decided,
             },
             conclusion: Conclusion {

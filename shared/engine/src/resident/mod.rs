@@ -237,6 +237,11 @@ impl Resident {
                         return Err(FoldError::Transition { seq, reason });
                     }
                     step_machine(machine, *to).map_err(|reason| FoldError::Transition { seq, reason })?;
+                    // The run's time starts when it leaves `queued` for
+                    // work: a wait for a running slot is not the run's.
+                    if *from == TaskState::Queued && !to.is_terminal() {
+                        self.started_ms = entry.at_ms;
+                    }
                     self.enter(*to, message, *attempt, entry.at_ms);
                 }
                 Fact::Leased { lease } => {
@@ -277,6 +282,7 @@ impl Resident {
                         if self.approval.approved_digest.as_deref() != Some(&crate::decision_digest(decision)) {
                             self.approval.approved_by = None;
                             self.approval.approved_digest = None;
+                            self.approval.lifted.clear();
                         }
                         self.attempt.decision = Some(decision.clone());
                         self.attempt.fresh_decision = true;
@@ -328,6 +334,8 @@ impl Resident {
                 }
                 Fact::Approval { principal, decision, shown, .. } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("approval before the stimulus"))?;
+                    // What the person decided on: the stop the task waits at.
+                    let stop = crate::conclude::stop_reason(self).map(|r| r.code);
                     let moved = match decision {
                         ApprovalDecision::Approve => machine.approve(),
                         ApprovalDecision::Reject => machine.deny(),
@@ -336,6 +344,24 @@ impl Resident {
                     let verb = if *decision == ApprovalDecision::Approve { "approved" } else { "rejected" };
                     self.enter(to, &format!("{verb} by {principal}"), None, entry.at_ms);
                     let approved = *decision == ApprovalDecision::Approve;
+                    if self.approval.approved_digest != *shown {
+                        self.approval.lifted.clear();
+                    }
+                    if approved {
+                        self.approval.lifted.extend(stop.clone());
+                        // The run resumes on its own clock: `agent.timeoutMs`
+                        // and the runaway guard count from the approval, not
+                        // from the first start.
+                        self.started_ms = entry.at_ms;
+                        self.approval.resumed_seq = seq;
+                    } else {
+                        self.approval.lifted.clear();
+                    }
+                    if approved && stop.as_deref() == Some(crate::conclude::REPAIRS_EXHAUSTED) {
+                        // Another try is a repair: a new decision from the
+                        // failing output, not the same change again.
+                        self.attempt.fresh_decision = false;
+                    }
                     self.approval.approved_by = approved.then(|| principal.clone());
                     self.approval.approved_digest = shown.clone().filter(|_| approved);
                     self.approval.decided = Some((principal.clone(), *decision));

@@ -140,6 +140,16 @@ pub struct Approval {
     /// (Absent from checkpoints without one, as before it existed.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approved_digest: Option<String>,
+    /// The stops (their codes: a write link's, `finding-inconclusive`,
+    /// `repairs-exhausted`, ...) a person approved for the decision of
+    /// `approved_digest`, in order: each stands in for its own stop only,
+    /// and a new decision clears them with the digest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lifted: Vec<String>,
+    /// The seq of the last approval: the run resumed there, and the
+    /// runaway guard counts its ticks from it (0 before any).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub resumed_seq: u64,
     /// The last decision a person made on this task, and who made it.
     pub decided: Option<(String, ApprovalDecision)>,
 }
@@ -157,4 +167,8 @@ pub struct Conclusion {
     pub publish_attempts: u32,
     /// Why the run failed, when it did.
     pub failure: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -303,6 +303,8 @@ pub struct Harness {
     /// The delay of every tick that ran its own seq again (a poll of
     /// running checks), in order.
     pub again: RefCell<Vec<u64>>,
+    /// The run bounds every tick is given (`None`: unbounded).
+    pub bounds: Cell<Option<agent_zero_engine::Bounds>>,
 }
 
 pub const START_MS: u64 = 1_795_983_333_000;
@@ -320,14 +322,22 @@ impl Harness {
             tick_cost_ms: 10,
             reports: RefCell::default(),
             again: RefCell::default(),
+            bounds: Cell::default(),
         }
     }
 
-    /// A harness over a store that serves one key per request (Spin's),
-    /// so the engine takes its single-key path: no batch read, no
-    /// multi-key commit.
+    /// A harness over a store that serves one key per request, so the
+    /// engine takes its single-key path: no batch read, no multi-key
+    /// commit.
     pub fn one_key_per_request() -> Self {
         Self { kv: MemoryKv::one_key_per_request(), ..Self::new() }
+    }
+
+    /// A harness over Spin's store: batch reads (`get-many`), no
+    /// multi-key transaction.
+    #[allow(dead_code)]
+    pub fn spin() -> Self {
+        Self { kv: MemoryKv::without_transactions(), ..Self::new() }
     }
 
     /// Both stores the engine runs over: a task's Durable Object (batched
@@ -361,7 +371,9 @@ impl Harness {
 
     pub fn tick(&self, tick: &Tick) -> Result<TickReport, TickError> {
         self.clock.advance(self.tick_cost_ms);
-        let report = block_on(self.engine().tick(tick, self.clock.now_ms()));
+        let bounds = self.bounds.get();
+        let hooks = agent_zero_engine::TickHooks { bounds: bounds.as_ref(), ..Default::default() };
+        let report = block_on(self.engine().tick_with(tick, self.clock.now_ms(), hooks));
         if let Ok(report) = &report {
             if let TickOutcome::Continue { next, delay_ms } = &report.outcome
                 && (&next.task_id, next.expected_seq) == (&tick.task_id, tick.expected_seq)

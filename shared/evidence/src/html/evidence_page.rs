@@ -36,7 +36,8 @@ pub fn render_evidence_html(bundle: &EvidenceBundle, options: &RenderOptions<'_>
     if let Some(r) = &b.refusal {
         let _ = write!(
             h,
-            "<h2>Write refused</h2>\n<p><code>{}</code>: {}</p>\n",
+            "<h2>{}</h2>\n<p><code>{}</code>: {}</p>\n",
+            crate::markdown::sections::refusal_heading(b),
             text(&ctx, &r.code),
             prose(&ctx, &r.message, PROSE_MAX)
         );

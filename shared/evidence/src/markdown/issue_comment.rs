@@ -31,6 +31,9 @@ pub fn render_issue_comment(bundle: &EvidenceBundle, options: &RenderOptions<'_>
     if bundle.state == TerminalState::Failed {
         intro.push_str(" The run failed before it finished; this result may be incomplete.");
     }
+    if bundle.state == TerminalState::NeedsHuman {
+        intro.push_str(" The run is waiting for a person's decision; nothing was written.");
+    }
     if bundle.verdict == Verdict::Accepted {
         intro.push_str(&format!(
             "\n\n- **Change:** {}\n- **Next:** {}",

@@ -7,7 +7,7 @@ mod issue_comment;
 mod limit;
 mod pull_request;
 pub(crate) mod review;
-mod sections;
+pub(crate) mod sections;
 mod thread;
 
 pub use check_run::{CheckRunOutput, TITLE_MAX_BYTES, render_check_run};

@@ -1,7 +1,7 @@
 //! Markdown sections shared by the renderers. Each returns one block (no
 //! surrounding blank lines); renderers join blocks with a blank line.
 
-use agent_zero_contracts::{CheckResult, EvidenceBundle, QuoteCheck, QuoteRule, RunMode};
+use agent_zero_contracts::{CheckResult, EvidenceBundle, QuoteCheck, QuoteRule, RunMode, TerminalState};
 
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
@@ -132,7 +132,13 @@ fn list(items: impl Iterator<Item = String>) -> String {
 pub(crate) fn refusal(ctx: &Ctx<'_>, b: &EvidenceBundle) -> Option<String> {
     b.refusal
         .as_ref()
-        .map(|r| format!("### Write refused\n\n{}: {}", code(ctx, &r.code), prose(ctx, &r.message, PROSE_MAX)))
+        .map(|r| format!("### {}\n\n{}: {}", refusal_heading(b), code(ctx, &r.code), prose(ctx, &r.message, PROSE_MAX)))
+}
+
+/// The heading of the refusal: on a `needs-human` stop it is a question
+/// for a person, not a refusal.
+pub(crate) fn refusal_heading(b: &EvidenceBundle) -> &'static str {
+    if b.state == TerminalState::NeedsHuman { "Waiting for a person" } else { "Write refused" }
 }
 
 /// Numbered plan and acceptance criteria.
@@ -300,6 +306,12 @@ pub(crate) fn summary(ctx: &Ctx<'_>, b: &EvidenceBundle, max_block: usize) -> Op
 /// What happens next, for the issue comment.
 pub(crate) fn next_step(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
     if let Some(r) = &b.refusal {
+        if b.state == TerminalState::NeedsHuman {
+            return format!(
+                "A person decides: {} (see below); nothing is written without their approval.",
+                code(ctx, &r.code)
+            );
+        }
         return format!("No change will be written: {} (see below).", code(ctx, &r.code));
     }
     if let Some(pr) = &b.pull_request {

@@ -60,11 +60,13 @@ pub(crate) async fn for_comment<H: HttpClient>(
         return Ok(None);
     }
     let none = |reason: String| Ok(Some(Suggestion::None(reason)));
-    if let Some(refusal) = &bundle.refusal {
-        return none(format!("the change was not tried in the sandbox: {}", refusal.message));
-    }
+    // Failed checks first: a run whose repairs were used up stops for a
+    // person with a recorded stop, yet its change was tried.
     if bundle.checks.iter().any(|c| !c.passed()) {
         return none("the repository's checks failed on the change in the sandbox".into());
+    }
+    if let Some(refusal) = &bundle.refusal {
+        return none(format!("the change was not tried in the sandbox: {}", refusal.message));
     }
     if !(bundle.verified && bundle.state == TerminalState::Completed) {
         return none(format!("the change was not verified in the sandbox (the run ended {})", bundle.state));

@@ -70,6 +70,7 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
                 Reply { status: 204, headers: Vec::new(), body: Vec::new(), delay_ms: 0 }
             }
         }),
+        ("GET", ["issues", n]) => number(n).map_or_else(not_found, |n| super::issues::get(state, key, n)),
         ("POST", ["pulls"]) => create_pull(state, key, call),
         ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
             let pull = state.pulls.iter().find(|(k, p)| k == key && p["number"] == n);

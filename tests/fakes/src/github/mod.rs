@@ -18,6 +18,8 @@
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
 //!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
+//! - `GET /repos/{o}/{r}/issues/{n}` (issues seeded with
+//!   [`FakeGitHub::open_issue`], and pull requests as GitHub shows them there; `issues.rs`)
 //! - `POST /repos/{o}/{r}/pulls`, `GET /repos/{o}/{r}/pulls/{n}`
 //! - `GET /repos/{o}/{r}/pulls/{n}/files`, `GET|POST .../pulls/{n}/reviews`
 //!   (pull requests seeded with [`FakeGitHub::open_pull_request`]; `pulls.rs`)
@@ -41,6 +43,7 @@ mod collab;
 mod gitdata;
 mod identity;
 mod installation;
+mod issues;
 mod oauth;
 pub use oauth::account_id;
 mod pulls;

@@ -63,6 +63,8 @@ pub(crate) struct State {
     pub(crate) check_runs: Vec<(String, Value)>,
     /// `(repo key, pull request)`.
     pub(crate) pulls: Vec<(String, Value)>,
+    /// `(repo key, issue)` (see `issues.rs`).
+    pub(crate) issues: Vec<(String, Value)>,
     /// `(repo key, {number, review, comments})` (see `pulls.rs`).
     pub(crate) reviews: Vec<(String, Value)>,
     /// `(repo key, review comment)`, replies included (see `pulls.rs`).
