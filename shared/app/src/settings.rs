@@ -256,9 +256,9 @@ pub struct RunSettings {
     /// `AGENT_ZERO_PLATFORM` when the operator set it (else the host's
     /// default: [`Platform::default_for_host`]).
     pub platform: Option<Platform>,
-    /// `AGENT_ZERO_MAX_RUNNING`, `AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY`,
-    /// `AGENT_ZERO_MAX_QUEUED` ([`crate::run_bounds`]).
-    pub bounds: agent_zero_engine::Bounds,
+    /// `AGENT_ZERO_MAX_QUEUED` ([`crate::run_bounds`]; the running bounds
+    /// are the sandbox pool's).
+    pub max_queued: u32,
 }
 
 impl RunSettings {
@@ -275,8 +275,8 @@ impl RunSettings {
             limits.claim_margin_ms = ms;
         }
         let platform = platform(config)?;
-        let bounds = crate::run_bounds::from_config(config)?;
-        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)?, model_timeout_ms, platform, bounds })
+        let max_queued = crate::run_bounds::max_queued(config)?;
+        Ok(Self { limits, lifetimes: Lifetimes::from_config(config)?, model_timeout_ms, platform, max_queued })
     }
 
     /// The platform `host` (`cloudflare`, `spin`) runs on: the operator's

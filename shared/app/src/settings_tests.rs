@@ -109,6 +109,7 @@ fn a_malformed_variable_answers_503_naming_it_where_needed_and_the_rest_keeps_se
         ("AGENT_ZERO_CLAIM_MARGIN_MS", "-77", "/api/v1/tasks"),
         ("AGENT_ZERO_DELIVERY_RETENTION_DAYS", "three", "/webhooks/github"),
         ("AGENT_ZERO_SANDBOX_MAX_ACTIVE", "0x10", "/api/v1/tasks"),
+        ("AGENT_ZERO_MAX_RUNNING", "none", "/api/v1/tasks"),
         ("GITHUB_API_URL", "ftp://github.invalid", "/api/v1/doctor"),
         ("GITHUB_APP_ID", "not-an-id!", "/api/v1/doctor"),
         ("VERCEL_PROJECT_ID", "prj with spaces", "/api/v1/tasks"),

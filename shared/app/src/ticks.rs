@@ -130,7 +130,7 @@ async fn tick_on<H: Host>(
         limits: run.limits,
     };
     let views = |after: &agent_zero_engine::Resident| index.view(after);
-    let hooks = agent_zero_engine::TickHooks { meter: Some(counted), views: Some(&views), bounds: Some(&run.bounds) };
+    let hooks = agent_zero_engine::TickHooks { meter: Some(counted), views: Some(&views) };
     let mut report = engine.tick_with(tick, now_ms, hooks).await?;
     if let Some(after) = &report.resident {
         if let Err(e) = index.after(host.kv(), after).await {
@@ -151,8 +151,6 @@ async fn tick_on<H: Host>(
 pub struct SweepOutcome {
     pub ticks: Option<TickSweep>,
     pub leases: Option<LeaseSweep>,
-    /// Running slots freed (their holder is quiet or gone).
-    pub slots: Option<agent_zero_engine::SlotSweep>,
     /// What the retention pass removed.
     pub retention: Option<crate::retention::RetentionReport>,
     pub errors: Vec<String>,
@@ -177,11 +175,6 @@ pub async fn sweep<H: Host>(host: &H, settings: &Settings, now_ms: u64, grace_ms
             }
             Err(e) => outcome.errors.push(format!("leases: {e}")),
         }
-    }
-    // Running slots a crashed holder never gave back.
-    match agent_zero_engine::reconcile(host.kv(), now_ms, grace_ms).await {
-        Ok(report) => outcome.slots = Some(report),
-        Err(e) => outcome.errors.push(format!("running slots: {e}")),
     }
     match crate::retention::pass(host.kv(), now_ms).await {
         Ok(report) => outcome.retention = Some(report),

@@ -34,7 +34,6 @@ mod render;
 mod resident;
 mod review;
 mod shown;
-mod slots;
 mod step;
 mod store;
 mod sweep;
@@ -56,7 +55,6 @@ pub use resident::{
     Approval, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold,
 };
 pub use shown::decision_digest;
-pub use slots::{Bounds, HOLD_GRACE_MS, MAX_WAIT_MS, SLOTS_PREFIX, SlotSweep, reconcile};
 pub use step::{Limits, Step, next_step};
 pub use store::{
     ACTIVE_PREFIX, Claim, ClaimAhead, MAX_CLAIM_AHEAD_MS, MAX_TASK_ID_BYTES, MAX_VALUE_BYTES, Meta, PENDING_PREFIX,

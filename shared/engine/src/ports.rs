@@ -53,7 +53,13 @@ pub struct Diff {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum WorkspaceError {
-    /// The pool refused (quota, lease ceiling); worth retrying later.
+    /// The pool, or the repository's share of it, holds as many leases as
+    /// the deployment runs at once (`AGENT_ZERO_MAX_RUNNING`,
+    /// `AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY`): a queued task waits in
+    /// `queued` ([`crate::Step::Lease`]); the text names the bound.
+    #[error("{0}")]
+    Full(String),
+    /// The pool refused otherwise (the lease ceiling); worth retrying later.
     #[error("sandbox refused: {0}")]
     Refused(String),
     /// The provider failed or could not be reached.

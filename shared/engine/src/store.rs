@@ -702,58 +702,6 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok((now_ms < claim.deadline_ms).then_some(claim))
     }
 
-    /// [`KeyValue::transact`], counted as one write; `None` when the store
-    /// cannot do it for these keys (nothing was sent).
-    pub(crate) async fn transact(
-        &self,
-        expect: &[agent_zero_ports::Expect<'_>],
-        writes: &[agent_zero_ports::Write<'_>],
-    ) -> Result<Option<bool>, KvError> {
-        let keys: Vec<&str> = expect.iter().chain(writes).map(|(key, _)| *key).collect();
-        if !self.kv.transacts(&keys) {
-            return Ok(None);
-        }
-        self.writes.set(self.writes.get() + 1);
-        self.kv.transact(expect, writes).await.map(Some)
-    }
-
-    /// [`KeyValue::read_and_transact`], counted as one write when it wrote,
-    /// else one read; `None` when the store cannot do it for these keys
-    /// (nothing was sent).
-    pub(crate) async fn read_and_transact(
-        &self,
-        read: &[&str],
-        expect: &[agent_zero_ports::Expect<'_>],
-        writes: &[agent_zero_ports::Write<'_>],
-    ) -> Result<Option<(Vec<Option<Vec<u8>>>, bool)>, KvError> {
-        let keys: Vec<&str> = read.iter().copied().chain(expect.iter().chain(writes).map(|(key, _)| *key)).collect();
-        if !self.kv.transacts(&keys) {
-            return Ok(None);
-        }
-        match self.kv.read_and_transact(read, expect, writes).await {
-            Err(KvError::Unsupported(_)) => Ok(None),
-            Err(e) => {
-                self.writes.set(self.writes.get() + 1);
-                Err(e)
-            }
-            Ok((values, written)) => {
-                let counter = if written { &self.writes } else { &self.reads };
-                counter.set(counter.get() + 1);
-                Ok(Some((values, written)))
-            }
-        }
-    }
-
-    /// Writes `value` at `key` only if it still holds `expected` (`None`:
-    /// absent), as one conditional write.
-    pub(crate) async fn swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
-        self.writes.set(self.writes.get() + 1);
-        match expected {
-            None => self.kv.put_if_absent(key, value).await,
-            Some(expected) => self.kv.compare_and_swap(key, Some(expected), value).await,
-        }
-    }
-
     /// The summary and checkpoint, when present and readable. A corrupt
     /// meta is treated as absent: the log is the truth.
     pub(crate) async fn meta(&self, id: &str) -> Result<Option<Meta>, KvError> {

@@ -1,14 +1,13 @@
 //! One tick: sync, choose the next step, act, commit, yield. A metered
 //! tick also records what it cost its host in the entry it commits.
 
-use agent_zero_contracts::{RunCost, TaskState, TerminalState};
+use agent_zero_contracts::{RunCost, TerminalState};
 use agent_zero_ports::KeyValue;
 
-use crate::act::{Acted, Ports, StepContext, act};
+use crate::act::{Ports, StepContext, act};
 use crate::fact::{Entry, Fact};
 use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
-use crate::slots::{Bounds, Gate};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
     Append, ClaimAhead, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key,
@@ -40,8 +39,8 @@ pub struct TickReport {
     pub outcome: TickOutcome,
     pub stats: TickStats,
     /// Post-commit steps that failed (meta, pending marker, enqueue): the
-    /// commit stands and the sweep recovers the task. For a task over a
-    /// run bound ([`TickHooks::bounds`]), the bound it waits for.
+    /// commit stands and the sweep recovers the task. For a queued task
+    /// over a run bound, the bound it waits for (`waiting in queued: …`).
     pub warnings: Vec<String>,
     /// The task as this tick left it (folded through its commit), for a
     /// host's own bookkeeping without reading the log again; `None` when
@@ -91,10 +90,6 @@ pub struct TickHooks<'a> {
     /// store writes a task's keys together, right after it otherwise. Only
     /// what changed: every key returned is written.
     pub views: Option<&'a Views<'a>>,
-    /// The run bounds: a task leaves `queued` only within them, and gives
-    /// its slots back when it turns quiet ([`crate::slots`]). `None`:
-    /// unbounded.
-    pub bounds: Option<&'a Bounds>,
 }
 
 /// Keys and values derived from a task's state after a tick ([`TickHooks::views`]).
@@ -102,11 +97,7 @@ pub type Views<'a> = dyn Fn(&Resident) -> Vec<(String, Vec<u8>)> + 'a;
 
 impl std::fmt::Debug for TickHooks<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TickHooks")
-            .field("meter", &self.meter.is_some())
-            .field("views", &self.views.is_some())
-            .field("bounds", &self.bounds)
-            .finish()
+        f.debug_struct("TickHooks").field("meter", &self.meter.is_some()).field("views", &self.views.is_some()).finish()
     }
 }
 
@@ -130,7 +121,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
 
     /// Runs one tick at `now_ms` with the host's [`TickHooks`].
     pub async fn tick_with(&self, tick: &Tick, now_ms: u64, hooks: TickHooks<'_>) -> Result<TickReport, TickError> {
-        let TickHooks { meter, views, bounds } = hooks;
+        let TickHooks { meter, views } = hooks;
         let id = tick.task_id.as_str();
         if !is_valid_task_id(id) {
             return Err(TickError::InvalidTaskId(id.to_owned()));
@@ -218,29 +209,13 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
             }
         };
 
-        // gate: a task leaves `queued` only within the run bounds; over
-        // one, it waits as a poll does (nothing committed, same seq).
-        let mut warnings = Vec::new();
-        let gated = match bounds {
-            Some(bounds) if matches!(step, Step::Lease) && resident.state == TaskState::Queued => {
-                match crate::slots::gate(&store, bounds, &resident, now_ms).await {
-                    Ok(Gate::Start) => None,
-                    Ok(Gate::Wait { delay_ms, reason }) => Some((delay_ms, reason)),
-                    Err(e) => Some((bounds.wait_ms, format!("the run bounds could not be read: {e}"))),
-                }
-            }
-            _ => None,
-        };
-
         // act
         let cx = StepContext { resident: &resident, seq, now_ms, limits: &self.limits, key: format!("{id}:{seq}") };
-        let acted = match gated {
-            Some((delay_ms, reason)) => {
-                warnings.push(format!("waiting in queued: {reason}"));
-                Acted { facts: Vec::new(), delay_ms, again: true }
-            }
-            None => act(&step, &cx, &self.ports, &mut stats).await?,
-        };
+        let acted = act(&step, &cx, &self.ports, &mut stats).await?;
+        let mut warnings = Vec::new();
+        if let Some(bound) = &acted.waiting {
+            warnings.push(format!("waiting in queued: {bound}"));
+        }
         if acted.again {
             // Nothing to commit (running checks polled): hold the claim
             // until the same seq's next tick is due, so a duplicate of this
@@ -312,13 +287,6 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K
         let outcome = if let Step::Quiet(terminal) = following {
             if due_in_checkpoint && let Err(e) = store.delete(&active_key(id)).await {
                 warnings.push(format!("active marker not removed: {e}"));
-            }
-            // Quiet: its running slots go to the next task (the sweep frees
-            // them if this fails).
-            if let Some(bounds) = bounds
-                && let Err(e) = crate::slots::release(&store, bounds, &next, now_ms).await
-            {
-                warnings.push(format!("running slots not released: {e}"));
             }
             quiet(terminal)
         } else {

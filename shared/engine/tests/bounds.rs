@@ -1,32 +1,26 @@
-//! The run bounds in the deterministic harness, over both stores: a task
-//! over a bound waits in `queued` (its tick runs again, nothing committed,
-//! no sandbox leased) until a running task turns quiet and gives its slots
-//! back; a wait is not the run's time.
+//! The run bounds in the deterministic harness, over both stores: a queued
+//! task whose lease the pool refuses as full (the lease coordinator's
+//! active leases are the run bounds) waits in `queued` (its tick runs
+//! again, nothing committed, no sandbox leased) until a running task gives
+//! its lease back; a wait is not the run's time.
 
 mod harness;
 
 use agent_zero_contracts::{RunMode, TaskState, TerminalState};
-use agent_zero_engine::{Bounds, SLOTS_PREFIX, Tick, TickOutcome};
+use agent_zero_engine::{Tick, TickOutcome};
 use harness::*;
 
 fn bounded(max_running: u32, per_repository: u32) -> [Harness; 2] {
     let both = Harness::both();
     for h in &both {
-        h.bounds.set(Some(Bounds { max_running, max_running_per_repository: per_repository, ..Bounds::default() }));
+        h.workspace.pool.set(Some((max_running, per_repository)));
     }
     both
 }
 
-/// Keys of slots someone holds (a released slot is removed, or marked
-/// free where the store cannot remove it conditionally).
+/// Leases still active (a task that is quiet holds none).
 fn held(h: &Harness) -> Vec<String> {
-    h.kv.snapshot()
-        .into_iter()
-        .filter(|(key, value)| {
-            key.starts_with(SLOTS_PREFIX) && !String::from_utf8_lossy(value).contains(r#""taskId":"""#)
-        })
-        .map(|(key, _)| key)
-        .collect()
+    h.workspace.active.borrow().keys().cloned().collect()
 }
 
 /// Delivers queued ticks until none is left, checking that `waiting` never
@@ -38,11 +32,13 @@ fn drive_checking(h: &Harness, first: &str, waiting: &str) -> usize {
         h.clock.advance(delay);
         let first_running =
             !matches!(h.load(first).state, TaskState::Completed | TaskState::Failed | TaskState::NeedsHuman);
+        let seq = h.load(waiting).seq;
         let report = h.tick(&tick).expect("tick");
         if tick.task_id == waiting && first_running {
             let same = Tick::new(waiting.to_owned(), tick.expected_seq);
             assert!(matches!(&report.outcome, TickOutcome::Continue { next, .. } if *next == same), "{report:?}");
             assert_eq!(h.load(waiting).state, TaskState::Queued, "waits in queued while {first} runs");
+            assert_eq!(h.load(waiting).seq, seq, "a wait commits nothing");
             assert!(report.warnings.iter().any(|w| w.contains("AGENT_ZERO_MAX_RUNNING")), "{:?}", report.warnings);
             waits += 1;
         }
@@ -63,7 +59,7 @@ fn a_second_task_of_a_repository_waits_in_queued_until_the_first_ends_then_runs(
             assert_eq!(h.load(id).state, TaskState::Completed, "{id}: {:?}", h.load(id).conclusion.failure);
         }
         assert_eq!(h.workspace.leases.get(), 2, "one lease each: a wait leased nothing");
-        assert_eq!(held(&h), Vec::<String>::new(), "both gave their slots back");
+        assert_eq!(held(&h), Vec::<String>::new(), "both gave their leases back");
     }
 }
 
@@ -86,19 +82,16 @@ fn a_wait_longer_than_the_runs_timeout_is_not_counted_against_it() {
     for h in bounded(1, 1) {
         h.decider.push(decision(claim()));
         h.create(stimulus("t-late", RunMode::Fix, policy(FIX_POLICY)));
-        // Another task holds the only slot for longer than agent.timeoutMs.
-        let blocker = stimulus("t-blocker", RunMode::Fix, policy(FIX_POLICY));
-        let slot = format!(
-            r#"{{"taskId":"t-blocker","sinceMs":{START_MS},"untilMs":{}}}"#,
-            START_MS + 2 * blocker.policy.agent.timeout_ms + 60_000
-        );
-        block_on(agent_zero_ports::KeyValue::put(&h.kv, &format!("{SLOTS_PREFIX}all/000"), slot.as_bytes())).unwrap();
+        // Another task holds the only lease for longer than agent.timeoutMs.
+        let timeout_ms = policy(FIX_POLICY).agent.timeout_ms;
+        h.workspace.active.borrow_mut().insert("lease-blocker".into(), "acme/other".into());
         let (tick, _) = h.queue.messages.borrow_mut().pop_front().unwrap();
         assert!(matches!(h.tick(&tick).unwrap().outcome, TickOutcome::Continue { .. }));
         assert_eq!(h.load("t-late").state, TaskState::Queued);
-        // The blocker ends (its slot freed) after twice the timeout.
-        h.clock.advance(2 * blocker.policy.agent.timeout_ms);
-        block_on(agent_zero_ports::KeyValue::delete(&h.kv, &format!("{SLOTS_PREFIX}all/000"))).unwrap();
+        assert_eq!(h.workspace.leases.get(), 0, "nothing leased");
+        // The blocker ends (its lease released) after twice the timeout.
+        h.clock.advance(2 * timeout_ms);
+        h.workspace.active.borrow_mut().clear();
         assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
         let r = h.load("t-late");
         assert!(r.conclusion.failure.is_none(), "{:?}", r.conclusion.failure);
@@ -106,16 +99,16 @@ fn a_wait_longer_than_the_runs_timeout_is_not_counted_against_it() {
 }
 
 #[test]
-fn a_task_that_fails_or_stops_for_a_person_gives_its_slots_back() {
+fn a_task_that_fails_or_stops_for_a_person_gives_its_lease_back() {
     for mut h in bounded(4, 1) {
-        // Fails: the runaway guard ends it while its lease is refused.
-        h.limits.max_ticks = 3;
-        h.limits.max_sandbox_errors = 100;
-        h.workspace.fail_leases.set(1_000);
+        // Fails: the runaway guard ends it a few ticks after its lease.
+        h.limits.max_ticks = 4;
+        h.decider.push(decision(claim()));
         assert_eq!(
             h.run(stimulus("t-fails", RunMode::Fix, policy(FIX_POLICY))),
             Some(TickOutcome::Terminal(TerminalState::Failed))
         );
+        assert_eq!(h.workspace.leases.get(), 1, "it ran");
         assert_eq!(held(&h), Vec::<String>::new(), "a failed task holds nothing");
     }
     for h in bounded(4, 1) {

@@ -854,9 +854,9 @@ fn sweep_until_redriven(server: &Server) {
 }
 
 fn lease_quota_holds_under_concurrent_tasks(runtime: Runtime) {
-    // Three may run at once for the repository (its run bound is 1 by
-    // default: docs/tasks.md), so the lease coordinator is what holds here.
-    let world = world_with_vars(runtime, &policy("fix"), &[("AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY", "3")]);
+    // The repository's run bound (1 by default) is the lease
+    // coordinator's per-repository quota (docs/tasks.md).
+    let world = world(runtime, &policy("fix"));
     for _ in 0..3 {
         world.model.push_decision(decision("mechanical", calc::CALC_PY_FIXED));
     }

@@ -36,7 +36,6 @@ pub(super) async fn post<H: Host>(
     let ticks = outcome.ticks.as_ref().map_or(0, |r| r.enqueued.len());
     let claimed = outcome.ticks.as_ref().map_or(0, |r| r.claimed);
     let leases = outcome.leases.as_ref().map_or(0, |r| r.stopped.len());
-    let slots = outcome.slots.as_ref().map_or(0, |r| r.freed.len());
     let retention = outcome.retention.clone().unwrap_or_default();
     let removed = retention.deliveries + retention.tasks + retention.audit + retention.revocations;
     let status = if outcome.errors.is_empty() { http::StatusCode::OK } else { http::StatusCode::SERVICE_UNAVAILABLE };
@@ -46,7 +45,7 @@ pub(super) async fn post<H: Host>(
         action: AuditAction::Sweep,
         target: None,
         detail: Some(format!(
-            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {slots} running slot(s) freed, {} delivery record(s), {} finished task(s), {} audit entr(ies) and {} dashboard revocation(s) removed",
+            "graceMs={grace_ms}; {ticks} tick(s) enqueued, {claimed} left to live claims, {leases} lease(s) stopped, {} delivery record(s), {} finished task(s), {} audit entr(ies) and {} dashboard revocation(s) removed",
             retention.deliveries, retention.tasks, retention.audit, retention.revocations
         )),
         status: status.as_u16(),
@@ -57,7 +56,7 @@ pub(super) async fn post<H: Host>(
     // An idle sweep (a scheduler's every minute) changed nothing and costs
     // no write; any sweep that acted, was held off by a claim, or failed is
     // recorded.
-    let idle = ticks == 0 && claimed == 0 && leases == 0 && slots == 0 && removed == 0 && outcome.errors.is_empty();
+    let idle = ticks == 0 && claimed == 0 && leases == 0 && removed == 0 && outcome.errors.is_empty();
     if !idle {
         let _ = crate::audit_log::append(context.host.kv(), &audit, context.invocation.now_ms, context.settings).await;
     }
@@ -65,7 +64,6 @@ pub(super) async fn post<H: Host>(
         "ticksEnqueued": ticks,
         "ticksClaimed": claimed,
         "leasesStopped": leases,
-        "slotsFreed": slots,
         "deliveriesRemoved": retention.deliveries,
         "tasksRemoved": retention.tasks,
         "auditRemoved": retention.audit,

@@ -323,7 +323,7 @@ async fn create_as<H: Host>(
         .with_field("mode"));
     }
     // Over the queue's bound: refused before anything is read or stored.
-    crate::run_bounds::check_queue(context.host.kv(), &context.settings.run()?.bounds).await?;
+    crate::run_bounds::check_queue(context.host.kv(), context.settings.run()?.max_queued).await?;
     let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
     // Nothing is read and nothing stored for a repository the App cannot act on.
     input.installation_id = installation_for(context, owner, repo).await?;

@@ -418,7 +418,7 @@ async fn task<H: Host>(
     // Over the queue's bound: answered 503 naming it, nothing stored and
     // the delivery not remembered, so GitHub shows it failed and a
     // redelivery (GitHub's "Redeliver") is taken as new.
-    crate::run_bounds::check_queue(kv, &context.settings.run()?.bounds).await?;
+    crate::run_bounds::check_queue(kv, context.settings.run()?.max_queued).await?;
     match agent_zero_engine::receive(kv, context.host.queue(), received.clone(), now).await {
         Ok(_) => {
             // Best effort: a missing index entry is rebuilt by the first tick.

@@ -126,10 +126,19 @@ pub(crate) fn built_sandboxes() -> Vec<&'static str> {
     ProviderKind::ALL.into_iter().filter(|kind| kind.is_built()).map(ProviderKind::as_str).collect()
 }
 
-/// The pool limits: the operator's (`AGENT_ZERO_SANDBOX_MAX_ACTIVE`,
-/// `AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY`,
+/// Tasks running at once: leases active at once (default 4).
+pub(crate) const MAX_RUNNING: &str = "AGENT_ZERO_MAX_RUNNING";
+/// Tasks running at once per repository (default 1).
+pub(crate) const MAX_RUNNING_PER_REPOSITORY: &str = "AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY";
+
+/// The pool limits: the operator's (`AGENT_ZERO_MAX_RUNNING`,
+/// `AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY`,
 /// `AGENT_ZERO_SANDBOX_MAX_LEASE_MS`, defaults 4, 1 and 30 minutes); the
 /// repository's output cap is added per task ([`crate::settings::Settings::pool`]).
+/// A running task holds one lease from leaving `queued` to its end, so the
+/// pool's active leases are the run bounds (the reference's scheduler):
+/// `AGENT_ZERO_SANDBOX_MAX_ACTIVE` and `_PER_REPOSITORY`, their older
+/// names, are read when the new ones are not set.
 /// The lease ceiling is the operator's alone: a repository's
 /// `agent.timeoutMs` asks for a lease, it never raises it.
 /// A malformed value is an error naming the variable.
@@ -148,12 +157,18 @@ pub(crate) fn pool_config(config: &Config) -> Result<RunnerPoolConfig, String> {
         number(name, u64::from(default), 1)
             .and_then(|v| u32::try_from(v).map_err(|_| format!("`{name}` is over {}", u32::MAX)))
     };
-    let max_active = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE", defaults.max_active)?;
-    let per_repository = count("AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY", defaults.max_active_per_repository)?;
+    // The setting's name, or its older one where only that is set.
+    let named = |name: &'static str, older: &'static str| {
+        if config.get(name).is_none() && config.get(older).is_some() { older } else { name }
+    };
+    let (all, ours) = (
+        named(MAX_RUNNING, "AGENT_ZERO_SANDBOX_MAX_ACTIVE"),
+        named(MAX_RUNNING_PER_REPOSITORY, "AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY"),
+    );
+    let max_active = count(all, defaults.max_active)?;
+    let per_repository = count(ours, defaults.max_active_per_repository)?;
     if per_repository > max_active {
-        return Err(format!(
-            "`AGENT_ZERO_SANDBOX_MAX_ACTIVE_PER_REPOSITORY` ({per_repository}) is over `AGENT_ZERO_SANDBOX_MAX_ACTIVE` ({max_active})"
-        ));
+        return Err(format!("`{ours}` ({per_repository}) is over `{all}` ({max_active})"));
     }
     let max_lease_ms = number("AGENT_ZERO_SANDBOX_MAX_LEASE_MS", defaults.max_lease_ms, 1_000)?;
     Ok(RunnerPoolConfig { max_active, max_active_per_repository: per_repository, max_lease_ms, ..defaults })

@@ -10,8 +10,8 @@ use agent_zero_engine::{ChecksPoll, Diff, LeaseRecord, LeaseRequest, LeasedSandb
 use agent_zero_github::Rs256Signer;
 use agent_zero_ports::{Clock, HttpClient};
 use agent_zero_runner::{
-    CheckoutSource, Command, Coordinator, ProviderError, ProviderKind, ProvisionedLease, Runner, RunnerError,
-    RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRequest,
+    CheckoutSource, Command, Coordinator, ProviderError, ProviderKind, ProvisionedLease, QuotaError, Runner,
+    RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRequest,
 };
 
 use crate::Settings;
@@ -183,6 +183,18 @@ fn provisioned(lease: &LeaseRecord) -> Option<ProvisionedLease> {
 
 fn error(e: RunnerError) -> WorkspaceError {
     match e {
+        // The pool's active leases are the run bounds: a full pool is a
+        // wait in `queued`, named by the setting that bounds it.
+        RunnerError::Quota(QuotaError::MaxActive { active, .. }) => WorkspaceError::Full(format!(
+            "{active} tasks are running, as many as {} allows",
+            super::sandbox::MAX_RUNNING
+        )),
+        RunnerError::Quota(QuotaError::MaxActivePerRepository { repository, active, .. }) => {
+            WorkspaceError::Full(format!(
+                "{active} task(s) of `{repository}` are running, as many as {} allows",
+                super::sandbox::MAX_RUNNING_PER_REPOSITORY
+            ))
+        }
         RunnerError::Quota(q) => WorkspaceError::Refused(q.to_string()),
         RunnerError::UnknownLease(id) | RunnerError::NotProvisioned(id) => WorkspaceError::LeaseGone(id),
         other => WorkspaceError::Failed(other.to_string()),

@@ -257,7 +257,11 @@ fn a_lease_refused_for_quota_resolves_no_checkout() {
         workspace.lease(&fix_request()).await.unwrap();
         let other = LeaseRequest { task_id: "t-other".into(), ..fix_request() };
         let error = workspace.lease(&other).await.unwrap_err();
-        assert!(matches!(error, WorkspaceError::Refused(_)), "{error}");
+        // The pool's bound is the run bound: the task waits, told which.
+        assert!(
+            matches!(&error, WorkspaceError::Full(bound) if bound.contains("AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY")),
+            "{error}"
+        );
         // One request, and GitHub is not asked for a checkout it cannot use.
         assert_eq!((coordinator.count(), checkout.0.get()), (3, 1));
     });

@@ -34,22 +34,31 @@ pub(crate) struct Acted {
     /// Nothing happened that the log must hold (running checks polled):
     /// commit nothing, and run this seq's tick again after `delay_ms`.
     pub(crate) again: bool,
+    /// Why a queued task waits, when it does (the run bound it is over),
+    /// for the tick's report.
+    pub(crate) waiting: Option<String>,
 }
 
 impl Acted {
     /// `facts`, with the next tick due at once.
     fn now(facts: Vec<Fact>) -> Result<Self, FoldError> {
-        Ok(Self { facts, delay_ms: 0, again: false })
+        Ok(Self { facts, delay_ms: 0, again: false, waiting: None })
     }
 
     /// `facts`, with the next tick due after `delay_ms`.
     fn after(facts: Vec<Fact>, delay_ms: u64) -> Result<Self, FoldError> {
-        Ok(Self { facts, delay_ms, again: false })
+        Ok(Self { facts, delay_ms, again: false, waiting: None })
     }
 
     /// Nothing to commit: the same seq's tick runs again after `delay_ms`.
     fn again(delay_ms: u64) -> Result<Self, FoldError> {
-        Ok(Self { facts: Vec::new(), delay_ms, again: true })
+        Ok(Self { facts: Vec::new(), delay_ms, again: true, waiting: None })
+    }
+
+    /// A queued task over a run bound: nothing to commit, the same seq's
+    /// tick runs again after `delay_ms`; `reason` names the bound.
+    fn waiting(delay_ms: u64, reason: String) -> Result<Self, FoldError> {
+        Ok(Self { facts: Vec::new(), delay_ms, again: true, waiting: Some(reason) })
     }
 }
 
@@ -130,7 +139,9 @@ impl Run<'_> {
         let (operation, tries) = match error {
             WorkspaceError::LeaseGone(_) => ("lease-gone", sandbox.errors + 1),
             // A full pool is not a failure: wait for a slot (agent.timeoutMs bounds it).
-            WorkspaceError::Refused(_) if sandbox.lease.is_none() => (LEASE_REFUSED, sandbox.lease_waits + 1),
+            WorkspaceError::Refused(_) | WorkspaceError::Full(_) if sandbox.lease.is_none() => {
+                (LEASE_REFUSED, sandbox.lease_waits + 1)
+            }
             _ => (operation, sandbox.errors + 1),
         };
         let fact = Fact::SandboxError { operation: operation.into(), reason: error.to_string() };

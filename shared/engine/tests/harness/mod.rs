@@ -56,6 +56,11 @@ pub struct ScriptedWorkspace {
     /// Exit codes per `run` batch (each check of the batch gets it); empty = 0.
     pub exits: RefCell<VecDeque<i32>>,
     pub fail_leases: Cell<u32>,
+    /// The pool's bounds, as the lease coordinator keeps them: leases
+    /// active at once, and of one repository (`None`: unbounded).
+    pub pool: Cell<Option<(u32, u32)>>,
+    /// Active leases: id and repository.
+    pub active: RefCell<BTreeMap<String, String>>,
     pub leases: Cell<u32>,
     pub releases: Cell<u32>,
     pub writes: Cell<u32>,
@@ -92,6 +97,8 @@ impl ScriptedWorkspace {
             isolated: true,
             exits: RefCell::default(),
             fail_leases: Cell::new(0),
+            pool: Cell::new(None),
+            active: RefCell::default(),
             leases: Cell::new(0),
             releases: Cell::new(0),
             writes: Cell::new(0),
@@ -114,7 +121,22 @@ impl Workspace for ScriptedWorkspace {
             self.fail_leases.set(self.fail_leases.get() - 1);
             return Err(WorkspaceError::Refused("quota".into()));
         }
+        if let Some((all, per_repository)) = self.pool.get() {
+            let active = self.active.borrow();
+            let ours = active.values().filter(|r| **r == request.repository).count() as u32;
+            if ours >= per_repository {
+                let bound = "AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY";
+                return Err(WorkspaceError::Full(format!("{ours} task(s) of the repository are running: {bound}")));
+            }
+            if active.len() as u32 >= all {
+                return Err(WorkspaceError::Full(format!(
+                    "{} tasks are running: AGENT_ZERO_MAX_RUNNING",
+                    active.len()
+                )));
+            }
+        }
         self.leases.set(self.leases.get() + 1);
+        self.active.borrow_mut().insert(format!("lease-{}", self.leases.get()), request.repository.clone());
         *self.tree.borrow_mut() = self.original.clone();
         let runner = RunnerDescription {
             provider: "custom".into(),
@@ -222,8 +244,9 @@ impl Workspace for ScriptedWorkspace {
         let changed = tree.iter().filter(|(p, c)| self.original.get(*p) != Some(*c)).map(|(p, _)| p.clone()).collect();
         Ok(Diff { changed_files: changed, patch: String::new() })
     }
-    async fn release(&self, _: &LeaseRecord) -> Result<(), WorkspaceError> {
+    async fn release(&self, lease: &LeaseRecord) -> Result<(), WorkspaceError> {
         self.releases.set(self.releases.get() + 1);
+        self.active.borrow_mut().remove(&lease.id);
         Ok(())
     }
 }
@@ -303,8 +326,6 @@ pub struct Harness {
     /// The delay of every tick that ran its own seq again (a poll of
     /// running checks), in order.
     pub again: RefCell<Vec<u64>>,
-    /// The run bounds every tick is given (`None`: unbounded).
-    pub bounds: Cell<Option<agent_zero_engine::Bounds>>,
 }
 
 pub const START_MS: u64 = 1_795_983_333_000;
@@ -322,7 +343,6 @@ impl Harness {
             tick_cost_ms: 10,
             reports: RefCell::default(),
             again: RefCell::default(),
-            bounds: Cell::default(),
         }
     }
 
@@ -371,9 +391,7 @@ impl Harness {
 
     pub fn tick(&self, tick: &Tick) -> Result<TickReport, TickError> {
         self.clock.advance(self.tick_cost_ms);
-        let bounds = self.bounds.get();
-        let hooks = agent_zero_engine::TickHooks { bounds: bounds.as_ref(), ..Default::default() };
-        let report = block_on(self.engine().tick_with(tick, self.clock.now_ms(), hooks));
+        let report = block_on(self.engine().tick_with(tick, self.clock.now_ms(), Default::default()));
         if let Ok(report) = &report {
             if let TickOutcome::Continue { next, delay_ms } = &report.outcome
                 && (&next.task_id, next.expected_seq) == (&tick.task_id, tick.expected_seq)
