@@ -4,9 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The operations a run (or one tick of it) cost.
+/// The operations a run (or one tick of it) cost. A count left out reads
+/// as 0 (a log entry stores only the counts that are not).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct RunCost {
     /// Ticks that ran.
     pub ticks: u64,

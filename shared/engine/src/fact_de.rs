@@ -177,7 +177,20 @@ enum FactDe {
 
 #[cfg(test)]
 mod tests {
-    use agent_zero_contracts::{Refusal, TaskState, Usage};
+    use agent_zero_contracts::{Refusal, RunCost, TaskState, Usage};
+
+    #[test]
+    fn a_ticks_cost_is_stored_without_its_zero_counts_and_reads_back_whole() {
+        let cost = RunCost { ticks: 1, kv_atomic: 2, github_requests: 1, ..RunCost::default() };
+        let stored = serde_json::to_string(&Fact::Metered { cost }).unwrap();
+        assert_eq!(stored, r#"{"fact":"metered","cost":{"githubRequests":1,"kvAtomic":2,"ticks":1}}"#);
+        let read: Fact = serde_json::from_str(&stored).unwrap();
+        assert_eq!(read, Fact::Metered { cost });
+        // As older code wrote it, every count present.
+        let whole = format!(r#"{{"fact":"metered","cost":{}}}"#, serde_json::to_string(&cost).unwrap());
+        assert!(whole.contains(r#""kvLists":0"#), "{whole}");
+        assert_eq!(serde_json::from_str::<Fact>(&whole).unwrap(), Fact::Metered { cost });
+    }
 
     use crate::fact::{
         ApprovalDecision, Entry, Fact, LeaseRecord, LeasedSandbox, ModelOutcome, ModelPurpose, PublicationOutcome,
