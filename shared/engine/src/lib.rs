@@ -29,6 +29,7 @@ mod discover;
 mod fact;
 mod fact_de;
 pub mod log;
+pub mod receipt;
 pub mod ports;
 mod render;
 mod resident;
