@@ -31,7 +31,7 @@ use crate::{Host, auth};
 pub(crate) const HTML_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 /// The Content-Security-Policy of JSON and Markdown answers (opened in a
 /// browser they load nothing and run nothing).
-const DATA_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
+pub(super) const DATA_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
 /// Task-list rows on one page (at most `task_index::MAX_PAGE`).
 const LIST_PAGE_ROWS: usize = 50;
 
@@ -116,7 +116,7 @@ fn media_range(element: &str) -> Option<(String, f64)> {
 }
 
 /// An API error with the headers of these routes.
-fn api_error(error: ApiError) -> http::Response<Vec<u8>> {
+pub(super) fn api_error(error: ApiError) -> http::Response<Vec<u8>> {
     with_security_headers(error.into_response(), DATA_CSP)
 }
 
@@ -243,7 +243,7 @@ async fn evidence<H: Host>(
 
 /// Completed and failed evidence never changes; a needs-human task's does
 /// once a person decides.
-fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
+pub(super) fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
     match bundle.state {
         TerminalState::Completed | TerminalState::Failed => "private, max-age=300",
         _ => "no-cache",
@@ -306,7 +306,7 @@ fn cursor(request: &http::Request<Vec<u8>>) -> Result<Option<String>, ApiError> 
 }
 
 /// A body with its type, cache policy and the security headers.
-fn respond(
+pub(super) fn respond(
     status: StatusCode,
     content_type: &'static str,
     body: String,
