@@ -60,6 +60,7 @@ pub use allowed_hosts::ORIGIN_VARIABLES;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;
 pub use config::{FRONT_ONLY_VARIABLES, KNOWN_VARIABLES, SECRET_VARIABLES};
+pub use receipt_keys::PKCS8_PREFIX as ED25519_PKCS8_PREFIX;
 pub use error::{ApiError, ErrorCode};
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use settings::Settings;

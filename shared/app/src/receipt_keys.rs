@@ -19,7 +19,7 @@ pub(crate) const RETIRED: &str = "AGENT_ZERO_RECEIPT_RETIRED_KEYS";
 /// section 7: `PrivateKeyInfo` with OID 1.3.101.112 and a 32-byte
 /// `CurvePrivateKey`), as `openssl genpkey -algorithm ed25519 -outform DER`
 /// writes it. The 32 bytes after it are the seed.
-pub(crate) const PKCS8_PREFIX: [u8; 16] =
+pub const PKCS8_PREFIX: [u8; 16] =
     [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
 
 /// The signing key: its id and its 32-byte seed (RFC 8032's private key).
