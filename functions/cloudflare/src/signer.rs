@@ -77,7 +77,8 @@ pub(crate) async fn ed25519(seed: &[u8; 32], message: Option<&[u8]>) -> Result<a
     let key: CryptoKey = JsFuture::from(import).await.map_err(|e| failed("importKey", &e))?.unchecked_into();
     let export = subtle.export_key("jwk", &key).map_err(|e| failed("exportKey", &e))?;
     let jwk = JsFuture::from(export).await.map_err(|e| failed("exportKey", &e))?;
-    let x = Reflect::get(&jwk, &"x".into()).ok().and_then(|x| x.as_string()).ok_or("crypto.subtle exportKey: no `x`")?;
+    let x =
+        Reflect::get(&jwk, &"x".into()).ok().and_then(|x| x.as_string()).ok_or("crypto.subtle exportKey: no `x`")?;
     let public_key = agent_zero_contracts::base64::decode_url(&x)
         .ok()
         .and_then(|k| <[u8; 32]>::try_from(k).ok())
@@ -85,8 +86,7 @@ pub(crate) async fn ed25519(seed: &[u8; 32], message: Option<&[u8]>) -> Result<a
     let signature = match message {
         None => None,
         Some(message) => {
-            let sign =
-                subtle.sign_with_str_and_u8_array(ED25519, &key, message).map_err(|e| failed("sign", &e))?;
+            let sign = subtle.sign_with_str_and_u8_array(ED25519, &key, message).map_err(|e| failed("sign", &e))?;
             let signature = JsFuture::from(sign).await.map_err(|e| failed("sign", &e))?;
             let bytes = Uint8Array::new(&signature).to_vec();
             Some(<[u8; 64]>::try_from(bytes).map_err(|_| "crypto.subtle sign: not a 64-byte signature")?)

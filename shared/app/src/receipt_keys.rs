@@ -169,11 +169,27 @@ mod tests {
         let seed = base64::encode(hex::decode(SEED_HEX).unwrap());
         let cases = [
             (KEY, seed.clone(), "AGENT_ZERO_RECEIPT_KEY is malformed: expected KEY_ID:BASE64"),
-            (KEY, format!("a b:{seed}"), "AGENT_ZERO_RECEIPT_KEY is malformed: the key id must be 1 to 64 of A-Z a-z 0-9 . _ -"),
+            (
+                KEY,
+                format!("a b:{seed}"),
+                "AGENT_ZERO_RECEIPT_KEY is malformed: the key id must be 1 to 64 of A-Z a-z 0-9 . _ -",
+            ),
             (KEY, "k:not base64!".into(), "AGENT_ZERO_RECEIPT_KEY is malformed: the key is not base64"),
-            (KEY, format!("k:{}", base64::encode([7u8; 31])), "AGENT_ZERO_RECEIPT_KEY is malformed: the key is 31 bytes: expected an Ed25519 private key, its 32-byte seed or its 48-byte PKCS#8 DER"),
-            (KEY, format!("k:{}", base64::encode([7u8; 48])), "AGENT_ZERO_RECEIPT_KEY is malformed: 48 bytes that are not an Ed25519 PKCS#8 private key"),
-            (RETIRED, format!("k:{}", base64::encode([7u8; 48])), "AGENT_ZERO_RECEIPT_RETIRED_KEYS is malformed: key `k` is 48 bytes: expected a 32-byte Ed25519 public key"),
+            (
+                KEY,
+                format!("k:{}", base64::encode([7u8; 31])),
+                "AGENT_ZERO_RECEIPT_KEY is malformed: the key is 31 bytes: expected an Ed25519 private key, its 32-byte seed or its 48-byte PKCS#8 DER",
+            ),
+            (
+                KEY,
+                format!("k:{}", base64::encode([7u8; 48])),
+                "AGENT_ZERO_RECEIPT_KEY is malformed: 48 bytes that are not an Ed25519 PKCS#8 private key",
+            ),
+            (
+                RETIRED,
+                format!("k:{}", base64::encode([7u8; 48])),
+                "AGENT_ZERO_RECEIPT_RETIRED_KEYS is malformed: key `k` is 48 bytes: expected a 32-byte Ed25519 public key",
+            ),
         ];
         for (variable, value, message) in cases {
             let error = read(&[(variable, &value)]).unwrap_err();

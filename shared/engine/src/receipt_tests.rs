@@ -24,12 +24,16 @@ fn canonical_bytes_sort_members_drop_the_signature_and_keep_no_whitespace() {
 
 #[test]
 fn canonical_bytes_do_not_depend_on_how_the_receipt_was_written() {
-    let pretty = "{\n  \"verified\" : true,\n  \"checks\": [ ],\n  \"log\": {\"seq\": 11, \"concludedAtMs\": 1765000000000}\n}";
+    let pretty =
+        "{\n  \"verified\" : true,\n  \"checks\": [ ],\n  \"log\": {\"seq\": 11, \"concludedAtMs\": 1765000000000}\n}";
     let compact = r#"{"log":{"concludedAtMs":1765000000000,"seq":11},"checks":[],"verified":true}"#;
     let a: Value = serde_json::from_str(pretty).unwrap();
     let b: Value = serde_json::from_str(compact).unwrap();
     assert_eq!(canonical(&a).unwrap(), canonical(&b).unwrap());
-    assert_eq!(canonical(&a).unwrap(), r#"{"checks":[],"log":{"concludedAtMs":1765000000000,"seq":11},"verified":true}"#);
+    assert_eq!(
+        canonical(&a).unwrap(),
+        r#"{"checks":[],"log":{"concludedAtMs":1765000000000,"seq":11},"verified":true}"#
+    );
 }
 
 #[test]

@@ -89,11 +89,8 @@ async fn signed<H: Host>(
 ) -> Result<(String, &'static str), ApiError> {
     auth::authorize_read(context.settings, request.headers())?;
     let Some(ActiveKey { id: key_id, seed }) = &context.settings.receipt_keys()?.active else {
-        return Err(ApiError::new(
-            ErrorCode::NotConfigured,
-            format!("receipts are not configured: {KEY} is not set"),
-        )
-        .with_field(KEY));
+        return Err(ApiError::new(ErrorCode::NotConfigured, format!("receipts are not configured: {KEY} is not set"))
+            .with_field(KEY));
     };
     let entries = match agent_zero_engine::log::read_log(context.host.kv(), id).await {
         Ok(Some(entries)) => entries,
@@ -111,7 +108,9 @@ async fn signed<H: Host>(
     let Some((_, bundle)) = receipt::last_conclusion(&entries) else {
         return Err(ApiError::new(
             ErrorCode::Conflict,
-            format!("task `{id}` has not concluded: a receipt exists once the task is completed, failed or needs a human"),
+            format!(
+                "task `{id}` has not concluded: a receipt exists once the task is completed, failed or needs a human"
+            ),
         ));
     };
     let cache = evidence_cache(bundle);

@@ -141,3 +141,108 @@ fn no_key_no_task_or_no_conclusion_is_said_plainly() {
     assert_eq!(status, 503);
     assert!(body.contains("AGENT_ZERO_RECEIPT_KEY is malformed") && !body.contains("short"), "{body}");
 }
+
+/// A concluded task's receipt, key set, evidence and log, as served.
+struct Served {
+    receipt: String,
+    keys: String,
+    evidence: String,
+    log: String,
+}
+
+fn served(host: &TestHost, settings: &Settings) -> Served {
+    let id = concluded(host, settings);
+    let read = |path: String| {
+        let (status, body) = get(host, settings, &path, true);
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    };
+    Served {
+        receipt: read(format!("/api/v1/tasks/{id}/receipt")),
+        keys: read("/.well-known/agent-zero/keys".into()),
+        evidence: read(format!("/api/v1/tasks/{id}/evidence.json")),
+        log: read(format!("/api/v1/tasks/{id}/log")),
+    }
+}
+
+fn verify(receipt: &str, keys: &str, evidence: Option<&str>, log: Option<&str>) -> (bool, String) {
+    let verdict = agent_zero_cli::verify::check(
+        receipt.as_bytes(),
+        keys.as_bytes(),
+        evidence.map(str::as_bytes),
+        log.map(str::as_bytes),
+    )
+    .unwrap();
+    (verdict.ok, verdict.lines.join("\n"))
+}
+
+/// `text` with the byte at the first occurrence of `anchor` (plus `offset`) changed.
+fn one_byte(text: &str, anchor: &str, offset: usize) -> String {
+    let at = text.find(anchor).unwrap_or_else(|| panic!("`{anchor}` in {text}")) + offset;
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn agent_zero_verify_passes_the_untouched_receipt_evidence_and_log() {
+    let host = TestHost::new();
+    let s = served(&host, &settings(Some(&format!("2026-12:{SEED}"))));
+    let (ok, lines) = verify(&s.receipt, &s.keys, Some(&s.evidence), Some(&s.log));
+    assert!(ok, "{lines}");
+    assert!(lines.contains("signature: good, key `2026-12` (active)"), "{lines}");
+    assert!(lines.contains("replay: the log folds to this evidence byte for byte"), "{lines}");
+    // The log alone also names the signed evidence.
+    let (ok, lines) = verify(&s.receipt, &s.keys, None, Some(&s.log));
+    assert!(ok && lines.contains("replay: the log folds to the evidence the receipt names"), "{lines}");
+}
+
+#[test]
+fn one_changed_byte_anywhere_fails_naming_what_differs() {
+    let host = TestHost::new();
+    let s = served(&host, &settings(Some(&format!("2026-12:{SEED}"))));
+    // The receipt: a claim, a digest, the signature itself.
+    for (anchor, offset) in [("\"failed\"", 1), ("\"sha256\": \"", 11), ("\"signature\": \"", 14)] {
+        let (ok, lines) = verify(&one_byte(&s.receipt, anchor, offset), &s.keys, Some(&s.evidence), Some(&s.log));
+        assert!(!ok, "{anchor}: {lines}");
+        assert!(lines.contains("FAIL signature: does not verify under key `2026-12`"), "{anchor}: {lines}");
+    }
+    // The evidence.
+    let evidence = one_byte(&s.evidence, "\"summary\": \"", 13);
+    let (ok, lines) = verify(&s.receipt, &s.keys, Some(&evidence), Some(&s.log));
+    assert!(!ok, "{lines}");
+    assert!(lines.contains("FAIL evidence: SHA-256"), "{lines}");
+    assert!(lines.contains("FAIL replay: the evidence is not what the log folds to at byte"), "{lines}");
+    // The log: a fact's text, and an added member.
+    let log = one_byte(&s.log, "\"message\":\"", 11);
+    let (ok, lines) = verify(&s.receipt, &s.keys, Some(&s.evidence), Some(&log));
+    assert!(!ok && lines.contains("FAIL log: SHA-256"), "{lines}");
+    assert!(lines.contains("this is not the log that was signed"), "{lines}");
+    let log = s.log.replacen("\"seq\":0,", "\"seq\":0,\"note\":1,", 1);
+    let (ok, lines) = verify(&s.receipt, &s.keys, Some(&s.evidence), Some(&log));
+    assert!(!ok && lines.contains("FAIL log: entry 0 is not as the deployment serves it"), "{lines}");
+}
+
+#[test]
+fn a_rotated_out_key_verifies_only_while_published_as_retired() {
+    let host = TestHost::new();
+    let s = served(&host, &settings(Some(&format!("2026-12:{SEED}"))));
+    // Rotated: a new active key, the old one published as retired.
+    let new_seed = base64::encode_url([42u8; 32]);
+    let rotated = Settings::from_pairs([
+        ("AGENT_ZERO_RECEIPT_KEY", format!("2027-01:{new_seed}").as_str()),
+        ("AGENT_ZERO_RECEIPT_RETIRED_KEYS", format!("2026-12:{PUBLIC}").as_str()),
+    ]);
+    let (_, keys) = get(&host, &rotated, "/.well-known/agent-zero/keys", false);
+    let (ok, lines) = verify(&s.receipt, &keys, Some(&s.evidence), Some(&s.log));
+    assert!(ok && lines.contains("signature: good, key `2026-12` (retired)"), "{lines}");
+    // No longer published: nothing it signed verifies.
+    let dropped = Settings::from_pairs([("AGENT_ZERO_RECEIPT_KEY", format!("2027-01:{new_seed}").as_str())]);
+    let (_, keys) = get(&host, &dropped, "/.well-known/agent-zero/keys", false);
+    let (ok, lines) = verify(&s.receipt, &keys, Some(&s.evidence), Some(&s.log));
+    assert!(!ok, "{lines}");
+    assert!(
+        lines.contains("FAIL signature: key `2026-12` is not published, active or retired (published: 2027-01)"),
+        "{lines}"
+    );
+}
