@@ -231,6 +231,7 @@ async fn evidence<H: Host>(
     };
     let secrets = auth::Secrets::of(context.settings);
     let page_url = context.link(&format!("/tasks/{id}"));
+    // No receipt link here: these are what `agent-zero replay` reproduces.
     let options = RenderOptions { evidence_url: Some(&page_url), ..secrets.options() };
     let body = match format {
         Format::Json => render_json(&bundle, &options),
@@ -260,7 +261,10 @@ pub(super) async fn task_page<H: Host>(
         Err(error) => return page_error(error),
     };
     let secrets = auth::Secrets::of(context.settings);
-    let options = secrets.options();
+    // The page links the signed receipt where the deployment signs them.
+    let receipt_url = context.link(&format!("/api/v1/tasks/{id}/receipt"));
+    let signs = context.settings.receipt_keys().is_ok_and(|keys| keys.active.is_some());
+    let options = RenderOptions { receipt_url: signs.then_some(receipt_url.as_str()), ..secrets.options() };
     match &resident.conclusion.concluded {
         Some(concluded) => {
             let bundle = &concluded.1;

@@ -246,3 +246,18 @@ fn a_rotated_out_key_verifies_only_while_published_as_retired() {
         "{lines}"
     );
 }
+
+#[test]
+fn the_evidence_page_links_the_receipt_only_where_receipts_are_signed() {
+    let host = TestHost::new();
+    let signed = settings(Some(&format!("2026-12:{SEED}")));
+    let id = concluded(&host, &signed);
+    let link = format!("<a href=\"/api/v1/tasks/{id}/receipt\">signed receipt</a>");
+    let (status, page) = get(&host, &signed, &format!("/tasks/{id}"), true);
+    assert!(status == 200 && page.contains(&link), "{page}");
+    let (_, page) = get(&host, &settings(None), &format!("/tasks/{id}"), true);
+    assert!(!page.contains("signed receipt"), "{page}");
+    // What `replay` reproduces carries no link.
+    let (_, html) = get(&host, &signed, &format!("/api/v1/tasks/{id}/evidence.html"), true);
+    assert!(!html.contains("signed receipt"));
+}
