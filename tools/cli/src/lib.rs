@@ -532,3 +532,5 @@ mod github_app_tests;
 mod start_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verify_tests;
