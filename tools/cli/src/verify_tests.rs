@@ -76,3 +76,22 @@ fn unreadable_inputs_exit_1_naming_them() {
     assert_eq!(status, EXIT_FAILED);
     assert!(err.contains("the key set has no `keys` list"), "{err}");
 }
+
+#[test]
+fn the_key_set_may_be_fetched_from_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    signed(dir.path(), "active");
+    let keys = std::fs::read(dir.path().join("keys.json")).unwrap();
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/.well-known/agent-zero/keys", server.server_addr().to_ip().unwrap());
+    let serving = std::thread::spawn(move || {
+        let request = server.recv().unwrap();
+        let path = request.url().to_owned();
+        request.respond(tiny_http::Response::from_data(keys)).unwrap();
+        path
+    });
+    let (status, out, err) = cli(&["verify", "receipt.json", "--keys", &url], dir.path());
+    assert_eq!(status, EXIT_OK, "{out}{err}");
+    assert!(out.contains("signature: good, key `k1` (active)"), "{out}");
+    assert_eq!(serving.join().unwrap(), "/.well-known/agent-zero/keys");
+}
