@@ -56,6 +56,7 @@ sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$root/functio
     --var "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET:schemathesis-oauth-unreached" \
     --var "AGENT_ZERO_DASHBOARD_SESSION_KEY:schemathesis-session-key-0123456789abcdef" \
     --var "AGENT_ZERO_DASHBOARD_USERS:octocat" \
+    --var "AGENT_ZERO_RECEIPT_KEY:schemathesis:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A" \
     --var "AGENT_ZERO_DASHBOARD_GITHUB_URL:http://127.0.0.1:9"
 ) > "$work/wrangler.log" 2>&1 &
 pid=$!

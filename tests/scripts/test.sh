@@ -95,9 +95,18 @@ unset AGENT_ZERO_PROVIDERS
 # bounds and their settings; Spin's batch reads) grew the front worker to
 # 497,442 B (over 482 KiB), the others inside theirs (529,217 B, 502,861 B,
 # 572,403 B): the front worker's budget raised to 512 KiB, about 5% above.
+# Issue 47 of 2026-12-06, signed evidence receipts (docs/receipts.md): the
+# HTTP component signs them with ed25519-dalek 3 (Spin has no WebCrypto;
+# without its precomputed tables), beside the receipt and key routes.
+# Built from a clean archive of main and from the checkout (one target
+# directory outside the checkout): 501,033 -> 523,127 B, over its 495 KiB;
+# the budget raised to 514 KiB (the measurement rounded up plus 3 KiB).
+# The others stay inside theirs: front worker 496,609 -> 509,612 B (it
+# signs with WebCrypto, no curve code), tick worker 525,258 -> 530,834 B,
+# tick component 568,781 -> 574,200 B.
 WORKER_GZIP_BUDGET=$((512 * 1024))
 WORKER_TICKS_GZIP_BUDGET=$((524 * 1024))
-SPIN_GZIP_BUDGET=$((495 * 1024))
+SPIN_GZIP_BUDGET=$((514 * 1024))
 SPIN_TICKS_GZIP_BUDGET=$((569 * 1024))
 
 bash tests/scripts/install-tools.sh all

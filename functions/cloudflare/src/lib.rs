@@ -131,6 +131,10 @@ impl Host for CloudflareHost {
     async fn hmac_sha256_matches(&self, key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
         hmac::matches(key, body, mac).await
     }
+
+    async fn ed25519(&self, seed: &[u8; 32], message: Option<&[u8]>) -> Result<agent_zero_app::Ed25519, String> {
+        signer::ed25519(seed, message).await
+    }
 }
 
 thread_local! {

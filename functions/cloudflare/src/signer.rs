@@ -47,3 +47,50 @@ fn failed(step: &str, error: &JsValue) -> CredentialsError {
         .unwrap_or_else(|| "unknown error".to_owned());
     CredentialsError::Signing { reason: format!("crypto.subtle {step}: {text}") }
 }
+
+/// Ed25519 for evidence receipts through WebCrypto (`crypto.subtle`'s
+/// `Ed25519`, native in workerd): the seed is wrapped into its PKCS#8
+/// (RFC 8410) and imported, the public key is read from the key's JWK
+/// export (`x`), and the message signed. Imported per call (receipt reads
+/// are rare); the key never leaves the isolate.
+pub(crate) async fn ed25519(seed: &[u8; 32], message: Option<&[u8]>) -> Result<agent_zero_app::Ed25519, String> {
+    const ED25519: &str = "Ed25519";
+    let failed = |step: &str, error: &JsValue| {
+        let text = error
+            .dyn_ref::<worker::js_sys::Error>()
+            .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
+            .unwrap_or_else(|| "unknown error".to_owned());
+        format!("crypto.subtle {step}: {text}")
+    };
+    let subtle = worker::js_sys::global()
+        .unchecked_into::<WorkerGlobalScope>()
+        .crypto()
+        .map_err(|e| failed("crypto", &e))?
+        .subtle();
+    let mut pkcs8 = agent_zero_app::ED25519_PKCS8_PREFIX.to_vec();
+    pkcs8.extend_from_slice(seed);
+    let der = Uint8Array::from(pkcs8.as_slice());
+    let usages = Array::of1(&"sign".into());
+    // Extractable, so its JWK gives the public key; it lives for this call only.
+    let import =
+        subtle.import_key_with_str("pkcs8", &der, ED25519, true, &usages).map_err(|e| failed("importKey", &e))?;
+    let key: CryptoKey = JsFuture::from(import).await.map_err(|e| failed("importKey", &e))?.unchecked_into();
+    let export = subtle.export_key("jwk", &key).map_err(|e| failed("exportKey", &e))?;
+    let jwk = JsFuture::from(export).await.map_err(|e| failed("exportKey", &e))?;
+    let x =
+        Reflect::get(&jwk, &"x".into()).ok().and_then(|x| x.as_string()).ok_or("crypto.subtle exportKey: no `x`")?;
+    let public_key = agent_zero_contracts::base64::decode_url(&x)
+        .ok()
+        .and_then(|k| <[u8; 32]>::try_from(k).ok())
+        .ok_or("crypto.subtle exportKey: `x` is not a 32-byte key")?;
+    let signature = match message {
+        None => None,
+        Some(message) => {
+            let sign = subtle.sign_with_str_and_u8_array(ED25519, &key, message).map_err(|e| failed("sign", &e))?;
+            let signature = JsFuture::from(sign).await.map_err(|e| failed("sign", &e))?;
+            let bytes = Uint8Array::new(&signature).to_vec();
+            Some(<[u8; 64]>::try_from(bytes).map_err(|_| "crypto.subtle sign: not a 64-byte signature")?)
+        }
+    };
+    Ok(agent_zero_app::Ed25519 { public_key, signature })
+}

@@ -98,6 +98,16 @@ impl Host for SpinHost {
     fn allowed_outbound_hosts(&self) -> Option<&[&'static str]> {
         Some(ticks_allowed_hosts())
     }
+
+    /// Spin has no WebCrypto: `ed25519-dalek` (docs/receipts.md).
+    async fn ed25519(&self, seed: &[u8; 32], message: Option<&[u8]>) -> Result<agent_zero_app::Ed25519, String> {
+        use ed25519_dalek::Signer as _;
+        let key = ed25519_dalek::SigningKey::from_bytes(seed);
+        Ok(agent_zero_app::Ed25519 {
+            public_key: key.verifying_key().to_bytes(),
+            signature: message.map(|m| key.sign(m).to_bytes()),
+        })
+    }
 }
 
 /// The tick component's `allowed_outbound_hosts`, as the `spin.toml` this

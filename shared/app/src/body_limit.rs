@@ -58,6 +58,8 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
         | RouteId::TaskEvidenceJson
         | RouteId::TaskEvidenceHtml
         | RouteId::TaskLog
+        | RouteId::TaskReceipt
+        | RouteId::ReceiptKeys
         | RouteId::Doctor
         | RouteId::Overview
         | RouteId::Audit

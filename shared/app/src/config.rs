@@ -54,6 +54,8 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "AGENT_ZERO_DASHBOARD_USERS",
     "AGENT_ZERO_DASHBOARD_ORGS",
     "AGENT_ZERO_DASHBOARD_GITHUB_URL",
+    "AGENT_ZERO_RECEIPT_KEY",
+    "AGENT_ZERO_RECEIPT_RETIRED_KEYS",
     // Spin only: the origins its allow-list takes from variables
     // (`allowed_hosts::ORIGIN_VARIABLES`).
     "AGENT_ZERO_FORGE_ORIGIN",
@@ -80,10 +82,11 @@ pub const SECRET_VARIABLES: &[&str] = &[
     "VERCEL_TOKEN",
     "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET",
     "AGENT_ZERO_DASHBOARD_SESSION_KEY",
+    "AGENT_ZERO_RECEIPT_KEY",
 ];
 
 /// The secrets only the front role reads (the webhook's HMAC key, the
-/// control-plane tokens, the dashboard's sign-in secrets): the tick worker and
+/// control-plane tokens, the dashboard's sign-in secrets, the receipt key): the tick worker and
 /// the tick component are given every other variable, and never these
 /// (`wrangler.ticks.toml`, `spin.toml`; docs/configuration.md).
 pub const FRONT_ONLY_VARIABLES: &[&str] = &[
@@ -91,6 +94,7 @@ pub const FRONT_ONLY_VARIABLES: &[&str] = &[
     "AGENT_ZERO_CONTROL_PLANE_TOKENS",
     "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET",
     "AGENT_ZERO_DASHBOARD_SESSION_KEY",
+    "AGENT_ZERO_RECEIPT_KEY",
 ];
 
 /// The operator's raw variables, read once into [`crate::Settings`].

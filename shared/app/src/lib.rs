@@ -34,6 +34,7 @@ pub mod log_line;
 pub mod metering;
 pub mod platform;
 mod read_ahead;
+mod receipt_keys;
 mod repository_policy;
 pub mod retention;
 mod router;
@@ -60,6 +61,7 @@ pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
 pub(crate) use config::Config;
 pub use config::{FRONT_ONLY_VARIABLES, KNOWN_VARIABLES, SECRET_VARIABLES};
 pub use error::{ApiError, ErrorCode};
+pub use receipt_keys::PKCS8_PREFIX as ED25519_PKCS8_PREFIX;
 pub use router::{Matched, ROUTES, Route, RouteId, resolve};
 pub use settings::Settings;
 pub use ticks::{RunTickError, SweepOutcome, run_tick, sweep};
@@ -120,6 +122,23 @@ pub trait Host {
     fn hmac_sha256_matches(&self, key: &[u8], body: &[u8], mac: &[u8; 32]) -> impl Future<Output = bool> {
         std::future::ready(agent_zero_github::signature::matches(key, body, mac))
     }
+    /// Ed25519 (RFC 8032) for evidence receipts: the public key of the
+    /// 32-byte private key `seed` and, given a `message`, its signature
+    /// (WebCrypto on Cloudflare, `ed25519-dalek` on Spin and in the tests).
+    /// The error says which step failed, never the key. By default there
+    /// is none: receipts answer 503.
+    fn ed25519(&self, seed: &[u8; 32], message: Option<&[u8]>) -> impl Future<Output = Result<Ed25519, String>> {
+        let _ = (seed, message);
+        std::future::ready(Err("this host has no Ed25519 signer".to_owned()))
+    }
+}
+
+/// What [`Host::ed25519`] gives: the public key and, when a message was
+/// given, its signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ed25519 {
+    pub public_key: [u8; 32],
+    pub signature: Option<[u8; 64]>,
 }
 
 /// Values the host supplies for one invocation: the core has no clock and no

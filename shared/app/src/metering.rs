@@ -320,6 +320,9 @@ impl<'a, H: Host> Host for Metered<'a, H> {
     fn allowed_outbound_hosts(&self) -> Option<&[&'static str]> {
         self.host.allowed_outbound_hosts()
     }
+    fn ed25519(&self, seed: &[u8; 32], message: Option<&[u8]>) -> impl Future<Output = Result<crate::Ed25519, String>> {
+        self.host.ed25519(seed, message)
+    }
 }
 
 /// A task's cost record: the run's total so far, and the operations not

@@ -37,6 +37,7 @@ pub struct Settings {
     sandbox: Result<SandboxChoice, String>,
     pool: Result<RunnerPoolConfig, String>,
     dashboard: Result<Option<DashboardSettings>, ApiError>,
+    receipt_keys: Result<crate::receipt_keys::ReceiptKeys, ApiError>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -79,6 +80,7 @@ impl Settings {
             sandbox: crate::services::sandbox_choice(config),
             pool: crate::services::pool_config(config),
             dashboard: DashboardSettings::from_config(config),
+            receipt_keys: crate::receipt_keys::ReceiptKeys::from_config(config),
             variables,
         }
     }
@@ -93,6 +95,7 @@ impl Settings {
             self.access.as_ref().err(),
             self.run.as_ref().err(),
             self.dashboard.as_ref().err(),
+            self.receipt_keys.as_ref().err(),
         ]
         .into_iter()
         .flatten()
@@ -173,6 +176,12 @@ impl Settings {
     /// The dashboard's sign-in settings; `Ok(None)` when it is off.
     pub(crate) fn dashboard(&self) -> Result<Option<&DashboardSettings>, ApiError> {
         self.dashboard.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
+    /// The receipt keys (`AGENT_ZERO_RECEIPT_KEY`, `AGENT_ZERO_RECEIPT_RETIRED_KEYS`),
+    /// or 503 naming the malformed one.
+    pub(crate) fn receipt_keys(&self) -> Result<&crate::receipt_keys::ReceiptKeys, ApiError> {
+        self.receipt_keys.as_ref().map_err(Clone::clone)
     }
 
     /// The configured sandbox provider over `http`, or which variable is

@@ -156,6 +156,14 @@ impl<H: HttpClient> Host for TestHost<H> {
     fn signer(&self) -> &TestSigner {
         &self.signer
     }
+    async fn ed25519(&self, seed: &[u8; 32], message: Option<&[u8]>) -> Result<crate::Ed25519, String> {
+        use ed25519_dalek::Signer as _;
+        let key = ed25519_dalek::SigningKey::from_bytes(seed);
+        Ok(crate::Ed25519 {
+            public_key: key.verifying_key().to_bytes(),
+            signature: message.map(|m| key.sign(m).to_bytes()),
+        })
+    }
 }
 
 pub(crate) use agent_zero_ports::block_on;

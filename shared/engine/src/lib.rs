@@ -30,6 +30,7 @@ mod fact;
 mod fact_de;
 pub mod log;
 pub mod ports;
+pub mod receipt;
 mod render;
 mod resident;
 mod review;

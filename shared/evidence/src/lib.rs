@@ -90,6 +90,10 @@ pub struct RenderOptions<'a> {
     /// Absolute or root-relative link to the task's evidence page, offered in
     /// footers and in the note of a cut report.
     pub evidence_url: Option<&'a str>,
+    /// Absolute or root-relative link to the task's signed receipt
+    /// (`GET /api/v1/tasks/{id}/receipt`), offered beside the evidence
+    /// where the deployment signs receipts (docs/receipts.md).
+    pub receipt_url: Option<&'a str>,
     /// Prefix of the app's own page links (`{base_path}/tasks/{id}`,
     /// `{base_path}/?cursor=...`); empty when the app is served at the root.
     pub base_path: &'a str,
@@ -107,6 +111,7 @@ impl Default for RenderOptions<'_> {
         Self {
             secrets: &[],
             evidence_url: None,
+            receipt_url: None,
             base_path: "",
             max_bytes: GITHUB_TEXT_LIMIT,
             max_block_bytes: 4_000,

@@ -20,6 +20,7 @@ mod pages;
 mod platform;
 mod providers;
 mod quotes;
+mod receipts;
 mod retention;
 mod review;
 mod run_bounds;
@@ -57,6 +58,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         bounded::CASES,
         run_bounds::CASES,
         providers::CASES,
+        receipts::CASES,
     ]
     .into_iter()
     .flatten()

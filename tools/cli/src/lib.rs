@@ -17,7 +17,9 @@
 //!   refused, 2 when a person must decide (the reference's exit codes);
 //! - `login` and `logout` save and forget a deployment and its token;
 //! - `replay` folds a task's raw log with the deployment's own crates and
-//!   proves its stored evidence is reproduced byte for byte.
+//!   proves its stored evidence is reproduced byte for byte;
+//! - `verify` checks an evidence receipt offline against the deployment's
+//!   published keys, the evidence and the log (docs/receipts.md).
 //!
 //! I/O boundary: [`run_with`] takes the arguments, the working directory,
 //! where a saved login lives ([`Env`]) and the two output streams
@@ -40,6 +42,7 @@ mod replay;
 mod start;
 mod tasks;
 mod text;
+pub mod verify;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -100,6 +103,9 @@ enum Command {
     Tasks(TasksArgs),
     /// Fold a task's raw log locally and prove its stored evidence is reproduced byte for byte.
     Replay(ReplayArgs),
+    /// Check an evidence receipt offline: its signature under the deployment's published keys and,
+    /// given them, that the evidence and the log are the ones signed and the log folds to the evidence.
+    Verify(VerifyArgs),
     /// Review a pull request on the deployment and follow the run. Exit
     /// status: 0 completed, 1 failed or refused, 2 needs a person.
     Review(StartArgs),
@@ -422,6 +428,21 @@ struct ReplayArgs {
     log: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+struct VerifyArgs {
+    /// The receipt (`GET /api/v1/tasks/{id}/receipt`), a file.
+    receipt: PathBuf,
+    /// The deployment's key set: a file, or its URL (`https://HOST/.well-known/agent-zero/keys`).
+    #[arg(long)]
+    keys: String,
+    /// The evidence (`GET /api/v1/tasks/{id}/evidence.json`), a file.
+    #[arg(long)]
+    evidence: Option<PathBuf>,
+    /// The raw log (`GET /api/v1/tasks/{id}/log`), a file: checked and folded.
+    #[arg(long)]
+    log: Option<PathBuf>,
+}
+
 /// Runs the command line `args` (program name first) in directory `cwd`,
 /// writing results to `out` and diagnostics to `err`; the exit status. The
 /// saved login is the user's ([`Env::from_process`]).
@@ -486,6 +507,9 @@ where
         Command::Replay(args) => {
             args.target.resolve(env).and_then(|target| replay::run(&target, &args.task, args.log.as_deref(), cwd, out))
         }
+        Command::Verify(args) => {
+            verify::run(&args.receipt, &args.keys, args.evidence.as_deref(), args.log.as_deref(), cwd, out)
+        }
         Command::Review(args) => start::review(&args, env, out),
         Command::Fix(args) => start::fix(&args, env, out),
         Command::Login { url, token } => login::login(config_dir, &url, &token, out),
@@ -508,3 +532,5 @@ mod github_app_tests;
 mod start_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verify_tests;

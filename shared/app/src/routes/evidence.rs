@@ -31,7 +31,7 @@ use crate::{Host, auth};
 pub(crate) const HTML_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 /// The Content-Security-Policy of JSON and Markdown answers (opened in a
 /// browser they load nothing and run nothing).
-const DATA_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
+pub(super) const DATA_CSP: &str = "default-src 'none'; sandbox; frame-ancestors 'none'";
 /// Task-list rows on one page (at most `task_index::MAX_PAGE`).
 const LIST_PAGE_ROWS: usize = 50;
 
@@ -116,7 +116,7 @@ fn media_range(element: &str) -> Option<(String, f64)> {
 }
 
 /// An API error with the headers of these routes.
-fn api_error(error: ApiError) -> http::Response<Vec<u8>> {
+pub(super) fn api_error(error: ApiError) -> http::Response<Vec<u8>> {
     with_security_headers(error.into_response(), DATA_CSP)
 }
 
@@ -231,6 +231,7 @@ async fn evidence<H: Host>(
     };
     let secrets = auth::Secrets::of(context.settings);
     let page_url = context.link(&format!("/tasks/{id}"));
+    // No receipt link here: these are what `agent-zero replay` reproduces.
     let options = RenderOptions { evidence_url: Some(&page_url), ..secrets.options() };
     let body = match format {
         Format::Json => render_json(&bundle, &options),
@@ -243,7 +244,7 @@ async fn evidence<H: Host>(
 
 /// Completed and failed evidence never changes; a needs-human task's does
 /// once a person decides.
-fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
+pub(super) fn evidence_cache(bundle: &EvidenceBundle) -> &'static str {
     match bundle.state {
         TerminalState::Completed | TerminalState::Failed => "private, max-age=300",
         _ => "no-cache",
@@ -260,7 +261,10 @@ pub(super) async fn task_page<H: Host>(
         Err(error) => return page_error(error),
     };
     let secrets = auth::Secrets::of(context.settings);
-    let options = secrets.options();
+    // The page links the signed receipt where the deployment signs them.
+    let receipt_url = context.link(&format!("/api/v1/tasks/{id}/receipt"));
+    let signs = context.settings.receipt_keys().is_ok_and(|keys| keys.active.is_some());
+    let options = RenderOptions { receipt_url: signs.then_some(receipt_url.as_str()), ..secrets.options() };
     match &resident.conclusion.concluded {
         Some(concluded) => {
             let bundle = &concluded.1;
@@ -306,7 +310,7 @@ fn cursor(request: &http::Request<Vec<u8>>) -> Result<Option<String>, ApiError> 
 }
 
 /// A body with its type, cache policy and the security headers.
-fn respond(
+pub(super) fn respond(
     status: StatusCode,
     content_type: &'static str,
     body: String,

@@ -18,6 +18,9 @@ mod openapi;
 mod overview;
 #[cfg(test)]
 mod overview_tests;
+mod receipts;
+#[cfg(test)]
+mod receipts_tests;
 mod sweep;
 mod tasks;
 pub(crate) mod webhooks;
@@ -67,6 +70,8 @@ pub(crate) async fn dispatch<H: Host>(
         RouteId::TaskEvidenceJson => evidence::json(context, &request, id()).await,
         RouteId::TaskEvidenceHtml => evidence::html(context, &request, id()).await,
         RouteId::TaskLog => tasks::log(context, &request, id()).await,
+        RouteId::TaskReceipt => receipts::receipt(context, &request, id()).await,
+        RouteId::ReceiptKeys => receipts::keys(context, &request).await,
         RouteId::DecideApproval => approvals::decide(context, &request, id()).await,
         RouteId::Audit => audit::list(context, &request).await,
         RouteId::Doctor => doctor::get(context, &request).await,

@@ -97,6 +97,9 @@ fn facts(ctx: &Ctx<'_>, b: &EvidenceBundle, h: &mut String) {
             ),
         );
     }
+    if let Some(url) = ctx.opts.receipt_url {
+        fact("Receipt", format!("<a href=\"{}\">signed receipt</a> (<code>agent-zero verify</code>)", text(ctx, url)));
+    }
     h.push_str("</dl>\n");
 }
 

@@ -343,6 +343,9 @@ pub(crate) fn footer(ctx: &Ctx<'_>, b: &EvidenceBundle) -> String {
     if let Some(url) = ctx.opts.evidence_url {
         out.push_str(&format!(" · [full evidence]({})", link_target(ctx, url)));
     }
+    if let Some(url) = ctx.opts.receipt_url {
+        out.push_str(&format!(" · [signed receipt]({})", link_target(ctx, url)));
+    }
     out.push_str("</sub>");
     out
 }
