@@ -447,7 +447,7 @@ mod tests {
         let now = 1_800_000_000_000;
         block_on(async {
             agent_zero_engine::sweep(&kv, &queue, now, agent_zero_engine::SweepOptions::default()).await.unwrap();
-            crate::retention::pass(&kv, now).await.unwrap();
+            crate::retention_pass::pass(&kv, now).await.unwrap();
         });
         let sweep = meter.cost();
         assert!(sweep.kv_lists > 0, "a sweep lists its indexes: {sweep:?}");

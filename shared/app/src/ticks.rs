@@ -105,8 +105,8 @@ async fn tick_on<H: Host>(
     };
 
     // Each model call fits the platform's wall clock (`AGENT_ZERO_PLATFORM`).
-    let calls = crate::services::model_selection(policy, settings)
-        .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
+    let calls =
+        settings.model_selection(policy).map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
     let model_timeout = run.model_timeout_on(host.name(), calls);
     let decider = ModelDecider::new(policy, settings, model_timeout, host.http(), host.clock());
     let provider: Result<AnySandbox<&H::Http>, String> = settings.sandbox(host.http());
@@ -154,7 +154,7 @@ pub struct SweepOutcome {
     /// Running slots freed (their holder is quiet or gone).
     pub slots: Option<agent_zero_engine::SlotSweep>,
     /// What the retention pass removed.
-    pub retention: Option<crate::retention::RetentionReport>,
+    pub retention: Option<crate::retention_pass::RetentionReport>,
     pub errors: Vec<String>,
 }
 
@@ -183,7 +183,7 @@ pub async fn sweep<H: Host>(host: &H, settings: &Settings, now_ms: u64, grace_ms
         Ok(report) => outcome.slots = Some(report),
         Err(e) => outcome.errors.push(format!("running slots: {e}")),
     }
-    match crate::retention::pass(host.kv(), now_ms).await {
+    match crate::retention_pass::pass(host.kv(), now_ms).await {
         Ok(report) => outcome.retention = Some(report),
         Err(e) => outcome.errors.push(format!("retention: {e}")),
     }

@@ -129,7 +129,7 @@ pub(crate) async fn identify(
     token: &str,
 ) -> Result<(String, u64, Vec<String>), ApiError> {
     let user: User = get_json(http, settings, token, "/user").await?;
-    if !super::settings::is_github_login(&user.login) {
+    if !super::scope::is_github_login(&user.login) {
         return Err(upstream("GET /user: `login` is not a GitHub login".to_owned()));
     }
     let mut orgs = Vec::new();

@@ -10,7 +10,7 @@ mod sandbox;
 mod workspace;
 
 pub(crate) use admission::Gate;
-pub(crate) use decider::{ModelDecider, model_selection};
+pub(crate) use decider::ModelDecider;
 pub(crate) use publisher::ForgePublisher;
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]
