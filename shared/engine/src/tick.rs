@@ -398,16 +398,10 @@ fn metered(resident: &Resident, seq: u64, now_ms: u64, facts: &mut Vec<Fact>, co
         let mut ended = resident.clone();
         ended.apply(&Entry { seq, at_ms: now_ms, facts: facts[..at].to_vec() })?;
         if let Fact::Concluded { evidence, .. } = &mut facts[at] {
-            evidence.cost = evidence_cost(&ended);
+            evidence.cost = crate::conclude::evidence_cost(&ended);
         }
     }
     Ok(())
-}
-
-/// What the evidence says a run cost: the metered ticks' operations with
-/// the run's model usage; `None` when no tick was metered.
-pub(crate) fn evidence_cost(resident: &Resident) -> Option<RunCost> {
-    resident.cost.map(|c| c.with_usage(&resident.usage))
 }
 
 fn quiet(terminal: TerminalState) -> TickOutcome {

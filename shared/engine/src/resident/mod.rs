@@ -18,6 +18,9 @@ use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
 
 mod de;
 mod parts;
+mod stop;
+
+pub(crate) use self::stop::{FINDING_INCONCLUSIVE, REPAIRS_EXHAUSTED, review_refusal, stop_reason};
 
 /// Why a log cannot be folded: it was not written by this engine, or
 /// entries are missing. Never a policy outcome.
@@ -335,7 +338,7 @@ impl Resident {
                 Fact::Approval { principal, decision, shown, .. } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("approval before the stimulus"))?;
                     // What the person decided on: the stop the task waits at.
-                    let stop = crate::conclude::stop_reason(self).map(|r| r.code);
+                    let stop = stop_reason(self).map(|r| r.code);
                     let moved = match decision {
                         ApprovalDecision::Approve => machine.approve(),
                         ApprovalDecision::Reject => machine.deny(),
@@ -357,7 +360,7 @@ impl Resident {
                     } else {
                         self.approval.lifted.clear();
                     }
-                    if approved && stop.as_deref() == Some(crate::conclude::REPAIRS_EXHAUSTED) {
+                    if approved && stop.as_deref() == Some(REPAIRS_EXHAUSTED) {
                         // Another try is a repair: a new decision from the
                         // failing output, not the same change again.
                         self.attempt.fresh_decision = false;
