@@ -12,10 +12,11 @@ use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::git_checkout::checkout;
 use super::http::{Call, Tail, encode, exec_deadline, multipart_file, shell_quote};
 use crate::checkout::Provision;
 use crate::provider::{
-    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout, fixed_git, git_ok,
+    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, fixed_git, git_ok,
 };
 use crate::request::{ProviderKind, SandboxRequest};
 

@@ -9,9 +9,10 @@ use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::git_checkout::checkout;
 use super::http::{Call, Tail, encode, exec_deadline, multipart_file};
 use crate::checkout::Provision;
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
 use crate::request::{ProviderKind, SandboxRequest};
 
 const NAME: &str = "e2b";
