@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 
+use agent_zero_contracts::RunCost;
 use agent_zero_ports::{Clock, Expect, HttpClient, HttpError, KeyPage, KeyValue, KvError, Write};
 use agent_zero_runner::{Acquired, Coordinator, CoordinatorError, Lease, LeaseLimits, QuotaError};
 
@@ -24,8 +25,6 @@ use crate::Host;
 pub(crate) fn cost_key(task_id: &str) -> String {
     format!("task/{task_id}/cost")
 }
-
-pub use agent_zero_contracts::RunCost;
 
 /// Running counters for one invocation.
 #[derive(Debug, Default)]

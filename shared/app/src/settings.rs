@@ -578,7 +578,7 @@ mod tests {
     /// and in test.sh's reduced one (`sandbox-e2b`, `model-anthropic`).
     #[test]
     fn providers_left_out_of_the_build_are_refused_by_name() {
-        use agent_zero_models::ModelProvider;
+        use agent_zero_contracts::ModelProvider;
         use http::StatusCode;
         let http = crate::test_host::RefusingHttp;
         let sandboxes = [

@@ -86,7 +86,7 @@ async fn tick_on<H: Host>(
     settings: &Settings,
     tick: &Tick,
     now_ms: u64,
-    counted: &dyn Fn() -> crate::metering::RunCost,
+    counted: &dyn Fn() -> agent_zero_contracts::RunCost,
     index: &crate::task_index::TickIndex,
 ) -> Result<TickReport, RunTickError> {
     let run = settings.run().map_err(|e| RunTickError::Settings(e.message))?;

@@ -36,7 +36,6 @@ mod signer;
 mod timestamp;
 
 pub use admit::PolicySwitches;
-pub use agent_zero_ports::Secret;
 pub use client::{
     API_VERSION, ApiConfig, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient, GitHubError,
     InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,

@@ -34,8 +34,6 @@ pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
 pub use pool::{LeaseSweep, RunnerPool, is_repository_name};
-pub use provider::{
-    Exec, ExecOutput, FileMode, JobPoll, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret,
-};
+pub use provider::{Exec, ExecOutput, FileMode, JobPoll, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 pub use request::{Lease, LeaseLimits, ProviderKind, ProvisionedLease, RunnerPoolConfig, SandboxRequest};
 pub use runner::{ChecksPoll, Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

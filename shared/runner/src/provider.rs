@@ -1,13 +1,12 @@
 //! The provider port: what every hosted sandbox adapter implements.
 //!
-//! Credentials are constructor state of an adapter ([`Secret`]); nothing in
+//! Credentials are constructor state of an adapter ([`agent_zero_ports::Secret`]); nothing in
 //! these types carries one, and adapters scrub their secrets from any text
 //! they turn into an error.
 
 use std::collections::BTreeMap;
 
 use agent_zero_ports::HttpError;
-pub use agent_zero_ports::Secret;
 use thiserror::Error;
 
 pub use self::jobs::JobPoll;
@@ -296,6 +295,8 @@ pub(crate) fn baseline(root: &str, commit: &str) -> Vec<(&'static str, Vec<Strin
 
 #[cfg(test)]
 mod tests {
+    use agent_zero_ports::Secret;
+
     use super::*;
 
     #[test]

@@ -9,7 +9,8 @@
 use agent_zero_ports::{HttpClient, RequestTimeout, ResponseLimit};
 use serde::de::DeserializeOwned;
 
-use crate::provider::{ProviderError, Secret};
+use crate::provider::ProviderError;
+use agent_zero_ports::Secret;
 
 /// The most bytes any provider answer may carry unless the call sets its
 /// own bound: well over a file read ([`MAX_READ_BYTES`](crate::MAX_READ_BYTES),
