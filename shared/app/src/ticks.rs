@@ -4,7 +4,7 @@
 use agent_zero_engine::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
 
-use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace};
+use crate::services::{AnySandbox, Gate, GitHubForge, ModelDecider, PoolWorkspace};
 use crate::{Host, Settings};
 
 /// Why a tick could not run; the host leaves the message for redelivery.
@@ -121,8 +121,7 @@ async fn tick_on<H: Host>(
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
             .with_checkout(checkout);
-    let publisher =
-        Gate::new(host, settings, now_ms, ForgePublisher::new(settings, host.http(), host.signer(), now_ms));
+    let publisher = Gate::new(host, settings, now_ms, GitHubForge::new(settings, host.http(), host.signer(), now_ms));
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },

@@ -49,8 +49,8 @@ pub use fact::{
     PublicationOutcome, Received, Stimulus, TaskInput, WriteOutcome,
 };
 pub use ports::{
-    AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, ForgeError, LeaseRequest, ModelRequest,
-    Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
+    AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, Forge, ForgeError, LeaseRequest, ModelRequest,
+    Publication, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
 pub use resident::{
     Approval, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold,

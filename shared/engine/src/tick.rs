@@ -6,7 +6,7 @@ use agent_zero_ports::KeyValue;
 
 use crate::act::{Acted, Ports, StepContext, act};
 use crate::fact::{Entry, Fact};
-use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
+use crate::ports::{Decider, Forge, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::slots::{Bounds, Gate};
 use crate::step::{Limits, Step, next_step};
@@ -110,7 +110,7 @@ impl std::fmt::Debug for TickHooks<'_> {
     }
 }
 
-impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K, D, W, P, Q> {
+impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D, W, P, Q> {
     /// Runs one tick at `now_ms`, unmetered.
     pub async fn tick(&self, tick: &Tick, now_ms: u64) -> Result<TickReport, TickError> {
         self.tick_metered(tick, now_ms, None).await
