@@ -262,7 +262,7 @@ mod tests {
             let mut headers = http::HeaderMap::new();
             headers.insert(http::header::CONTENT_LENGTH, self.size.into());
             // The declared length is checked before any body exists.
-            let mut body = agent_zero_ports::BoundedBody::new(limit, &headers)?;
+            let mut body = agent_zero_ports::BoundedResponseBody::new(limit, &headers)?;
             body.push(&vec![b'x'; self.size])?;
             Ok(http::Response::new(body.into_bytes()))
         }
