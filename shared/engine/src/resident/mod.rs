@@ -5,7 +5,7 @@
 //! recovery path that could drift from the live one.
 //!
 //! The [`Resident`] holds the run's input and lifecycle; every other
-//! concern is a part of its own ([`Intake`], [`Sandbox`], [`Discovery`],
+//! concern is a part of its own ([`Arrival`], [`Sandbox`], [`Discovery`],
 //! [`Attempt`], [`Approval`], [`Conclusion`]), each changed only by the
 //! facts of that concern.
 
@@ -13,7 +13,7 @@ use agent_zero_agent::LifecycleMachine;
 use agent_zero_contracts::{OmittedItem, RunCost, TaskEvent, TaskState, Usage, rfc3339};
 use serde::Serialize;
 
-pub use self::parts::{Approval, Attempt, ChecksJob, Conclusion, Discovery, Intake, Sandbox};
+pub use self::parts::{Approval, Arrival, Attempt, ChecksJob, Conclusion, Discovery, Sandbox};
 use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
 
 mod de;
@@ -83,7 +83,7 @@ pub struct Resident {
     pub cost: Option<RunCost>,
     /// The delivery before it became a run.
     #[serde(flatten)]
-    pub intake: Intake,
+    pub intake: Arrival,
     /// The sandbox lease and how the sandbox served.
     #[serde(flatten)]
     pub sandbox: Sandbox,
@@ -115,7 +115,7 @@ impl Default for Resident {
             max_attempts: 1,
             usage: Usage::default(),
             cost: None,
-            intake: Intake::default(),
+            intake: Arrival::default(),
             sandbox: Sandbox::default(),
             discovery: Discovery::default(),
             attempt: Attempt::default(),
