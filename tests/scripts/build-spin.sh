@@ -4,8 +4,7 @@
 # component `agent-zero`) and agent_zero_spin_ticks.wasm (`ticks`, the
 # private tick component `agent-zero-ticks`). For each, rustc links the core module only (`--skip-wit-component`);
 # tests/scripts/optimize.sh runs binaryen's wasm-opt on it (-O2, tests/node,
-# pinned in package-lock.json), lays its functions out for compression and
-# strips its names (docs/size.md); wasm-tools then makes the component
+# pinned in package-lock.json) and strips its names (docs/size.md); wasm-tools then makes the component
 # from the component type wit-bindgen embedded in the module. wasm-opt
 # cannot read a component, hence the two steps. -O2 rather than -Oz (2 KB
 # smaller): -O2 optimizes for speed (shrink level 0), so the intake's
@@ -17,8 +16,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-# Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
-export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 . "$root/tests/scripts/providers.sh"
 out="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip2/release"
 wasm_opt="$root/tests/node/node_modules/.bin/wasm-opt"
@@ -36,7 +33,7 @@ for role in front ticks; do
   # optimize step.
   optimized="$out/$name.optimized.wasm"
   stamp="$out/$name.optimized.sha256"
-  digest="$(cat "$core" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/layout.py" | sha256sum | cut -d' ' -f1)"
+  digest="$(cat "$core" "$root/tests/scripts/optimize.sh" | sha256sum | cut -d' ' -f1)"
   if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && [ -f "$optimized" ]; }; then
     for tool in "$wasm_opt" wasm-tools; do
       if ! command -v "$tool" >/dev/null; then

@@ -10,8 +10,7 @@
 # worker-build's bundle (wasm-bindgen glue + its shim) becomes glue.js and
 # functions/cloudflare/entry.mjs (entry-ticks.mjs) becomes index.js (the
 # config's `main`), importing it. The wasm is then optimized with the pinned
-# binaryen, its functions laid out for compression and its names stripped
-# (tests/scripts/optimize.sh). AGENT_ZERO_PROVIDERS (`e2b anthropic`)
+# binaryen and its names stripped (tests/scripts/optimize.sh). AGENT_ZERO_PROVIDERS (`e2b anthropic`)
 # builds only the provider adapters it names (tests/scripts/providers.sh).
 set -euo pipefail
 # The test harness builds once and then starts `wrangler dev` many times.
@@ -21,8 +20,6 @@ if [ "${AGENT_ZERO_PREBUILT:-}" = 1 ] && [ -f "$(dirname "$0")/../../functions/c
 fi
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
-# Symbol names kept for optimize.sh's layout, which strips them (Cargo.toml).
-export CARGO_PROFILE_RELEASE_STRIP=debuginfo
 export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"
 # Fail at once, naming the one command that installs what is missing,
 # rather than minutes into a build.
@@ -36,9 +33,9 @@ if [ -n "$missing" ]; then
   echo "build-worker: missing${missing}; install them with: bash tests/scripts/install-tools.sh worker" >&2
   exit 1
 fi
-for tool in flock python3 sha256sum; do
+for tool in flock sha256sum; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "build-worker: missing $tool; install it with: sudo apt-get install -y util-linux python3 coreutils" >&2
+    echo "build-worker: missing $tool; install it with: sudo apt-get install -y util-linux coreutils" >&2
     exit 1
   fi
 done
@@ -62,8 +59,7 @@ inputs_digest() {
   {
     find "$root/functions/cloudflare/src" "$root/shared" -type f -print0 | sort -z | xargs -0 sha256sum
     sha256sum entry.mjs entry-ticks.mjs Cargo.toml "$root/Cargo.toml" "$root/Cargo.lock" \
-      "$root/tests/scripts/build-worker.sh" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/layout.py" \
-      "$root/tests/scripts/providers.sh"
+      "$root/tests/scripts/build-worker.sh" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/providers.sh"
     rustc -V
     printf '%s\n' "providers=${AGENT_ZERO_PROVIDERS:-}" "bindgen=$WASM_BINDGEN_BIN" "args=$*"
     env | grep -E '^(CARGO_TARGET_DIR|CARGO_PROFILE_|CARGO_BUILD_|RUSTFLAGS|CARGO_ENCODED_RUSTFLAGS)' | sort || true
@@ -91,10 +87,10 @@ for role in front ticks; do
   worker-build --release --out-dir "$out" $features "$@" >&2
   mv "$out/index.js" "$out/glue.js"
   cp "$entry" "$out/index.js"
-  # wasm-opt -O2, the functions laid out for gzip, the names stripped;
+  # wasm-opt -O2, the names stripped;
   # reused while wasm-bindgen's module and that step are unchanged (both
   # configs' build commands run this script: a deploy of each builds twice).
-  digest="$(cat "$out/index_bg.wasm" "$root/tests/scripts/optimize.sh" "$root/tests/scripts/layout.py" | sha256sum | cut -d' ' -f1)"
+  digest="$(cat "$out/index_bg.wasm" "$root/tests/scripts/optimize.sh" | sha256sum | cut -d' ' -f1)"
   cached="$root/target/worker-$role.optimized.wasm"
   if [ -f "$cached" ] && [ "$(cat "$cached.sha256" 2>/dev/null)" = "$digest" ]; then
     cp "$cached" "$out/index_bg.wasm"

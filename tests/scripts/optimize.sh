@@ -1,20 +1,13 @@
 #!/usr/bin/env bash
 # Optimizes a core wasm module in place with binaryen's wasm-opt (tests/node,
-# pinned in package-lock.json), then lays its functions out for compression
-# and strips its names:
-#   1. `-O2` (speed; shrink level 0, so the intake's SHA-256 keeps its
-#      opt-level 3 shape), with a function that has one caller inlined into
-#      it only when it is small (`--one-caller-inline-max-function-size=20`,
-#      binaryen's own flexible-inlining size): by default any single-caller
-#      function is inlined, which folds the async state machines of a whole
-#      request into one function (394 KB in the Spin component) that the
-#      layout below cannot order; `-g` keeps the names for it;
-#   2. tests/scripts/layout.py names each function by its rank (crate, then
-#      body bytes);
-#   3. `--reorder-functions-by-name` sorts the functions by those names,
-#      renumbering every call, table entry and export, and drops the names
-#      and other debug sections.
-# Sizes per step: docs/size.md.
+# pinned in package-lock.json): `-O2` (speed; shrink level 0, so the
+# intake's SHA-256 keeps its opt-level 3 shape), with a function that has
+# one caller inlined into it only when it is small
+# (`--one-caller-inline-max-function-size=20`, binaryen's own
+# flexible-inlining size: by default any single-caller function is inlined,
+# which folds the async state machines of a whole request into one
+# function), and the names and other debug sections stripped. Sizes per
+# step: docs/size.md.
 # Usage: tests/scripts/optimize.sh MODULE.wasm [--enable-FEATURE...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -33,11 +26,7 @@ fi
 # feature on (exception handling on makes the Spin component 0.5 KB larger).
 features=(--enable-bulk-memory --enable-mutable-globals --enable-multivalue
   --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext "$@")
-optimized="$module.optimized.wasm"
-named="$module.named.wasm"
-trap 'rm -f "$optimized" "$named" "$module.tmp"' EXIT
-"$wasm_opt" -O2 --one-caller-inline-max-function-size=20 -g "${features[@]}" "$module" -o "$optimized" >&2
-python3 "$root/tests/scripts/layout.py" "$optimized" "$named"
-"$wasm_opt" "$named" --reorder-functions-by-name --strip-debug --strip-producers "${features[@]}" \
-  -o "$module.tmp" >&2
+trap 'rm -f "$module.tmp"' EXIT
+"$wasm_opt" -O2 --one-caller-inline-max-function-size=20 --strip-debug --strip-producers "${features[@]}" \
+  "$module" -o "$module.tmp" >&2
 mv "$module.tmp" "$module"

@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """Checks tests/scripts/optimize.sh on a small module with Rust-style symbol
-names: after it, functions with alike bodies stand side by side (the
-layout's chain by likeness), the names are gone, and every export and
-table entry answers as before (run in node's V8); and the chain itself on
-bodies whose order it must change. tests/scripts/test.sh runs it beside
+names: after it the names are gone, and every export and table entry
+answers as before (run in node's V8). tests/scripts/test.sh runs it beside
 the builds.
 
 Usage: optimize_test.py   (needs wasm-tools, node and optimize.sh's tools)
@@ -15,16 +13,12 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-import layout  # noqa: E402  (the same parser optimize.sh's layout step uses)
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# Two pairs of alike functions, interleaved (x, y, x, y) and each pair
-# split across two crates, that the layout must put side by side: each pair
-# runs one arithmetic chain over a load from memory (which -O2 cannot fold),
-# the pairs different chains. Each is exported (so -O2 keeps it) and two
-# are in the table; `run` calls three of them, one through the table.
+# Two pairs of alike functions, each pair split across two crates: each
+# pair runs one arithmetic chain over a load from memory (which -O2 cannot
+# fold), the pairs different chains. Each is exported (so -O2 keeps it) and
+# two are in the table; `run` calls three of them, one through the table.
 WAT = """
 (module
   (type $i (func (result i32)))
@@ -71,47 +65,30 @@ def answers(module):
     return json.loads(result.stdout)
 
 
+def read_uleb(data, at):
+    """An unsigned LEB128 at `at`: (value, the offset after it)."""
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
 def custom_section_names(data):
+    """The names of the module's custom sections."""
     names = []
-    for kind, _, start, _ in layout.sections(data):
+    at = 8  # after the magic number and the version
+    while at < len(data):
+        kind = data[at]
+        size, start = read_uleb(data, at + 1)
         if kind == 0:
-            length, at = layout.read_uleb(data, start)
-            names.append(data[at : at + length].decode())
+            length, name_at = read_uleb(data, start)
+            names.append(data[name_at : name_at + length].decode())
+        at = start + size
     return names
-
-
-def export_indices(data):
-    """{export name: function index} of the module's function exports."""
-    exports = {}
-    for kind, _, start, _ in layout.sections(data):
-        if kind == 7:
-            count, at = layout.read_uleb(data, start)
-            for _ in range(count):
-                length, at = layout.read_uleb(data, at)
-                name = data[at : at + length].decode()
-                at += length
-                what = data[at]
-                index, at = layout.read_uleb(data, at + 1)
-                if what == 0:
-                    exports[name] = index
-    return exports
-
-
-def chain_failures():
-    """The chain on bare bodies: likeness before body order, body order
-    when nothing is shared (bodies under 4 bytes share nothing)."""
-    failures = []
-    alike = {1: b"aaaa1234", 2: b"aaab9999", 3: b"zzz1234z"}
-    chain = layout.chained_by_likeness([1, 2, 3], alike)
-    if chain != [1, 3, 2]:
-        failures.append(f"chain {chain} of {alike}, not [1, 3, 2]")
-    short = {1: b"\x00\x00", 2: b"\x01", 3: b"\x00\x00\x00"}
-    chain = layout.chained_by_likeness([1, 2, 3], short)
-    if chain != [1, 3, 2]:
-        failures.append(f"chain {chain} of {short}, not body order [1, 3, 2]")
-    if layout.chained_by_likeness([], {}) != []:
-        failures.append("the chain of no functions is not empty")
-    return failures
 
 
 def main():
@@ -125,7 +102,7 @@ def main():
         subprocess.run(["bash", str(ROOT / "tests/scripts/optimize.sh"), str(after)], check=True)
         data = after.read_bytes()
 
-        failures = chain_failures()
+        failures = []
         expected = {
             "x_one": 36,
             "x_two": 37,
@@ -142,18 +119,13 @@ def main():
             failures.append(f"after optimize.sh the module answers {answered_after}, not {expected}")
         if "name" in custom_section_names(data):
             failures.append("the name section is still there")
-        order = sorted(export_indices(data).items(), key=lambda item: item[1])
-        laid_out = [name for name, _ in order]
-        place = {name: position for position, name in enumerate(laid_out)}
-        if abs(place["x_one"] - place["x_two"]) != 1 or abs(place["y_one"] - place["y_two"]) != 1:
-            failures.append(f"functions in the order {laid_out}, not alike ones side by side")
         for failure in failures:
             print(f"optimize_test: FAIL: {failure}", file=sys.stderr)
         # In libtest's form, so test.sh's summary counts it.
         if failures:
             print("test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out")
             sys.exit(1)
-        print("optimize_test: alike functions side by side, names stripped, answers unchanged")
+        print("optimize_test: names stripped, answers unchanged")
         print("test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out")
 
 

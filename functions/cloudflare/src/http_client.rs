@@ -1,6 +1,6 @@
 //! The outbound HTTP port over the Workers `fetch` API.
 
-use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
+use agent_zero_ports::{BoundedResponseBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 use futures::StreamExt;
 use worker::wasm_bindgen::JsValue;
 use worker::web_sys;
@@ -68,7 +68,7 @@ impl HttpClient for FetchClient {
             builder = builder.header(name, value);
         }
         let headers = builder.headers_ref().cloned().unwrap_or_default();
-        let mut body = BoundedBody::new(limit, &headers)?;
+        let mut body = BoundedResponseBody::new(limit, &headers)?;
         // A fetch response without a body is not streamable; it has nothing to read.
         if let Ok(mut stream) = response.stream() {
             // Dropping the stream on an early return cancels the rest of the body.

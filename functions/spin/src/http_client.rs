@@ -9,7 +9,7 @@
 
 use std::task::Poll;
 
-use agent_zero_ports::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
+use agent_zero_ports::{BoundedResponseBody, HttpClient, HttpError, RequestTimeout, ResponseLimit};
 use futures::{SinkExt, StreamExt};
 use spin_sdk::http::{Fields, Method, OutgoingRequest, Scheme};
 use spin_sdk::wit::wasi::http0_2_0::outgoing_handler;
@@ -48,7 +48,7 @@ impl HttpClient for SpinHttp {
             builder = builder.header(name, value);
         }
         let headers = builder.headers_ref().cloned().unwrap_or_default();
-        let mut body = BoundedBody::new(limit, &headers)?;
+        let mut body = BoundedResponseBody::new(limit, &headers)?;
         // Read chunk by chunk; an early return drops the stream, which
         // finishes the incoming body without reading the rest.
         let mut stream = response.take_body_stream();

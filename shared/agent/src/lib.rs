@@ -18,8 +18,8 @@ pub mod validation;
 pub use authorization::{RefusalCode, WriteDecision, WriteRequest, authorize_write};
 pub use lifecycle::{Edge, LifecycleMachine, TransitionError, can_transition, edge, successors};
 pub use policy::{
-    AgentLimits, AutofixPolicy, CheckCommand, CheckRunPolicy, IssuePolicy, MAX_POLICY_BYTES, ModelPolicy,
-    ModelProvider, Permissions, Policy, PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    AgentLimits, AutofixPolicy, CheckCommand, CheckRunPolicy, IssuePolicy, MAX_POLICY_BYTES, Permissions, Policy,
+    PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
 pub use risk::{
     DocUse, HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_change_risk_in, classify_path,

@@ -19,18 +19,8 @@ use http::{HeaderMap, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::router::{self, RouteId};
-use crate::{Config, Settings, auth};
+use crate::{Settings, auth};
 
-/// The variable that sets the webhook limit.
-pub(crate) const WEBHOOK_MAX_BYTES: &str = "AGENT_ZERO_WEBHOOK_MAX_BYTES";
-/// Every event intake acts on fits in far less: a pull request or issue
-/// body is at most 65,536 characters (256 KiB of UTF-8, more escaped), and
-/// the largest real payload among the fixtures is 32 KB. The signature is
-/// computed over the whole body, so the body is read before it is
-/// verified: this bounds what an unsigned sender can make a host read.
-/// GitHub's own cap is 25 MB; raise the variable toward it if an event you
-/// rely on is larger.
-pub(crate) const DEFAULT_WEBHOOK_MAX_BYTES: usize = 1024 * 1024;
 /// What a route without a body accepts: enough for a client that sends a
 /// stray small body, far too little to matter.
 pub const NO_BODY_MAX_BYTES: usize = 4 * 1024;
@@ -76,17 +66,6 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
         | RouteId::DashboardEvidence
         | RouteId::RevokeDashboardSessions => Ok(NO_BODY_MAX_BYTES),
     }
-}
-
-/// `AGENT_ZERO_WEBHOOK_MAX_BYTES`: a whole number of bytes from 1, or the
-/// default when unset.
-pub(crate) fn webhook_max_bytes(config: &Config) -> Result<usize, ApiError> {
-    let Some(value) = config.get(WEBHOOK_MAX_BYTES) else { return Ok(DEFAULT_WEBHOOK_MAX_BYTES) };
-    value.trim().parse::<usize>().ok().filter(|bytes| *bytes > 0).ok_or_else(|| {
-        let why = "expected a whole number of bytes from 1";
-        ApiError::new(ErrorCode::NotConfigured, format!("{WEBHOOK_MAX_BYTES} is malformed: {why}"))
-            .with_field(WEBHOOK_MAX_BYTES)
-    })
 }
 
 /// A request body read up to its route's limit.
@@ -187,6 +166,7 @@ pub fn refuse(settings: &Settings, head: &http::request::Parts, error: ApiError)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::WEBHOOK_MAX_BYTES;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -21,6 +21,7 @@ compile_error!("agent-zero-app needs at least one sandbox provider: a `sandbox-*
 #[cfg(not(any(feature = "model-openai", feature = "model-anthropic", feature = "model-google")))]
 compile_error!("agent-zero-app needs at least one model adapter: a `model-*` feature");
 
+mod access;
 mod allowed_hosts;
 mod audit_log;
 mod auth;
@@ -37,6 +38,7 @@ mod read_ahead;
 mod receipt_keys;
 mod repository_policy;
 pub mod retention;
+pub mod retention_pass;
 mod router;
 mod routes;
 mod run_bounds;

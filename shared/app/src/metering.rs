@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 
+use agent_zero_contracts::RunCost;
 use agent_zero_ports::{Clock, Expect, HttpClient, HttpError, KeyPage, KeyValue, KvError, Write};
 use agent_zero_runner::{Acquired, Coordinator, CoordinatorError, Lease, LeaseLimits, QuotaError};
 
@@ -24,8 +25,6 @@ use crate::Host;
 pub(crate) fn cost_key(task_id: &str) -> String {
     format!("task/{task_id}/cost")
 }
-
-pub use agent_zero_contracts::RunCost;
 
 /// Running counters for one invocation.
 #[derive(Debug, Default)]
@@ -450,7 +449,7 @@ mod tests {
         let now = 1_800_000_000_000;
         block_on(async {
             agent_zero_engine::sweep(&kv, &queue, now, agent_zero_engine::SweepOptions::default()).await.unwrap();
-            crate::retention::pass(&kv, now).await.unwrap();
+            crate::retention_pass::pass(&kv, now).await.unwrap();
         });
         let sweep = meter.cost();
         assert!(sweep.kv_lists > 0, "a sweep lists its indexes: {sweep:?}");

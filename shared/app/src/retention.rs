@@ -3,10 +3,10 @@
 //!
 //! | record | lives | removed by |
 //! |---|---|---|
-//! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare (no schedule key there); the pass below elsewhere |
-//! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the pass below |
-//! | an audit entry (`audit/{id}`) | `AGENT_ZERO_RETENTION_DAYS` after it was written | Workers KV expiration on Cloudflare; the pass below elsewhere |
-//! | a dashboard revocation (`dashboard/revoked/{id}`) | until the sessions it refuses have expired (at most 8 hours) | Workers KV expiration on Cloudflare; the pass below elsewhere (`crate::dashboard::revocation`) |
+//! | `delivery/github/{task}` (a delivery's answer, for redeliveries) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS`, default 3 (GitHub's redelivery window) | Workers KV expiration on Cloudflare (no schedule key there); the retention pass (`crate::retention_pass`) elsewhere |
+//! | a finished task: `task/{id}/…` and its index keys | `AGENT_ZERO_RETENTION_DAYS` after it ended, default 30 | the retention pass |
+//! | an audit entry (`audit/{id}`) | `AGENT_ZERO_RETENTION_DAYS` after it was written | Workers KV expiration on Cloudflare; the retention pass (`crate::retention_pass`) elsewhere |
+//! | a dashboard revocation (`dashboard/revoked/{id}`) | until the sessions it refuses have expired (at most 8 hours) | Workers KV expiration on Cloudflare; the retention pass (`crate::retention_pass`) elsewhere (`crate::dashboard::revocation`) |
 //! | an accepted body's digest (`delivery/github/sha256-{hex}`, replay refusal) | `AGENT_ZERO_DELIVERY_RETENTION_DAYS` | as a delivery record (`crate::routes::webhooks` `replay`) |
 //! | the runs of a pull request or issue in one hour (`delivery/github/runs-…`) | the hour and the next | as a delivery record (`crate::intake_gate::runs`) |
 //! | a repository's recorded triggers (`gate/{repo}`) | one key a repository, rewritten while it is active | bounded by repositories |
@@ -22,7 +22,6 @@
 //! A delivery record also carries its own `expiresAtMs`, so an expired one
 //! is never answered from, whether or not it was removed yet.
 
-use agent_zero_contracts::TaskState;
 use agent_zero_ports::{KeyValue, KvError};
 
 use crate::Config;
@@ -102,7 +101,7 @@ pub fn schedule_key(due_ms: u64, kind: Kind, id: &str) -> String {
     format!("{RETENTION_PREFIX}{due_ms:013}/{}/{id}", kind.as_str())
 }
 
-fn parse_schedule_key(key: &str) -> Option<(u64, Kind, &str)> {
+pub(crate) fn parse_schedule_key(key: &str) -> Option<(u64, Kind, &str)> {
     let rest = key.strip_prefix(RETENTION_PREFIX)?;
     let (due, rest) = rest.split_once('/')?;
     let (kind, id) = rest.split_once('/')?;
@@ -132,107 +131,6 @@ pub async fn schedule_finished<K: KeyValue>(
 ) -> Result<(), KvError> {
     let (Some(ended), Some(origin)) = (resident.ended_ms, resident.origin()) else { return Ok(()) };
     schedule(kv, ended.saturating_add(lifetimes.task_ms), Kind::Task, origin.task_id).await
-}
-
-/// What one pass removed.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RetentionReport {
-    /// Delivery records removed.
-    pub deliveries: u32,
-    /// Finished tasks removed (log, claims, meta, index).
-    pub tasks: u32,
-    /// Audit entries removed.
-    pub audit: u32,
-    /// Dashboard revocations removed.
-    pub revocations: u32,
-    /// Scheduled tasks that were not finished (approved since, or a
-    /// schedule this engine did not write): left alone.
-    pub kept: u32,
-}
-
-/// Removes what is due at `now_ms`, at most [`MAX_PURGED_PER_PASS`] records.
-pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, KvError> {
-    let mut report = RetentionReport::default();
-    let page = kv.list(RETENTION_PREFIX, None, MAX_PURGED_PER_PASS).await?;
-    for key in &page.keys {
-        let Some((due, kind, id)) = parse_schedule_key(key) else {
-            kv.delete(key).await?;
-            continue;
-        };
-        if due > now_ms {
-            break;
-        }
-        match kind {
-            Kind::Delivery => {
-                kv.delete(&format!("delivery/github/{id}")).await?;
-                report.deliveries += 1;
-            }
-            Kind::Audit => {
-                kv.delete(&format!("audit/{id}")).await?;
-                report.audit += 1;
-            }
-            Kind::Revocation => {
-                if crate::dashboard::revocation::remove_if_due(kv, id, now_ms).await? {
-                    report.revocations += 1;
-                }
-            }
-            Kind::Task => {
-                match purge_task(kv, id).await? {
-                    Purged::Removed => report.tasks += 1,
-                    Purged::Kept => report.kept += 1,
-                    // Removed by an earlier pass whose schedule key a
-                    // listing still showed (Workers KV lists lag deletes).
-                    Purged::Gone => {}
-                }
-            }
-        }
-        kv.delete(key).await?;
-    }
-    Ok(report)
-}
-
-/// What a purge found.
-enum Purged {
-    Removed,
-    /// Not finished (approved since, or a schedule this engine did not write).
-    Kept,
-    /// Already gone.
-    Gone,
-}
-
-/// Removes a finished task's keys and index entries.
-async fn purge_task<K: KeyValue>(kv: &K, id: &str) -> Result<Purged, KvError> {
-    let resident = match agent_zero_engine::load(kv, id).await {
-        Ok(Some(resident)) => resident,
-        Ok(None) | Err(agent_zero_engine::TaskError::InvalidTaskId(_)) => return Ok(Purged::Gone),
-        Err(e) => return Err(KvError::Backend(e.to_string())),
-    };
-    let finished =
-        resident.state.is_terminal() && resident.state != TaskState::NeedsHuman && resident.ended_ms.is_some();
-    if !finished {
-        return Ok(Purged::Kept);
-    }
-    // The index first, entry 0 last: a crash anywhere in between leaves a
-    // task that still loads, and the next pass (the schedule key is deleted
-    // after this returns) removes the rest.
-    crate::task_index::forget_task(kv, id).await?;
-    let prefix = format!("task/{id}/");
-    let first = agent_zero_engine::log_key(id, 0);
-    // Bounded: a task has at most 48 ticks' worth of entries and claims.
-    for _ in 0..8 {
-        let page = kv.list(&prefix, None, 100).await?;
-        let rest: Vec<&String> = page.keys.iter().filter(|k| **k != first).collect();
-        if rest.is_empty() {
-            if !page.keys.is_empty() {
-                kv.delete(&first).await?;
-            }
-            break;
-        }
-        for key in rest {
-            kv.delete(key).await?;
-        }
-    }
-    Ok(Purged::Removed)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use agent_zero_engine::{Entry, Fact, Resident, Stimulus, TaskInput, log_key};
 use agent_zero_ports::MemoryKv;
 
 use super::*;
+use crate::retention_pass::{RetentionReport, pass};
 use crate::test_host::{RecordingQueue, START_MS, block_on};
 
 const DAY: u64 = 86_400_000;

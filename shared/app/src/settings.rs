@@ -11,17 +11,28 @@
 use agent_zero_agent::Policy;
 use agent_zero_engine::Limits;
 use agent_zero_github::{ApiConfig, Credentials, CredentialsError, GitHubClient, RepositoryAllowlist, Rs256Signer};
+use agent_zero_models::{ConfigError, ModelSelection, select_models};
 use agent_zero_ports::{HttpClient, Secret};
 use agent_zero_runner::RunnerPoolConfig;
 
 use crate::Config;
-use crate::auth::Access;
+use crate::access::Access;
 use crate::dashboard::DashboardSettings;
 use crate::error::{ApiError, ErrorCode};
 use crate::platform::Platform;
 use crate::retention::Lifetimes;
 use crate::services::{AnySandbox, SandboxChoice};
 
+/// The variable that sets the webhook limit.
+pub(crate) const WEBHOOK_MAX_BYTES: &str = "AGENT_ZERO_WEBHOOK_MAX_BYTES";
+/// Every event intake acts on fits in far less: a pull request or issue
+/// body is at most 65,536 characters (256 KiB of UTF-8, more escaped), and
+/// the largest real payload among the fixtures is 32 KB. The signature is
+/// computed over the whole body, so the body is read before it is
+/// verified: this bounds what an unsigned sender can make a host read.
+/// GitHub's own cap is 25 MB; raise the variable toward it if an event you
+/// rely on is larger.
+pub(crate) const DEFAULT_WEBHOOK_MAX_BYTES: usize = 1024 * 1024;
 /// Every operator setting of one isolate or instance.
 pub struct Settings {
     variables: Config,
@@ -68,14 +79,14 @@ impl Settings {
     fn new(variables: Config) -> Self {
         let config = &variables;
         Self {
-            secrets: crate::auth::secrets_of(config),
+            secrets: crate::access::secrets_of(config),
             base_path: base_path(config),
             github: GitHubSettings::from_config(config),
             webhook_secret: config.get("GITHUB_WEBHOOK_SECRET").map(Secret::new),
-            webhook_max_bytes: crate::body_limit::webhook_max_bytes(config),
+            webhook_max_bytes: webhook_max_bytes(config),
             allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse),
             access: Access::from_config(config),
-            origins: crate::auth::origins_of(config),
+            origins: crate::access::origins_of(config),
             run: RunSettings::from_config(config),
             sandbox: crate::services::sandbox_choice(config),
             pool: crate::services::pool_config(config),
@@ -118,6 +129,12 @@ impl Settings {
     /// and for model selection, which also depends on the task's policy.
     pub(crate) fn variables(&self) -> &Config {
         &self.variables
+    }
+
+    /// The models `policy` selects with the operator's credentials, or why none
+    /// can be used (the error names the variable to set).
+    pub(crate) fn model_selection(&self, policy: &Policy) -> Result<ModelSelection, ConfigError> {
+        select_models(&policy.model, |name| self.variables.get(name).map(str::to_owned))
     }
 
     /// Every value that must never be stored, longest first.
@@ -381,6 +398,17 @@ fn millis(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
     }
 }
 
+/// `AGENT_ZERO_WEBHOOK_MAX_BYTES`: a whole number of bytes from 1, or the
+/// default when unset.
+fn webhook_max_bytes(config: &Config) -> Result<usize, ApiError> {
+    let Some(value) = config.get(WEBHOOK_MAX_BYTES) else { return Ok(DEFAULT_WEBHOOK_MAX_BYTES) };
+    value.trim().parse::<usize>().ok().filter(|bytes| *bytes > 0).ok_or_else(|| {
+        let why = "expected a whole number of bytes from 1";
+        ApiError::new(ErrorCode::NotConfigured, format!("{WEBHOOK_MAX_BYTES} is malformed: {why}"))
+            .with_field(WEBHOOK_MAX_BYTES)
+    })
+}
+
 /// Whether a task under `policy` can run at all here: a sandbox provider
 /// with its credentials, a model the policy selects with its credential,
 /// and well-formed run settings. The error (503) names what to set.
@@ -403,7 +431,7 @@ pub(crate) fn check_runnable<C: HttpClient>(
         let field = variable_in(&reason).unwrap_or("AGENT_ZERO_SANDBOX_PROVIDER");
         return Err(ApiError::new(ErrorCode::NotConfigured, format!("no task can run: {reason}")).with_field(field));
     }
-    let calls = match crate::services::model_selection(policy, settings) {
+    let calls = match settings.model_selection(policy) {
         Ok(selection) => model_calls_per_step(&selection),
         Err(e) => {
             let reason = e.to_string();
@@ -559,7 +587,7 @@ mod tests {
     /// and in test.sh's reduced one (`sandbox-e2b`, `model-anthropic`).
     #[test]
     fn providers_left_out_of_the_build_are_refused_by_name() {
-        use agent_zero_models::ModelProvider;
+        use agent_zero_contracts::ModelProvider;
         use http::StatusCode;
         let http = crate::test_host::RefusingHttp;
         let sandboxes = [

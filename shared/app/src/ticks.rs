@@ -4,7 +4,7 @@
 use agent_zero_engine::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
 
-use crate::services::{AnySandbox, ForgePublisher, Gate, ModelDecider, PoolWorkspace};
+use crate::services::{AnySandbox, Gate, GitHubForge, ModelDecider, PoolWorkspace};
 use crate::{Host, Settings};
 
 /// Why a tick could not run; the host leaves the message for redelivery.
@@ -86,7 +86,7 @@ async fn tick_on<H: Host>(
     settings: &Settings,
     tick: &Tick,
     now_ms: u64,
-    counted: &dyn Fn() -> crate::metering::RunCost,
+    counted: &dyn Fn() -> agent_zero_contracts::RunCost,
     index: &crate::task_index::TickIndex,
 ) -> Result<TickReport, RunTickError> {
     let run = settings.run().map_err(|e| RunTickError::Settings(e.message))?;
@@ -105,8 +105,8 @@ async fn tick_on<H: Host>(
     };
 
     // Each model call fits the platform's wall clock (`AGENT_ZERO_PLATFORM`).
-    let calls = crate::services::model_selection(policy, settings)
-        .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
+    let calls =
+        settings.model_selection(policy).map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
     let model_timeout = run.model_timeout_on(host.name(), calls);
     let decider = ModelDecider::new(policy, settings, model_timeout, host.http(), host.clock());
     let provider: Result<AnySandbox<&H::Http>, String> = settings.sandbox(host.http());
@@ -121,8 +121,7 @@ async fn tick_on<H: Host>(
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
             .with_checkout(checkout);
-    let publisher =
-        Gate::new(host, settings, now_ms, ForgePublisher::new(settings, host.http(), host.signer(), now_ms));
+    let publisher = Gate::new(host, settings, now_ms, GitHubForge::new(settings, host.http(), host.signer(), now_ms));
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },
@@ -152,7 +151,7 @@ pub struct SweepOutcome {
     pub ticks: Option<TickSweep>,
     pub leases: Option<LeaseSweep>,
     /// What the retention pass removed.
-    pub retention: Option<crate::retention::RetentionReport>,
+    pub retention: Option<crate::retention_pass::RetentionReport>,
     pub errors: Vec<String>,
 }
 
@@ -176,7 +175,7 @@ pub async fn sweep<H: Host>(host: &H, settings: &Settings, now_ms: u64, grace_ms
             Err(e) => outcome.errors.push(format!("leases: {e}")),
         }
     }
-    match crate::retention::pass(host.kv(), now_ms).await {
+    match crate::retention_pass::pass(host.kv(), now_ms).await {
         Ok(report) => outcome.retention = Some(report),
         Err(e) => outcome.errors.push(format!("retention: {e}")),
     }

@@ -2,12 +2,12 @@
 //! alone (so the same log always concludes the same way).
 
 use agent_zero_contracts::{
-    AgentDecision, BoundedCriteria, Coverage, EvidenceBundle, OmittedItem, Refusal, RunnerDescription, TaskResult,
-    TaskState, TerminalState, Verdict, is_verified,
+    AgentDecision, BoundedCriteria, Coverage, EvidenceBundle, OmittedItem, Refusal, RunCost, RunnerDescription,
+    TaskResult, TaskState, TerminalState, Verdict, is_verified,
 };
 
 use crate::fact::{Stimulus, WriteOutcome};
-use crate::resident::{Attempt, Resident};
+use crate::resident::{FINDING_INCONCLUSIVE, REPAIRS_EXHAUSTED, Resident, review_refusal, stop_reason};
 
 /// Builds the [`TaskResult`] and [`EvidenceBundle`] of a resident whose
 /// state is `state`, admitted with `stimulus` (its own: only an admitted
@@ -87,7 +87,7 @@ pub fn conclude(
         summary,
         review: crate::review::ledger(resident),
         tree: attempt.tree.clone(),
-        cost: crate::tick::evidence_cost(resident),
+        cost: evidence_cost(resident),
     };
     (result, evidence)
 }
@@ -104,12 +104,6 @@ fn criteria_omitted(criteria: &BoundedCriteria) -> Option<OmittedItem> {
         ),
     })
 }
-
-/// The stop code of a finding validation found inconclusive.
-pub(crate) const FINDING_INCONCLUSIVE: &str = "finding-inconclusive";
-/// The stop code of a change that still failed its checks with every
-/// attempt of `agent.maxAttempts` used.
-pub(crate) const REPAIRS_EXHAUSTED: &str = "repairs-exhausted";
 
 /// What approving a `needs-human` task does, by the stop it waits at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,51 +165,8 @@ pub fn awaiting(resident: &Resident) -> Option<(Refusal, ApprovalEffect)> {
     Some((stop, effect))
 }
 
-/// Why a `needs-human` task waits, as a refusal with a stable code: the
-/// stop it reached from the state before it (an inconclusive finding, a
-/// write link, used-up repairs, the review of the diff). `None` for a task
-/// that does not wait. A person's approval is of this stop, and of no other.
-pub(crate) fn stop_reason(resident: &Resident) -> Option<Refusal> {
-    if resident.state != TaskState::NeedsHuman {
-        return None;
-    }
-    let attempt = &resident.attempt;
-    match resident.path.iter().rev().nth(1)? {
-        TaskState::Validating => {
-            let reasons = attempt.finding.as_ref().map(|f| f.rejection_reasons.join(" ")).unwrap_or_default();
-            let message = format!("the evidence is inconclusive: {reasons}");
-            Some(Refusal { code: FINDING_INCONCLUSIVE.into(), message: message.trim_end().to_owned() })
-        }
-        TaskState::Planning => match &attempt.write {
-            Some(WriteOutcome::Refused { refusal } | WriteOutcome::NeedsHuman { refusal }) => Some(refusal.clone()),
-            _ => None,
-        },
-        TaskState::Verifying => {
-            let message = format!(
-                "verification still fails after {} attempt(s) (agent.maxAttempts {})",
-                resident.attempts(),
-                resident.max_attempts
-            );
-            Some(Refusal { code: REPAIRS_EXHAUSTED.into(), message })
-        }
-        TaskState::Reviewing => review_refusal(attempt),
-        _ => None,
-    }
-}
-
-/// The review stop, recorded like a refusal so the report says why.
-fn review_refusal(attempt: &Attempt) -> Option<Refusal> {
-    if !attempt.reviewed {
-        return None;
-    }
-    if !attempt.out_of_scope.is_empty() {
-        let message =
-            format!("the diff changes files outside the authorised change: {}", attempt.out_of_scope.join(", "));
-        return Some(Refusal { code: "diff-out-of-scope".into(), message });
-    }
-    if attempt.changed_files.is_empty() {
-        let message = "every check passed but the checkout is unchanged, so nothing was fixed".into();
-        return Some(Refusal { code: "no-change".into(), message });
-    }
-    None
+/// What the evidence says a run cost: the metered ticks' operations with
+/// the run's model usage; `None` when no tick was metered.
+pub(crate) fn evidence_cost(resident: &Resident) -> Option<RunCost> {
+    resident.cost.map(|c| c.with_usage(&resident.usage))
 }

@@ -3,7 +3,7 @@
 //!
 //! A tick **syncs** (folds the log from the checkpoint's cursor into the
 //! [`Resident`] model: the run's input and lifecycle, and one part per
-//! concern: [`Intake`], [`Sandbox`], [`Discovery`], [`Attempt`],
+//! concern: [`Arrival`], [`Sandbox`], [`Discovery`], [`Attempt`],
 //! [`Approval`], [`Conclusion`]), **decides** ([`next_step`]: the one step
 //! the state needs, carrying the data it acts on, or [`Step::Fail`] naming
 //! what an inconsistent log lacks), **acts** (one module per step; exactly
@@ -49,11 +49,11 @@ pub use fact::{
     PublicationOutcome, Received, Stimulus, TaskInput, WriteOutcome,
 };
 pub use ports::{
-    AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, ForgeError, LeaseRequest, ModelRequest,
-    Publication, Publisher, Queue, QueueError, Tick, Workspace, WorkspaceError,
+    AdmitError, ChangedFile, ChangedFiles, ChecksPoll, Decider, Diff, Forge, ForgeError, LeaseRequest, ModelRequest,
+    Publication, Queue, QueueError, Tick, Workspace, WorkspaceError,
 };
 pub use resident::{
-    Approval, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Intake, Origin, Resident, Sandbox, fold,
+    Approval, Arrival, Attempt, ChecksJob, Conclusion, Discovery, FoldError, Origin, Resident, Sandbox, fold,
 };
 pub use shown::decision_digest;
 pub use step::{Limits, Step, next_step};

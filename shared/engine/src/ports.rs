@@ -214,7 +214,7 @@ pub enum AdmitError {
 /// The forge port: the policy gate of a received delivery, and the
 /// reports. Publications update in place (a comment found by its marker),
 /// so publishing twice does not post twice.
-pub trait Publisher {
+pub trait Forge {
     /// Reports the outcome; `Ok` carries a reference (URL, comment id).
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String>;
 

@@ -6,7 +6,7 @@ use agent_zero_ports::KeyValue;
 
 use crate::act::{Ports, StepContext, act};
 use crate::fact::{Entry, Fact};
-use crate::ports::{Decider, Publisher, Queue, Tick, Workspace};
+use crate::ports::{Decider, Forge, Queue, Tick, Workspace};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
@@ -101,7 +101,7 @@ impl std::fmt::Debug for TickHooks<'_> {
     }
 }
 
-impl<K: KeyValue, D: Decider, W: Workspace, P: Publisher, Q: Queue> Engine<'_, K, D, W, P, Q> {
+impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D, W, P, Q> {
     /// Runs one tick at `now_ms`, unmetered.
     pub async fn tick(&self, tick: &Tick, now_ms: u64) -> Result<TickReport, TickError> {
         self.tick_metered(tick, now_ms, None).await
@@ -366,16 +366,10 @@ fn metered(resident: &Resident, seq: u64, now_ms: u64, facts: &mut Vec<Fact>, co
         let mut ended = resident.clone();
         ended.apply(&Entry { seq, at_ms: now_ms, facts: facts[..at].to_vec() })?;
         if let Fact::Concluded { evidence, .. } = &mut facts[at] {
-            evidence.cost = evidence_cost(&ended);
+            evidence.cost = crate::conclude::evidence_cost(&ended);
         }
     }
     Ok(())
-}
-
-/// What the evidence says a run cost: the metered ticks' operations with
-/// the run's model usage; `None` when no tick was metered.
-pub(crate) fn evidence_cost(resident: &Resident) -> Option<RunCost> {
-    resident.cost.map(|c| c.with_usage(&resident.usage))
 }
 
 fn quiet(terminal: TerminalState) -> TickOutcome {

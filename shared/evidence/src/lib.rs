@@ -33,7 +33,6 @@ mod markdown;
 mod outcome;
 mod text;
 
-pub use agent_zero_contracts::EvidenceBundle;
 pub use html::{
     Nav, TaskListItem, Viewer, render_events_html, render_evidence_html, render_page, render_refreshing_page,
     render_task_list_html,
@@ -73,10 +72,6 @@ pub fn clean_html_line(text: &str, secrets: &[&str]) -> String {
     let ctx = text::Ctx::new(&RenderOptions { secrets, ..RenderOptions::default() });
     html::escape(&text::clean(&ctx, text, false))
 }
-
-/// What replaces each secret value given in [`RenderOptions::secrets`]
-/// (the same marker every adapter writes for a credential).
-pub use agent_zero_ports::REDACTED;
 
 /// How to render. `Default` gives GitHub's limits and no secrets.
 #[derive(Debug, Clone, Copy)]

@@ -363,7 +363,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
             let response = self.success(OP, response)?;
             let page: Vec<PullRequestFile> = decode(OP, response.body())?;
-            let next = crate::publish::next_link(&response, &self.config.base_url);
+            let next = next_link(&response, &self.config.base_url);
             let room = max_files.saturating_sub(listed.files.len());
             let more_here = page.len() > room;
             listed.files.extend(page.into_iter().take(room));
@@ -443,7 +443,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// The heads our earlier reviews of pull request `number` read, oldest
     /// first: reviews by `login` whose first line is our review marker
     /// (`GET /repos/{o}/{r}/pulls/{n}/reviews`, at most
-    /// [`crate::publish::MAX_REVIEW_PAGES`] pages).
+    /// [`MAX_REVIEW_PAGES`] pages).
     pub async fn reviewed_heads(
         &self,
         owner: &str,
@@ -466,14 +466,14 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         let mut url =
             format!("{}/repos/{}/pulls/{number}/reviews?per_page=100", self.config.base_url, repo_path(owner, repo)?);
         let mut heads = Vec::new();
-        for _ in 0..crate::publish::MAX_REVIEW_PAGES {
+        for _ in 0..MAX_REVIEW_PAGES {
             let response = self.send(OP, http::Method::GET, &url, None, self.token.as_ref()).await?;
             let response = self.success(OP, response)?;
-            let next = crate::publish::next_link(&response, &self.config.base_url);
+            let next = next_link(&response, &self.config.base_url);
             let page: Vec<Review> = decode(OP, response.body())?;
             for review in page {
                 let by_us = review.user.is_some_and(|u| u.login.eq_ignore_ascii_case(login));
-                let head = review.body.as_deref().and_then(crate::publish::reviewed_head);
+                let head = review.body.as_deref().and_then(reviewed_head);
                 if let (true, Some(head)) = (by_us, head) {
                     heads.push(head.to_owned());
                 }
@@ -639,6 +639,33 @@ pub(crate) fn is_sha(value: &str) -> bool {
 
 pub(crate) fn capped(value: &str) -> String {
     agent_zero_contracts::UntrustedText::capped(value, MAX_MESSAGE_BYTES).text
+}
+
+/// The first words of our reviews' marker line (`publish::review` writes it).
+pub(crate) const REVIEW_PREFIX: &str = "<!-- agent-zero:review head=";
+
+/// The head a review body's marker names, when it starts with ours.
+pub(crate) fn reviewed_head(body: &str) -> Option<&str> {
+    let first = body.lines().next()?;
+    let head = first.strip_prefix(REVIEW_PREFIX)?.split(' ').next()?;
+    is_sha(head).then_some(head)
+}
+
+/// Review pages read (100 each) when looking for ours; past them the
+/// publication fails rather than post a duplicate.
+pub(crate) const MAX_REVIEW_PAGES: usize = 10;
+
+/// The `rel="next"` target of a `Link` header, only when it stays under
+/// `base_url` (the token is never sent anywhere else).
+pub(crate) fn next_link(response: &http::Response<Vec<u8>>, base_url: &str) -> Option<String> {
+    let link = response.headers().get(http::header::LINK)?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (target, params) = part.trim().split_once(';')?;
+        let is_next = params.split(';').any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
+        let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        let under_base = url.strip_prefix(base_url).is_some_and(|rest| rest.starts_with('/'));
+        (is_next && under_base).then(|| url.to_owned())
+    })
 }
 
 #[cfg(test)]

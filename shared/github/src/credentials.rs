@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_zero_ports::HttpClient;
-use thiserror::Error;
 
-use crate::client::{GitHubClient, GitHubError};
+use crate::client::GitHubClient;
+use crate::credentials_error::CredentialsError;
 use crate::jwt::AppKey;
 use crate::signer::Rs256Signer;
 use agent_zero_ports::Secret;
@@ -22,36 +22,6 @@ use agent_zero_ports::Secret;
 pub const TOKEN_REFRESH_MARGIN_MS: u64 = 5 * 60 * 1000;
 /// Installations remembered at once; past it, expired entries go first.
 const MAX_CACHED_INSTALLATIONS: usize = 1024;
-
-/// Why no token could be produced.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum CredentialsError {
-    /// `GITHUB_APP_ID` is empty or not an App id / client id.
-    #[error("GITHUB_APP_ID is not a GitHub App id or client id")]
-    InvalidAppId,
-    /// The private key could not be read (the key itself is never shown).
-    #[error("invalid GitHub App private key: {reason}")]
-    InvalidPrivateKey { reason: &'static str },
-    /// Half of the App configuration is present.
-    #[error("GitHub App configuration is incomplete: {missing} is not set")]
-    Incomplete { missing: &'static str },
-    /// App credentials act per installation, and the delivery named none.
-    #[error("GitHub App credentials need an installation id, and none was given")]
-    InstallationRequired,
-    /// `GET /repos/{owner}/{repo}/installation` answered 404: the App is
-    /// not installed on that repository (or cannot see it).
-    #[error(
-        "the GitHub App is not installed on {repository} (GitHub answered 404 to GET /repos/{repository}/installation)"
-    )]
-    NotInstalled { repository: String },
-    /// The host's RS256 signer failed (the key itself is never shown).
-    #[error("signing the GitHub App JWT failed: {reason}")]
-    Signing { reason: String },
-    /// Minting the installation token failed.
-    #[error(transparent)]
-    Api(#[from] GitHubError),
-}
 
 /// How this deployment authenticates to GitHub.
 #[derive(Debug)]

@@ -38,7 +38,7 @@ pub enum IdentityError {
     Api(#[from] GitHubError),
     /// The App's JWT could not be signed.
     #[error("the app's own GitHub login could not be learned: {0}")]
-    Credentials(#[from] crate::credentials::CredentialsError),
+    Credentials(#[from] crate::credentials_error::CredentialsError),
     /// GitHub answered with something that is not a login or slug.
     #[error(
         "the app's own GitHub login could not be learned: GitHub {operation} named `{value}`, which is not a GitHub {what}"

@@ -13,7 +13,8 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 
 use crate::client::{GitHubClient, decode, repo_path};
-use crate::credentials::{Credentials, CredentialsError};
+use crate::credentials::Credentials;
+use crate::credentials_error::CredentialsError;
 use crate::signer::Rs256Signer;
 
 /// The one field of GitHub's `installation` object the app reads.

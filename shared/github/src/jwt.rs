@@ -8,7 +8,7 @@
 
 use agent_zero_contracts::base64::encode_url;
 
-use crate::credentials::CredentialsError;
+use crate::credentials_error::CredentialsError;
 use crate::signer::{PrivateKeyDer, Rs256Signer};
 use agent_zero_ports::Secret;
 

@@ -17,6 +17,7 @@ mod admit;
 mod client;
 mod command;
 mod credentials;
+mod credentials_error;
 mod event;
 mod identity;
 mod installation;
@@ -35,13 +36,13 @@ mod signer;
 mod timestamp;
 
 pub use admit::PolicySwitches;
-pub use agent_zero_ports::Secret;
 pub use client::{
     API_VERSION, ApiConfig, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient, GitHubError,
     InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
 pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
-pub use credentials::{Credentials, CredentialsError, TOKEN_REFRESH_MARGIN_MS, TokenCache};
+pub use credentials::{Credentials, TOKEN_REFRESH_MARGIN_MS, TokenCache};
+pub use credentials_error::CredentialsError;
 pub use event::{IntakeError, check_delivery_id, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
 pub use intake::{

@@ -14,7 +14,7 @@ use rsa::pkcs8::DecodePrivateKey as _;
 use rsa::sha2::Sha256;
 use rsa::signature::{SignatureEncoding as _, Signer as _};
 
-use crate::credentials::CredentialsError;
+use crate::credentials_error::CredentialsError;
 use crate::signer::{PrivateKeyDer, Rs256Signer};
 
 /// RS256 with the `rsa` crate. The key is loaded per signature, which is

@@ -17,7 +17,7 @@ use pkcs1::der::pem::{self, PemLabel as _};
 use pkcs1::der::{Decode as _, Encode as _};
 use pkcs8::PrivateKeyInfoRef;
 
-use crate::credentials::CredentialsError;
+use crate::credentials_error::CredentialsError;
 
 /// Signs with RSASSA-PKCS1-v1_5 / SHA-256.
 pub trait Rs256Signer {

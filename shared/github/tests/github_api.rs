@@ -5,9 +5,10 @@ mod support;
 
 use agent_zero_github::{
     ApiConfig, AppKey, CacheOutcome, Credentials, CredentialsError, GitHubClient, GitHubError, Intake, IntakeOptions,
-    POLICY_PATH, PolicySourceError, RsaSigner, Secret, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text,
+    POLICY_PATH, PolicySourceError, RsaSigner, Subject, TOKEN_REFRESH_MARGIN_MS, TokenCache, load_policy_text,
     parse_delivery, policy_cache_key,
 };
+use agent_zero_ports::Secret;
 use agent_zero_ports::{KeyValue, MemoryKv, MemoryKvFault};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

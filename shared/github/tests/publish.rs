@@ -13,7 +13,8 @@ use agent_zero_fakes::DEFAULT_ACTOR;
 use agent_zero_github::publish::{
     CheckRunStatus, PublishFile, PublishStep, RetryAfter, StepOutcome, publish_check_run,
 };
-use agent_zero_github::{ApiConfig, GitHubClient, Secret};
+use agent_zero_github::{ApiConfig, GitHubClient};
+use agent_zero_ports::Secret;
 use publish_support::{
     Loopback, NOW_MS, OLD_PAGE, Run, TOKEN, assert_only_allowed_writes, block_on, github, golden, marker_42, outcome,
 };

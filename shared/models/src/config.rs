@@ -3,8 +3,8 @@
 
 use thiserror::Error;
 
-use crate::ModelProvider;
-use crate::redact::Secret;
+use agent_zero_contracts::ModelProvider;
+use agent_zero_ports::Secret;
 
 /// Default per-request timeout (the reference's 120 s).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;

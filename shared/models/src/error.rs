@@ -10,7 +10,7 @@
 use agent_zero_contracts::Usage;
 use thiserror::Error;
 
-use crate::ModelProvider;
+use agent_zero_contracts::ModelProvider;
 
 /// What was wrong with an answer the provider did give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

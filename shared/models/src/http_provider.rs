@@ -12,12 +12,14 @@ use crate::decode::{decision_from_value, parse_decision};
 use crate::gemini;
 #[cfg(feature = "openai")]
 use crate::openai;
-use crate::redact::{Secret, redact};
+use agent_zero_ports::Secret;
+
+use crate::redact::redact;
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
-    Decision, DecisionRequest, ModelClient, ModelError, ModelProvider, ModelRef, ProviderConfig, UnusableKind,
-    missing_adapter,
+    Decision, DecisionRequest, ModelClient, ModelError, ModelRef, ProviderConfig, UnusableKind, missing_adapter,
 };
+use agent_zero_contracts::ModelProvider;
 
 /// Why CLI providers are refused here.
 pub const CLI_REFUSAL: &str = "it drives a local CLI subprocess, which the edge cannot run";

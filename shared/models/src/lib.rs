@@ -42,7 +42,6 @@ mod schema;
 mod select;
 mod wire;
 
-pub use agent_zero_contracts::{ModelPolicy, ModelProvider};
 #[cfg(feature = "anthropic")]
 pub use anthropic::ANTHROPIC_VERSION;
 pub use config::{
@@ -56,7 +55,7 @@ pub use http_provider::{CLI_REFUSAL, HttpProvider};
 pub use kind::{built_providers, credential_variables, missing_adapter};
 pub use prompt::render_user_message;
 pub use provider::{Decision, DecisionRequest, ModelClient, ModelRef, SchemaName};
-pub use redact::{REDACTED, Secret, redact};
+pub use redact::redact;
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{
     BASE_URL_VARIABLE, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, MODEL_VARIABLE, ModelSelection,

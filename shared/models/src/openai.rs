@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use crate::prompt::render_user_message;
 use crate::schema::decision_json_schema;
 use crate::wire::{Answer, Reply, json_request};
-use crate::{DecisionRequest, ModelProvider, ProviderConfig};
+use crate::{DecisionRequest, ProviderConfig};
+use agent_zero_contracts::ModelProvider;
 
 /// `POST {base}/chat/completions` with `Authorization: Bearer <key>`.
 pub(crate) fn build(

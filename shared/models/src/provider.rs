@@ -2,7 +2,8 @@
 
 use agent_zero_contracts::{AgentDecision, Usage};
 
-use crate::{ModelError, ModelProvider};
+use crate::ModelError;
+use agent_zero_contracts::ModelProvider;
 
 /// Which step asks for a decision; names the structured-output schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 //! came from a provider (an error message may echo a key, or part of one)
 //! and caps it, so an error carries a hint, never a response body.
 
-pub use agent_zero_ports::{REDACTED, Secret};
+use agent_zero_ports::{REDACTED, Secret};
 
 /// Longest provider detail kept in an error, in characters.
 pub(crate) const MAX_DETAIL_CHARS: usize = 200;

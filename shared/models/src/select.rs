@@ -7,9 +7,10 @@
 use agent_zero_ports::{Clock, HttpClient};
 
 use crate::config::{ConfigError, Pricing, ProviderConfig, default_base_url};
-use crate::redact::Secret;
-use crate::{FallbackProvider, HttpProvider, ModelProvider, credential_variables, missing_adapter};
+use crate::{FallbackProvider, HttpProvider, credential_variables, missing_adapter};
 use agent_zero_contracts::ModelPolicy;
+use agent_zero_contracts::ModelProvider;
+use agent_zero_ports::Secret;
 
 /// Overrides the policy provider's endpoint; `openai-compatible` always uses it.
 pub const BASE_URL_VARIABLE: &str = "AGENT_ZERO_MODEL_BASE_URL";

@@ -2,8 +2,9 @@
 
 mod support;
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_contracts::{Severity, Usage};
-use agent_zero_models::{ANTHROPIC_VERSION, ModelError, ModelProvider, SchemaName, UnusableKind, decision_json_schema};
+use agent_zero_models::{ANTHROPIC_VERSION, ModelError, SchemaName, UnusableKind, decision_json_schema};
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};
 use support::*;

@@ -3,7 +3,8 @@
 
 mod support;
 
-use agent_zero_models::{ErrorClass, ModelError, ModelProvider, select_models};
+use agent_zero_contracts::ModelProvider;
+use agent_zero_models::{ErrorClass, ModelError, select_models};
 use agent_zero_ports::{HttpError, ManualClock};
 use serde_json::{Value, json};
 use support::*;

@@ -2,9 +2,10 @@
 
 mod support;
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_models::{
-    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelClient, ModelError, ModelProvider, ModelRef,
-    ModelSelection, select_models,
+    ErrorClass, FALLBACK_MODEL_VARIABLE, FALLBACK_PROVIDER_VARIABLE, ModelClient, ModelError, ModelRef, ModelSelection,
+    select_models,
 };
 use agent_zero_ports::{HttpError, ManualClock};
 use serde_json::{Value, json};

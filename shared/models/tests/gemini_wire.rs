@@ -2,8 +2,9 @@
 
 mod support;
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_contracts::{ChangeRisk, Usage};
-use agent_zero_models::{ModelError, ModelProvider, Pricing, UnusableKind, decision_gemini_schema, select_models};
+use agent_zero_models::{ModelError, Pricing, UnusableKind, decision_gemini_schema, select_models};
 use agent_zero_ports::ManualClock;
 use serde_json::{Value, json};
 use support::*;

@@ -2,9 +2,10 @@
 
 mod support;
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_contracts::{ChangeRisk, Severity, Usage};
 use agent_zero_models::{
-    BASE_URL_VARIABLE, ModelError, ModelProvider, ModelRef, Pricing, UnusableKind, decision_json_schema, select_models,
+    BASE_URL_VARIABLE, ModelError, ModelRef, Pricing, UnusableKind, decision_json_schema, select_models,
 };
 use agent_zero_ports::{ManualClock, RequestTimeout};
 use serde_json::{Value, json};

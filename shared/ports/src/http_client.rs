@@ -65,12 +65,12 @@ impl ResponseLimit {
 /// adapters push each chunk as it arrives and stop at the first error, so no
 /// more than `limit` bytes are ever held.
 #[derive(Debug)]
-pub struct BoundedBody {
+pub struct BoundedResponseBody {
     limit: Option<u64>,
     bytes: Vec<u8>,
 }
 
-impl BoundedBody {
+impl BoundedResponseBody {
     /// Starts a body; fails at once when the response's `Content-Length`
     /// declares more than `limit`.
     pub fn new(limit: Option<u64>, headers: &http::HeaderMap) -> Result<Self, HttpError> {
@@ -111,7 +111,7 @@ pub fn enforce_limit(
     limit: Option<u64>,
     response: http::Response<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, HttpError> {
-    let mut body = BoundedBody::new(limit, response.headers())?;
+    let mut body = BoundedResponseBody::new(limit, response.headers())?;
     let (parts, bytes) = response.into_parts();
     body.push(&bytes)?;
     Ok(http::Response::from_parts(parts, body.into_bytes()))
@@ -147,29 +147,29 @@ mod tests {
 
     #[test]
     fn a_declared_length_over_the_limit_fails_before_reading() {
-        let error = BoundedBody::new(Some(100), &headers(Some("101"))).unwrap_err();
+        let error = BoundedResponseBody::new(Some(100), &headers(Some("101"))).unwrap_err();
         assert_eq!(error, HttpError::TooLarge { limit: 100 });
         assert!(error.to_string().contains("100-byte limit"), "{error}");
-        assert!(BoundedBody::new(Some(100), &headers(Some("100"))).is_ok());
-        assert!(BoundedBody::new(None, &headers(Some("999999999"))).is_ok());
+        assert!(BoundedResponseBody::new(Some(100), &headers(Some("100"))).is_ok());
+        assert!(BoundedResponseBody::new(None, &headers(Some("999999999"))).is_ok());
     }
 
     #[test]
     fn chunks_stop_at_the_first_one_past_the_limit() {
         // No Content-Length (chunked): the stream itself is counted.
-        let mut body = BoundedBody::new(Some(10), &headers(None)).unwrap();
+        let mut body = BoundedResponseBody::new(Some(10), &headers(None)).unwrap();
         body.push(b"12345").unwrap();
         body.push(b"67890").unwrap();
         assert_eq!(body.push(b"x"), Err(HttpError::TooLarge { limit: 10 }));
         assert_eq!(body.bytes.len(), 10, "the refused chunk is not kept");
         // A lying Content-Length under the limit does not let more through.
-        let mut body = BoundedBody::new(Some(4), &headers(Some("2"))).unwrap();
+        let mut body = BoundedResponseBody::new(Some(4), &headers(Some("2"))).unwrap();
         assert_eq!(body.push(b"abcde"), Err(HttpError::TooLarge { limit: 4 }));
     }
 
     #[test]
     fn without_a_limit_the_whole_body_is_kept() {
-        let mut body = BoundedBody::new(None, &headers(None)).unwrap();
+        let mut body = BoundedResponseBody::new(None, &headers(None)).unwrap();
         body.push(&[7; 1000]).unwrap();
         body.push(&[8; 24]).unwrap();
         assert_eq!(body.into_bytes().len(), 1024);

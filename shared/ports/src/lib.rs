@@ -18,7 +18,7 @@ mod secret;
 
 pub use clock::{Clock, ManualClock};
 pub use counting::CountingKv;
-pub use http_client::{BoundedBody, HttpClient, HttpError, RequestTimeout, ResponseLimit, enforce_limit};
+pub use http_client::{BoundedResponseBody, HttpClient, HttpError, RequestTimeout, ResponseLimit, enforce_limit};
 pub use kv::{Expect, KeyPage, KeyValue, KvError, MAX_KEY_BYTES, Write, check_key};
 pub use memory::{MemoryKv, MemoryKvFault, page_of};
 pub use ready::block_on;

@@ -17,7 +17,6 @@
 mod checkout;
 mod coordinator;
 mod error;
-mod jobs;
 mod kv_coordinator;
 mod messages_de;
 mod pool;
@@ -31,11 +30,10 @@ pub use coordinator::{
     Acquired, Coordinator, CoordinatorError, CountingCoordinator, MemoryCoordinator, QuotaError, apply_quota,
 };
 pub use error::RunnerError;
-pub use jobs::JobPoll;
 pub use kv_coordinator::{
     CoordinatorOp, CoordinatorReply, CoordinatorTransport, KvCoordinator, LEASES_KEY, RemoteCoordinator, apply_op,
 };
 pub use pool::{LeaseSweep, RunnerPool, is_repository_name};
-pub use provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+pub use provider::{Exec, ExecOutput, FileMode, JobPoll, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 pub use request::{Lease, LeaseLimits, ProviderKind, ProvisionedLease, RunnerPoolConfig, SandboxRequest};
 pub use runner::{ChecksPoll, Command, ENV_ALLOWLIST, MAX_READ_BYTES, Runner, cap_output, validate_argv};

@@ -1,18 +1,19 @@
 //! The provider port: what every hosted sandbox adapter implements.
 //!
-//! Credentials are constructor state of an adapter ([`Secret`]); nothing in
+//! Credentials are constructor state of an adapter ([`agent_zero_ports::Secret`]); nothing in
 //! these types carries one, and adapters scrub their secrets from any text
 //! they turn into an error.
 
 use std::collections::BTreeMap;
 
 use agent_zero_ports::HttpError;
-pub use agent_zero_ports::Secret;
 use thiserror::Error;
 
-use crate::checkout::{CheckoutSource, Provision};
-use crate::jobs::JobPoll;
+pub use self::jobs::JobPoll;
+use crate::checkout::Provision;
 use crate::request::{ProviderKind, SandboxRequest};
+
+pub(crate) mod jobs;
 
 /// A provisioned sandbox, as the provider reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,13 +237,13 @@ pub trait SandboxProvider {
     /// where the job's files live, outside the checkout, and how a poll
     /// reads them).
     async fn start_job(&self, sandbox: &SandboxRef, job_id: &str, execs: &[Exec]) -> Result<(), ProviderError> {
-        crate::jobs::start(self, sandbox, job_id, execs).await
+        jobs::start(self, sandbox, job_id, execs).await
     }
     /// Where job `job_id` of `execs` (the same commands it was started
     /// with; their `max_output_bytes` caps each stream's tail) stands. By
     /// default one exec of a fixed `sh` script.
     async fn poll_job(&self, sandbox: &SandboxRef, job_id: &str, execs: &[Exec]) -> Result<JobPoll, ProviderError> {
-        crate::jobs::poll(self, sandbox, job_id, execs).await
+        jobs::poll(self, sandbox, job_id, execs).await
     }
     /// Destroys the sandbox; stopping one that is already gone is success.
     async fn stop(&self, external_id: &str) -> Result<(), ProviderError>;
@@ -275,65 +276,6 @@ pub(crate) fn git_ok(kind: ProviderKind, operation: &'static str, out: &ExecOutp
     })
 }
 
-/// Puts `request.repository` at `request.git_ref` into `root` with argv
-/// fixed by this crate, for providers whose create call cannot check out:
-/// an archive is downloaded by the edge (`client`, bounded) and uploaded as
-/// a file, then unpacked and committed as the baseline the diff is taken
-/// against; a public clone fetches the one commit (`--depth 1`, so fork
-/// heads and large repositories work). Every step is bounded by
-/// `provision.checkout_timeout_ms`. No URL with a token is ever in an argv.
-#[cfg_attr(
-    not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
-    allow(dead_code, reason = "the adapters that check out by archive are left out")
-)]
-pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::HttpClient>(
-    provider: &P,
-    client: &C,
-    external_id: &str,
-    root: &str,
-    request: &SandboxRequest,
-    provision: &Provision<'_>,
-) -> Result<(), ProviderError> {
-    let outside = SandboxRef { external_id: external_id.to_owned(), root: String::new() };
-    let timeout = provision.checkout_timeout_ms;
-    let mut steps: Vec<(&'static str, Vec<String>)> = Vec::new();
-    let argv = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<String>>();
-    match provision.source {
-        CheckoutSource::PublicClone => {
-            let url = format!("https://github.com/{}.git", request.repository);
-            steps.push(("checkout", argv(&["git", "init", "--quiet", root])));
-            steps.push((
-                "fetch",
-                argv(&["git", "-C", root, "fetch", "--quiet", "--depth", "1", "--", &url, &request.git_ref]),
-            ));
-            steps.push(("checkout", argv(&["git", "-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD", "--"])));
-        }
-        CheckoutSource::Archive { url, commit } => {
-            let archive = crate::providers::fetch_archive(client, provider.kind().as_str(), url, timeout).await?;
-            let file = format!("{}.agent-zero.tar.gz", root.trim_end_matches('/'));
-            provider.write_file(&outside, &file, &archive).await?;
-            steps.push(("unpack", argv(&["mkdir", "-p", "--", root])));
-            steps
-                .push(("unpack", argv(&["tar", "-xzf", &file, "--strip-components=1", "--no-same-owner", "-C", root])));
-            steps.push(("unpack", argv(&["rm", "-f", "--", &file])));
-            steps.extend(baseline(root, commit));
-        }
-    }
-    for (operation, argv) in steps {
-        let exec = Exec { argv, timeout_ms: timeout, ..fixed_git(&[]) };
-        let out = provider.exec(&outside, &exec).await?;
-        if out.timed_out {
-            return Err(ProviderError::Refused {
-                provider: provider.kind().as_str(),
-                operation,
-                reason: format!("the checkout took longer than {timeout} ms"),
-            });
-        }
-        git_ok(provider.kind(), operation, &out)?;
-    }
-    Ok(())
-}
-
 /// `git init` + one commit of everything unpacked: the diff's baseline.
 #[cfg_attr(
     not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
@@ -353,6 +295,8 @@ pub(crate) fn baseline(root: &str, commit: &str) -> Vec<(&'static str, Vec<Strin
 
 #[cfg(test)]
 mod tests {
+    use agent_zero_ports::Secret;
+
     use super::*;
 
     #[test]

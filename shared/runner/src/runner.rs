@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use agent_zero_contracts::{CheckResult, RunnerDescription, is_repository_relative_path};
 
 use crate::error::RunnerError;
-use crate::jobs::JobPoll;
+use crate::provider::JobPoll;
 use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, SandboxProvider, SandboxRef};
 use crate::request::{Lease, ProvisionedLease};
 
@@ -62,7 +62,7 @@ pub fn validate_argv(argv: &[String]) -> Result<(), RunnerError> {
 /// Refuses a job id that is not 1 to 64 bytes of `[A-Za-z0-9._-]`, or is
 /// `.` or `..` (it names a directory in the sandbox).
 fn validate_job_id(job_id: &str) -> Result<(), RunnerError> {
-    if crate::jobs::is_job_id(job_id) {
+    if crate::provider::jobs::is_job_id(job_id) {
         Ok(())
     } else {
         Err(RunnerError::InvalidCommand {

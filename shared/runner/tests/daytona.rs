@@ -6,10 +6,9 @@ mod support;
 use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_runner::providers::Daytona;
-use agent_zero_runner::{
-    CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
-};
+use agent_zero_runner::{CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest};
 use serde_json::{Value, json};
 use support::{Loopback, block_on};
 

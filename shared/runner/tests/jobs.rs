@@ -15,11 +15,12 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_zero_contracts::{CheckResult, NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_ports::{HttpClient, HttpError, ManualClock, block_on};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
     CheckoutSource, ChecksPoll, Command as Cmd, MemoryCoordinator, ProviderError, Runner, RunnerError, RunnerPool,
-    RunnerPoolConfig, SandboxRequest, Secret,
+    RunnerPoolConfig, SandboxRequest,
 };
 
 const TOKEN: &str = "sandbox-jobs-token-7a31";

@@ -7,9 +7,10 @@ use std::task::{Context, Poll, Waker};
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::ManualClock;
+use agent_zero_ports::Secret;
 use agent_zero_runner::{
     CheckoutSource, Command, Exec, ExecOutput, MemoryCoordinator, ProviderError, ProviderKind, Provision, Provisioned,
-    QuotaError, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest, Secret,
+    QuotaError, RunnerError, RunnerPool, RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest,
 };
 
 const SECRET: &str = "prov-secret-9f8e7d";

@@ -6,10 +6,9 @@ mod support;
 use std::collections::BTreeMap;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, E2b};
-use agent_zero_runner::{
-    CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
-};
+use agent_zero_runner::{CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest};
 use support::{Loopback, block_on};
 
 const KEY: &str = "provider-key-0c0ffee";

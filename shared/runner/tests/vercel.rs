@@ -8,10 +8,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_runner::providers::VercelSandbox;
-use agent_zero_runner::{
-    CheckoutSource, Exec, ProviderError, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
-};
+use agent_zero_runner::{CheckoutSource, Exec, ProviderError, Provision, SandboxProvider, SandboxRef, SandboxRequest};
 use serde_json::{Value, json};
 use support::{Loopback, Loopclient, block_on};
 

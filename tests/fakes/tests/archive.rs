@@ -4,7 +4,8 @@
 //! `Authorization`, and the archive unpacks with `tar` to the commit's files.
 
 use agent_zero_fakes::{FakeGitHub, FixtureRepo, calc};
-use agent_zero_github::{ApiConfig, GitHubClient, GitHubError, Secret};
+use agent_zero_github::{ApiConfig, GitHubClient, GitHubError};
+use agent_zero_ports::Secret;
 use agent_zero_ports::{HttpClient, HttpError, block_on};
 
 /// A client that does not follow redirects (what both hosts' ports do).

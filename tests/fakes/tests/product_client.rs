@@ -4,7 +4,8 @@
 mod support;
 
 use agent_zero_fakes::{FakeGitHub, FixtureRepo, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM, calc, sign_github};
-use agent_zero_github::{ApiConfig, AppKey, GitHubClient, RsaSigner, Secret, verify};
+use agent_zero_github::{ApiConfig, AppKey, GitHubClient, RsaSigner, verify};
+use agent_zero_ports::Secret;
 use agent_zero_ports::block_on;
 use support::http;
 

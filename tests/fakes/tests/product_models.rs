@@ -3,11 +3,12 @@
 
 mod support;
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_fakes::FakeModel;
 use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelClient as _, ModelProvider, ProviderConfig, SchemaName, Secret,
-    decision_from_value,
+    DecisionRequest, HttpProvider, ModelClient as _, ProviderConfig, SchemaName, decision_from_value,
 };
+use agent_zero_ports::Secret;
 use agent_zero_ports::{ManualClock, block_on};
 use serde_json::{Value, json};
 use support::http;

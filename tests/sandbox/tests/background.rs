@@ -9,11 +9,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_ports::block_on;
 use agent_zero_runner::providers::CustomSandbox;
-use agent_zero_runner::{
-    CheckoutSource, Exec, ExecOutput, Provision, SandboxProvider, SandboxRef, SandboxRequest, Secret,
-};
+use agent_zero_runner::{CheckoutSource, Exec, ExecOutput, Provision, SandboxProvider, SandboxRef, SandboxRequest};
 
 mod common;
 

@@ -4,11 +4,12 @@
 use std::process::Command;
 
 use agent_zero_contracts::{NetworkPolicy, RunMode};
+use agent_zero_ports::Secret;
 use agent_zero_ports::{ManualClock, block_on};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
     CheckoutSource, Command as Cmd, FileMode, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
-    SandboxProvider, SandboxRef, SandboxRequest, Secret,
+    SandboxProvider, SandboxRef, SandboxRequest,
 };
 
 mod common;

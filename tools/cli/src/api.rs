@@ -152,6 +152,3 @@ impl Api {
         Ok(Answer { status, content_type, body })
     }
 }
-
-/// `value` percent-encoded for a query string or a path segment.
-pub use agent_zero_contracts::encode_component as encode;

@@ -100,9 +100,12 @@ pub(crate) fn manifest(base: &str, name: Option<&str>, redirect: &str) -> Result
 
 /// Where the form posts: the user's App settings, or an organisation's.
 pub(crate) fn registration_url(github: &str, org: Option<&str>, state: &str) -> String {
-    let state = api::encode(state);
+    let state = agent_zero_contracts::encode_component(state);
     match org {
-        Some(org) => format!("{github}/organizations/{}/settings/apps/new?state={state}", api::encode(org)),
+        Some(org) => format!(
+            "{github}/organizations/{}/settings/apps/new?state={state}",
+            agent_zero_contracts::encode_component(org)
+        ),
         None => format!("{github}/settings/apps/new?state={state}"),
     }
 }
@@ -302,7 +305,7 @@ fn form_pairs(query: &str) -> Vec<(String, String)> {
 /// Exchanges the one-time `code` for the App's credentials.
 fn convert(api_url: &str, code: &str) -> Result<Created, String> {
     let api = api::Api::new(api_url, None).map_err(|e| e.replace("--url", "--api-url"))?;
-    let path = format!("/app-manifests/{}/conversions", api::encode(code));
+    let path = format!("/app-manifests/{}/conversions", agent_zero_contracts::encode_component(code));
     let answer = api.post_raw(
         &path,
         &[("accept", "application/vnd.github+json"), ("x-github-api-version", agent_zero_github::API_VERSION)],

@@ -16,7 +16,9 @@ use agent_zero_engine::Entry;
 use agent_zero_evidence::{RenderOptions, render_evidence_html, render_json, render_markdown_document};
 use serde_json::Value;
 
-use crate::api::{Api, encode};
+use agent_zero_contracts::encode_component as encode;
+
+use crate::api::Api;
 use crate::tasks::expect_success;
 use crate::text::printable;
 use crate::{EXIT_FAILED, EXIT_OK, Target};

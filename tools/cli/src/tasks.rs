@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::api::{Answer, Api, encode};
+use agent_zero_contracts::encode_component as encode;
+
+use crate::api::{Answer, Api};
 use crate::text::{printable, printable_block};
 use crate::{EXIT_FAILED, EXIT_NEEDS_HUMAN, EXIT_OK, Target, TasksCommand};
 

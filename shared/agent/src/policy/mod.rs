@@ -16,7 +16,6 @@ mod de;
 mod de_oracle;
 mod error;
 mod parse;
-mod provider;
 mod read;
 mod reference;
 mod review;
@@ -25,14 +24,13 @@ mod yaml;
 mod yaml_oracle;
 mod yaml_scan;
 
-use agent_zero_contracts::{ChangeRisk, NetworkPolicy, QuoteRule, RunMode};
+use agent_zero_contracts::{ChangeRisk, ModelPolicy, NetworkPolicy, QuoteRule, RunMode};
 use serde::Serialize;
 
 pub use branch::check_branch_prefix;
 pub use checks::CheckCommand;
 pub use error::PolicyError;
 pub use parse::{MAX_POLICY_BYTES, record};
-pub use provider::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
 pub use review::{DEFAULT_DIFF_BUDGET_BYTES, MAX_DIFF_BUDGET_BYTES, MIN_DIFF_BUDGET_BYTES, ReviewPolicy};
 

@@ -11,10 +11,12 @@ use super::de::{
     At, Kind, Path, Read, boolean, error, fields, float, invalid, names, optional_float, optional_string, string,
     strings, text, unsigned32, unsigned64, variant,
 };
+use agent_zero_contracts::{ModelPolicy, ModelProvider};
+
 use super::yaml::Node;
 use super::{
-    AgentLimits, AutofixPolicy, CheckRunPolicy, ContainerEngine, IssuePolicy, ModelPolicy, ModelProvider, Permissions,
-    Policy, ProactivePolicy, ReviewPolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    AgentLimits, AutofixPolicy, CheckRunPolicy, ContainerEngine, IssuePolicy, Permissions, Policy, ProactivePolicy,
+    ReviewPolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
 };
 
 /// The policy of a document's root node (or of a record's JSON tree).

@@ -1,6 +1,8 @@
 //! Files written for the reference parse: its settings with an edge
 //! meaning are mapped, the others are listed as warnings naming the field.
 
+use agent_zero_contracts::ModelProvider;
+
 use super::*;
 
 /// The reference's own `.agent-zero.example.yml` (what its `zero init`

@@ -1,4 +1,4 @@
-use agent_zero_contracts::{ChangeRisk, NetworkPolicy, QuoteRule, RunMode};
+use agent_zero_contracts::{ChangeRisk, DEFAULT_MODEL, ModelProvider, NetworkPolicy, QuoteRule, RunMode};
 
 use super::*;
 

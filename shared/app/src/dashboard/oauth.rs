@@ -32,8 +32,8 @@ pub(crate) fn authorize_url(settings: &DashboardSettings, state: &str) -> String
     format!(
         "{}/login/oauth/authorize?client_id={}{scope}&state={}&allow_signup=false",
         settings.github_url,
-        form_encode(&settings.client_id),
-        form_encode(state)
+        agent_zero_contracts::encode_component(&settings.client_id),
+        agent_zero_contracts::encode_component(state)
     )
 }
 
@@ -68,9 +68,9 @@ pub(crate) async fn exchange(
 ) -> Result<String, ApiError> {
     let body = format!(
         "client_id={}&client_secret={}&code={}",
-        form_encode(&settings.client_id),
-        form_encode(&settings.client_secret),
-        form_encode(code)
+        agent_zero_contracts::encode_component(&settings.client_id),
+        agent_zero_contracts::encode_component(&settings.client_secret),
+        agent_zero_contracts::encode_component(code)
     );
     let request = http::Request::post(format!("{}/login/oauth/access_token", settings.github_url))
         .header(http::header::ACCEPT, "application/json")
@@ -129,7 +129,7 @@ pub(crate) async fn identify(
     token: &str,
 ) -> Result<(String, u64, Vec<String>), ApiError> {
     let user: User = get_json(http, settings, token, "/user").await?;
-    if !super::settings::is_github_login(&user.login) {
+    if !super::scope::is_github_login(&user.login) {
         return Err(upstream("GET /user: `login` is not a GitHub login".to_owned()));
     }
     let mut orgs = Vec::new();
@@ -140,19 +140,13 @@ pub(crate) async fn identify(
     Ok((user.login, user.id, orgs))
 }
 
-/// `application/x-www-form-urlencoded` encoding of one value.
-pub(crate) use agent_zero_contracts::encode_component as form_encode;
-
-/// Decodes one `application/x-www-form-urlencoded` value.
-pub(crate) use agent_zero_contracts::decode_component as form_decode;
-
 /// The decoded pairs of a form body or query string.
 pub(crate) fn form_pairs(text: &str) -> Option<Vec<(String, String)>> {
     text.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (n, v) = p.split_once('=').unwrap_or((p, ""));
-            Some((form_decode(n)?, form_decode(v)?))
+            Some((agent_zero_contracts::decode_component(n)?, agent_zero_contracts::decode_component(v)?))
         })
         .collect()
 }
@@ -164,7 +158,10 @@ mod tests {
     #[test]
     fn form_values_round_trip() {
         let value = "a b&c=d/é%";
-        assert_eq!(form_decode(&form_encode(value)).as_deref(), Some(value));
+        assert_eq!(
+            agent_zero_contracts::decode_component(&agent_zero_contracts::encode_component(value)).as_deref(),
+            Some(value)
+        );
         assert_eq!(
             form_pairs("decision=approve&csrf=a%2Bb&x=").unwrap(),
             [("decision".into(), "approve".into()), ("csrf".into(), "a+b".into()), ("x".into(), String::new())]

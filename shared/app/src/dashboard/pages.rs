@@ -7,15 +7,15 @@ use std::fmt::Write as _;
 
 use agent_zero_contracts::{TaskState, rfc3339};
 use agent_zero_engine::{Resident, Stimulus};
-pub(crate) use agent_zero_evidence::Viewer;
+use agent_zero_evidence::Viewer;
 use agent_zero_evidence::clean_html_line as clean;
 use agent_zero_evidence::{Nav, RenderOptions, render_events_html, render_page, render_refreshing_page};
 use http::StatusCode;
 
 use crate::audit_log::AuditEntry;
-use crate::metering::RunCost;
 use crate::task_counters::Counters;
 use crate::task_index::TaskSummary;
+use agent_zero_contracts::RunCost;
 
 /// The Content-Security-Policy of dashboard pages: the evidence pages'
 /// policy, except that forms may post to this origin.
@@ -111,7 +111,7 @@ fn counters_section(counted: Counted<'_>, o: &RenderOptions<'_>) -> String {
     let link = |state: TaskState, count: String| {
         let mut query = format!("state={state}");
         if let Some(r) = counted.repository {
-            let _ = write!(query, "&repository={}", super::oauth::form_encode(r));
+            let _ = write!(query, "&repository={}", agent_zero_contracts::encode_component(r));
         }
         format!("<a href=\"{base}/dashboard?{}\">{count}</a>", clean(&query, &[]))
     };
@@ -176,9 +176,9 @@ pub(crate) fn task_list(
         h.push_str("</table>\n");
     }
     if let Some(next) = next {
-        let mut query = format!("cursor={}", super::oauth::form_encode(next));
+        let mut query = format!("cursor={}", agent_zero_contracts::encode_component(next));
         if let Some(r) = repository {
-            let _ = write!(query, "&repository={}", super::oauth::form_encode(r));
+            let _ = write!(query, "&repository={}", agent_zero_contracts::encode_component(r));
         }
         if let Some(s) = state {
             let _ = write!(query, "&state={s}");
@@ -420,7 +420,7 @@ pub(crate) fn audit(viewer: Viewer<'_>, entries: &[AuditEntry], next: Option<&st
             h,
             "<p><a href=\"{}/dashboard/audit?cursor={}\">Older</a></p>",
             clean(o.base_path, &[]),
-            clean(&super::oauth::form_encode(next), &[])
+            clean(&agent_zero_contracts::encode_component(next), &[])
         );
     }
     shell("Audit log · Agent Zero Edge", Some(viewer), &h, o)

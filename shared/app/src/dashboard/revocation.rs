@@ -100,7 +100,8 @@ mod tests {
     use agent_zero_ports::{MemoryKv, block_on};
 
     use super::*;
-    use crate::retention::{RETENTION_PREFIX, pass};
+    use crate::retention::RETENTION_PREFIX;
+    use crate::retention_pass::pass;
 
     fn session(id: &str, user_id: u64, issued_ms: u64) -> Session {
         Session::issue("octocat".into(), user_id, vec![], id.into(), issued_ms)

@@ -10,8 +10,7 @@
 
 use agent_zero_contracts::RunMode;
 
-use super::settings::{Grant, is_github_login};
-use crate::auth::Principal;
+use crate::access::Principal;
 
 /// One pattern of a grant's scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +59,30 @@ fn is_repository_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
         && name != "."
         && name != ".."
+}
+
+/// A GitHub account (user or organisation), the modes it is granted and
+/// the repositories the grant covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grant {
+    /// Lower case (GitHub logins are case-insensitive).
+    pub(crate) login: String,
+    /// The account's numeric id (`login#id`): when given, the grant follows
+    /// the account, not the name (a released login can be taken by anyone).
+    pub(crate) id: Option<u64>,
+    pub(crate) modes: Vec<RunMode>,
+    /// `@pattern|pattern`; without it `*` for a user, `org/*` for an
+    /// organisation.
+    pub(crate) scope: Vec<Pattern>,
+}
+
+/// GitHub's rule: 1 to 39 letters, digits or single inner hyphens.
+pub(crate) fn is_github_login(login: &str) -> bool {
+    (1..=39).contains(&login.len())
+        && login.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !login.starts_with('-')
+        && !login.ends_with('-')
+        && !login.contains("--")
 }
 
 /// What one signed-in person may do: the grants that name it now (its

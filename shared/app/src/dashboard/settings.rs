@@ -6,7 +6,7 @@
 
 use agent_zero_contracts::RunMode;
 
-use super::scope::{Access, Pattern};
+use super::scope::{Access, Grant, Pattern, is_github_login};
 use crate::Config;
 use crate::error::{ApiError, ErrorCode};
 
@@ -25,21 +25,6 @@ const MIN_KEY_BYTES: usize = 32;
 
 /// Modes a signed-in person without a grant may use: neither writes.
 pub(crate) const DEFAULT_MODES: &[RunMode] = &[RunMode::Observe, RunMode::Suggest];
-
-/// A GitHub account (user or organisation), the modes it is granted and
-/// the repositories the grant covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Grant {
-    /// Lower case (GitHub logins are case-insensitive).
-    pub(crate) login: String,
-    /// The account's numeric id (`login#id`): when given, the grant follows
-    /// the account, not the name (a released login can be taken by anyone).
-    pub(crate) id: Option<u64>,
-    pub(crate) modes: Vec<RunMode>,
-    /// `@pattern|pattern`; without it `*` for a user, `org/*` for an
-    /// organisation (`super::scope`).
-    pub(crate) scope: Vec<Pattern>,
-}
 
 /// The parsed dashboard settings.
 #[derive(Clone)]
@@ -205,15 +190,6 @@ fn parse_grant(entry: &str, organisations: bool) -> Result<Grant, String> {
         }
     };
     Ok(Grant { login, id, modes, scope })
-}
-
-/// GitHub's rule: 1 to 39 letters, digits or single inner hyphens.
-pub(crate) fn is_github_login(login: &str) -> bool {
-    (1..=39).contains(&login.len())
-        && login.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        && !login.starts_with('-')
-        && !login.ends_with('-')
-        && !login.contains("--")
 }
 
 fn base_url(variable: &str, url: &str) -> Result<String, ApiError> {

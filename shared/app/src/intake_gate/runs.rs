@@ -168,7 +168,7 @@ mod tests {
         );
         assert!(id.len() < 60, "{id}");
         // The retention pass removes it when due, as it does delivery records.
-        let report = block_on(crate::retention::pass(&kv, (hour + 2) * HOUR_MS)).unwrap();
+        let report = block_on(crate::retention_pass::pass(&kv, (hour + 2) * HOUR_MS)).unwrap();
         assert_eq!(report.deliveries, 1);
         assert!(kv.snapshot().is_empty());
     }

@@ -19,8 +19,9 @@ use super::RouteContext;
 use super::input::{invalid, json_body};
 use super::tasks::load;
 use crate::Host;
+use crate::access::{self, Principal};
 use crate::audit_log::{AuditAction, AuditEntry};
-use crate::auth::{self, Principal, redact};
+use crate::auth::{self, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, TaskSummary};
 
@@ -130,7 +131,11 @@ async fn decide_as<H: Host>(
     {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
-            format!("approving a `{mode}` task needs mode `{mode}` granted to `{}` ({})", principal.name, auth::MODES),
+            format!(
+                "approving a `{mode}` task needs mode `{mode}` granted to `{}` ({})",
+                principal.name,
+                access::MODES
+            ),
         )
         .with_field("decision"));
     }

@@ -352,7 +352,11 @@ pub(super) async fn decide<H: Host>(
     match approvals::record(context, &principal, id, body).await {
         Ok(answer) => {
             let verb = answer["decision"].as_str().unwrap_or_default();
-            redirect(&context.link(&format!("/dashboard/tasks/{}?decided={verb}", oauth::form_encode(id))), &[])
+            redirect(
+                &context
+                    .link(&format!("/dashboard/tasks/{}?decided={verb}", agent_zero_contracts::encode_component(id))),
+                &[],
+            )
         }
         Err(e) => gate.error(&e),
     }

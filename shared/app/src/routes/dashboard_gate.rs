@@ -11,12 +11,13 @@ use http::{HeaderValue, StatusCode, header};
 use super::super::RouteContext;
 use super::super::tasks::load;
 use crate::auth;
-use crate::dashboard::pages::{self, DASHBOARD_CSP, Viewer};
+use crate::dashboard::pages::{self, DASHBOARD_CSP};
 use crate::dashboard::scope::Access;
 use crate::dashboard::session::{self, SESSION_COOKIE, Session};
 use crate::dashboard::{DashboardSettings, access_of, oauth, revocation, settings};
 use crate::error::{ApiError, ErrorCode};
 use crate::{Host, Settings};
+use agent_zero_evidence::Viewer;
 
 /// Largest accepted form body.
 const MAX_FORM_BYTES: usize = 8 * 1024;
@@ -178,7 +179,7 @@ pub(super) async fn gate<'c, H: Host>(
             let here = request.uri().path_and_query().map_or("", |p| p.as_str());
             let here = here.strip_prefix(context.base_path()).unwrap_or_default();
             let next = if session::is_return_path(here) {
-                format!("?next={}", oauth::form_encode(here))
+                format!("?next={}", agent_zero_contracts::encode_component(here))
             } else {
                 String::new()
             };

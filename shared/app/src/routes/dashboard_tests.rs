@@ -362,7 +362,7 @@ fn sessions_are_revoked_by_a_sign_out_and_by_an_operator() {
         kv.snapshot().keys().filter(|k| k.starts_with("dashboard/revoked/") || k.contains("/revocation/")).count()
     };
     assert_eq!(revocations(&host.kv), 4, "{:?}", host.kv.snapshot().keys().collect::<Vec<_>>());
-    block_on(crate::retention::pass(&host.kv, START_MS + SESSION_MS)).unwrap();
+    block_on(crate::retention_pass::pass(&host.kv, START_MS + SESSION_MS)).unwrap();
     assert_eq!(revocations(&host.kv), 0, "{:?}", host.kv.snapshot().keys().collect::<Vec<_>>());
 }
 

@@ -16,8 +16,9 @@
 //! An answer names variables and providers, never a value: no URL, token
 //! or key is echoed, and upstream error text is not passed through.
 
+use agent_zero_contracts::ModelProvider;
 use agent_zero_github::IdentityCache;
-use agent_zero_models::{BASE_URL_VARIABLE, ModelProvider, built_providers, default_base_url, missing_adapter};
+use agent_zero_models::{BASE_URL_VARIABLE, built_providers, default_base_url, missing_adapter};
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
 use agent_zero_runner::ProviderKind;
 use http::StatusCode;

@@ -221,7 +221,7 @@ fn concluded_evidence_in_every_format() {
     assert_eq!(bundle["verified"], false);
     let summary = bundle["summary"].as_str().unwrap();
     assert!(
-        summary.contains("<script>") && summary.contains(&format!("with {}", agent_zero_evidence::REDACTED)),
+        summary.contains("<script>") && summary.contains(&format!("with {}", agent_zero_ports::REDACTED)),
         "{summary}"
     );
 
@@ -318,7 +318,7 @@ fn a_running_task_has_no_evidence_yet() {
     assert!(body.contains("octo/widgets"), "{body}");
     let event = format!(
         "sandbox said &lt;script&gt;alert(1)&lt;/script&gt; @octocat #12 \u{FFFD} &lt;/pre&gt;&lt;b&gt;bold&lt;/b&gt; with {}",
-        agent_zero_evidence::REDACTED
+        agent_zero_ports::REDACTED
     );
     assert!(body.contains(&event), "{body}");
     assert_safe(&page);

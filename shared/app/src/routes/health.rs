@@ -94,7 +94,9 @@ fn platform<H: Host>(context: &RouteContext<'_, H>) -> Value {
     let host = context.host.name();
     let Ok(run) = context.settings.run() else { return Value::Null };
     let Some(platform) = run.platform_on(host) else { return Value::Null };
-    let calls = crate::services::model_selection(&agent_zero_agent::Policy::default(), context.settings)
+    let calls = context
+        .settings
+        .model_selection(&agent_zero_agent::Policy::default())
         .map_or(1, |selection| crate::settings::model_calls_per_step(&selection));
     let allowed = context.host.allowed_outbound_hosts();
     let conflicts: Vec<Value> = crate::settings::platform_conflicts(context.settings, run, host, calls, allowed)

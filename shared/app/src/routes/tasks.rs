@@ -27,8 +27,9 @@ use serde_json::{Value, json};
 
 use super::RouteContext;
 use super::input::{invalid, json_body, limit, param, query};
+use crate::access::{self, Principal};
 use crate::audit_log::{AuditAction, AuditEntry};
-use crate::auth::{self, Principal, redact};
+use crate::auth::{self, redact};
 use crate::error::{ApiError, ErrorCode};
 use crate::task_index::{self, DEFAULT_PAGE, Filter, MAX_PAGE, TaskSummary};
 use crate::{Host, repository_policy};
@@ -311,14 +312,14 @@ async fn create_as<H: Host>(
     if !access.may_target(&body.repository) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
-            format!("repository `{}` is not in {}", body.repository, auth::REPOSITORIES),
+            format!("repository `{}` is not in {}", body.repository, access::REPOSITORIES),
         )
         .with_field("repository"));
     }
     if !principal.may_use(requested) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
-            format!("mode `{requested}` is not granted to `{}` ({})", principal.name, auth::MODES),
+            format!("mode `{requested}` is not granted to `{}` ({})", principal.name, access::MODES),
         )
         .with_field("mode"));
     }

@@ -13,7 +13,7 @@
 //! acknowledged with an `eyes` reaction.
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
-use agent_zero_engine::{Admission, AdmitError, Publication, Publisher, Received, Stimulus, TaskInput};
+use agent_zero_engine::{Admission, AdmitError, Forge, Publication, Received, Stimulus, TaskInput};
 use agent_zero_github::{
     GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, Subject, command_addresses,
 };
@@ -30,13 +30,13 @@ pub(crate) struct Gate<'a, H, P> {
     inner: P,
 }
 
-impl<'a, H: Host, P: Publisher> Gate<'a, H, P> {
+impl<'a, H: Host, P: Forge> Gate<'a, H, P> {
     pub(crate) fn new(host: &'a H, settings: &'a Settings, now_ms: u64, inner: P) -> Self {
         Self { host, settings, now_ms, inner }
     }
 }
 
-impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
+impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
         self.inner.publish(publication).await
     }
@@ -81,7 +81,7 @@ impl<H: Host, P: Publisher> Publisher for Gate<'_, H, P> {
     }
 }
 
-impl<H: Host, P: Publisher> Gate<'_, H, P> {
+impl<H: Host, P: Forge> Gate<'_, H, P> {
     /// A command an allowed author gave: declined when its `@login` is not
     /// ours or the pull request is not open; otherwise the stimulus gets the
     /// pull request's current head (an `issue_comment` carries none) and the
@@ -107,7 +107,7 @@ impl<H: Host, P: Publisher> Gate<'_, H, P> {
                 )));
             };
             let anonymous = GitHubClient::new(self.host.http(), &github.api);
-            let cache = super::publisher::identities();
+            let cache = super::forge::identities();
             let login = credentials
                 .own_login(&anonymous, self.host.signer(), &cache, self.now_ms)
                 .await

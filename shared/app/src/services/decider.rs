@@ -4,9 +4,7 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_engine::{ModelOutcome, ModelPurpose, ModelRequest};
-use agent_zero_models::{
-    ConfigError, DecisionRequest, ErrorClass, ModelClient, ModelSelection, SchemaName, select_models,
-};
+use agent_zero_models::{ConfigError, DecisionRequest, ErrorClass, ModelClient, ModelSelection, SchemaName};
 use agent_zero_ports::{Clock, HttpClient};
 
 use crate::Settings;
@@ -16,13 +14,6 @@ pub(crate) struct ModelDecider<'a, C, K> {
     selection: Result<ModelSelection, ConfigError>,
     http: &'a C,
     clock: &'a K,
-}
-
-/// The models `policy` selects with the operator's credentials, or why none
-/// can be used (the error names the variable to set).
-pub(crate) fn model_selection(policy: &Policy, settings: &Settings) -> Result<ModelSelection, ConfigError> {
-    let settings = settings.variables();
-    select_models(&policy.model, |name| settings.get(name).map(str::to_owned))
 }
 
 impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
@@ -36,7 +27,7 @@ impl<'a, C: HttpClient, K: Clock> ModelDecider<'a, C, K> {
         http: &'a C,
         clock: &'a K,
     ) -> Self {
-        let mut selection = model_selection(policy, settings);
+        let mut selection = settings.model_selection(policy);
         if let (Ok(selection), Some(ms)) = (selection.as_mut(), model_timeout_ms) {
             selection.primary.timeout_ms = ms;
             if let Some(fallback) = selection.fallback.as_mut() {

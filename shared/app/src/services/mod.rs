@@ -1,17 +1,17 @@
 //! Adapters from the runtime's narrow ports to the real services: models
 //! over outbound HTTP, the runner pool over the configured sandbox
-//! provider, and the forge publisher. Built per tick from operator
+//! provider, and the GitHub forge. Built per tick from operator
 //! configuration and the task's own policy snapshot.
 
 mod admission;
 mod decider;
-mod publisher;
+mod forge;
 mod sandbox;
 mod workspace;
 
 pub(crate) use admission::Gate;
-pub(crate) use decider::{ModelDecider, model_selection};
-pub(crate) use publisher::ForgePublisher;
+pub(crate) use decider::ModelDecider;
+pub(crate) use forge::GitHubForge;
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]
 pub(crate) use workspace::CheckoutPort;

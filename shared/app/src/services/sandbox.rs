@@ -2,6 +2,7 @@
 //! Credentials are constructor state of the adapter and nothing else.
 
 use agent_zero_ports::HttpClient;
+use agent_zero_ports::Secret;
 #[cfg(feature = "sandbox-cloudflare")]
 use agent_zero_runner::providers::CloudflareSandbox;
 #[cfg(feature = "sandbox-custom")]
@@ -14,7 +15,7 @@ use agent_zero_runner::providers::E2b;
 use agent_zero_runner::providers::{VercelSandbox, vercel_project};
 use agent_zero_runner::{
     Exec, ExecOutput, FileMode, ProviderError, ProviderKind, Provision, Provisioned, RunnerPoolConfig, SandboxProvider,
-    SandboxRef, SandboxRequest, Secret,
+    SandboxRef, SandboxRequest,
 };
 
 use crate::Config;

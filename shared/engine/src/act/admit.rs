@@ -6,13 +6,13 @@ use agent_zero_contracts::TaskState;
 
 use super::{Acted, StepContext, transition};
 use crate::fact::{Admission, Fact};
-use crate::ports::{AdmitError, Publisher};
+use crate::ports::{AdmitError, Forge};
 use crate::resident::FoldError;
 use crate::step::{Step, admission_backoff};
 use crate::store::TickStats;
 
 /// Acts on `step` for a task with no stimulus yet.
-pub(super) async fn awaiting<P: Publisher>(
+pub(super) async fn awaiting<P: Forge>(
     step: &Step<'_>,
     cx: &StepContext<'_>,
     publisher: &P,

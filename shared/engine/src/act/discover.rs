@@ -8,12 +8,12 @@ use agent_zero_contracts::{OmittedItem, TaskState, Trigger};
 use super::{Acted, Ports, Run};
 use crate::discover::{MANIFESTS, default_checks};
 use crate::fact::{Fact, LeaseRecord};
-use crate::ports::{Decider, ForgeError, Publisher, Workspace, WorkspaceError};
+use crate::ports::{Decider, Forge, ForgeError, Workspace, WorkspaceError};
 use crate::render::MAX_LISTED_FILES;
 use crate::resident::FoldError;
 use crate::store::TickStats;
 
-pub(super) async fn discover<D: Decider, W: Workspace, P: Publisher>(
+pub(super) async fn discover<D: Decider, W: Workspace, P: Forge>(
     run: &Run<'_>,
     lease: &LeaseRecord,
     ports: &Ports<'_, D, W, P>,

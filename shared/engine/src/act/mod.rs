@@ -9,7 +9,7 @@ use agent_zero_contracts::{RunMode, TaskState, TerminalState, Trigger};
 
 use crate::conclude::conclude;
 use crate::fact::{Entry, Fact, ModelOutcome, Stimulus};
-use crate::ports::{Decider, Publisher, Workspace, WorkspaceError};
+use crate::ports::{Decider, Forge, Workspace, WorkspaceError};
 use crate::resident::{FoldError, LEASE_REFUSED, Resident};
 use crate::step::{Limits, Step, backoff, remaining_ms};
 use crate::store::TickStats;
@@ -86,7 +86,7 @@ struct Run<'a> {
     stimulus: &'a Stimulus,
 }
 
-pub(crate) async fn act<D: Decider, W: Workspace, P: Publisher>(
+pub(crate) async fn act<D: Decider, W: Workspace, P: Forge>(
     step: &Step<'_>,
     cx: &StepContext<'_>,
     ports: &Ports<'_, D, W, P>,

@@ -9,10 +9,10 @@ use agent_zero_agent::{WriteDecision, WriteRequest, authorize_write};
 use agent_zero_contracts::{AgentDecision, Finding, Refusal, RunMode, TaskState, TerminalState};
 
 use super::{Acted, Run};
-use crate::conclude::FINDING_INCONCLUSIVE;
 use crate::fact::{Fact, ModelOutcome, ModelPurpose, WriteOutcome};
 use crate::ports::Decider;
 use crate::render::model_request;
+use crate::resident::FINDING_INCONCLUSIVE;
 use crate::resident::FoldError;
 use crate::store::TickStats;
 

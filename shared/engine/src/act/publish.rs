@@ -6,12 +6,12 @@ use agent_zero_contracts::{EvidenceBundle, ProposedChange, TaskResult};
 
 use super::{Acted, Run};
 use crate::fact::{Fact, PublicationOutcome};
-use crate::ports::{Publication, Publisher};
+use crate::ports::{Forge, Publication};
 use crate::resident::FoldError;
 use crate::step::backoff;
 use crate::store::TickStats;
 
-pub(super) async fn publish<P: Publisher>(
+pub(super) async fn publish<P: Forge>(
     run: &Run<'_>,
     result: &TaskResult,
     evidence: &EvidenceBundle,

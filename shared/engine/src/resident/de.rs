@@ -12,7 +12,7 @@ use agent_zero_contracts::{
 };
 use serde::{Deserialize, Deserializer};
 
-use super::{Approval, Attempt, Conclusion, Discovery, Intake, Resident, Sandbox};
+use super::{Approval, Arrival, Attempt, Conclusion, Discovery, Resident, Sandbox};
 use crate::fact::{ApprovalDecision, LeaseRecord, PublicationOutcome, Received, Stimulus, WriteOutcome};
 
 impl<'de> Deserialize<'de> for Resident {
@@ -39,7 +39,7 @@ struct Flat {
     usage: Usage,
     #[serde(default)]
     cost: Option<RunCost>,
-    // Intake
+    // Arrival (the `intake` part)
     #[serde(default)]
     received: Option<Box<Received>>,
     #[serde(default)]
@@ -145,7 +145,7 @@ impl From<Flat> for Resident {
             max_attempts: flat.max_attempts,
             usage: flat.usage,
             cost: flat.cost,
-            intake: Intake {
+            intake: Arrival {
                 received: flat.received,
                 errors: flat.admission_errors,
                 last_error: flat.admission_error,

@@ -5,7 +5,7 @@
 //! recovery path that could drift from the live one.
 //!
 //! The [`Resident`] holds the run's input and lifecycle; every other
-//! concern is a part of its own ([`Intake`], [`Sandbox`], [`Discovery`],
+//! concern is a part of its own ([`Arrival`], [`Sandbox`], [`Discovery`],
 //! [`Attempt`], [`Approval`], [`Conclusion`]), each changed only by the
 //! facts of that concern.
 
@@ -13,11 +13,14 @@ use agent_zero_agent::LifecycleMachine;
 use agent_zero_contracts::{OmittedItem, RunCost, TaskEvent, TaskState, Usage, rfc3339};
 use serde::Serialize;
 
-pub use self::parts::{Approval, Attempt, ChecksJob, Conclusion, Discovery, Intake, Sandbox};
+pub use self::parts::{Approval, Arrival, Attempt, ChecksJob, Conclusion, Discovery, Sandbox};
 use crate::fact::{ApprovalDecision, Entry, Fact, ModelOutcome, Stimulus};
 
 mod de;
 mod parts;
+mod stop;
+
+pub(crate) use self::stop::{FINDING_INCONCLUSIVE, REPAIRS_EXHAUSTED, review_refusal, stop_reason};
 
 /// Why a log cannot be folded: it was not written by this engine, or
 /// entries are missing. Never a policy outcome.
@@ -80,7 +83,7 @@ pub struct Resident {
     pub cost: Option<RunCost>,
     /// The delivery before it became a run.
     #[serde(flatten)]
-    pub intake: Intake,
+    pub intake: Arrival,
     /// The sandbox lease and how the sandbox served.
     #[serde(flatten)]
     pub sandbox: Sandbox,
@@ -112,7 +115,7 @@ impl Default for Resident {
             max_attempts: 1,
             usage: Usage::default(),
             cost: None,
-            intake: Intake::default(),
+            intake: Arrival::default(),
             sandbox: Sandbox::default(),
             discovery: Discovery::default(),
             attempt: Attempt::default(),
@@ -335,7 +338,7 @@ impl Resident {
                 Fact::Approval { principal, decision, shown, .. } => {
                     let machine = machine.as_mut().ok_or_else(|| malformed("approval before the stimulus"))?;
                     // What the person decided on: the stop the task waits at.
-                    let stop = crate::conclude::stop_reason(self).map(|r| r.code);
+                    let stop = stop_reason(self).map(|r| r.code);
                     let moved = match decision {
                         ApprovalDecision::Approve => machine.approve(),
                         ApprovalDecision::Reject => machine.deny(),
@@ -357,7 +360,7 @@ impl Resident {
                     } else {
                         self.approval.lifted.clear();
                     }
-                    if approved && stop.as_deref() == Some(crate::conclude::REPAIRS_EXHAUSTED) {
+                    if approved && stop.as_deref() == Some(REPAIRS_EXHAUSTED) {
                         // Another try is a repair: a new decision from the
                         // failing output, not the same change again.
                         self.attempt.fresh_decision = false;

@@ -15,7 +15,7 @@ use crate::fact::{ApprovalDecision, LeaseRecord, PublicationOutcome, Received, W
 /// gate's retries, and its answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct Intake {
+pub struct Arrival {
     /// The delivery a webhook task started from (entry 0), if it did.
     pub received: Option<Box<Received>>,
     /// Consecutive failures to read the policy at admission.

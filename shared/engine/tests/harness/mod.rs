@@ -13,8 +13,8 @@ use agent_zero_contracts::{
     Severity, Trigger, Usage,
 };
 use agent_zero_engine::{
-    Admission, AdmitError, ChangedFiles, ChecksPoll, Decider, Diff, Engine, ForgeError, LeaseRecord, LeaseRequest,
-    Limits, ModelOutcome, ModelRequest, Ports, Publication, Publisher, Queue, QueueError, Received, Stimulus,
+    Admission, AdmitError, ChangedFiles, ChecksPoll, Decider, Diff, Engine, Forge, ForgeError, LeaseRecord,
+    LeaseRequest, Limits, ModelOutcome, ModelRequest, Ports, Publication, Queue, QueueError, Received, Stimulus,
     TaskInput, Tick, TickError, TickOutcome, TickReport, Workspace, WorkspaceError,
 };
 use agent_zero_ports::{Clock, ManualClock, MemoryKv};
@@ -252,7 +252,7 @@ impl Workspace for ScriptedWorkspace {
 }
 
 #[derive(Debug, Default)]
-pub struct RecordingPublisher {
+pub struct RecordingForge {
     pub published: RefCell<Vec<(String, agent_zero_contracts::TerminalState, bool)>>,
     pub fail: Cell<u32>,
     /// What the policy gate answers, in order (then: the policy cannot be read).
@@ -265,7 +265,7 @@ pub struct RecordingPublisher {
     pub changed: RefCell<Option<ChangedFiles>>,
 }
 
-impl Publisher for RecordingPublisher {
+impl Forge for RecordingForge {
     async fn publish(&self, p: Publication<'_>) -> Result<String, String> {
         if self.fail.get() > 0 {
             self.fail.set(self.fail.get() - 1);
@@ -316,7 +316,7 @@ pub struct Harness {
     pub kv: MemoryKv,
     pub decider: ScriptedDecider,
     pub workspace: ScriptedWorkspace,
-    pub publisher: RecordingPublisher,
+    pub publisher: RecordingForge,
     pub queue: MemQueue,
     pub clock: ManualClock,
     pub limits: Limits,
@@ -336,7 +336,7 @@ impl Harness {
             kv: MemoryKv::new(),
             decider: ScriptedDecider::default(),
             workspace: ScriptedWorkspace::new(),
-            publisher: RecordingPublisher::default(),
+            publisher: RecordingForge::default(),
             queue: MemQueue::default(),
             clock: ManualClock::new(START_MS),
             limits: Limits::default(),
@@ -372,7 +372,7 @@ impl Harness {
         agent_zero_ports::KeyValue::transacts(&self.kv, &["task/t/a", "task/t/b"])
     }
 
-    pub fn engine(&self) -> Engine<'_, MemoryKv, ScriptedDecider, ScriptedWorkspace, RecordingPublisher, MemQueue> {
+    pub fn engine(&self) -> Engine<'_, MemoryKv, ScriptedDecider, ScriptedWorkspace, RecordingForge, MemQueue> {
         Engine {
             kv: &self.kv,
             ports: Ports { decider: &self.decider, workspace: &self.workspace, publisher: &self.publisher },

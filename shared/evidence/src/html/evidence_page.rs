@@ -8,7 +8,9 @@ use crate::RenderOptions;
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
 use crate::html::layout::{Nav, page};
-use crate::html::{encode_component, escape, pre, prose, text};
+use agent_zero_contracts::encode_component;
+
+use crate::html::{escape, pre, prose, text};
 use crate::outcome::{change_status, outcome};
 use crate::text::{Ctx, Keep, line};
 

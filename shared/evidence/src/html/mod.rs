@@ -80,9 +80,6 @@ pub(crate) fn pre(ctx: &Ctx<'_>, value: &str, max: usize, keep: Keep) -> String 
     out
 }
 
-/// Percent-encodes one URL path segment or query value.
-pub(crate) use agent_zero_contracts::encode_component;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,7 +93,7 @@ mod tests {
             pre(&ctx, "</pre><script>", 100, Keep::Head),
             "<pre class=\"untrusted\">&lt;/pre&gt;&lt;script&gt;</pre>"
         );
-        assert_eq!(encode_component("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
+        assert_eq!(agent_zero_contracts::encode_component("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
     }
 
     #[test]

@@ -5,9 +5,11 @@ use std::fmt::Write as _;
 use agent_zero_contracts::{EvidenceBundle, RunMode, TaskState, Trigger, Verdict};
 use serde::{Deserialize, Serialize};
 
+use agent_zero_contracts::encode_component;
+
 use crate::RenderOptions;
 use crate::html::layout::{Nav, page};
-use crate::html::{encode_component, escape, text};
+use crate::html::{escape, text};
 use crate::outcome::shown_verified;
 use crate::text::{Ctx, line};
 

@@ -33,9 +33,6 @@ mod subject;
 mod suggestion;
 mod thread;
 
-pub(crate) use rest::next_link;
-pub(crate) use review::{MAX_REVIEW_PAGES, reviewed_head};
-
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
 use agent_zero_evidence::{
     RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_thread_answer,

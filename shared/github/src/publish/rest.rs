@@ -123,7 +123,7 @@ impl<H: HttpClient> Rest<'_, '_, H> {
         let mut url = first;
         for _ in 0..max_pages {
             let response = self.call(operation, http::Method::GET, &url, None).await?;
-            let next = next_link(&response, self.client.parts().1.base_url());
+            let next = crate::client::next_link(&response, self.client.parts().1.base_url());
             let page: Vec<T> = self.decode(operation, response)?;
             if page.into_iter().any(|item| visit(item).is_break()) {
                 return Ok(Paged::Stopped);
@@ -200,25 +200,12 @@ pub(crate) fn retry_after_ms(response: &http::Response<Vec<u8>>, now_ms: u64) ->
     None
 }
 
-/// The `rel="next"` target of a `Link` header, only when it stays under
-/// `base_url` (the token is never sent anywhere else).
-pub(crate) fn next_link(response: &http::Response<Vec<u8>>, base_url: &str) -> Option<String> {
-    let link = response.headers().get(http::header::LINK)?.to_str().ok()?;
-    link.split(',').find_map(|part| {
-        let (target, params) = part.trim().split_once(';')?;
-        let is_next = params.split(';').any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
-        let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-        let under_base = url.strip_prefix(base_url).is_some_and(|rest| rest.starts_with('/'));
-        (is_next && under_base).then(|| url.to_owned())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
 
     use super::*;
-    use crate::client::ApiConfig;
+    use crate::client::{ApiConfig, next_link};
 
     const BASE: &str = "http://github.test";
 

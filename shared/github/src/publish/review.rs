@@ -31,11 +31,8 @@ use super::comment::MAX_COMMENT_PAGES;
 use super::report::{PublishReport, PublishStep, StepOutcome};
 use super::rest::{Halt, Paged, Rest, User, error_message, written_by};
 use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, settle, suggestion};
-use crate::client::{GitHubError, is_sha, repo_path};
+use crate::client::{GitHubError, MAX_REVIEW_PAGES, REVIEW_PREFIX, is_sha, repo_path};
 
-/// Review pages read (100 each) when looking for ours; past them the
-/// publication fails rather than post a duplicate.
-pub(crate) const MAX_REVIEW_PAGES: usize = 10;
 /// Most bytes of a quote a comment's marker keeps (whole characters).
 const MARKED_QUOTE_BYTES: usize = 200;
 /// Most files read at the head to learn whether earlier quotes are gone.
@@ -43,7 +40,6 @@ const MAX_RESOLVE_READS: usize = 20;
 /// Most bytes of a file read for that.
 const MAX_RESOLVE_FILE_BYTES: u64 = 1_000_000;
 
-const REVIEW_PREFIX: &str = "<!-- agent-zero:review head=";
 const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
 const RESOLVED_PREFIX: &str = "<!-- agent-zero:resolved head=";
 const MARKER_END: &str = " -->";
@@ -54,13 +50,6 @@ pub(crate) fn marker(head_sha: &str, finding_id: &str) -> Option<String> {
     let id_ok = finding_id.len() <= 64 && finding_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     (is_sha(head_sha) && id_ok && !finding_id.is_empty())
         .then(|| format!("{REVIEW_PREFIX}{} finding={finding_id}{MARKER_END}", head_sha.to_ascii_lowercase()))
-}
-
-/// The head a review body's marker names, when it starts with ours.
-pub(crate) fn reviewed_head(body: &str) -> Option<&str> {
-    let first = body.lines().next()?;
-    let head = first.strip_prefix(REVIEW_PREFIX)?.split(' ').next()?;
-    is_sha(head).then_some(head)
 }
 
 /// The first line of a line comment of ours: its quote, hex-encoded.
@@ -394,6 +383,7 @@ async fn resolve<H: HttpClient>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::reviewed_head;
 
     #[test]
     fn markers_carry_only_values_the_app_controls() {

@@ -23,7 +23,8 @@ use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
 use agent_zero_github::publish::{
     PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, StepOutcome, publish,
 };
-use agent_zero_github::{ApiConfig, GitHubClient, Secret};
+use agent_zero_github::{ApiConfig, GitHubClient};
+use agent_zero_ports::Secret;
 use agent_zero_ports::{HttpClient, HttpError};
 use serde_json::{Value, json};
 

@@ -6,10 +6,10 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use agent_zero_models::{
-    DecisionRequest, HttpProvider, ModelClient, ModelPolicy, ModelProvider, ModelSelection, ProviderConfig, SchemaName,
-    Secret,
-};
+use agent_zero_contracts::ModelPolicy;
+use agent_zero_contracts::ModelProvider;
+use agent_zero_models::{DecisionRequest, HttpProvider, ModelClient, ModelSelection, ProviderConfig, SchemaName};
+use agent_zero_ports::Secret;
 use agent_zero_ports::{HttpClient, HttpError, ManualClock};
 use serde_json::{Value, json};
 

@@ -6,10 +6,12 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::git_checkout::checkout;
 use super::http::{Call, Tail, encode, encode_path, exec_deadline};
 use crate::checkout::Provision;
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 use crate::request::{ProviderKind, SandboxRequest};
+use agent_zero_ports::Secret;
 
 const NAME: &str = "cloudflare";
 const ROOT: &str = "/workspace/repo";

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::http::{Call, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
-use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret};
+use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 use crate::request::{ProviderKind, SandboxRequest};
+use agent_zero_ports::Secret;
 
 const NAME: &str = "custom";
 

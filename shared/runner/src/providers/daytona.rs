@@ -12,12 +12,12 @@ use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::git_checkout::checkout;
 use super::http::{Call, Tail, encode, exec_deadline, multipart_file, shell_quote};
 use crate::checkout::Provision;
-use crate::provider::{
-    Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout, fixed_git, git_ok,
-};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, fixed_git, git_ok};
 use crate::request::{ProviderKind, SandboxRequest};
+use agent_zero_ports::Secret;
 
 const NAME: &str = "daytona";
 const ROOT: &str = "/home/daytona/repo";

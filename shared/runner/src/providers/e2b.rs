@@ -9,10 +9,12 @@ use agent_zero_ports::{HttpClient, HttpError};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::git_checkout::checkout;
 use super::http::{Call, Tail, encode, exec_deadline, multipart_file};
 use crate::checkout::Provision;
-use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, checkout};
+use crate::provider::{Exec, ExecOutput, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 use crate::request::{ProviderKind, SandboxRequest};
+use agent_zero_ports::Secret;
 
 const NAME: &str = "e2b";
 const ENVD_PORT: u16 = 49983;
@@ -350,7 +352,7 @@ impl<C> std::fmt::Debug for E2b<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Secret;
+    use agent_zero_ports::Secret;
 
     fn frame(flags: u8, message: &str) -> Vec<u8> {
         let mut out = envelope(message.as_bytes());

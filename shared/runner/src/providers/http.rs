@@ -9,7 +9,8 @@
 use agent_zero_ports::{HttpClient, RequestTimeout, ResponseLimit};
 use serde::de::DeserializeOwned;
 
-use crate::provider::{ProviderError, Secret};
+use crate::provider::ProviderError;
+use agent_zero_ports::Secret;
 
 /// The most bytes any provider answer may carry unless the call sets its
 /// own bound: well over a file read ([`MAX_READ_BYTES`](crate::MAX_READ_BYTES),
@@ -261,7 +262,7 @@ mod tests {
             let mut headers = http::HeaderMap::new();
             headers.insert(http::header::CONTENT_LENGTH, self.size.into());
             // The declared length is checked before any body exists.
-            let mut body = agent_zero_ports::BoundedBody::new(limit, &headers)?;
+            let mut body = agent_zero_ports::BoundedResponseBody::new(limit, &headers)?;
             body.push(&vec![b'x'; self.size])?;
             Ok(http::Response::new(body.into_bytes()))
         }

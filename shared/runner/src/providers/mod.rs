@@ -9,6 +9,7 @@ mod custom;
 mod daytona;
 #[cfg(feature = "e2b")]
 mod e2b;
+mod git_checkout;
 mod http;
 #[cfg(feature = "vercel")]
 mod vercel;
@@ -21,7 +22,6 @@ pub use custom::CustomSandbox;
 pub use daytona::Daytona;
 #[cfg(feature = "e2b")]
 pub use e2b::E2b;
-pub(crate) use http::fetch_archive;
 pub use http::shell_quote;
 #[cfg(feature = "vercel")]
 pub use vercel::{VercelSandbox, vercel_project};

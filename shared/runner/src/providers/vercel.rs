@@ -13,9 +13,10 @@ use serde_json::json;
 use super::http::{Call, Tail, encode, exec_deadline};
 use crate::checkout::{CheckoutSource, Provision};
 use crate::provider::{
-    Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, Secret, baseline, fixed_git,
+    Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef, baseline, fixed_git,
 };
 use crate::request::{ProviderKind, SandboxRequest};
+use agent_zero_ports::Secret;
 
 const NAME: &str = "vercel";
 const ROOT: &str = "/vercel/sandbox";

@@ -23,25 +23,6 @@ use super::wire::{RepoUrls, error, stable_number};
 use crate::record::{RecordedCall, parse_query};
 use crate::server::Reply;
 
-/// The fake's OAuth app, its users and what it issued.
-#[derive(Debug, Default)]
-pub(crate) struct OAuth {
-    /// `(client id, client secret, callback URL)`.
-    app: Option<(String, String, String)>,
-    /// `(login, organisations)`.
-    users: Vec<(String, Vec<String>)>,
-    /// Who is signed in to GitHub in "the browser".
-    browser_user: Option<String>,
-    /// Account ids other than [`account_id`]'s: a login renamed, or a
-    /// released login taken by another account.
-    ids: Vec<(String, u64)>,
-    /// Unredeemed codes and their user.
-    codes: Vec<(String, String)>,
-    /// Issued tokens and their user.
-    tokens: Vec<(String, String)>,
-    issued: u64,
-}
-
 impl super::FakeGitHub {
     /// Registers the OAuth app people sign in with.
     pub fn register_oauth_app(&self, client_id: &str, client_secret: &str, callback_url: &str) {

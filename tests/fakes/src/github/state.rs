@@ -80,7 +80,7 @@ pub(crate) struct State {
     /// While true every request answers 503, as GitHub does in an outage.
     pub(crate) outage: bool,
     /// The OAuth app people sign in with, and what it issued (`oauth.rs`).
-    pub(crate) oauth: super::oauth::OAuth,
+    pub(crate) oauth: OAuth,
 }
 
 /// The map key of a repository (GitHub names are case-insensitive).
@@ -171,4 +171,23 @@ impl State {
             "author_association": if comment.login.ends_with("[bot]") { "NONE" } else { "OWNER" },
         })
     }
+}
+
+/// The fake's OAuth app, its users and what it issued.
+#[derive(Debug, Default)]
+pub(crate) struct OAuth {
+    /// `(client id, client secret, callback URL)`.
+    pub(crate) app: Option<(String, String, String)>,
+    /// `(login, organisations)`.
+    pub(crate) users: Vec<(String, Vec<String>)>,
+    /// Who is signed in to GitHub in "the browser".
+    pub(crate) browser_user: Option<String>,
+    /// Account ids other than `oauth::account_id`'s: a login renamed, or a
+    /// released login taken by another account.
+    pub(crate) ids: Vec<(String, u64)>,
+    /// Unredeemed codes and their user.
+    pub(crate) codes: Vec<(String, String)>,
+    /// Issued tokens and their user.
+    pub(crate) tokens: Vec<(String, String)>,
+    pub(crate) issued: u64,
 }

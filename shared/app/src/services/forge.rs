@@ -1,4 +1,4 @@
-//! `runtime::Publisher` over GitHub: check run, pull-request review, issue
+//! `runtime::Forge` over GitHub: check run, pull-request review, issue
 //! validation comment and verified pull request (`agent_zero_github::publish`),
 //! and a proactive run's diff: the pull request's changed files with their
 //! patches (`GET /repos/{o}/{r}/pulls/{n}/files`, at most [`MAX_REVIEW_FILES`]),
@@ -18,7 +18,7 @@
 use std::rc::Rc;
 
 use agent_zero_contracts::Trigger;
-use agent_zero_engine::{ChangedFile, ChangedFiles, ForgeError, Publication, Publisher, Stimulus};
+use agent_zero_engine::{ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Stimulus};
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
@@ -43,14 +43,14 @@ pub(crate) fn identities() -> Rc<IdentityCache> {
 const MAX_COMPARED_FILES: usize = 300;
 
 /// Publishes to GitHub when credentials are configured.
-pub(crate) struct ForgePublisher<'a, H, S> {
+pub(crate) struct GitHubForge<'a, H, S> {
     settings: &'a Settings,
     http: &'a H,
     signer: &'a S,
     now_ms: u64,
 }
 
-impl<'a, H: HttpClient, S: Rs256Signer> ForgePublisher<'a, H, S> {
+impl<'a, H: HttpClient, S: Rs256Signer> GitHubForge<'a, H, S> {
     pub(crate) fn new(settings: &'a Settings, http: &'a H, signer: &'a S, now_ms: u64) -> Self {
         Self { settings, http, signer, now_ms }
     }
@@ -69,7 +69,7 @@ impl<'a, H: HttpClient, S: Rs256Signer> ForgePublisher<'a, H, S> {
     }
 }
 
-impl<H: HttpClient, S: Rs256Signer> ForgePublisher<'_, H, S> {
+impl<H: HttpClient, S: Rs256Signer> GitHubForge<'_, H, S> {
     /// The head our latest earlier review of this pull request read (not
     /// the current one), and the files changed from it to the head
     /// (`GET .../compare/{earlier}...{head}`). `None` when there is none,
@@ -93,7 +93,7 @@ impl<H: HttpClient, S: Rs256Signer> ForgePublisher<'_, H, S> {
     }
 }
 
-impl<H: HttpClient, S: Rs256Signer> Publisher for ForgePublisher<'_, H, S> {
+impl<H: HttpClient, S: Rs256Signer> Forge for GitHubForge<'_, H, S> {
     async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
         let unavailable = |reason: String| Err(ForgeError::Unavailable(reason));
         let Some(pr) = &stimulus.input.pull_request else {
