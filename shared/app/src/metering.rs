@@ -417,7 +417,10 @@ mod tests {
         let written = br#"{"ticks":1,"kvReads":2,"kvWrites":0,"kvLists":0,"kvDeletes":0,"kvAtomic":0,"leaseOps":0,"subrequests":0,"githubRequests":0,"modelRequests":0,"sandboxRequests":0,"sandboxMs":0}"#;
         let read = CostRecord::from_slice(written).unwrap();
         assert_eq!((read.total.ticks, read.total.kv_reads, read.unlogged), (1, 2, RunCost::default()));
-        assert_eq!(CostRecord::from_slice(br#"{"ticks":1}"#), None, "a total lacking its counts is not a record");
+        // A count left out reads as 0, as a log entry's sparse cost does.
+        let sparse = CostRecord::from_slice(br#"{"ticks":1}"#).unwrap();
+        assert_eq!((sparse.total, sparse.unlogged), (RunCost { ticks: 1, ..RunCost::default() }, RunCost::default()));
+        assert_eq!(CostRecord::from_slice(br#"{"ticks":"one"}"#), None, "a count that is not a number is no record");
         assert_eq!(CostRecord::from_slice(&bytes[..bytes.len() - 1]), None);
     }
 

@@ -369,8 +369,19 @@ fn malformed_webhook_limit_is_503_naming_it(runtime: Runtime) {
     let server = start(runtime, &[("GITHUB_WEBHOOK_SECRET", SECRET), ("AGENT_ZERO_WEBHOOK_MAX_BYTES", "25MiB")], None);
     // Routes that take no webhook are unaffected.
     assert_eq!(server.send("GET", "/api/v1/health", &[], b"").status, 200);
-    // Last on this server: see the module doc.
-    let reply = server.deliver_github_exact(SECRET, "ping", "limits-malformed", &ping());
+    // Last on this server: see the module doc. The host answers before it
+    // reads the body (it has no limit to read it under), so the body is
+    // sent from another thread while the answer is read.
+    let body = ping();
+    let head = format!(
+        "POST /webhooks/github HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         X-GitHub-Event: ping\r\nX-GitHub-Delivery: limits-malformed\r\nX-Hub-Signature-256: {signature}\r\n\
+         Content-Length: {length}\r\n\r\n",
+        host = host_of(&server),
+        signature = sign_github(SECRET, &body),
+        length = body.len(),
+    );
+    let reply = exchange(&server, head, Body::Whole(body));
     assert_eq!(reply.status, 503, "{}", reply.text());
     let (code, message, field) = error_of(&reply);
     assert_eq!((code.as_str(), field.as_str()), ("not_configured", "AGENT_ZERO_WEBHOOK_MAX_BYTES"), "{message}");
@@ -410,6 +421,8 @@ pub(super) fn host_of(server: &Server) -> String {
 pub(super) enum Body {
     /// Nothing (whatever the head declares).
     None,
+    /// `bytes` as they are (the head declares their length).
+    Whole(Vec<u8>),
     /// `bytes` in chunks of `chunk` bytes; `finish` sends the last chunk.
     Chunked { bytes: Vec<u8>, chunk: usize, finish: bool },
 }
@@ -424,6 +437,9 @@ pub(super) fn exchange(server: &Server, head: String, body: Body) -> Reply {
     let sender = std::thread::spawn(move || {
         // The host may stop reading and close: write errors end the body.
         let _ = writer.write_all(head.as_bytes());
+        if let Body::Whole(bytes) = &body {
+            let _ = writer.write_all(bytes);
+        }
         if let Body::Chunked { bytes, chunk, finish } = body {
             for piece in bytes.chunks(chunk) {
                 let framed = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
