@@ -40,12 +40,17 @@ impl Rs256Signer for WebCryptoSigner {
 }
 
 /// WebCrypto's error (its name and message: never the key) for `step`.
-fn failed(step: &str, error: &JsValue) -> CredentialsError {
+fn webcrypto_error(step: &str, error: &JsValue) -> String {
     let text = error
         .dyn_ref::<worker::js_sys::Error>()
         .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
         .unwrap_or_else(|| "unknown error".to_owned());
-    CredentialsError::Signing { reason: format!("crypto.subtle {step}: {text}") }
+    format!("crypto.subtle {step}: {text}")
+}
+
+/// [`webcrypto_error`] as the credentials' signing error.
+fn failed(step: &str, error: &JsValue) -> CredentialsError {
+    CredentialsError::Signing { reason: webcrypto_error(step, error) }
 }
 
 /// Ed25519 for evidence receipts through WebCrypto (`crypto.subtle`'s
@@ -55,13 +60,7 @@ fn failed(step: &str, error: &JsValue) -> CredentialsError {
 /// are rare); the key never leaves the isolate.
 pub(crate) async fn ed25519(seed: &[u8; 32], message: Option<&[u8]>) -> Result<agent_zero_app::Ed25519, String> {
     const ED25519: &str = "Ed25519";
-    let failed = |step: &str, error: &JsValue| {
-        let text = error
-            .dyn_ref::<worker::js_sys::Error>()
-            .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
-            .unwrap_or_else(|| "unknown error".to_owned());
-        format!("crypto.subtle {step}: {text}")
-    };
+    let failed = webcrypto_error;
     let subtle = worker::js_sys::global()
         .unchecked_into::<WorkerGlobalScope>()
         .crypto()
