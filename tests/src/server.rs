@@ -395,9 +395,9 @@ impl Server {
 const WRANGLER_RESTARTED: &str = "Your worker restarted mid-request. Please try sending the request again. \
                                   Only GET or HEAD requests are retried automatically.";
 
-/// `body` as a new event's: see [`Server::deliver_github`]. Anything but
-/// a JSON object is sent as it is.
-fn fresh_event(body: &[u8], delivery: &str) -> Vec<u8> {
+/// `body` as a new event's, named `delivery`: see [`Server::deliver_github`].
+/// Anything but a JSON object is sent as it is.
+pub fn fresh_event(body: &[u8], delivery: &str) -> Vec<u8> {
     let Ok(serde_json::Value::Object(mut payload)) = serde_json::from_slice(body) else { return body.to_vec() };
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let now_ms = u64::try_from(now_ms).unwrap_or(u64::MAX);

@@ -61,7 +61,7 @@ pub(crate) async fn dispatch<H: Host>(
     let id = || params.first().map(String::as_str).unwrap_or_default();
     let mut response = match route.id {
         RouteId::Health => health::get(context, &request).await,
-        RouteId::GithubWebhook => webhooks::github(context, &request).await,
+        RouteId::GithubWebhook => webhooks::github(context, request).await,
         RouteId::ListTasks => tasks::list(context, &request).await,
         RouteId::CreateTask => tasks::create(context, &request).await,
         RouteId::GetTask => tasks::get(context, &request, id()).await,
