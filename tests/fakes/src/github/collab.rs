@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::auth::check_jwt;
+use super::auth::{check_jwt, credential};
 use super::state::{Comment, State};
 use super::wire::{RepoUrls, error, node_id, not_found, validation_failed};
 use crate::record::RecordedCall;
@@ -45,8 +45,12 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
 pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&str]) -> Reply {
     let number = |text: &str| text.parse::<u64>().ok();
     match (call.method.as_str(), rest) {
+        ("POST" | "PATCH", ["check-runs", ..]) if !by_installation(state, call) => {
+            error(403, "You must authenticate via a GitHub App.")
+        }
         ("POST", ["check-runs"]) => create_check_run(state, key, call),
         ("PATCH", ["check-runs", id]) => number(id).map_or_else(not_found, |id| update_check_run(state, key, id, call)),
+        ("POST", ["statuses", sha]) => create_status(state, key, sha, call),
         ("GET", ["check-runs", id]) => number(id).map_or_else(not_found, |id| {
             find_check_run(state, key, id).map_or_else(not_found, |run| Reply::json(200, run))
         }),
@@ -78,6 +82,78 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
         }),
         _ => not_found(),
     }
+}
+
+/// Whether `call` carries a GitHub App installation's token: one this
+/// fake minted, or one shaped as GitHub shapes them (`ghs_`, GitHub's prefix
+/// for installation access tokens) that a test registered.
+fn by_installation(state: &State, call: &RecordedCall) -> bool {
+    credential(call).is_some_and(|token| token.starts_with("ghs_") || state.minted.iter().any(|m| m == token))
+}
+
+/// `POST /repos/{o}/{r}/statuses/{sha}` ("Create a commit status"): `state`
+/// one of `error`, `failure`, `pending`, `success`; `context` `default`
+/// when absent; 422 for a sha that names no commit.
+fn create_status(state: &mut State, key: &str, sha: &str, call: &RecordedCall) -> Reply {
+    let body = match body_object(call) {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let Some(status) = body["state"].as_str() else {
+        return error(422, "Invalid request.\n\n\"state\" wasn't supplied.");
+    };
+    if !matches!(status, "error" | "failure" | "pending" | "success") {
+        return validation_failed("Status", "state", "invalid", Some("state is not included in the list"));
+    }
+    let repo = &state.repos[key];
+    if repo.git.commit(sha).is_none() {
+        return error(422, &format!("No commit found for SHA: {sha}"));
+    }
+    let urls = state.urls(repo);
+    let id = state.fresh_id();
+    let now = now_rfc3339();
+    let created = json!({
+        "url": format!("{}/statuses/{sha}", urls.api),
+        "avatar_url": null,
+        "id": id,
+        "node_id": node_id("StatusContext", &id.to_string()),
+        "state": status,
+        "description": body["description"].as_str(),
+        "target_url": body["target_url"].as_str(),
+        "context": body["context"].as_str().unwrap_or("default"),
+        "created_at": now,
+        "updated_at": now,
+        "sha": sha,
+    });
+    state.statuses.push((key.to_owned(), created.clone()));
+    let mut answer = created;
+    if let Some(fields) = answer.as_object_mut() {
+        fields.remove("sha");
+    }
+    Reply::json(201, &answer)
+}
+
+/// `GET /repos/{o}/{r}/commits/{ref}/statuses`: the statuses of the commit
+/// `reference` names, newest first.
+pub(crate) fn list_statuses(state: &State, key: &str, reference: &str) -> Reply {
+    let repo = &state.repos[key];
+    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
+        return error(422, &format!("No commit found for SHA: {reference}"));
+    };
+    let mut shown: Vec<Value> = state
+        .statuses
+        .iter()
+        .filter(|(k, status)| k == key && status["sha"] == sha.as_str())
+        .map(|(_, status)| {
+            let mut status = status.clone();
+            if let Some(fields) = status.as_object_mut() {
+                fields.remove("sha");
+            }
+            status
+        })
+        .collect();
+    shown.reverse();
+    Reply::json(200, &Value::Array(shown))
 }
 
 fn body_object(call: &RecordedCall) -> Result<Value, Reply> {
