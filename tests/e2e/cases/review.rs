@@ -705,9 +705,8 @@ fn pull_request_comment(world: &World, comment_id: u64, login: &str, association
     payload["comment"]["user"]["login"] = json!(login);
     payload["comment"]["author_association"] = json!(association);
     payload["sender"]["login"] = json!(login);
-    // As GitHub delivers it to an App (the octokit capture is a
-    // repository webhook's, which names no installation).
-    payload["installation"] = json!({ "id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" });
+    // The octokit capture is a repository webhook's and names no
+    // installation: the gate looks the App's up on the repository.
     serde_json::to_vec(&payload).unwrap()
 }
 
@@ -745,6 +744,12 @@ fn review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignor
     assert_eq!(task["trigger"], "proactive", "{task}");
     // The payload has no head: admission read the pull request's.
     assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{number}")).is_empty());
+    // Nor an installation: the gate asked GitHub for the App's on the
+    // repository, and the review was published with that one's token.
+    assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/installation")).is_empty());
+    assert!(
+        !world.github.calls_matching("POST", &format!("/app/installations/{INSTALLATION}/access_tokens")).is_empty()
+    );
     let reactions = world.github.reactions(owner, name, comment);
     assert_eq!(reactions.len(), 1, "{reactions:#?}");
     assert_eq!(reactions[0]["content"], "eyes");
