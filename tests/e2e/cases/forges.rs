@@ -88,12 +88,13 @@ fn gitlab_intake(runtime: Runtime) {
         ("altered body", good(), &altered, 401, "webhook-signature"),
         ("stale timestamp", gitlab_headers(event, id, now - 600, &body), &body, 401, "webhook-timestamp"),
         ("future timestamp", gitlab_headers(event, id, now + 600, &body), &body, 401, "webhook-timestamp"),
-        ("oversize body", gitlab_headers(event, id, now, &oversize), &oversize, 413, "body"),
+        ("oversize body", gitlab_headers(event, id, now, &oversize), &oversize, 413, "Content-Length|body"),
     ];
     for (what, headers, body, status, named) in cases {
         let reply = post(&server, "/webhooks/gitlab", &headers, body);
         assert_eq!(reply.status, status, "{what}: {}", reply.text());
-        assert_eq!(field(&reply), named, "{what}: {}", reply.text());
+        // The host refuses a declared oversize body before the route runs.
+        assert!(named.split('|').any(|n| n == field(&reply)), "{what}: {}", reply.text());
     }
     // Gitea is not configured here: 503 naming its variable.
     let gitea_body = fixture("gitea-webhooks", "go-scm.issues_opened.json");
@@ -149,12 +150,13 @@ fn gitea_intake(runtime: Runtime) {
     let cases: Vec<(&str, Vec<(String, String)>, &[u8], u16, &str)> = vec![
         ("bad signature", forged, &review, 401, "X-Gitea-Signature"),
         ("altered body", gitea_headers(false, event, id, &review), &altered, 401, "X-Gitea-Signature"),
-        ("oversize body", gitea_headers(false, event, id, &oversize), &oversize, 413, "body"),
+        ("oversize body", gitea_headers(false, event, id, &oversize), &oversize, 413, "Content-Length|body"),
     ];
     for (what, headers, body, status, named) in cases {
         let reply = post(&server, "/webhooks/gitea", &headers, body);
         assert_eq!(reply.status, status, "{what}: {}", reply.text());
-        assert_eq!(field(&reply), named, "{what}: {}", reply.text());
+        // The host refuses a declared oversize body before the route runs.
+        assert!(named.split('|').any(|n| n == field(&reply)), "{what}: {}", reply.text());
     }
     let gitlab_body = fixture("gitlab-webhooks", "go-scm.issue_create.json");
     let reply =
