@@ -22,6 +22,10 @@ const GITEA_SECRET: &str = "e2e-gitea-secret";
 /// Small enough that an over-limit body fits the socket's buffers.
 const LIMIT: usize = 16 * 1024;
 
+/// What is wrong, the delivery's headers and body, the status and the
+/// field the answer names (`a|b`: either).
+type Refusal<'b> = (&'static str, Vec<(String, String)>, &'b [u8], u16, &'static str);
+
 fn fixture(dir: &str, name: &str) -> Vec<u8> {
     let path = repo_root().join("tests/fixtures").join(dir).join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -82,7 +86,7 @@ fn gitlab_intake(runtime: Runtime) {
     altered[20] ^= 1;
     let mut oversize = body.clone();
     oversize.resize(LIMIT + 1, b' ');
-    let cases: Vec<(&str, Vec<(String, String)>, &[u8], u16, &str)> = vec![
+    let cases: Vec<Refusal<'_>> = vec![
         ("wrong token", wrong_token, &body, 401, "X-Gitlab-Token"),
         ("bad signature", other_key, &body, 401, "webhook-signature"),
         ("altered body", good(), &altered, 401, "webhook-signature"),
@@ -147,7 +151,7 @@ fn gitea_intake(runtime: Runtime) {
     altered[30] ^= 1;
     let mut oversize = review.clone();
     oversize.resize(LIMIT + 1, b' ');
-    let cases: Vec<(&str, Vec<(String, String)>, &[u8], u16, &str)> = vec![
+    let cases: Vec<Refusal<'_>> = vec![
         ("bad signature", forged, &review, 401, "X-Gitea-Signature"),
         ("altered body", gitea_headers(false, event, id, &review), &altered, 401, "X-Gitea-Signature"),
         ("oversize body", gitea_headers(false, event, id, &oversize), &oversize, 413, "Content-Length|body"),
