@@ -109,6 +109,14 @@ fn gitlab_intake(runtime: Runtime) {
     let reply = post(&server, "/webhooks/gitlab", &gitlab_headers("Push Hook", id, now, &push), &push);
     assert_eq!((reply.status, reply.json()["reason"].as_str()), (202, Some("unsupported-event")), "{}", reply.text());
 
+    // Health names the configured forge (names only).
+    let health = server.send("GET", "/api/v1/health", &[], b"").json();
+    let forges = &health["capabilities"]["forges"];
+    assert_eq!(
+        (forges["gitlab"]["intake"].as_bool(), forges["gitea"]["configured"].as_bool()),
+        (Some(true), Some(false))
+    );
+
     // Nothing was stored: the same delivery, well formed, is new.
     let first = post(&server, "/webhooks/gitlab", &good(), &body);
     assert_eq!(first.status, 202, "{}", first.text());
@@ -169,6 +177,13 @@ fn gitea_intake(runtime: Runtime) {
     let push = fixture("gitea-webhooks", "go-scm.push.json");
     let reply = post(&server, "/webhooks/gitea", &gitea_headers(false, "push", id, &push), &push);
     assert_eq!((reply.status, reply.json()["reason"].as_str()), (202, Some("unsupported-event")), "{}", reply.text());
+
+    let health = server.send("GET", "/api/v1/health", &[], b"").json();
+    let forges = &health["capabilities"]["forges"];
+    assert_eq!(
+        (forges["gitea"]["intake"].as_bool(), forges["gitlab"]["configured"].as_bool()),
+        (Some(true), Some(false))
+    );
 
     let first = post(&server, "/webhooks/gitea", &gitea_headers(false, event, id, &review), &review);
     assert_eq!(first.status, 202, "{}", first.text());

@@ -184,9 +184,83 @@ fn gitea_and_forgejo_share_a_route_and_are_told_apart() {
     assert!(!host.kv.snapshot().contains_key("delivery/gitea/gt-g-11"));
 }
 
+/// A forge's record is kept for the delivery retention and then removed by
+/// the same pass as GitHub's (the store here does not expire keys itself).
 #[test]
 fn the_retention_pass_removes_a_forge_record() {
-    assert_eq!(crate::retention::delivery_record_key("gl-msg_1"), "delivery/gitlab/gl-msg_1");
-    assert_eq!(crate::retention::delivery_record_key("gt-f-1"), "delivery/gitea/gt-f-1");
+    let host = TestHost::new();
+    let settings = settings();
+    let body = fixture("gitea-webhooks", "go-scm.issues_opened.json");
+    assert_eq!(host.send(&settings, gitea_delivery(false, "issues", "g-ret", &body)).status(), 202);
+    assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-g-ret"));
+    let three_days = 3 * 24 * 3_600 * 1_000;
+    let early = agent_zero_ports::block_on(crate::retention_pass::pass(&host.kv, START_MS + three_days - 1)).unwrap();
+    assert_eq!(early.deliveries, 0);
+    let report = agent_zero_ports::block_on(crate::retention_pass::pass(&host.kv, START_MS + three_days)).unwrap();
+    assert_eq!(report.deliveries, 1);
+    assert!(host.kv.snapshot().is_empty(), "{:?}", host.kv.snapshot().keys());
     assert_eq!(crate::retention::delivery_record_key("gh-1"), "delivery/github/gh-1");
+}
+
+fn get(host: &TestHost, settings: &Settings, path: &str) -> Value {
+    let request = http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header("authorization", "Bearer tok-forges-1")
+        .body(Vec::new())
+        .unwrap();
+    let response = host.send(settings, request);
+    assert_eq!(response.status(), 200, "{path}: {}", String::from_utf8_lossy(response.body()));
+    json(&response)
+}
+
+/// Health and doctor report each configured forge by name, never a value;
+/// one whose webhook secret is missing fails doctor naming what to set.
+#[test]
+fn health_and_doctor_report_each_configured_forge() {
+    let host = TestHost::new();
+    let mut pairs = vec![
+        ("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-forges-1"),
+        ("GITLAB_WEBHOOK_SIGNING_TOKEN", SIGNING),
+        ("GITLAB_TOKEN", "glpat-unit-never-shown"),
+        ("GITEA_URL", "https://gitea.example"),
+    ];
+    pairs.extend_from_slice(&RUNNABLE);
+    let settings = Settings::from_pairs(pairs);
+    let health = get(&host, &settings, "/api/v1/health");
+    let forges = &health["capabilities"]["forges"];
+    assert_eq!(forges["gitlab"]["configured"], true, "{forges}");
+    assert_eq!(
+        (forges["gitlab"]["intake"].as_bool(), forges["gitlab"]["apiToken"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert_eq!(forges["gitlab"]["runs"], false);
+    assert_eq!(
+        (forges["gitea"]["configured"].as_bool(), forges["gitea"]["intake"].as_bool()),
+        (Some(true), Some(false))
+    );
+
+    let doctor = get(&host, &settings, "/api/v1/doctor");
+    let check = |name: &str| doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).cloned();
+    let gitlab = check("gitlab-intake").expect("a GitLab check");
+    assert_eq!(gitlab["status"], "pass", "{gitlab}");
+    assert!(gitlab["detail"].as_str().unwrap().contains("not yet run"), "{gitlab}");
+    let gitea = check("gitea-intake").expect("a Gitea check");
+    assert_eq!(gitea["status"], "fail", "{gitea}");
+    assert!(gitea["fix"].as_str().unwrap().contains("GITEA_WEBHOOK_SECRET"), "{gitea}");
+    let text = format!("{health}{doctor}");
+    for value in [SIGNING, "glpat-unit-never-shown", "gitea.example"] {
+        assert!(!text.contains(value), "{value} shown: {text}");
+    }
+
+    // Neither configured: no forge check, and health says so.
+    let bare = Settings::from_pairs([("AGENT_ZERO_CONTROL_PLANE_TOKENS", "ops:tok-forges-1")]);
+    assert!(
+        get(&host, &bare, "/api/v1/doctor")["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| { !c["name"].as_str().unwrap_or_default().ends_with("-intake") })
+    );
+    assert_eq!(get(&host, &bare, "/api/v1/health")["capabilities"]["forges"]["gitlab"]["configured"], false);
 }
