@@ -4,11 +4,8 @@
 //! the errors each step can refuse with. The vocabulary is the forge's
 //! neutral one: a repository path, a change request number, a commit id.
 
-use serde::Serialize;
-
 /// The forges this crate reads deliveries from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Forge {
     /// gitlab.com or a self-managed GitLab.
@@ -41,8 +38,7 @@ pub const MAX_LABELS: usize = 50;
 /// What a verified, well-formed delivery of a supported event is about.
 /// References only: titles, descriptions and comment text are untrusted and
 /// are not carried (the run path reads them again from the forge's API).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Arrival {
     pub forge: Forge,
@@ -58,21 +54,62 @@ pub struct Arrival {
     /// `iid`, Gitea's `number`).
     pub number: u64,
     /// Who caused the delivery, by the forge's login.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sender: Option<String>,
     /// The change request's head commit, when the payload names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
     /// The labels the issue or change request carries (capped).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
-    #[serde(flatten)]
     pub kind: ArrivalKind,
 }
 
+impl Arrival {
+    /// The arrival as answers and records show it: camelCase fields, the
+    /// kind's name as `arrival` and its own fields beside the rest, absent
+    /// values left out. Written out rather than derived: a derived
+    /// `Serialize` costs wasm for what one function says.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        let mut out = serde_json::Map::new();
+        let mut put = |key: &str, value: Value| {
+            if !value.is_null() {
+                out.insert(key.to_owned(), value);
+            }
+        };
+        let text = |s: &Option<String>| s.as_ref().map_or(Value::Null, |s| Value::from(s.as_str()));
+        put("forge", self.forge.as_str().into());
+        put("deliveryId", self.delivery_id.as_str().into());
+        put("event", self.event.as_str().into());
+        put("action", self.action.as_str().into());
+        put("repository", self.repository.as_str().into());
+        put("number", self.number.into());
+        put("sender", text(&self.sender));
+        put("head", text(&self.head));
+        if !self.labels.is_empty() {
+            put("labels", self.labels.clone().into());
+        }
+        put("arrival", self.kind.name().into());
+        match &self.kind {
+            ArrivalKind::IssueOpened | ArrivalKind::ChangeRequestOpened => {}
+            ArrivalKind::IssueLabelled { added } => {
+                if !added.is_empty() {
+                    put("added", added.clone().into());
+                }
+            }
+            ArrivalKind::ChangeRequestUpdated { previous_head } => put("previousHead", text(previous_head)),
+            ArrivalKind::ReviewComment { state, path, line, discussion, body_bytes } => {
+                put("state", text(state));
+                put("path", text(path));
+                put("line", line.map_or(Value::Null, Value::from));
+                put("discussion", text(discussion));
+                put("bodyBytes", (*body_bytes).into());
+            }
+        }
+        Value::Object(out)
+    }
+}
+
 /// The kind of arrival, with what only that kind carries.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "arrival", rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArrivalKind {
     /// An issue was opened.
@@ -81,7 +118,6 @@ pub enum ArrivalKind {
     IssueLabelled {
         /// The labels just added, when the forge says which (GitLab's
         /// `changes.labels`; Gitea's `label_updated` names none).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
         added: Vec<String>,
     },
     /// A change request (merge request, pull request) was opened.
@@ -89,7 +125,6 @@ pub enum ArrivalKind {
     /// New commits were pushed to a change request.
     ChangeRequestUpdated {
         /// The head before the push (GitLab's `oldrev`).
-        #[serde(rename = "previousHead", skip_serializing_if = "Option::is_none")]
         previous_head: Option<String>,
     },
     /// A review comment on a change request: a merge request diff note, a
@@ -97,19 +132,14 @@ pub enum ArrivalKind {
     ReviewComment {
         /// The review's verdict where the forge has one (`comment`,
         /// `rejected`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         state: Option<String>,
         /// The file the comment is anchored to (GitLab's `position.new_path`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
         /// The line in the new file it is anchored to.
-        #[serde(skip_serializing_if = "Option::is_none")]
         line: Option<u64>,
         /// GitLab's discussion (thread) id.
-        #[serde(skip_serializing_if = "Option::is_none")]
         discussion: Option<String>,
         /// The comment's or review's length in bytes (its text is not kept).
-        #[serde(rename = "bodyBytes")]
         body_bytes: usize,
     },
 }
@@ -129,8 +159,7 @@ impl ArrivalKind {
 
 /// A verified delivery this intake does not act on, and why. Answered 202
 /// without storing anything, as GitHub's route answers the same.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[serde(tag = "reason", rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Ignored {
     /// An event this intake does not read.
@@ -142,7 +171,6 @@ pub enum Ignored {
         event: String,
         action: String,
         /// Why, when the action alone does not say (`: no label was added`).
-        #[serde(skip)]
         detail: String,
     },
     /// An approval carries no claim to validate.
@@ -251,9 +279,62 @@ pub(crate) fn header<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
 }
 
-/// Deserializes `body` as `T`, the error naming the event.
-pub(crate) fn parse_json<'de, T: serde::Deserialize<'de>>(event: &str, body: &'de [u8]) -> Result<T, PayloadError> {
-    serde_json::from_slice(body).map_err(|e| PayloadError::Invalid { event: event.to_owned(), message: e.to_string() })
+/// A payload read as a JSON tree: the fields intake needs are picked by
+/// path, so no payload type is compiled (each derived `Deserialize` costs
+/// wasm; the tree parser is in every artefact already).
+pub(crate) struct Payload<'e> {
+    event: &'e str,
+    root: serde_json::Value,
+}
+
+impl<'e> Payload<'e> {
+    /// Parses `body`; the error names the event.
+    pub(crate) fn parse(event: &'e str, body: &[u8]) -> Result<Self, PayloadError> {
+        let root: serde_json::Value = serde_json::from_slice(body)
+            .map_err(|e| PayloadError::Invalid { event: event.to_owned(), message: e.to_string() })?;
+        if !root.is_object() {
+            return Err(PayloadError::Invalid { event: event.to_owned(), message: "expected a JSON object".into() });
+        }
+        Ok(Self { event, root })
+    }
+
+    /// The value at `pointer` (`/a/b`), when present and not null.
+    pub(crate) fn get(&self, pointer: &str) -> Option<&serde_json::Value> {
+        self.root.pointer(pointer).filter(|v| !v.is_null())
+    }
+
+    /// The string at `pointer`, when it is one.
+    pub(crate) fn str(&self, pointer: &str) -> Option<&str> {
+        self.get(pointer).and_then(serde_json::Value::as_str)
+    }
+
+    /// The string at `pointer`, cut to `max` bytes; an error naming the
+    /// field when it is missing or not a string.
+    pub(crate) fn text(&self, pointer: &str, max: usize) -> Result<String, PayloadError> {
+        self.str(pointer).map(|s| cap(s, max)).ok_or_else(|| self.missing(pointer, "a string"))
+    }
+
+    /// The whole number at `pointer`; an error naming the field otherwise.
+    pub(crate) fn number(&self, pointer: &str) -> Result<u64, PayloadError> {
+        self.get(pointer).and_then(serde_json::Value::as_u64).ok_or_else(|| self.missing(pointer, "a whole number"))
+    }
+
+    /// The `key` of each object in the array at `pointer`, capped.
+    pub(crate) fn names(&self, pointer: &str, key: &str) -> Vec<String> {
+        self.get(pointer)
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|item| item.get(key)?.as_str())
+            .take(MAX_LABELS)
+            .map(|name| cap(name, MAX_NAME_BYTES))
+            .collect()
+    }
+
+    fn missing(&self, pointer: &str, what: &str) -> PayloadError {
+        let field = pointer.trim_start_matches('/').replace('/', ".");
+        PayloadError::Invalid { event: self.event.to_owned(), message: format!("`{field}` must be {what}") }
+    }
 }
 
 #[cfg(test)]
@@ -284,7 +365,7 @@ mod tests {
             labels: vec![],
             kind: ArrivalKind::ChangeRequestUpdated { previous_head: Some("8b641937".into()) },
         };
-        let json = serde_json::to_value(&arrival).unwrap();
+        let json = arrival.to_json();
         assert_eq!(json["arrival"], "change-request-updated");
         assert_eq!(json["previousHead"], "8b641937");
         assert_eq!(json["forge"], "gitlab");

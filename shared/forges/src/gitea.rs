@@ -19,12 +19,11 @@
 //! (reviewed); an approval carries no claim and is ignored.
 
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
 use sha2::Sha256;
 
 use crate::arrival::{
-    Arrival, ArrivalKind, AuthError, Forge, Ignored, MAX_LABELS, MAX_NAME_BYTES, Parsed, PayloadError, cap,
-    check_delivery_id, header, parse_json,
+    Arrival, ArrivalKind, AuthError, Forge, Ignored, MAX_NAME_BYTES, Parsed, Payload, PayloadError, cap,
+    check_delivery_id, header,
 };
 
 /// Signature headers, Forgejo's first (it sends both).
@@ -87,68 +86,6 @@ pub fn delivery_id(headers: &http::HeaderMap) -> Result<&str, PayloadError> {
     Ok(id)
 }
 
-#[derive(Deserialize)]
-struct Repository {
-    full_name: String,
-}
-
-#[derive(Deserialize)]
-struct User {
-    login: String,
-}
-
-#[derive(Deserialize)]
-struct Label {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct Issue {
-    number: u64,
-    #[serde(default)]
-    labels: Option<Vec<Label>>,
-}
-
-#[derive(Deserialize)]
-struct Head {
-    sha: String,
-}
-
-#[derive(Deserialize)]
-struct PullRequest {
-    #[serde(default)]
-    number: Option<u64>,
-    #[serde(default)]
-    labels: Option<Vec<Label>>,
-    head: Head,
-}
-
-#[derive(Deserialize)]
-struct Review {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    content: String,
-}
-
-#[derive(Deserialize)]
-struct Hook {
-    action: String,
-    /// The pull request's number (also inside `pull_request`, which some
-    /// captured payloads trim).
-    #[serde(default)]
-    number: Option<u64>,
-    repository: Repository,
-    #[serde(default)]
-    sender: Option<User>,
-    #[serde(default)]
-    issue: Option<Issue>,
-    #[serde(default)]
-    pull_request: Option<PullRequest>,
-    #[serde(default)]
-    review: Option<Review>,
-}
-
 /// Parses a verified delivery of `event_type` from `forge`.
 pub fn parse(forge: Forge, event_type: &str, delivery_id: &str, body: &[u8]) -> Result<Parsed, PayloadError> {
     let event = event_type;
@@ -160,69 +97,64 @@ pub fn parse(forge: Forge, event_type: &str, delivery_id: &str, body: &[u8]) -> 
         }
         _ => return Ok(Parsed::Ignored(Ignored::UnsupportedEvent { event: cap(event, MAX_NAME_BYTES) })),
     };
-    let hook: Hook = parse_json(event, body)?;
-    let missing =
-        |field: &str| PayloadError::Invalid { event: event.to_owned(), message: format!("missing field `{field}`") };
-    let action = hook.action.as_str();
+    let hook = Payload::parse(event, body)?;
+    let action = hook.text("/action", MAX_NAME_BYTES)?;
     let unsupported = || {
         Parsed::Ignored(Ignored::UnsupportedAction {
             event: event.to_owned(),
-            action: cap(action, MAX_NAME_BYTES),
+            action: action.clone(),
             detail: String::new(),
         })
     };
-    let names = |labels: &Option<Vec<Label>>| -> Vec<String> {
-        labels.iter().flatten().take(MAX_LABELS).map(|l| cap(&l.name, MAX_NAME_BYTES)).collect()
-    };
+    // A pull request's number is also at the top, which some captured
+    // payloads keep alone.
+    let pull_number = || hook.number("/number").or_else(|_| hook.number("/pull_request/number"));
     let (number, head, labels, kind) = match wants {
         Wants::Issue => {
-            let issue = hook.issue.as_ref().ok_or_else(|| missing("issue"))?;
-            let kind = match (event, action) {
+            let kind = match (event, action.as_str()) {
                 ("issues", "opened") => ArrivalKind::IssueOpened,
                 ("issue_label", "label_updated") => ArrivalKind::IssueLabelled { added: Vec::new() },
                 _ => return Ok(unsupported()),
             };
-            (issue.number, None, names(&issue.labels), kind)
+            (hook.number("/issue/number")?, None, hook.names("/issue/labels", "name"), kind)
         }
         Wants::PullRequest => {
-            let pull = hook.pull_request.as_ref().ok_or_else(|| missing("pull_request"))?;
-            let kind = match action {
+            let kind = match action.as_str() {
                 "opened" => ArrivalKind::ChangeRequestOpened,
                 "synchronized" => ArrivalKind::ChangeRequestUpdated { previous_head: None },
                 _ => return Ok(unsupported()),
             };
-            let number = hook.number.or(pull.number).ok_or_else(|| missing("number"))?;
-            (number, Some(cap(&pull.head.sha, 64)), names(&pull.labels), kind)
+            let head = hook.text("/pull_request/head/sha", 64)?;
+            (pull_number()?, Some(head), hook.names("/pull_request/labels", "name"), kind)
         }
         Wants::Review => {
-            let pull = hook.pull_request.as_ref().ok_or_else(|| missing("pull_request"))?;
-            let review = hook.review.as_ref().ok_or_else(|| missing("review"))?;
             if action != "reviewed" {
                 return Ok(unsupported());
             }
-            let state = review.kind.strip_prefix("pull_request_review_").unwrap_or(&review.kind);
+            let kind = hook.text("/review/type", MAX_NAME_BYTES)?;
+            let state = kind.strip_prefix("pull_request_review_").unwrap_or(&kind);
             if state == "approved" {
                 return Ok(Parsed::Ignored(Ignored::ReviewCarriesNoClaim { state: "approved".into() }));
             }
             let kind = ArrivalKind::ReviewComment {
-                state: Some(cap(state, MAX_NAME_BYTES)),
+                state: Some(state.to_owned()),
                 path: None,
                 line: None,
                 discussion: None,
-                body_bytes: review.content.len(),
+                body_bytes: hook.str("/review/content").map_or(0, str::len),
             };
-            let number = hook.number.or(pull.number).ok_or_else(|| missing("number"))?;
-            (number, Some(cap(&pull.head.sha, 64)), names(&pull.labels), kind)
+            let head = hook.text("/pull_request/head/sha", 64)?;
+            (pull_number()?, Some(head), hook.names("/pull_request/labels", "name"), kind)
         }
     };
     Ok(Parsed::Arrival(Box::new(Arrival {
         forge,
         delivery_id: delivery_id.to_owned(),
         event: event.to_owned(),
-        action: cap(action, MAX_NAME_BYTES),
-        repository: cap(&hook.repository.full_name, MAX_NAME_BYTES),
+        action,
+        repository: hook.text("/repository/full_name", MAX_NAME_BYTES)?,
         number,
-        sender: hook.sender.as_ref().map(|u| cap(&u.login, MAX_NAME_BYTES)),
+        sender: hook.str("/sender/login").map(|u| cap(u, MAX_NAME_BYTES)),
         head,
         labels,
         kind,

@@ -17,13 +17,12 @@
 //! carries `oldrev`), `Note Hook` (a merge request diff note).
 
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use crate::arrival::{
-    Arrival, ArrivalKind, AuthError, Forge, Ignored, MAX_LABELS, MAX_NAME_BYTES, Parsed, PayloadError, cap,
-    check_delivery_id, header, parse_json,
+    Arrival, ArrivalKind, AuthError, Forge, Ignored, MAX_NAME_BYTES, Parsed, Payload, PayloadError, cap,
+    check_delivery_id, header,
 };
 
 /// The secret token's header.
@@ -188,109 +187,22 @@ pub fn parse(event: &str, delivery_id: &str, body: &[u8]) -> Result<Parsed, Payl
     })
 }
 
-#[derive(Deserialize)]
-struct Project {
-    path_with_namespace: String,
-}
-
-#[derive(Deserialize)]
-struct User {
-    username: String,
-}
-
-#[derive(Deserialize)]
-struct Label {
-    title: String,
-}
-
-#[derive(Deserialize)]
-struct Commit {
-    id: String,
-}
-
-#[derive(Deserialize)]
-struct Attributes {
-    #[serde(default)]
-    iid: Option<u64>,
-    #[serde(default)]
-    action: Option<String>,
-    #[serde(default)]
-    oldrev: Option<String>,
-    #[serde(default)]
-    last_commit: Option<Commit>,
-    // Note Hook
-    #[serde(default)]
-    noteable_type: Option<String>,
-    #[serde(default, rename = "type")]
-    note_type: Option<String>,
-    #[serde(default)]
-    note: Option<String>,
-    #[serde(default)]
-    discussion_id: Option<String>,
-    #[serde(default)]
-    position: Option<Position>,
-}
-
-#[derive(Deserialize)]
-struct Position {
-    #[serde(default)]
-    new_path: Option<String>,
-    #[serde(default)]
-    new_line: Option<u64>,
-    #[serde(default)]
-    head_sha: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct LabelChange {
-    #[serde(default)]
-    previous: Vec<Label>,
-    #[serde(default)]
-    current: Vec<Label>,
-}
-
-#[derive(Deserialize, Default)]
-struct Changes {
-    #[serde(default)]
-    labels: Option<LabelChange>,
-}
-
-#[derive(Deserialize)]
-struct MergeRequestRef {
-    iid: u64,
-    #[serde(default)]
-    last_commit: Option<Commit>,
-}
-
-#[derive(Deserialize)]
-struct Hook {
-    project: Project,
-    #[serde(default)]
-    user: Option<User>,
-    object_attributes: Attributes,
-    #[serde(default)]
-    labels: Vec<Label>,
-    #[serde(default)]
-    changes: Option<Changes>,
-    #[serde(default)]
-    merge_request: Option<MergeRequestRef>,
-}
-
 type Outcome = Result<Result<Arrival, Ignored>, PayloadError>;
 
-fn arrival(event: &str, hook: &Hook, number: u64, kind: ArrivalKind) -> Arrival {
-    Arrival {
+/// The fields every hook shares, and `kind`.
+fn arrival(hook: &Payload<'_>, event: &str, number: u64, kind: ArrivalKind) -> Result<Arrival, PayloadError> {
+    Ok(Arrival {
         forge: Forge::GitLab,
         delivery_id: String::new(),
         event: event.to_owned(),
-        action: hook.object_attributes.action.clone().unwrap_or_default(),
-        repository: cap(&hook.project.path_with_namespace, MAX_NAME_BYTES),
+        action: hook.str("/object_attributes/action").map(|a| cap(a, MAX_NAME_BYTES)).unwrap_or_default(),
+        repository: hook.text("/project/path_with_namespace", MAX_NAME_BYTES)?,
         number,
-        sender: hook.user.as_ref().map(|u| cap(&u.username, MAX_NAME_BYTES)),
+        sender: hook.str("/user/username").map(|u| cap(u, MAX_NAME_BYTES)),
         head: None,
-        labels: hook.labels.iter().take(MAX_LABELS).map(|l| cap(&l.title, MAX_NAME_BYTES)).collect(),
+        labels: hook.names("/labels", "title"),
         kind,
-    }
+    })
 }
 
 fn unsupported(event: &str, action: &str, detail: &str) -> Ignored {
@@ -301,28 +213,19 @@ fn unsupported(event: &str, action: &str, detail: &str) -> Ignored {
     }
 }
 
-fn number(event: &str, value: Option<u64>, field: &str) -> Result<u64, PayloadError> {
-    value.ok_or_else(|| PayloadError::Invalid { event: event.to_owned(), message: format!("missing field `{field}`") })
-}
-
 fn issue(event: &str, body: &[u8]) -> Outcome {
-    let hook: Hook = parse_json(event, body)?;
-    let iid = number(event, hook.object_attributes.iid, "object_attributes.iid")?;
-    let action = hook.object_attributes.action.as_deref().unwrap_or_default();
+    let hook = Payload::parse(event, body)?;
+    let iid = hook.number("/object_attributes/iid")?;
+    let action = hook.str("/object_attributes/action").unwrap_or_default();
     let kind = match action {
         "open" => ArrivalKind::IssueOpened,
         "update" => {
-            let change = hook.changes.as_ref().and_then(|c| c.labels.as_ref());
-            let added: Vec<String> = change
-                .map(|c| {
-                    c.current
-                        .iter()
-                        .filter(|l| !c.previous.iter().any(|p| p.title == l.title))
-                        .take(MAX_LABELS)
-                        .map(|l| cap(&l.title, MAX_NAME_BYTES))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let previous = hook.names("/changes/labels/previous", "title");
+            let added: Vec<String> = hook
+                .names("/changes/labels/current", "title")
+                .into_iter()
+                .filter(|label| !previous.contains(label))
+                .collect();
             if added.is_empty() {
                 return Ok(Err(unsupported(event, action, ": no label was added")));
             }
@@ -330,49 +233,45 @@ fn issue(event: &str, body: &[u8]) -> Outcome {
         }
         _ => return Ok(Err(unsupported(event, action, ""))),
     };
-    Ok(Ok(arrival(event, &hook, iid, kind)))
+    Ok(Ok(arrival(&hook, event, iid, kind)?))
 }
 
 fn merge_request(event: &str, body: &[u8]) -> Outcome {
-    let hook: Hook = parse_json(event, body)?;
-    let attributes = &hook.object_attributes;
-    let iid = number(event, attributes.iid, "object_attributes.iid")?;
-    let action = attributes.action.as_deref().unwrap_or_default();
-    let kind = match (action, &attributes.oldrev) {
+    let hook = Payload::parse(event, body)?;
+    let iid = hook.number("/object_attributes/iid")?;
+    let action = hook.str("/object_attributes/action").unwrap_or_default();
+    let kind = match (action, hook.str("/object_attributes/oldrev")) {
         ("open", _) => ArrivalKind::ChangeRequestOpened,
         ("update", Some(oldrev)) => ArrivalKind::ChangeRequestUpdated { previous_head: Some(cap(oldrev, 64)) },
         ("update", None) => return Ok(Err(unsupported(event, action, ": no new commits (no `oldrev`)"))),
         _ => return Ok(Err(unsupported(event, action, ""))),
     };
-    let mut arrival = arrival(event, &hook, iid, kind);
-    arrival.head = attributes.last_commit.as_ref().map(|c| cap(&c.id, 64));
+    let mut arrival = arrival(&hook, event, iid, kind)?;
+    arrival.head = hook.str("/object_attributes/last_commit/id").map(|c| cap(c, 64));
     Ok(Ok(arrival))
 }
 
 fn note(event: &str, body: &[u8]) -> Outcome {
-    let hook: Hook = parse_json(event, body)?;
-    let attributes = &hook.object_attributes;
-    let on = attributes.noteable_type.as_deref().unwrap_or_default();
-    let kind = attributes.note_type.as_deref().unwrap_or("Note");
+    let hook = Payload::parse(event, body)?;
+    let on = hook.str("/object_attributes/noteable_type").unwrap_or_default();
+    let kind = hook.str("/object_attributes/type").unwrap_or("Note");
     if on != "MergeRequest" || kind != "DiffNote" {
         let detail = format!(": a {kind} on a {on}; only merge request diff notes are read");
         return Ok(Err(unsupported(event, "comment", &detail)));
     }
-    let merge_request = hook.merge_request.as_ref();
-    let iid = number(event, merge_request.map(|m| m.iid), "merge_request.iid")?;
-    let position = attributes.position.as_ref();
+    let iid = hook.number("/merge_request/iid")?;
     let kind = ArrivalKind::ReviewComment {
         state: None,
-        path: position.and_then(|p| p.new_path.as_deref()).map(|p| cap(p, MAX_NAME_BYTES)),
-        line: position.and_then(|p| p.new_line),
-        discussion: attributes.discussion_id.as_deref().map(|d| cap(d, 64)),
-        body_bytes: attributes.note.as_deref().map_or(0, str::len),
+        path: hook.str("/object_attributes/position/new_path").map(|p| cap(p, MAX_NAME_BYTES)),
+        line: hook.get("/object_attributes/position/new_line").and_then(serde_json::Value::as_u64),
+        discussion: hook.str("/object_attributes/discussion_id").map(|d| cap(d, 64)),
+        body_bytes: hook.str("/object_attributes/note").map_or(0, str::len),
     };
-    let mut arrival = arrival(event, &hook, iid, kind);
+    let mut arrival = arrival(&hook, event, iid, kind)?;
     arrival.action = "comment".to_owned();
-    arrival.head = position
-        .and_then(|p| p.head_sha.as_deref())
-        .or_else(|| merge_request.and_then(|m| m.last_commit.as_ref()).map(|c| c.id.as_str()))
+    arrival.head = hook
+        .str("/object_attributes/position/head_sha")
+        .or_else(|| hook.str("/merge_request/last_commit/id"))
         .map(|h| cap(h, 64));
     Ok(Ok(arrival))
 }

@@ -148,7 +148,11 @@ fn every_fixture_parses_to_its_arrival_or_reason() {
 #[test]
 fn a_body_not_of_the_event_shape_is_a_payload_error() {
     let e = parse("Issue Hook", "d", b"{\"object_kind\":\"issue\"}").unwrap_err();
-    assert!(e.to_string().contains("Issue Hook") && e.to_string().contains("project"), "{e}");
+    assert!(e.to_string().contains("Issue Hook") && e.to_string().contains("object_attributes.iid"), "{e}");
+    let no_project = br#"{"object_kind":"issue","object_attributes":{"iid":1,"action":"open"}}"#;
+    let e = parse("Issue Hook", "d", no_project).unwrap_err();
+    assert!(e.to_string().contains("`project.path_with_namespace` must be a string"), "{e}");
+    assert!(parse("Note Hook", "d", b"[1]").unwrap_err().to_string().contains("JSON object"));
     assert!(parse("Merge Request Hook", "d", b"not json").is_err());
 }
 

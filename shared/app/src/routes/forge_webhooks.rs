@@ -179,7 +179,7 @@ async fn intake<H: Host>(
         "recorded": "arrival",
         "forge": arrival.forge.as_str(),
         "deliveryId": delivery,
-        "arrival": *arrival,
+        "arrival": arrival.to_json(),
         "run": "not-yet",
         "message": format!(
             "the {} was recorded; this version runs tasks from GitHub only (docs/forges.md)",
