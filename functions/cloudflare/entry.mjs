@@ -19,8 +19,10 @@
 //   (`arrayBuffer`, then `crypto.subtle` with the key the wasm side imported),
 //   and the wasm side answers in one synchronous call
 //   (functions/cloudflare/src/intake.rs), given only the headers intake reads;
-//   the entry builds the `Response` from its status, headers and body. What
-//   it does not take on goes to the async `fetch`, unchanged. The one answer
+//   the entry builds the `Response` from its status, headers and body. A
+//   delivery that is acted on comes back verified and parsed, and the
+//   entry hands it to the async `webhookAct`, which stores it: one check,
+//   one parse. What it does not take on goes to the async `fetch`, unchanged. The one answer
 //   the entry gives without that call is the refusal of a wrong MAC (see
 //   `claimedMac`): a refusal, never an acceptance.
 import Glue, { LeaseCoordinator, TaskStore } from "./glue.js";
@@ -149,7 +151,9 @@ async function webhook(request, env, ctx) {
   }
   const answer = rust.webhookAnswer(env, intakeHeaders(request, names), new Uint8Array(body), mac, undefined);
   if (answer === undefined) return rust.fetch.call({ env, ctx }, new Request(request, { body }));
-  return answer === null ? refuseMismatch("/webhooks/github", started) : respond(prepare(answer));
+  if (answer === null) return refuseMismatch("/webhooks/github", started);
+  // A delivery acted on, verified and parsed: stored without a second check.
+  return Array.isArray(answer) ? respond(prepare(answer)) : rust.webhookAct(env, answer).then((stored) => respond(prepare(stored)));
 }
 
 export default {

@@ -156,6 +156,14 @@ cargo build --profile tools -p agent-zero-spin-host -p agent-zero-sandbox
 step "Spin host's own tests (its stores' semantics, wall clock, outbound budget, routes)"
 cargo test --profile tools -p agent-zero-spin-host 2>&1 | tee -a "$log"
 
+step "cold start of each artefact (benchmark, one round: tests/bench/cost.sh cold; docs/cost.md#cold-start)"
+# Reported, and each worker's first request in a fresh isolate held under
+# Cloudflare's Worker startup time limit, 1 s
+# (developers.cloudflare.com/workers/platform/limits/#worker-startup-time).
+cold="$(mktemp -d)"
+BENCH_COST_STEPS=cold BENCH_COST_ROUNDS=1 BENCH_OUT="$cold/cold.md" BENCH_COLD_LIMIT_MS=1000 bash tests/bench/cost.sh
+rm -rf "$cold"
+
 step "end-to-end on workerd and the Spin host"
 AGENT_ZERO_E2E=1 cargo test -p agent-zero-e2e --test e2e 2>&1 | tee -a "$log"
 

@@ -60,7 +60,53 @@ pub struct Server {
     pub base_url: String,
     pub state_dir: PathBuf,
     child: Child,
+    /// workerd: the platform's cron, as [`Cron`] runs it.
+    cron: Option<Cron>,
     _temp: tempfile::TempDir,
+}
+
+/// A workerd server's cron trigger, as Cloudflare runs `wrangler.toml`'s
+/// (every 10 minutes there): the front worker's `scheduled` handler every
+/// [`Cron::PERIOD`], through wrangler dev's `--test-scheduled` route, until
+/// the server stops. Without it a tick whose queue message is lost would
+/// wait forever on workerd, where the platform's sweep re-drives it (the
+/// Spin host runs its `--cron` alike).
+#[derive(Debug)]
+struct Cron {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Cron {
+    /// Short enough that a case waiting on a re-driven tick waits seconds.
+    const PERIOD: Duration = Duration::from_secs(3);
+
+    fn start(base_url: &str) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let url = format!("{base_url}/__scheduled?cron=*%2F10+*+*+*+*");
+        let thread = std::thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .into();
+            // Each period ends early only when the server stops.
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(Self::PERIOD) {
+                // A sweep that fails is the next one's to redo, as on the platform.
+                let _ = agent.get(&url).call();
+            }
+        });
+        Self { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Cron {
+    fn drop(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The repository root (parent of `tests/`).
@@ -107,11 +153,17 @@ impl Server {
             base_url: format!("http://127.0.0.1:{port}"),
             state_dir: state_dir.clone(),
             child,
+            cron: None,
             _temp: temp,
         };
         for attempt in 1..=ATTEMPTS {
             let why = match server.wait_ready(Duration::from_secs(90)) {
-                Ready::Answering => return Ok(server),
+                Ready::Answering => {
+                    if runtime == Runtime::Workerd {
+                        server.cron = Some(Cron::start(&server.base_url));
+                    }
+                    return Ok(server);
+                }
                 Ready::AddressInUse if attempt < ATTEMPTS => {
                     server.stop();
                     let port = free_port();
@@ -382,6 +434,7 @@ impl Server {
 
     /// Stops the server (and its process group).
     pub fn stop(&mut self) {
+        self.cron = None;
         let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -395,9 +448,9 @@ impl Server {
 const WRANGLER_RESTARTED: &str = "Your worker restarted mid-request. Please try sending the request again. \
                                   Only GET or HEAD requests are retried automatically.";
 
-/// `body` as a new event's: see [`Server::deliver_github`]. Anything but
-/// a JSON object is sent as it is.
-fn fresh_event(body: &[u8], delivery: &str) -> Vec<u8> {
+/// `body` as a new event's, named `delivery`: see [`Server::deliver_github`].
+/// Anything but a JSON object is sent as it is.
+pub fn fresh_event(body: &[u8], delivery: &str) -> Vec<u8> {
     let Ok(serde_json::Value::Object(mut payload)) = serde_json::from_slice(body) else { return body.to_vec() };
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let now_ms = u64::try_from(now_ms).unwrap_or(u64::MAX);

@@ -41,7 +41,7 @@
 
 use agent_zero_app::{ApiError, BoundedBody, ErrorCode, webhook};
 use worker::Env;
-use worker::js_sys::{Array, Uint8Array};
+use worker::js_sys::{Array, Promise, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 
 /// The route this path takes on (`agent_zero_app`'s router: exactly this,
@@ -80,8 +80,9 @@ fn webhook_path(settings: &agent_zero_app::Settings) -> Option<String> {
 /// by the entry; `undefined` when it has none): `null` when the
 /// MAC does not match (answer [`webhook_key`]'s `mismatch`), otherwise
 /// `[status, headers, body]` (`headers`: names and values, each followed
-/// by a line feed; `body`: text or bytes, or `undefined` for none), or `undefined`
-/// when it needs storage: send it to `fetch`. `headers` is the request's
+/// by a line feed; `body`: text or bytes, or `undefined` for none), or a
+/// [`Verified`] delivery that needs storage: give it to [`webhook_act`];
+/// or `undefined` for what the async path takes on (send it to `fetch`). `headers` is the request's
 /// [`webhook::HEADERS`] that it has, in the same form. The body is copied
 /// into wasm memory only once its MAC matched.
 #[wasm_bindgen(js_name = webhookAnswer)]
@@ -128,7 +129,10 @@ pub fn webhook_answer(
                 }
                 bounded.push(body.to_vec()).ok()?;
                 let request = http::Request::from_parts(head, bounded.into_bytes());
-                webhook::answer_verified(&settings, &request, true)?
+                match webhook::answer_verified(&settings, request, true) {
+                    webhook::Checked::Answered(response) => response,
+                    webhook::Checked::Acted(acted) => return Some(Verified { acted }.into()),
+                }
             }
         },
     };
@@ -138,6 +142,31 @@ pub fn webhook_answer(
     let path = webhook_path(&settings)?;
     crate::log_request(&settings, &invocation, "POST", &path, &mut response);
     Some(answer_of(response).into())
+}
+
+/// A delivery [`webhook_answer`] verified and parsed and found acted on:
+/// the entry hands it straight to [`webhook_act`], in the same turn.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Verified {
+    acted: webhook::Acted,
+}
+
+/// The answer to a delivery [`webhook_answer`] verified (`[status, headers,
+/// body]`, as it gives answers): intake's storage half
+/// ([`agent_zero_app::act_on`]), without checking or parsing it again.
+#[wasm_bindgen(js_name = webhookAct)]
+pub fn webhook_act(env: Env, verified: Verified) -> Promise {
+    worker::wasm_bindgen_futures::future_to_promise(async move {
+        let settings = crate::settings_of(&env);
+        let invocation = crate::invocation();
+        let host = crate::CloudflareHost::new(&env);
+        let mut response = agent_zero_app::act_on(&host, &settings, &invocation, verified.acted).await;
+        if let Some(path) = webhook_path(&settings) {
+            crate::log_request(&settings, &invocation, "POST", &path, &mut response);
+        }
+        Ok(answer_of(response).into())
+    })
 }
 
 /// `POST path` (intake's) with `headers` (see [`webhook_answer`]), or
@@ -182,5 +211,6 @@ fn answer_of(response: http::Response<Vec<u8>>) -> Array {
 
 /// Whether `computed` is `expected`, in time that depends on neither.
 fn same_mac(computed: &[u8; 32], expected: &[u8; 32]) -> bool {
-    std::hint::black_box(computed.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b))) == 0
+    use subtle::ConstantTimeEq as _;
+    bool::from(computed.ct_eq(expected))
 }

@@ -57,7 +57,9 @@ pub use audit_log::AuditEntry;
 /// Webhook intake's synchronous steps, for a host that checks the
 /// signature's MAC itself (`POST /webhooks/github`).
 pub mod webhook {
-    pub use crate::routes::webhooks::{HEADERS, Signature, SignatureCheck, answer_verified, mismatched, signature};
+    pub use crate::routes::webhooks::{
+        Acted, Checked, HEADERS, Signature, SignatureCheck, answer_verified, mismatched, signature,
+    };
 }
 pub use allowed_hosts::ORIGIN_VARIABLES;
 pub use body_limit::{BoundedBody, NO_BODY_MAX_BYTES, body_limit, refuse};
@@ -163,6 +165,22 @@ pub async fn handle<H: Host>(
     request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let mut response = answer(host, settings, invocation, request).await;
+    log_line::stamp(&mut response, &invocation.request_id);
+    response
+}
+
+/// The answer to a webhook delivery that [`webhook::answer_verified`]
+/// verified and parsed and found acted on: intake's storage half, as
+/// [`handle`] runs it after its own check and parse, so a host that checked
+/// the MAC itself neither checks nor parses the delivery again.
+pub async fn act_on<H: Host>(
+    host: &H,
+    settings: &Settings,
+    invocation: &Invocation,
+    acted: webhook::Acted,
+) -> http::Response<Vec<u8>> {
+    let context = routes::RouteContext { host, settings, invocation };
+    let mut response = routes::webhooks::act(&context, acted).await;
     log_line::stamp(&mut response, &invocation.request_id);
     response
 }

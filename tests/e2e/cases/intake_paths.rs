@@ -5,8 +5,12 @@
 //! `sha256=` and 64 hex digits) and answered by one synchronous wasm call
 //! (functions/cloudflare/src/intake.rs); a chunked one (no length) always
 //! takes the async `fetch`. Every answer the synchronous path gives is sent
-//! both ways and compared: status, headers and body, byte for byte. On Spin
-//! both are the one path, so the case checks framing makes no difference.
+//! both ways and compared: status, headers and body, byte for byte. A
+//! delivery that creates a task is checked and parsed by that call too and
+//! stored by `webhookAct`, without a second check: its answers (the first,
+//! and a redelivery's through the other path) are compared the same way,
+//! but for the task id, which is the delivery's own. On Spin both are the
+//! one path, so the case checks framing makes no difference.
 
 use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions};
 use agent_zero_fakes::sign_github;
@@ -228,5 +232,45 @@ fn webhook_answers_alike_with_and_without_content_length(runtime: Runtime) {
         let again = server.send("POST", "/webhooks/github", &headers, body);
         assert_eq!((again.status, again.text()), (sized.status, sized.text()), "{what}: sent again");
         assert_eq!(answer_headers(&again), answer_headers(&sized), "{what}: headers, sent again");
+    }
+
+    // Deliveries that create a task, one each way, under delivery ids of one
+    // length (the answer names the task): two events (the second
+    // copy of one signed body would be refused as replayed).
+    let created = fixture("pull_request_review_comment", "created.payload.json");
+    let comment = agent_zero_e2e::server::fresh_event(&created, "paths-task-sized");
+    let other = agent_zero_e2e::server::fresh_event(&created, "paths-task-chunk");
+    fn headers<'a>(delivery: &'a str, signature: &'a str) -> [(&'a str, &'a str); 4] {
+        [
+            ("content-type", "application/json"),
+            ("x-github-delivery", delivery),
+            ("x-github-event", "pull_request_review_comment"),
+            ("x-hub-signature-256", signature),
+        ]
+    }
+    let (comment_signature, other_signature) = (signed(&comment), signed(&other));
+    let (comment_signature, other_signature) = (comment_signature.as_str(), other_signature.as_str());
+    let sized = server.send("POST", "/webhooks/github", &headers("paths-task-sized", comment_signature), &comment);
+    let chunked = send_chunked(&server, &headers("paths-task-chunk", other_signature), &other);
+    assert_eq!(sized.status, 202, "a task, with Content-Length: {}", sized.text());
+    let without_id = |reply: &Reply, delivery: &str| {
+        let id = reply.json()["taskId"].as_str().unwrap_or_else(|| panic!("no taskId: {}", reply.text())).to_owned();
+        assert!(id.ends_with(delivery), "task id {id} is not {delivery}'s");
+        reply.text().replace(&id, "<task>")
+    };
+    assert_eq!(
+        (chunked.status, without_id(&chunked, "paths-task-chunk")),
+        (sized.status, without_id(&sized, "paths-task-sized")),
+        "a task: chunked (async path) against sized ({})",
+        server.runtime.name()
+    );
+    assert_eq!(answer_headers(&chunked), answer_headers(&sized), "a task: headers");
+    // Each redelivered through the other path: the first answer, once.
+    let resized = server.send("POST", "/webhooks/github", &headers("paths-task-chunk", other_signature), &other);
+    let rechunked = send_chunked(&server, &headers("paths-task-sized", comment_signature), &comment);
+    for (what, first, again) in [("sized", &chunked, &resized), ("chunked", &sized, &rechunked)] {
+        assert_eq!(again.status, 200, "a redelivery, {what}: {}", again.text());
+        assert_eq!(again.json()["duplicate"], true, "a redelivery, {what}: {}", again.text());
+        assert_eq!(again.json()["taskId"], first.json()["taskId"], "a redelivery, {what}");
     }
 }

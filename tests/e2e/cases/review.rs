@@ -10,6 +10,8 @@
 //! collaborator's `/agent-zero review` comment starts a review of the head
 //! (acknowledged with a reaction), an outsider's is ignored with its reason;
 //! in `suggest` mode only a change the checks passed on becomes a suggestion.
+//! Publication retried after a rate limit finds the task's check run by
+//! listing the head's check runs, and updates it rather than adding one.
 
 use std::time::{Duration, Instant};
 
@@ -53,6 +55,10 @@ pub(crate) const CASES: &[Case] = &[
     Case {
         name: "review_started_by_the_cli_follows_the_run_and_exits_as_the_reference",
         run: review_started_by_the_cli_follows_the_run_and_exits_as_the_reference,
+    },
+    Case {
+        name: "review_published_again_after_a_rate_limit_updates_its_check_run_in_place",
+        run: review_published_again_after_a_rate_limit_updates_its_check_run_in_place,
     },
 ];
 
@@ -802,4 +808,57 @@ fn review_started_by_the_cli_follows_the_run_and_exits_as_the_reference(runtime:
     assert_eq!(status, agent_zero_cli::EXIT_FAILED, "{out}{err}");
     assert!(err.contains("refused the task: 400 invalid_request (pullRequest.number)"), "{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+/// GitHub's secondary rate limit on the review's `POST` (403 with
+/// `retry-after`, once): the publication stops there, after creating the
+/// check run, and runs again a second later. The second time it lists the
+/// head's check runs (`GET /commits/{sha}/check-runs?check_name=&filter=all`,
+/// which the loopback GitHub answers as GitHub does), finds the task's by its
+/// `external_id` and updates it (`PATCH`): one check run for the task, one
+/// review.
+fn review_published_again_after_a_rate_limit_updates_its_check_run_in_place(runtime: Runtime) {
+    let world = world(runtime, &[]);
+    world.model.push_decision(decision());
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let reviews = format!("/repos/{owner}/{name}/pulls/{}/reviews", world.number);
+    world.github.fail_next(
+        "POST",
+        &reviews,
+        403,
+        &[("retry-after", "1")],
+        r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits","status":"403"}"#,
+    );
+    let task_id = deliver(&world, "review-rate-limited-1");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+
+    let started = Instant::now();
+    while world.github.reviews(owner, name, world.number).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(90), "no review posted: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "one review, posted on the second try");
+    assert_eq!(world.github.calls_matching("POST", &reviews).len(), 2, "refused once, then posted");
+
+    let ours: Vec<Value> =
+        world.github.check_runs(owner, name).into_iter().filter(|run| run["external_id"] == json!(task_id)).collect();
+    assert_eq!(ours.len(), 1, "one check run for the task: {ours:#?}");
+    assert_eq!(ours[0]["head_sha"], json!(world.head));
+    assert_eq!(ours[0]["status"], "completed", "{:#}", ours[0]);
+    let listed =
+        world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/commits/{}/check-runs", world.head));
+    assert_eq!(listed.len(), 2, "listed before each write: {listed:#?}");
+    assert!(listed.iter().all(|call| call.query_param("filter") == Some("all")), "{listed:#?}");
+    let id = ours[0]["id"].as_u64().expect("a check run id");
+    assert_eq!(
+        world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/check-runs")).len(),
+        1,
+        "created once"
+    );
+    assert_eq!(
+        world.github.calls_matching("PATCH", &format!("/repos/{owner}/{name}/check-runs/{id}")).len(),
+        1,
+        "then updated in place"
+    );
 }

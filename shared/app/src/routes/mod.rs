@@ -62,7 +62,7 @@ pub(crate) async fn dispatch<H: Host>(
     let id = || params.first().map(String::as_str).unwrap_or_default();
     let mut response = match route.id {
         RouteId::Health => health::get(context, &request).await,
-        RouteId::GithubWebhook => webhooks::github(context, &request).await,
+        RouteId::GithubWebhook => webhooks::github(context, request).await,
         RouteId::GitLabWebhook => forge_webhooks::post(context, &request, forge_webhooks::Route::GitLab).await,
         RouteId::GiteaWebhook => forge_webhooks::post(context, &request, forge_webhooks::Route::Gitea).await,
         RouteId::ListTasks => tasks::list(context, &request).await,

@@ -32,7 +32,10 @@
 //! The steps before and after the signature check are synchronous and
 //! public ([`signature`], [`answer_verified`]), so a host that checks the
 //! MAC with its own native primitive answers most deliveries without
-//! entering the async handler; both paths are this module's functions.
+//! entering the async handler; a delivery that is acted on comes out of
+//! them verified and parsed ([`Acted`]) and goes on to [`crate::act_on`]
+//! for storage, so every delivery is checked and parsed once, whichever
+//! path it takes. Both paths are this module's functions.
 
 use agent_zero_engine::{Received, TaskError};
 use agent_zero_github::{
@@ -72,9 +75,18 @@ fn delivery_key(delivery: &str) -> String {
 
 pub(super) async fn github<H: Host>(
     context: &RouteContext<'_, H>,
-    request: &http::Request<Vec<u8>>,
+    request: http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     match intake(context, request).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// The storage half of intake for a delivery [`answer_verified`] found
+/// acted on (see [`crate::act_on`]).
+pub(crate) async fn act<H: Host>(context: &RouteContext<'_, H>, acted: Acted) -> http::Response<Vec<u8>> {
+    match store(context, acted).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
@@ -132,21 +144,26 @@ pub fn mismatched() -> http::Response<Vec<u8>> {
 
 /// Intake after the signature check, for a host that checked the MAC
 /// itself (`matched`: whether HMAC-SHA256(key, body) equals the
-/// [`Signature`]'s `mac`). `Some` is the answer, exactly what the async
-/// handler answers; `None` means the delivery is acted on (a task, an
-/// installation change) and needs storage: send the request through
-/// [`crate::handle`].
+/// [`Signature`]'s `mac`): the answer, exactly what the async handler
+/// answers, or the delivery verified and parsed, to be acted on (a task,
+/// an installation change) through [`crate::act_on`], which stores it.
 #[must_use]
-pub fn answer_verified(
-    settings: &Settings,
-    request: &http::Request<Vec<u8>>,
-    matched: bool,
-) -> Option<http::Response<Vec<u8>>> {
+pub fn answer_verified(settings: &Settings, request: http::Request<Vec<u8>>, matched: bool) -> Checked {
     match verified(settings, request, matched) {
-        Err(error) => Some(error.into_response()),
-        Ok(Verified::Answered(status, answer)) => Some(accepted(status, answer)),
-        Ok(Verified::Acted(_)) => None,
+        Err(error) => Checked::Answered(error.into_response()),
+        Ok(Verified::Answered(status, answer)) => Checked::Answered(accepted(status, answer)),
+        Ok(Verified::Acted(acted)) => Checked::Acted(acted),
     }
+}
+
+/// What [`answer_verified`] made of a delivery.
+#[derive(Debug)]
+pub enum Checked {
+    /// The answer; nothing is stored.
+    Answered(http::Response<Vec<u8>>),
+    /// A verified, parsed delivery that changes something: give it to
+    /// [`crate::act_on`].
+    Acted(Acted),
 }
 
 fn signed<'s>(
@@ -180,22 +197,28 @@ fn rejected(e: SignatureError) -> ApiError {
 }
 
 /// A verified delivery: answered as it is, or acted on.
-enum Verified<'r> {
+enum Verified {
     Answered(StatusCode, serde_json::Value),
-    Acted(Acted<'r>),
+    Acted(Acted),
 }
 
-/// A delivery that changes something: recorded, and answered once.
-struct Acted<'r> {
-    delivery: &'r str,
+/// A delivery whose signature matched and whose payload parsed, that
+/// changes something: recorded, and answered once. Only intake makes one.
+pub struct Acted {
+    /// Its `X-GitHub-Delivery`, validated.
+    delivery: String,
     intake: Intake,
+    /// The body as signed, for the replay check's digest.
+    body: Vec<u8>,
 }
 
-fn verified<'r>(
-    settings: &Settings,
-    request: &'r http::Request<Vec<u8>>,
-    matched: bool,
-) -> Result<Verified<'r>, ApiError> {
+impl std::fmt::Debug for Acted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Acted").field("delivery", &self.delivery).finish_non_exhaustive()
+    }
+}
+
+fn verified(settings: &Settings, request: http::Request<Vec<u8>>, matched: bool) -> Result<Verified, ApiError> {
     if !matched {
         return Err(rejected(SignatureError::Mismatch));
     }
@@ -234,22 +257,31 @@ fn verified<'r>(
             StatusCode::ACCEPTED,
             json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() }),
         ),
-        intake @ (Intake::Installation(_) | Intake::Task(_)) => Verified::Acted(Acted { delivery, intake }),
+        intake @ (Intake::Installation(_) | Intake::Task(_)) => {
+            Verified::Acted(Acted { delivery: delivery.to_owned(), intake, body: request.into_body() })
+        }
         _ => Verified::Answered(StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     })
 }
 
 async fn intake<H: Host>(
     context: &RouteContext<'_, H>,
-    request: &http::Request<Vec<u8>>,
+    request: http::Request<Vec<u8>>,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let settings = context.settings;
     let signature = signed(settings, request.headers(), request.body().len())?;
     let matched = context.host.hmac_sha256_matches(signature.key, request.body(), &signature.mac).await;
-    let Acted { delivery, intake } = match verified(settings, request, matched)? {
-        Verified::Answered(status, answer) => return Ok(accepted(status, answer)),
-        Verified::Acted(acted) => acted,
-    };
+    match verified(settings, request, matched)? {
+        Verified::Answered(status, answer) => Ok(accepted(status, answer)),
+        Verified::Acted(acted) => store(context, acted).await,
+    }
+}
+
+/// Intake's storage half: the redelivery check, [`screen`], the record.
+async fn store<H: Host>(context: &RouteContext<'_, H>, acted: Acted) -> Result<http::Response<Vec<u8>>, ApiError> {
+    let settings = context.settings;
+    let Acted { delivery, intake, body } = acted;
+    let delivery = delivery.as_str();
 
     let now = context.invocation.now_ms;
     // A redelivery answers what the first delivery did, while its record lives.
@@ -268,7 +300,7 @@ async fn intake<H: Host>(
     }
 
     let lifetimes = settings.run()?.lifetimes;
-    let digest = replay::digest(request.body());
+    let digest = replay::digest(&body);
     let counted = match screen(kv, &intake, &digest, delivery, now, lifetimes.delivery_ms).await {
         Ok(counted) => counted,
         Err(reason) => {
@@ -540,7 +572,7 @@ mod tests {
     /// The synchronous steps a host drives itself, as the worker does: only
     /// [`HEADERS`] and the body's length until the MAC (checked here by the
     /// `hmac` crate) matched, then the body.
-    fn answered_sync(settings: &Settings, request: &http::Request<Vec<u8>>) -> Option<http::Response<Vec<u8>>> {
+    fn answered_sync(settings: &Settings, request: &http::Request<Vec<u8>>) -> Checked {
         let mut headers = http::HeaderMap::new();
         for name in HEADERS {
             for value in request.headers().get_all(name) {
@@ -548,14 +580,14 @@ mod tests {
             }
         }
         match signature(settings, &headers, request.body().len()) {
-            SignatureCheck::Refused(refusal) => Some(refusal),
+            SignatureCheck::Refused(refusal) => Checked::Answered(refusal),
             SignatureCheck::Verify(signature) => {
                 if !agent_zero_github::signature::matches(signature.key, request.body(), &signature.mac) {
-                    return Some(mismatched());
+                    return Checked::Answered(mismatched());
                 }
                 let mut trimmed = http::Request::new(request.body().clone());
                 *trimmed.headers_mut() = headers;
-                answer_verified(settings, &trimmed, true)
+                answer_verified(settings, trimmed, true)
             }
         }
     }
@@ -597,7 +629,8 @@ mod tests {
     /// What a host answers through the synchronous steps, handing them only
     /// [`HEADERS`], is byte for byte what the async handler answers with all
     /// of them, for every refusal and every answer without storage; a
-    /// delivery that is acted on is left to the handler.
+    /// delivery that is acted on comes out verified and parsed, and
+    /// [`crate::act_on`] stores it as the handler would have.
     #[test]
     fn the_synchronous_steps_answer_as_the_handler_does() {
         let host = crate::test_host::TestHost::new();
@@ -626,22 +659,39 @@ mod tests {
         legacy.headers_mut().remove("x-hub-signature-256");
         legacy.headers_mut().insert("x-hub-signature", http::HeaderValue::from_static("sha1=0123"));
         cases.push(("legacy signature header only", legacy));
+        let answered = |settings: &Settings, request: &http::Request<Vec<u8>>, what: &str| match answered_sync(
+            settings, request,
+        ) {
+            Checked::Answered(answer) => answer,
+            Checked::Acted(acted) => panic!("{what}: acted on: {acted:?}"),
+        };
         for (what, request) in cases {
-            let sync = answered_sync(&settings, &request).unwrap_or_else(|| panic!("{what}: answered without storage"));
+            let sync = answered(&settings, &request, what);
             assert_eq!(parts(&sync), parts(&host.send(&settings, request)), "{what}");
         }
         let unconfigured = Settings::from_pairs(crate::test_host::RUNNABLE.to_vec());
         let request = delivery("ping", "s-10", &ping, None);
-        let sync = answered_sync(&unconfigured, &request).expect("a refusal");
+        let sync = answered(&unconfigured, &request, "not configured");
         assert_eq!(sync.status(), 503);
         assert_eq!(parts(&sync), parts(&host.send(&unconfigured, request)), "not configured");
         assert_eq!(host.kv.operations(), 0, "nothing stored for any of them");
 
         let installation = delivery("installation", "s-11", &fixture("installation", "created.payload.json"), None);
-        assert!(answered_sync(&settings, &installation).is_none(), "an installation change is recorded");
-        let handled = host.send(&settings, installation);
-        assert_eq!(handled.status(), 202, "{}", String::from_utf8_lossy(handled.body()));
-        assert!(host.kv.operations() > 0, "the handler recorded it");
+        let Checked::Acted(acted) = answered_sync(&settings, &installation) else {
+            panic!("an installation change is acted on")
+        };
+        let invocation =
+            crate::Invocation { now_ms: agent_zero_ports::Clock::now_ms(&host.clock), request_id: "1".into() };
+        let stored = block_on(crate::act_on(&host, &settings, &invocation, acted));
+        assert_eq!(stored.status(), 202, "{}", String::from_utf8_lossy(stored.body()));
+        assert!(host.kv.operations() > 0, "act_on recorded it");
+        // The handler reads that record as its own: a redelivery is a duplicate.
+        let again = host.send(&settings, installation);
+        assert_eq!(again.status(), 200, "{}", String::from_utf8_lossy(again.body()));
+        let (first, again): (serde_json::Value, serde_json::Value) =
+            (serde_json::from_slice(stored.body()).unwrap(), serde_json::from_slice(again.body()).unwrap());
+        assert_eq!(again["duplicate"], true, "{again}");
+        assert_eq!(again["installationId"], first["installationId"], "{again}");
     }
 
     /// Where the store expires the record itself, remembering an answer is

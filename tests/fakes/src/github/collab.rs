@@ -126,6 +126,41 @@ fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply 
     Reply::json(201, &run)
 }
 
+/// `GET /repos/{o}/{r}/commits/{ref}/check-runs` ("List check runs for a
+/// Git reference"): the runs on the commit `reference` names, newest
+/// first, narrowed by `check_name` and `status`; `filter=latest` (the
+/// default) keeps only the newest run of each name, `all` every one.
+/// Paginated by `per_page` (at most 100) and `page`; `total_count` counts
+/// them all. A reference that names no commit is 422, as GitHub answers.
+pub(crate) fn list_check_runs(state: &State, key: &str, reference: &str, call: &RecordedCall) -> Reply {
+    let repo = &state.repos[key];
+    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
+        return error(422, &format!("No commit found for SHA: {reference}"));
+    };
+    let filter = call.query_param("filter").unwrap_or("latest");
+    if !matches!(filter, "latest" | "all") {
+        return validation_failed("CheckRun", "filter", "invalid", Some("filter must be one of: latest, all"));
+    }
+    let mut runs: Vec<&Value> = state
+        .check_runs
+        .iter()
+        .filter(|(k, run)| k == key && run["head_sha"] == sha.as_str())
+        .map(|(_, run)| run)
+        .filter(|run| call.query_param("check_name").is_none_or(|name| run["name"] == name))
+        .filter(|run| call.query_param("status").is_none_or(|status| run["status"] == status))
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse(run["id"].as_u64().unwrap_or(0)));
+    if filter == "latest" {
+        let mut seen = std::collections::HashSet::new();
+        runs.retain(|run| seen.insert(run["name"].as_str().unwrap_or_default().to_owned()));
+    }
+    let per_page =
+        call.query_param("per_page").and_then(|n| n.parse::<usize>().ok()).unwrap_or(PER_PAGE.0).clamp(1, PER_PAGE.1);
+    let page = call.query_param("page").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let shown: Vec<&Value> = runs.iter().copied().skip((page - 1) * per_page).take(per_page).collect();
+    Reply::json(200, &json!({ "total_count": runs.len(), "check_runs": shown }))
+}
+
 fn update_check_run(state: &mut State, key: &str, id: u64, call: &RecordedCall) -> Reply {
     let body = match body_object(call) {
         Ok(body) => body,

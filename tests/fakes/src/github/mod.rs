@@ -15,7 +15,9 @@
 //! - `POST /app/installations/{id}/access_tokens` and
 //!   `GET /repos/{o}/{r}/installation` (the App's JWT and nothing else;
 //!   404 when no installation covers the repository: `installation.rs`)
-//! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
+//! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`, and
+//!   `GET /repos/{o}/{r}/commits/{ref}/check-runs` (`check_name`, `status`,
+//!   `filter=latest|all`, paginated; `collab.rs`)
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
 //!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
 //! - `GET /repos/{o}/{r}/issues/{n}` (issues seeded with
