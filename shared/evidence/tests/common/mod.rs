@@ -141,6 +141,7 @@ pub fn verified() -> EvidenceBundle {
             model_output_tokens: 2_113,
             model_cost_usd: Some(0.0871),
         }),
+        witness: None,
     }
 }
 
@@ -378,6 +379,7 @@ pub fn empty() -> EvidenceBundle {
         review: None,
         tree: Vec::new(),
         cost: None,
+        witness: None,
     }
 }
 
