@@ -194,7 +194,12 @@ fn hunk_header(header: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The record of a witness that never ran.
-pub(crate) fn not_run(finding: &Finding, outcome: WitnessOutcome, reason: String, witness: Option<&Witness>) -> WitnessRun {
+pub(crate) fn not_run(
+    finding: &Finding,
+    outcome: WitnessOutcome,
+    reason: String,
+    witness: Option<&Witness>,
+) -> WitnessRun {
     WitnessRun {
         finding_id: finding.id.clone(),
         outcome,

@@ -3,7 +3,8 @@ use agent_zero_contracts::{FileCoverage, FileReview, MAX_WITNESS_BYTES, ReviewLe
 
 use super::{Refused, base_unavailable, check, patches, rebuild_base};
 
-const HEAD: &str = "def average(values):\n    if not values:\n        return 0\n    return sum(values) / (len(values) + 1)\n";
+const HEAD: &str =
+    "def average(values):\n    if not values:\n        return 0\n    return sum(values) / (len(values) + 1)\n";
 const BASE: &str = "def average(values):\n    if not values:\n        return 0\n    return sum(values) / len(values)\n";
 const PATCH: &str = "@@ -1,4 +1,4 @@\n def average(values):\n     if not values:\n         return 0\n-    return sum(values) / len(values)\n+    return sum(values) / (len(values) + 1)\n";
 
@@ -79,13 +80,8 @@ fn a_witness_is_a_bounded_new_file_inside_the_checkout() {
 
 #[test]
 fn the_base_is_rebuilt_only_from_a_whole_diff() {
-    let file = |review| FileCoverage {
-        path: "calc.py".into(),
-        review,
-        hunks: vec![],
-        skipped_hunks: vec![],
-        reason: None,
-    };
+    let file =
+        |review| FileCoverage { path: "calc.py".into(), review, hunks: vec![], skipped_hunks: vec![], reason: None };
     let whole = ReviewLedger { files: vec![file(FileReview::Reviewed)], ..ReviewLedger::default() };
     assert_eq!(base_unavailable(&whole, Some("diff")), None);
     assert!(base_unavailable(&whole, None).unwrap().contains("not read"));

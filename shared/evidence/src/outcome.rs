@@ -237,7 +237,7 @@ mod tests {
             review: None,
             tree: Vec::new(),
             cost: None,
-        witness: None,
+            witness: None,
         }
     }
 

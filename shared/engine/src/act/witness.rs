@@ -126,7 +126,8 @@ async fn run_both<W: Workspace>(
     };
     stats.sandbox_calls += 2;
     workspace.write_files(lease, std::slice::from_ref(&file), &format!("{key}:witness")).await?;
-    let head = first(workspace.run(lease, std::slice::from_ref(&argv), timeout, &format!("{key}:witness-head")).await?)?;
+    let head =
+        first(workspace.run(lease, std::slice::from_ref(&argv), timeout, &format!("{key}:witness-head")).await?)?;
     let (present, absent) = split(base);
     stats.sandbox_calls += 1;
     workspace.write_files(lease, &present, &format!("{key}:witness-base")).await?;
@@ -161,7 +162,9 @@ async fn restore<W: Workspace>(
         .collect();
     let (mut present, absent) = split(&head);
     // Only what the base step changed needs writing back.
-    present.retain(|c| base.iter().any(|(p, b)| *p == c.path && b.as_deref() != Some(c.content.as_str())) || c.path == witness.path);
+    present.retain(|c| {
+        base.iter().any(|(p, b)| *p == c.path && b.as_deref() != Some(c.content.as_str())) || c.path == witness.path
+    });
     if !present.is_empty() {
         stats.sandbox_calls += 1;
         workspace.write_files(lease, &present, &format!("{key}:witness-restore")).await?;
@@ -221,10 +224,9 @@ fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeo
             format!("the witness failed on the head (exit {}) and passed on the base", head.exit_code)
         }
         WitnessOutcome::PassedOnHead => "the witness passed on the head: the claimed bug did not show".into(),
-        WitnessOutcome::FailedOnBase => format!(
-            "the witness failed on the base too (exit {}): it does not tell the change apart",
-            base.exit_code
-        ),
+        WitnessOutcome::FailedOnBase => {
+            format!("the witness failed on the base too (exit {}): it does not tell the change apart", base.exit_code)
+        }
         WitnessOutcome::TimedOut => {
             let at = if head.timed_out { "head" } else { "base" };
             format!("the witness was stopped on the {at} at review.witness.timeoutMs ({timeout_ms} ms)")
