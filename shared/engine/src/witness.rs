@@ -133,12 +133,13 @@ pub(crate) fn rebuild_base(head: Option<&str>, patch: &str) -> Result<Option<Str
     let mut added_file = false;
     let mut lines = patch.lines().peekable();
     while let Some(header) = lines.next() {
-        let Some((left_start, left_len, right_start)) = hunk_header(header) else {
+        let Some(((left_start, left_len), (right_start, right_len))) = hunk_header(header) else {
             return Err(format!("`{header}` is not a hunk header"));
         };
         added_file = left_start == 0 && left_len == 0;
-        // `+c,0` inserts nothing after line c; otherwise the hunk starts at c.
-        let start = right_start.saturating_sub(1) as usize;
+        // `+c,0` shows no head line: its removed lines go after line c;
+        // otherwise the hunk starts at line c.
+        let start = if right_len == 0 { right_start } else { right_start.saturating_sub(1) } as usize;
         if start < at || start > head_lines.len() {
             return Err(format!("hunk `{header}` is outside the head's file"));
         }
@@ -177,8 +178,8 @@ pub(crate) fn rebuild_base(head: Option<&str>, patch: &str) -> Result<Option<Str
     Ok((!(added_file && base.is_empty())).then_some(base))
 }
 
-/// `(a, b, c)` of `@@ -a,b +c,d @@` (`b` is 1 when left out).
-fn hunk_header(header: &str) -> Option<(u32, u32, u32)> {
+/// `((a, b), (c, d))` of `@@ -a,b +c,d @@` (a length left out is 1).
+fn hunk_header(header: &str) -> Option<((u32, u32), (u32, u32))> {
     let rest = header.strip_prefix("@@ -")?;
     let (left, rest) = rest.split_once(" +")?;
     let right = rest.split_once(' ').map_or(rest, |(r, _)| r);
@@ -188,9 +189,7 @@ fn hunk_header(header: &str) -> Option<(u32, u32, u32)> {
             None => Some((text.parse().ok()?, 1)),
         }
     };
-    let (left_start, left_len) = range(left)?;
-    let (right_start, _) = range(right)?;
-    Some((left_start, left_len, right_start))
+    Some((range(left)?, range(right)?))
 }
 
 /// The record of a witness that never ran.

@@ -22,6 +22,9 @@ fn the_base_is_the_head_with_the_hunks_undone() {
     // A file the pull request added is absent at the base; one it removed is back.
     assert_eq!(rebuild_base(Some("a\nb\n"), "@@ -0,0 +1,2 @@\n+a\n+b\n").unwrap(), None);
     assert_eq!(rebuild_base(None, "@@ -1,2 +0,0 @@\n-a\n-b\n").unwrap().as_deref(), Some("a\nb\n"));
+    // Lines the pull request removed go back after the line the hunk names.
+    let patch = "@@ -2,2 +1,0 @@\n-b\n-c\n";
+    assert_eq!(rebuild_base(Some("a\nd\n"), patch).unwrap().as_deref(), Some("a\nb\nc\nd\n"));
     // A line without its newline at the end of the base's file.
     let patch = "@@ -1 +1 @@\n-old\n\\ No newline at end of file\n+new\n";
     assert_eq!(rebuild_base(Some("new\n"), patch).unwrap().as_deref(), Some("old"));
