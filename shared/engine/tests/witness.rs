@@ -11,7 +11,7 @@ use agent_zero_contracts::{
     AgentDecision, ChangeRisk, EvidenceBundle, PullRequestRef, RunMode, TerminalState, Trigger, Witness, WitnessOutcome,
 };
 use agent_zero_engine::{ChangedFile, ChangedFiles, Stimulus, TickOutcome};
-use agent_zero_evidence::{RenderOptions, render_review};
+use agent_zero_evidence::{RenderOptions, render_check_run, render_evidence_html, render_review};
 use harness::{FIXED, Harness, LIB, claim, decided, policy, stimulus};
 
 /// The pull request: `src/lib.rs` went from adding to subtracting.
@@ -105,6 +105,10 @@ fn require_witness_keeps_a_claim_whose_witness_passed_on_head_off_the_lines() {
     assert!(posted.comments.is_empty());
     assert!(posted.body.contains("review.requireWitness"), "{}", posted.body);
     assert!(posted.body.contains("passed on the head"), "the evidence says why: {}", posted.body);
+    let check = render_check_run(&evidence, &RenderOptions::default());
+    assert!(check.summary.contains("Kept off the diff's lines"), "{}", check.summary);
+    let page = render_evidence_html(&evidence, &RenderOptions::default());
+    assert!(page.contains("not reproduced") && page.contains("review.requireWitness"), "{page}");
 }
 
 #[test]
