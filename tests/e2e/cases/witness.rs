@@ -81,7 +81,8 @@ fn asked_for_a_witness(world: &World) {
 
 fn witness_that_fails_on_head_and_passes_on_base_marks_the_comment_reproduced(runtime: Runtime) {
     let world = world_with(runtime, POLICY, &[]);
-    let fails_on_the_bug = "got = average([2, 4])\nassert got == 3, f'average([2, 4]) is {got}, not 3'\nprint('average ok')\n";
+    let fails_on_the_bug =
+        "got = average([2, 4])\nassert got == 3, f'average([2, 4]) is {got}, not 3'\nprint('average ok')\n";
     world.model.push_decision(decision("average() divides by one too many", fails_on_the_bug));
     let task_id = deliver(&world, "witness-repro-1");
     let task = wait_terminal(&world, &task_id);
