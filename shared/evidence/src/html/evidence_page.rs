@@ -174,7 +174,7 @@ fn witness(ctx: &Ctx<'_>, w: &agent_zero_contracts::WitnessRun, max: usize, h: &
         h,
         "<h3>Witness <span class=\"badge {class}\">{label}</span> <code>{}</code></h3>\n<p>{}.</p>",
         w.outcome,
-        prose(ctx, &w.reason, PROSE_MAX)
+        prose(ctx, &crate::markdown::sections::sentence(&w.reason), PROSE_MAX)
     );
     if let Some(path) = &w.path {
         let _ = writeln!(

@@ -166,11 +166,11 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
     let witness = bundle.witness.as_ref().filter(|w| w.finding_id == finding.id);
     blocks.push(match (anchored.first(), witness) {
         (Some(a), _) => format!("Commented on {} line {}.", code(&ctx, &a.path), a.line),
-        (None, Some(w)) if w.withheld => format!(
-            "Not posted on a line: <code>review.requireWitness</code> is on and its witness did not reproduce it ({}: {}).",
-            w.outcome,
-            prose(&ctx, &w.reason, LINE_MAX)
-        ),
+        (None, Some(w)) if w.withheld => {
+            "Not posted on a line: <code>review.requireWitness</code> is on and the witness below did not reproduce \
+             the claim."
+                .to_owned()
+        }
         (None, _) => {
             "The quoted evidence is not on a line this diff shows, so it is reported here and not on a line.".to_owned()
         }

@@ -100,6 +100,12 @@ pub(crate) fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max_block: usize) -> St
     out
 }
 
+/// `text` with its first letter upper-case.
+pub(crate) fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// `Reproduced` or `Not reproduced`: how a witness marks its claim.
 pub(crate) fn witness_label(w: &WitnessRun) -> &'static str {
     if w.reproduced() { "Reproduced" } else { "Not reproduced" }
@@ -109,7 +115,9 @@ pub(crate) fn witness_label(w: &WitnessRun) -> &'static str {
 /// the file and the commits it ran at, its output at each (their ends),
 /// and whether `review.requireWitness` kept the claim off the lines.
 pub(crate) fn witness(ctx: &Ctx<'_>, w: &WitnessRun, max_block: usize) -> String {
-    let mut out = format!("### Witness: {} ({})\n\n{}.", witness_label(w), w.outcome, prose(ctx, &w.reason, PROSE_MAX));
+    let outcome = if w.reproduced() { String::new() } else { format!(" ({})", w.outcome) };
+    let mut out =
+        format!("### Witness: {}{outcome}\n\n{}.", witness_label(w), prose(ctx, &sentence(&w.reason), PROSE_MAX));
     if let Some(path) = &w.path {
         out.push_str(&format!(
             " The model's test {} (sha256 {}) was run with the repository's <code>review.witness.command</code> in the sandbox, without credentials, and never pushed.",
