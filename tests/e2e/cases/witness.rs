@@ -107,6 +107,11 @@ fn witness_that_fails_on_head_and_passes_on_base_marks_the_comment_reproduced(ru
     assert_eq!(witness["headSha"], json!(world.head));
     assert!(witness.get("withheld").is_none(), "{witness:#}");
     assert_eq!(evidence["review"]["anchors"][0]["line"], calc::BUG_LINE);
+    // Its sandbox time is in the run's metered cost.
+    let ran_ms = witness["head"]["durationMs"].as_u64().unwrap() + witness["base"]["durationMs"].as_u64().unwrap();
+    let cost = &evidence["cost"];
+    assert!(cost["sandboxMs"].as_u64().unwrap_or_default() >= ran_ms, "{cost} covers {ran_ms} ms of witness");
+    eprintln!("witness ran {ran_ms} ms at head and base; the run's cost: {cost}");
 
     // The line comment is marked reproduced, with the witness's output.
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
