@@ -46,17 +46,21 @@ fn review(h: &Harness, id: &str, policy_text: &str, witness: Option<Witness>) ->
     }));
     let mut s: Stimulus = stimulus(id, RunMode::Observe, policy(policy_text));
     s.trigger = Trigger::Proactive;
-    s.input.pull_request = Some(PullRequestRef {
+    s.input.pull_request = review_pull_request();
+    let outcome = h.run(s);
+    let summary = h.load(id).events.last().map(|e| format!("{e:?}")).unwrap_or_default();
+    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)), "{summary}");
+    h.load(id).conclusion.concluded.expect("concluded").1
+}
+
+fn review_pull_request() -> Option<PullRequestRef> {
+    Some(PullRequestRef {
         owner: "acme".into(),
         repo: "demo".into(),
         number: 7,
         head_sha: "0123456789abcdef0123456789abcdef01234567".into(),
         base_sha: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
-    });
-    let outcome = h.run(s);
-    let summary = h.load(id).events.last().map(|e| format!("{e:?}")).unwrap_or_default();
-    assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Completed)), "{summary}");
-    h.load(id).conclusion.concluded.expect("concluded").1
+    })
 }
 
 fn a_witness() -> Option<Witness> {
@@ -167,6 +171,52 @@ fn a_bug_claim_without_a_witness_is_withheld_only_when_one_is_required() {
     let evidence = review(&h, "t-off", "mode: observe\n", a_witness());
     assert!(evidence.witness.is_none());
     assert!(h.workspace.witness_runs.borrow().is_empty());
+}
+
+#[test]
+fn a_redelivered_witness_tick_runs_nothing_again() {
+    let h = Harness::new();
+    *h.publisher.changed.borrow_mut() = Some(ChangedFiles {
+        files: vec![ChangedFile {
+            path: "src/lib.rs".into(),
+            status: "modified".into(),
+            patch: Some(PATCH.into()),
+            additions: 1,
+            deletions: 1,
+        }],
+        ..ChangedFiles::default()
+    });
+    let mut finding = claim();
+    finding.change_risk = ChangeRisk::Behavioral;
+    h.decider.push(decided(AgentDecision {
+        finding,
+        plan: vec![],
+        acceptance_criteria: vec![],
+        changes: vec![],
+        witness: a_witness().into_iter().collect(),
+    }));
+    let mut s: Stimulus = stimulus("t-dup", RunMode::Observe, policy(&policy_text("check-add", false)));
+    s.trigger = Trigger::Proactive;
+    s.input.pull_request = review_pull_request();
+    h.create(s);
+    let witnessed = loop {
+        let (tick, delay) = h.queue.messages.borrow_mut().pop_front().expect("a tick");
+        h.clock.advance(delay);
+        h.tick(&tick).unwrap();
+        if !h.workspace.witness_runs.borrow().is_empty() {
+            break tick;
+        }
+    };
+    assert_eq!(h.workspace.witness_runs.borrow().len(), 2);
+    let writes = h.workspace.writes.get();
+    // The same tick again (a queue's redelivery): its seq is committed.
+    h.tick(&witnessed).unwrap();
+    assert_eq!(h.workspace.witness_runs.borrow().len(), 2, "not run again");
+    assert_eq!(h.workspace.writes.get(), writes, "nothing written again");
+    assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
+    assert_eq!(h.workspace.witness_runs.borrow().len(), 2);
+    let evidence = h.load("t-dup").conclusion.concluded.expect("concluded").1;
+    assert_eq!(evidence.witness.expect("one record").outcome, WitnessOutcome::Reproduced);
 }
 
 #[test]
