@@ -100,10 +100,14 @@ pub(crate) fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max_block: usize) -> St
     out
 }
 
-/// `text` with its first letter upper-case.
+/// `text` with its first letter upper-case (our own reasons start with an
+/// ASCII letter; ASCII only keeps Unicode's case tables out of the wasm).
 pub(crate) fn sentence(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+    let mut out = text.to_owned();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
 }
 
 /// `Reproduced` or `Not reproduced`: how a witness marks its claim.
