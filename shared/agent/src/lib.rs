@@ -19,7 +19,7 @@ pub use authorization::{RefusalCode, WriteDecision, WriteRequest, authorize_writ
 pub use lifecycle::{Edge, LifecycleMachine, TransitionError, can_transition, edge, successors};
 pub use policy::{
     AgentLimits, AutofixPolicy, CheckCommand, CheckRunPolicy, IssuePolicy, MAX_POLICY_BYTES, Permissions, Policy,
-    PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    PolicyError, ProactivePolicy, RunnerPolicy, TriggerPolicy, ValidationPolicy, WitnessPolicy,
 };
 pub use risk::{
     DocUse, HighImpactKind, PathClass, RiskAssessment, classify_change_risk, classify_change_risk_in, classify_path,

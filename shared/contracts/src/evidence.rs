@@ -55,6 +55,10 @@ pub struct EvidenceBundle {
     /// the model's tokens and dollars. `None` when no tick was metered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::RunCost>,
+    /// What the finding's witness showed at the pull request's head and
+    /// base (`docs/witness.md`); absent when none was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<crate::WitnessRun>,
 }
 
 /// One file of the verified tree.

@@ -115,6 +115,11 @@ pub struct AgentDecision {
     pub acceptance_criteria: Vec<String>,
     #[serde(default)]
     pub changes: Vec<ProposedChange>,
+    /// A test that should fail on the pull request's head and pass on its
+    /// base (at most one is run; `docs/witness.md`). Absent from decisions
+    /// written before witnesses existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witness: Vec<crate::Witness>,
 }
 
 /// Most acceptance criteria a run records, as the reference bounds them.
@@ -212,7 +217,7 @@ mod tests {
             "evidence": [], "files": [], "changeRisk": "mechanical"
         }))
         .expect("a finding");
-        AgentDecision { finding, plan: vec![], acceptance_criteria: criteria, changes: vec![] }
+        AgentDecision { finding, plan: vec![], acceptance_criteria: criteria, changes: vec![], witness: vec![] }
     }
 
     #[test]

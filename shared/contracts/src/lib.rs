@@ -23,6 +23,7 @@ mod refs;
 mod tagged;
 mod task;
 mod time;
+mod witness;
 
 pub use cost::RunCost;
 pub use enums::{
@@ -42,6 +43,7 @@ pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
 pub use tagged::{Reordered, TagFirst, read_tag_first};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
+pub use witness::{MAX_WITNESS_BYTES, Witness, WitnessOutcome, WitnessRun};
 
 /// Whether a path may address a file inside a checkout: relative, no `..`
 /// segment, no NUL, nothing inside `.git`. A cheap pre-check for untrusted

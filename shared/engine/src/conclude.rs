@@ -88,6 +88,7 @@ pub fn conclude(
         review: crate::review::ledger(resident),
         tree: attempt.tree.clone(),
         cost: evidence_cost(resident),
+        witness: crate::witness::concluded(resident),
     };
     (result, evidence)
 }

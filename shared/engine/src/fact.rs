@@ -244,6 +244,9 @@ pub enum Fact {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         quoted_files: Vec<String>,
     },
+    /// What the finding's witness showed at the pull request's head and
+    /// base (`act/witness.rs`): recorded once per attempt, before planning.
+    Witnessed { witness: agent_zero_contracts::WitnessRun },
     /// The write authorisation outcome.
     WriteDecision { outcome: WriteOutcome },
     /// Proposed files written into the sandbox checkout.

@@ -128,6 +128,9 @@ enum FactDe {
         #[serde(default)]
         quoted_files: Vec<String>,
     },
+    Witnessed {
+        witness: agent_zero_contracts::WitnessRun,
+    },
     WriteDecision {
         outcome: WriteOutcome,
     },

@@ -40,6 +40,7 @@ mod store;
 mod sweep;
 mod task;
 mod tick;
+mod witness;
 
 pub use act::Ports;
 pub use conclude::{ApprovalEffect, awaiting, conclude};

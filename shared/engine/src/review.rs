@@ -248,7 +248,11 @@ fn right_start(header: &str) -> Option<u32> {
 /// validated finding's place in the diff.
 pub(crate) fn ledger(resident: &crate::resident::Resident) -> Option<ReviewLedger> {
     let mut ledger = resident.discovery.review.clone()?;
-    if let (Some(diff), Some(finding)) = (&resident.discovery.diff, &resident.attempt.finding) {
+    // `review.requireWitness` keeps a bug claim its witness did not
+    // reproduce off the lines (the evidence says why).
+    if let (Some(diff), Some(finding)) = (&resident.discovery.diff, &resident.attempt.finding)
+        && !crate::witness::withheld(resident)
+    {
         ledger.anchors = anchor(&ledger, diff, finding).into_iter().collect();
     }
     Some(ledger)

@@ -98,6 +98,11 @@ impl Step<'_> {
             | Self::Execute { .. }
             | Self::Review { .. }
             | Self::Release { .. } => limits.sandbox_call_ms,
+            // Two runs of the witness and the sandbox calls around them.
+            Self::Witness { .. } => {
+                let each = resident.stimulus.as_ref().map_or(0, |s| s.policy.review.witness.timeout_ms);
+                limits.sandbox_call_ms.saturating_add(each.saturating_mul(2))
+            }
             Self::Admit { .. } | Self::Publish { .. } => limits.publish_ms,
             Self::Plan { replan: false, .. } | Self::Fail { .. } | Self::Quiet(_) => return None,
         };
@@ -120,6 +125,9 @@ pub enum Step<'a> {
     Understand,
     /// Read the cited files and validate the model's claim.
     Validate { lease: &'a LeaseRecord, claim: &'a ModelFinding },
+    /// Run the finding's witness at the pull request's head and base
+    /// (`act/witness.rs`), before planning.
+    Witness { lease: &'a LeaseRecord },
     /// Authorise the write of `decision` (`replan`: after a failed
     /// verification, ask the model for a new decision first).
     Plan { replan: bool, decision: &'a AgentDecision, finding: &'a Finding },
@@ -188,6 +196,10 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
     match (state, resident.sandbox.lease.as_ref()) {
         (TaskState::Queued, _) => Step::Lease,
         (TaskState::Understanding, _) => Step::Understand,
+        (TaskState::Planning, lease) if crate::witness::owed(resident) => match lease {
+            Some(lease) => Step::Witness { lease },
+            None => Step::Lease,
+        },
         (TaskState::Planning, _) => match (decision, attempt.finding.as_ref()) {
             (Some(decision), Some(finding)) => {
                 Step::Plan { replan: resident.attempts() > 0 && !attempt.fresh_decision, decision, finding }

@@ -16,6 +16,7 @@ fn high_impact(content: &str) -> ModelOutcome {
         plan: vec!["replace - with +".into()],
         acceptance_criteria: vec![],
         changes: vec![ProposedChange { path: "src/lib.rs".into(), content: content.into(), reason: "r".into() }],
+        witness: vec![],
     })
 }
 

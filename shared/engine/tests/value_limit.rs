@@ -17,6 +17,7 @@ fn a_model_answer_too_large_to_store_fails_the_run_naming_its_size() {
         plan: vec!["rewrite".into()],
         acceptance_criteria: vec!["it fits".into()],
         changes: vec![ProposedChange { path: "src/lib.rs".into(), content: huge, reason: "too large".into() }],
+        witness: vec![],
     }));
     let outcome = h.run(stimulus("t-huge", RunMode::Fix, policy(FIX_POLICY)));
     assert_eq!(outcome, Some(TickOutcome::Terminal(TerminalState::Failed)));

@@ -80,6 +80,7 @@ fn bundle() -> EvidenceBundle {
         review: None,
         tree: Vec::new(),
         cost: None,
+        witness: None,
     }
 }
 

@@ -237,6 +237,7 @@ mod tests {
             review: None,
             tree: Vec::new(),
             cost: None,
+            witness: None,
         }
     }
 

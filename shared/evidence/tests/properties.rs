@@ -135,6 +135,7 @@ prop_compose! {
             review: None,
         tree: Vec::new(),
         cost: None,
+        witness: None,
         }
     }
 }

@@ -193,7 +193,21 @@ mod tests {
         bare.as_object_mut().unwrap().remove("acceptanceCriteria");
         bare.as_object_mut().unwrap().remove("changes");
         let d = decision_from_value(bare).unwrap();
-        assert!(d.acceptance_criteria.is_empty() && d.changes.is_empty());
+        assert!(d.acceptance_criteria.is_empty() && d.changes.is_empty() && d.witness.is_empty());
+    }
+
+    #[test]
+    fn a_witness_is_read_and_its_path_checked() {
+        let mut with = good();
+        with["witness"] = json!([{"path": "tests/test_witness.py", "content": "assert False\n"}]);
+        let d = decision_from_value(with.clone()).unwrap();
+        assert_eq!(d.witness[0].path, "tests/test_witness.py");
+        with["witness"][0]["path"] = json!("../outside.py");
+        let e = decision_from_value(with.clone()).unwrap_err().to_string();
+        assert!(e.contains("witness"), "{e}");
+        with["witness"][0] = json!({"path": "t.py", "content": "x", "command": "rm -rf /"});
+        let e = decision_from_value(with).unwrap_err().to_string();
+        assert!(e.contains("command"), "the model cannot name a command: {e}");
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub(crate) fn decision_shape() -> Shape {
         field("content", "The complete new file content.", Shape::String),
         field("reason", "Why this file changes.", Shape::String),
     ]);
+    let witness = Shape::Object(vec![
+        field("path", "Repository-relative path of a new test file.", Shape::Path),
+        field("content", "The complete test file, at most 16 KiB.", Shape::String),
+    ]);
     Shape::Object(vec![
         field("finding", "The single most important finding.", finding),
         field("plan", "Ordered steps of the fix; empty when nothing should change.", strings()),
@@ -90,6 +94,14 @@ pub(crate) fn decision_shape() -> Shape {
                 "changes",
                 "Full-content replacements of files named in the context.",
                 Shape::Array(Box::new(change)),
+            )
+        },
+        Field {
+            optional: true,
+            ..field(
+                "witness",
+                "For a behavioural bug in a pull request: at most one new test file that fails on its head and passes on its base (the repository runs it with its own command, the path as the last argument); empty otherwise.",
+                Shape::Array(Box::new(witness)),
             )
         },
     ])
@@ -154,7 +166,7 @@ mod tests {
     #[test]
     fn json_schema_is_strict_everywhere() {
         let schema = decision_json_schema();
-        assert_eq!(schema["required"], json!(["finding", "plan", "acceptanceCriteria", "changes"]));
+        assert_eq!(schema["required"], json!(["finding", "plan", "acceptanceCriteria", "changes", "witness"]));
         assert_eq!(schema["additionalProperties"], false);
         let finding = &schema["properties"]["finding"];
         assert_eq!(finding["additionalProperties"], false);
@@ -186,7 +198,7 @@ mod tests {
         let schema = decision_gemini_schema();
         assert_eq!(schema["type"], "OBJECT");
         assert!(schema.get("additionalProperties").is_none());
-        assert_eq!(schema["propertyOrdering"], json!(["finding", "plan", "acceptanceCriteria", "changes"]));
+        assert_eq!(schema["propertyOrdering"], json!(["finding", "plan", "acceptanceCriteria", "changes", "witness"]));
         let confidence = &schema["properties"]["finding"]["properties"]["confidence"];
         assert_eq!(
             confidence,

@@ -28,6 +28,7 @@ mod run_bounds;
 mod tasks;
 mod trust;
 mod webhooks;
+mod witness;
 
 use crate::Case;
 
@@ -61,6 +62,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         run_bounds::CASES,
         providers::CASES,
         receipts::CASES,
+        witness::CASES,
     ]
     .into_iter()
     .flatten()

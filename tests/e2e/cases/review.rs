@@ -69,8 +69,8 @@ pub(crate) const CASES: &[Case] = &[
     },
 ];
 
-const SECRET: &str = "e2e-review-secret";
-const SANDBOX_TOKEN: &str = "e2e-review-sandbox-token";
+pub(super) const SECRET: &str = "e2e-review-secret";
+pub(super) const SANDBOX_TOKEN: &str = "e2e-review-sandbox-token";
 const GITHUB_TOKEN: &str = "ghp_e2e_review";
 const APP_ID: &str = "424242";
 const APP_SLUG: &str = "agent-zero-review";
@@ -78,14 +78,14 @@ const APP_SLUG: &str = "agent-zero-review";
 const INSTALLATION: u64 = 1;
 const POLICY: &str = "version: 1\nmode: observe\nproactive:\n  enabled: true\nchecks:\n  - [python3, -m, unittest]\n";
 
-struct World {
-    github: FakeGitHub,
-    model: FakeModel,
-    fixture: FixtureRepo,
-    _sandbox: Sandbox,
-    server: Server,
-    number: u64,
-    head: String,
+pub(super) struct World {
+    pub(super) github: FakeGitHub,
+    pub(super) model: FakeModel,
+    pub(super) fixture: FixtureRepo,
+    pub(super) _sandbox: Sandbox,
+    pub(super) server: Server,
+    pub(super) number: u64,
+    pub(super) head: String,
 }
 
 /// The fixture's base holds the correct `calc.py`; the pull request's head
@@ -96,7 +96,7 @@ fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
 }
 
 /// [`world`] under `policy` (`.agent-zero.yml` on the default branch).
-fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
+pub(super) fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
     world_as(runtime, policy, extra, Deployed::App)
 }
 
@@ -215,14 +215,14 @@ fn decision() -> Value {
     })
 }
 
-fn deliver(world: &World, delivery: &str) -> String {
+pub(super) fn deliver(world: &World, delivery: &str) -> String {
     let reply: Reply = world.server.deliver_github(SECRET, "pull_request", delivery, &opened(world));
     assert_eq!(reply.status, 202, "{}", reply.text());
     assert_eq!(reply.json()["trigger"], "proactive", "{}", reply.text());
     reply.json()["taskId"].as_str().expect("task id").to_owned()
 }
 
-fn wait_terminal(world: &World, task_id: &str) -> Value {
+pub(super) fn wait_terminal(world: &World, task_id: &str) -> Value {
     let started = Instant::now();
     loop {
         let reply = read(&world.server, &format!("/api/v1/tasks/{task_id}"));
@@ -238,7 +238,7 @@ fn wait_terminal(world: &World, task_id: &str) -> Value {
 }
 
 /// The completed check run, once publication has written it.
-fn completed_check(world: &World) -> Value {
+pub(super) fn completed_check(world: &World) -> Value {
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
     let started = Instant::now();
     loop {

@@ -47,17 +47,22 @@ impl fmt::Display for CheckCommand {
 /// Checks the `index`th command: a non-empty program, no shell operator in
 /// any argument. Errors name `checks[i]` or `checks[i][j]`.
 pub(crate) fn check_command(index: usize, command: &CheckCommand) -> Result<(), PolicyError> {
-    match command.program() {
-        None => return Err(PolicyError::EmptyCommand { field: format!("checks[{index}]") }),
+    check_argv(&format!("checks[{index}]"), &command.argv)
+}
+
+/// The same rules for any argv of the policy at `field`.
+pub(crate) fn check_argv(field: &str, argv: &[String]) -> Result<(), PolicyError> {
+    match argv.first() {
+        None => return Err(PolicyError::EmptyCommand { field: field.to_owned() }),
         Some(program) if program.trim().is_empty() => {
-            return Err(PolicyError::EmptyCommand { field: format!("checks[{index}][0]") });
+            return Err(PolicyError::EmptyCommand { field: format!("{field}[0]") });
         }
         Some(_) => {}
     }
-    for (position, argument) in command.argv.iter().enumerate() {
+    for (position, argument) in argv.iter().enumerate() {
         if let Some(operator) = SHELL_OPERATORS.iter().find(|op| argument.contains(**op)) {
             return Err(PolicyError::ShellOperator {
-                field: format!("checks[{index}][{position}]"),
+                field: format!("{field}[{position}]"),
                 operator: operator.escape_debug().to_string(),
             });
         }

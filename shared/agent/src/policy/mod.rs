@@ -32,7 +32,10 @@ pub use checks::CheckCommand;
 pub use error::PolicyError;
 pub use parse::{MAX_POLICY_BYTES, record};
 pub use reference::{ContainerEngine, PolicyWarning, RunnerIsolation};
-pub use review::{DEFAULT_DIFF_BUDGET_BYTES, MAX_DIFF_BUDGET_BYTES, MIN_DIFF_BUDGET_BYTES, ReviewPolicy};
+pub use review::{
+    DEFAULT_DIFF_BUDGET_BYTES, DEFAULT_WITNESS_TIMEOUT_MS, MAX_DIFF_BUDGET_BYTES, MAX_WITNESS_TIMEOUT_MS,
+    MIN_DIFF_BUDGET_BYTES, ReviewPolicy, WitnessPolicy,
+};
 
 /// The whole repository policy. `Policy::default()` is the policy of a
 /// repository without `.agent-zero.yml`.

@@ -16,7 +16,7 @@ use agent_zero_contracts::{ModelPolicy, ModelProvider};
 use super::yaml::Node;
 use super::{
     AgentLimits, AutofixPolicy, CheckRunPolicy, ContainerEngine, IssuePolicy, Permissions, Policy, ProactivePolicy,
-    ReviewPolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy,
+    ReviewPolicy, RunnerIsolation, RunnerPolicy, TriggerPolicy, ValidationPolicy, WitnessPolicy,
 };
 
 /// The policy of a document's root node (or of a record's JSON tree).
@@ -104,10 +104,26 @@ fn check_run(at: At<'_>) -> Read<CheckRunPolicy> {
 
 fn review(at: At<'_>) -> Read<ReviewPolicy> {
     let mut p = ReviewPolicy::default();
-    fields(at, &["diffBudgetBytes", "fileBudgetBytes"], "struct ReviewPolicy", &mut |index, at| {
+    let names = &["diffBudgetBytes", "fileBudgetBytes", "witness", "requireWitness"];
+    fields(at, names, "struct ReviewPolicy", &mut |index, at| {
         match index {
             0 => p.diff_budget_bytes = unsigned32(at)?,
-            _ => p.file_budget_bytes = unsigned32(at)?,
+            1 => p.file_budget_bytes = unsigned32(at)?,
+            2 => p.witness = witness(at)?,
+            _ => p.require_witness = boolean(at)?,
+        }
+        Ok(())
+    })?;
+    Ok(p)
+}
+
+fn witness(at: At<'_>) -> Read<WitnessPolicy> {
+    let mut p = WitnessPolicy::default();
+    fields(at, &["command", "timeoutMs", "allowOverwrite"], "struct WitnessPolicy", &mut |index, at| {
+        match index {
+            0 => p.command = strings(at)?,
+            1 => p.timeout_ms = unsigned64(at)?,
+            _ => p.allow_overwrite = boolean(at)?,
         }
         Ok(())
     })?;

@@ -1,7 +1,9 @@
 //! How much of a pull request's diff the model is shown
 //! (`review.diffBudgetBytes`, `review.fileBudgetBytes`): the reference's
 //! 100,000 bytes by default, bounded above by what the model's context and
-//! the smallest store's value hold.
+//! the smallest store's value hold. And how a bug claim's witness is run
+//! (`review.witness`) and whether a claim needs one to be posted on a line
+//! (`review.requireWitness`): `docs/witness.md`.
 
 use serde::Serialize;
 
@@ -37,11 +39,62 @@ pub struct ReviewPolicy {
     /// Most bytes of one file's patch shown, never more than what is left
     /// of the diff budget (same range).
     pub file_budget_bytes: u32,
+    /// How a bug claim's witness runs; no command, no witness is run.
+    #[serde(skip_serializing_if = "WitnessPolicy::is_default")]
+    pub witness: WitnessPolicy,
+    /// Keep a bug claim (a `behavioral` or `high-impact` finding) off the
+    /// diff's lines unless its witness reproduced it. Off by default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub require_witness: bool,
 }
 
 impl Default for ReviewPolicy {
     fn default() -> Self {
-        Self { diff_budget_bytes: DEFAULT_DIFF_BUDGET_BYTES, file_budget_bytes: DEFAULT_DIFF_BUDGET_BYTES }
+        Self {
+            diff_budget_bytes: DEFAULT_DIFF_BUDGET_BYTES,
+            file_budget_bytes: DEFAULT_DIFF_BUDGET_BYTES,
+            witness: WitnessPolicy::default(),
+            require_witness: false,
+        }
+    }
+}
+
+/// The default of [`WitnessPolicy::timeout_ms`].
+pub const DEFAULT_WITNESS_TIMEOUT_MS: u64 = 60_000;
+/// The most [`WitnessPolicy::timeout_ms`] may be: a witness is a small test.
+pub const MAX_WITNESS_TIMEOUT_MS: u64 = 300_000;
+
+/// How a witness runs (`review.witness`): the repository's command, never
+/// the model's, with the witness's path as its last argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct WitnessPolicy {
+    /// The argv the witness's path is appended to (`[python3]`,
+    /// `[python3, -m, pytest, -q]`); empty: witnesses are not run.
+    pub command: Vec<String>,
+    /// Bound on one run of the witness (1 to [`MAX_WITNESS_TIMEOUT_MS`]).
+    pub timeout_ms: u64,
+    /// May a witness replace a file the checkout has? Off: a witness is a
+    /// new file only, so it never changes the code it judges.
+    pub allow_overwrite: bool,
+}
+
+impl Default for WitnessPolicy {
+    fn default() -> Self {
+        Self { command: Vec::new(), timeout_ms: DEFAULT_WITNESS_TIMEOUT_MS, allow_overwrite: false }
+    }
+}
+
+impl WitnessPolicy {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether witnesses are run at all.
+    pub fn enabled(&self) -> bool {
+        !self.command.is_empty()
     }
 }
 
@@ -64,6 +117,22 @@ impl ReviewPolicy {
                     ),
                 ));
             }
+        }
+        let witness = &self.witness;
+        if !(1..=MAX_WITNESS_TIMEOUT_MS).contains(&witness.timeout_ms) {
+            return Err(super::PolicyError::invalid(
+                "review.witness.timeoutMs",
+                format!("must be between 1 and {MAX_WITNESS_TIMEOUT_MS} ms, got {}", witness.timeout_ms),
+            ));
+        }
+        if witness.enabled() {
+            super::checks::check_argv("review.witness.command", &witness.command)?;
+        }
+        if self.require_witness && !witness.enabled() {
+            return Err(super::PolicyError::invalid(
+                "review.requireWitness",
+                "needs review.witness.command: without a command no witness can reproduce a claim",
+            ));
         }
         Ok(())
     }

@@ -410,7 +410,7 @@ fn the_diff_budget_defaults_to_the_references_and_is_bounded() {
     let m = message("review: {diffBudgetBytes: -1}\n");
     assert!(m.contains("review.diffBudgetBytes: invalid value: integer `-1`, expected u32"), "{m}");
     let m = message("review: {budget: 1}\n");
-    assert!(m.contains("unknown field `budget`, expected `diffBudgetBytes` or `fileBudgetBytes`"), "{m}");
+    assert!(m.contains("unknown field `budget`, expected one of `diffBudgetBytes`, `fileBudgetBytes`"), "{m}");
     // A record leaves it out at its default and reads it back either way.
     assert!(serde_json::to_value(Policy::default()).unwrap().get("review").is_none());
     let p = Policy::parse("review: {diffBudgetBytes: 4000}\n").unwrap();
@@ -440,4 +440,33 @@ fn the_quote_rule_is_all_by_default_and_any_on_request() {
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["validation"]["quotes"], "any");
     assert_eq!(Policy::from_record(&json).unwrap(), p);
+}
+
+#[test]
+fn a_witness_runs_the_policys_command_and_require_witness_needs_one() {
+    let p = Policy::default();
+    assert!(!p.review.witness.enabled() && !p.review.require_witness, "off by default");
+    assert_eq!(p.review.witness.timeout_ms, 60_000);
+    let p = Policy::parse(
+        "review:\n  requireWitness: true\n  witness:\n    command: [python3, -m, pytest, -q]\n    timeoutMs: 20000\n",
+    )
+    .unwrap();
+    assert_eq!(p.review.witness.command, ["python3", "-m", "pytest", "-q"]);
+    assert_eq!((p.review.witness.timeout_ms, p.review.require_witness), (20_000, true));
+    assert!(!p.review.witness.allow_overwrite, "a witness is a new file unless the policy says otherwise");
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["review"]["witness"]["command"], serde_json::json!(["python3", "-m", "pytest", "-q"]));
+    assert_eq!(json["review"]["requireWitness"], true);
+    assert_eq!(Policy::from_record(&json).unwrap(), p, "a record reads back");
+    for (yaml, field) in [
+        ("review: {requireWitness: true}\n", "review.requireWitness"),
+        ("review: {witness: {command: [python3], timeoutMs: 0}}\n", "review.witness.timeoutMs"),
+        ("review: {witness: {command: [python3], timeoutMs: 300001}}\n", "review.witness.timeoutMs"),
+        ("review: {witness: {command: ['sh', '-c', 'x; y']}}\n", "review.witness.command[2]"),
+        ("review: {witness: {command: ['']}}\n", "review.witness.command[0]"),
+    ] {
+        assert_eq!(err(yaml).field(), Some(field), "{yaml}");
+    }
+    let m = message("review: {witness: {cmd: [python3]}}\n");
+    assert!(m.contains("review.witness: unknown field `cmd`"), "{m}");
 }

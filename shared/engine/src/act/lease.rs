@@ -26,14 +26,18 @@ pub(super) async fn lease<W: Workspace>(
     let stimulus = run.stimulus;
     let policy = &stimulus.policy;
     let suggests = run.suggests();
+    // A run that may write a witness (`review.witness.command`, on a pull
+    // request) leases a writable sandbox, as a suggestion does: the write
+    // reaches only that disposable checkout, and is undone after it ran.
+    let witnesses = crate::witness::may_run(stimulus);
     stats.sandbox_calls += 1;
     let request = LeaseRequest {
         task_id: stimulus.task_id.clone(),
         repository: stimulus.repository.clone(),
         // The sandbox writes for a writing mode only: a suggestion's
         // proof is a fix confined to the sandbox.
-        mode: if suggests { RunMode::Fix } else { stimulus.mode },
-        writable: (stimulus.mode.may_write() || suggests) && policy.autofix.enabled,
+        mode: if suggests || witnesses { RunMode::Fix } else { stimulus.mode },
+        writable: ((stimulus.mode.may_write() || suggests) && policy.autofix.enabled) || witnesses,
         network: policy.permissions.network,
         lease_ms: run.remaining_ms(),
         idempotency_key: run.cx.key.clone(),

@@ -25,6 +25,7 @@ mod review;
 mod understand;
 mod validate;
 mod verify;
+mod witness;
 
 /// What one step produced.
 #[derive(Debug)]
@@ -101,6 +102,7 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Forge>(
         Step::Discover { lease } => discover::discover(&run, lease, ports, stats).await,
         Step::Understand => understand::understand(&run, ports.decider, stats).await,
         Step::Validate { lease, claim } => validate::validate(&run, lease, claim, ports.workspace, stats).await,
+        Step::Witness { lease } => witness::witness(&run, lease, ports.workspace, stats).await,
         Step::Plan { replan, decision, finding } => {
             plan::plan(&run, plan::Planned { replan: *replan, decision, finding }, ports.decider, stats).await
         }

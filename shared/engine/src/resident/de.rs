@@ -94,6 +94,8 @@ struct Flat {
     #[serde(default)]
     quoted_files: Vec<String>,
     #[serde(default)]
+    witness: Option<agent_zero_contracts::WitnessRun>,
+    #[serde(default)]
     write: Option<WriteOutcome>,
     #[serde(default)]
     applied: Vec<String>,
@@ -177,6 +179,7 @@ impl From<Flat> for Resident {
                 last_violation: flat.last_violation,
                 finding: flat.finding,
                 quoted_files: flat.quoted_files,
+                witness: flat.witness,
                 write: flat.write,
                 applied: flat.applied,
                 check_results: flat.check_results,

@@ -305,6 +305,7 @@ impl Resident {
                     self.attempt.quoted_files.clone_from(quoted_files);
                     self.discovery.omitted.extend(omitted.iter().cloned());
                 }
+                Fact::Witnessed { witness } => self.attempt.witness = Some(witness.clone()),
                 Fact::WriteDecision { outcome } => self.attempt.write = Some(outcome.clone()),
                 Fact::Applied { files } => {
                     self.attempt.applied.clone_from(files);

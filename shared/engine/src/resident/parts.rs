@@ -110,6 +110,10 @@ pub struct Attempt {
     /// The cited files holding a verified quote of the claim.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub quoted_files: Vec<String>,
+    /// What the finding's witness showed (absent from checkpoints written
+    /// before witnesses existed: none was run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<agent_zero_contracts::WitnessRun>,
     /// The write authorisation of the plan.
     pub write: Option<WriteOutcome>,
     /// The paths written into the sandbox.

@@ -82,6 +82,8 @@ pub struct ScriptedWorkspace {
     pub lose_jobs: Cell<u32>,
     /// The timeout each check run was given, in order.
     pub check_timeouts: RefCell<Vec<u64>>,
+    /// The tree each run of a witness saw.
+    pub witness_runs: RefCell<Vec<BTreeMap<String, String>>>,
 }
 
 impl ScriptedWorkspace {
@@ -111,7 +113,49 @@ impl ScriptedWorkspace {
             polls: Cell::new(0),
             lose_jobs: Cell::new(0),
             check_timeouts: RefCell::new(Vec::new()),
+            witness_runs: RefCell::default(),
         }
+    }
+}
+
+impl ScriptedWorkspace {
+    /// The commands a witness step runs, run against the in-memory tree:
+    /// `rm -f -- paths` removes them; `check-add FILE` fails while
+    /// `src/lib.rs` subtracts (2 when FILE is not in the tree), `pass` and
+    /// `fail` do what they say, `hang` times out. `None` for anything else.
+    fn witness_command(&self, commands: &[Vec<String>]) -> Option<Vec<CheckResult>> {
+        let argv = commands.first()?;
+        let program = argv.first()?.as_str();
+        let mut tree = self.tree.borrow_mut();
+        let (code, timed_out) = match program {
+            "rm" => {
+                for path in &argv[3..] {
+                    tree.remove(path);
+                }
+                (0, false)
+            }
+            "check-add" | "pass" | "fail" | "hang" => {
+                self.witness_runs.borrow_mut().push(tree.clone());
+                let file = argv.last().expect("the witness path");
+                match program {
+                    _ if !tree.contains_key(file) => (2, false),
+                    "check-add" if tree.get("src/lib.rs").is_some_and(|c| c.contains("a - b")) => (1, false),
+                    "check-add" | "pass" => (0, false),
+                    "fail" => (1, false),
+                    _ => (-1, true),
+                }
+            }
+            _ => return None,
+        };
+        Some(vec![CheckResult {
+            command: argv.clone(),
+            exit_code: code,
+            stdout: format!("{program} exited {code}"),
+            stderr: String::new(),
+            duration_ms: 5,
+            truncated_bytes: 0,
+            timed_out,
+        }])
     }
 }
 
@@ -217,6 +261,9 @@ impl Workspace for ScriptedWorkspace {
         timeout_ms: u64,
         _: &str,
     ) -> Result<Vec<CheckResult>, WorkspaceError> {
+        if let Some(ran) = self.witness_command(commands) {
+            return Ok(ran);
+        }
         self.runs.set(self.runs.get() + 1);
         self.check_timeouts.borrow_mut().push(timeout_ms);
         if let Some(path) = self.removed_by_checks.borrow().clone() {
@@ -485,6 +532,7 @@ pub fn decision(finding: ModelFinding) -> ModelOutcome {
         plan: vec!["replace - with +".into()],
         acceptance_criteria: vec!["add(1,1) == 2".into()],
         changes,
+        witness: vec![],
     })
 }
 

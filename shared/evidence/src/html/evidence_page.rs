@@ -162,6 +162,43 @@ fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max: usize, h: &mut String) {
         h.push_str("<h3>Why it was not accepted</h3>\n");
         list(h, "ul", &f.rejection_reasons, |r| prose(ctx, r, PROSE_MAX), "");
     }
+    if let Some(w) = b.witness.as_ref().filter(|w| w.finding_id == f.id) {
+        witness(ctx, w, max, h);
+    }
+}
+
+/// What the claim's witness showed at the head and the base (docs/witness.md).
+fn witness(ctx: &Ctx<'_>, w: &agent_zero_contracts::WitnessRun, max: usize, h: &mut String) {
+    let (class, label) = if w.reproduced() { ("success", "reproduced") } else { ("failure", "not reproduced") };
+    let _ = writeln!(
+        h,
+        "<h3>Witness <span class=\"badge {class}\">{label}</span> <code>{}</code></h3>\n<p>{}.</p>",
+        w.outcome,
+        prose(ctx, &crate::markdown::sections::sentence(&w.reason), PROSE_MAX)
+    );
+    if let Some(path) = &w.path {
+        let _ = writeln!(
+            h,
+            "<p>The model's test <code>{}</code> (untrusted), run with the repository's <code>review.witness.command</code> in the sandbox without credentials; never pushed.</p>",
+            text(ctx, path)
+        );
+    }
+    if w.withheld {
+        h.push_str("<p class=\"warning\">Kept off the diff's lines: <code>review.requireWitness</code> is on and this bug claim was not reproduced.</p>\n");
+    }
+    for (at, run) in [("head", &w.head), ("base", &w.base)] {
+        let Some(run) = run else { continue };
+        let output = format!("{}{}", run.stdout, run.stderr);
+        let _ = write!(
+            h,
+            "<details><summary>On the {at}: <code>{}</code> exited {}{} in {}</summary>\n{}\n</details>\n",
+            text(ctx, &argv(&run.command)),
+            run.exit_code,
+            if run.timed_out { " (timed out)" } else { "" },
+            duration(run.duration_ms),
+            pre(ctx, &output, max, Keep::Tail)
+        );
+    }
 }
 
 fn checks(ctx: &Ctx<'_>, b: &EvidenceBundle, max: usize, h: &mut String) {

@@ -163,12 +163,19 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
         claim.severity,
         confidence(claim.confidence)
     )];
-    blocks.push(match anchored.first() {
-        Some(a) => format!("Commented on {} line {}.", code(&ctx, &a.path), a.line),
-        None => {
+    let witness = bundle.witness.as_ref().filter(|w| w.finding_id == finding.id);
+    blocks.push(match (anchored.first(), witness) {
+        (Some(a), _) => format!("Commented on {} line {}.", code(&ctx, &a.path), a.line),
+        (None, Some(w)) if w.withheld => {
+            "Not posted on a line: <code>review.requireWitness</code> is on and the witness below did not reproduce \
+             the claim."
+                .to_owned()
+        }
+        (None, _) => {
             "The quoted evidence is not on a line this diff shows, so it is reported here and not on a line.".to_owned()
         }
     });
+    blocks.extend(witness.map(|w| sections::witness(&ctx, w, options.max_block_bytes)));
     blocks.push(format!(
         "### Explanation (untrusted model output)\n\n{}",
         fenced(&ctx, &claim.explanation, options.max_block_bytes, Keep::Head)
@@ -180,11 +187,17 @@ pub fn render_review(bundle: &EvidenceBundle, options: &RenderOptions<'_>) -> Op
     let comments = anchored
         .into_iter()
         .map(|a| {
-            let mut text = format!("**Agent Zero · {}** (severity {})\n\n", inline(&ctx, &claim.title), claim.severity);
+            let mark =
+                witness.map(|w| format!(" · **{}** by a witness", sections::witness_label(w))).unwrap_or_default();
+            let mut text =
+                format!("**Agent Zero · {}** (severity {}){mark}\n\n", inline(&ctx, &claim.title), claim.severity);
             text.push_str(&fenced(&ctx, &claim.explanation, options.max_block_bytes, Keep::Head));
             for quote in &claim.evidence {
                 text.push_str("\n\nEvidence:\n\n");
                 text.push_str(&fenced(&ctx, quote, options.max_block_bytes, Keep::Head));
+            }
+            if let Some(w) = witness {
+                text.push_str(&format!("\n\n{}", sections::witness(&ctx, w, options.max_block_bytes)));
             }
             ReviewComment {
                 path: a.path.clone(),

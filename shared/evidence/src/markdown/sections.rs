@@ -1,7 +1,7 @@
 //! Markdown sections shared by the renderers. Each returns one block (no
 //! surrounding blank lines); renderers join blocks with a blank line.
 
-use agent_zero_contracts::{CheckResult, EvidenceBundle, QuoteCheck, QuoteRule, RunMode, TerminalState};
+use agent_zero_contracts::{CheckResult, EvidenceBundle, QuoteCheck, QuoteRule, RunMode, TerminalState, WitnessRun};
 
 use crate::coverage::gaps;
 use crate::format::{argv, confidence, count, duration, thousands, usd};
@@ -88,11 +88,64 @@ pub(crate) fn finding(ctx: &Ctx<'_>, b: &EvidenceBundle, max_block: usize) -> St
     if let Some(check) = &f.quote_check {
         out.push_str(&format!("\n\n{}", quote_check(ctx, check)));
     }
+    if let Some(w) = b.witness.as_ref().filter(|w| w.finding_id == f.id) {
+        out.push_str(&format!("\n\n{}", witness(ctx, w, max_block)));
+    }
     if !f.rejection_reasons.is_empty() {
         out.push_str(&format!(
             "\n\n### Why it was not accepted\n\n{}",
             list(f.rejection_reasons.iter().map(|r| prose(ctx, r, PROSE_MAX)))
         ));
+    }
+    out
+}
+
+/// `text` with its first letter upper-case (our own reasons start with an
+/// ASCII letter; ASCII only keeps Unicode's case tables out of the wasm).
+pub(crate) fn sentence(text: &str) -> String {
+    let mut out = text.to_owned();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
+}
+
+/// `Reproduced` or `Not reproduced`: how a witness marks its claim.
+pub(crate) fn witness_label(w: &WitnessRun) -> &'static str {
+    if w.reproduced() { "Reproduced" } else { "Not reproduced" }
+}
+
+/// What a claim's witness showed (`docs/witness.md`): its outcome and why,
+/// the file and the commits it ran at, its output at each (their ends),
+/// and whether `review.requireWitness` kept the claim off the lines.
+pub(crate) fn witness(ctx: &Ctx<'_>, w: &WitnessRun, max_block: usize) -> String {
+    let outcome = if w.reproduced() { String::new() } else { format!(" ({})", w.outcome) };
+    let mut out =
+        format!("### Witness: {}{outcome}\n\n{}.", witness_label(w), prose(ctx, &sentence(&w.reason), PROSE_MAX));
+    if let Some(path) = &w.path {
+        out.push_str(&format!(
+            " The model's test {} (sha256 {}) was run with the repository's <code>review.witness.command</code> in the sandbox, without credentials, and never pushed.",
+            code(ctx, path),
+            code(ctx, w.sha256.as_deref().map_or("", |d| d.get(..12).unwrap_or(d)))
+        ));
+    }
+    if w.withheld {
+        out.push_str(
+            "\n\n**Kept off the diff's lines:** <code>review.requireWitness</code> is on and this bug claim was not reproduced.",
+        );
+    }
+    for (at, sha, run) in [("head", &w.head_sha, &w.head), ("base", &w.base_sha, &w.base)] {
+        let Some(run) = run else { continue };
+        let commit = sha.as_deref().map(|s| format!(" {}", code(ctx, s.get(..7).unwrap_or(s)))).unwrap_or_default();
+        out.push_str(&format!(
+            "\n\nOn the {at}{commit}: {} exited {}{} in {}.\n\n",
+            code(ctx, &argv(&run.command)),
+            run.exit_code,
+            if run.timed_out { " (timed out)" } else { "" },
+            duration(run.duration_ms)
+        ));
+        let output = format!("{}{}", run.stdout, run.stderr);
+        out.push_str(&fenced(ctx, if output.is_empty() { "(no output)" } else { &output }, max_block, Keep::Tail));
     }
     out
 }

@@ -8,7 +8,7 @@ use agent_zero_contracts::{
     ChangeRisk, CheckResult, Coverage, DiffAnchor, EvidenceBundle, FileCoverage, FileReview, Finding, IssueRef,
     ModelFinding, NetworkPolicy, OmittedItem, PullRequestRef, Refusal, ReviewLedger, RunCost, RunMode,
     RunnerDescription, Severity, SkipReason, TaskEvent, TaskState, TerminalState, Trigger, UntrustedText, Usage,
-    Verdict,
+    Verdict, WitnessOutcome, WitnessRun,
 };
 
 /// A secret that appears in some bundles and must never be rendered.
@@ -141,6 +141,7 @@ pub fn verified() -> EvidenceBundle {
             model_output_tokens: 2_113,
             model_cost_usd: Some(0.0871),
         }),
+        witness: None,
     }
 }
 
@@ -378,6 +379,7 @@ pub fn empty() -> EvidenceBundle {
         review: None,
         tree: Vec::new(),
         cost: None,
+        witness: None,
     }
 }
 
@@ -463,6 +465,54 @@ pub fn review_since() -> EvidenceBundle {
     EvidenceBundle { task_id: "task-0016".into(), review: Some(ledger), ..review_partial() }
 }
 
+/// A witness's run at one commit, as the sandbox returned it.
+fn witness_run(exit_code: i32, stdout: &str, stderr: &str) -> CheckResult {
+    CheckResult {
+        command: vec!["python3".into(), "-m".into(), "pytest".into(), "-q".into(), "tests/test_witness_page.py".into()],
+        exit_code,
+        stdout: stdout.into(),
+        stderr: stderr.into(),
+        duration_ms: 812,
+        truncated_bytes: 0,
+        timed_out: false,
+    }
+}
+
+/// The whole review whose bug claim a witness reproduced: it failed on the
+/// head and passed on the base; the line comment is marked so.
+pub fn review_reproduced() -> EvidenceBundle {
+    let witness = WitnessRun {
+        finding_id: "finding-0001".into(),
+        outcome: WitnessOutcome::Reproduced,
+        reason: "the witness failed on the head (exit 1) and passed on the base".into(),
+        path: Some("tests/test_witness_page.py".into()),
+        sha256: Some("5f2b0c9d4e7a61b83c0d2e9f4a5b6c7d8e9f0a1b2c3d4e5f60718293a4b5c6d7".into()),
+        head: Some(witness_run(1, "F\n1 failed in 0.04s\n", "AssertionError: page(2) skipped item 20\n")),
+        base: Some(witness_run(0, ".\n1 passed in 0.03s\n", "")),
+        head_sha: Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080".into()),
+        base_sha: Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3".into()),
+        withheld: false,
+    };
+    EvidenceBundle { task_id: "task-0017".into(), witness: Some(witness), ..review_whole() }
+}
+
+/// The whole review under `review.requireWitness` whose witness passed on
+/// the head: kept off the lines, and the review says why.
+pub fn review_withheld() -> EvidenceBundle {
+    let mut bundle = review_reproduced();
+    bundle.task_id = "task-0018".into();
+    if let Some(ledger) = bundle.review.as_mut() {
+        ledger.anchors.clear();
+    }
+    if let Some(w) = bundle.witness.as_mut() {
+        w.outcome = WitnessOutcome::PassedOnHead;
+        w.reason = "the witness passed on the head: the claimed bug did not show".into();
+        w.head = Some(witness_run(0, ".\n1 passed in 0.03s\n", ""));
+        w.withheld = true;
+    }
+    bundle
+}
+
 trait WithFinding {
     fn with_finding(self, finding: Finding) -> Self;
 }
@@ -491,5 +541,7 @@ pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
         ("review-partial", review_partial()),
         ("review-whole", review_whole()),
         ("review-since", review_since()),
+        ("review-reproduced", review_reproduced()),
+        ("review-withheld", review_withheld()),
     ]
 }

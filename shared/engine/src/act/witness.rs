@@ -1,0 +1,252 @@
+//! Witness: run the model's test for its bug claim in the sandbox at the
+//! pull request's head, then at its base, and record what it showed
+//! ([`Fact::Witnessed`]) before planning (`docs/witness.md`).
+//!
+//! One tick, bounded: a read of the changed files, two writes, and four
+//! commands (the witness twice, each bounded by `review.witness.timeoutMs`;
+//! two `rm` of files the base lacks and of the witness). The command is the
+//! policy's, the path its last argument; the model names the file only.
+//! The base is the head's changed files with the diff's hunks undone; the
+//! checkout is put back to the head afterwards, witness removed, so the
+//! checks and the published tree never see it.
+
+use agent_zero_contracts::{CheckResult, ProposedChange, Witness, WitnessOutcome, WitnessRun};
+
+use super::{Acted, Run};
+use crate::fact::{Fact, LeaseRecord};
+use crate::ports::{Workspace, WorkspaceError};
+use crate::resident::FoldError;
+use crate::store::TickStats;
+use crate::witness::{base_unavailable, check, digest, not_run, patches, rebuild_base};
+
+/// Most bytes of each of a witness run's stdout and stderr kept in the
+/// evidence (their ends: where a failing test says why).
+pub(crate) const MAX_WITNESS_OUTPUT_BYTES: usize = 4 * 1024;
+
+pub(super) async fn witness<W: Workspace>(
+    run: &Run<'_>,
+    lease: &LeaseRecord,
+    workspace: &W,
+    stats: &mut TickStats,
+) -> Result<Acted, FoldError> {
+    let r = run.r;
+    let Some(finding) = r.attempt.finding.as_ref() else {
+        return Acted::now(Vec::new());
+    };
+    let record = |witness: WitnessRun| Acted::now(vec![Fact::Witnessed { witness }]);
+    let Some(witness) = r.attempt.decision.as_ref().and_then(|d| d.witness.first()) else {
+        let reason = "the claim came without a witness".to_owned();
+        return record(not_run(finding, WitnessOutcome::Absent, reason, None));
+    };
+    let policy = &run.stimulus.policy.review;
+    let (ledger, diff) = (r.discovery.review.as_ref(), r.discovery.diff.as_deref());
+    let changed: Vec<(String, String)> = diff.map(patches).unwrap_or_default();
+    let changed_paths: Vec<String> = changed.iter().map(|(p, _)| p.clone()).collect();
+    if let Err(refused) = check(witness, &r.discovery.files, &changed_paths, policy) {
+        return record(not_run(finding, WitnessOutcome::Rejected, refused.to_string(), Some(witness)));
+    }
+    if let Some(reason) = ledger.and_then(|l| base_unavailable(l, diff)) {
+        let reason = format!("could not run at the base: {reason}");
+        return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+    }
+    // The head's changed files, as the checkout holds them.
+    let mut wanted = changed_paths.clone();
+    let overwrites = r.discovery.files.contains(&witness.path);
+    if overwrites {
+        wanted.push(witness.path.clone());
+    }
+    stats.sandbox_calls += 1;
+    let read = match workspace.read_files(lease, &wanted).await {
+        Ok(read) => read,
+        Err(e) => return run.sandbox_failed("witness-read", e),
+    };
+    let head_of = |path: &str| read.iter().find(|(p, _)| p == path).and_then(|(_, c)| c.clone());
+    let mut base = Vec::new();
+    for (path, patch) in &changed {
+        match rebuild_base(head_of(path).as_deref(), patch) {
+            Ok(content) => base.push((path.clone(), content)),
+            Err(why) => {
+                let reason = format!("could not rebuild the base's `{path}`: {why}");
+                return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+            }
+        }
+    }
+    let original = overwrites.then(|| head_of(&witness.path)).flatten();
+    let ran = run_both(run, lease, workspace, stats, witness, &base).await;
+    let restored = restore(run, lease, workspace, stats, witness, original, &changed, &base, &head_of).await;
+    let (head, base_run) = match (ran, restored) {
+        (Ok(both), Ok(())) => both,
+        // The checkout is the head's again: the witness could not run, and
+        // the run goes on without it.
+        (Err(e), Ok(())) => {
+            let reason = format!("could not run in the sandbox: {e}");
+            return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+        }
+        // Where the checkout stands is unknown: retried (bounded), and a
+        // retry that finds the base's lines instead of the head's records
+        // that it could not run.
+        (_, Err(e)) => return run.sandbox_failed("witness", e),
+    };
+    let outcome = WitnessOutcome::judge(&head, &base_run);
+    let pr = run.stimulus.input.pull_request.as_ref();
+    let reason = reason(outcome, &head, &base_run, policy.witness.timeout_ms);
+    record(WitnessRun {
+        finding_id: finding.id.clone(),
+        outcome,
+        reason,
+        path: Some(witness.path.clone()),
+        sha256: Some(digest(&witness.content)),
+        head: Some(bounded(head)),
+        base: Some(bounded(base_run)),
+        head_sha: pr.map(|p| p.head_sha.clone()),
+        base_sha: pr.and_then(|p| p.base_sha.clone()),
+        withheld: false,
+    })
+}
+
+/// Writes the witness and runs it at the head, then puts the base's
+/// versions of the changed files in place and runs it again.
+async fn run_both<W: Workspace>(
+    run: &Run<'_>,
+    lease: &LeaseRecord,
+    workspace: &W,
+    stats: &mut TickStats,
+    witness: &Witness,
+    base: &[(String, Option<String>)],
+) -> Result<(CheckResult, CheckResult), WorkspaceError> {
+    let key = &run.cx.key;
+    let policy = &run.stimulus.policy.review.witness;
+    let timeout = policy.timeout_ms.min(run.remaining_ms());
+    let mut argv = policy.command.clone();
+    argv.push(witness.path.clone());
+    let file = ProposedChange {
+        path: witness.path.clone(),
+        content: witness.content.clone(),
+        reason: "the claim's witness (never published)".into(),
+    };
+    stats.sandbox_calls += 2;
+    workspace.write_files(lease, std::slice::from_ref(&file), &format!("{key}:witness")).await?;
+    let head =
+        first(workspace.run(lease, std::slice::from_ref(&argv), timeout, &format!("{key}:witness-head")).await?)?;
+    let (present, absent) = split(base);
+    stats.sandbox_calls += 1;
+    workspace.write_files(lease, &present, &format!("{key}:witness-base")).await?;
+    if !absent.is_empty() {
+        stats.sandbox_calls += 1;
+        remove(workspace, lease, &absent, &format!("{key}:witness-base-rm")).await?;
+    }
+    stats.sandbox_calls += 1;
+    let base = first(workspace.run(lease, &[argv], timeout, &format!("{key}:witness-base-run")).await?)?;
+    Ok((head, base))
+}
+
+/// Puts the head back: its versions of the changed files, none of the
+/// files it lacks, and the witness gone (or the file it replaced back).
+#[allow(clippy::too_many_arguments)]
+async fn restore<W: Workspace>(
+    run: &Run<'_>,
+    lease: &LeaseRecord,
+    workspace: &W,
+    stats: &mut TickStats,
+    witness: &Witness,
+    original: Option<String>,
+    changed: &[(String, String)],
+    base: &[(String, Option<String>)],
+    head_of: &impl Fn(&str) -> Option<String>,
+) -> Result<(), WorkspaceError> {
+    let key = &run.cx.key;
+    let head: Vec<(String, Option<String>)> = changed
+        .iter()
+        .map(|(p, _)| (p.clone(), head_of(p)))
+        .chain(std::iter::once((witness.path.clone(), original)))
+        .collect();
+    let (mut present, absent) = split(&head);
+    // Only what the base step changed needs writing back.
+    present.retain(|c| {
+        base.iter().any(|(p, b)| *p == c.path && b.as_deref() != Some(c.content.as_str())) || c.path == witness.path
+    });
+    if !present.is_empty() {
+        stats.sandbox_calls += 1;
+        workspace.write_files(lease, &present, &format!("{key}:witness-restore")).await?;
+    }
+    if !absent.is_empty() {
+        stats.sandbox_calls += 1;
+        remove(workspace, lease, &absent, &format!("{key}:witness-restore-rm")).await?;
+    }
+    Ok(())
+}
+
+/// The files of `versions` that exist (as writes) and the paths that do not.
+fn split(versions: &[(String, Option<String>)]) -> (Vec<ProposedChange>, Vec<String>) {
+    let mut present = Vec::new();
+    let mut absent = Vec::new();
+    for (path, content) in versions {
+        match content {
+            Some(content) => present.push(ProposedChange {
+                path: path.clone(),
+                content: content.clone(),
+                reason: "the witness's checkout (never published)".into(),
+            }),
+            None => absent.push(path.clone()),
+        }
+    }
+    (present, absent)
+}
+
+/// Removes `paths` from the checkout (`rm -f --`, the engine's own command).
+async fn remove<W: Workspace>(
+    workspace: &W,
+    lease: &LeaseRecord,
+    paths: &[String],
+    key: &str,
+) -> Result<(), WorkspaceError> {
+    let mut argv: Vec<String> = ["rm", "-f", "--"].map(str::to_owned).into();
+    argv.extend(paths.iter().cloned());
+    let removed = first(workspace.run(lease, &[argv], REMOVE_MS, key).await?)?;
+    if removed.passed() {
+        Ok(())
+    } else {
+        Err(WorkspaceError::Failed(format!("removing {} exited {}", paths.join(", "), removed.exit_code)))
+    }
+}
+
+/// Bound on the `rm` that removes files.
+const REMOVE_MS: u64 = 30_000;
+
+fn first(results: Vec<CheckResult>) -> Result<CheckResult, WorkspaceError> {
+    results.into_iter().next().ok_or_else(|| WorkspaceError::Failed("the sandbox returned no result".into()))
+}
+
+/// Why, in a sentence.
+fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeout_ms: u64) -> String {
+    match outcome {
+        WitnessOutcome::Reproduced => {
+            format!("the witness failed on the head (exit {}) and passed on the base", head.exit_code)
+        }
+        WitnessOutcome::PassedOnHead => "the witness passed on the head: the claimed bug did not show".into(),
+        WitnessOutcome::FailedOnBase => {
+            format!("the witness failed on the base too (exit {}): it does not tell the change apart", base.exit_code)
+        }
+        WitnessOutcome::TimedOut => {
+            let at = if head.timed_out { "head" } else { "base" };
+            format!("the witness was stopped on the {at} at review.witness.timeoutMs ({timeout_ms} ms)")
+        }
+        other => format!("the witness {other}"),
+    }
+}
+
+/// `result` with the ends of its output, at most
+/// [`MAX_WITNESS_OUTPUT_BYTES`] of each stream, the rest counted.
+fn bounded(mut result: CheckResult) -> CheckResult {
+    for stream in [&mut result.stdout, &mut result.stderr] {
+        if stream.len() > MAX_WITNESS_OUTPUT_BYTES {
+            let mut cut = stream.len() - MAX_WITNESS_OUTPUT_BYTES;
+            while !stream.is_char_boundary(cut) {
+                cut += 1;
+            }
+            result.truncated_bytes += cut as u64;
+            stream.replace_range(..cut, "");
+        }
+    }
+    result
+}
