@@ -274,19 +274,22 @@ mod tests {
         T::deserialize(NoBuffering(&mut serde_json::Deserializer::from_str(json)))
     }
 
+    const WHY: &str =
+        "the log's enums are read tag first, not by a derive (docs/decisions.md, \"The task log is read tag first\")";
+
     #[test]
     fn the_logs_enums_are_read_tag_first_not_buffered() {
         assert_eq!(
-            unbuffered::<Fact>(r#"{"fact":"failure","reason":"r"}"#).unwrap(),
+            unbuffered::<Fact>(r#"{"fact":"failure","reason":"r"}"#).expect(WHY),
             Fact::Failure { reason: "r".into() }
         );
         assert_eq!(
-            unbuffered::<ModelOutcome>(r#"{"outcome":"unavailable","reason":"r"}"#).unwrap(),
+            unbuffered::<ModelOutcome>(r#"{"outcome":"unavailable","reason":"r"}"#).expect(WHY),
             ModelOutcome::Unavailable { reason: "r".into() }
         );
-        assert_eq!(unbuffered::<WriteOutcome>(r#"{"outcome":"allowed"}"#).unwrap(), WriteOutcome::Allowed);
+        assert_eq!(unbuffered::<WriteOutcome>(r#"{"outcome":"allowed"}"#).expect(WHY), WriteOutcome::Allowed);
         assert_eq!(
-            unbuffered::<PublicationOutcome>(r#"{"outcome":"published","reference":"u"}"#).unwrap(),
+            unbuffered::<PublicationOutcome>(r#"{"outcome":"published","reference":"u"}"#).expect(WHY),
             PublicationOutcome::Published { reference: "u".into() }
         );
         // The probe itself refuses a buffered read.
