@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod cost;
+pub mod decimal;
 mod enums;
 mod evidence;
 pub mod fence;

@@ -1,7 +1,7 @@
 //! What every wire format shares: the normalised reply, error-envelope
 //! details and rate-limit hints.
 
-use agent_zero_contracts::Usage;
+use agent_zero_contracts::{Usage, decimal};
 use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::Value;
@@ -77,22 +77,17 @@ pub(crate) fn error_detail(body: &[u8]) -> String {
 /// An HTTP-date `retry-after` counts as no hint.
 pub(crate) fn retry_after_ms(headers: &HeaderMap, body: &[u8]) -> Option<u64> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = header("retry-after-ms").and_then(number) {
+    if let Some(ms) = header("retry-after-ms").and_then(decimal::parse) {
         return to_ms(ms);
     }
-    if let Some(s) = header("retry-after").and_then(number) {
+    if let Some(s) = header("retry-after").and_then(decimal::parse) {
         return to_ms(s * 1000.0);
     }
     let body: Value = agent_zero_contracts::json::from_slice(body).ok()?;
     body["error"]["details"].as_array()?.iter().find_map(|detail| {
         let delay = detail["retryDelay"].as_str()?.strip_suffix('s')?;
-        to_ms(number(delay)? * 1000.0)
+        to_ms(decimal::parse(delay)? * 1000.0)
     })
-}
-
-/// A finite number (`f64`'s grammar less its words `inf` and `NaN`).
-fn number(text: &str) -> Option<f64> {
-    text.parse().ok().filter(|n: &f64| n.is_finite())
 }
 
 fn to_ms(ms: f64) -> Option<u64> {

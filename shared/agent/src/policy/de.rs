@@ -127,10 +127,10 @@ impl<'a> Kind<'a> {
             _ => {}
         }
         if is_float(digits) {
-            // The grammar matched, and it is a subset of `f64`'s; a
-            // magnitude past its range reads as infinity, as the core
-            // schema reads it.
-            return Self::Float(text.parse().unwrap_or(if negative { f64::NEG_INFINITY } else { f64::INFINITY }));
+            // The grammar matched, so the only refusal is a magnitude past
+            // `f64`'s range, which the core schema reads as infinity.
+            let infinity = if negative { f64::NEG_INFINITY } else { f64::INFINITY };
+            return Self::Float(agent_zero_contracts::decimal::parse(text).unwrap_or(infinity));
         }
         Self::Text(text)
     }

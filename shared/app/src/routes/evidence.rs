@@ -13,7 +13,7 @@
 #[path = "evidence_pages.rs"]
 mod pages;
 
-use agent_zero_contracts::{EvidenceBundle, TerminalState};
+use agent_zero_contracts::{EvidenceBundle, TerminalState, decimal};
 use agent_zero_engine::{Resident, StoreError, TaskError};
 use agent_zero_evidence::{
     RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html,
@@ -109,8 +109,7 @@ fn media_range(element: &str) -> Option<(String, f64)> {
         if let Some((name, value)) = param.split_once('=')
             && name.trim().eq_ignore_ascii_case("q")
         {
-            // `inf` and `NaN` are words `f64` reads; as any other non-number, q=0.
-            q = value.trim().parse::<f64>().ok().filter(|q| q.is_finite()).map_or(0.0, |q| q.clamp(0.0, 1.0));
+            q = decimal::parse(value.trim()).map_or(0.0, |q| q.clamp(0.0, 1.0));
         }
     }
     Some((range, q))
