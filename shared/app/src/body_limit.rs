@@ -11,7 +11,7 @@
 //!
 //! | route | limit |
 //! |---|---|
-//! | `POST /webhooks/github` | `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 1 MiB) |
+//! | `POST /webhooks/github`, `/webhooks/gitlab`, `/webhooks/gitea` | `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 1 MiB) |
 //! | `POST /api/v1/tasks`, `POST /api/v1/approvals/{id}` | 256 KiB (the task API's JSON bodies) |
 //! | everything else (`GET`, `HEAD`, `OPTIONS`, the sweep, unknown paths) | 4 KiB |
 
@@ -36,7 +36,7 @@ pub fn body_limit(method: &Method, path: &str, settings: &Settings) -> Result<us
     let Ok(route) = router::resolve(method, path) else { return Ok(NO_BODY_MAX_BYTES) };
     // Exhaustive on purpose: a new route decides what body it takes.
     match route.id {
-        RouteId::GithubWebhook => settings.webhook_max_bytes(),
+        RouteId::GithubWebhook | RouteId::GitLabWebhook | RouteId::GiteaWebhook => settings.webhook_max_bytes(),
         RouteId::CreateTask | RouteId::DecideApproval => Ok(crate::routes::MAX_CREATE_BYTES),
         // Dashboard forms: a decision with its comment, a sign-out.
         RouteId::DashboardDecision | RouteId::SignOut => Ok(crate::routes::MAX_CREATE_BYTES),

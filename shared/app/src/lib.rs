@@ -29,6 +29,7 @@ mod body_limit;
 mod config;
 mod dashboard;
 mod error;
+mod forge_settings;
 pub mod hosting;
 mod intake_gate;
 pub mod log_line;

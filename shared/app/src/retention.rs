@@ -97,6 +97,17 @@ impl Kind {
 }
 
 /// The schedule key of `id` due at `due_ms`.
+/// The record a delivery schedule id names: `gl-...` GitLab's,
+/// `gt-...` Gitea's and Forgejo's, anything else (`gh-...`) GitHub's.
+pub(crate) fn delivery_record_key(id: &str) -> String {
+    let forge = match id.get(..3) {
+        Some("gl-") => "gitlab",
+        Some("gt-") => "gitea",
+        _ => "github",
+    };
+    format!("delivery/{forge}/{id}")
+}
+
 pub fn schedule_key(due_ms: u64, kind: Kind, id: &str) -> String {
     format!("{RETENTION_PREFIX}{due_ms:013}/{}/{id}", kind.as_str())
 }

@@ -38,7 +38,7 @@ pub async fn pass<K: KeyValue>(kv: &K, now_ms: u64) -> Result<RetentionReport, K
         }
         match kind {
             Kind::Delivery => {
-                kv.delete(&format!("delivery/github/{id}")).await?;
+                kv.delete(&crate::retention::delivery_record_key(id)).await?;
                 report.deliveries += 1;
             }
             Kind::Audit => {

@@ -11,6 +11,8 @@ use crate::error::{ApiError, ErrorCode};
 pub enum RouteId {
     Health,
     GithubWebhook,
+    GitLabWebhook,
+    GiteaWebhook,
     ListTasks,
     CreateTask,
     GetTask,
@@ -52,6 +54,8 @@ pub struct Route {
 pub static ROUTES: &[Route] = &[
     Route { pattern: "/api/v1/health", methods: &[(Method::GET, RouteId::Health)] },
     Route { pattern: "/webhooks/github", methods: &[(Method::POST, RouteId::GithubWebhook)] },
+    Route { pattern: "/webhooks/gitlab", methods: &[(Method::POST, RouteId::GitLabWebhook)] },
+    Route { pattern: "/webhooks/gitea", methods: &[(Method::POST, RouteId::GiteaWebhook)] },
     Route {
         pattern: "/api/v1/tasks",
         methods: &[(Method::GET, RouteId::ListTasks), (Method::POST, RouteId::CreateTask)],

@@ -19,6 +19,7 @@ use crate::Config;
 use crate::access::Access;
 use crate::dashboard::DashboardSettings;
 use crate::error::{ApiError, ErrorCode};
+use crate::forge_settings::{GitLabSettings, GiteaSettings};
 use crate::platform::Platform;
 use crate::retention::Lifetimes;
 use crate::services::{AnySandbox, SandboxChoice};
@@ -40,6 +41,8 @@ pub struct Settings {
     base_path: Result<String, ApiError>,
     github: Result<GitHubSettings, ApiError>,
     webhook_secret: Option<Secret>,
+    gitlab: Result<Option<GitLabSettings>, ApiError>,
+    gitea: Result<Option<GiteaSettings>, ApiError>,
     webhook_max_bytes: Result<usize, ApiError>,
     allowlist: Option<RepositoryAllowlist>,
     access: Result<Option<Access>, ApiError>,
@@ -83,6 +86,8 @@ impl Settings {
             base_path: base_path(config),
             github: GitHubSettings::from_config(config),
             webhook_secret: config.get("GITHUB_WEBHOOK_SECRET").map(Secret::new),
+            gitlab: GitLabSettings::from_config(config),
+            gitea: GiteaSettings::from_config(config),
             webhook_max_bytes: webhook_max_bytes(config),
             allowlist: config.get("AGENT_ZERO_GITHUB_REPOSITORIES").map(RepositoryAllowlist::parse),
             access: Access::from_config(config),
@@ -102,6 +107,8 @@ impl Settings {
         for section in [
             self.base_path.as_ref().err(),
             self.github.as_ref().err(),
+            self.gitlab.as_ref().err(),
+            self.gitea.as_ref().err(),
             self.webhook_max_bytes.as_ref().err(),
             self.access.as_ref().err(),
             self.run.as_ref().err(),
@@ -163,6 +170,17 @@ impl Settings {
             )
             .with_field("GITHUB_WEBHOOK_SECRET")
         })
+    }
+
+    /// GitLab's settings, `Ok(None)` when none is set; 503 naming a
+    /// malformed one.
+    pub(crate) fn gitlab(&self) -> Result<Option<&GitLabSettings>, ApiError> {
+        self.gitlab.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
+    /// Gitea's (and Forgejo's) settings, as [`Self::gitlab`].
+    pub(crate) fn gitea(&self) -> Result<Option<&GiteaSettings>, ApiError> {
+        self.gitea.as_ref().map(Option::as_ref).map_err(Clone::clone)
     }
 
     /// `AGENT_ZERO_WEBHOOK_MAX_BYTES` (default 1 MiB), or 503 naming it.
@@ -262,7 +280,10 @@ impl GitHubSettings {
         let anonymous = self.anonymous(http);
         let Some(credentials) = &self.credentials else { return Ok(anonymous) };
         let token = credentials.token_for(installation, &anonymous, signer, now_ms).await?;
-        Ok(anonymous.with_token(token))
+        Ok(match credentials {
+            Credentials::App { .. } => anonymous.with_installation_token(token),
+            _ => anonymous.with_token(token),
+        })
     }
 }
 

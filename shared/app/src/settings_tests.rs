@@ -113,6 +113,8 @@ fn a_malformed_variable_answers_503_naming_it_where_needed_and_the_rest_keeps_se
         ("GITHUB_API_URL", "ftp://github.invalid", "/api/v1/doctor"),
         ("GITHUB_APP_ID", "not-an-id!", "/api/v1/doctor"),
         ("VERCEL_PROJECT_ID", "prj with spaces", "/api/v1/tasks"),
+        ("GITLAB_WEBHOOK_SIGNING_TOKEN", "not-whsec", "/webhooks/gitlab"),
+        ("GITEA_URL", "ftp://gitea.invalid", "/webhooks/gitea"),
     ];
     for (variable, value, route) in cases {
         let mut pairs = access.to_vec();

@@ -185,11 +185,25 @@ pub struct InstallationToken {
     pub expires_at: String,
 }
 
+/// Who a [`GitHubClient`] calls GitHub as: what GitHub lets it write
+/// depends on it (only a GitHub App's installation may write check runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// No token: public repositories only, nothing written.
+    Anonymous,
+    /// A token of a person or an OAuth App (`GITHUB_TOKEN`), or an App's
+    /// own JWT.
+    Token,
+    /// A GitHub App installation's token.
+    Installation,
+}
+
 /// A GitHub REST client for one caller identity.
 pub struct GitHubClient<'a, H> {
     http: &'a H,
     config: &'a ApiConfig,
     token: Option<Secret>,
+    caller: Caller,
 }
 
 impl<H> std::fmt::Debug for GitHubClient<'_, H> {
@@ -204,13 +218,27 @@ impl<H> std::fmt::Debug for GitHubClient<'_, H> {
 impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// An unauthenticated client (public repositories, low rate limit).
     pub fn new(http: &'a H, config: &'a ApiConfig) -> Self {
-        Self { http, config, token: None }
+        Self { http, config, token: None, caller: Caller::Anonymous }
     }
 
-    /// The same client, sending `token` as `Authorization: Bearer`.
+    /// The same client, sending `token` as `Authorization: Bearer`: a
+    /// person's or an OAuth App's token, or an App's JWT.
     pub fn with_token(mut self, token: Secret) -> Self {
         self.token = Some(token);
+        self.caller = Caller::Token;
         self
+    }
+
+    /// The same client, sending a GitHub App installation's `token`.
+    pub fn with_installation_token(mut self, token: Secret) -> Self {
+        self.token = Some(token);
+        self.caller = Caller::Installation;
+        self
+    }
+
+    /// Who this client calls GitHub as.
+    pub fn caller(&self) -> Caller {
+        self.caller
     }
 
     /// The HTTP port and configuration, for building a sibling client.

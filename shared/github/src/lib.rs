@@ -37,8 +37,8 @@ mod timestamp;
 
 pub use admit::PolicySwitches;
 pub use client::{
-    API_VERSION, ApiConfig, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient, GitHubError,
-    InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
+    API_VERSION, ApiConfig, Caller, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
+    GitHubError, InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
 pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
 pub use credentials::{Credentials, TOKEN_REFRESH_MARGIN_MS, TokenCache};

@@ -16,7 +16,8 @@ use agent_zero_github::publish::{
 use agent_zero_github::{ApiConfig, GitHubClient};
 use agent_zero_ports::Secret;
 use publish_support::{
-    Loopback, NOW_MS, OLD_PAGE, Run, TOKEN, assert_only_allowed_writes, block_on, github, golden, marker_42, outcome,
+    Loopback, NOW_MS, OLD_PAGE, PERSONAL_TOKEN, Run, TOKEN, assert_only_allowed_writes, block_on, github, golden,
+    marker_42, outcome,
 };
 
 const NEW_PAGE: &str = "pub fn next_page(items: &[u32], cursor: usize, limit: usize) -> &[u32] {\n    let start = cursor + 1;\n    &items[start..(start + limit).min(items.len())]\n}\n";
@@ -507,12 +508,60 @@ fn our_comment_is_found_on_a_later_page() {
     assert_only_allowed_writes(&gh);
 }
 
+/// GitHub lets only an App's installation write check runs; a deployment
+/// with a person's token (`GITHUB_TOKEN`) publishes a commit status on the
+/// head instead, with the check run's name as its context, and no check-run
+/// call at all. Its advisory outcome is named in the description.
+#[test]
+fn a_token_deployment_publishes_a_commit_status_not_a_check_run() {
+    let (gh, head) = github();
+    let http = Loopback::new(&gh);
+    for (bundle, state, described) in [("refused", "success", "Advisory: "), ("verified", "success", "Verified")] {
+        let bundle = golden(bundle);
+        let mut run = Run::new(&bundle, &[]);
+        run.head_sha = Some(&head);
+        run.personal = true;
+        run.policy.validation_comment = false;
+        let report = run.publish(&gh, &http);
+        assert!(matches!(outcome(&report, PublishStep::CheckRun), StepOutcome::Created { url: None }), "{report:#?}");
+        let statuses = gh.statuses("acme", "widgets");
+        let status = statuses.last().expect("a commit status");
+        assert_eq!(
+            (status["state"].as_str(), status["context"].as_str(), status["sha"].as_str()),
+            (Some(state), Some("Agent Zero"), Some(head.as_str())),
+            "{status}"
+        );
+        let description = status["description"].as_str().unwrap_or_default();
+        assert!(description.starts_with(described) && description.chars().count() <= 140, "{description}");
+    }
+    assert!(gh.check_runs("acme", "widgets").is_empty());
+    assert!(gh.calls().iter().all(|call| !call.path.contains("check-runs")), "no check-run call with a token");
+    assert_only_allowed_writes(&gh);
+
+    // The loopback GitHub refuses a check run to that token, as GitHub does.
+    let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
+    let client = GitHubClient::new(&http, &config).with_installation_token(Secret::new(PERSONAL_TOKEN));
+    let refused = block_on(publish_check_run(
+        &client,
+        "acme",
+        "widgets",
+        &head,
+        "task-0009",
+        CheckRunStatus::InProgress,
+        "t",
+        "s",
+        NOW_MS,
+    ));
+    let Ok(StepOutcome::Failed { reason }) = refused else { panic!("{refused:?}") };
+    assert!(reason.contains("403") || reason.contains("GitHub App"), "{reason}");
+}
+
 #[test]
 fn a_check_run_opened_when_the_task_starts_is_concluded_in_place() {
     let (gh, head) = github();
     let http = Loopback::new(&gh);
     let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
-    let client = GitHubClient::new(&http, &config).with_token(Secret::new(TOKEN));
+    let client = GitHubClient::new(&http, &config).with_installation_token(Secret::new(TOKEN));
     let started = block_on(publish_check_run(
         &client,
         "acme",

@@ -329,6 +329,28 @@ fn app_api_task(runtime: Runtime) {
     let minted: Vec<&str> = minted.iter().map(String::as_str).collect();
     let leaks = world.server.files_containing(&minted);
     assert!(leaks.is_empty(), "installation tokens stay in memory: {leaks:?}");
+
+    // A repository webhook (added by hand beside the App's credentials)
+    // names no installation: the gate looks the App's up, and where it is
+    // not installed the task fails naming the repository.
+    let mut payload: Value = serde_json::from_slice(&world.labeled_issue()).unwrap();
+    payload.as_object_mut().unwrap().remove("installation");
+    payload["repository"]["name"] = json!(other_name);
+    payload["repository"]["full_name"] = json!(NOT_INSTALLED);
+    payload["repository"]["owner"]["login"] = json!(other_owner);
+    payload["repository"]["default_branch"] = json!("main");
+    let reply = world.server.deliver_github(
+        SECRET,
+        "issues",
+        "identity-no-installation",
+        &serde_json::to_vec(&payload).unwrap(),
+    );
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let task_id = reply.json()["taskId"].as_str().unwrap().to_owned();
+    let task = world.wait_terminal(&task_id);
+    assert_eq!(task["state"], "failed", "{task}");
+    assert!(task.to_string().contains(&format!("not installed on {NOT_INSTALLED}")), "{task}");
+    assert_eq!(world.github.calls_matching("GET", &format!("/repos/{NOT_INSTALLED}/installation")).len(), 2);
     world.server.assert_app_log(true);
 }
 

@@ -11,6 +11,7 @@ mod commit_point;
 mod dashboard;
 mod entry;
 mod exactly_once;
+mod forges;
 mod health;
 mod identity;
 mod intake_paths;
@@ -35,6 +36,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
     [
         health::CASES,
         webhooks::CASES,
+        forges::CASES,
         intake_paths::CASES,
         entry::CASES,
         lifecycle::CASES,

@@ -10,11 +10,16 @@
 //! collaborator's `/agent-zero review` comment starts a review of the head
 //! (acknowledged with a reaction), an outsider's is ignored with its reason;
 //! in `suggest` mode only a change the checks passed on becomes a suggestion.
+//! Publication retried after a rate limit finds the task's check run by
+//! listing the head's check runs, and updates it rather than adding one.
+//! The world is deployed as a GitHub App (only an App's installation may
+//! write check runs, and the loopback GitHub enforces it); deployed with a
+//! person's token instead, the review's outcome is a commit status.
 
 use std::time::{Duration, Instant};
 
 use agent_zero_e2e::{Reply, Runtime, Server, ServerOptions, repo_root, request};
-use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, calc};
+use agent_zero_fakes::{FakeGitHub, FakeModel, FixtureRepo, TEST_APP_PRIVATE_KEY_PEM, TEST_APP_PUBLIC_KEY_PEM, calc};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -54,11 +59,23 @@ pub(crate) const CASES: &[Case] = &[
         name: "review_started_by_the_cli_follows_the_run_and_exits_as_the_reference",
         run: review_started_by_the_cli_follows_the_run_and_exits_as_the_reference,
     },
+    Case {
+        name: "review_published_again_after_a_rate_limit_updates_its_check_run_in_place",
+        run: review_published_again_after_a_rate_limit_updates_its_check_run_in_place,
+    },
+    Case {
+        name: "review_by_a_token_deployment_publishes_a_commit_status_not_a_check_run",
+        run: review_by_a_token_deployment_publishes_a_commit_status_not_a_check_run,
+    },
 ];
 
 const SECRET: &str = "e2e-review-secret";
 const SANDBOX_TOKEN: &str = "e2e-review-sandbox-token";
 const GITHUB_TOKEN: &str = "ghp_e2e_review";
+const APP_ID: &str = "424242";
+const APP_SLUG: &str = "agent-zero-review";
+/// The installation the octokit `pull_request` payloads name.
+const INSTALLATION: u64 = 1;
 const POLICY: &str = "version: 1\nmode: observe\nproactive:\n  enabled: true\nchecks:\n  - [python3, -m, unittest]\n";
 
 struct World {
@@ -80,6 +97,19 @@ fn world(runtime: Runtime, extra: &[(&str, &str)]) -> World {
 
 /// [`world`] under `policy` (`.agent-zero.yml` on the default branch).
 fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
+    world_as(runtime, policy, extra, Deployed::App)
+}
+
+/// How the deployment calls GitHub.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deployed {
+    /// As the GitHub App's installation.
+    App,
+    /// With a person's token (`GITHUB_TOKEN`).
+    Token,
+}
+
+fn world_as(runtime: Runtime, policy: &str, extra: &[(&str, &str)], deployed: Deployed) -> World {
     let mut fixture = FixtureRepo::calc("acme", "calc")
         .file(calc::BUG_PATH, calc::CALC_PY_FIXED)
         .file(".agent-zero.yml", policy)
@@ -87,6 +117,13 @@ fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
         .expect("fixture repo");
     let github = FakeGitHub::start();
     github.add_fixture(&fixture);
+    // Deployed as a GitHub App (only an App's installation may write check
+    // runs): installation 1 is the one the octokit payloads name. The test's
+    // own calls to the loopback GitHub use a person's token.
+    github.require_token(GITHUB_TOKEN);
+    github.register_app(APP_ID, Some(TEST_APP_PUBLIC_KEY_PEM));
+    github.set_app_slug(APP_SLUG);
+    github.add_installation(INSTALLATION, fixture.owner());
     let mut changes: Vec<(&str, &str)> = vec![(calc::BUG_PATH, calc::CALC_PY)];
     changes.extend_from_slice(extra);
     let head = fixture.commit(&changes, "average: divide by the count plus one").expect("head commit");
@@ -94,10 +131,16 @@ fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
     let number = github.open_pull_request(fixture.owner(), fixture.name(), "feature", &head, &seeded);
     let model = FakeModel::start();
     let sandbox = Sandbox::with_token(fixture.repos_dir(), SANDBOX_TOKEN);
+    let credentials = match deployed {
+        Deployed::App => vec![
+            ("GITHUB_APP_ID", APP_ID.to_owned()),
+            ("GITHUB_APP_PRIVATE_KEY", TEST_APP_PRIVATE_KEY_PEM.trim().replace('\n', "\\n")),
+        ],
+        Deployed::Token => vec![("GITHUB_TOKEN", GITHUB_TOKEN.to_owned())],
+    };
     let vars = [
         ("GITHUB_WEBHOOK_SECRET", SECRET.to_owned()),
         ("GITHUB_API_URL", github.url()),
-        ("GITHUB_TOKEN", GITHUB_TOKEN.to_owned()),
         ("AGENT_ZERO_MODEL_BASE_URL", model.base_url()),
         ("OPENAI_COMPATIBLE_API_KEY", "sk-e2e-review-key".to_owned()),
         ("AGENT_ZERO_SANDBOX_PROVIDER", "custom".to_owned()),
@@ -109,7 +152,7 @@ fn world_with(runtime: Runtime, policy: &str, extra: &[(&str, &str)]) -> World {
         ("AGENT_ZERO_CLAIM_MARGIN_MS", "2000".to_owned()),
     ];
     let options = ServerOptions {
-        vars: vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        vars: vars.iter().chain(&credentials).map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
         ..ServerOptions::default()
     };
     let server = Server::start(runtime, &options).unwrap_or_else(|e| panic!("{e}"));
@@ -662,6 +705,8 @@ fn pull_request_comment(world: &World, comment_id: u64, login: &str, association
     payload["comment"]["user"]["login"] = json!(login);
     payload["comment"]["author_association"] = json!(association);
     payload["sender"]["login"] = json!(login);
+    // The octokit capture is a repository webhook's and names no
+    // installation: the gate looks the App's up on the repository.
     serde_json::to_vec(&payload).unwrap()
 }
 
@@ -699,6 +744,12 @@ fn review_command_from_a_collaborator_reviews_the_head_from_an_outsider_is_ignor
     assert_eq!(task["trigger"], "proactive", "{task}");
     // The payload has no head: admission read the pull request's.
     assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/pulls/{number}")).is_empty());
+    // Nor an installation: the gate asked GitHub for the App's on the
+    // repository, and the review was published with that one's token.
+    assert!(!world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/installation")).is_empty());
+    assert!(
+        !world.github.calls_matching("POST", &format!("/app/installations/{INSTALLATION}/access_tokens")).is_empty()
+    );
     let reactions = world.github.reactions(owner, name, comment);
     assert_eq!(reactions.len(), 1, "{reactions:#?}");
     assert_eq!(reactions[0]["content"], "eyes");
@@ -802,4 +853,100 @@ fn review_started_by_the_cli_follows_the_run_and_exits_as_the_reference(runtime:
     assert_eq!(status, agent_zero_cli::EXIT_FAILED, "{out}{err}");
     assert!(err.contains("refused the task: 400 invalid_request (pullRequest.number)"), "{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+/// GitHub's secondary rate limit on the review's `POST` (403 with
+/// `retry-after`, once): the publication stops there, after creating the
+/// check run, and runs again a second later. The second time it lists the
+/// head's check runs (`GET /commits/{sha}/check-runs?check_name=&filter=all`,
+/// which the loopback GitHub answers as GitHub does), finds the task's by its
+/// `external_id` and updates it (`PATCH`): one check run for the task, one
+/// review.
+fn review_published_again_after_a_rate_limit_updates_its_check_run_in_place(runtime: Runtime) {
+    let world = world(runtime, &[]);
+    world.model.push_decision(decision());
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let reviews = format!("/repos/{owner}/{name}/pulls/{}/reviews", world.number);
+    world.github.fail_next(
+        "POST",
+        &reviews,
+        403,
+        &[("retry-after", "1")],
+        r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits","status":"403"}"#,
+    );
+    let task_id = deliver(&world, "review-rate-limited-1");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+
+    let started = Instant::now();
+    while world.github.reviews(owner, name, world.number).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(90), "no review posted: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(world.github.reviews(owner, name, world.number).len(), 1, "one review, posted on the second try");
+    assert_eq!(world.github.calls_matching("POST", &reviews).len(), 2, "refused once, then posted");
+
+    let ours: Vec<Value> =
+        world.github.check_runs(owner, name).into_iter().filter(|run| run["external_id"] == json!(task_id)).collect();
+    assert_eq!(ours.len(), 1, "one check run for the task: {ours:#?}");
+    assert_eq!(ours[0]["head_sha"], json!(world.head));
+    assert_eq!(ours[0]["status"], "completed", "{:#}", ours[0]);
+    let listed =
+        world.github.calls_matching("GET", &format!("/repos/{owner}/{name}/commits/{}/check-runs", world.head));
+    assert_eq!(listed.len(), 2, "listed before each write: {listed:#?}");
+    assert!(listed.iter().all(|call| call.query_param("filter") == Some("all")), "{listed:#?}");
+    let id = ours[0]["id"].as_u64().expect("a check run id");
+    assert_eq!(
+        world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/check-runs")).len(),
+        1,
+        "created once"
+    );
+    assert_eq!(
+        world.github.calls_matching("PATCH", &format!("/repos/{owner}/{name}/check-runs/{id}")).len(),
+        1,
+        "then updated in place"
+    );
+}
+
+/// Deployed with `GITHUB_TOKEN`: GitHub refuses check runs to a person's
+/// token, so the review's outcome is a commit status on the head (context
+/// `Agent Zero`, the advisory outcome named in its description), and the
+/// product never calls the check-runs API. The review itself is as with
+/// an App.
+fn review_by_a_token_deployment_publishes_a_commit_status_not_a_check_run(runtime: Runtime) {
+    let world = world_as(runtime, POLICY, &[], Deployed::Token);
+    world.model.push_decision(decision());
+    let task_id = deliver(&world, "review-token-1");
+    let task = wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let started = Instant::now();
+    while world.github.statuses(owner, name).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(90), "no commit status: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let statuses = world.github.statuses(owner, name);
+    assert_eq!(statuses.len(), 1, "{statuses:#?}");
+    let status = &statuses[0];
+    assert_eq!(
+        (status["sha"].as_str(), status["context"].as_str(), status["state"].as_str()),
+        (Some(world.head.as_str()), Some("Agent Zero"), Some("success")),
+        "{status}"
+    );
+    let description = status["description"].as_str().unwrap_or_default();
+    assert!(description.starts_with("Advisory: "), "a finding is advisory, and says so: {description}");
+    assert!(description.chars().count() <= 140, "{description}");
+    assert!(world.github.check_runs(owner, name).is_empty());
+    assert!(
+        world.github.calls().iter().all(|call| !call.path.contains("check-runs")),
+        "no check-run call with a token: {:#?}",
+        world.github.calls()
+    );
+    // The review and its line comment are published as with an App.
+    while world.github.reviews(owner, name, world.number).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(90), "no review posted: {:#?}", world.github.calls());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let reviews = world.github.reviews(owner, name, world.number);
+    assert_eq!(reviews[0]["comments"].as_array().map(Vec::len), Some(1), "{reviews:#?}");
 }

@@ -56,7 +56,67 @@ pub(super) async fn get<H: Host>(
     checks.push(model_reachable(context).await);
     checks.push(sandbox_reachable(context).await);
     checks.push(store_atomic(context).await);
+    checks.extend(forges(context));
     crate::json_response(StatusCode::OK, &json!({ "checks": checks }))
+}
+
+/// One check per forge beside GitHub whose variables are set: its intake
+/// is configured (a webhook secret, well-formed) and what the deployment
+/// does with its deliveries today. No call is made: nothing uses the
+/// forge's API yet (docs/forges.md).
+fn forges<H: Host>(context: &RouteContext<'_, H>) -> Vec<Value> {
+    let mut checks = Vec::new();
+    match context.settings.gitlab() {
+        Err(e) => checks.push(check("gitlab-intake", "fail", e.message, Some("fix the variable it names"))),
+        Ok(None) => {}
+        Ok(Some(gitlab)) => checks.push(match &gitlab.secrets {
+            None => check(
+                "gitlab-intake",
+                "fail",
+                "GitLab variables are set, but no webhook secret: /webhooks/gitlab answers 503".into(),
+                Some("set GITLAB_WEBHOOK_SECRET (the hook's secret token) or GITLAB_WEBHOOK_SIGNING_TOKEN (whsec_...)"),
+            ),
+            Some(secrets) => check(
+                "gitlab-intake",
+                "pass",
+                format!(
+                    "/webhooks/gitlab checks {}; GITLAB_URL {}, API token {}; deliveries are recorded, not yet run",
+                    match (secrets.has_token(), secrets.signs()) {
+                        (true, true) => "the secret token and the signature",
+                        (true, false) => "the secret token",
+                        _ => "the signature",
+                    },
+                    if gitlab.url == crate::forge_settings::DEFAULT_GITLAB_URL { "gitlab.com" } else { "set" },
+                    if gitlab.has_token { "set" } else { "not set" },
+                ),
+                None,
+            ),
+        }),
+    }
+    match context.settings.gitea() {
+        Err(e) => checks.push(check("gitea-intake", "fail", e.message, Some("fix the variable it names"))),
+        Ok(None) => {}
+        Ok(Some(gitea)) => checks.push(match &gitea.secret {
+            None => check(
+                "gitea-intake",
+                "fail",
+                "Gitea variables are set, but no webhook secret: /webhooks/gitea answers 503".into(),
+                Some("set GITEA_WEBHOOK_SECRET (the hook's secret)"),
+            ),
+            Some(_) => check(
+                "gitea-intake",
+                "pass",
+                format!(
+                    "/webhooks/gitea checks the signature (Gitea and Forgejo); GITEA_URL {}, API token {}; \
+                     deliveries are recorded, not yet run",
+                    if gitea.url.is_some() { "set" } else { "not set" },
+                    if gitea.has_token { "set" } else { "not set" },
+                ),
+                None,
+            ),
+        }),
+    }
+    checks
 }
 
 async fn store_atomic<H: Host>(context: &RouteContext<'_, H>) -> Value {

@@ -139,6 +139,27 @@ async fn probe_storage<H: Host>(context: &RouteContext<'_, H>) -> Result<(), Str
 
 /// Which capabilities are configured: variable and provider names only,
 /// never a value.
+fn forges(config: &Config) -> Value {
+    use crate::forge_settings::{GITEA_VARIABLES, GITLAB_VARIABLES};
+    let report = |variables: &[&str], intake: &[&str], token: &str| -> Value {
+        let set: Vec<&str> = variables.iter().copied().filter(|n| config.is_set(n)).collect();
+        if set.is_empty() {
+            return json!({ "configured": false });
+        }
+        json!({
+            "configured": true,
+            "intake": intake.iter().any(|n| config.is_set(n)),
+            "apiToken": config.is_set(token),
+            "runs": false,
+            "variables": set,
+        })
+    };
+    json!({
+        "gitlab": report(&GITLAB_VARIABLES, &["GITLAB_WEBHOOK_SECRET", "GITLAB_WEBHOOK_SIGNING_TOKEN"], "GITLAB_TOKEN"),
+        "gitea": report(&GITEA_VARIABLES, &["GITEA_WEBHOOK_SECRET"], "GITEA_TOKEN"),
+    })
+}
+
 fn capabilities(config: &Config) -> Value {
     let set = |names: &[&str]| -> Vec<String> {
         names.iter().filter(|n| config.is_set(n)).map(|n| (*n).to_owned()).collect()
@@ -171,6 +192,9 @@ fn capabilities(config: &Config) -> Value {
             "configured": config.is_set("GITHUB_WEBHOOK_SECRET"),
             "variables": set(&["GITHUB_WEBHOOK_SECRET"]),
         },
+        // Each forge beside GitHub, when any of its variables is set
+        // (docs/forges.md): intake is live, the run path is GitHub's.
+        "forges": forges(config),
         "githubCredentials": {
             "configured": github.is_some(),
             "kind": github,

@@ -12,6 +12,7 @@ mod audit;
 mod dashboard;
 mod doctor;
 mod evidence;
+mod forge_webhooks;
 mod health;
 mod input;
 mod openapi;
@@ -62,6 +63,8 @@ pub(crate) async fn dispatch<H: Host>(
     let mut response = match route.id {
         RouteId::Health => health::get(context, &request).await,
         RouteId::GithubWebhook => webhooks::github(context, request).await,
+        RouteId::GitLabWebhook => forge_webhooks::post(context, &request, forge_webhooks::Route::GitLab).await,
+        RouteId::GiteaWebhook => forge_webhooks::post(context, &request, forge_webhooks::Route::Gitea).await,
         RouteId::ListTasks => tasks::list(context, &request).await,
         RouteId::CreateTask => tasks::create(context, &request).await,
         RouteId::GetTask => tasks::get(context, &request, id()).await,

@@ -15,7 +15,7 @@
 use agent_zero_contracts::{PullRequestRef, RunMode};
 use agent_zero_engine::{Admission, AdmitError, Forge, Publication, Received, Stimulus, TaskInput};
 use agent_zero_github::{
-    GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, Subject, command_addresses,
+    CredentialsError, GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, Subject, command_addresses,
 };
 
 use crate::error::ErrorCode;
@@ -51,9 +51,12 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         // Re-read from bytes, not `from_value`: one JSON deserializer for
         // every type keeps the wasm free of a second copy of each.
-        let seed: ParsedDelivery = serde_json::to_vec(&received.seed)
+        let mut seed: ParsedDelivery = serde_json::to_vec(&received.seed)
             .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
+        if seed.installation_id.is_none() {
+            seed.installation_id = self.installation(&seed).await?;
+        }
         let policy = read_policy(self.host, self.settings, &seed, self.now_ms).await?;
         // What intake gates the repository's next deliveries with.
         crate::intake_gate::record(self.host.kv(), &seed.repository.full_name(), &policy, self.now_ms).await;
@@ -82,6 +85,30 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
 }
 
 impl<H: Host, P: Forge> Gate<'_, H, P> {
+    /// The installation a delivery that names none acts with: GitHub names
+    /// it in every delivery to an App, but not in a repository webhook's,
+    /// which an operator may add by hand beside App credentials. Looked up
+    /// as the task API does (`GET /repos/{o}/{r}/installation` with the
+    /// App's JWT) and kept in the run's input; `None` with a token or no
+    /// credentials. An App not installed on the repository fails the task
+    /// naming it; GitHub unreachable is retried.
+    async fn installation(&self, seed: &ParsedDelivery) -> Result<Option<u64>, AdmitError> {
+        let github = self.settings.github().map_err(|e| AdmitError::Unavailable(e.message))?;
+        let Some(credentials) = &github.credentials else { return Ok(None) };
+        let (owner, repo) = (&seed.repository.owner, &seed.repository.repo);
+        let anonymous = GitHubClient::new(self.host.http(), &github.api);
+        credentials.repository_installation(&anonymous, self.host.signer(), owner, repo, self.now_ms).await.map_err(
+            |e| match e {
+                CredentialsError::NotInstalled { .. } => AdmitError::Invalid(format!(
+                    "the delivery names no installation and the GitHub App is not installed on {owner}/{repo}: {e}"
+                )),
+                e => AdmitError::Unavailable(format!(
+                    "GitHub credentials: the App's installation on {owner}/{repo}: {e}"
+                )),
+            },
+        )
+    }
+
     /// A command an allowed author gave: declined when its `@login` is not
     /// ours or the pull request is not open; otherwise the stimulus gets the
     /// pull request's current head (an `issue_comment` carries none) and the

@@ -1,5 +1,14 @@
 //! The `Agent Zero` check run on a pull request's head commit: one per task
 //! (`external_id` = task id), created once and edited afterwards.
+//!
+//! Only a GitHub App's installation may write check runs (GitHub answers
+//! anyone else 403, "You must authenticate via a GitHub App"). A deployment
+//! with a token (`GITHUB_TOKEN`) publishes a commit status instead, under
+//! the same name as its `context`: a state and a line of text, no summary,
+//! no annotations. A status has no `neutral`, so an advisory outcome (a
+//! review's findings, unless `checkRun.blocking` makes them fail it) is
+//! `success` with the outcome named in its description, and one that waits
+//! on a person (`action_required`) is `pending` until the run concludes.
 
 use agent_zero_evidence::CheckConclusion;
 use agent_zero_ports::HttpClient;
@@ -8,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::report::StepOutcome;
 use super::rest::{Halt, Rest};
-use crate::client::{encode, is_sha, repo_path};
+use crate::client::{Caller, encode, is_sha, repo_path};
 
 /// The check run's name, as the reference app calls it.
 pub const CHECK_RUN_NAME: &str = "Agent Zero";
@@ -52,6 +61,9 @@ pub(crate) async fn upsert<H: HttpClient>(
         return Ok(StepOutcome::failed("the pull request head is not a commit sha"));
     }
     let repo_path = repo_path(owner, repo)?;
+    if rest.client.caller() != Caller::Installation {
+        return commit_status(rest, &repo_path, head_sha, status, title).await;
+    }
     let mut body = json!({
         "name": CHECK_RUN_NAME,
         "external_id": task_id,
@@ -97,4 +109,85 @@ async fn existing<H: HttpClient>(
         return Ok(None);
     };
     Ok(list.check_runs.into_iter().find(|run| run.external_id.as_deref() == Some(task_id)).map(|run| run.id))
+}
+
+/// Most characters GitHub takes in a commit status's `description`.
+const STATUS_DESCRIPTION_CHARS: usize = 140;
+
+/// The commit status GitHub's statuses API takes for `status`: `pending`,
+/// `success` or `failure` (see the module's text for the mapping).
+pub(crate) fn status_state(status: CheckRunStatus) -> &'static str {
+    match status {
+        CheckRunStatus::InProgress | CheckRunStatus::Completed(CheckConclusion::ActionRequired) => "pending",
+        CheckRunStatus::Completed(CheckConclusion::Success | CheckConclusion::Neutral) => "success",
+        CheckRunStatus::Completed(CheckConclusion::Failure) => "failure",
+    }
+}
+
+/// `title` as a status's description: the advisory outcome named, at most
+/// [`STATUS_DESCRIPTION_CHARS`] characters (cut with an ellipsis).
+pub(crate) fn status_description(status: CheckRunStatus, title: &str) -> String {
+    let text = match status {
+        CheckRunStatus::Completed(CheckConclusion::Neutral) => format!("Advisory: {title}"),
+        CheckRunStatus::Completed(CheckConclusion::ActionRequired) => format!("Needs a person: {title}"),
+        _ => title.to_owned(),
+    };
+    if text.chars().count() <= STATUS_DESCRIPTION_CHARS {
+        return text;
+    }
+    let mut cut: String = text.chars().take(STATUS_DESCRIPTION_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `POST /repos/{o}/{r}/statuses/{sha}` with context [`CHECK_RUN_NAME`]:
+/// GitHub shows the newest status of each context, so a later one replaces
+/// it on the pull request without an id to update.
+async fn commit_status<H: HttpClient>(
+    rest: &Rest<'_, '_, H>,
+    repo_path: &str,
+    head_sha: &str,
+    status: CheckRunStatus,
+    title: &str,
+) -> Result<StepOutcome, Halt> {
+    let body = json!({
+        "state": status_state(status),
+        "description": status_description(status, title),
+        "context": CHECK_RUN_NAME,
+    });
+    let url = rest.url(&format!("/repos/{repo_path}/statuses/{head_sha}"));
+    let _: Value = rest.json("create commit status", http::Method::POST, &url, Some(&body)).await?;
+    Ok(StepOutcome::Created { url: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_never_passes_what_a_check_run_would_not() {
+        use CheckConclusion as C;
+        let cases = [
+            (CheckRunStatus::InProgress, "pending"),
+            (CheckRunStatus::Completed(C::Success), "success"),
+            (CheckRunStatus::Completed(C::Neutral), "success"),
+            (CheckRunStatus::Completed(C::Failure), "failure"),
+            (CheckRunStatus::Completed(C::ActionRequired), "pending"),
+        ];
+        for (status, state) in cases {
+            assert_eq!(status_state(status), state, "{status:?}");
+        }
+        // The advisory outcome is named, so a green status says what it is.
+        let advisory = status_description(CheckRunStatus::Completed(C::Neutral), "1 finding confirmed");
+        assert_eq!(advisory, "Advisory: 1 finding confirmed");
+    }
+
+    #[test]
+    fn a_long_description_is_cut_to_what_github_takes() {
+        let long = "é".repeat(200);
+        let cut = status_description(CheckRunStatus::Completed(CheckConclusion::Success), &long);
+        assert_eq!(cut.chars().count(), STATUS_DESCRIPTION_CHARS);
+        assert!(cut.ends_with('…'));
+        assert_eq!(status_description(CheckRunStatus::InProgress, "short"), "short");
+    }
 }

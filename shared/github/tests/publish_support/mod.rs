@@ -165,7 +165,11 @@ pub fn result_of(bundle: &EvidenceBundle) -> TaskResult {
     }
 }
 
-pub const TOKEN: &str = "ghp_publishTestToken0123456789";
+/// The App installation's token the runs publish with (GitHub's `ghs_`
+/// shape: the loopback GitHub lets only such a token write check runs).
+pub const TOKEN: &str = "ghs_publishTestToken0123456789";
+/// A person's token (`GITHUB_TOKEN`), for a deployment without an App.
+pub const PERSONAL_TOKEN: &str = "ghp_publishTestToken0123456789";
 pub const NOW_MS: u64 = 1_700_000_000_000;
 pub const OLD_PAGE: &str = "pub fn next_page(items: &[u32], cursor: usize, limit: usize) -> &[u32] {\n    let start = cursor;\n    &items[start..start + limit]\n}\n";
 /// The subject line of issue 42's comment (the wire format, pinned).
@@ -182,6 +186,7 @@ pub fn github() -> (FakeGitHub, String) {
     let gh = FakeGitHub::start();
     let head = gh.add_repo("acme", "widgets", "main", &[("README.md", "# widgets\n"), ("src/page.rs", OLD_PAGE)]);
     gh.require_token(TOKEN);
+    gh.require_token(PERSONAL_TOKEN);
     (gh, head)
 }
 
@@ -195,6 +200,8 @@ pub struct Run<'a> {
     pub policy: PublishPolicy<'a>,
     /// The byte limit of GitHub-bound text (GitHub's own by default).
     pub max_bytes: usize,
+    /// Published with [`PERSONAL_TOKEN`] instead of the installation's.
+    pub personal: bool,
 }
 
 impl<'a> Run<'a> {
@@ -207,14 +214,20 @@ impl<'a> Run<'a> {
             bot_login: Some(DEFAULT_ACTOR),
             policy: PublishPolicy::default(),
             max_bytes: agent_zero_evidence::GITHUB_TEXT_LIMIT,
+            personal: false,
         }
     }
 
     pub fn publish(&self, gh: &FakeGitHub, http: &Loopback<'_>) -> PublishReport {
         let config = ApiConfig::new(Some(&gh.url()), "agent-zero-edge-test").unwrap();
-        let client = GitHubClient::new(http, &config).with_token(Secret::new(TOKEN));
+        let client = GitHubClient::new(http, &config);
+        let client = if self.personal {
+            client.with_token(Secret::new(PERSONAL_TOKEN))
+        } else {
+            client.with_installation_token(Secret::new(TOKEN))
+        };
         let result = result_of(self.bundle);
-        let secrets = [TOKEN];
+        let secrets = [TOKEN, PERSONAL_TOKEN];
         let request = PublishRequest {
             bundle: self.bundle,
             result: &result,
@@ -233,7 +246,7 @@ impl<'a> Run<'a> {
         };
         let report = block_on(publish(&client, &request));
         let json = serde_json::to_string(&report).unwrap();
-        assert!(!json.contains(TOKEN), "the report never carries the token: {json}");
+        assert!(!json.contains(TOKEN) && !json.contains(PERSONAL_TOKEN), "the report never carries the token: {json}");
         report
     }
 }
@@ -264,6 +277,7 @@ pub fn assert_only_allowed_writes_deleting(gh: &FakeGitHub, deleted: &[u64]) {
         let allowed = match call.method.as_str() {
             "POST" => {
                 matches!(rest, "check-runs" | "git/blobs" | "git/trees" | "git/commits" | "git/refs" | "pulls")
+                    || rest.strip_prefix("statuses/").is_some_and(|sha| sha.len() == 40)
                     || rest
                         .strip_prefix("issues/")
                         .and_then(|r| r.strip_suffix("/comments"))

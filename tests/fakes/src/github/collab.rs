@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::auth::check_jwt;
+use super::auth::{check_jwt, credential};
 use super::state::{Comment, State};
 use super::wire::{RepoUrls, error, node_id, not_found, validation_failed};
 use crate::record::RecordedCall;
@@ -45,8 +45,12 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
 pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&str]) -> Reply {
     let number = |text: &str| text.parse::<u64>().ok();
     match (call.method.as_str(), rest) {
+        ("POST" | "PATCH", ["check-runs", ..]) if !by_installation(state, call) => {
+            error(403, "You must authenticate via a GitHub App.")
+        }
         ("POST", ["check-runs"]) => create_check_run(state, key, call),
         ("PATCH", ["check-runs", id]) => number(id).map_or_else(not_found, |id| update_check_run(state, key, id, call)),
+        ("POST", ["statuses", sha]) => create_status(state, key, sha, call),
         ("GET", ["check-runs", id]) => number(id).map_or_else(not_found, |id| {
             find_check_run(state, key, id).map_or_else(not_found, |run| Reply::json(200, run))
         }),
@@ -78,6 +82,78 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
         }),
         _ => not_found(),
     }
+}
+
+/// Whether `call` carries a GitHub App installation's token: one this
+/// fake minted, or one shaped as GitHub shapes them (`ghs_`, GitHub's prefix
+/// for installation access tokens) that a test registered.
+fn by_installation(state: &State, call: &RecordedCall) -> bool {
+    credential(call).is_some_and(|token| token.starts_with("ghs_") || state.minted.iter().any(|m| m == token))
+}
+
+/// `POST /repos/{o}/{r}/statuses/{sha}` ("Create a commit status"): `state`
+/// one of `error`, `failure`, `pending`, `success`; `context` `default`
+/// when absent; 422 for a sha that names no commit.
+fn create_status(state: &mut State, key: &str, sha: &str, call: &RecordedCall) -> Reply {
+    let body = match body_object(call) {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let Some(status) = body["state"].as_str() else {
+        return error(422, "Invalid request.\n\n\"state\" wasn't supplied.");
+    };
+    if !matches!(status, "error" | "failure" | "pending" | "success") {
+        return validation_failed("Status", "state", "invalid", Some("state is not included in the list"));
+    }
+    let repo = &state.repos[key];
+    if repo.git.commit(sha).is_none() {
+        return error(422, &format!("No commit found for SHA: {sha}"));
+    }
+    let urls = state.urls(repo);
+    let id = state.fresh_id();
+    let now = now_rfc3339();
+    let created = json!({
+        "url": format!("{}/statuses/{sha}", urls.api),
+        "avatar_url": null,
+        "id": id,
+        "node_id": node_id("StatusContext", &id.to_string()),
+        "state": status,
+        "description": body["description"].as_str(),
+        "target_url": body["target_url"].as_str(),
+        "context": body["context"].as_str().unwrap_or("default"),
+        "created_at": now,
+        "updated_at": now,
+        "sha": sha,
+    });
+    state.statuses.push((key.to_owned(), created.clone()));
+    let mut answer = created;
+    if let Some(fields) = answer.as_object_mut() {
+        fields.remove("sha");
+    }
+    Reply::json(201, &answer)
+}
+
+/// `GET /repos/{o}/{r}/commits/{ref}/statuses`: the statuses of the commit
+/// `reference` names, newest first.
+pub(crate) fn list_statuses(state: &State, key: &str, reference: &str) -> Reply {
+    let repo = &state.repos[key];
+    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
+        return error(422, &format!("No commit found for SHA: {reference}"));
+    };
+    let mut shown: Vec<Value> = state
+        .statuses
+        .iter()
+        .filter(|(k, status)| k == key && status["sha"] == sha.as_str())
+        .map(|(_, status)| {
+            let mut status = status.clone();
+            if let Some(fields) = status.as_object_mut() {
+                fields.remove("sha");
+            }
+            status
+        })
+        .collect();
+    shown.reverse();
+    Reply::json(200, &Value::Array(shown))
 }
 
 fn body_object(call: &RecordedCall) -> Result<Value, Reply> {
@@ -124,6 +200,41 @@ fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply 
     apply_check_run_update(&mut run, &body);
     state.check_runs.push((key.to_owned(), run.clone()));
     Reply::json(201, &run)
+}
+
+/// `GET /repos/{o}/{r}/commits/{ref}/check-runs` ("List check runs for a
+/// Git reference"): the runs on the commit `reference` names, newest
+/// first, narrowed by `check_name` and `status`; `filter=latest` (the
+/// default) keeps only the newest run of each name, `all` every one.
+/// Paginated by `per_page` (at most 100) and `page`; `total_count` counts
+/// them all. A reference that names no commit is 422, as GitHub answers.
+pub(crate) fn list_check_runs(state: &State, key: &str, reference: &str, call: &RecordedCall) -> Reply {
+    let repo = &state.repos[key];
+    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
+        return error(422, &format!("No commit found for SHA: {reference}"));
+    };
+    let filter = call.query_param("filter").unwrap_or("latest");
+    if !matches!(filter, "latest" | "all") {
+        return validation_failed("CheckRun", "filter", "invalid", Some("filter must be one of: latest, all"));
+    }
+    let mut runs: Vec<&Value> = state
+        .check_runs
+        .iter()
+        .filter(|(k, run)| k == key && run["head_sha"] == sha.as_str())
+        .map(|(_, run)| run)
+        .filter(|run| call.query_param("check_name").is_none_or(|name| run["name"] == name))
+        .filter(|run| call.query_param("status").is_none_or(|status| run["status"] == status))
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse(run["id"].as_u64().unwrap_or(0)));
+    if filter == "latest" {
+        let mut seen = std::collections::HashSet::new();
+        runs.retain(|run| seen.insert(run["name"].as_str().unwrap_or_default().to_owned()));
+    }
+    let per_page =
+        call.query_param("per_page").and_then(|n| n.parse::<usize>().ok()).unwrap_or(PER_PAGE.0).clamp(1, PER_PAGE.1);
+    let page = call.query_param("page").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let shown: Vec<&Value> = runs.iter().copied().skip((page - 1) * per_page).take(per_page).collect();
+    Reply::json(200, &json!({ "total_count": runs.len(), "check_runs": shown }))
 }
 
 fn update_check_run(state: &mut State, key: &str, id: u64, call: &RecordedCall) -> Reply {

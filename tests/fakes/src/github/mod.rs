@@ -15,7 +15,13 @@
 //! - `POST /app/installations/{id}/access_tokens` and
 //!   `GET /repos/{o}/{r}/installation` (the App's JWT and nothing else;
 //!   404 when no installation covers the repository: `installation.rs`)
-//! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`
+//! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`, and
+//!   `GET /repos/{o}/{r}/commits/{ref}/check-runs` (`check_name`, `status`,
+//!   `filter=latest|all`, paginated; `collab.rs`); writing a check run takes
+//!   a GitHub App installation's token (`ghs_`), as GitHub's checks API does:
+//!   any other is 403 "You must authenticate via a GitHub App."
+//! - `POST /repos/{o}/{r}/statuses/{sha}` and
+//!   `GET /repos/{o}/{r}/commits/{ref}/statuses` (commit statuses)
 //! - `GET|POST /repos/{o}/{r}/issues/{n}/comments` (paginated with `Link`),
 //!   `GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id}`
 //! - `GET /repos/{o}/{r}/issues/{n}` (issues seeded with
@@ -319,6 +325,14 @@ impl FakeGitHub {
             let comments: Vec<_> =
                 state.comments.iter().filter(|c| c.repo == key && c.number == number).cloned().collect();
             comments.iter().map(|c| state.comment_json(c)).collect()
+        })
+    }
+
+    /// The commit statuses of a repository, oldest first.
+    pub fn statuses(&self, owner: &str, repo: &str) -> Vec<Value> {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            state.statuses.iter().filter(|(k, _)| *k == key).map(|(_, status)| status.clone()).collect()
         })
     }
 

@@ -122,6 +122,8 @@ fn repo_route(state: &mut State, call: &RecordedCall, owner: &str, name: &str, r
     let method = call.method.as_str();
     match (method, rest) {
         ("GET", []) => repository(state, &key),
+        ("GET", ["commits", reference, "check-runs"]) => super::collab::list_check_runs(state, &key, reference, call),
+        ("GET", ["commits", reference, "statuses"]) => super::collab::list_statuses(state, &key, reference),
         ("GET", ["commits", reference @ ..]) if !reference.is_empty() => commit(state, &key, &reference.join("/")),
         ("GET", ["git", "ref", reference @ ..]) if !reference.is_empty() => {
             get_ref(state, &key, &reference.join("/"), false)

@@ -61,6 +61,8 @@ pub(crate) struct State {
     pub(crate) comments: Vec<Comment>,
     /// `(repo key, check run)`.
     pub(crate) check_runs: Vec<(String, Value)>,
+    /// Commit statuses by repository, oldest first.
+    pub(crate) statuses: Vec<(String, Value)>,
     /// `(repo key, pull request)`.
     pub(crate) pulls: Vec<(String, Value)>,
     /// `(repo key, issue)` (see `issues.rs`).

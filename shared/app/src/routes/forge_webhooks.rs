@@ -1,0 +1,209 @@
+//! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
+//! a verified delivery of a supported event is recorded once, by its
+//! delivery id, and answered 202 with the neutral arrival it parsed to,
+//! marked `"run": "not-yet"`: the engine's run path reads GitHub only in
+//! this version (docs/forges.md). Never a silent 200 that looks like work
+//! started.
+//!
+//! Order, as `POST /webhooks/github`: configuration (503 naming the
+//! variable) → size (413) → the forge's proof over the raw bytes (401
+//! naming the header: token, signature, signed timestamp) → content type,
+//! event and delivery headers (400) → parse (400) → an event or action not
+//! acted on is answered 202 `ignored` with its reason, nothing read or
+//! written → the redelivery check (200 and the first answer) → the record
+//! (`delivery/{forge}/{id}`, kept for the delivery retention). Nothing is
+//! parsed before the proof is checked; nothing is written for a refusal.
+
+use agent_zero_forges::{AuthError, Parsed, PayloadError, gitea, gitlab};
+use agent_zero_ports::KeyValue;
+use http::StatusCode;
+use serde_json::json;
+
+use super::RouteContext;
+use crate::error::{ApiError, ErrorCode};
+use crate::forge_settings::not_configured;
+use crate::{Host, Settings};
+
+/// Which intake route.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Route {
+    GitLab,
+    Gitea,
+}
+
+impl Route {
+    /// The record's folder and its ids' prefix.
+    const fn record(self) -> (&'static str, &'static str) {
+        match self {
+            Self::GitLab => ("gitlab", "gl-"),
+            Self::Gitea => ("gitea", "gt-"),
+        }
+    }
+}
+
+pub(super) async fn post<H: Host>(
+    context: &RouteContext<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    route: Route,
+) -> http::Response<Vec<u8>> {
+    match intake(context, request, route).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+fn rejected(e: &AuthError) -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized, format!("delivery rejected: {e}")).with_field(e.header())
+}
+
+fn bad_request(e: &PayloadError) -> ApiError {
+    let field = match e {
+        PayloadError::MissingHeader { header } | PayloadError::InvalidDeliveryId { header, .. } => Some(*header),
+        _ => None,
+    };
+    let error = ApiError::new(ErrorCode::InvalidRequest, e.to_string());
+    match field {
+        Some(field) => error.with_field(field),
+        None => error.with_field("body"),
+    }
+}
+
+/// Configuration, size and the forge's proof: what is checked before any
+/// byte of the body is read as JSON.
+fn verify(settings: &Settings, route: Route, request: &http::Request<Vec<u8>>, now_ms: u64) -> Result<(), ApiError> {
+    let (headers, body) = (request.headers(), request.body());
+    let verify: Box<dyn FnOnce() -> Result<(), AuthError> + '_> = match route {
+        Route::GitLab => {
+            let secrets = settings
+                .gitlab()?
+                .and_then(|g| g.secrets.as_ref())
+                .ok_or_else(|| not_configured("GitLab", "GITLAB_WEBHOOK_SECRET or GITLAB_WEBHOOK_SIGNING_TOKEN"))?;
+            Box::new(move || gitlab::verify(secrets, headers, body, now_ms / 1_000))
+        }
+        Route::Gitea => {
+            let secret = settings
+                .gitea()?
+                .and_then(|g| g.secret.as_deref())
+                .ok_or_else(|| not_configured("Gitea/Forgejo", "GITEA_WEBHOOK_SECRET"))?;
+            Box::new(move || gitea::verify(secret, headers, body))
+        }
+    };
+    let limit = settings.webhook_max_bytes()?;
+    let declared = headers.get("content-length").and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) || body.len() > limit {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!(
+                "webhook body is {} bytes; the limit is {limit} bytes (AGENT_ZERO_WEBHOOK_MAX_BYTES)",
+                declared.unwrap_or(body.len()).max(body.len())
+            ),
+        )
+        .with_field("body"));
+    }
+    verify().map_err(|e| rejected(&e))
+}
+
+/// The headers and body of a verified delivery: its id and what it parsed to.
+fn parse(route: Route, request: &http::Request<Vec<u8>>) -> Result<(String, Parsed), ApiError> {
+    let headers = request.headers();
+    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "content type `{content_type}` is not supported; set the webhook's content type to application/json"
+            ),
+        )
+        .with_field("Content-Type"));
+    }
+    let parsed = match route {
+        Route::GitLab => {
+            let event = headers
+                .get(gitlab::EVENT_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .filter(|e| !e.trim().is_empty())
+                .ok_or(PayloadError::MissingHeader { header: "X-Gitlab-Event" })
+                .map_err(|e| bad_request(&e))?;
+            let delivery = gitlab::delivery_id(headers).map_err(|e| bad_request(&e))?;
+            (delivery.to_owned(), gitlab::parse(event, delivery, request.body()))
+        }
+        Route::Gitea => {
+            let event = gitea::event_type(headers).map_err(|e| bad_request(&e))?;
+            let delivery = gitea::delivery_id(headers).map_err(|e| bad_request(&e))?;
+            let forge = gitea::forge_of(headers);
+            (delivery.to_owned(), gitea::parse(forge, event, delivery, request.body()))
+        }
+    };
+    let (delivery, parsed) = parsed;
+    Ok((delivery, parsed.map_err(|e| bad_request(&e))?))
+}
+
+async fn intake<H: Host>(
+    context: &RouteContext<'_, H>,
+    request: &http::Request<Vec<u8>>,
+    route: Route,
+) -> Result<http::Response<Vec<u8>>, ApiError> {
+    let settings = context.settings;
+    let now = context.invocation.now_ms;
+    verify(settings, route, request, now)?;
+    let (delivery, parsed) = parse(route, request)?;
+    let arrival = match parsed {
+        Parsed::Arrival(arrival) => arrival,
+        Parsed::Ignored(reason) => {
+            let answer = json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() });
+            return Ok(crate::json_response(StatusCode::ACCEPTED, &answer));
+        }
+        _ => {
+            let answer = json!({ "ignored": true, "reason": "unsupported" });
+            return Ok(crate::json_response(StatusCode::ACCEPTED, &answer));
+        }
+    };
+
+    let (folder, prefix) = route.record();
+    let id = format!("{prefix}{delivery}");
+    let key = format!("delivery/{folder}/{id}");
+    let kv = context.host.kv();
+    if let Some(previous) = kv.get(&key).await.map_err(storage)? {
+        let mut previous: serde_json::Value =
+            agent_zero_contracts::json::from_slice(&previous).unwrap_or_else(|_| json!({}));
+        let expired = previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now);
+        if !expired {
+            if let Some(fields) = previous.as_object_mut() {
+                fields.remove("expiresAtMs");
+            }
+            previous["duplicate"] = json!(true);
+            return Ok(crate::json_response(StatusCode::OK, &previous));
+        }
+    }
+    let answer = json!({
+        "recorded": "arrival",
+        "forge": arrival.forge.as_str(),
+        "deliveryId": delivery,
+        "arrival": arrival.to_json(),
+        "run": "not-yet",
+        "message": format!(
+            "the {} was recorded; this version runs tasks from GitHub only (docs/forges.md)",
+            arrival.kind.name().replace('-', " ")
+        ),
+    });
+    let expires = now.saturating_add(settings.run()?.lifetimes.delivery_ms);
+    let mut record = answer.clone();
+    record["expiresAtMs"] = json!(expires);
+    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    let ttl_secs = expires.saturating_sub(now).div_ceil(1_000);
+    // Unlike GitHub's answer record, this one is the delivery's only
+    // record: a failed write is the delivery not taken (5xx, retried).
+    kv.put_expiring(&key, &bytes, ttl_secs).await.map_err(storage)?;
+    if !kv.expires_on_its_own(&key) {
+        let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
+    }
+    Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
+}
+
+fn storage(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::StorageUnavailable, format!("storage failed; the delivery was not recorded: {e}"))
+}
+
+#[cfg(test)]
+#[path = "forge_webhooks_tests.rs"]
+mod tests;
