@@ -2,6 +2,8 @@
 //! in workerd), so the worker links no RSA implementation of its own.
 
 use agent_zero_github::{CredentialsError, PrivateKeyDer, Rs256Signer};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use worker::js_sys::{Array, Object, Reflect, Uint8Array};
 use worker::wasm_bindgen::{JsCast as _, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -78,7 +80,8 @@ pub(crate) async fn ed25519(seed: &[u8; 32], message: Option<&[u8]>) -> Result<a
     let jwk = JsFuture::from(export).await.map_err(|e| failed("exportKey", &e))?;
     let x =
         Reflect::get(&jwk, &"x".into()).ok().and_then(|x| x.as_string()).ok_or("crypto.subtle exportKey: no `x`")?;
-    let public_key = agent_zero_contracts::base64::decode_url(&x)
+    let public_key = URL_SAFE_NO_PAD
+        .decode(&x)
         .ok()
         .and_then(|k| <[u8; 32]>::try_from(k).ok())
         .ok_or("crypto.subtle exportKey: `x` is not a 32-byte key")?;

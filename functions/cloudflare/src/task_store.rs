@@ -41,9 +41,10 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
-use agent_zero_contracts::base64;
 use agent_zero_contracts::read_tag_first;
 use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Deserializer, Serialize};
 use worker::Env;
 
@@ -261,7 +262,10 @@ impl TaskStores {
 
 /// A transaction's conditions or writes as the protocol carries them.
 fn pairs(items: &[(&str, Option<&[u8]>)]) -> Result<Vec<(String, Option<String>)>, KvError> {
-    items.iter().map(|(key, value)| check_key(key).map(|()| ((*key).to_owned(), value.map(base64::encode)))).collect()
+    items
+        .iter()
+        .map(|(key, value)| check_key(key).map(|()| ((*key).to_owned(), value.map(|v| STANDARD.encode(v)))))
+        .collect()
 }
 
 /// Names the reply's kind only: a reply may carry a stored value.
@@ -288,7 +292,7 @@ impl TaskStores {
     fn value(&self, value: Option<String>) -> Result<Option<Vec<u8>>, KvError> {
         value
             .map(|value| {
-                base64::decode(value).map_err(|e| {
+                STANDARD.decode(value).map_err(|e| {
                     KvError::Backend(format!(
                         "durable object `{}` returned a value that is not base64: {e}",
                         self.binding
@@ -310,7 +314,7 @@ impl KeyValue for TaskStores {
 
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         let task = Self::task(key)?;
-        self.done(task, &Op::Put { key: key.to_owned(), value: base64::encode(value) }).await
+        self.done(task, &Op::Put { key: key.to_owned(), value: STANDARD.encode(value) }).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), KvError> {
@@ -333,15 +337,15 @@ impl KeyValue for TaskStores {
 
     async fn put_if_absent(&self, key: &str, value: &[u8]) -> Result<bool, KvError> {
         let task = Self::task(key)?;
-        self.written(task, &Op::PutIfAbsent { key: key.to_owned(), value: base64::encode(value) }).await
+        self.written(task, &Op::PutIfAbsent { key: key.to_owned(), value: STANDARD.encode(value) }).await
     }
 
     async fn compare_and_swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, KvError> {
         let task = Self::task(key)?;
         let op = Op::CompareAndSwap {
             key: key.to_owned(),
-            expected: expected.map(base64::encode),
-            value: base64::encode(value),
+            expected: expected.map(|v| STANDARD.encode(v)),
+            value: STANDARD.encode(value),
         };
         self.written(task, &op).await
     }

@@ -11,6 +11,8 @@
 
 use agent_zero_contracts::rfc3339;
 use agent_zero_ports::{KeyValue, KvError};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::redact;
@@ -125,7 +127,7 @@ pub(crate) async fn list<K: KeyValue>(
             entries.push(entry);
         }
     }
-    Ok((entries, page.cursor.map(|c| agent_zero_contracts::base64::encode_url(format!("{PREFIX}\n{c}")))))
+    Ok((entries, page.cursor.map(|c| URL_SAFE_NO_PAD.encode(format!("{PREFIX}\n{c}")))))
 }
 
 /// Why the log could not be listed.
@@ -141,7 +143,7 @@ pub(crate) enum ListError {
 }
 
 fn decode_cursor(cursor: &str) -> Result<String, ListError> {
-    let bytes = agent_zero_contracts::base64::decode_url(cursor).map_err(|_| ListError::InvalidCursor)?;
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| ListError::InvalidCursor)?;
     let text = String::from_utf8(bytes).map_err(|_| ListError::InvalidCursor)?;
     match text.split_once('\n') {
         Some((PREFIX, backend)) if !backend.is_empty() => Ok(backend.to_owned()),

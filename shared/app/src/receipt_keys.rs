@@ -5,7 +5,8 @@
 //! it so receipts they signed still verify. No key arithmetic here: the
 //! host signs ([`crate::Host::ed25519`]).
 
-use agent_zero_contracts::base64;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::Config;
 use crate::error::{ApiError, ErrorCode};
@@ -92,7 +93,7 @@ fn split(item: &str) -> Result<(&str, &str), String> {
 /// Standard or URL-safe base64, padded or not.
 fn decode(text: &str) -> Option<Vec<u8>> {
     let url = text.trim_end_matches('=').replace('+', "-").replace('/', "_");
-    base64::decode_url(url).ok()
+    URL_SAFE_NO_PAD.decode(url).ok()
 }
 
 fn parse_active(value: &str) -> Result<ActiveKey, String> {
@@ -123,6 +124,8 @@ fn parse_retired(item: &str) -> Result<RetiredKey, String> {
 
 #[cfg(test)]
 mod tests {
+    use base64::engine::general_purpose::STANDARD;
+
     use super::*;
 
     fn read(pairs: &[(&str, &str)]) -> Result<ReceiptKeys, String> {
@@ -138,7 +141,7 @@ mod tests {
         let seed = hex::decode(SEED_HEX).unwrap();
         let mut pkcs8 = PKCS8_PREFIX.to_vec();
         pkcs8.extend_from_slice(&seed);
-        for value in [base64::encode(&seed), base64::encode_url(&seed), base64::encode(&pkcs8)] {
+        for value in [STANDARD.encode(&seed), URL_SAFE_NO_PAD.encode(&seed), STANDARD.encode(&pkcs8)] {
             let keys = read(&[(KEY, &format!("2026-12:{value}"))]).unwrap();
             let active = keys.active.unwrap();
             assert_eq!((active.id.as_str(), active.seed.to_vec()), ("2026-12", seed.clone()));
@@ -149,8 +152,8 @@ mod tests {
 
     #[test]
     fn retired_keys_are_public_keys_with_ids_of_their_own() {
-        let public = base64::encode_url(hex::decode(PUBLIC_HEX).unwrap());
-        let seed = base64::encode(hex::decode(SEED_HEX).unwrap());
+        let public = URL_SAFE_NO_PAD.encode(hex::decode(PUBLIC_HEX).unwrap());
+        let seed = STANDARD.encode(hex::decode(SEED_HEX).unwrap());
         let keys = read(&[(KEY, &format!("new:{seed}")), (RETIRED, &format!("old:{public}, older:{public}"))]).unwrap();
         assert_eq!(keys.retired.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(), ["old", "older"]);
         assert_eq!(keys.retired[0].public_key.to_vec(), hex::decode(PUBLIC_HEX).unwrap());
@@ -166,7 +169,7 @@ mod tests {
 
     #[test]
     fn malformed_keys_are_refused_naming_the_variable_never_the_value() {
-        let seed = base64::encode(hex::decode(SEED_HEX).unwrap());
+        let seed = STANDARD.encode(hex::decode(SEED_HEX).unwrap());
         let cases = [
             (KEY, seed.clone(), "AGENT_ZERO_RECEIPT_KEY is malformed: expected KEY_ID:BASE64"),
             (
@@ -177,17 +180,17 @@ mod tests {
             (KEY, "k:not base64!".into(), "AGENT_ZERO_RECEIPT_KEY is malformed: the key is not base64"),
             (
                 KEY,
-                format!("k:{}", base64::encode([7u8; 31])),
+                format!("k:{}", STANDARD.encode([7u8; 31])),
                 "AGENT_ZERO_RECEIPT_KEY is malformed: the key is 31 bytes: expected an Ed25519 private key, its 32-byte seed or its 48-byte PKCS#8 DER",
             ),
             (
                 KEY,
-                format!("k:{}", base64::encode([7u8; 48])),
+                format!("k:{}", STANDARD.encode([7u8; 48])),
                 "AGENT_ZERO_RECEIPT_KEY is malformed: 48 bytes that are not an Ed25519 PKCS#8 private key",
             ),
             (
                 RETIRED,
-                format!("k:{}", base64::encode([7u8; 48])),
+                format!("k:{}", STANDARD.encode([7u8; 48])),
                 "AGENT_ZERO_RECEIPT_RETIRED_KEYS is malformed: key `k` is 48 bytes: expected a 32-byte Ed25519 public key",
             ),
         ];

@@ -37,6 +37,8 @@ use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_engine::{Origin, Resident, Stimulus};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -555,12 +557,12 @@ pub async fn list<K: KeyValue>(
 }
 
 fn encode_cursor(prefix: &str, backend: &str) -> String {
-    agent_zero_contracts::base64::encode_url(format!("{prefix}\n{backend}"))
+    URL_SAFE_NO_PAD.encode(format!("{prefix}\n{backend}"))
 }
 
 fn decode_cursor(cursor: &str, prefix: &str) -> Result<String, IndexError> {
-    let bytes = agent_zero_contracts::base64::decode_url(cursor)
-        .map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
+    let bytes =
+        URL_SAFE_NO_PAD.decode(cursor).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
     let text = String::from_utf8(bytes).map_err(|_| IndexError::InvalidCursor("not a cursor this API handed out"))?;
     let (for_prefix, backend) =
         text.split_once('\n').ok_or(IndexError::InvalidCursor("not a cursor this API handed out"))?;

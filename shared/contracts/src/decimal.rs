@@ -122,6 +122,41 @@ mod tests {
         }
     }
 
+    /// The rule in docs/decisions.md ("Decimals are read without core's
+    /// float parser"): shipped code reads no float with std's parser,
+    /// which links 17 KB gzip into each artefact and measurably slows the
+    /// log's decode in wasmtime. A textual check: it sees the turbofish
+    /// and path spellings, not a `.parse()` whose type is inferred.
+    #[test]
+    fn shipped_code_reads_no_float_with_std() {
+        fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    if name != "tests" && name != "benches" && name != "target" && name != "node_modules" {
+                        walk(&path, found);
+                    }
+                } else if name.ends_with(".rs") && !name.ends_with("_tests.rs") && name != "decimal.rs" {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    // Unit tests sit at the end of a file, after `#[cfg(test)]`.
+                    let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+                    for spelling in ["parse::<f64>", "parse::<f32>", "f64::from_str", "f32::from_str"] {
+                        if shipped.contains(spelling) {
+                            found.push(format!("{}: {spelling}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut found = Vec::new();
+        for dir in ["shared", "functions"] {
+            walk(&root.join(dir), &mut found);
+        }
+        assert!(found.is_empty(), "use agent_zero_contracts::decimal::parse (docs/decisions.md): {found:?}");
+    }
+
     #[test]
     fn beyond_the_range() {
         assert_eq!(parse("1e400"), None);

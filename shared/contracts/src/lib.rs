@@ -8,10 +8,8 @@
 
 #![forbid(unsafe_code)]
 
-pub mod base64;
 mod cost;
 pub mod decimal;
-
 mod enums;
 mod evidence;
 pub mod fence;

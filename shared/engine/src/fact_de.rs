@@ -200,6 +200,106 @@ mod tests {
         WriteOutcome,
     };
 
+    /// A deserializer that refuses `deserialize_any` at the top and hands
+    /// every other call to serde_json. serde's derived reader of an
+    /// internally tagged enum starts with `deserialize_any` (it buffers the
+    /// object into its `Content` tree); the tag-first readers here ask for
+    /// a map. docs/decisions.md ("The task log is read tag first") has the
+    /// measurements that keep them: this test fails when a derive replaces one.
+    struct NoBuffering<D>(D);
+
+    macro_rules! forward {
+        ($($method:ident)*) => {$(
+            fn $method<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+                self.0.$method(visitor)
+            }
+        )*};
+    }
+
+    impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for NoBuffering<D> {
+        type Error = D::Error;
+
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, D::Error> {
+            Err(serde::de::Error::custom("read through deserialize_any: buffered, not tag first"))
+        }
+
+        forward! {
+            deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_u8
+            deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32 deserialize_f64 deserialize_char
+            deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf deserialize_option
+            deserialize_unit deserialize_seq deserialize_map deserialize_identifier deserialize_ignored_any
+        }
+
+        fn deserialize_unit_struct<V: serde::de::Visitor<'de>>(
+            self,
+            n: &'static str,
+            v: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_unit_struct(n, v)
+        }
+        fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+            self,
+            n: &'static str,
+            v: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_newtype_struct(n, v)
+        }
+        fn deserialize_tuple<V: serde::de::Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, D::Error> {
+            self.0.deserialize_tuple(len, v)
+        }
+        fn deserialize_tuple_struct<V: serde::de::Visitor<'de>>(
+            self,
+            n: &'static str,
+            len: usize,
+            v: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_tuple_struct(n, len, v)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            n: &'static str,
+            fields: &'static [&'static str],
+            v: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_struct(n, fields, v)
+        }
+        fn deserialize_enum<V: serde::de::Visitor<'de>>(
+            self,
+            n: &'static str,
+            variants: &'static [&'static str],
+            v: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_enum(n, variants, v)
+        }
+    }
+
+    fn unbuffered<T: for<'de> serde::Deserialize<'de>>(json: &str) -> Result<T, serde_json::Error> {
+        T::deserialize(NoBuffering(&mut serde_json::Deserializer::from_str(json)))
+    }
+
+    const WHY: &str =
+        "the log's enums are read tag first, not by a derive (docs/decisions.md, \"The task log is read tag first\")";
+
+    #[test]
+    fn the_logs_enums_are_read_tag_first_not_buffered() {
+        assert_eq!(
+            unbuffered::<Fact>(r#"{"fact":"failure","reason":"r"}"#).expect(WHY),
+            Fact::Failure { reason: "r".into() }
+        );
+        assert_eq!(
+            unbuffered::<ModelOutcome>(r#"{"outcome":"unavailable","reason":"r"}"#).expect(WHY),
+            ModelOutcome::Unavailable { reason: "r".into() }
+        );
+        assert_eq!(unbuffered::<WriteOutcome>(r#"{"outcome":"allowed"}"#).expect(WHY), WriteOutcome::Allowed);
+        assert_eq!(
+            unbuffered::<PublicationOutcome>(r#"{"outcome":"published","reference":"u"}"#).expect(WHY),
+            PublicationOutcome::Published { reference: "u".into() }
+        );
+        // The probe itself refuses a buffered read.
+        let refused = unbuffered::<serde_json::Value>("{}").unwrap_err().to_string();
+        assert!(refused.contains("buffered"), "{refused}");
+    }
+
     fn entry() -> Entry {
         let facts = vec![
             Fact::Transition {

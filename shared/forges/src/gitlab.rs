@@ -16,6 +16,8 @@
 //! label), `Merge Request Hook` (open; update with new commits, which
 //! carries `oldrev`), `Note Hook` (a merge request diff note).
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
@@ -93,7 +95,7 @@ impl GitLabSecrets {
 fn signing_key(token: &str) -> Result<Vec<u8>, SigningTokenError> {
     let encoded =
         token.trim().strip_prefix(SIGNING_PREFIX).ok_or(SigningTokenError::Malformed("no `whsec_` prefix"))?;
-    let key = agent_zero_contracts::base64::decode(encoded).map_err(|_| SigningTokenError::Malformed("not base64"))?;
+    let key = STANDARD.decode(encoded).map_err(|_| SigningTokenError::Malformed("not base64"))?;
     if key.is_empty() {
         return Err(SigningTokenError::Malformed("the key is empty"));
     }
@@ -136,7 +138,7 @@ fn verify_signature(key: &[u8], headers: &http::HeaderMap, body: &[u8], now_secs
     for entry in signatures.split(' ').filter(|e| !e.is_empty()) {
         // Other versions (`v1a,` for asymmetric keys) are not ours to check.
         let Some(encoded) = entry.strip_prefix("v1,") else { continue };
-        let Ok(claimed) = agent_zero_contracts::base64::decode(encoded) else { continue };
+        let Ok(claimed) = STANDARD.decode(encoded) else { continue };
         well_formed = true;
         if mac.clone().verify_slice(&claimed).is_ok() {
             return Ok(());
@@ -155,7 +157,7 @@ pub fn sign(signing_token: &str, id: &str, timestamp: u64, body: &[u8]) -> Resul
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC accepts any key length");
     mac.update(format!("{id}.{timestamp}.").as_bytes());
     mac.update(body);
-    Ok(format!("v1,{}", agent_zero_contracts::base64::encode(mac.finalize().into_bytes())))
+    Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
 /// The delivery's id ([`DELIVERY_HEADERS`]), checked.

@@ -9,6 +9,8 @@
 
 use agent_zero_contracts::is_repository_relative_path;
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -317,7 +319,9 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
             // Over 1 MB the API answers `"encoding": "none"` and no content.
             return Err(GitHubError::FileTooLarge { path: path.to_owned(), size: entry.size, limit: max_bytes });
         }
-        let bytes = agent_zero_contracts::base64::decode_wrapped(&entry.content).map_err(|e| GitHubError::Decode {
+        // The API wraps the content at 60 columns: the line breaks go first.
+        let packed: Vec<u8> = entry.content.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        let bytes = STANDARD.decode(packed).map_err(|e| GitHubError::Decode {
             operation: OP,
             path: "content".into(),
             reason: e.to_string(),

@@ -6,7 +6,8 @@
 //! refuses more than 10). A token is signed about once an hour per
 //! installation (installation tokens are cached).
 
-use agent_zero_contracts::base64::encode_url;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::credentials_error::CredentialsError;
 use crate::signer::{PrivateKeyDer, Rs256Signer};
@@ -54,7 +55,7 @@ impl AppKey {
     /// A JWT valid from `now - 60 s` to `now + 9 min`.
     pub async fn jwt<S: Rs256Signer>(&self, signer: &S, now_ms: u64) -> Result<Secret, CredentialsError> {
         let now = now_ms / 1000;
-        let header = encode_url(br#"{"alg":"RS256","typ":"JWT"}"#);
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
         // A numeric App id goes out as a number, a client id as a string.
         let issuer = match self.issuer.parse::<u64>() {
             Ok(id) => serde_json::Value::from(id),
@@ -65,10 +66,10 @@ impl AppKey {
             "exp": now + JWT_LIFETIME_SECS,
             "iss": issuer,
         });
-        let claims = encode_url(claims.to_string());
+        let claims = URL_SAFE_NO_PAD.encode(claims.to_string());
         let signing_input = format!("{header}.{claims}");
         let signature = signer.sign_rs256(&self.key, signing_input.as_bytes()).await?;
-        Ok(Secret::new(format!("{signing_input}.{}", encode_url(signature))))
+        Ok(Secret::new(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))))
     }
 }
 
@@ -80,7 +81,6 @@ impl std::fmt::Debug for AppKey {
 
 #[cfg(test)]
 mod tests {
-    use agent_zero_contracts::base64::decode_url;
     use agent_zero_ports::block_on;
     use serde_json::{Value, json};
 
@@ -99,7 +99,7 @@ mod tests {
 
     fn parts(app_id: &str, now_ms: u64) -> (Value, Value, Vec<u8>) {
         let jwt = block_on(AppKey::from_pem(app_id, PKCS1).unwrap().jwt(&FixedSigner, now_ms)).unwrap();
-        let parts: Vec<Vec<u8>> = jwt.expose().split('.').map(|part| decode_url(part).unwrap()).collect();
+        let parts: Vec<Vec<u8>> = jwt.expose().split('.').map(|part| URL_SAFE_NO_PAD.decode(part).unwrap()).collect();
         let [header, claims, signature] = &parts[..] else { panic!("three parts: {parts:?}") };
         (serde_json::from_slice(header).unwrap(), serde_json::from_slice(claims).unwrap(), signature.clone())
     }

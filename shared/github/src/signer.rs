@@ -89,6 +89,9 @@ fn rsa_private_key(der: &[u8]) -> Option<RsaPrivateKeyRef<'_>> {
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+
     use super::*;
 
     const PKCS1: &str = include_str!("../tests/data/test-app-key.pkcs1.pem");
@@ -108,7 +111,7 @@ mod tests {
     #[test]
     fn any_one_line_width_reads() {
         let (_, der) = pem::decode_vec(PKCS1.as_bytes()).unwrap();
-        let body = agent_zero_contracts::base64::encode(&der);
+        let body = STANDARD.encode(&der);
         let wrapped = |width: usize| {
             let lines: Vec<&str> = body.as_bytes().chunks(width).map(|l| std::str::from_utf8(l).unwrap()).collect();
             format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n", lines.join("\n"))

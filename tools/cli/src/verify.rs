@@ -19,10 +19,12 @@
 
 use std::path::Path;
 
-use agent_zero_contracts::{EvidenceBundle, base64};
+use agent_zero_contracts::EvidenceBundle;
 use agent_zero_engine::Entry;
 use agent_zero_engine::receipt::{self, RECEIPT_TYPE};
 use agent_zero_evidence::{RenderOptions, render_json};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -156,13 +158,14 @@ fn signature(receipt: &Value, keys: &[Value], verdict: &mut Verdict) {
             key["crv"]
         ));
     }
-    let public = key["x"].as_str().and_then(|x| base64::decode_url(x).ok()).and_then(|x| <[u8; 32]>::try_from(x).ok());
+    let public =
+        key["x"].as_str().and_then(|x| URL_SAFE_NO_PAD.decode(x).ok()).and_then(|x| <[u8; 32]>::try_from(x).ok());
     let Some(public) = public.and_then(|p| VerifyingKey::from_bytes(&p).ok()) else {
         return verdict.fail(format!("signature: key `{}`'s `x` is not an Ed25519 public key", printable(key_id)));
     };
     let Some(signature) = receipt["signature"]
         .as_str()
-        .and_then(|s| base64::decode_url(s).ok())
+        .and_then(|s| URL_SAFE_NO_PAD.decode(s).ok())
         .and_then(|s| <[u8; 64]>::try_from(s).ok())
     else {
         return verdict.fail("signature: `signature` is not 64 bytes of base64url".into());

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use agent_zero_contracts::base64;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::Signer as _;
 use serde_json::json;
 
@@ -34,9 +35,9 @@ fn signed(dir: &Path, status: &str) {
         "evidence": {"sha256": "00", "bytes": 1}, "keyId": "k1", "algorithm": "Ed25519",
     });
     let message = agent_zero_engine::receipt::canonical(&receipt).unwrap();
-    receipt["signature"] = json!(base64::encode_url(key.sign(message.as_bytes()).to_bytes()));
+    receipt["signature"] = json!(URL_SAFE_NO_PAD.encode(key.sign(message.as_bytes()).to_bytes()));
     std::fs::write(dir.join("receipt.json"), serde_json::to_string_pretty(&receipt).unwrap()).unwrap();
-    let x = base64::encode_url(key.verifying_key().to_bytes());
+    let x = URL_SAFE_NO_PAD.encode(key.verifying_key().to_bytes());
     let keys = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "x": x, "status": status}]});
     std::fs::write(dir.join("keys.json"), keys.to_string()).unwrap();
 }

@@ -59,7 +59,7 @@ fn key_ok(key: &str) -> Result<(), Refusal> {
 }
 
 fn decode(field: &str, value: &str) -> Result<Vec<u8>, Refusal> {
-    base64::decode(value).map_err(|e| Refusal::Invalid(format!("`{field}` is not base64: {e}")))
+    STANDARD.decode(value).map_err(|e| Refusal::Invalid(format!("`{field}` is not base64: {e}")))
 }
 
 /// Creates the table before a write (a no-op once it exists).
@@ -206,7 +206,7 @@ fn value_of(sql: &SqlStorage, key: &str) -> Result<Option<String>, Refusal> {
     };
     match cursor.raw().next() {
         None => Ok(None),
-        Some(row) => Ok(Some(base64::encode(blob(row.map_err(storage)?)?))),
+        Some(row) => Ok(Some(STANDARD.encode(blob(row.map_err(storage)?)?))),
     }
 }
 

@@ -18,7 +18,8 @@
 //! short cookie the same way, and a form's CSRF token is the mac of the
 //! session id. Pure: time and the random ids are arguments.
 
-use agent_zero_contracts::base64::{decode_url, encode_url};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
@@ -62,14 +63,14 @@ fn mac(key: &[u8], purpose: &str, payload: &[u8]) -> Vec<u8> {
 
 /// `payload.mac`, both base64url.
 fn sign(key: &[u8], purpose: &str, payload: &str) -> String {
-    format!("{}.{}", encode_url(payload), encode_url(mac(key, purpose, payload.as_bytes())))
+    format!("{}.{}", URL_SAFE_NO_PAD.encode(payload), URL_SAFE_NO_PAD.encode(mac(key, purpose, payload.as_bytes())))
 }
 
 /// The payload of a value [`sign`] made, when its mac verifies.
 fn open(key: &[u8], purpose: &str, value: &str) -> Option<String> {
     let (payload, tag) = value.split_once('.')?;
-    let payload = decode_url(payload).ok()?;
-    let tag = decode_url(tag).ok()?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
     let expected = mac(key, purpose, &payload);
     if !bool::from(expected.ct_eq(&tag)) {
         return None;
@@ -131,7 +132,7 @@ impl Session {
 
     /// The CSRF token of this session's forms.
     pub(crate) fn csrf_token(&self, key: &[u8]) -> String {
-        encode_url(mac(key, "csrf", self.id.as_bytes()))
+        URL_SAFE_NO_PAD.encode(mac(key, "csrf", self.id.as_bytes()))
     }
 
     /// Whether `presented` is this session's CSRF token (constant time).
@@ -232,11 +233,11 @@ mod tests {
     fn a_tampered_session_is_refused() {
         let sealed = session().seal(KEY);
         let (payload, tag) = sealed.split_once('.').unwrap();
-        let forged = encode_url("v3\nmallory\n1\nacme\n9f8e7d6c5b4a39281706\n1000\n5000");
+        let forged = URL_SAFE_NO_PAD.encode("v3\nmallory\n1\nacme\n9f8e7d6c5b4a39281706\n1000\n5000");
         assert_eq!(Session::unseal(KEY, &format!("{forged}.{tag}"), 1), None);
-        let mut bad_tag = decode_url(tag).unwrap();
+        let mut bad_tag = URL_SAFE_NO_PAD.decode(tag).unwrap();
         bad_tag[0] ^= 1;
-        assert_eq!(Session::unseal(KEY, &format!("{payload}.{}", encode_url(bad_tag)), 1), None);
+        assert_eq!(Session::unseal(KEY, &format!("{payload}.{}", URL_SAFE_NO_PAD.encode(bad_tag)), 1), None);
         for junk in ["", ".", "abc", "a.b.c", &format!("{payload}.")] {
             assert_eq!(Session::unseal(KEY, junk, 1), None, "{junk:?}");
         }

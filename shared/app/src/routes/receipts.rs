@@ -11,10 +11,11 @@
 //! every read, and nothing is written at conclusion (no KV write on a free
 //! plan's 1,000 a day, no receipt to lose or to go stale at a rotation).
 
-use agent_zero_contracts::base64;
 use agent_zero_engine::receipt::{self, ALGORITHM};
 use agent_zero_engine::{StoreError, TaskError};
 use agent_zero_evidence::render_json;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
@@ -32,7 +33,7 @@ fn jwk(id: &str, public_key: &[u8; 32], status: &str) -> Value {
         "alg": "EdDSA",
         "use": "sig",
         "kid": id,
-        "x": base64::encode_url(public_key),
+        "x": URL_SAFE_NO_PAD.encode(public_key),
         "status": status,
     })
 }
@@ -131,7 +132,7 @@ async fn signed<H: Host>(
         .signature
         .ok_or_else(|| signer_failed("no signature"))?;
     if let Some(object) = claims.as_object_mut() {
-        object.insert("signature".into(), Value::String(base64::encode_url(signature)));
+        object.insert("signature".into(), Value::String(URL_SAFE_NO_PAD.encode(signature)));
     }
     Ok((serde_json::to_string_pretty(&claims).unwrap_or_default() + "\n", cache))
 }

@@ -3,7 +3,8 @@
 //! whose signature verifies under the published key, and whose digests are
 //! those of the evidence and the log these routes serve.
 
-use agent_zero_contracts::base64;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde_json::{Value, json};
 
@@ -98,8 +99,9 @@ fn a_receipt_is_signed_over_the_served_evidence_and_log() {
     assert_eq!(receipt["pullRequest"]["head"], "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c");
 
     // The signature verifies under the published key, over the canonical bytes.
-    let public: [u8; 32] = base64::decode_url(PUBLIC).unwrap().try_into().unwrap();
-    let signature: [u8; 64] = base64::decode_url(receipt["signature"].as_str().unwrap()).unwrap().try_into().unwrap();
+    let public: [u8; 32] = URL_SAFE_NO_PAD.decode(PUBLIC).unwrap().try_into().unwrap();
+    let signature: [u8; 64] =
+        URL_SAFE_NO_PAD.decode(receipt["signature"].as_str().unwrap()).unwrap().try_into().unwrap();
     let message = agent_zero_engine::receipt::canonical(&receipt).unwrap();
     VerifyingKey::from_bytes(&public)
         .unwrap()
@@ -228,7 +230,7 @@ fn a_rotated_out_key_verifies_only_while_published_as_retired() {
     let host = TestHost::new();
     let s = served(&host, &settings(Some(&format!("2026-12:{SEED}"))));
     // Rotated: a new active key, the old one published as retired.
-    let new_seed = base64::encode_url([42u8; 32]);
+    let new_seed = URL_SAFE_NO_PAD.encode([42u8; 32]);
     let rotated = Settings::from_pairs([
         ("AGENT_ZERO_RECEIPT_KEY", format!("2027-01:{new_seed}").as_str()),
         ("AGENT_ZERO_RECEIPT_RETIRED_KEYS", format!("2026-12:{PUBLIC}").as_str()),

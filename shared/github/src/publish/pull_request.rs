@@ -9,6 +9,8 @@
 
 use agent_zero_contracts::TreeFile;
 use agent_zero_ports::HttpClient;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -109,7 +111,7 @@ pub(crate) async fn publish_branch<H: HttpClient>(
             Some(bytes) => {
                 let url = rest.url(&format!("/repos/{repo_path}/git/blobs"));
                 let body = json!({
-                    "content": agent_zero_contracts::base64::encode(bytes),
+                    "content": STANDARD.encode(bytes),
                     "encoding": "base64",
                 });
                 let blob: Sha = rest.json("create blob", http::Method::POST, &url, Some(&body)).await?;

@@ -37,6 +37,8 @@
 use std::collections::BTreeMap;
 
 use crate::provider::{Exec, ExecOutput, ProviderError, SandboxProvider, SandboxRef};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 
 /// Where a background job stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -509,7 +511,11 @@ fn millis(stamp: &str) -> u64 {
 
 fn decode(text: &str, encoding: &str) -> Result<Vec<u8>, String> {
     match encoding {
-        "base64" => agent_zero_contracts::base64::decode_wrapped(text).map_err(|e| format!("base64: {e}")),
+        "base64" => {
+            // `base64` wraps its output at 76 columns: the line breaks go first.
+            let packed: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+            STANDARD.decode(packed).map_err(|e| format!("base64: {e}"))
+        }
         "hex" => {
             let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
             if !digits.len().is_multiple_of(2) {

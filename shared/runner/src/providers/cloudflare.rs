@@ -3,6 +3,8 @@
 
 use agent_zero_contracts::NetworkPolicy;
 use agent_zero_ports::HttpClient;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -84,9 +86,7 @@ fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, Provide
         match event {
             "stdout" | "stderr" => {
                 let sink = if event == "stdout" { &mut stdout } else { &mut stderr };
-                sink.push(
-                    &agent_zero_contracts::base64::decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?,
-                );
+                sink.push(&STANDARD.decode(data.trim()).map_err(|e| call.protocol(e.to_string()))?);
             }
             "exit" => {
                 let value: serde_json::Value =

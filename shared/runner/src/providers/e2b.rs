@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use agent_zero_contracts::NetworkPolicy;
 use agent_zero_ports::{HttpClient, HttpError};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -179,7 +181,7 @@ fn fold_process_stream(body: &[u8], call: &Call<'_>, max: u64) -> Result<ExecOut
         if let Some(data) = event.get("data") {
             for (key, sink) in [("stdout", &mut stdout), ("stderr", &mut stderr)] {
                 if let Some(chunk) = data.get(key).and_then(|v| v.as_str()) {
-                    sink.push(&agent_zero_contracts::base64::decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
+                    sink.push(&STANDARD.decode(chunk).map_err(|e| call.protocol(e.to_string()))?);
                 }
             }
         } else if let Some(end) = event.get("end") {
