@@ -161,43 +161,10 @@ impl AgentDecision {
     }
 }
 
-/// Captured evidence for one repository-native check invocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CheckResult {
-    /// The argv, as run (never a shell string).
-    pub command: Vec<String>,
-    pub exit_code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub duration_ms: u64,
-    /// Bytes of output dropped at `runner.maxOutputBytes`, if any.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub truncated_bytes: u64,
-    /// True when the command was stopped at its timeout.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timed_out: bool,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl CheckResult {
-    /// Whether the check ran to completion and exited 0.
-    pub fn passed(&self) -> bool {
-        self.exit_code == 0 && !self.timed_out
-    }
-}
-
-/// True when at least one check ran and all of them passed.
-pub fn all_checks_passed(checks: &[CheckResult]) -> bool {
-    !checks.is_empty() && checks.iter().all(CheckResult::passed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CheckResult, all_checks_passed};
 
     fn check(code: i32) -> CheckResult {
         CheckResult {

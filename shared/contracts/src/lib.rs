@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod check;
 mod cost;
 pub mod decimal;
 mod enums;
@@ -23,6 +24,7 @@ mod task;
 mod time;
 mod witness;
 
+pub use check::{CheckResult, all_checks_passed};
 pub use cost::RunCost;
 pub use enums::{
     ChangeRisk, FeedbackKind, NetworkPolicy, QuoteRule, RunMode, Severity, TaskState, TerminalState, Trigger, Verdict,
@@ -32,8 +34,8 @@ pub use evidence::{
     TreeFile,
 };
 pub use finding::{
-    AgentDecision, BoundedCriteria, CheckResult, Finding, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_CHARS, ModelFinding,
-    ProposedChange, QuoteCheck, all_checks_passed,
+    AgentDecision, BoundedCriteria, Finding, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_CHARS, ModelFinding,
+    ProposedChange, QuoteCheck,
 };
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};

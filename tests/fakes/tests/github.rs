@@ -33,6 +33,15 @@ fn post(gh: &FakeGitHub, method: &str, path: &str, body: Value) -> support::Answ
     send(method, &format!("{}{path}", gh.url()), &[], Some(&body))
 }
 
+/// An installation token's shape (`ghs_`): the only kind GitHub lets write
+/// check runs.
+const INSTALLATION_TOKEN: &str = "ghs_fakeInstallationToken";
+
+fn post_as(gh: &FakeGitHub, token: &str, method: &str, path: &str, body: Value) -> support::Answer {
+    let bearer = format!("Bearer {token}");
+    send(method, &format!("{}{path}", gh.url()), &[("authorization", &bearer)], Some(&body))
+}
+
 fn is_sha(value: &Value) -> bool {
     value.as_str().is_some_and(|s| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
@@ -347,8 +356,9 @@ fn installation_tokens_need_a_valid_app_jwt() {
 #[test]
 fn check_runs_are_created_and_completed() {
     let (gh, sha) = seeded();
-    let created = post(
+    let created = post_as(
         &gh,
+        INSTALLATION_TOKEN,
         "POST",
         "/repos/octo/demo/check-runs",
         json!({"name": "Agent Zero", "head_sha": sha, "status": "in_progress"}),
@@ -358,8 +368,9 @@ fn check_runs_are_created_and_completed() {
     assert_eq!((run["status"].as_str(), run["head_sha"].as_str()), (Some("in_progress"), Some(sha.as_str())));
     assert!(run["conclusion"].is_null());
     let id = run["id"].as_u64().unwrap();
-    let done = post(
+    let done = post_as(
         &gh,
+        INSTALLATION_TOKEN,
         "PATCH",
         &format!("/repos/octo/demo/check-runs/{id}"),
         json!({
@@ -377,10 +388,45 @@ fn check_runs_are_created_and_completed() {
     assert!(run["completed_at"].as_str().is_some());
     assert_eq!(gh.check_runs("octo", "demo"), [run]);
     assert_eq!(
-        post(&gh, "POST", "/repos/octo/demo/check-runs", json!({"name": "x", "head_sha": "f".repeat(40)})).status,
+        post_as(
+            &gh,
+            INSTALLATION_TOKEN,
+            "POST",
+            "/repos/octo/demo/check-runs",
+            json!({"name": "x", "head_sha": "f".repeat(40)})
+        )
+        .status,
         422
     );
-    assert_eq!(post(&gh, "PATCH", "/repos/octo/demo/check-runs/999999", json!({"status": "completed"})).status, 404);
+    assert_eq!(
+        post_as(&gh, INSTALLATION_TOKEN, "PATCH", "/repos/octo/demo/check-runs/999999", json!({"status": "completed"}))
+            .status,
+        404
+    );
+
+    // Listed on the commit as GitHub lists them: by name, newest first.
+    let listed = get(&gh, &format!("/repos/octo/demo/commits/{sha}/check-runs?check_name=Agent%20Zero&filter=all"));
+    assert_eq!(listed.status, 200);
+    assert_eq!(
+        (listed.json()["total_count"].as_u64(), listed.json()["check_runs"][0]["id"].as_u64()),
+        (Some(1), Some(id))
+    );
+    let none = get(&gh, &format!("/repos/octo/demo/commits/{sha}/check-runs?check_name=Other"));
+    assert_eq!(none.json()["total_count"], 0);
+    assert_eq!(get(&gh, "/repos/octo/demo/commits/nope/check-runs").status, 422);
+
+    // Only an App's installation writes check runs: a person's token, or
+    // none, is refused as GitHub refuses it.
+    for token in [Some("ghp_a_person"), None] {
+        let headers: Vec<(&str, String)> =
+            token.map(|t| ("authorization", format!("Bearer {t}"))).into_iter().collect();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let url = format!("{}/repos/octo/demo/check-runs", gh.url());
+        let refused = send("POST", &url, &headers, Some(&json!({"name": "Agent Zero", "head_sha": sha})));
+        assert_eq!(refused.status, 403, "{token:?}");
+        assert!(refused.body.contains("You must authenticate via a GitHub App."), "{token:?}");
+    }
+    assert_eq!(gh.check_runs("octo", "demo").len(), 1);
 }
 
 #[test]

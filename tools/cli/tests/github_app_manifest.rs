@@ -256,6 +256,9 @@ const CALLS: &[(&str, &str, &str, Needs)] = &[
         "/repos/{owner}/{repo}/commits/{ref}/check-runs",
         Permission("checks", "read"),
     ),
+    // A deployment with `GITHUB_TOKEN` reports a commit status where an
+    // App writes its check run (GitHub lets only Apps write checks).
+    ("/repos/*/*/statuses/*", "POST", "/repos/{owner}/{repo}/statuses/{sha}", UserToken),
     ("/app", "GET", "/app", AppJwt),
     ("/app/installations/*/access_tokens", "POST", "/app/installations/{installation_id}/access_tokens", AppJwt),
     // An API task's installation, looked up at creation (docs/task-api.md).
