@@ -107,6 +107,26 @@ impl RunCost {
 mod tests {
     use super::*;
 
+    /// A cost written into a checkpoint and read back is the same float, so
+    /// a run folded across ticks sums to what one fold of its log does
+    /// (`agent-zero replay`, receipts). serde_json reads these back one ulp
+    /// off without its `float_roundtrip` feature (the workspace turns it on).
+    #[test]
+    fn a_cost_read_back_is_the_cost_written() {
+        let mut sum = 0.0_f64;
+        for step in [0.003_909, 1.1e-6, 3.0e-7, 0.000_042, 0.003_909, 0.003_909] {
+            sum += step;
+            let written = RunCost { model_cost_usd: Some(sum), ..RunCost::default() };
+            let text = serde_json::to_string(&written).unwrap();
+            let read: RunCost = crate::json::from_str(&text).unwrap();
+            assert_eq!(read.model_cost_usd.map(f64::to_bits), Some(sum.to_bits()), "{text}");
+        }
+        for text in ["1.4000000000000001e-6", "0.011727000000000001"] {
+            let value: f64 = crate::json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&value).unwrap(), text, "{text} reads back as itself");
+        }
+    }
+
     #[test]
     fn adds_subtracts_and_takes_the_model_figures_from_usage() {
         let tick =
