@@ -52,6 +52,7 @@ sed -e "s|^main = \"functions/cloudflare/build/index.js\"|main = \"$root/functio
     --var "AGENT_ZERO_SANDBOX_PROVIDER:custom" --var "AGENT_ZERO_SANDBOX_URL:http://127.0.0.1:9" \
     --var "AGENT_ZERO_SANDBOX_TOKEN:schemathesis-unreached" --var "OPENAI_API_KEY:sk-schemathesis-unreached" \
     --var "GITHUB_WEBHOOK_SECRET:$token-webhook" \
+    --var "GITLAB_WEBHOOK_SECRET:$token-gitlab" --var "GITEA_WEBHOOK_SECRET:$token-gitea" \
     --var "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_ID:Iv1.schemathesis" \
     --var "AGENT_ZERO_DASHBOARD_OAUTH_CLIENT_SECRET:schemathesis-oauth-unreached" \
     --var "AGENT_ZERO_DASHBOARD_SESSION_KEY:schemathesis-session-key-0123456789abcdef" \

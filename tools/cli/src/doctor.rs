@@ -305,9 +305,11 @@ fn control_plane_check(api: &Api, capabilities: &Value) -> Check {
 }
 
 /// The deployment's own deep checks (`GET /api/v1/doctor`, token holders):
-/// GitHub identity, model and sandbox reachability, each without a value.
+/// GitHub identity, model and sandbox reachability, and each configured
+/// forge's intake settings (GitLab, Gitea/Forgejo), each without a value.
 fn deep_checks(api: &Api) -> Vec<Check> {
-    const NAMES: &[&str] = &["github-identity", "model-reachable", "sandbox-reachable"];
+    const NAMES: &[&str] =
+        &["github-identity", "gitlab-intake", "gitea-intake", "model-reachable", "sandbox-reachable"];
     if !api.has_token() {
         return vec![Check::skip("deep-checks", "give --token for GitHub identity, model and sandbox reachability")];
     }
