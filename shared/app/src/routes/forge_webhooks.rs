@@ -89,16 +89,9 @@ fn verify(settings: &Settings, route: Route, request: &http::Request<Vec<u8>>, n
         }
     };
     let limit = settings.webhook_max_bytes()?;
-    let declared = headers.get("content-length").and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) || body.len() > limit {
-        return Err(ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!(
-                "webhook body is {} bytes; the limit is {limit} bytes (AGENT_ZERO_WEBHOOK_MAX_BYTES)",
-                declared.unwrap_or(body.len()).max(body.len())
-            ),
-        )
-        .with_field("body"));
+    if let Some(size) = super::webhooks::oversized(headers, body.len(), limit) {
+        let message = format!("{size} (AGENT_ZERO_WEBHOOK_MAX_BYTES)");
+        return Err(ApiError::new(ErrorCode::PayloadTooLarge, message).with_field("body"));
     }
     verify().map_err(|e| rejected(&e))
 }
@@ -106,16 +99,7 @@ fn verify(settings: &Settings, route: Route, request: &http::Request<Vec<u8>>, n
 /// The headers and body of a verified delivery: its id and what it parsed to.
 fn parse(route: Route, request: &http::Request<Vec<u8>>) -> Result<(String, Parsed), ApiError> {
     let headers = request.headers();
-    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
-        return Err(ApiError::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "content type `{content_type}` is not supported; set the webhook's content type to application/json"
-            ),
-        )
-        .with_field("Content-Type"));
-    }
+    super::webhooks::json_content(headers)?;
     let parsed = match route {
         Route::GitLab => {
             let event = headers

@@ -175,21 +175,39 @@ fn signed<'s>(
     let secret = settings.webhook_secret()?;
     let limit = settings.webhook_max_bytes()?;
     settings.run()?;
-    let declared = header(headers, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) || body_length > limit {
-        return Err(ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!(
-                "webhook body is {} bytes; the limit is {limit} bytes",
-                declared.unwrap_or(body_length).max(body_length)
-            ),
-        )
-        .with_field("body"));
+    if let Some(size) = oversized(headers, body_length, limit) {
+        return Err(ApiError::new(ErrorCode::PayloadTooLarge, size).with_field("body"));
     }
     let key = secret.expose().as_bytes();
     let mac = sig::expected(key, header(headers, "x-hub-signature-256"), header(headers, "x-hub-signature"))
         .map_err(rejected)?;
     Ok(Signature { key, mac })
+}
+
+/// What is wrong with a webhook body over `limit` bytes, declared
+/// (`Content-Length`) or read (`body_length`); `None` within it. Every
+/// forge's intake refuses it 413 before the body is checked or parsed.
+pub(super) fn oversized(headers: &http::HeaderMap, body_length: usize, limit: usize) -> Option<String> {
+    let declared = header(headers, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
+    (declared.is_some_and(|n| n > limit) || body_length > limit).then(|| {
+        format!(
+            "webhook body is {} bytes; the limit is {limit} bytes",
+            declared.unwrap_or(body_length).max(body_length)
+        )
+    })
+}
+
+/// Every forge's deliveries are JSON: 400 naming `Content-Type` otherwise.
+pub(super) fn json_content(headers: &http::HeaderMap) -> Result<(), ApiError> {
+    let content_type = header(headers, "content-type").unwrap_or_default();
+    if content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::InvalidRequest,
+        format!("content type `{content_type}` is not supported; set the webhook's content type to application/json"),
+    )
+    .with_field("Content-Type"))
 }
 
 fn rejected(e: SignatureError) -> ApiError {
@@ -222,16 +240,7 @@ fn verified(settings: &Settings, request: http::Request<Vec<u8>>, matched: bool)
     if !matched {
         return Err(rejected(SignatureError::Mismatch));
     }
-    let content_type = header(request.headers(), "content-type").unwrap_or_default();
-    if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
-        return Err(ApiError::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "content type `{content_type}` is not supported; set the webhook's content type to application/json"
-            ),
-        )
-        .with_field("Content-Type"));
-    }
+    json_content(request.headers())?;
     let event = header(request.headers(), "x-github-event").filter(|e| !e.is_empty()).ok_or_else(|| {
         ApiError::new(ErrorCode::InvalidRequest, "missing X-GitHub-Event header").with_field("X-GitHub-Event")
     })?;

@@ -136,9 +136,9 @@ fn create_status(state: &mut State, key: &str, sha: &str, call: &RecordedCall) -
 /// `GET /repos/{o}/{r}/commits/{ref}/statuses`: the statuses of the commit
 /// `reference` names, newest first.
 pub(crate) fn list_statuses(state: &State, key: &str, reference: &str) -> Reply {
-    let repo = &state.repos[key];
-    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
-        return error(422, &format!("No commit found for SHA: {reference}"));
+    let sha = match commit_named(state, key, reference) {
+        Ok(sha) => sha,
+        Err(reply) => return reply,
     };
     let mut shown: Vec<Value> = state
         .statuses
@@ -154,6 +154,16 @@ pub(crate) fn list_statuses(state: &State, key: &str, reference: &str) -> Reply 
         .collect();
     shown.reverse();
     Reply::json(200, &Value::Array(shown))
+}
+
+/// The commit `reference` (a sha, a prefix of one, a branch or a tag) names
+/// in repository `key`, or GitHub's 422 for one that names none.
+fn commit_named(state: &State, key: &str, reference: &str) -> Result<String, Reply> {
+    let repo = &state.repos[key];
+    repo.git
+        .resolve(reference)
+        .filter(|sha| repo.git.commit(sha).is_some())
+        .ok_or_else(|| error(422, &format!("No commit found for SHA: {reference}")))
 }
 
 fn body_object(call: &RecordedCall) -> Result<Value, Reply> {
@@ -209,9 +219,9 @@ fn create_check_run(state: &mut State, key: &str, call: &RecordedCall) -> Reply 
 /// Paginated by `per_page` (at most 100) and `page`; `total_count` counts
 /// them all. A reference that names no commit is 422, as GitHub answers.
 pub(crate) fn list_check_runs(state: &State, key: &str, reference: &str, call: &RecordedCall) -> Reply {
-    let repo = &state.repos[key];
-    let Some(sha) = repo.git.resolve(reference).filter(|sha| repo.git.commit(sha).is_some()) else {
-        return error(422, &format!("No commit found for SHA: {reference}"));
+    let sha = match commit_named(state, key, reference) {
+        Ok(sha) => sha,
+        Err(reply) => return reply,
     };
     let filter = call.query_param("filter").unwrap_or("latest");
     if !matches!(filter, "latest" | "all") {
