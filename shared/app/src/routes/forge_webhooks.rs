@@ -147,17 +147,8 @@ async fn intake<H: Host>(
     let id = format!("{prefix}{delivery}");
     let key = format!("delivery/{folder}/{id}");
     let kv = context.host.kv();
-    if let Some(previous) = kv.get(&key).await.map_err(storage)? {
-        let mut previous: serde_json::Value =
-            agent_zero_contracts::json::from_slice(&previous).unwrap_or_else(|_| json!({}));
-        let expired = previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now);
-        if !expired {
-            if let Some(fields) = previous.as_object_mut() {
-                fields.remove("expiresAtMs");
-            }
-            previous["duplicate"] = json!(true);
-            return Ok(crate::json_response(StatusCode::OK, &previous));
-        }
+    if let Some(previous) = kv.get(&key).await.map_err(storage)?.and_then(|r| super::webhooks::duplicate(&r, now)) {
+        return Ok(crate::json_response(StatusCode::OK, &previous));
     }
     let answer = json!({
         "recorded": "arrival",

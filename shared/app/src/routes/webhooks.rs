@@ -184,6 +184,21 @@ fn signed<'s>(
     Ok(Signature { key, mac })
 }
 
+/// The answer to a redelivery: the first answer, from its `record`, marked
+/// `duplicate`; `None` once the record's `expiresAtMs` has passed at
+/// `now_ms` (a store may remove it later than asked).
+pub(super) fn duplicate(record: &[u8], now_ms: u64) -> Option<serde_json::Value> {
+    let mut previous: serde_json::Value = agent_zero_contracts::json::from_slice(record).unwrap_or_else(|_| json!({}));
+    if previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now_ms) {
+        return None;
+    }
+    if let Some(fields) = previous.as_object_mut() {
+        fields.remove("expiresAtMs");
+    }
+    previous["duplicate"] = json!(true);
+    Some(previous)
+}
+
 /// What is wrong with a webhook body over `limit` bytes, declared
 /// (`Content-Length`) or read (`body_length`); `None` within it. Every
 /// forge's intake refuses it 413 before the body is checked or parsed.
@@ -295,17 +310,8 @@ async fn store<H: Host>(context: &RouteContext<'_, H>, acted: Acted) -> Result<h
     let now = context.invocation.now_ms;
     // A redelivery answers what the first delivery did, while its record lives.
     let kv = context.host.kv();
-    if let Some(previous) = kv.get(&delivery_key(delivery)).await.ok().flatten() {
-        let mut previous: serde_json::Value =
-            agent_zero_contracts::json::from_slice(&previous).unwrap_or_else(|_| json!({}));
-        let expired = previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now);
-        if !expired {
-            if let Some(fields) = previous.as_object_mut() {
-                fields.remove("expiresAtMs");
-            }
-            previous["duplicate"] = json!(true);
-            return Ok(accepted(StatusCode::OK, previous));
-        }
+    if let Some(previous) = kv.get(&delivery_key(delivery)).await.ok().flatten().and_then(|r| duplicate(&r, now)) {
+        return Ok(accepted(StatusCode::OK, previous));
     }
 
     let lifetimes = settings.run()?.lifetimes;
