@@ -93,9 +93,11 @@ fn key(repository: &str) -> String {
 }
 
 /// What the repository's recorded policy, when a fresh one is recorded,
-/// says of `seed`. One read; nothing is written.
-pub(crate) async fn verdict<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Verdict {
-    let Some(bytes) = kv.get(&key(&seed.repository.full_name())).await.ok().flatten() else { return Verdict::Unknown };
+/// says of `parsed`. One read; nothing is written.
+pub(crate) async fn verdict<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms: u64) -> Verdict {
+    let Some(bytes) = kv.get(&key(&parsed.repository.full_name())).await.ok().flatten() else {
+        return Verdict::Unknown;
+    };
     let Ok(record) = agent_zero_contracts::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
     let (Some(opt_in_label), Some(max_runs_per_hour)) = (&record.opt_in_label, record.max_runs_per_hour) else {
         return Verdict::Unknown;
@@ -111,7 +113,7 @@ pub(crate) async fn verdict<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: 
         allowed_bots: &record.allowed_bots,
         opt_in_label,
     };
-    match seed.admit(&switches) {
+    match parsed.admit(&switches) {
         Err(reason) => Verdict::Declined(reason),
         Ok(()) => Verdict::Admitted { max_runs_per_hour },
     }
@@ -163,7 +165,7 @@ mod tests {
         payload["comment"]["author_association"] = serde_json::json!(association);
         let body = serde_json::to_vec(&payload).unwrap();
         match parse_delivery("pull_request_review_comment", "d-1", &body, &IntakeOptions::default()).unwrap() {
-            Intake::Task(seed) => *seed,
+            Intake::Task(parsed) => *parsed,
             other => panic!("{other:?}"),
         }
     }

@@ -7,7 +7,7 @@
 use agent_zero_contracts::{IssueRef, PullRequestRef, read_tag_first};
 use serde::{Deserialize, Deserializer};
 
-use crate::command::Command;
+use crate::command::ReviewCommand;
 use crate::intake::{PolicyGate, Subject};
 
 impl<'de> Deserialize<'de> for Subject {
@@ -41,7 +41,7 @@ enum GateDe {
         added_label: String,
     },
     Command {
-        command: Command,
+        command: ReviewCommand,
         #[serde(default)]
         mention: Option<String>,
         #[serde(default)]

@@ -40,7 +40,7 @@ pub use client::{
     API_VERSION, ApiConfig, Caller, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
     GitHubError, InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
-pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
+pub use command::{ReviewCommand, SLASH_PREFIX, addresses as command_addresses};
 pub use credentials::{Credentials, TOKEN_REFRESH_MARGIN_MS, TokenCache};
 pub use credentials_error::CredentialsError;
 pub use event::{IntakeError, check_delivery_id, parse_delivery};

@@ -340,7 +340,7 @@ async fn store<H: Host>(context: &RouteContext<'_, H>, acted: Acted) -> Result<h
                 json!({ "recorded": "installation", "installationId": change.installation_id, "action": change.action }),
             )
         }
-        Intake::Task(seed) => task(context, seed).await?,
+        Intake::Task(parsed) => task(context, parsed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
     remember(kv, delivery, &answer, now, &lifetimes).await;
@@ -368,11 +368,11 @@ async fn screen<K: KeyValue>(
     window_ms: u64,
 ) -> Result<Option<crate::intake_gate::Hour>, agent_zero_github::IgnoreReason> {
     let mut max_runs_per_hour = None;
-    if let Intake::Task(seed) = intake {
-        if let Some(reason) = replay::stale(seed, now, window_ms) {
+    if let Intake::Task(parsed) = intake {
+        if let Some(reason) = replay::stale(parsed, now, window_ms) {
             return Err(reason);
         }
-        match crate::intake_gate::verdict(kv, seed, now).await {
+        match crate::intake_gate::verdict(kv, parsed, now).await {
             Verdict::Declined(reason) => return Err(reason),
             Verdict::Admitted { max_runs_per_hour: max } => max_runs_per_hour = Some(max),
             Verdict::Unknown => {}
@@ -381,8 +381,8 @@ async fn screen<K: KeyValue>(
     if replay::replayed(kv, digest, delivery, now).await {
         return Err(agent_zero_github::IgnoreReason::ReplayedBody);
     }
-    let (Intake::Task(seed), Some(max)) = (intake, max_runs_per_hour) else { return Ok(None) };
-    let Some(hour) = crate::intake_gate::Hour::of(kv, seed, now).await else { return Ok(None) };
+    let (Intake::Task(parsed), Some(max)) = (intake, max_runs_per_hour) else { return Ok(None) };
+    let Some(hour) = crate::intake_gate::Hour::of(kv, parsed, now).await else { return Ok(None) };
     match hour.refusal(max) {
         Some(reason) => Err(reason),
         None => Ok(Some(hour)),
@@ -445,17 +445,17 @@ fn storage(e: impl std::fmt::Display) -> ApiError {
 
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
-    seed: &ParsedDelivery,
+    parsed: &ParsedDelivery,
 ) -> Result<(StatusCode, serde_json::Value), ApiError> {
-    let task_id = task_id_for_delivery(&seed.delivery_id);
+    let task_id = task_id_for_delivery(&parsed.delivery_id);
     let received = Received {
         task_id: task_id.clone(),
-        repository: seed.repository.full_name(),
-        trigger: seed.trigger,
-        source: Some(format!("github:{}", seed.delivery_id)),
-        title: seed.title.as_ref().map(|t| t.text.clone()),
-        seed: redacted(
-            serde_json::to_value(seed)
+        repository: parsed.repository.full_name(),
+        trigger: parsed.trigger,
+        source: Some(format!("github:{}", parsed.delivery_id)),
+        title: parsed.title.as_ref().map(|t| t.text.clone()),
+        delivery: redacted(
+            serde_json::to_value(parsed)
                 .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the delivery could not be recorded: {e}")))?,
             crate::auth::secrets(context.settings),
         ),
@@ -480,7 +480,7 @@ async fn task<H: Host>(
             }
             // The policy gate runs in the task's first tick: `state` may
             // still become `ignored`, with its reason on the task.
-            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger })))
+            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": parsed.trigger })))
         }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
@@ -495,15 +495,15 @@ mod redaction_tests {
     use super::redacted;
 
     #[test]
-    fn a_seed_quoting_a_secret_stores_none_of_it() {
+    fn a_delivery_quoting_a_secret_stores_none_of_it() {
         let secrets = vec!["whsec-front-only-0123456789".to_owned()];
-        let seed = serde_json::json!({
+        let parsed = serde_json::json!({
             "body": { "text": "leaked: whsec-front-only-0123456789 and ghp_0123456789abcdefghijABCDEFGHIJ012345", "untrusted": true },
             "feedback": [{ "body": { "text": "again whsec-front-only-0123456789", "untrusted": true } }],
             "subject": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
             "sender": "whsec-front-only-0123456789",
         });
-        let stored = redacted(seed, &secrets);
+        let stored = redacted(parsed, &secrets);
         let texts = format!("{}{}", stored["body"], stored["feedback"]);
         let stored = stored.to_string();
         assert!(!texts.contains("whsec-front-only"), "{stored}");
