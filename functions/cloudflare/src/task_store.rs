@@ -51,7 +51,7 @@ use worker::Env;
 /// One operation on the object's keys.
 #[derive(Debug, Serialize)]
 #[serde(tag = "op", rename_all = "camelCase")]
-enum Op {
+pub(crate) enum Op {
     Get {
         key: String,
     },
@@ -90,7 +90,7 @@ enum Op {
 /// The answer to one [`Op`].
 #[derive(Debug, Serialize)]
 #[serde(tag = "reply", rename_all = "camelCase")]
-enum Reply {
+pub(crate) enum Reply {
     Value {
         value: Option<String>,
     },
@@ -192,14 +192,6 @@ enum ReplyDe {
         message: String,
     },
 }
-
-/// The object itself, in the worker that serves the routes (the `front`
-/// role); the tick worker reaches it through [`TaskStores`].
-#[cfg(feature = "front")]
-mod object;
-
-#[cfg(feature = "front")]
-pub use object::TaskStore;
 
 /// The task whose object holds `key`: `{id}` of `task/{id}/…`.
 pub(crate) fn task_of(key: &str) -> Option<&str> {
