@@ -709,6 +709,62 @@ mod tests {
         assert_eq!(again["installationId"], first["installationId"], "{again}");
     }
 
+    /// A labelled issue, the path `tests/bench/intake-path.sh` follows
+    /// (the worker's: the synchronous check and parse, then
+    /// [`crate::act_on`]): recorded once as a queued task whose log holds
+    /// the delivery, with the tick that admits it enqueued; its redelivery
+    /// is a duplicate and records nothing more.
+    #[test]
+    fn a_labelled_issue_is_recorded_once_as_a_queued_task() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
+        payload["label"]["name"] = json!("agent-zero");
+        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
+        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
+        let body = serde_json::to_vec(&payload).unwrap();
+        let request = delivery("issues", "d-labelled-1", &body, None);
+        let Checked::Acted(acted) = answered_sync(&settings, &request) else {
+            panic!("a labelled issue is acted on")
+        };
+        let invocation = crate::Invocation { now_ms, request_id: "1".into() };
+        let stored = block_on(crate::act_on(&host, &settings, &invocation, acted));
+        assert_eq!(stored.status(), 202, "{}", String::from_utf8_lossy(stored.body()));
+        let answer: serde_json::Value = serde_json::from_slice(stored.body()).unwrap();
+        assert_eq!((answer["state"].as_str(), answer["trigger"].as_str()), (Some("queued"), Some("issue")), "{answer}");
+        let id = answer["taskId"].as_str().expect("a task id").to_owned();
+        let log = block_on(host.kv.get(&agent_zero_engine::log_key(&id, 0))).unwrap().expect("the task's first entry");
+        assert!(String::from_utf8_lossy(&log).contains("d-labelled-1"), "the entry holds the delivery");
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "the admitting tick is enqueued");
+        let operations = host.kv.operations();
+        let again = host.send(&settings, request);
+        assert_eq!(again.status(), 200, "{}", String::from_utf8_lossy(again.body()));
+        let again: serde_json::Value = serde_json::from_slice(again.body()).unwrap();
+        assert_eq!((again["duplicate"].as_bool(), again["taskId"].as_str()), (Some(true), Some(id.as_str())));
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "a redelivery enqueues nothing");
+        assert!(host.kv.operations() - operations <= 1, "a redelivery only reads its record");
+    }
+
+    /// The same delivery through the handler (Spin's path, and the
+    /// worker's when its synchronous step cannot verify): the same answer.
+    #[test]
+    fn a_labelled_issue_through_the_handler_is_queued() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
+        payload["label"]["name"] = json!("agent-zero");
+        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
+        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
+        let body = serde_json::to_vec(&payload).unwrap();
+        let answer = host.send(&settings, delivery("issues", "d-labelled-1", &body, None));
+        assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
+        let answer: serde_json::Value = serde_json::from_slice(answer.body()).unwrap();
+        assert_eq!((answer["state"].as_str(), answer["trigger"].as_str()), (Some("queued"), Some("issue")), "{answer}");
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "the admitting tick is enqueued");
+    }
+
     /// Where the store expires the record itself, remembering an answer is
     /// one write; elsewhere the retention pass is told when to remove it.
     #[test]
