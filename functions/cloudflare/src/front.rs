@@ -127,7 +127,7 @@ fn head_of(request: &web_sys::Request) -> worker::Result<http::request::Parts> {
     let headers = js_sys::JSON::stringify(&js_sys::Array::from(&request.headers()))
         .map_err(|e| conversion("request headers", e))?;
     let headers: Vec<(String, String)> =
-        agent_zero_contracts::json::from_str(&String::from(headers)).map_err(|e| conversion("request headers", e))?;
+        agent_zero_codecs::json::from_str(&String::from(headers)).map_err(|e| conversion("request headers", e))?;
     for (name, value) in headers {
         builder = builder.header(name, value);
     }

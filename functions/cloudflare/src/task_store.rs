@@ -41,7 +41,7 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
-use agent_zero_contracts::read_tag_first;
+use agent_zero_codecs::read_tag_first;
 use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -224,7 +224,7 @@ impl TaskStores {
             .map_err(|e| failed(&e))?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| failed(&e))?;
         let bytes = response.bytes().await.map_err(|e| failed(&e))?;
-        let reply: Reply = agent_zero_contracts::json::from_slice(&bytes)
+        let reply: Reply = agent_zero_codecs::json::from_slice(&bytes)
             .map_err(|e| failed(&format!("unreadable reply (status {}): {e}", response.status_code())))?;
         match reply {
             Reply::Failed { message } => Err(failed(&message)),

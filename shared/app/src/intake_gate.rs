@@ -98,7 +98,7 @@ pub(crate) async fn verdict<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms
     let Some(bytes) = kv.get(&key(&parsed.repository.full_name())).await.ok().flatten() else {
         return Verdict::Unknown;
     };
-    let Ok(record) = agent_zero_contracts::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
+    let Ok(record) = agent_zero_codecs::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
     let (Some(opt_in_label), Some(max_runs_per_hour)) = (&record.opt_in_label, record.max_runs_per_hour) else {
         return Verdict::Unknown;
     };
@@ -139,7 +139,7 @@ pub(crate) async fn record<K: KeyValue>(kv: &K, repository: &str, policy: &Polic
     let record = GateRecord::of(policy, now_ms);
     let key = key(repository);
     let current: Option<GateRecord> =
-        kv.get(&key).await.ok().flatten().and_then(|b| agent_zero_contracts::json::from_slice(&b).ok());
+        kv.get(&key).await.ok().flatten().and_then(|b| agent_zero_codecs::json::from_slice(&b).ok());
     let fresh_enough = current.as_ref().is_some_and(|c| {
         GateRecord { read_at_ms: record.read_at_ms, ..c.clone() } == record
             && now_ms.saturating_sub(c.read_at_ms) < FRESH_MS / 2

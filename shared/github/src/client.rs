@@ -568,7 +568,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         if response.status().is_success() {
             return Ok(response);
         }
-        let message = agent_zero_contracts::json::from_slice::<ErrorBody>(response.body())
+        let message = agent_zero_codecs::json::from_slice::<ErrorBody>(response.body())
             .ok()
             .and_then(|b| b.message)
             .map(|m| capped(&m))
@@ -618,7 +618,7 @@ struct ErrorBody {
 pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, GitHubError> {
     // The path only on failure, from serde_json's error position
     // (`json_path_at`), so each response type compiles once.
-    agent_zero_contracts::json::from_slice(body).map_err(|e| GitHubError::Decode {
+    agent_zero_codecs::json::from_slice(body).map_err(|e| GitHubError::Decode {
         operation,
         path: crate::json_path::json_path_at(body, e.line(), e.column()),
         reason: capped(&e.to_string()),

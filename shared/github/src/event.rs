@@ -524,7 +524,7 @@ pub fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
 pub(crate) fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let value =
-        T::deserialize(agent_zero_contracts::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
+        T::deserialize(agent_zero_codecs::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
     deserializer.end().map_err(|e| IntakeError::Json { path: ".".to_owned(), message: e.to_string() })?;
     Ok(value)
 }

@@ -29,7 +29,7 @@ impl DurableObject for TaskStore {
     }
 
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let op: Op = match agent_zero_contracts::json::from_slice(&request.bytes().await?) {
+        let op: Op = match agent_zero_codecs::json::from_slice(&request.bytes().await?) {
             Ok(op) => op,
             Err(e) => return answer(&Reply::Failed { message: format!("invalid task-store operation: {e}") }, 400),
         };

@@ -188,7 +188,7 @@ fn signed<'s>(
 /// `duplicate`; `None` once the record's `expiresAtMs` has passed at
 /// `now_ms` (a store may remove it later than asked).
 pub(super) fn duplicate(record: &[u8], now_ms: u64) -> Option<serde_json::Value> {
-    let mut previous: serde_json::Value = agent_zero_contracts::json::from_slice(record).unwrap_or_else(|_| json!({}));
+    let mut previous: serde_json::Value = agent_zero_codecs::json::from_slice(record).unwrap_or_else(|_| json!({}));
     if previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now_ms) {
         return None;
     }
@@ -725,9 +725,7 @@ mod tests {
         payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
         let body = serde_json::to_vec(&payload).unwrap();
         let request = delivery("issues", "d-labelled-1", &body, None);
-        let Checked::Acted(acted) = answered_sync(&settings, &request) else {
-            panic!("a labelled issue is acted on")
-        };
+        let Checked::Acted(acted) = answered_sync(&settings, &request) else { panic!("a labelled issue is acted on") };
         let invocation = crate::Invocation { now_ms, request_id: "1".into() };
         let stored = block_on(crate::act_on(&host, &settings, &invocation, acted));
         assert_eq!(stored.status(), 202, "{}", String::from_utf8_lossy(stored.body()));

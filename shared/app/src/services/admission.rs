@@ -52,7 +52,7 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
         // Re-read from bytes, not `from_value`: one JSON deserializer for
         // every type keeps the wasm free of a second copy of each.
         let mut parsed: ParsedDelivery = serde_json::to_vec(&received.delivery)
-            .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
+            .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
         if parsed.installation_id.is_none() {
             parsed.installation_id = self.installation(&parsed).await?;
