@@ -26,6 +26,8 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
     let digest = hex::encode(Sha256::digest(format!("installation {id} token {serial}").as_bytes()));
     let token = format!("ghs_{}", &digest[..36]);
     state.minted.push(token.clone());
+    let expires = now_secs() + 3600;
+    state.minted_expiry.insert(token.clone(), expires);
     let requested = call.json().unwrap_or(Value::Null);
     let permissions = requested.get("permissions").filter(|p| p.is_object()).cloned().unwrap_or_else(|| {
         json!({"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"})
@@ -34,7 +36,7 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
         201,
         &json!({
             "token": token,
-            "expires_at": rfc3339(now_secs() + 3600),
+            "expires_at": rfc3339(expires),
             "permissions": permissions,
             "repository_selection": if requested.get("repositories").is_some() { "selected" } else { "all" },
         }),

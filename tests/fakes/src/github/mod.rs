@@ -12,7 +12,9 @@
 //! - `POST|GET /repos/{o}/{r}/git/{blobs,trees,commits}`
 //! - `GET /user` (the token's user; 403 for an installation token) and
 //!   `GET /app` (the App of the JWT: its `slug`)
-//! - `POST /app/installations/{id}/access_tokens` and
+//! - `POST /app/installations/{id}/access_tokens` (each token expires an
+//!   hour later, or at [`FakeGitHub::expire_installation_tokens`]: 401
+//!   "Bad credentials" from then on) and
 //!   `GET /repos/{o}/{r}/installation` (the App's JWT and nothing else;
 //!   404 when no installation covers the repository: `installation.rs`)
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`, and
@@ -266,6 +268,14 @@ impl FakeGitHub {
             })
             .collect();
         self.with(|state| state.installation_repositories.insert(installation_id, keys));
+    }
+
+    /// Makes every installation token minted so far expired, as an hour
+    /// later: GitHub answers 401 "Bad credentials" to each from now on,
+    /// whatever its `expires_at` said.
+    pub fn expire_installation_tokens(&self) {
+        let now = crate::time::now_secs();
+        self.with(|state| state.minted_expiry.values_mut().for_each(|expires| *expires = now));
     }
 
     /// The installation tokens minted so far (for secret-leak scans).

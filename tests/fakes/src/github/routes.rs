@@ -100,6 +100,9 @@ fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str) -> 
         return None;
     }
     match credential(call) {
+        Some(token) if state.minted_expiry.get(token).is_some_and(|&expires| expires <= now_secs()) => {
+            Some(error(401, "Bad credentials"))
+        }
         Some(token) if state.tokens.iter().chain(&state.minted).any(|t| t == token) => None,
         Some(_) => Some(error(401, "Bad credentials")),
         None => {

@@ -51,6 +51,9 @@ pub(crate) struct State {
     pub(crate) repos: BTreeMap<String, Repo>,
     pub(crate) tokens: Vec<String>,
     pub(crate) minted: Vec<String>,
+    /// When each minted token expires (seconds since the epoch): GitHub
+    /// answers 401 "Bad credentials" from then on.
+    pub(crate) minted_expiry: BTreeMap<String, u64>,
     pub(crate) installations: BTreeMap<u64, String>,
     /// The repositories (keys) an installation is limited to; one absent
     /// here covers every repository of its account.
