@@ -53,6 +53,7 @@ mod identity;
 mod installation;
 mod issues;
 mod oauth;
+mod permissions;
 pub use oauth::account_id;
 mod pulls;
 mod routes;
@@ -248,6 +249,16 @@ impl FakeGitHub {
     pub fn register_app(&self, app_id: &str, public_key_pem: Option<&str>) {
         let key = public_key_pem.map(|pem| auth::public_key(pem).unwrap_or_else(|e| panic!("register_app: {e}")));
         self.with(|state| state.app = Some(auth::App { id: app_id.to_owned(), key }));
+    }
+
+    /// Grants the App's installations `permissions` (`("contents",
+    /// "write")`, ...), as its manifest's `default_permissions` do: tokens
+    /// then get these or the subset they ask for, and a route a token lacks
+    /// the permission for is 403 (`permissions.rs`). Without it, tokens may
+    /// do everything.
+    pub fn grant_app_permissions(&self, permissions: &[(&str, &str)]) {
+        let grants = permissions.iter().map(|(p, l)| ((*p).to_owned(), (*l).to_owned())).collect();
+        self.with(|state| state.app_grants = Some(grants));
     }
 
     /// Adds an App installation on `account` that can mint tokens; it
