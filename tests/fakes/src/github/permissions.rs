@@ -4,11 +4,9 @@
 //! request names (more is 422), and a repository route its token lacks the
 //! permission for is 403 "Resource not accessible by integration".
 //!
-//! Each route's permission is the one GitHub's REST reference lists under
-//! "Fine-grained access tokens" / "GitHub App installation access tokens"
-//! for the endpoint (docs.github.com/en/rest, API version 2022-11-28),
-//! for the routes this fake serves. Tokens given with `require_token`
-//! (a person's) are not narrowed: their scopes are not modelled.
+//! Each route's permission is GitHub's own (its docs' data, API version
+//! 2022-11-28, [`PERMISSIONS`]). Tokens given with `require_token` (a
+//! person's) are not narrowed: their scopes are not modelled.
 
 use std::collections::BTreeMap;
 
@@ -48,26 +46,69 @@ pub(crate) fn narrowed(granted: &Grants, requested: Option<&Value>) -> Result<Gr
     Ok(grants)
 }
 
+/// GitHub's own table of what an installation token needs per REST
+/// operation, for the repository permissions the product's App asks for
+/// (`tests/fixtures/github-app/server-to-server-permissions.tsv`, from
+/// github/docs: the data behind "Permissions required for GitHub Apps").
+const PERMISSIONS: &str = include_str!("../../../fixtures/github-app/server-to-server-permissions.tsv");
+
+/// Whether `template`'s path (`/repos/{owner}/{repo}/contents/{path}`)
+/// names `segments`, a `{placeholder}` standing for one segment; with
+/// `rest`, a `{path}` or `{ref}` ending the template stands for all that
+/// are left (a file's path, a ref with slashes).
+fn names(template: &str, segments: &[&str], rest: bool) -> bool {
+    let parts: Vec<&str> = template.trim_start_matches('/').split('/').collect();
+    let fits = segments.len() == parts.len()
+        || (rest && segments.len() > parts.len() && parts.last().is_some_and(|p| matches!(*p, "{path}" | "{ref}")));
+    fits && parts.iter().zip(segments).all(|(part, segment)| part.starts_with('{') || part == segment)
+}
+
 /// The permissions (any one of them) and level a repository route
-/// (`rest`, under `/repos/{o}/{r}/`) needs; `None` for what needs only
-/// the installation (`metadata: read`, which every installation has).
-pub(crate) fn required(method: &str, rest: &[&str]) -> Option<(&'static [&'static str], &'static str)> {
-    let level = if method == "GET" { "read" } else { "write" };
-    Some(match rest {
-        [] | ["collaborators", ..] | ["installation"] => return None,
-        ["check-runs", ..] | ["commits", _, "check-runs"] => (&["checks"], level),
-        ["statuses", ..] | ["commits", _, "statuses"] => (&["statuses"], level),
-        ["commits", ..] | ["contents", ..] | ["git", ..] | ["compare", ..] | ["tarball", ..] => (&["contents"], level),
-        ["pulls", ..] => (&["pull_requests"], level),
-        // An issue's comments, and a pull request's conversation comments
-        // (the same endpoints: either permission opens them), and their reactions.
-        ["issues", ..] => (&["issues", "pull_requests"], level),
-        _ => return None,
-    })
+/// (`rest`, under `/repos/{o}/{r}/`) needs, as GitHub's table lists them
+/// for `method`; `None` for a route the table does not list for these
+/// permissions (then nothing is required of the token here).
+pub(crate) fn required(method: &str, rest: &[&str]) -> Option<(Vec<&'static str>, &'static str)> {
+    let verb = method.to_ascii_lowercase();
+    let mut segments = vec!["repos", "{owner}", "{repo}"];
+    segments.extend_from_slice(rest);
+    let table: Vec<[&'static str; 6]> =
+        PERMISSIONS.lines().skip(1).filter_map(|line| line.split('\t').collect::<Vec<_>>().try_into().ok()).collect();
+    // The operation of exactly these segments; failing that, one whose
+    // last placeholder takes the rest.
+    let mut permissions: Vec<&'static str> = Vec::new();
+    let mut level = "read";
+    for rest in [false, true] {
+        for [permission, line_verb, path, access, server_to_server, _] in &table {
+            if *line_verb == verb && *server_to_server == "true" && names(path, &segments, rest) {
+                if !permissions.contains(permission) {
+                    permissions.push(permission);
+                }
+                level = access;
+            }
+        }
+        if !permissions.is_empty() {
+            break;
+        }
+    }
+    (!permissions.is_empty()).then_some((permissions, level))
 }
 
 /// 403 as GitHub answers it when `grants` lacks what `method` on `rest` needs.
 pub(crate) fn refusal(grants: &Grants, method: &str, rest: &[&str]) -> Option<&'static str> {
     let (permissions, level) = required(method, rest)?;
     (!permissions.iter().any(|p| holds(grants, p, level))).then_some("Resource not accessible by integration")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_need_what_githubs_table_says() {
+        assert_eq!(required("GET", &["pulls", "1", "files"]), Some((vec!["pull_requests"], "read")));
+        assert_eq!(required("POST", &["issues", "3", "comments"]), Some((vec!["issues", "pull_requests"], "write")));
+        assert_eq!(required("GET", &["contents", "src", "app.py"]), Some((vec!["contents"], "read")));
+        assert_eq!(required("POST", &["statuses", "abc"]), Some((vec!["statuses"], "write")));
+        assert_eq!(required("GET", &[]), Some((vec!["metadata"], "read")));
+    }
 }
