@@ -709,6 +709,17 @@ mod tests {
         assert_eq!(again["installationId"], first["installationId"], "{again}");
     }
 
+    /// The octokit `issues` `labeled` capture, labelled `agent-zero` and
+    /// dated at `host`'s now (inside the replay window), and that now.
+    fn labelled_issue(host: &crate::test_host::TestHost) -> (Vec<u8>, u64) {
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
+        payload["label"]["name"] = json!("agent-zero");
+        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
+        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
+        (serde_json::to_vec(&payload).unwrap(), now_ms)
+    }
+
     /// A labelled issue, the path `tests/bench/intake-path.sh` follows
     /// (the worker's: the synchronous check and parse, then
     /// [`crate::act_on`]): recorded once as a queued task whose log holds
@@ -718,12 +729,7 @@ mod tests {
     fn a_labelled_issue_is_recorded_once_as_a_queued_task() {
         let host = crate::test_host::TestHost::new();
         let settings = settings();
-        let mut payload: serde_json::Value =
-            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
-        payload["label"]["name"] = json!("agent-zero");
-        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
-        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
-        let body = serde_json::to_vec(&payload).unwrap();
+        let (body, now_ms) = labelled_issue(&host);
         let request = delivery("issues", "d-labelled-1", &body, None);
         let Checked::Acted(acted) = answered_sync(&settings, &request) else { panic!("a labelled issue is acted on") };
         let invocation = crate::Invocation { now_ms, request_id: "1".into() };
@@ -750,12 +756,7 @@ mod tests {
     fn a_labelled_issue_through_the_handler_is_queued() {
         let host = crate::test_host::TestHost::new();
         let settings = settings();
-        let mut payload: serde_json::Value =
-            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
-        payload["label"]["name"] = json!("agent-zero");
-        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
-        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
-        let body = serde_json::to_vec(&payload).unwrap();
+        let (body, _) = labelled_issue(&host);
         let answer = host.send(&settings, delivery("issues", "d-labelled-1", &body, None));
         assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
         let answer: serde_json::Value = serde_json::from_slice(answer.body()).unwrap();
