@@ -11,7 +11,7 @@ use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
     Append, ClaimAhead, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key,
-    is_valid_task_id, pending_key,
+    is_valid_task_id,
 };
 
 /// What the host does after a tick.
@@ -38,7 +38,7 @@ pub enum TickOutcome {
 pub struct TickReport {
     pub outcome: TickOutcome,
     pub stats: TickStats,
-    /// Post-commit steps that failed (meta, pending marker, enqueue): the
+    /// Post-commit steps that failed (meta, active marker, enqueue): the
     /// commit stands and the sweep recovers the task. For a queued task
     /// over a run bound, the bound it waits for (`waiting in queued: …`).
     pub warnings: Vec<String>,
@@ -169,8 +169,7 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
         let step = next_step(&resident, now_ms, &self.limits);
         if let Step::Quiet(terminal) = step {
             let mut warnings = Vec::new();
-            let marker = if store.due_in_checkpoint(id) { active_key(id) } else { pending_key(id, seq) };
-            if let Err(e) = store.delete(&marker).await {
+            if let Err(e) = store.delete(&active_key(id)).await {
                 warnings.push(format!("due marker not removed: {e}"));
             }
             // Nothing will commit this seq: a claim taken ahead goes, so an
@@ -282,30 +281,11 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
         }
 
         // yield
-        // With the checkpoint in the commit, it carries the next tick's due
-        // time; otherwise a pending marker does.
-        let outcome = if let Step::Quiet(terminal) = following {
-            if due_in_checkpoint && let Err(e) = store.delete(&active_key(id)).await {
-                warnings.push(format!("active marker not removed: {e}"));
-            }
-            quiet(terminal)
-        } else {
-            // The next tick may claim its seq in its first request.
-            let claim_ms = following.bound_ms(&next, now_ms + delay_ms, &self.limits);
-            let tick = Tick { claim_ms, ..Tick::new(id.to_owned(), seq + 1) };
-            if !due_in_checkpoint && let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
-                warnings.push(format!("pending marker not written: {e}"));
-            }
-            stats.enqueues += 1;
-            if let Err(e) = self.queue.enqueue(&tick, delay_ms).await {
-                warnings.push(format!("next tick not enqueued: {e}"));
-            }
-            TickOutcome::Continue { next: tick, delay_ms }
-        };
+        // The checkpoint carries the next tick's due time: in the commit
+        // where the store writes a task's keys together, right after it
+        // otherwise (before the enqueue, so a sweep meanwhile reads the
+        // due time of the tick about to be sent).
         if !due_in_checkpoint {
-            if let Err(e) = store.delete(&pending_key(id, seq)).await {
-                warnings.push(format!("pending marker not removed: {e}"));
-            }
             if let Err(e) = store.put_meta(id, &meta).await {
                 warnings.push(format!("meta not written: {e}"));
             }
@@ -315,6 +295,21 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
                 }
             }
         }
+        let outcome = if let Step::Quiet(terminal) = following {
+            if let Err(e) = store.delete(&active_key(id)).await {
+                warnings.push(format!("active marker not removed: {e}"));
+            }
+            quiet(terminal)
+        } else {
+            // The next tick may claim its seq in its first request.
+            let claim_ms = following.bound_ms(&next, now_ms + delay_ms, &self.limits);
+            let tick = Tick { claim_ms, ..Tick::new(id.to_owned(), seq + 1) };
+            stats.enqueues += 1;
+            if let Err(e) = self.queue.enqueue(&tick, delay_ms).await {
+                warnings.push(format!("next tick not enqueued: {e}"));
+            }
+            TickOutcome::Continue { next: tick, delay_ms }
+        };
         store.count_into(&mut stats);
         Ok(TickReport { outcome, stats, warnings, resident: Some(next) })
     }
