@@ -724,6 +724,62 @@ fn a_cold_tick_reads_the_log_in_batches() {
     }
 }
 
+/// A tick whose checkpoint is lost on a long log rebuilds it a bounded
+/// chunk at a time ([`agent_zero_engine::MAX_FOLD_PER_TICK`]), each chunk
+/// its own tick of the same seq, then takes its step from the same state a
+/// warm tick would have: no tick folds the whole log.
+#[test]
+fn a_cold_tick_on_a_long_log_rebuilds_its_checkpoint_in_bounded_chunks() {
+    const CHUNK: u64 = agent_zero_engine::MAX_FOLD_PER_TICK;
+    for h in [Harness::new(), Harness::spin(), Harness::one_key_per_request()] {
+        h.decider.push(decision(claim()));
+        let mut tick = h.create(stimulus("t-long", RunMode::Fix, policy(FIX_POLICY)));
+        for _ in 0..3 {
+            match h.tick(&tick).unwrap().outcome {
+                TickOutcome::Continue { next, .. } => tick = next,
+                other => panic!("{other:?}"),
+            }
+        }
+        // A long log: entries that record a (zero) cost only, as a tick
+        // that changed nothing else would, then the checkpoint lost.
+        let first = tick.expected_seq;
+        let last = first + 2 * CHUNK + 40;
+        for seq in first..last {
+            let facts = vec![Fact::Metered { cost: Default::default() }];
+            let entry = agent_zero_engine::Entry { seq, at_ms: h.clock.now_ms(), facts };
+            block_on(h.kv.put(&agent_zero_engine::log_key("t-long", seq), &serde_json::to_vec(&entry).unwrap()))
+                .unwrap();
+        }
+        let warm = h.load("t-long");
+        block_on(h.kv.delete(&agent_zero_engine::meta_key("t-long"))).unwrap();
+        h.queue.messages.borrow_mut().clear();
+        let tick = agent_zero_engine::Tick { expected_seq: last, ..tick };
+        let calls = h.decider.calls();
+        let mut folded = Vec::new();
+        let mut report = h.tick(&tick).unwrap();
+        while let TickOutcome::Continue { next, delay_ms: 0 } = &report.outcome
+            && *next == tick
+        {
+            folded.push(u64::from(report.stats.entries_folded));
+            assert!(report.resident.is_none(), "a chunk is no step");
+            assert_eq!(h.decider.calls(), calls, "and pays for none");
+            let (queued, _) = h.queue.messages.borrow_mut().pop_front().expect("the rest queued");
+            assert_eq!(queued, tick);
+            report = h.tick(&queued).unwrap();
+        }
+        folded.push(u64::from(report.stats.entries_folded));
+        assert_eq!(folded, [CHUNK, CHUNK, last - 2 * CHUNK], "every tick folds at most {CHUNK} entries");
+        assert!(matches!(report.outcome, TickOutcome::Continue { ref next, .. } if next.expected_seq == last + 1));
+        // The step was taken on the task as a warm tick sees it: the
+        // checkpoint its commit left is the fold of the whole log.
+        let after = h.load("t-long");
+        assert_eq!((after.seq, &after.stimulus, after.created_ms), (Some(last), &warm.stimulus, warm.created_ms));
+        let log: Vec<agent_zero_engine::Entry> =
+            h.keys("task/t-long/log/").iter().map(|k| serde_json::from_slice(&h.kv.snapshot()[k]).unwrap()).collect();
+        assert_eq!(agent_zero_engine::fold(&log).unwrap(), after);
+    }
+}
+
 #[test]
 fn a_full_pool_is_waited_out_not_counted_as_sandbox_failures() {
     let h = Harness::new();
