@@ -55,17 +55,28 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
     sweep_active(&store, queue, now_ms, options).await
 }
 
+/// Written once no `pending/` marker is left, so later sweeps read one key
+/// instead of listing (a list enumerates the whole store on Spin).
+const PENDING_ADOPTED_KEY: &str = "sweep/pending-adopted";
+
 /// Turns each `pending/` marker an earlier version left into its task's
 /// `active/` key, then removes it: a task in flight across the upgrade
 /// keeps its re-drive (its checkpoint says when it is due, and a task
-/// found quiet loses the key after the grace). One list when there are
-/// none.
+/// found quiet loses the key after the grace). Once a sweep finds none
+/// left, [`PENDING_ADOPTED_KEY`] records it and later sweeps only read it.
 async fn adopt_pending_markers<K: KeyValue>(store: &Store<'_, K>, now_ms: u64, max: usize) -> Result<(), StoreError> {
-    for key in &listed(store, crate::store::PENDING_PREFIX, max).await? {
+    if store.get_many(&[PENDING_ADOPTED_KEY]).await?.into_iter().flatten().next().is_some() {
+        return Ok(());
+    }
+    let markers = listed(store, crate::store::PENDING_PREFIX, max).await?;
+    for key in &markers {
         if let Some((id, _)) = parse_pending_key(key) {
             store.mark_active(id, now_ms).await?;
         }
         store.delete(key).await?;
+    }
+    if markers.is_empty() {
+        store.put(PENDING_ADOPTED_KEY, now_ms.to_string().as_bytes()).await?;
     }
     Ok(())
 }

@@ -557,6 +557,12 @@ fn a_crash_between_commit_and_enqueue_is_recovered_by_the_sweep() {
     assert!(h.keys("pending/").is_empty(), "the marker is gone once adopted");
     assert_eq!(h.drive(), Some(TickOutcome::Terminal(TerminalState::Completed)));
     assert!(h.keys("active/").is_empty());
+    // A sweep that finds no marker left says so, and later sweeps read
+    // that instead of listing `pending/` (a list walks the whole store on Spin).
+    let sweep = || block_on(agent_zero_engine::sweep(&h.kv, &h.queue, h.clock.now_ms(), Default::default())).unwrap();
+    assert_eq!(sweep().stats.kv_lists, 2);
+    assert_eq!(h.keys("sweep/"), ["sweep/pending-adopted"]);
+    assert_eq!(sweep().stats.kv_lists, 1, "`active/` only");
 }
 
 /// Where the checkpoint carries the due time, a tick writes nothing
