@@ -328,6 +328,15 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.put(key, value).await
     }
 
+    /// Writes every pair, in as few requests as the backend allows (not
+    /// atomically: each write may land alone), counted as it serves them.
+    pub(crate) async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        let keys: Vec<&str> = pairs.iter().map(|(key, _)| *key).collect();
+        let requests = if self.kv.writes_in_one_request(&keys) { 1 } else { keys.len() as u32 };
+        self.writes.set(self.writes.get() + requests);
+        self.kv.put_many(pairs).await
+    }
+
     pub(crate) async fn delete(&self, key: &str) -> Result<(), KvError> {
         self.deletes.set(self.deletes.get() + 1);
         self.kv.delete(key).await

@@ -301,14 +301,25 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
         // where the store writes a task's keys together, right after it
         // otherwise (before the enqueue, so a sweep meanwhile reads the
         // due time of the tick about to be sent).
+        // With the listing's summary when it changed, in one request where
+        // the store writes several keys at once (Spin's `set-many`): none of
+        // these writes decides anything, each may land alone.
         if !due_in_checkpoint {
-            if let Err(e) = store.put_meta(id, &meta).await {
-                warnings.push(format!("meta not written: {e}"));
+            let meta_key = crate::meta_key(id);
+            let checkpoint = serde_json::to_vec(&meta).ok().filter(|bytes| bytes.len() <= MAX_VALUE_BYTES);
+            if checkpoint.is_none() {
+                warnings.push(format!("meta not written: over the {MAX_VALUE_BYTES}-byte value limit"));
             }
-            for (key, value) in &views {
-                if let Err(e) = store.put(key, value).await {
-                    warnings.push(format!("`{key}` not written: {e}"));
-                }
+            let pairs: Vec<(&str, &[u8])> = checkpoint
+                .as_deref()
+                .map(|bytes| (meta_key.as_str(), bytes))
+                .into_iter()
+                .chain(views.iter().map(|(key, value)| (key.as_str(), value.as_slice())))
+                .collect();
+            if !pairs.is_empty()
+                && let Err(e) = store.put_many(&pairs).await
+            {
+                warnings.push(format!("meta and views not written: {e}"));
             }
         }
         let outcome = if let Step::Quiet(terminal) = following {
