@@ -234,18 +234,29 @@ if has_step tick; then
       for mode in warm cold; do
         rm -rf "$dir/kv/default" && cp -r "$dir/pristine/default" "$dir/kv/default"
         [ "$mode" = cold ] && rm "$dir/kv/default/$meta"
-        before="$(grep -c '"component":"agent-zero-ticks"' "$dir/host.log" || true)"
+        before="$(grep -c '"agentZero":"spin-invocation-cpu","component":"agent-zero-ticks"' "$dir/host.log" || true)"
         answer="$(curl -sS -X POST "http://127.0.0.1:$port/api/v1/sweep?graceMs=0" \
           -H 'Authorization: Bearer tok-bench-0123456789ab')"
         grep -q '"ticksEnqueued":1' <<<"$answer" || die "the sweep re-drove no tick: $answer"
+        # A cold tick on a long log rebuilds its checkpoint a chunk per
+        # invocation (MAX_FOLD_PER_TICK, each handed to a fresh one) before
+        # it commits: every tick-component invocation until entry N is
+        # committed and no more follow is recorded, one row each.
+        seen=-1 quiet=0
         for _ in $(seq 1 3000); do
-          [ "$(grep -c '"component":"agent-zero-ticks"' "$dir/host.log" || true)" -gt "$before" ] && break
+          count="$(grep -c '"agentZero":"spin-invocation-cpu","component":"agent-zero-ticks"' "$dir/host.log" || true)"
+          if [ -f "$dir/kv/default/$next" ] && [ "$count" -gt "$before" ]; then
+            if [ "$count" = "$seen" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+            [ "$quiet" -ge 20 ] && break
+          fi
+          seen="$count"
           sleep 0.01
         done
-        line="$(grep '"agentZero":"spin-invocation-cpu","component":"agent-zero-ticks"' "$dir/host.log" | tail -1)"
-        [ -n "$line" ] || { cat "$dir/host.log" >&2; die "no CPU line from the tick component"; }
         [ -f "$dir/kv/default/$next" ] || { tail -20 "$dir/host.log" >&2; die "the tick did not commit entry $n"; }
-        printf 'tick\t%s\t%s\t%s\t%s\n' "$n" "$mode" "$round" "$line" >>"$work/ticks.tsv"
+        grep '"agentZero":"spin-invocation-cpu","component":"agent-zero-ticks"' "$dir/host.log" | tail -n +"$((before + 1))" |
+          while IFS= read -r line; do
+            printf 'tick\t%s\t%s\t%s\t%s\n' "$n" "$mode" "$round" "$line" >>"$work/ticks.tsv"
+          done
       done
     done
     grep '"component":"agent-zero","compileMs"\|"component":"agent-zero-ticks","compileMs"' "$dir/host.log" |

@@ -22,8 +22,8 @@ use spin_sdk::key_value::Store;
 /// (copied from spinframework/spin; see wit/deps/README.md). spin-sdk 5
 /// generates these interfaces only inside its internal `wit` module, so the
 /// component carries its own binding; only `store.open`, `atomics`
-/// (`cas`, `swap`, `increment`) and `batch.get-many` are called, so only
-/// those are imported (wit/world.wit).
+/// (`cas`, `swap`, `increment`) and `batch` (`get-many`, `set-many`) are
+/// called, so only those are imported (wit/world.wit).
 #[doc(hidden)]
 #[allow(unreachable_pub, missing_debug_implementations, clippy::all)]
 mod bindings {
@@ -120,6 +120,26 @@ impl KeyValue for SpinKv {
     }
 
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
+        !keys.is_empty()
+    }
+
+    /// One `wasi:keyvalue/batch` `set-many`: one host call and, on Spin's
+    /// default store, one transaction; on the others a write per key that
+    /// may stop part way, which callers accept (each write may land alone).
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        for (key, _) in pairs {
+            check_key(key)?;
+        }
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let owned: Vec<(String, Vec<u8>)> =
+            pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect();
+        batch::set_many(self.bucket()?, &owned)
+            .map_err(|e| KvError::Backend(format!("set-many of {} keys: {}", pairs.len(), describe(&e))))
+    }
+
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
         !keys.is_empty()
     }
 

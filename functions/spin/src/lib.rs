@@ -147,8 +147,8 @@ fn invocation() -> agent_zero_app::Invocation {
 /// those its time was too short for) to a fresh invocation of the tick
 /// component, after the response was sent. The tick component answers
 /// before it runs them, so this invocation ends then. A failed hand-off
-/// loses nothing: each tick is a pending marker in its task's log, which
-/// the sweep re-drives.
+/// loses nothing: each tick's due time is in its task's checkpoint, with
+/// the task named under `active/`, which the sweep re-drives.
 async fn hand_off_ticks(host: &SpinHost, settings: &Settings, request_id: &str) {
     use agent_zero_ports::HttpClient as _;
     let log = |outcome: &str, message: &str| {

@@ -4,8 +4,8 @@
 //! this invocation (`agent_zero_app::hosting::InvocationQueue`) and run
 //! after the response has been sent (the component keeps running until its
 //! handler returns), within a budget. Whatever remains — delayed ticks, an
-//! exhausted budget, a crash — is already recorded as a pending marker in
-//! the task log, and the sweep (`POST /api/v1/sweep`, called by a
+//! exhausted budget, a crash — is already recorded as a due time in the
+//! task's checkpoint (the task named under `active/`), and the sweep (`POST /api/v1/sweep`, called by a
 //! scheduler) re-drives it.
 
 use agent_zero_ports::Clock;

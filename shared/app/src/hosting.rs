@@ -8,7 +8,7 @@
 //! - Spin has no queue: ticks enqueued while handling a request wait in the
 //!   invocation's [`InvocationQueue`] and [`drive`] runs them after the
 //!   response, within a budget. Whatever remains (a long delay, a spent
-//!   budget, a crash) is already a pending marker in the task log, and the
+//!   budget, a crash) is already a due time in the task's checkpoint, and the
 //!   sweep re-drives it. The HTTP component does not run them itself: it
 //!   hands them to the private tick component by Spin's service chaining
 //!   ([`InvocationQueue::hand_off`], read there by
@@ -133,8 +133,8 @@ impl<K: Clock> InvocationQueue<K> {
     /// Takes every waiting tick, as the body of a hand-off to another
     /// invocation (JSON: `[{"taskId", "expectedSeq", "delayMs"}]`, each delay
     /// counted from now), or `None` when none waits. A hand-off that fails
-    /// loses nothing: each tick is already a pending marker in its task's
-    /// log, which the sweep re-drives.
+    /// loses nothing: each tick's due time is already in its task's
+    /// checkpoint, which the sweep re-drives.
     pub fn hand_off(&self) -> Option<Vec<u8>> {
         let now = self.clock.now_ms();
         let ready = std::mem::take(&mut *self.ready.borrow_mut());
@@ -200,7 +200,10 @@ impl<K: Clock> Queue for InvocationQueue<K> {
 pub struct DriveReport {
     /// Ticks run.
     pub ran: usize,
-    /// The task whose tick was left when the budget ran out.
+    /// The task whose tick was left when the budget ran out, or whose
+    /// tick rebuilt a long log's checkpoint (one bounded chunk a tick,
+    /// [`agent_zero_engine::MAX_FOLD_PER_TICK`]): what is left goes on in a
+    /// fresh invocation.
     pub budget_spent: Option<String>,
     /// Ticks that failed (the sweep retries them), with why.
     pub failed: Vec<(String, String)>,
@@ -212,9 +215,10 @@ pub struct DriveReport {
 
 /// Runs the queue's ticks in due order with `run`, waiting for each with
 /// `sleep` (ms), until it is empty or the budget ([`MAX_TICKS_PER_INVOCATION`],
-/// the queue's [`DriveBudget`]) is spent. A tick `run` enqueues joins the
-/// queue. What is left when the budget is spent stays in the queue, for the
-/// host to hand to a fresh invocation ([`InvocationQueue::hand_off`]).
+/// the queue's [`DriveBudget`]) is spent, or a tick rebuilt a long log's
+/// checkpoint. A tick `run` enqueues joins the queue. What is left then
+/// stays in the queue, for the host to hand to a fresh invocation
+/// ([`InvocationQueue::hand_off`]).
 pub async fn drive<K: Clock>(
     queue: &InvocationQueue<K>,
     mut sleep: impl FnMut(u64),
@@ -234,7 +238,16 @@ pub async fn drive<K: Clock>(
         }
         report.ran += 1;
         match run(&tick, queue.clock.now_ms()).await {
-            Ok(ran) => report.warnings.extend(ran.warnings.into_iter().map(|w| (tick.task_id.clone(), w))),
+            Ok(ran) => {
+                report.warnings.extend(ran.warnings.into_iter().map(|w| (tick.task_id.clone(), w)));
+                // A tick that rebuilt a long log's checkpoint (a bounded
+                // chunk of it) spent this invocation's share: the rest goes
+                // on in a fresh one.
+                if u64::from(ran.stats.entries_folded) >= agent_zero_engine::MAX_FOLD_PER_TICK {
+                    report.budget_spent = Some(tick.task_id.clone());
+                    break;
+                }
+            }
             Err(error) => report.failed.push((tick.task_id.clone(), error.to_string())),
         }
     }
@@ -397,6 +410,32 @@ mod tests {
         assert_eq!(report.ran, 13, "ticks due at 0, 10 s, ..., 120 s");
         assert_eq!(report.budget_spent.as_deref(), Some("slow"));
         assert!(queue.hand_off().is_some(), "the tick it did not start is left to hand off");
+    }
+
+    /// A tick that rebuilt one chunk of a long log's checkpoint ends the
+    /// invocation's driving: the rest of the rebuild, and every other tick
+    /// waiting, goes on in a fresh invocation, so no invocation folds a
+    /// whole long log.
+    #[test]
+    fn a_chunk_of_a_checkpoints_rebuild_ends_the_invocation() {
+        let clock = ManualClock::new(0);
+        let queue = InvocationQueue::new(&clock);
+        block_on(queue.enqueue(&tick("cold"), 0)).unwrap();
+        block_on(queue.enqueue(&tick("other"), 0)).unwrap();
+        let report = block_on(drive(
+            &queue,
+            |ms| clock.advance(ms),
+            async |tick: &Tick, _| {
+                queue.enqueue(tick, 0).await.unwrap();
+                let folded = u32::try_from(agent_zero_engine::MAX_FOLD_PER_TICK).unwrap();
+                let stats = agent_zero_engine::TickStats { entries_folded: folded, ..Default::default() };
+                let outcome = TickOutcome::Continue { next: tick.clone(), delay_ms: 0 };
+                Ok(TickReport { outcome, stats, resident: None, warnings: Vec::new() })
+            },
+        ));
+        assert_eq!((report.ran, report.budget_spent.as_deref()), (1, Some("cold")));
+        let body = String::from_utf8(queue.hand_off().expect("the rest is handed off")).unwrap();
+        assert!(body.contains(r#""taskId":"cold""#) && body.contains(r#""taskId":"other""#), "{body}");
     }
 
     /// Inside a 30 s wall clock where a tick may take 25 s, ticks start only

@@ -178,6 +178,17 @@ impl<K: KeyValue> KeyValue for Counting<'_, K> {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    /// One write when the backend writes the batch in one request,
+    /// otherwise one per key.
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        let keys: Vec<&str> = pairs.iter().map(|(key, _)| *key).collect();
+        let requests = if self.inner.writes_in_one_request(&keys) { 1 } else { keys.len() as u64 };
+        bump(&self.meter.kv_writes, requests);
+        self.inner.put_many(pairs).await
+    }
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        self.inner.writes_in_one_request(keys)
+    }
     fn transacts(&self, keys: &[&str]) -> bool {
         self.inner.transacts(keys)
     }

@@ -116,6 +116,13 @@ impl<K: KeyValue> KeyValue for ReadAhead<K> {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        self.forget(pairs.iter().map(|(key, _)| *key));
+        self.inner.put_many(pairs).await
+    }
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        self.inner.writes_in_one_request(keys)
+    }
     fn transacts(&self, keys: &[&str]) -> bool {
         self.inner.transacts(keys)
     }

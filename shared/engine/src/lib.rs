@@ -64,4 +64,4 @@ pub use store::{
 };
 pub use sweep::{SweepOptions, TickSweep, sweep};
 pub use task::{Start, TaskError, approve, create, load, receive, start, stimulus};
-pub use tick::{Engine, TickError, TickHooks, TickOutcome, TickReport, Views};
+pub use tick::{Engine, MAX_FOLD_PER_TICK, TickError, TickHooks, TickOutcome, TickReport, Views};

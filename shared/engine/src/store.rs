@@ -12,20 +12,22 @@
 //!   the single writer; losing it (or reading a stale one) costs a longer
 //!   fold, never correctness.
 //!
-//! How the sweep finds a tick lost between a commit and its enqueue
-//! depends on the store:
+//! How the sweep finds a tick lost between a commit and its enqueue: the
+//! checkpoint carries the next tick's due time ([`Meta::due_ms`]), and
+//! `active/{id}` names a task that has one (written before the commit that
+//! makes the task runnable, removed after the one that makes it quiet). The
+//! sweep lists `active/` and reads each such task's checkpoint and claim:
+//! no per-tick marker, so a tick writes nothing outside its task.
 //!
 //! - Where a task's keys can be written together ([`KeyValue::transact`]:
 //!   a task's Durable Object), the checkpoint is written in the same
-//!   request as each entry and carries the next tick's due time
-//!   ([`Meta::due_ms`]); `active/{id}` names a task that has one (written
-//!   before the commit that makes the task runnable, removed after the one
-//!   that makes it quiet). The sweep lists `active/` and reads each such
-//!   task's checkpoint and claim: no per-tick marker, so a tick writes
-//!   nothing outside its task.
-//! - Elsewhere (Spin's store, one key per request), `pending/{id}/{seq:010}`
-//!   holds the due time of the tick expected to write `seq`, written after
-//!   each commit and removed by the next; the sweep lists `pending/`.
+//!   request as each entry.
+//! - Elsewhere (Spin's store, one key per request) it is rewritten right
+//!   after the entry; one lost or not yet written reads as stale (the entry
+//!   past it exists), and the sweep then probes the log for the seq due
+//!   ([`Store::overdue`]). `pending/{id}/{seq:010}` markers, which held the
+//!   due time there before, are no longer written; the sweep turns one
+//!   left by an earlier version into its task's `active/` key.
 //!
 //! Everything under `task/{id}/` decides what happened, so the host must
 //! serve it strongly consistent with real atomic conditional writes (a
@@ -67,12 +69,13 @@ pub fn meta_key(id: &str) -> String {
     format!("task/{id}/meta")
 }
 
-/// The key of the pending marker for the tick of task `id` that writes `seq`.
+/// The key of the pending marker an earlier version wrote for the tick of
+/// task `id` that writes `seq` (read by the sweep only).
 pub fn pending_key(id: &str, seq: u64) -> String {
     format!("{PENDING_PREFIX}{id}/{seq:010}")
 }
 
-/// Prefix of every pending marker.
+/// Prefix of every pending marker (written by earlier versions).
 pub const PENDING_PREFIX: &str = "pending/";
 
 /// Prefix of the keys naming the tasks with a tick due, where the
@@ -151,13 +154,6 @@ pub(crate) enum Claimed {
     Held { until_ms: u64 },
     /// The step has no external effect, so takes no claim.
     Unneeded,
-}
-
-/// The due time of a pending tick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Pending {
-    pub due_ms: u64,
 }
 
 /// KV operations and port calls of one tick (the cost model, docs/tasks.md).
@@ -332,6 +328,15 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.put(key, value).await
     }
 
+    /// Writes every pair, in as few requests as the backend allows (not
+    /// atomically: each write may land alone), counted as it serves them.
+    pub(crate) async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        let keys: Vec<&str> = pairs.iter().map(|(key, _)| *key).collect();
+        let requests = if self.kv.writes_in_one_request(&keys) { 1 } else { keys.len() as u32 };
+        self.writes.set(self.writes.get() + requests);
+        self.kv.put_many(pairs).await
+    }
+
     pub(crate) async fn delete(&self, key: &str) -> Result<(), KvError> {
         self.deletes.set(self.deletes.get() + 1);
         self.kv.delete(key).await
@@ -347,10 +352,10 @@ impl<'k, K: KeyValue> Store<'k, K> {
         self.kv.list(prefix, cursor, limit).await
     }
 
-    /// Whether this task's due time rides in its checkpoint, written with
-    /// each entry in one request (see the module's layout), rather than in
-    /// `pending/` markers.
-    pub(crate) fn due_in_checkpoint(&self, id: &str) -> bool {
+    /// Whether a task's entry and checkpoint are written in one request
+    /// ([`Store::commit_at_once`]); otherwise the checkpoint follows the
+    /// entry.
+    pub(crate) fn commits_at_once(&self, id: &str) -> bool {
         self.kv.transacts(&[&log_key(id, 0), &meta_key(id), &claim_key(id, 0)])
     }
 
@@ -694,14 +699,6 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(self.kv.compare_and_swap(&key, Some(&current), &bytes).await?)
     }
 
-    /// The live claim on `seq`, if one holds at `now_ms`.
-    pub(crate) async fn live_claim(&self, id: &str, seq: u64, now_ms: u64) -> Result<Option<Claim>, StoreError> {
-        let key = claim_key(id, seq);
-        let Some(bytes) = self.get(&key).await? else { return Ok(None) };
-        let claim: Claim = decode(&key, &bytes)?;
-        Ok((now_ms < claim.deadline_ms).then_some(claim))
-    }
-
     /// The summary and checkpoint, when present and readable. A corrupt
     /// meta is treated as absent: the log is the truth.
     pub(crate) async fn meta(&self, id: &str) -> Result<Option<Meta>, KvError> {
@@ -719,18 +716,6 @@ impl<'k, K: KeyValue> Store<'k, K> {
             )));
         }
         self.put(&meta_key(id), &bytes).await
-    }
-
-    /// Marks the tick that writes `seq` as due at `due_ms`.
-    pub(crate) async fn put_pending(&self, id: &str, seq: u64, due_ms: u64) -> Result<(), KvError> {
-        let bytes = serde_json::to_vec(&Pending { due_ms }).map_err(|e| KvError::Backend(e.to_string()))?;
-        self.put(&pending_key(id, seq), &bytes).await
-    }
-
-    /// The pending marker at `key`, if readable.
-    pub(crate) async fn pending(&self, key: &str) -> Result<Option<Pending>, KvError> {
-        let Some(bytes) = self.get(key).await? else { return Ok(None) };
-        Ok(agent_zero_codecs::json::from_slice(&bytes).ok())
     }
 }
 

@@ -1,15 +1,14 @@
 //! The sweep: ticks lost between a commit and its enqueue (a crash, a
-//! failed enqueue) are found and delivered again: through the `active/`
-//! keys and each such task's checkpoint where the checkpoint carries the
-//! due time, through the `pending/` markers elsewhere (the layout:
-//! [`crate::store`]).
+//! failed enqueue) are found and delivered again, through the `active/`
+//! keys and each such task's checkpoint, which carries the due time (the
+//! layout: [`crate::store`]). Where a store's checkpoint follows its entry
+//! (Spin's), a `pending/` marker left by an earlier version is turned into
+//! its task's `active/` key first.
 
 use agent_zero_ports::KeyValue;
 
 use crate::ports::{Queue, Tick};
-use crate::store::{
-    ACTIVE_PREFIX, Overdue, Store, StoreError, TickStats, is_valid_task_id, parse_pending_key, pending_key,
-};
+use crate::store::{ACTIVE_PREFIX, Overdue, Store, StoreError, TickStats, is_valid_task_id, parse_pending_key};
 
 /// How a sweep pages and what it treats as overdue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,10 +35,10 @@ pub struct TickSweep {
     pub stats: TickStats,
 }
 
-/// Re-delivers every overdue tick. A marker whose seq is already
-/// committed means the tick committed but its successor was never
-/// enqueued: the successor is marked and enqueued instead (a finished
-/// task's successor tick is a quiet no-op that clears its marker). A seq
+/// Re-delivers every overdue tick. A checkpoint whose next seq is already
+/// committed (stale, or lost with the crash that lost the enqueue) means
+/// the successor of the last entry is the one due (a finished task's
+/// successor tick is a quiet no-op that clears its `active/` key). A seq
 /// whose claim is live is left alone whatever `grace_ms` says: its tick is
 /// still within its own bound (a long model call, the checks).
 pub async fn sweep<K: KeyValue, Q: Queue>(
@@ -49,33 +48,37 @@ pub async fn sweep<K: KeyValue, Q: Queue>(
     options: SweepOptions,
 ) -> Result<TickSweep, StoreError> {
     let store = Store::new(kv);
-    // A store writes a task's keys together for every task or for none.
-    if store.due_in_checkpoint("any") {
-        return sweep_active(&store, queue, now_ms, options).await;
+    // Stores that write a task's keys together never had markers.
+    if !store.commits_at_once("any") {
+        adopt_pending_markers(&store, now_ms, options.max_markers).await?;
     }
-    let mut report = TickSweep::default();
-    for key in &listed(&store, crate::store::PENDING_PREFIX, options.max_markers).await? {
-        let Some((id, seq)) = parse_pending_key(key) else { continue };
-        let Some(pending) = store.pending(key).await? else { continue };
-        if pending.due_ms.saturating_add(options.grace_ms) > now_ms {
-            continue;
-        }
-        let committed = store.has_entry(id, seq).await?;
-        if !committed && store.live_claim(id, seq, now_ms).await?.is_some() {
-            report.claimed += 1;
-            continue;
-        }
-        let tick = if committed {
-            store.put_pending(id, seq + 1, now_ms).await?;
-            store.delete(&pending_key(id, seq)).await?;
-            Tick::new(id.to_owned(), seq + 1)
-        } else {
-            Tick::new(id.to_owned(), seq)
-        };
-        report.enqueue(queue, tick).await;
+    sweep_active(&store, queue, now_ms, options).await
+}
+
+/// Written once no `pending/` marker is left, so later sweeps read one key
+/// instead of listing (a list enumerates the whole store on Spin).
+const PENDING_ADOPTED_KEY: &str = "sweep/pending-adopted";
+
+/// Turns each `pending/` marker an earlier version left into its task's
+/// `active/` key, then removes it: a task in flight across the upgrade
+/// keeps its re-drive (its checkpoint says when it is due, and a task
+/// found quiet loses the key after the grace). Once a sweep finds none
+/// left, [`PENDING_ADOPTED_KEY`] records it and later sweeps only read it.
+async fn adopt_pending_markers<K: KeyValue>(store: &Store<'_, K>, now_ms: u64, max: usize) -> Result<(), StoreError> {
+    if store.get_many(&[PENDING_ADOPTED_KEY]).await?.into_iter().flatten().next().is_some() {
+        return Ok(());
     }
-    store.count_into(&mut report.stats);
-    Ok(report)
+    let markers = listed(store, crate::store::PENDING_PREFIX, max).await?;
+    for key in &markers {
+        if let Some((id, _)) = parse_pending_key(key) {
+            store.mark_active(id, now_ms).await?;
+        }
+        store.delete(key).await?;
+    }
+    if markers.is_empty() {
+        store.put(PENDING_ADOPTED_KEY, now_ms.to_string().as_bytes()).await?;
+    }
+    Ok(())
 }
 
 /// The sweep where each task's checkpoint carries its due time: one list of

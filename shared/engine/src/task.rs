@@ -8,7 +8,7 @@ use crate::fact::{ApprovalDecision, Entry, Fact, Received, Stimulus};
 use crate::ports::{Queue, Tick};
 use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, next_step};
-use crate::store::{Append, Store, StoreError, is_valid_task_id, pending_key};
+use crate::store::{Append, Store, StoreError, is_valid_task_id};
 use crate::tick::meta_of;
 
 /// Most entries read past the checkpoint when loading a task.
@@ -282,11 +282,10 @@ fn first_tick(task_id: String, seq: u64, after: &Resident, now_ms: u64) -> Tick 
 }
 
 /// Commits `entry`, after which `after` has a tick due now: `Err(())`,
-/// with nothing written, when its seq was taken. Where the store writes a
-/// task's keys together, the task is first named active and the entry
-/// goes in one request with the checkpoint, which carries the due time;
-/// elsewhere the entry is inserted, then the pending marker written (the
-/// one of the entry's own seq removed) and the checkpoint rewritten.
+/// with nothing written, when its seq was taken. The task is first named
+/// active; where the store writes a task's keys together, the entry goes
+/// in one request with the checkpoint, which carries the due time;
+/// elsewhere the entry is inserted, then the checkpoint rewritten.
 async fn commit_runnable<K: KeyValue>(
     store: &Store<'_, K>,
     id: &str,
@@ -295,19 +294,14 @@ async fn commit_runnable<K: KeyValue>(
     now_ms: u64,
 ) -> Result<Result<(), ()>, StoreError> {
     let meta = meta_of(after, now_ms, Some(now_ms));
-    if store.due_in_checkpoint(id) {
-        store.mark_active(id, now_ms).await?;
-        if let Some(committed) = store.commit_at_once(id, entry, None, &meta, &[]).await? {
-            return Ok(if committed { Ok(()) } else { Err(()) });
-        }
+    store.mark_active(id, now_ms).await?;
+    if store.commits_at_once(id)
+        && let Some(committed) = store.commit_at_once(id, entry, None, &meta, &[]).await?
+    {
+        return Ok(if committed { Ok(()) } else { Err(()) });
     }
     if store.append(id, entry).await? == Append::Taken {
         return Ok(Err(()));
-    }
-    store.put_pending(id, entry.seq + 1, now_ms).await?;
-    if entry.seq > 0 {
-        // The marker of the tick this entry's seq was expected from.
-        let _ = store.delete(&pending_key(id, entry.seq)).await;
     }
     let _ = store.put_meta(id, &meta).await;
     Ok(Ok(()))

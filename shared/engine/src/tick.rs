@@ -11,7 +11,7 @@ use crate::resident::{FoldError, Resident};
 use crate::step::{Limits, Step, next_step};
 use crate::store::{
     Append, ClaimAhead, Claimed, EntriesError, MAX_VALUE_BYTES, Meta, Store, StoreError, TickStats, active_key,
-    is_valid_task_id, pending_key,
+    is_valid_task_id,
 };
 
 /// What the host does after a tick.
@@ -38,7 +38,7 @@ pub enum TickOutcome {
 pub struct TickReport {
     pub outcome: TickOutcome,
     pub stats: TickStats,
-    /// Post-commit steps that failed (meta, pending marker, enqueue): the
+    /// Post-commit steps that failed (meta, active marker, enqueue): the
     /// commit stands and the sweep recovers the task. For a queued task
     /// over a run bound, the bound it waits for (`waiting in queued: …`).
     pub warnings: Vec<String>,
@@ -150,27 +150,42 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
             Some(meta) if meta.seq < seq && meta.resident.seq == Some(meta.seq) => meta.resident,
             _ => Resident::default(),
         };
-        let from = resident.seq.map_or(0, |s| s + 1);
-        let folded = store
-            .entries(id, from, seq, |entry| {
-                stats.entries_folded += 1;
-                resident.apply(&entry)
-            })
-            .await;
-        match folded {
-            Ok(Ok(())) => {}
-            Ok(Err(0)) => return Err(TickError::UnknownTask(id.to_owned())),
-            Ok(Err(at)) => return Err(TickError::NotVisible { task_id: id.to_owned(), seq: at }),
-            Err(EntriesError::Store(e)) => return Err(e.into()),
-            Err(EntriesError::Fold(e)) => return Err(e.into()),
+        let mut from = resident.seq.map_or(0, |s| s + 1);
+        if seq - from > MAX_FOLD_PER_TICK {
+            // A checkpoint lost or far behind: rebuild it a bounded chunk
+            // at a time, each in its own tick, before this tick's step.
+            let to = from + MAX_FOLD_PER_TICK;
+            fold(&store, id, from, to, &mut resident, &mut stats).await?;
+            let checkpoint = meta_of(&resident, now_ms, Some(now_ms));
+            if store.put_meta(id, &checkpoint).await.is_ok() {
+                let mut warnings = Vec::new();
+                // Nothing will commit this seq in this tick: a claim taken
+                // ahead goes, so the next tick can take it.
+                if opened.claimed_ahead.is_some()
+                    && let Err(e) = store.delete(&crate::claim_key(id, seq)).await
+                {
+                    warnings.push(format!("claim taken ahead not removed: {e}"));
+                }
+                stats.enqueues += 1;
+                if let Err(e) = self.queue.enqueue(tick, 0).await {
+                    warnings.push(format!("the rest of the checkpoint's rebuild not enqueued: {e}"));
+                }
+                store.count_into(&mut stats);
+                let outcome = TickOutcome::Continue { next: tick.clone(), delay_ms: 0 };
+                return Ok(TickReport { outcome, stats, warnings, resident: None });
+            }
+            // A checkpoint that cannot be written (over the value limit, a
+            // store failure) would be rebuilt again and again: this tick
+            // folds the rest itself, as without the bound.
+            from = to;
         }
+        fold(&store, id, from, seq, &mut resident, &mut stats).await?;
 
         // decide
         let step = next_step(&resident, now_ms, &self.limits);
         if let Step::Quiet(terminal) = step {
             let mut warnings = Vec::new();
-            let marker = if store.due_in_checkpoint(id) { active_key(id) } else { pending_key(id, seq) };
-            if let Err(e) = store.delete(&marker).await {
+            if let Err(e) = store.delete(&active_key(id)).await {
                 warnings.push(format!("due marker not removed: {e}"));
             }
             // Nothing will commit this seq: a claim taken ahead goes, so an
@@ -282,10 +297,33 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
         }
 
         // yield
-        // With the checkpoint in the commit, it carries the next tick's due
-        // time; otherwise a pending marker does.
+        // The checkpoint carries the next tick's due time: in the commit
+        // where the store writes a task's keys together, right after it
+        // otherwise (before the enqueue, so a sweep meanwhile reads the
+        // due time of the tick about to be sent).
+        // With the listing's summary when it changed, in one request where
+        // the store writes several keys at once (Spin's `set-many`): none of
+        // these writes decides anything, each may land alone.
+        if !due_in_checkpoint {
+            let meta_key = crate::meta_key(id);
+            let checkpoint = serde_json::to_vec(&meta).ok().filter(|bytes| bytes.len() <= MAX_VALUE_BYTES);
+            if checkpoint.is_none() {
+                warnings.push(format!("meta not written: over the {MAX_VALUE_BYTES}-byte value limit"));
+            }
+            let pairs: Vec<(&str, &[u8])> = checkpoint
+                .as_deref()
+                .map(|bytes| (meta_key.as_str(), bytes))
+                .into_iter()
+                .chain(views.iter().map(|(key, value)| (key.as_str(), value.as_slice())))
+                .collect();
+            if !pairs.is_empty()
+                && let Err(e) = store.put_many(&pairs).await
+            {
+                warnings.push(format!("meta and views not written: {e}"));
+            }
+        }
         let outcome = if let Step::Quiet(terminal) = following {
-            if due_in_checkpoint && let Err(e) = store.delete(&active_key(id)).await {
+            if let Err(e) = store.delete(&active_key(id)).await {
                 warnings.push(format!("active marker not removed: {e}"));
             }
             quiet(terminal)
@@ -293,28 +331,12 @@ impl<K: KeyValue, D: Decider, W: Workspace, P: Forge, Q: Queue> Engine<'_, K, D,
             // The next tick may claim its seq in its first request.
             let claim_ms = following.bound_ms(&next, now_ms + delay_ms, &self.limits);
             let tick = Tick { claim_ms, ..Tick::new(id.to_owned(), seq + 1) };
-            if !due_in_checkpoint && let Err(e) = store.put_pending(id, seq + 1, now_ms + delay_ms).await {
-                warnings.push(format!("pending marker not written: {e}"));
-            }
             stats.enqueues += 1;
             if let Err(e) = self.queue.enqueue(&tick, delay_ms).await {
                 warnings.push(format!("next tick not enqueued: {e}"));
             }
             TickOutcome::Continue { next: tick, delay_ms }
         };
-        if !due_in_checkpoint {
-            if let Err(e) = store.delete(&pending_key(id, seq)).await {
-                warnings.push(format!("pending marker not removed: {e}"));
-            }
-            if let Err(e) = store.put_meta(id, &meta).await {
-                warnings.push(format!("meta not written: {e}"));
-            }
-            for (key, value) in &views {
-                if let Err(e) = store.put(key, value).await {
-                    warnings.push(format!("`{key}` not written: {e}"));
-                }
-            }
-        }
         store.count_into(&mut stats);
         Ok(TickReport { outcome, stats, warnings, resident: Some(next) })
     }
@@ -336,6 +358,38 @@ impl<K: KeyValue, D, W, P, Q> Engine<'_, K, D, W, P, Q> {
             return Ok(false);
         }
         Ok(store.append(id, entry).await? == Append::Committed)
+    }
+}
+
+/// The most log entries a tick folds past its checkpoint before it acts.
+/// A tick that finds more (its checkpoint lost, or far behind) folds this
+/// many, writes the checkpoint there and runs again, as a fresh tick of the
+/// same seq (handed to a fresh invocation on Spin): no invocation decodes
+/// a whole long log. 256 entries are four batch reads and about 1.5 ms of
+/// wasm CPU (docs/cost.md); a tick after any commit folds none.
+pub const MAX_FOLD_PER_TICK: u64 = 256;
+
+/// Folds log entries `from..to` of task `id` into `resident`.
+async fn fold<K: KeyValue>(
+    store: &Store<'_, K>,
+    id: &str,
+    from: u64,
+    to: u64,
+    resident: &mut Resident,
+    stats: &mut TickStats,
+) -> Result<(), TickError> {
+    let folded = store
+        .entries(id, from, to, |entry| {
+            stats.entries_folded += 1;
+            resident.apply(&entry)
+        })
+        .await;
+    match folded {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(0)) => Err(TickError::UnknownTask(id.to_owned())),
+        Ok(Err(at)) => Err(TickError::NotVisible { task_id: id.to_owned(), seq: at }),
+        Err(EntriesError::Store(e)) => Err(e.into()),
+        Err(EntriesError::Fold(e)) => Err(e.into()),
     }
 }
 

@@ -92,6 +92,20 @@ impl KeyValue for CountingKv {
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         self.inner.reads_in_one_request(keys)
     }
+    /// One `put_many` where the store writes them in one request; one `put`
+    /// per key otherwise.
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        let keys: Vec<&str> = pairs.iter().map(|(key, _)| *key).collect();
+        if self.inner.writes_in_one_request(&keys) {
+            self.record(keys.first().copied().unwrap_or_default(), "put_many");
+        } else {
+            keys.iter().for_each(|key| self.record(key, "put"));
+        }
+        self.inner.put_many(pairs).await
+    }
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        self.inner.writes_in_one_request(keys)
+    }
     fn transacts(&self, keys: &[&str]) -> bool {
         self.inner.transacts(keys)
     }

@@ -87,6 +87,25 @@ pub trait KeyValue {
         let _ = keys;
         false
     }
+    /// Writes every pair of `pairs`, replacing what was there. Not atomic:
+    /// a failure may leave some written, so only for writes each of which
+    /// may land alone (a checkpoint, a listing's summary). The default puts
+    /// them one by one; a backend that writes them in one request (Spin's
+    /// `wasi:keyvalue/batch` `set-many`) overrides it and says so in
+    /// [`KeyValue::writes_in_one_request`].
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        for (key, value) in pairs {
+            self.put(key, value).await?;
+        }
+        Ok(())
+    }
+    /// Whether [`KeyValue::put_many`] of `keys` is one request to the
+    /// backend (what a meter counts it as); the default, `false`, counts it
+    /// as one write per key.
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        let _ = keys;
+        false
+    }
     /// Applies every write of `writes`, in order, only if every condition
     /// of `expect` holds, as one atomic step of the backend: `Ok(false)`,
     /// with nothing written, when one does not. A backend that cannot do
@@ -174,6 +193,12 @@ impl<T: KeyValue + ?Sized> KeyValue for &T {
     }
     fn reads_in_one_request(&self, keys: &[&str]) -> bool {
         (**self).reads_in_one_request(keys)
+    }
+    async fn put_many(&self, pairs: &[(&str, &[u8])]) -> Result<(), KvError> {
+        (**self).put_many(pairs).await
+    }
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        (**self).writes_in_one_request(keys)
     }
     async fn transact(&self, expect: &[Expect<'_>], writes: &[Write<'_>]) -> Result<bool, KvError> {
         (**self).transact(expect, writes).await

@@ -133,6 +133,12 @@ impl KeyValue for MemoryKv {
         !self.one_key
     }
 
+    /// Counted as one request where reads are (Spin's batch interface
+    /// writes as it reads); the writes themselves are the default's.
+    fn writes_in_one_request(&self, keys: &[&str]) -> bool {
+        !self.one_key && !keys.is_empty()
+    }
+
     fn transacts(&self, _keys: &[&str]) -> bool {
         !self.no_transactions
     }

@@ -152,7 +152,7 @@ fn main() {
     .expect("fits");
     let start = real_now - 6 * 3_600_000;
     let host = Bench {
-        // Spin's store: one key per request, `pending/` markers the sweep lists.
+        // Spin's store: one key per request, `active/` keys the sweep lists.
         kv: CountingKv::one_key_per_request(),
         http: Down,
         clock: ManualClock::new(start - start % 1000),
