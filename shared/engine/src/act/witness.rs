@@ -100,6 +100,8 @@ pub(super) async fn witness<W: Workspace>(
         base: Some(bounded(base_run)),
         head_sha: pr.map(|p| p.head_sha.clone()),
         base_sha: pr.and_then(|p| p.base_sha.clone()),
+        before: None,
+        after: None,
         withheld: false,
     })
 }
@@ -194,7 +196,7 @@ fn split(versions: &[(String, Option<String>)]) -> (Vec<ProposedChange>, Vec<Str
 }
 
 /// Removes `paths` from the checkout (`rm -f --`, the engine's own command).
-async fn remove<W: Workspace>(
+pub(super) async fn remove<W: Workspace>(
     workspace: &W,
     lease: &LeaseRecord,
     paths: &[String],
@@ -213,7 +215,7 @@ async fn remove<W: Workspace>(
 /// Bound on the `rm` that removes files.
 const REMOVE_MS: u64 = 30_000;
 
-fn first(results: Vec<CheckResult>) -> Result<CheckResult, WorkspaceError> {
+pub(super) fn first(results: Vec<CheckResult>) -> Result<CheckResult, WorkspaceError> {
     results.into_iter().next().ok_or_else(|| WorkspaceError::Failed("the sandbox returned no result".into()))
 }
 
@@ -237,7 +239,7 @@ fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeo
 
 /// `result` with the ends of its output, at most
 /// [`MAX_WITNESS_OUTPUT_BYTES`] of each stream, the rest counted.
-fn bounded(mut result: CheckResult) -> CheckResult {
+pub(super) fn bounded(mut result: CheckResult) -> CheckResult {
     for stream in [&mut result.stdout, &mut result.stderr] {
         if stream.len() > MAX_WITNESS_OUTPUT_BYTES {
             let mut cut = stream.len() - MAX_WITNESS_OUTPUT_BYTES;

@@ -491,6 +491,8 @@ pub fn review_reproduced() -> EvidenceBundle {
         base: Some(witness_run(0, ".\n1 passed in 0.03s\n", "")),
         head_sha: Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080".into()),
         base_sha: Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3".into()),
+        before: None,
+        after: None,
         withheld: false,
     };
     EvidenceBundle { task_id: "task-0017".into(), witness: Some(witness), ..review_whole() }
