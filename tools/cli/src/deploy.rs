@@ -126,7 +126,15 @@ fn settings(env: &str, spin_toml: &str) -> Result<Vec<(String, String)>, String>
     if !pairs.iter().any(|(n, v)| n == "GITHUB_WEBHOOK_SECRET" && !v.is_empty()) {
         return Err("GITHUB_WEBHOOK_SECRET is required: GitHub signs each delivery with it".to_owned());
     }
-    Ok(pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect())
+    let mut pairs: Vec<(String, String)> = pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    let set = |name: &str| pairs.iter().any(|(n, _)| n == name);
+    // The tick role never holds the receipt key; it learns that the front
+    // signs from this plain setting, derived here from the key's presence
+    // (docs/receipts.md), unless the env file says otherwise.
+    if set("AGENT_ZERO_RECEIPT_KEY") && set("AGENT_ZERO_PUBLIC_URL") && !set("AGENT_ZERO_RECEIPT_LINKS") {
+        pairs.push(("AGENT_ZERO_RECEIPT_LINKS".to_owned(), "on".to_owned()));
+    }
+    Ok(pairs)
 }
 
 /// The Cloudflare steps, in order: the queues, the KV namespace (unless
