@@ -45,6 +45,9 @@ pub enum WitnessOutcome {
     Rejected,
     /// The claim came without a witness.
     Absent,
+    /// It failed on the head and has not run on the base (yet: it runs in
+    /// the next tick; a run that ends before that keeps this outcome).
+    FailedOnHead,
     /// An issue run's witness failed before the fix and has not run after
     /// it (yet: it runs once the fix is verified; a run that ends before
     /// that keeps this outcome).
@@ -66,6 +69,7 @@ impl WitnessOutcome {
             Self::CouldNotRun => "could-not-run",
             Self::Rejected => "rejected",
             Self::Absent => "absent",
+            Self::FailedOnHead => "failed-on-head",
             Self::FailedBeforeFix => "failed-before-fix",
             Self::PassedBeforeFix => "passed-before-fix",
             Self::FailedAfterFix => "failed-after-fix",

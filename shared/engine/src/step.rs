@@ -2,7 +2,7 @@
 //! data it acts on. Pure; the only place that checks what a state needs.
 
 use agent_zero_contracts::{
-    AgentDecision, EvidenceBundle, Finding, ModelFinding, ProposedChange, TaskResult, TaskState, TerminalState, Trigger,
+    AgentDecision, EvidenceBundle, Finding, ModelFinding, ProposedChange, TaskResult, TaskState, TerminalState,
 };
 
 use crate::fact::{LeaseRecord, PublicationOutcome, Received};
@@ -98,13 +98,11 @@ impl Step<'_> {
             | Self::Execute { .. }
             | Self::Review { .. }
             | Self::Release { .. } => limits.sandbox_call_ms,
-            // The witness's runs (two for a review's, one for each of an
-            // issue run's two ticks) and the sandbox calls around them.
+            // One run of the witness (each of its two ticks runs one) and
+            // the sandbox calls around it.
             Self::Witness { .. } => {
-                let stimulus = resident.stimulus.as_ref();
-                let each = stimulus.map_or(0, |s| s.policy.review.witness.timeout_ms);
-                let runs = if stimulus.is_some_and(|s| s.trigger == Trigger::Issue) { 1 } else { 2 };
-                limits.sandbox_call_ms.saturating_add(each.saturating_mul(runs))
+                let each = resident.stimulus.as_ref().map_or(0, |s| s.policy.review.witness.timeout_ms);
+                limits.sandbox_call_ms.saturating_add(each)
             }
             Self::Admit { .. } | Self::Publish { .. } => limits.publish_ms,
             Self::Plan { replan: false, .. } | Self::Fail { .. } | Self::Quiet(_) => return None,

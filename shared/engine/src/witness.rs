@@ -41,7 +41,7 @@ pub(crate) fn owed(resident: &Resident) -> bool {
     let brought = attempt.decision.as_ref().is_some_and(|d| !d.witness.is_empty());
     stimulus.policy.review.witness.enabled()
         && resident.discovery.review.is_some()
-        && attempt.witness.is_none()
+        && attempt.witness.as_ref().is_none_or(|w| w.outcome == WitnessOutcome::FailedOnHead)
         && resident.attempts() == 0
         && (brought || is_bug_claim(finding))
 }

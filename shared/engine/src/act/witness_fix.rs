@@ -75,7 +75,8 @@ pub(super) async fn witness_fix<W: Workspace>(
         let rejected = not_run(finding, WitnessOutcome::Rejected, reason, Some(witness));
         return record(WitnessRun { before: r.attempt.witness.as_ref().and_then(|w| w.before.clone()), ..rejected });
     }
-    let result = match run_once(run, lease, workspace, stats, witness, side).await {
+    let label = if side == Side::Before { "witness-before" } else { "witness-after" };
+    let result = match run_alone(run, lease, workspace, stats, witness, label).await {
         Ok(Ok(result)) => bounded(result),
         // The checkout is as it was: the witness could not run, and the run
         // goes on without it.
@@ -126,15 +127,15 @@ pub(super) async fn witness_fix<W: Workspace>(
 /// Writes the witness (reading first the file it replaces, if any), runs
 /// it, and removes it or puts that file back. The outer error: the
 /// checkout could not be put back; the inner: the witness did not run.
-async fn run_once<W: Workspace>(
+pub(super) async fn run_alone<W: Workspace>(
     run: &Run<'_>,
     lease: &LeaseRecord,
     workspace: &W,
     stats: &mut TickStats,
     witness: &Witness,
-    side: Side,
+    label: &str,
 ) -> Result<Result<CheckResult, WorkspaceError>, WorkspaceError> {
-    let key = format!("{}:witness-{}", run.cx.key, if side == Side::Before { "before" } else { "after" });
+    let key = format!("{}:{label}", run.cx.key);
     let original = if run.r.discovery.files.contains(&witness.path) {
         stats.sandbox_calls += 1;
         let read = workspace.read_files(lease, std::slice::from_ref(&witness.path)).await?;
