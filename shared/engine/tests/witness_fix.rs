@@ -136,6 +136,14 @@ fn a_witness_over_the_fixed_file_never_runs_and_none_is_recorded_without_a_comma
     let evidence = fix(&h, "i-off", plain, a_witness(), TerminalState::Completed);
     assert!(evidence.witness.is_none());
     assert!(h.workspace.witness_runs.borrow().is_empty());
+
+    // What a witness adds to a fix: two ticks (entries), one run each.
+    let h = Harness::new();
+    fix(&h, "i-on", &policy_text("check-add", false), a_witness(), TerminalState::Completed);
+    let plain_run = Harness::new();
+    fix(&plain_run, "i-plain", plain, a_witness(), TerminalState::Completed);
+    let entries = |h: &Harness, id: &str| h.load(id).seq.unwrap_or_default();
+    assert_eq!(entries(&h, "i-on"), entries(&plain_run, "i-plain") + 2);
 }
 
 #[test]

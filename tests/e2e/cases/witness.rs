@@ -41,6 +41,10 @@ pub(crate) const CASES: &[Case] = &[
         name: "issue_witness_that_passes_before_the_fix_stops_the_run_when_required",
         run: issue_witness_that_passes_before_the_fix_stops_the_run_when_required,
     },
+    Case {
+        name: "platform_witness_runs_longer_than_one_invocation_fit_hosted_spins_wall_clock",
+        run: witness_runs_longer_than_one_invocation_fit_hosted_spins_wall_clock,
+    },
 ];
 
 const POLICY: &str = "version: 1\nmode: observe\nproactive:\n  enabled: true\nchecks:\n  - [python3, -m, unittest]\nreview:\n  requireWitness: true\n  witness:\n    command: [python3]\n    timeoutMs: 20000\n";
@@ -276,4 +280,46 @@ fn issue_witness_that_passes_before_the_fix_stops_the_run_when_required(runtime:
     let report = lifecycle::published(&world, &task_id);
     assert!(report.contains("no pull request"), "{report}");
     assert!(world.github.pulls(owner, name).is_empty(), "{:#?}", world.github.pulls(owner, name));
+}
+
+/// Fermyon Cloud's wall clock per request handler (docs/platforms.md).
+const WALL_CLOCK_SECS: u64 = 30;
+/// Each witness run: two of them (before and after the fix) do not fit one
+/// invocation, one does.
+const WITNESS_SECS: u64 = 16;
+
+/// Under the `fermyon-cloud` profile (a hosted Spin's 30 s per invocation),
+/// a witness that takes 16 s per run reproduces the bug: its two runs are
+/// two ticks, and no invocation runs past the wall clock.
+fn witness_runs_longer_than_one_invocation_fit_hosted_spins_wall_clock(runtime: Runtime) {
+    let world = lifecycle::world_on_platform(
+        runtime,
+        &fix_policy(false),
+        &[],
+        &[("AGENT_ZERO_PLATFORM", "fermyon-cloud"), ("AGENT_ZERO_MODEL_TIMEOUT_MS", "24000")],
+        WALL_CLOCK_SECS,
+    );
+    let slow = format!(
+        "import time\ntime.sleep({WITNESS_SECS})\ngot = average([2, 4])\nassert got == 3, f'average([2, 4]) is {{got}}'\n"
+    );
+    world.model.push_decision(fix_decision(&slow));
+    let task_id = lifecycle::file_issue(&world, "witness-platform-1");
+    let task = lifecycle::wait_terminal(&world, &task_id);
+    assert_eq!(task["state"], "completed", "{task}");
+    let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json")).json();
+    let witness = &evidence["witness"];
+    assert_eq!(witness["outcome"], "reproduced", "{witness:#}");
+    let ran = |at: &str| witness[at]["durationMs"].as_u64().unwrap_or_default();
+    assert!(ran("before") >= WITNESS_SECS * 1_000 && ran("after") >= WITNESS_SECS * 1_000, "{witness:#}");
+
+    let walls = world.server.invocation_wall_ms();
+    assert!(!walls.is_empty(), "{}: no invocation's wall time was logged", runtime.name());
+    let longest = walls.iter().copied().max().unwrap_or(0);
+    assert!(
+        longest <= WALL_CLOCK_SECS * 1_000,
+        "{}: an invocation ran {longest} ms, past the {WALL_CLOCK_SECS} s wall clock: {walls:?}",
+        runtime.name()
+    );
+    assert!(ran("before") + ran("after") > WALL_CLOCK_SECS * 1_000, "together they would not have fit one");
+    println!("  {}: {} invocations, longest {longest} ms", runtime.name(), walls.len());
 }
