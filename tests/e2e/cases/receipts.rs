@@ -18,7 +18,7 @@ pub(crate) const CASES: &[Case] =
     &[Case { name: "receipt_of_a_verified_fix_verifies_offline", run: receipt_of_a_verified_fix_verifies_offline }];
 
 /// RFC 8032, section 7.1, TEST 1: its public key is `PUBLIC`.
-const KEY: &str = "e2e-2026:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
+pub(super) const KEY: &str = "e2e-2026:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
 const PUBLIC: &str = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo";
 
 fn receipt_of_a_verified_fix_verifies_offline(runtime: Runtime) {

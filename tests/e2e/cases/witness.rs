@@ -211,7 +211,12 @@ fn issue_witness_runs(world: &lifecycle::World) -> Vec<Value> {
 }
 
 fn issue_witness_that_fails_before_the_fix_and_passes_after_is_reproduced_in_the_pr(runtime: Runtime) {
-    let world = lifecycle::world(runtime, &fix_policy(true));
+    let signs = [
+        ("AGENT_ZERO_RECEIPT_KEY", super::receipts::KEY),
+        ("AGENT_ZERO_PUBLIC_URL", agent_zero_e2e::server::BASE_URL),
+        ("AGENT_ZERO_RECEIPT_LINKS", "on"),
+    ];
+    let world = lifecycle::world_with_vars(runtime, &fix_policy(true), &signs);
     let fails_on_the_bug =
         "got = average([2, 4])\nassert got == 3, f'average([2, 4]) is {got}, not 3'\nprint('average ok')\n";
     world.model.push_decision(fix_decision(fails_on_the_bug));
@@ -253,6 +258,22 @@ fn issue_witness_that_fails_before_the_fix_and_passes_after_is_reproduced_in_the
     assert_eq!(world.github.file(owner, name, &head, WITNESS_PATH), None, "never pushed");
     let trees = world.github.calls_matching("POST", &format!("/repos/{owner}/{name}/git/trees"));
     assert!(trees.iter().all(|c| !c.body_text().contains(WITNESS_PATH)), "not in the commit's tree");
+
+    // The body links the receipt; it verifies, and the log replays to this evidence byte for byte.
+    let link = format!("{}/api/v1/tasks/{task_id}/receipt", world.server.base_url);
+    assert!(body.contains(&format!("[signed receipt]({link})")), "{body}");
+    let get = |path: &str| {
+        let reply = read(&world.server, path);
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+        reply.body
+    };
+    let receipt = get(link.strip_prefix(world.server.base_url.as_str()).unwrap());
+    let keys = get("/.well-known/agent-zero/keys");
+    let (evidence, log) =
+        (get(&format!("/api/v1/tasks/{task_id}/evidence.json")), get(&format!("/api/v1/tasks/{task_id}/log")));
+    let verdict = agent_zero_cli::verify::check(&receipt, &keys, Some(&evidence), Some(&log)).expect("readable inputs");
+    let lines = verdict.lines.join("\n");
+    assert!(verdict.ok && lines.contains("replay: the log folds to this evidence byte for byte"), "{lines}");
 }
 
 fn issue_witness_that_passes_before_the_fix_stops_the_run_when_required(runtime: Runtime) {
