@@ -51,6 +51,7 @@ fn receipt_of_a_verified_fix_verifies_offline(runtime: Runtime) {
     let receipt = get(&format!("/api/v1/tasks/{task_id}/receipt"), true);
     let evidence = get(&format!("/api/v1/tasks/{task_id}/evidence.json"), true);
     let log = get(&format!("/api/v1/tasks/{task_id}/log"), true);
+    eprintln!("a fix without a witness; the run's cost: {}", evidence.json()["cost"]);
     let body = receipt.json();
     assert_eq!(
         (&body["verdict"], &body["verified"], &body["keyId"]),
