@@ -18,7 +18,7 @@
 // - `POST /webhooks/github`: the body and its HMAC are awaited here, natively
 //   (`arrayBuffer`, then `crypto.subtle` with the key the wasm side imported),
 //   and the wasm side answers in one synchronous call
-//   (functions/cloudflare/src/intake.rs), given only the headers intake reads;
+//   (functions/cloudflare/src/front/intake.rs), given only the headers intake reads;
 //   the entry builds the `Response` from its status, headers and body. A
 //   delivery that is acted on comes back verified and parsed, and the
 //   entry hands it to the async `webhookAct`, which stores it: one check,
@@ -37,14 +37,14 @@ const rust = Glue.prototype;
 // inputs; `path`: intake's, under AGENT_ZERO_BASE_PATH).
 let webhookKey;
 
-// As functions/cloudflare/src/body.rs describes a failed read.
+// As functions/cloudflare/src/front/body.rs describes a failed read.
 const describe = (error) => (typeof error === "string" ? error : error instanceof Error ? error.message : "");
 
 // Possibly intake's path: the exact path (the base path's, without a query)
 // is `webhookKey`'s, checked once it is known.
 const isWebhook = (url) => url.endsWith("/webhooks/github");
 
-// The request headers intake reads, as src/intake.rs takes them: each name
+// The request headers intake reads, as src/front/intake.rs takes them: each name
 // and value followed by a line feed (a header value holds none).
 function intakeHeaders(request, names) {
   let fields = "";
@@ -55,7 +55,7 @@ function intakeHeaders(request, names) {
   return fields;
 }
 
-// `[status, headers, body]` from src/intake.rs as the arguments of the
+// `[status, headers, body]` from src/front/intake.rs as the arguments of the
 // `Response` that src/lib.rs's `from_http` builds. Headers as a plain object
 // (an array of pairs when a name repeats, as `append` would add them) and a
 // text body are what workerd builds a `Response` from fastest (measured).

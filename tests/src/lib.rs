@@ -84,3 +84,25 @@ pub fn request_within(
     let response = agent.run(request).map_err(|e| format!("{method} {url}: {e}"))?;
     Reply::read(response)
 }
+
+/// Registers our GitHub App on `github` (its id and public key) with the
+/// permissions `github-app.json` asks for, as GitHub grants an App's
+/// installations what its manifest's `default_permissions` name: a route
+/// the product calls that the manifest does not open fails the case (403
+/// "Resource not accessible by integration"), as it would on GitHub.
+///
+/// # Panics
+/// When `github-app.json` cannot be read or names no permissions.
+pub fn register_our_app(github: &agent_zero_fakes::FakeGitHub, app_id: &str, public_key_pem: &str) {
+    let manifest = std::fs::read_to_string(repo_root().join("github-app.json")).expect("github-app.json");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("github-app.json is JSON");
+    let permissions: Vec<(String, String)> = manifest["default_permissions"]
+        .as_object()
+        .expect("github-app.json names default_permissions")
+        .iter()
+        .map(|(name, level)| (name.clone(), level.as_str().unwrap_or_default().to_owned()))
+        .collect();
+    let permissions: Vec<(&str, &str)> = permissions.iter().map(|(p, l)| (p.as_str(), l.as_str())).collect();
+    github.register_app(app_id, Some(public_key_pem));
+    github.grant_app_permissions(&permissions);
+}

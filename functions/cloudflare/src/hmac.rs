@@ -31,22 +31,17 @@ pub(crate) async fn matches(key: &[u8], body: &[u8], mac: &[u8; 32]) -> bool {
     }
 }
 
-/// The key an earlier check in this isolate imported, if any (intake's
-/// webhook secret: the only key this module is given).
-#[cfg(feature = "front")]
-pub(crate) fn cached() -> Option<CryptoKey> {
-    KEY.with_borrow(|cached| cached.as_ref().map(|(_, c)| c.clone()))
-}
-
-/// The key imported from `key` by an earlier check in this isolate, if any.
-pub(crate) fn cached_key(key: &[u8]) -> Option<CryptoKey> {
-    KEY.with_borrow(|cached| cached.as_ref().filter(|(k, _)| k == key).map(|(_, c)| c.clone()))
+/// The key imported from `key` by an earlier check in this isolate, if
+/// any; with `None`, whichever key was imported (intake's webhook secret:
+/// the only key this module is given).
+pub(crate) fn cached_key(key: Option<&[u8]>) -> Option<CryptoKey> {
+    KEY.with_borrow(|cached| cached.as_ref().filter(|(k, _)| key.is_none_or(|key| k == key)).map(|(_, c)| c.clone()))
 }
 
 async fn verify(key: &[u8], body: &[u8], mac: &[u8; 32]) -> Result<bool, &'static str> {
     let subtle =
         worker::js_sys::global().unchecked_into::<WorkerGlobalScope>().crypto().map_err(|_| "crypto")?.subtle();
-    let crypto_key = match cached_key(key) {
+    let crypto_key = match cached_key(Some(key)) {
         Some(crypto_key) => crypto_key,
         None => {
             let crypto_key = import(&subtle, key).await?;

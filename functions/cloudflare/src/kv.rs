@@ -233,7 +233,7 @@ impl KeyValue for CloudflareKv {
         let options = js_sys::JSON::parse(&options.to_string()).map_err(|e| backend("list", &e))?;
         let page = self.call("list", &[&options]).await?;
         let text: String = js_sys::JSON::stringify(&page).map_err(|e| backend("list", &e))?.into();
-        let page: ListResult = agent_zero_contracts::json::from_str(&text)
+        let page: ListResult = agent_zero_codecs::json::from_str(&text)
             .map_err(|e| KvError::Backend(format!("KV list: unreadable page: {e}")))?;
         Ok(KeyPage {
             keys: page.keys.into_iter().map(|k| k.name).collect(),

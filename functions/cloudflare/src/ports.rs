@@ -61,6 +61,6 @@ impl CoordinatorTransport for DurableObjectTransport {
             .map_err(unavailable)?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| unavailable(e.to_string()))?;
         let bytes = response.bytes().await.map_err(|e| unavailable(e.to_string()))?;
-        agent_zero_contracts::json::from_slice(&bytes).map_err(|e| unavailable(format!("coordinator reply: {e}")))
+        agent_zero_codecs::json::from_slice(&bytes).map_err(|e| unavailable(format!("coordinator reply: {e}")))
     }
 }

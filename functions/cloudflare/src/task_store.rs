@@ -41,7 +41,7 @@
 //! malformed operation) or 500 (storage). A list cursor is the last key of
 //! the page; keys sort by their UTF-8 bytes, as in Workers KV.
 
-use agent_zero_contracts::read_tag_first;
+use agent_zero_codecs::read_tag_first;
 use agent_zero_ports::{Expect, KeyPage, KeyValue, KvError, Write, check_key};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -51,7 +51,7 @@ use worker::Env;
 /// One operation on the object's keys.
 #[derive(Debug, Serialize)]
 #[serde(tag = "op", rename_all = "camelCase")]
-enum Op {
+pub(crate) enum Op {
     Get {
         key: String,
     },
@@ -90,7 +90,7 @@ enum Op {
 /// The answer to one [`Op`].
 #[derive(Debug, Serialize)]
 #[serde(tag = "reply", rename_all = "camelCase")]
-enum Reply {
+pub(crate) enum Reply {
     Value {
         value: Option<String>,
     },
@@ -193,14 +193,6 @@ enum ReplyDe {
     },
 }
 
-/// The object itself, in the worker that serves the routes (the `front`
-/// role); the tick worker reaches it through [`TaskStores`].
-#[cfg(feature = "front")]
-mod object;
-
-#[cfg(feature = "front")]
-pub use object::TaskStore;
-
 /// The task whose object holds `key`: `{id}` of `task/{id}/…`.
 pub(crate) fn task_of(key: &str) -> Option<&str> {
     let (id, _) = key.strip_prefix("task/")?.split_once('/')?;
@@ -232,7 +224,7 @@ impl TaskStores {
             .map_err(|e| failed(&e))?;
         let mut response = stub.fetch_with_request(request).await.map_err(|e| failed(&e))?;
         let bytes = response.bytes().await.map_err(|e| failed(&e))?;
-        let reply: Reply = agent_zero_contracts::json::from_slice(&bytes)
+        let reply: Reply = agent_zero_codecs::json::from_slice(&bytes)
             .map_err(|e| failed(&format!("unreadable reply (status {}): {e}", response.status_code())))?;
         match reply {
             Reply::Failed { message } => Err(failed(&message)),

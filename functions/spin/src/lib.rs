@@ -9,7 +9,8 @@
 //!   by Spin's service chaining): it takes a hand-off, answers `202` at once,
 //!   then runs the ticks (`agent_zero_app::hosting::drive`).
 //!
-//! Both read operator configuration from Spin variables (the lowercase form
+//! Each role is one module behind one `cfg` (`front.rs`, `ticks.rs`); what
+//! both use is here. Both read operator configuration from Spin variables (the lowercase form
 //! of each name in `agent_zero_app::KNOWN_VARIABLES`) and implement the ports
 //! over Spin's key-value store and outbound HTTP. Split, each component
 //! links only its own role's code (sizes in docs/size.md).
@@ -21,9 +22,13 @@ compile_error!("a Spin component takes one role: build agent-zero-spin with the 
 #[cfg(not(any(feature = "front", feature = "ticks")))]
 compile_error!("a Spin component takes a role: build agent-zero-spin with the `front` or the `ticks` feature");
 
+#[cfg(feature = "front")]
+mod front;
 mod http_client;
 mod kv;
 mod ports;
+#[cfg(feature = "ticks")]
+mod ticks;
 
 use agent_zero_app::{ApiError, BoundedBody, ErrorCode, Host, Settings};
 use agent_zero_runner::KvCoordinator;
@@ -174,70 +179,6 @@ async fn hand_off_ticks(host: &SpinHost, settings: &Settings, request_id: &str) 
     }
 }
 
-/// Runs the ticks of a hand-off, after answering it
-/// (`agent_zero_app::hosting::drive`: due order, within its budget; the
-/// sweep continues what is left).
-#[cfg(feature = "ticks")]
-async fn drive_ticks(host: &SpinHost, settings: &Settings, request_id: &str) {
-    use agent_zero_ports::Clock as _;
-    // One JSON line per tick (its warnings or error in it), to stdout.
-    let report = agent_zero_app::hosting::drive(
-        &host.queue,
-        // wasi:clocks sleep; the response has already been sent.
-        |ms| std::thread::sleep(std::time::Duration::from_millis(ms)),
-        async |tick, now| {
-            let result = agent_zero_app::run_tick(host, settings, tick, now).await;
-            let duration = ports::SystemClock.now_ms().saturating_sub(now);
-            println!("{}", agent_zero_app::log_line::tick_line(settings, request_id, tick, &result, duration));
-            result
-        },
-    )
-    .await;
-    if report.deferred > 0 {
-        let message = format!("{} delayed tick(s) left to the sweep", report.deferred);
-        println!("{}", agent_zero_app::log_line::host_line(settings, request_id, "drive", "deferred", &message));
-    }
-    // What the invocation's time was too short for goes on in a fresh one.
-    if report.budget_spent.is_some() {
-        hand_off_ticks(host, settings, request_id).await;
-    }
-}
-
-/// Converts spin-sdk's incoming request into the core's request, or into
-/// the answer to a request refused before its body was read (over the
-/// route's limit, see `agent_zero_app::body_limit`).
-#[cfg(feature = "front")]
-async fn to_http(
-    settings: &Settings,
-    request: spin_sdk::http::IncomingRequest,
-) -> Result<http::Request<Vec<u8>>, http::Response<Vec<u8>>> {
-    let mut builder = http::Request::builder()
-        .method(request.method().to_string().as_str())
-        .uri(request.path_with_query().unwrap_or_else(|| "/".into()));
-    for (name, value) in request.headers().entries() {
-        builder = builder.header(name, value);
-    }
-    let (head, ()) = builder
-        .body(())
-        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("request conversion: {e}")).into_response())?
-        .into_parts();
-    match read_body(settings, &head, request).await {
-        Ok(body) => Ok(http::Request::from_parts(head, body)),
-        Err(error) => Err(agent_zero_app::refuse(settings, &head, error)),
-    }
-}
-
-/// Reads the request's body up to the route's limit (`read_to`).
-#[cfg(feature = "front")]
-async fn read_body(
-    settings: &Settings,
-    head: &http::request::Parts,
-    request: spin_sdk::http::IncomingRequest,
-) -> Result<Vec<u8>, ApiError> {
-    let limit = agent_zero_app::body_limit(&head.method, head.uri.path(), settings)?;
-    read_to(BoundedBody::start(limit, &head.headers)?, request).await
-}
-
 /// Reads the `wasi:http` body stream into `body` chunk by chunk: a declared
 /// `Content-Length` over its limit was refused before anything was read
 /// (`BoundedBody::start`), and the stream is dropped as soon as it passes it.
@@ -271,78 +212,6 @@ async fn respond(
     if let Err(e) = out.set_with_body(outgoing, body).await {
         let message = format!("writing the response body failed: {e:?}");
         println!("{}", agent_zero_app::log_line::host_line(settings, request_id, "respond", "failed", &message));
-    }
-}
-
-/// The component's `wasi:http/incoming-handler` export. The only place
-/// unsafe code is allowed: the glue spin-sdk's macro generates.
-#[cfg(feature = "front")]
-#[allow(unsafe_code)]
-mod entry {
-    use super::*;
-
-    /// Answers the request, then hands the ticks it enqueued to the tick
-    /// component.
-    #[spin_sdk::http_component]
-    async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
-        use agent_zero_ports::Clock as _;
-        let settings = read_settings();
-        let host = SpinHost::new(&settings);
-        let invocation = invocation();
-        let method = http::Method::from_bytes(request.method().to_string().as_bytes()).unwrap_or_default();
-        let path = request.path_with_query().unwrap_or_else(|| "/".into());
-        let path = path.split(['?', '#']).next().unwrap_or("/").to_owned();
-        let mut response = match to_http(&settings, request).await {
-            Ok(request) => agent_zero_app::handle(&host, &settings, &invocation, request).await,
-            Err(refusal) => refusal,
-        };
-        agent_zero_app::log_line::stamp(&mut response, &invocation.request_id);
-        let duration = ports::SystemClock.now_ms().saturating_sub(invocation.now_ms);
-        let line = agent_zero_app::log_line::request_line(&settings, &invocation, &method, &path, &response, duration);
-        respond(&settings, &invocation.request_id, response, out).await;
-        // After the answer, as the other lines: stdout, which Spin captures.
-        println!("{line}");
-        hand_off_ticks(&host, &settings, &invocation.request_id).await;
-    }
-}
-
-/// The tick component's `wasi:http/incoming-handler` export, reached only
-/// by service chaining (its route is private): `POST` with a hand-off body
-/// is answered `202` before its ticks run; anything else is refused.
-#[cfg(feature = "ticks")]
-#[allow(unsafe_code)]
-mod entry {
-    use super::*;
-
-    #[spin_sdk::http_component]
-    async fn handle(request: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
-        let settings = read_settings();
-        let host = SpinHost::new(&settings);
-        let id = invocation().request_id;
-        let taken = match take(&host, request).await {
-            Ok(count) => count,
-            Err(refusal) => return respond(&settings, &id, refusal.into_response(), out).await,
-        };
-        let accepted = http::Response::builder()
-            .status(http::StatusCode::ACCEPTED)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(format!("{{\"accepted\":{taken}}}").into_bytes())
-            .unwrap_or_default();
-        respond(&settings, &id, accepted, out).await;
-        drive_ticks(&host, &settings, &id).await;
-    }
-
-    /// Reads a hand-off into the host's queue.
-    async fn take(host: &SpinHost, request: spin_sdk::http::IncomingRequest) -> Result<usize, ApiError> {
-        if request.method() != spin_sdk::http::Method::Post {
-            return Err(ApiError::new(ErrorCode::MethodNotAllowed, "the tick component takes POST only"));
-        }
-        let limit = agent_zero_app::hosting::MAX_HAND_OFF_BYTES;
-        let body = read_to(BoundedBody::start(limit, &http::HeaderMap::new())?, request).await?;
-        host.queue
-            .take_hand_off(&body)
-            .await
-            .map_err(|why| ApiError::new(ErrorCode::InvalidRequest, why).with_field("body"))
     }
 }
 

@@ -122,7 +122,7 @@ pub(crate) async fn list<K: KeyValue>(
     let mut entries = Vec::with_capacity(page.keys.len());
     for key in &page.keys {
         if let Some(bytes) = kv.get(key).await?
-            && let Ok(entry) = agent_zero_contracts::json::from_slice(&bytes)
+            && let Ok(entry) = agent_zero_codecs::json::from_slice(&bytes)
         {
             entries.push(entry);
         }

@@ -160,7 +160,7 @@ impl<K: Clock> InvocationQueue<K> {
             return Err(format!("a hand-off of {} bytes is over its limit of {MAX_HAND_OFF_BYTES}", body.len()));
         }
         let handed: Vec<HandedTick> =
-            agent_zero_contracts::json::from_slice(body).map_err(|e| format!("a hand-off is not its JSON: {e}"))?;
+            agent_zero_codecs::json::from_slice(body).map_err(|e| format!("a hand-off is not its JSON: {e}"))?;
         for one in &handed {
             let tick = Tick::new(one.task_id.clone(), one.expected_seq);
             // This queue's `enqueue` cannot fail.

@@ -93,10 +93,12 @@ fn key(repository: &str) -> String {
 }
 
 /// What the repository's recorded policy, when a fresh one is recorded,
-/// says of `seed`. One read; nothing is written.
-pub(crate) async fn verdict<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Verdict {
-    let Some(bytes) = kv.get(&key(&seed.repository.full_name())).await.ok().flatten() else { return Verdict::Unknown };
-    let Ok(record) = agent_zero_contracts::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
+/// says of `parsed`. One read; nothing is written.
+pub(crate) async fn verdict<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms: u64) -> Verdict {
+    let Some(bytes) = kv.get(&key(&parsed.repository.full_name())).await.ok().flatten() else {
+        return Verdict::Unknown;
+    };
+    let Ok(record) = agent_zero_codecs::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
     let (Some(opt_in_label), Some(max_runs_per_hour)) = (&record.opt_in_label, record.max_runs_per_hour) else {
         return Verdict::Unknown;
     };
@@ -111,7 +113,7 @@ pub(crate) async fn verdict<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: 
         allowed_bots: &record.allowed_bots,
         opt_in_label,
     };
-    match seed.admit(&switches) {
+    match parsed.admit(&switches) {
         Err(reason) => Verdict::Declined(reason),
         Ok(()) => Verdict::Admitted { max_runs_per_hour },
     }
@@ -137,7 +139,7 @@ pub(crate) async fn record<K: KeyValue>(kv: &K, repository: &str, policy: &Polic
     let record = GateRecord::of(policy, now_ms);
     let key = key(repository);
     let current: Option<GateRecord> =
-        kv.get(&key).await.ok().flatten().and_then(|b| agent_zero_contracts::json::from_slice(&b).ok());
+        kv.get(&key).await.ok().flatten().and_then(|b| agent_zero_codecs::json::from_slice(&b).ok());
     let fresh_enough = current.as_ref().is_some_and(|c| {
         GateRecord { read_at_ms: record.read_at_ms, ..c.clone() } == record
             && now_ms.saturating_sub(c.read_at_ms) < FRESH_MS / 2
@@ -163,7 +165,7 @@ mod tests {
         payload["comment"]["author_association"] = serde_json::json!(association);
         let body = serde_json::to_vec(&payload).unwrap();
         match parse_delivery("pull_request_review_comment", "d-1", &body, &IntakeOptions::default()).unwrap() {
-            Intake::Task(seed) => *seed,
+            Intake::Task(parsed) => *parsed,
             other => panic!("{other:?}"),
         }
     }

@@ -347,8 +347,8 @@ impl CostRecord {
             #[serde(default)]
             unlogged: RunCost,
         }
-        let total = agent_zero_contracts::json::from_slice::<RunCost>(bytes).ok()?;
-        let Unlogged { unlogged } = agent_zero_contracts::json::from_slice(bytes).ok()?;
+        let total = agent_zero_codecs::json::from_slice::<RunCost>(bytes).ok()?;
+        let Unlogged { unlogged } = agent_zero_codecs::json::from_slice(bytes).ok()?;
         Some(Self { total, unlogged })
     }
 }

@@ -65,7 +65,7 @@ fn days(config: &Config, name: &str) -> Result<Option<u64>, ApiError> {
         ApiError::new(ErrorCode::NotConfigured, format!("{name} must be a positive number of days (fractions allowed)"))
             .with_field(name)
     };
-    let value = agent_zero_contracts::decimal::parse(text.trim()).ok_or_else(bad)?;
+    let value = agent_zero_codecs::decimal::parse(text.trim()).ok_or_else(bad)?;
     if !value.is_finite() || value <= 0.0 || value > 36_500.0 {
         return Err(bad());
     }

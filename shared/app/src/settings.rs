@@ -302,10 +302,7 @@ impl GitHubSettings {
         let anonymous = self.anonymous(http);
         let Some(credentials) = &self.credentials else { return Ok(anonymous) };
         let token = credentials.token_for(installation, &anonymous, signer, now_ms).await?;
-        Ok(match credentials {
-            Credentials::App { .. } => anonymous.with_installation_token(token),
-            _ => anonymous.with_token(token),
-        })
+        Ok(credentials.authorize(anonymous, token, installation))
     }
 }
 

@@ -339,7 +339,7 @@ fn stored_bytes(summary: &TaskSummary) -> Vec<u8> {
 }
 
 fn summary_of(bytes: &[u8]) -> Option<TaskSummary> {
-    agent_zero_contracts::json::from_slice::<TaskSummary>(bytes).ok()
+    agent_zero_codecs::json::from_slice::<TaskSummary>(bytes).ok()
 }
 
 /// A summary as stored, with its bytes at [`summary_key`]; `None` bytes

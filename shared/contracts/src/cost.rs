@@ -118,11 +118,11 @@ mod tests {
             sum += step;
             let written = RunCost { model_cost_usd: Some(sum), ..RunCost::default() };
             let text = serde_json::to_string(&written).unwrap();
-            let read: RunCost = crate::json::from_str(&text).unwrap();
+            let read: RunCost = agent_zero_codecs::json::from_str(&text).unwrap();
             assert_eq!(read.model_cost_usd.map(f64::to_bits), Some(sum.to_bits()), "{text}");
         }
         for text in ["1.4000000000000001e-6", "0.011727000000000001"] {
-            let value: f64 = crate::json::from_str(text).unwrap();
+            let value: f64 = agent_zero_codecs::json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&value).unwrap(), text, "{text} reads back as itself");
         }
     }

@@ -10,16 +10,13 @@
 
 mod check;
 mod cost;
-pub mod decimal;
 mod enums;
 mod evidence;
 pub mod fence;
 mod finding;
-pub mod json;
 mod model;
 mod names;
 mod refs;
-mod tagged;
 mod task;
 mod time;
 mod witness;
@@ -40,7 +37,6 @@ pub use finding::{
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
 pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
-pub use tagged::{Reordered, TagFirst, read_tag_first};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
 pub use witness::{MAX_WITNESS_BYTES, Witness, WitnessOutcome, WitnessRun};

@@ -23,7 +23,7 @@ pub fn default_checks(files: &[String], package_json: Option<&str>) -> Vec<Vec<S
         } else {
             "npm"
         };
-        let scripts = agent_zero_contracts::json::from_str::<serde_json::Value>(json)
+        let scripts = agent_zero_codecs::json::from_str::<serde_json::Value>(json)
             .ok()
             .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).map(|s| s.keys().cloned().collect::<Vec<_>>()))
             .unwrap_or_default();

@@ -81,8 +81,10 @@ pub struct Received {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What intake parsed from the delivery, for the host's admission port
-    /// (untrusted, opaque to the engine).
-    pub seed: serde_json::Value,
+    /// (untrusted, opaque to the engine). Logs written before 2026-12-07
+    /// name it `seed`.
+    #[serde(alias = "seed")]
+    pub delivery: serde_json::Value,
 }
 
 /// A file of the change read back from the sandbox after the checks passed.

@@ -1,14 +1,15 @@
 //! How the log's tagged enums are read: the tag first, then the variant's
 //! fields straight from the JSON, never buffered
-//! ([`TagFirst`](agent_zero_contracts::TagFirst) says why; an object
+//! ([`TagFirst`](agent_zero_codecs::TagFirst) says why; an object
 //! whose tag is not first, as a tool that sorts keys writes it, is still
 //! read). Each mirror
 //! lists what its enum's `Deserialize` reads, with the same defaults; serde
 //! fails the build when a variant or field is missing or misnamed.
 
+use agent_zero_codecs::read_tag_first;
 use agent_zero_contracts::{
     AgentDecision, CheckResult, EvidenceBundle, Finding, OmittedItem, Refusal, ReviewLedger, RunCost, TaskResult,
-    TaskState, Usage, read_tag_first,
+    TaskState, Usage,
 };
 use serde::{Deserialize, Deserializer};
 

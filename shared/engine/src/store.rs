@@ -489,7 +489,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
         Ok(Opened {
             committed: committed.is_some(),
             // A corrupt checkpoint is treated as absent: the log is the truth.
-            meta: meta.and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes).ok()),
+            meta: meta.and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes).ok()),
             claim,
             claimed_ahead,
         })
@@ -706,7 +706,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
     /// meta is treated as absent: the log is the truth.
     pub(crate) async fn meta(&self, id: &str) -> Result<Option<Meta>, KvError> {
         let Some(bytes) = self.get(&meta_key(id)).await? else { return Ok(None) };
-        Ok(agent_zero_contracts::json::from_slice(&bytes).ok())
+        Ok(agent_zero_codecs::json::from_slice(&bytes).ok())
     }
 
     /// Rewrites the summary. Best effort: callers ignore its failure.
@@ -730,7 +730,7 @@ impl<'k, K: KeyValue> Store<'k, K> {
     /// The pending marker at `key`, if readable.
     pub(crate) async fn pending(&self, key: &str) -> Result<Option<Pending>, KvError> {
         let Some(bytes) = self.get(key).await? else { return Ok(None) };
-        Ok(agent_zero_contracts::json::from_slice(&bytes).ok())
+        Ok(agent_zero_codecs::json::from_slice(&bytes).ok())
     }
 }
 
@@ -739,7 +739,7 @@ fn encode<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StoreError> {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, StoreError> {
-    agent_zero_contracts::json::from_slice(bytes)
+    agent_zero_codecs::json::from_slice(bytes)
         .map_err(|e| StoreError::Corrupt { key: key.to_owned(), reason: e.to_string() })
 }
 

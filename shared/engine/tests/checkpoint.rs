@@ -43,6 +43,9 @@ fn assert_checkpoint(h: &Harness, id: &str, name: &str) {
     // task holds the approval's time as `startedMs`.
     strip(&mut stored, "lifted");
     strip(&mut stored, "resumedSeq");
+    // The received delivery's parsed form is `delivery` since 2026-12-07;
+    // older code named it `seed`, which still reads (below).
+    rename(&mut stored, "delivery", "seed");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("checkpoint-{name}.json"));
     if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&path, serde_json::to_string_pretty(&stored).unwrap() + "\n").unwrap();
@@ -60,6 +63,20 @@ fn assert_checkpoint(h: &Harness, id: &str, name: &str) {
 }
 
 /// `value` without any field named `name`, at any depth.
+/// Renames every field `from` under `value` to `to`.
+fn rename(value: &mut serde_json::Value, from: &str, to: &str) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            if let Some(v) = fields.remove(from) {
+                fields.insert(to.to_owned(), v);
+            }
+            fields.values_mut().for_each(|v| rename(v, from, to));
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| rename(v, from, to)),
+        _ => {}
+    }
+}
+
 fn strip(value: &mut serde_json::Value, name: &str) {
     match value {
         serde_json::Value::Object(fields) => {

@@ -1,12 +1,12 @@
 //! Whether a repository's policy turns a parsed delivery into a task: the
 //! switches of each gate (`proactive.enabled`, `issues.*`), and the author
 //! rules (`triggers.*`): who may start a run, whose pull request may be
-//! reviewed, and which label opts one in. Pure: a seed and the policy's
+//! reviewed, and which label opts one in. Pure: a parsed and the policy's
 //! values in, a reason out.
 
 use crate::intake::{Author, IgnoreReason, ParsedDelivery, PolicyGate, Subject};
 
-/// The policy values a seed is checked against, read by the caller from
+/// The policy values a parsed is checked against, read by the caller from
 /// `.agent-zero.yml` on the default branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PolicySwitches<'a> {
@@ -40,7 +40,7 @@ impl PolicySwitches<'_> {
 }
 
 impl ParsedDelivery {
-    /// Whether the repository's policy turns this seed into a task; the
+    /// Whether the repository's policy turns this parsed into a task; the
     /// reason it does not otherwise.
     pub fn admit(&self, policy: &PolicySwitches<'_>) -> Result<(), IgnoreReason> {
         self.admit_gate(policy)?;
@@ -186,24 +186,24 @@ mod tests {
         let associations: Vec<String> = ["OWNER", "MEMBER", "COLLABORATOR"].map(String::from).to_vec();
         let bots = vec!["coderabbitai[bot]".to_owned()];
         let policy = PolicySwitches { author_associations: &associations, allowed_bots: &bots, ..ON };
-        let mut seed = issue_gate(&[], None);
-        seed.gate = PolicyGate::Feedback;
+        let mut parsed = issue_gate(&[], None);
+        parsed.gate = PolicyGate::Feedback;
         for association in ["OWNER", "MEMBER", "COLLABORATOR", "member"] {
-            seed.author = author("maintainer", Some(association), false);
-            assert_eq!(seed.admit(&policy), Ok(()), "{association}");
+            parsed.author = author("maintainer", Some(association), false);
+            assert_eq!(parsed.admit(&policy), Ok(()), "{association}");
         }
         for association in [Some("CONTRIBUTOR"), Some("NONE"), Some("FIRST_TIME_CONTRIBUTOR"), None] {
-            seed.author = author("outsider", association, false);
-            let refused = seed.admit(&policy).unwrap_err();
+            parsed.author = author("outsider", association, false);
+            let refused = parsed.admit(&policy).unwrap_err();
             assert_eq!(refused.code(), "author-not-allowed", "{association:?}");
             let message = refused.to_string();
             assert!(message.contains("outsider") && message.contains("triggers.authorAssociations"), "{message}");
         }
         // Bots: only the listed ones, whatever their association.
-        seed.author = author("CodeRabbitAI[bot]", Some("NONE"), true);
-        assert_eq!(seed.admit(&policy), Ok(()));
-        seed.author = author("dependabot[bot]", Some("OWNER"), true);
-        assert_eq!(seed.admit(&policy), Err(IgnoreReason::BotAuthor { login: "dependabot[bot]".into() }));
+        parsed.author = author("CodeRabbitAI[bot]", Some("NONE"), true);
+        assert_eq!(parsed.admit(&policy), Ok(()));
+        parsed.author = author("dependabot[bot]", Some("OWNER"), true);
+        assert_eq!(parsed.admit(&policy), Err(IgnoreReason::BotAuthor { login: "dependabot[bot]".into() }));
         // Someone else labelling an outsider's issue vouches for it.
         let mut issue = issue_gate(&["agent-zero"], Some("agent-zero"));
         issue.author = author("outsider", Some("NONE"), false);
@@ -215,8 +215,8 @@ mod tests {
         assert_eq!(issue.admit(&off), Err(IgnoreReason::IssuesDisabled));
         // Widened by policy.
         let everyone: Vec<String> = vec!["NONE".into(), "CONTRIBUTOR".into()];
-        seed.author = author("outsider", Some("CONTRIBUTOR"), false);
-        assert_eq!(seed.admit(&PolicySwitches { author_associations: &everyone, ..policy }), Ok(()));
+        parsed.author = author("outsider", Some("CONTRIBUTOR"), false);
+        assert_eq!(parsed.admit(&PolicySwitches { author_associations: &everyone, ..policy }), Ok(()));
     }
 
     #[test]
@@ -237,30 +237,30 @@ mod tests {
 
     #[test]
     fn proactive_and_feedback_gates() {
-        let mut seed = issue_gate(&[], None);
-        seed.gate = PolicyGate::Proactive;
-        assert_eq!(seed.admit(&ON), Ok(()));
+        let mut parsed = issue_gate(&[], None);
+        parsed.gate = PolicyGate::Proactive;
+        assert_eq!(parsed.admit(&ON), Ok(()));
         let off = PolicySwitches { proactive_enabled: false, ..ON };
-        assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
-        seed.gate = PolicyGate::Feedback;
+        assert_eq!(parsed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
+        parsed.gate = PolicyGate::Feedback;
         let all_off =
             PolicySwitches { proactive_enabled: false, issues_enabled: false, issues_require_label: "", ..ON };
-        assert_eq!(seed.admit(&all_off), Ok(()));
+        assert_eq!(parsed.admit(&all_off), Ok(()));
     }
 
     fn pull_request(gate: PolicyGate, author: Option<Author>, labels: &[&str]) -> ParsedDelivery {
-        let mut seed = issue_gate(&[], None);
-        seed.subject = Subject::PullRequest(PullRequestRef {
+        let mut parsed = issue_gate(&[], None);
+        parsed.subject = Subject::PullRequest(PullRequestRef {
             owner: "o".into(),
             repo: "r".into(),
             number: 7,
             head_sha: String::new(),
             base_sha: None,
         });
-        seed.gate = gate;
-        seed.author = author;
-        seed.labels = labels.iter().map(|l| (*l).to_owned()).collect();
-        seed
+        parsed.gate = gate;
+        parsed.author = author;
+        parsed.labels = labels.iter().map(|l| (*l).to_owned()).collect();
+        parsed
     }
 
     fn maintainers() -> Vec<String> {
@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(feedback.admit(&policy), Ok(()));
         // The same for an allowed bot's command.
         let mut command = pull_request(
-            PolicyGate::Command { command: crate::Command::Review, mention: None, comment_id: None },
+            PolicyGate::Command { command: crate::ReviewCommand::Review, mention: None, comment_id: None },
             rabbit,
             &[],
         );

@@ -7,6 +7,8 @@
 //! (capped, dropped if it would contain the token): never the token, never
 //! the response body.
 
+use std::rc::Rc;
+
 use agent_zero_contracts::is_repository_relative_path;
 use agent_zero_ports::{HttpClient, HttpError, RequestTimeout};
 use base64::Engine as _;
@@ -15,6 +17,8 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use agent_zero_ports::Secret;
+
+use crate::token_cache::TokenCache;
 
 /// `GITHUB_API_URL` when unset.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
@@ -204,6 +208,9 @@ pub struct GitHubClient<'a, H> {
     config: &'a ApiConfig,
     token: Option<Secret>,
     caller: Caller,
+    /// Where an installation token came from: forgotten there when GitHub
+    /// answers 401 to it.
+    cached_in: Option<(Rc<TokenCache>, u64)>,
 }
 
 impl<H> std::fmt::Debug for GitHubClient<'_, H> {
@@ -218,7 +225,7 @@ impl<H> std::fmt::Debug for GitHubClient<'_, H> {
 impl<'a, H: HttpClient> GitHubClient<'a, H> {
     /// An unauthenticated client (public repositories, low rate limit).
     pub fn new(http: &'a H, config: &'a ApiConfig) -> Self {
-        Self { http, config, token: None, caller: Caller::Anonymous }
+        Self { http, config, token: None, caller: Caller::Anonymous, cached_in: None }
     }
 
     /// The same client, sending `token` as `Authorization: Bearer`: a
@@ -233,6 +240,15 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
     pub fn with_installation_token(mut self, token: Secret) -> Self {
         self.token = Some(token);
         self.caller = Caller::Installation;
+        self
+    }
+
+    /// The same client, forgetting its installation token in `cache` (as
+    /// `installation`'s) when GitHub answers 401 to it: the call fails, and
+    /// the next client mints a fresh token rather than sending the refused
+    /// one again until its expiry.
+    pub fn forgetting_in(mut self, cache: Rc<TokenCache>, installation: u64) -> Self {
+        self.cached_in = Some((cache, installation));
         self
     }
 
@@ -557,7 +573,13 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         // No API answer we read is near this (contents reads are capped
         // far lower); a larger one fails as `TooLarge` naming the limit.
         agent_zero_ports::ResponseLimit::set(&mut request, MAX_RESPONSE_BYTES);
-        self.http.send(request).await.map_err(|source| GitHubError::Transport { operation, source })
+        let response = self.http.send(request).await.map_err(|source| GitHubError::Transport { operation, source })?;
+        if response.status() == http::StatusCode::UNAUTHORIZED
+            && let Some((cache, installation)) = &self.cached_in
+        {
+            cache.forget(*installation);
+        }
+        Ok(response)
     }
 
     pub(crate) fn success(
@@ -568,7 +590,7 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         if response.status().is_success() {
             return Ok(response);
         }
-        let message = agent_zero_contracts::json::from_slice::<ErrorBody>(response.body())
+        let message = agent_zero_codecs::json::from_slice::<ErrorBody>(response.body())
             .ok()
             .and_then(|b| b.message)
             .map(|m| capped(&m))
@@ -618,7 +640,7 @@ struct ErrorBody {
 pub(crate) fn decode<'de, T: Deserialize<'de>>(operation: &'static str, body: &'de [u8]) -> Result<T, GitHubError> {
     // The path only on failure, from serde_json's error position
     // (`json_path_at`), so each response type compiles once.
-    agent_zero_contracts::json::from_slice(body).map_err(|e| GitHubError::Decode {
+    agent_zero_codecs::json::from_slice(body).map_err(|e| GitHubError::Decode {
         operation,
         path: crate::json_path::json_path_at(body, e.line(), e.column()),
         reason: capped(&e.to_string()),

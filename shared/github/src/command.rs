@@ -66,7 +66,7 @@ pub(crate) struct IssueCommentPayload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum Command {
+pub enum ReviewCommand {
     /// Review the pull request's current head.
     Review,
     /// Re-check the open findings of our earlier reviews against the head
@@ -74,7 +74,7 @@ pub enum Command {
     Resolve,
 }
 
-impl Command {
+impl ReviewCommand {
     /// The word that asks for it.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -96,7 +96,7 @@ impl Command {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Found {
     /// A command, and the login it was addressed to (`None` for the slash form).
-    Command { command: Command, mention: Option<String> },
+    Command { command: ReviewCommand, mention: Option<String> },
     /// `/agent-zero <word>` with a word that is no command.
     Unknown { word: String },
     /// No command: conversation.
@@ -119,12 +119,12 @@ pub(crate) fn find(body: &str) -> Found {
         let (Some(first), second) = (words.next(), words.next()) else { continue };
         if first.eq_ignore_ascii_case(SLASH_PREFIX) {
             let word = second.unwrap_or_default();
-            return match Command::from_word(word) {
+            return match ReviewCommand::from_word(word) {
                 Some(command) => Found::Command { command, mention: None },
                 None => Found::Unknown { word: capped(word) },
             };
         }
-        if let (Some(login), Some(command)) = (first.strip_prefix('@'), second.and_then(Command::from_word))
+        if let (Some(login), Some(command)) = (first.strip_prefix('@'), second.and_then(ReviewCommand::from_word))
             && is_login(login)
         {
             return Found::Command { command, mention: Some(login.to_owned()) };
@@ -164,12 +164,12 @@ mod tests {
 
     #[test]
     fn finds_commands_on_their_own_line() {
-        let review = Found::Command { command: Command::Review, mention: None };
+        let review = Found::Command { command: ReviewCommand::Review, mention: None };
         assert_eq!(find("/agent-zero review"), review);
         assert_eq!(find("Thanks!\n\n  /Agent-Zero REVIEW please"), review);
         assert_eq!(
             find("@agent-zero-app[bot] resolve"),
-            Found::Command { command: Command::Resolve, mention: Some("agent-zero-app[bot]".into()) }
+            Found::Command { command: ReviewCommand::Resolve, mention: Some("agent-zero-app[bot]".into()) }
         );
         assert_eq!(find("/agent-zero deploy"), Found::Unknown { word: "deploy".into() });
         assert_eq!(find("/agent-zero"), Found::Unknown { word: String::new() });

@@ -6,8 +6,6 @@
 //! or component instance (Spin), so an installation token is minted once
 //! per hour per installation, not per call. Tokens are never written to KV.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_zero_ports::HttpClient;
@@ -16,12 +14,8 @@ use crate::client::GitHubClient;
 use crate::credentials_error::CredentialsError;
 use crate::jwt::AppKey;
 use crate::signer::Rs256Signer;
+use crate::token_cache::TokenCache;
 use agent_zero_ports::Secret;
-
-/// A cached token is used until this long before it expires.
-pub const TOKEN_REFRESH_MARGIN_MS: u64 = 5 * 60 * 1000;
-/// Installations remembered at once; past it, expired entries go first.
-const MAX_CACHED_INSTALLATIONS: usize = 1024;
 
 /// How this deployment authenticates to GitHub.
 #[derive(Debug)]
@@ -66,6 +60,25 @@ impl Credentials {
         }
     }
 
+    /// `anonymous` calling as this deployment with `token` (from
+    /// [`Credentials::token_for`] for `installation`): an App's
+    /// installation token is forgotten in the cache it came from when
+    /// GitHub refuses it, so the next call mints a fresh one.
+    pub fn authorize<'a, H: HttpClient>(
+        &self,
+        anonymous: GitHubClient<'a, H>,
+        token: Secret,
+        installation: Option<u64>,
+    ) -> GitHubClient<'a, H> {
+        match (self, installation) {
+            (Self::App { cache, .. }, Some(id)) => {
+                anonymous.with_installation_token(token).forgetting_in(Rc::clone(cache), id)
+            }
+            (Self::App { .. }, None) => anonymous.with_installation_token(token),
+            (Self::Token(_), _) => anonymous.with_token(token),
+        }
+    }
+
     /// The token to call the API with for `installation` (the delivery's
     /// `installation.id`) at `now_ms`; an App's JWT is signed with `signer`.
     pub async fn token_for<H: HttpClient, S: Rs256Signer>(
@@ -89,43 +102,6 @@ impl Credentials {
                 Ok(minted.token)
             }
         }
-    }
-}
-
-/// Installation tokens by installation id, each with its expiry.
-#[derive(Debug, Default)]
-pub struct TokenCache {
-    entries: RefCell<BTreeMap<u64, (Secret, u64)>>,
-}
-
-impl TokenCache {
-    /// The cached token for `installation`, unless within the refresh margin.
-    pub fn get(&self, installation: u64, now_ms: u64) -> Option<Secret> {
-        let entries = self.entries.borrow();
-        let (token, expires_ms) = entries.get(&installation)?;
-        (now_ms.saturating_add(TOKEN_REFRESH_MARGIN_MS) < *expires_ms).then(|| token.clone())
-    }
-
-    /// Remembers a token expiring at `expires_ms`.
-    pub fn put(&self, installation: u64, token: Secret, expires_ms: u64, now_ms: u64) {
-        let mut entries = self.entries.borrow_mut();
-        if entries.len() >= MAX_CACHED_INSTALLATIONS {
-            entries.retain(|_, (_, expires)| now_ms < *expires);
-            if entries.len() >= MAX_CACHED_INSTALLATIONS {
-                entries.clear();
-            }
-        }
-        entries.insert(installation, (token, expires_ms));
-    }
-
-    /// Installations currently cached.
-    pub fn len(&self) -> usize {
-        self.entries.borrow().len()
-    }
-
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.entries.borrow().is_empty()
     }
 }
 
@@ -199,21 +175,6 @@ mod tests {
         ] {
             assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn cache_honours_the_refresh_margin_and_bound() {
-        let cache = TokenCache::default();
-        let expires = 3_600_000;
-        cache.put(7, Secret::new("t"), expires, 0);
-        assert_eq!(cache.get(7, 0), Some(Secret::new("t")));
-        assert_eq!(cache.get(7, expires - TOKEN_REFRESH_MARGIN_MS - 1), Some(Secret::new("t")));
-        assert_eq!(cache.get(7, expires - TOKEN_REFRESH_MARGIN_MS), None);
-        assert_eq!(cache.get(8, 0), None);
-        for id in 0..(MAX_CACHED_INSTALLATIONS as u64 + 10) {
-            cache.put(id, Secret::new("x"), expires, 0);
-        }
-        assert!(cache.len() <= MAX_CACHED_INSTALLATIONS);
     }
 
     #[test]

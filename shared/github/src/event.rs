@@ -4,23 +4,23 @@
 //! Rules (the reference adapter's, plus the edge's own):
 //! - `ping` answers; `installation` and `installation_repositories` are
 //!   recorded;
-//! - `pull_request` `opened|reopened|synchronize|ready_for_review` seeds a
+//! - `pull_request` `opened|reopened|synchronize|ready_for_review` starts a
 //!   proactive review ([`PolicyGate::Proactive`]), and `labeled` one the
 //!   policy admits only when the label added is `triggers.optInLabel`
 //!   ([`PolicyGate::OptIn`]);
 //! - `pull_request_review` `submitted` with text and a `commented` or
 //!   `changes_requested` state, and `pull_request_review_comment` `created`,
-//!   seed a feedback task;
+//!   parsed a feedback task;
 //! - a command (`/agent-zero review|resolve`, `@<app> review|resolve`) in
 //!   an `issue_comment` `created` on a pull request, or in a submitted
-//!   review's body, seeds a review of the current head
+//!   review's body, starts a review of the current head
 //!   ([`PolicyGate::Command`]); any other comment is ignored with its reason;
-//! - `issues` `opened|reopened|labeled` on an open issue seeds an issue
+//! - `issues` `opened|reopened|labeled` on an open issue starts an issue
 //!   task ([`PolicyGate::IssueLabel`]): a reopened issue that carries the
 //!   label is asked to be worked on again, as the reference reads it;
 //! - drafts and repositories outside the allowlist are ignored with a
 //!   reason; so is everything else;
-//! - the seed carries its [`Author`] (login, `author_association`, bot or
+//! - the parsed carries its [`Author`] (login, `author_association`, bot or
 //!   not) so the repository's `triggers` policy decides who may start a
 //!   run ([`ParsedDelivery::admit`]): bots are no longer refused here, since AI
 //!   reviewers' feedback is what the product validates. On a pull request
@@ -154,17 +154,18 @@ impl EventContext<'_> {
             _ => PolicyGate::Proactive,
         };
         let pr = pull_request_ref(&repository, &p.pull_request)?;
-        let mut seed = self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
-        seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
-        seed.body = text(p.pull_request.body.as_deref(), MAX_BODY_BYTES);
-        seed.gate = gate;
+        let mut parsed =
+            self.parsed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+        parsed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
+        parsed.body = text(p.pull_request.body.as_deref(), MAX_BODY_BYTES);
+        parsed.gate = gate;
         // A proactive review runs the pull request's own checks: its opener
         // passes the same author gate as feedback and issues do.
         let opener = p.pull_request.user.as_ref().unwrap_or(&p.sender);
-        seed.author = Some(author_of(opener, p.pull_request.author_association.as_deref()));
-        seed.labels = labels(&p.pull_request.labels);
-        seed.event_at_ms = event_at(&[("pull_request.updated_at", &p.pull_request.updated_at)])?;
-        Ok(Intake::Task(Box::new(seed)))
+        parsed.author = Some(author_of(opener, p.pull_request.author_association.as_deref()));
+        parsed.labels = labels(&p.pull_request.labels);
+        parsed.event_at_ms = event_at(&[("pull_request.updated_at", &p.pull_request.updated_at)])?;
+        Ok(Intake::Task(Box::new(parsed)))
     }
 
     fn review(&self, p: ReviewEvent) -> Result<Intake, IntakeError> {
@@ -177,14 +178,14 @@ impl EventContext<'_> {
         match command::find(p.review.body.as_deref().unwrap_or_default()) {
             Found::Command { command, mention } => {
                 let pr = pull_request_ref(&repository, &p.pull_request)?;
-                let mut seed =
-                    self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
-                seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
-                seed.author = Some(author_of(author, p.review.author_association.as_deref()));
-                seed.gate = PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: None };
-                on_pull_request(&mut seed, &p.pull_request, &p.sender);
-                seed.event_at_ms = at;
-                return Ok(Intake::Task(Box::new(seed)));
+                let mut parsed =
+                    self.parsed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+                parsed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
+                parsed.author = Some(author_of(author, p.review.author_association.as_deref()));
+                parsed.gate = PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: None };
+                on_pull_request(&mut parsed, &p.pull_request, &p.sender);
+                parsed.event_at_ms = at;
+                return Ok(Intake::Task(Box::new(parsed)));
             }
             Found::Unknown { word } => {
                 return Ok(Intake::Ignored { reason: IgnoreReason::UnknownCommand { word } });
@@ -208,14 +209,15 @@ impl EventContext<'_> {
             line: None,
         };
         let pr = pull_request_ref(&repository, &p.pull_request)?;
-        let mut seed = self.seed(Trigger::Feedback, repository, &p.sender, p.installation, Subject::PullRequest(pr));
-        seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
-        seed.requested_changes = item.requested_changes;
-        seed.feedback.push(item);
-        seed.author = Some(author_of(author, p.review.author_association.as_deref()));
-        on_pull_request(&mut seed, &p.pull_request, &p.sender);
-        seed.event_at_ms = at;
-        Ok(Intake::Task(Box::new(seed)))
+        let mut parsed =
+            self.parsed(Trigger::Feedback, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+        parsed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
+        parsed.requested_changes = item.requested_changes;
+        parsed.feedback.push(item);
+        parsed.author = Some(author_of(author, p.review.author_association.as_deref()));
+        on_pull_request(&mut parsed, &p.pull_request, &p.sender);
+        parsed.event_at_ms = at;
+        Ok(Intake::Task(Box::new(parsed)))
     }
 
     fn review_comment(&self, p: ReviewCommentEvent) -> Result<Intake, IntakeError> {
@@ -239,16 +241,17 @@ impl EventContext<'_> {
             line: p.comment.line.or(p.comment.original_line).filter(|line| *line > 0),
         };
         let pr = pull_request_ref(&repository, &p.pull_request)?;
-        let mut seed = self.seed(Trigger::Feedback, repository, &p.sender, p.installation, Subject::PullRequest(pr));
-        seed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
-        seed.feedback.push(item);
-        seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
-        on_pull_request(&mut seed, &p.pull_request, &p.sender);
-        seed.event_at_ms = event_at(&[
+        let mut parsed =
+            self.parsed(Trigger::Feedback, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+        parsed.title = text(p.pull_request.title.as_deref(), MAX_TITLE_BYTES);
+        parsed.feedback.push(item);
+        parsed.author = Some(author_of(author, p.comment.author_association.as_deref()));
+        on_pull_request(&mut parsed, &p.pull_request, &p.sender);
+        parsed.event_at_ms = event_at(&[
             ("comment.updated_at", &p.comment.updated_at),
             ("pull_request.updated_at", &p.pull_request.updated_at),
         ])?;
-        Ok(Intake::Task(Box::new(seed)))
+        Ok(Intake::Task(Box::new(parsed)))
     }
 
     /// A command in a comment on a pull request's conversation; the
@@ -279,17 +282,18 @@ impl EventContext<'_> {
             head_sha: String::new(),
             base_sha: None,
         };
-        let mut seed = self.seed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
+        let mut parsed =
+            self.parsed(Trigger::Proactive, repository, &p.sender, p.installation, Subject::PullRequest(pr));
         let author = p.comment.user.as_ref().unwrap_or(&p.sender);
-        seed.author = Some(author_of(author, p.comment.author_association.as_deref()));
-        seed.gate =
+        parsed.author = Some(author_of(author, p.comment.author_association.as_deref()));
+        parsed.gate =
             PolicyGate::Command { command, mention: mention.as_deref().map(name), comment_id: Some(p.comment.id) };
-        seed.labels = labels(&p.issue.labels);
+        parsed.labels = labels(&p.issue.labels);
         let opener = p.issue.user.as_ref().unwrap_or(&p.sender);
-        seed.opener = Some(author_of(opener, p.issue.author_association.as_deref()));
-        seed.event_at_ms =
+        parsed.opener = Some(author_of(opener, p.issue.author_association.as_deref()));
+        parsed.event_at_ms =
             event_at(&[("comment.updated_at", &p.comment.updated_at), ("issue.updated_at", &p.issue.updated_at)])?;
-        Ok(Intake::Task(Box::new(seed)))
+        Ok(Intake::Task(Box::new(parsed)))
     }
 
     fn issue(&self, p: IssuesEvent) -> Result<Intake, IntakeError> {
@@ -323,9 +327,9 @@ impl EventContext<'_> {
             title: UntrustedText::capped(title, MAX_TITLE_BYTES),
             url: p.issue.html_url.filter(|url| url.len() <= MAX_PATH_BYTES),
         };
-        let mut seed = self.seed(Trigger::Issue, repository, &p.sender, p.installation, Subject::Issue(issue));
-        seed.title = Some(UntrustedText::capped(title, MAX_TITLE_BYTES));
-        seed.body = text(p.issue.body.as_deref(), MAX_BODY_BYTES);
+        let mut parsed = self.parsed(Trigger::Issue, repository, &p.sender, p.installation, Subject::Issue(issue));
+        parsed.title = Some(UntrustedText::capped(title, MAX_TITLE_BYTES));
+        parsed.body = text(p.issue.body.as_deref(), MAX_BODY_BYTES);
         let author = p.issue.user.as_ref().unwrap_or(&p.sender);
         // Labelling another's issue needs triage access on GitHub (an issue
         // template's labels are applied by the author): such a person
@@ -333,11 +337,11 @@ impl EventContext<'_> {
         let labelled_by_other = added_label.is_some()
             && !p.sender.login.eq_ignore_ascii_case(&author.login)
             && !is_bot(&p.sender.login, p.sender.kind.as_deref());
-        seed.vouched_by = labelled_by_other.then(|| name(&p.sender.login));
-        seed.author = Some(author_of(author, p.issue.author_association.as_deref()));
-        seed.gate = PolicyGate::IssueLabel { labels, added_label };
-        seed.event_at_ms = event_at(&[("issue.updated_at", &p.issue.updated_at)])?;
-        Ok(Intake::Task(Box::new(seed)))
+        parsed.vouched_by = labelled_by_other.then(|| name(&p.sender.login));
+        parsed.author = Some(author_of(author, p.issue.author_association.as_deref()));
+        parsed.gate = PolicyGate::IssueLabel { labels, added_label };
+        parsed.event_at_ms = event_at(&[("issue.updated_at", &p.issue.updated_at)])?;
+        Ok(Intake::Task(Box::new(parsed)))
     }
 
     fn repository(&self, repository: &RepositoryPayload) -> Repository {
@@ -359,7 +363,7 @@ impl EventContext<'_> {
             .or_else(|| (pr.draft == Some(true)).then_some(IgnoreReason::DraftPullRequest { number: pr.number }))
     }
 
-    fn seed(
+    fn parsed(
         &self,
         trigger: Trigger,
         repository: Repository,
@@ -390,12 +394,12 @@ impl EventContext<'_> {
     }
 }
 
-/// A pull request's labels and opener, on a seed whose text is someone
+/// A pull request's labels and opener, on a parsed whose text is someone
 /// else's (a review, a comment, a command in a review).
-fn on_pull_request(seed: &mut ParsedDelivery, pr: &PullRequestPayload, sender: &Account) {
-    seed.labels = labels(&pr.labels);
+fn on_pull_request(parsed: &mut ParsedDelivery, pr: &PullRequestPayload, sender: &Account) {
+    parsed.labels = labels(&pr.labels);
     let opener = pr.user.as_ref().unwrap_or(sender);
-    seed.opener = Some(author_of(opener, pr.author_association.as_deref()));
+    parsed.opener = Some(author_of(opener, pr.author_association.as_deref()));
 }
 
 fn labels(labels: &[Label]) -> Vec<String> {
@@ -520,7 +524,7 @@ pub fn check_delivery_id(id: &str) -> Result<(), IntakeError> {
 pub(crate) fn parse<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, IntakeError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let value =
-        T::deserialize(agent_zero_contracts::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
+        T::deserialize(agent_zero_codecs::json::Objects(&mut deserializer)).map_err(|e| json_error(body, &e))?;
     deserializer.end().map_err(|e| IntakeError::Json { path: ".".to_owned(), message: e.to_string() })?;
     Ok(value)
 }

@@ -99,7 +99,7 @@ async fn field<H: HttpClient>(
     let response = client.success(operation, response)?;
     let decode_error = |reason: String| GitHubError::Decode { operation, path: name.to_owned(), reason };
     let body: serde_json::Value =
-        agent_zero_contracts::json::from_slice(response.body()).map_err(|e| decode_error(capped(&e.to_string())))?;
+        agent_zero_codecs::json::from_slice(response.body()).map_err(|e| decode_error(capped(&e.to_string())))?;
     match body.get(name) {
         Some(serde_json::Value::String(value)) => Ok(value.clone()),
         Some(_) => Err(decode_error("expected a string".into())),

@@ -1,4 +1,4 @@
-//! What a webhook delivery becomes: a normalised, size-bounded task seed, a
+//! What a webhook delivery becomes: a normalised, size-bounded parsed delivery, a
 //! ping, an installation record, or an ignored delivery with its reason.
 //! Never the raw payload.
 
@@ -66,7 +66,7 @@ pub enum Subject {
     Issue(IssueRef),
 }
 
-/// Which policy switch decides whether a seed becomes a task.
+/// Which policy switch decides whether a parsed delivery becomes a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "gate", rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -86,7 +86,7 @@ pub enum PolicyGate {
     /// review`): an explicit request, so `proactive.enabled` is not needed;
     /// the author rules still apply.
     Command {
-        command: crate::command::Command,
+        command: crate::command::ReviewCommand,
         /// The `@login` it was addressed to: admission checks it is ours.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mention: Option<String>,
@@ -204,7 +204,7 @@ pub struct InstallationChange {
     pub repositories_omitted: usize,
 }
 
-/// Why a delivery (or a seed, under policy) does not become a task.
+/// Why a delivery (or a parsed delivery, under policy) does not become a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "code", rename_all = "kebab-case")]
 #[non_exhaustive]

@@ -1,13 +1,14 @@
 //! How a recorded delivery's tagged enums are read: the tag first, then the
 //! variant's fields straight from the JSON, never buffered
-//! ([`TagFirst`](agent_zero_contracts::TagFirst) says why). Each mirror
+//! ([`TagFirst`](agent_zero_codecs::TagFirst) says why). Each mirror
 //! lists what its enum's `Deserialize` reads, with the same defaults; serde
 //! fails the build when a variant or field is missing or misnamed.
 
-use agent_zero_contracts::{IssueRef, PullRequestRef, read_tag_first};
+use agent_zero_codecs::read_tag_first;
+use agent_zero_contracts::{IssueRef, PullRequestRef};
 use serde::{Deserialize, Deserializer};
 
-use crate::command::Command;
+use crate::command::ReviewCommand;
 use crate::intake::{PolicyGate, Subject};
 
 impl<'de> Deserialize<'de> for Subject {
@@ -41,7 +42,7 @@ enum GateDe {
         added_label: String,
     },
     Command {
-        command: Command,
+        command: ReviewCommand,
         #[serde(default)]
         mention: Option<String>,
         #[serde(default)]

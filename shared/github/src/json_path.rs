@@ -55,9 +55,7 @@ pub fn json_path_at(body: &[u8], line: usize, column: usize) -> String {
                 if let Some(Frame::Object { key: key @ None, in_value: false }) = stack.last_mut() {
                     let raw = &body[i + 1..close.min(end)];
                     let decoded = match raw.contains(&b'\\') {
-                        true => {
-                            body.get(i..=close).and_then(|s| agent_zero_contracts::json::from_slice::<String>(s).ok())
-                        }
+                        true => body.get(i..=close).and_then(|s| agent_zero_codecs::json::from_slice::<String>(s).ok()),
                         false => None,
                     };
                     *key = Some(decoded.unwrap_or_else(|| String::from_utf8_lossy(raw).into_owned()));
@@ -101,7 +99,7 @@ mod path_tests {
         let ours = parse::<T>(body).err();
         let mut deserializer = serde_json::Deserializer::from_slice(body);
         // Over the same reading of structs (objects only) as `parse`.
-        let objects = agent_zero_contracts::json::Objects(&mut deserializer);
+        let objects = agent_zero_codecs::json::Objects(&mut deserializer);
         let theirs = serde_path_to_error::deserialize::<_, T>(objects).err();
         match (ours, theirs) {
             (Some(IntakeError::Json { path, message }), Some(e)) => {

@@ -34,14 +34,15 @@ mod rsa_signer;
 pub mod signature;
 mod signer;
 mod timestamp;
+mod token_cache;
 
 pub use admit::PolicySwitches;
 pub use client::{
     API_VERSION, ApiConfig, Caller, Comparison, DEFAULT_API_URL, DEFAULT_TIMEOUT_MS, FileContents, GitHubClient,
     GitHubError, InstallationToken, PullRequestFile, PullRequestFiles, PullRequestInfo, RepositoryInfo,
 };
-pub use command::{Command, SLASH_PREFIX, addresses as command_addresses};
-pub use credentials::{Credentials, TOKEN_REFRESH_MARGIN_MS, TokenCache};
+pub use command::{ReviewCommand, SLASH_PREFIX, addresses as command_addresses};
+pub use credentials::Credentials;
 pub use credentials_error::CredentialsError;
 pub use event::{IntakeError, check_delivery_id, parse_delivery};
 pub use identity::{IDENTITY_TTL_MS, IdentityCache, IdentityError};
@@ -59,3 +60,4 @@ pub use policy_source::{
 pub use rsa_signer::RsaSigner;
 pub use signature::{SignatureError, verify, verify_headers};
 pub use signer::{PrivateKeyDer, Rs256Signer};
+pub use token_cache::{TOKEN_REFRESH_MARGIN_MS, TokenCache};

@@ -9,7 +9,7 @@
 //! many commits, so the cache needs no lifetime of its own. Parsing is the
 //! agent crate's job.
 
-use agent_zero_contracts::read_tag_first;
+use agent_zero_codecs::read_tag_first;
 use agent_zero_ports::{HttpClient, KeyValue, KvError, check_key};
 use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
@@ -79,7 +79,7 @@ impl CacheEntry {
     }
 }
 
-/// Read tag first, unbuffered ([`agent_zero_contracts::TagFirst`] says why).
+/// Read tag first, unbuffered ([`agent_zero_codecs::TagFirst`] says why).
 impl<'de> Deserialize<'de> for CacheEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         read_tag_first(deserializer, "file", r#"{"file":"missing","sha":""}"#, |d| CacheEntryDe::deserialize(d))
@@ -116,7 +116,7 @@ pub async fn load_policy_text<H: HttpClient, K: KeyValue>(
     let mut read_failure = None;
     if cacheable {
         match kv.get(&key).await {
-            Ok(Some(bytes)) => match agent_zero_contracts::json::from_slice::<CacheEntry>(&bytes) {
+            Ok(Some(bytes)) => match agent_zero_codecs::json::from_slice::<CacheEntry>(&bytes) {
                 // Read at this commit: still the file.
                 Ok(entry) if entry.sha() == commit_sha => {
                     let text = match entry {

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use agent_zero_contracts::Trigger;
 use agent_zero_github::{
-    Command, IgnoreReason, Intake, IntakeOptions, ParsedDelivery, PolicyGate, PolicySwitches, Subject, parse_delivery,
+    IgnoreReason, Intake, IntakeOptions, ParsedDelivery, PolicyGate, PolicySwitches, ReviewCommand, Subject,
+    parse_delivery,
 };
 use serde_json::{Value, json};
 
@@ -35,10 +36,10 @@ fn intake(event: &str, payload: &Value) -> Intake {
     parse_delivery(event, DELIVERY, &serde_json::to_vec(payload).unwrap(), &IntakeOptions::default()).unwrap()
 }
 
-fn seed(intake: Intake) -> ParsedDelivery {
+fn parsed(intake: Intake) -> ParsedDelivery {
     match intake {
-        Intake::Task(seed) => *seed,
-        other => panic!("expected a task seed, got {other:?}"),
+        Intake::Task(parsed) => *parsed,
+        other => panic!("expected a parsed delivery, got {other:?}"),
     }
 }
 
@@ -61,48 +62,48 @@ fn switches<'a>(associations: &'a [String], bots: &'a [String]) -> PolicySwitche
 }
 
 #[test]
-fn a_review_command_in_a_pull_request_comment_seeds_a_review_of_the_current_head() {
+fn a_review_command_in_a_pull_request_comment_starts_a_review_of_the_current_head() {
     let payload = pr_comment("Rebased.\n\n/agent-zero review");
-    let seed = seed(intake("issue_comment", &payload));
-    assert_eq!(seed.trigger, Trigger::Proactive);
+    let parsed = parsed(intake("issue_comment", &payload));
+    assert_eq!(parsed.trigger, Trigger::Proactive);
     let comment_id = payload["comment"]["id"].as_u64();
-    assert_eq!(seed.gate, PolicyGate::Command { command: Command::Review, mention: None, comment_id });
-    let Subject::PullRequest(pr) = &seed.subject else { panic!("{:?}", seed.subject) };
+    assert_eq!(parsed.gate, PolicyGate::Command { command: ReviewCommand::Review, mention: None, comment_id });
+    let Subject::PullRequest(pr) = &parsed.subject else { panic!("{:?}", parsed.subject) };
     assert_eq!(pr.number, payload["issue"]["number"].as_u64().unwrap());
     assert_eq!(pr.head_sha, "", "the payload has no head: admission reads the current one");
-    let author = seed.author.as_ref().expect("the commenter");
+    let author = parsed.author.as_ref().expect("the commenter");
     assert_eq!((author.login.as_str(), author.association.as_deref()), ("Codertocat", Some("OWNER")));
 
     // An explicit request: proactive.enabled is not needed, the author rules are.
     let owners = ["OWNER".to_owned()];
-    assert_eq!(seed.admit(&switches(&owners, &[])), Ok(()));
+    assert_eq!(parsed.admit(&switches(&owners, &[])), Ok(()));
     let members = ["MEMBER".to_owned(), "COLLABORATOR".to_owned()];
     assert_eq!(
-        seed.admit(&switches(&members, &[])).unwrap_err().code(),
+        parsed.admit(&switches(&members, &[])).unwrap_err().code(),
         "author-not-allowed",
         "an outsider's command is declined with its reason"
     );
-    let json = serde_json::to_value(&seed).unwrap();
+    let json = serde_json::to_value(&parsed).unwrap();
     assert_eq!(json["gate"], json!({"gate": "command", "command": "review", "comment_id": comment_id}));
 }
 
 #[test]
 fn a_mention_command_keeps_whom_it_was_addressed_to() {
-    let seed = seed(intake("issue_comment", &pr_comment("@agent-zero-app[bot] resolve")));
-    let PolicyGate::Command { command, mention, .. } = &seed.gate else { panic!("{:?}", seed.gate) };
-    assert_eq!((*command, mention.as_deref()), (Command::Resolve, Some("agent-zero-app[bot]")));
+    let parsed = parsed(intake("issue_comment", &pr_comment("@agent-zero-app[bot] resolve")));
+    let PolicyGate::Command { command, mention, .. } = &parsed.gate else { panic!("{:?}", parsed.gate) };
+    assert_eq!((*command, mention.as_deref()), (ReviewCommand::Resolve, Some("agent-zero-app[bot]")));
 }
 
 #[test]
-fn a_review_body_with_a_command_seeds_a_review_not_feedback() {
+fn a_review_body_with_a_command_starts_a_review_not_feedback() {
     let mut payload = fixture("pull_request_review", "submitted.payload.json");
     payload["review"]["body"] = json!("/agent-zero review");
-    let seed = seed(intake("pull_request_review", &payload));
-    assert_eq!(seed.trigger, Trigger::Proactive);
-    assert_eq!(seed.gate, PolicyGate::Command { command: Command::Review, mention: None, comment_id: None });
-    let Subject::PullRequest(pr) = &seed.subject else { panic!("{:?}", seed.subject) };
+    let parsed = parsed(intake("pull_request_review", &payload));
+    assert_eq!(parsed.trigger, Trigger::Proactive);
+    assert_eq!(parsed.gate, PolicyGate::Command { command: ReviewCommand::Review, mention: None, comment_id: None });
+    let Subject::PullRequest(pr) = &parsed.subject else { panic!("{:?}", parsed.subject) };
     assert_eq!(pr.head_sha, payload["pull_request"]["head"]["sha"].as_str().unwrap());
-    assert!(seed.feedback.is_empty());
+    assert!(parsed.feedback.is_empty());
 }
 
 #[test]

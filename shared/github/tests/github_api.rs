@@ -321,11 +321,11 @@ fn pull_request_heads_are_never_read_for_policy() {
             .join("../../tests/fixtures/github-webhooks/pull_request/opened.payload.json"),
     )
     .unwrap();
-    let Intake::Task(seed) = parse_delivery("pull_request", "d-1", &body, &IntakeOptions::default()).unwrap() else {
+    let Intake::Task(parsed) = parse_delivery("pull_request", "d-1", &body, &IntakeOptions::default()).unwrap() else {
         panic!()
     };
-    let Subject::PullRequest(pr) = &seed.subject else { panic!() };
-    let (owner, repo) = (seed.repository.owner.as_str(), seed.repository.repo.as_str());
+    let Subject::PullRequest(pr) = &parsed.subject else { panic!() };
+    let (owner, repo) = (parsed.repository.owner.as_str(), parsed.repository.repo.as_str());
 
     let fake = FakeGitHub::new(BASE);
     fake.route("GET", &format!("/repos/{owner}/{repo}"), 200, repository_json(owner, repo, "main"));

@@ -1,5 +1,5 @@
 //! Every vendored GitHub delivery through the intake: which become task
-//! seeds, which are ignored and why, and what malformed input reports.
+//! parsed deliveries, which are ignored and why, and what malformed input reports.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,8 +49,8 @@ fn intake(event: &str, payload: &Value) -> Result<Intake, IntakeError> {
 
 fn task(intake: Result<Intake, IntakeError>) -> ParsedDelivery {
     match intake {
-        Ok(Intake::Task(seed)) => *seed,
-        other => panic!("expected a task seed, got {other:?}"),
+        Ok(Intake::Task(parsed)) => *parsed,
+        other => panic!("expected a parsed delivery, got {other:?}"),
     }
 }
 
@@ -64,15 +64,15 @@ fn ignored(intake: Result<Intake, IntakeError>) -> IgnoreReason {
 /// A one-word summary of an intake, for the table.
 fn outcome(intake: &Intake) -> String {
     match intake {
-        Intake::Task(seed) => {
-            let gate = match seed.gate {
+        Intake::Task(parsed) => {
+            let gate = match parsed.gate {
                 PolicyGate::Feedback => "feedback",
                 PolicyGate::Proactive => "proactive",
                 PolicyGate::OptIn { .. } => "opt-in",
                 PolicyGate::IssueLabel { .. } => "issue-label",
                 _ => "other",
             };
-            format!("task:{}:{gate}", seed.trigger)
+            format!("task:{}:{gate}", parsed.trigger)
         }
         Intake::Ignored { reason } => format!("ignored:{}", reason.code()),
         Intake::Ping { .. } => "ping".into(),
@@ -145,8 +145,8 @@ fn every_fixture_has_a_pinned_outcome() {
         let stored = serde_json::to_vec(&result).unwrap();
         assert_eq!(serde_json::from_slice::<Intake>(&stored).unwrap(), result, "{key} round-trips");
         assert!(stored.len() < 2 * MAX_BODY_BYTES + 8 * 1024, "{key}: {} bytes", stored.len());
-        if let Intake::Task(seed) = &result {
-            assert_eq!(seed.delivery_id, DELIVERY);
+        if let Intake::Task(parsed) = &result {
+            assert_eq!(parsed.delivery_id, DELIVERY);
             assert!(!String::from_utf8_lossy(&stored).contains("node_id"), "{key} leaks raw fields");
         }
     }
@@ -159,30 +159,30 @@ fn every_fixture_has_a_pinned_outcome() {
 }
 
 #[test]
-fn proactive_seed_carries_refs_and_capped_text() {
-    let seed = task(intake("pull_request", &fixture("pull_request", "opened.payload.json")));
-    assert_eq!(seed.trigger, Trigger::Proactive);
-    assert_eq!(seed.installation_id, Some(1));
-    assert_eq!((seed.repository.owner.as_str(), seed.repository.repo.as_str()), ("Codertocat", "Hello-World"));
-    let Subject::PullRequest(pr) = &seed.subject else { panic!("{:?}", seed.subject) };
+fn proactive_delivery_carries_refs_and_capped_text() {
+    let parsed = task(intake("pull_request", &fixture("pull_request", "opened.payload.json")));
+    assert_eq!(parsed.trigger, Trigger::Proactive);
+    assert_eq!(parsed.installation_id, Some(1));
+    assert_eq!((parsed.repository.owner.as_str(), parsed.repository.repo.as_str()), ("Codertocat", "Hello-World"));
+    let Subject::PullRequest(pr) = &parsed.subject else { panic!("{:?}", parsed.subject) };
     assert_eq!(pr.number, 2);
     assert_eq!(pr.head_sha, "ec26c3e57ca3a959ca5aad62de7213c562f8c821");
     assert_eq!(pr.base_sha.as_deref(), Some("f95f852bd8fca8fcc58a9a2d6c842781e32a215e"));
-    let title = seed.title.as_ref().unwrap();
+    let title = parsed.title.as_ref().unwrap();
     assert_eq!(title.text, "Update the README with new information.");
     assert!(title.untrusted);
-    let json = serde_json::to_value(&seed).unwrap();
+    let json = serde_json::to_value(&parsed).unwrap();
     assert_eq!(json["title"]["untrusted"], true);
     assert_eq!(json["subject"]["type"], "pull-request");
     assert_eq!(json["gate"]["gate"], "proactive");
 
     let on = PolicySwitches { proactive_enabled: true, issues_enabled: false, ..switches() };
-    assert_eq!(seed.admit(&on), Ok(()));
+    assert_eq!(parsed.admit(&on), Ok(()));
     let off = PolicySwitches { proactive_enabled: false, ..on };
-    assert_eq!(seed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
+    assert_eq!(parsed.admit(&off), Err(IgnoreReason::ProactiveDisabled));
     // The opener passes the author gate, as a commenter does: an outsider's
     // pull request runs none of its own scripts.
-    let author = seed.author.as_ref().expect("the opener is the author");
+    let author = parsed.author.as_ref().expect("the opener is the author");
     assert_eq!((author.login.as_str(), author.association.as_deref()), ("Codertocat", Some("OWNER")));
     let mut outsider = fixture("pull_request", "opened.payload.json");
     outsider["pull_request"]["author_association"] = json!("NONE");
@@ -197,11 +197,11 @@ fn proactive_seed_carries_refs_and_capped_text() {
     let mut huge = fixture("pull_request", "opened.payload.json");
     huge["pull_request"]["title"] = json!("t".repeat(10_000));
     huge["pull_request"]["body"] = json!("é".repeat(100_000));
-    let seed = self::task(intake("pull_request", &huge));
-    let body = seed.body.unwrap();
+    let parsed = self::task(intake("pull_request", &huge));
+    let body = parsed.body.unwrap();
     assert!(body.text.len() <= MAX_BODY_BYTES && body.is_truncated());
     assert_eq!(body.original_bytes, Some(200_000));
-    assert_eq!(seed.title.unwrap().text.len(), MAX_TITLE_BYTES);
+    assert_eq!(parsed.title.unwrap().text.len(), MAX_TITLE_BYTES);
 }
 
 /// The default `triggers` policy: owners, members and collaborators; no bots.
@@ -231,30 +231,30 @@ fn drafts_bots_and_the_allowlist_are_ignored_with_reasons() {
     // Bots are refused by the gate unless triggers.allowedBots lists them.
     let mut bot_comment = fixture("pull_request_review_comment", "created.payload.json");
     bot_comment["comment"]["user"]["type"] = json!("Bot");
-    let seed = task(intake("pull_request_review_comment", &bot_comment));
-    assert!(matches!(seed.admit(&switches()), Err(IgnoreReason::BotAuthor { .. })));
+    let parsed = task(intake("pull_request_review_comment", &bot_comment));
+    assert!(matches!(parsed.admit(&switches()), Err(IgnoreReason::BotAuthor { .. })));
     let mut app_comment = fixture("pull_request_review_comment", "created.payload.json");
     app_comment["comment"]["user"]["login"] = json!("agent-zero[bot]");
-    let seed = task(intake("pull_request_review_comment", &app_comment));
-    assert_eq!(seed.admit(&switches()), Err(IgnoreReason::BotAuthor { login: "agent-zero[bot]".into() }));
+    let parsed = task(intake("pull_request_review_comment", &app_comment));
+    assert_eq!(parsed.admit(&switches()), Err(IgnoreReason::BotAuthor { login: "agent-zero[bot]".into() }));
     let mut ai_review = fixture("pull_request_review", "submitted.payload.json");
     ai_review["review"]["user"]["login"] = json!("coderabbitai[bot]");
     ai_review["review"]["user"]["type"] = json!("Bot");
     ai_review["review"]["author_association"] = json!("NONE");
     ai_review["review"]["body"] = json!("This unwrap panics on empty input.");
-    let seed = task(intake("pull_request_review", &ai_review));
-    assert!(matches!(seed.admit(&switches()), Err(IgnoreReason::BotAuthor { .. })));
+    let parsed = task(intake("pull_request_review", &ai_review));
+    assert!(matches!(parsed.admit(&switches()), Err(IgnoreReason::BotAuthor { .. })));
     let bots = vec!["CodeRabbitAI[bot]".to_owned()];
     assert_eq!(
-        seed.admit(&PolicySwitches { allowed_bots: &bots, ..switches() }),
+        parsed.admit(&PolicySwitches { allowed_bots: &bots, ..switches() }),
         Ok(()),
         "a listed AI reviewer is validated"
     );
     let mut bot_issue = fixture("issues", "opened.payload.json");
     bot_issue["issue"]["user"]["type"] = json!("Bot");
-    let seed = task(intake("issues", &bot_issue));
+    let parsed = task(intake("issues", &bot_issue));
     let bug_label = PolicySwitches { issues_require_label: "bug", ..issue_switches() };
-    assert!(matches!(seed.admit(&bug_label), Err(IgnoreReason::BotAuthor { .. })));
+    assert!(matches!(parsed.admit(&bug_label), Err(IgnoreReason::BotAuthor { .. })));
 
     let body = serde_json::to_vec(&fixture("pull_request", "opened.payload.json")).unwrap();
     let only_acme = IntakeOptions { allowlist: Some(RepositoryAllowlist::parse("acme/*")) };
@@ -271,17 +271,17 @@ fn review_feedback_and_requested_changes() {
     let mut review = fixture("pull_request_review", "submitted.payload.json");
     review["review"]["body"] = json!("  This unwrap panics on empty input.  ");
     review["review"]["state"] = json!("changes_requested");
-    let seed = task(intake("pull_request_review", &review));
-    assert_eq!((seed.trigger, seed.gate.clone()), (Trigger::Feedback, PolicyGate::Feedback));
-    assert!(seed.requested_changes);
-    let item = &seed.feedback[0];
+    let parsed = task(intake("pull_request_review", &review));
+    assert_eq!((parsed.trigger, parsed.gate.clone()), (Trigger::Feedback, PolicyGate::Feedback));
+    assert!(parsed.requested_changes);
+    let item = &parsed.feedback[0];
     assert_eq!(item.id, "review:237895671");
     assert_eq!(item.kind, FeedbackKind::ReviewBody);
     assert_eq!(item.body.text, "This unwrap panics on empty input.");
     assert!(item.requested_changes && item.body.untrusted);
 
     review["review"]["state"] = json!("commented");
-    assert!(!seed_of(&review).requested_changes);
+    assert!(!parsed_of(&review).requested_changes);
     for state in ["approved", "dismissed", "pending"] {
         review["review"]["state"] = json!(state);
         assert_eq!(
@@ -313,20 +313,20 @@ fn review_feedback_and_requested_changes() {
 #[test]
 fn the_author_and_their_association_come_from_the_payload() {
     let comment = fixture("pull_request_review_comment", "created.payload.json");
-    let seed = task(intake("pull_request_review_comment", &comment));
-    let author: &Author = seed.author.as_ref().expect("a feedback seed names its author");
+    let parsed = task(intake("pull_request_review_comment", &comment));
+    let author: &Author = parsed.author.as_ref().expect("a feedback parsed names its author");
     assert_eq!(
         (author.login.as_str(), author.association.as_deref(), author.bot),
         ("Codertocat", Some("OWNER"), false)
     );
-    assert_eq!(seed.admit(&switches()), Ok(()));
+    assert_eq!(parsed.admit(&switches()), Ok(()));
     // An outside contributor's review comment is ignored with its reason.
     for association in ["CONTRIBUTOR", "NONE", "FIRST_TIME_CONTRIBUTOR"] {
         let mut outsider = comment.clone();
         outsider["comment"]["user"]["login"] = json!("mallory");
         outsider["comment"]["author_association"] = json!(association);
-        let seed = task(intake("pull_request_review_comment", &outsider));
-        let reason = seed.admit(&switches()).unwrap_err();
+        let parsed = task(intake("pull_request_review_comment", &outsider));
+        let reason = parsed.admit(&switches()).unwrap_err();
         assert_eq!(reason.code(), "author-not-allowed", "{association}");
         assert!(reason.to_string().contains("mallory"), "{reason}");
     }
@@ -355,34 +355,34 @@ fn a_person_who_labels_an_outsiders_issue_vouches_for_it() {
     labeled["label"]["name"] = json!("agent-zero");
     // Labelled by its own author (an issue template's label): not vouched.
     labeled["sender"]["login"] = json!("outsider");
-    let seed = task(intake("issues", &labeled));
-    assert_eq!(seed.vouched_by, None);
-    assert_eq!(seed.admit(&issue_switches()).unwrap_err().code(), "author-not-allowed");
+    let parsed = task(intake("issues", &labeled));
+    assert_eq!(parsed.vouched_by, None);
+    assert_eq!(parsed.admit(&issue_switches()).unwrap_err().code(), "author-not-allowed");
     // Labelled by someone else (triage access): vouched.
     labeled["sender"]["login"] = json!("maintainer");
-    let seed = task(intake("issues", &labeled));
-    assert_eq!(seed.vouched_by.as_deref(), Some("maintainer"));
-    assert_eq!(seed.admit(&issue_switches()), Ok(()));
+    let parsed = task(intake("issues", &labeled));
+    assert_eq!(parsed.vouched_by.as_deref(), Some("maintainer"));
+    assert_eq!(parsed.admit(&issue_switches()), Ok(()));
     // A bot's label vouches for nothing.
     labeled["sender"]["login"] = json!("labeler[bot]");
-    let seed = task(intake("issues", &labeled));
-    assert_eq!(seed.vouched_by, None);
+    let parsed = task(intake("issues", &labeled));
+    assert_eq!(parsed.vouched_by, None);
     // An `opened` issue has no one to vouch for it.
     let mut opened = fixture("issues", "opened.payload.json");
     opened["issue"]["author_association"] = json!("NONE");
-    let seed = task(intake("issues", &opened));
+    let parsed = task(intake("issues", &opened));
     assert_eq!(
-        seed.admit(&PolicySwitches { issues_require_label: "bug", ..issue_switches() }).unwrap_err().code(),
+        parsed.admit(&PolicySwitches { issues_require_label: "bug", ..issue_switches() }).unwrap_err().code(),
         "author-not-allowed"
     );
 }
 
-fn seed_of(review: &Value) -> ParsedDelivery {
+fn parsed_of(review: &Value) -> ParsedDelivery {
     task(intake("pull_request_review", review))
 }
 
 #[test]
-fn issue_seeds_and_their_label_gate() {
+fn issue_tasks_and_their_label_gate() {
     let opened = task(intake("issues", &fixture("issues", "opened.payload.json")));
     let Subject::Issue(issue) = &opened.subject else { panic!() };
     assert_eq!(issue.number, 1);
@@ -413,17 +413,17 @@ fn issue_seeds_and_their_label_gate() {
 #[test]
 fn a_reopened_issue_with_the_label_is_a_task_like_an_opened_one() {
     let reopened = fixture("issues", "reopened.payload.json");
-    let seed = task(intake("issues", &reopened));
-    let Subject::Issue(issue) = &seed.subject else { panic!("an issue task: {:?}", seed.subject) };
-    assert_eq!((issue.number, seed.trigger), (1, Trigger::Issue));
+    let parsed = task(intake("issues", &reopened));
+    let Subject::Issue(issue) = &parsed.subject else { panic!("an issue task: {:?}", parsed.subject) };
+    assert_eq!((issue.number, parsed.trigger), (1, Trigger::Issue));
     // The label is read off the issue, as on `opened`: nothing was added.
-    assert_eq!(seed.gate, PolicyGate::IssueLabel { labels: vec!["bug".into()], added_label: None });
-    assert_eq!(seed.vouched_by, None, "reopening vouches for nothing");
+    assert_eq!(parsed.gate, PolicyGate::IssueLabel { labels: vec!["bug".into()], added_label: None });
+    assert_eq!(parsed.vouched_by, None, "reopening vouches for nothing");
     let policy =
         PolicySwitches { proactive_enabled: false, issues_enabled: true, issues_require_label: "bug", ..switches() };
-    assert_eq!(seed.admit(&policy), Ok(()));
+    assert_eq!(parsed.admit(&policy), Ok(()));
     let default_label = PolicySwitches { issues_require_label: "agent-zero", ..policy };
-    assert_eq!(seed.admit(&default_label), Err(IgnoreReason::MissingRequiredLabel { required: "agent-zero".into() }));
+    assert_eq!(parsed.admit(&default_label), Err(IgnoreReason::MissingRequiredLabel { required: "agent-zero".into() }));
     // An outsider reopening their own issue passes the author gate no more
     // than when they opened it.
     let mut outsider = reopened.clone();
@@ -517,13 +517,13 @@ fn ping_and_installation_records() {
 #[test]
 fn a_labelled_pull_request_carries_its_labels_and_the_label_added() {
     let labeled = fixture("pull_request", "labeled.payload.json");
-    let seed = task(intake("pull_request", &labeled));
-    assert_eq!(seed.gate, PolicyGate::OptIn { added_label: "bug".into() });
-    assert_eq!(seed.labels, ["bug"]);
-    assert_eq!(seed.trigger, Trigger::Proactive);
+    let parsed = task(intake("pull_request", &labeled));
+    assert_eq!(parsed.gate, PolicyGate::OptIn { added_label: "bug".into() });
+    assert_eq!(parsed.labels, ["bug"]);
+    assert_eq!(parsed.trigger, Trigger::Proactive);
     // The vendored label is `bug`: another label, no review.
     assert_eq!(
-        seed.admit(&switches()),
+        parsed.admit(&switches()),
         Err(IgnoreReason::NotOptInLabel { added: "bug".into(), opt_in: "agent-zero".into() })
     );
     // A collaborator adds the opt-in label to an outsider's pull request.
@@ -532,9 +532,9 @@ fn a_labelled_pull_request_carries_its_labels_and_the_label_added() {
     opted["pull_request"]["author_association"] = json!("FIRST_TIME_CONTRIBUTOR");
     opted["label"]["name"] = json!("agent-zero");
     opted["pull_request"]["labels"] = json!([{ "name": "bug" }, { "name": "agent-zero" }]);
-    let seed = task(intake("pull_request", &opted));
-    assert_eq!(seed.admit(&switches()), Ok(()));
-    assert_eq!(seed.author.as_ref().unwrap().login, "drive-by", "the opener is still the author");
+    let parsed = task(intake("pull_request", &opted));
+    assert_eq!(parsed.admit(&switches()), Ok(()));
+    assert_eq!(parsed.author.as_ref().unwrap().login, "drive-by", "the opener is still the author");
     // Its next push carries the label: it runs too; without it, it does not.
     let mut pushed = fixture("pull_request", "synchronize.payload.json");
     pushed["pull_request"]["author_association"] = json!("NONE");
@@ -561,15 +561,15 @@ fn an_allowed_bots_feedback_on_an_outsiders_pull_request_waits_for_the_opt_in() 
     comment["comment"]["user"] = json!({ "login": "coderabbitai[bot]", "type": "Bot" });
     comment["comment"]["author_association"] = json!("NONE");
     // On the owner's pull request (the vendored one): validated, as before.
-    let seed = task(intake("pull_request_review_comment", &comment));
-    let opener = seed.opener.as_ref().expect("the pull request's opener");
+    let parsed = task(intake("pull_request_review_comment", &comment));
+    let opener = parsed.opener.as_ref().expect("the pull request's opener");
     assert_eq!((opener.login.as_str(), opener.association.as_deref()), ("Codertocat", Some("OWNER")));
-    assert_eq!(seed.admit(&policy), Ok(()));
+    assert_eq!(parsed.admit(&policy), Ok(()));
     // On an outsider's: refused, until someone labels it.
     comment["pull_request"]["user"]["login"] = json!("drive-by");
     comment["pull_request"]["author_association"] = json!("CONTRIBUTOR");
-    let seed = task(intake("pull_request_review_comment", &comment));
-    let reason = seed.admit(&policy).unwrap_err();
+    let parsed = task(intake("pull_request_review_comment", &comment));
+    let reason = parsed.admit(&policy).unwrap_err();
     assert_eq!(reason.code(), "opener-not-allowed");
     assert!(reason.to_string().contains("drive-by") && reason.to_string().contains("triggers.optInLabel"), "{reason}");
     comment["pull_request"]["labels"] = json!([{ "name": "agent-zero" }]);
@@ -585,14 +585,14 @@ fn an_allowed_bots_feedback_on_an_outsiders_pull_request_waits_for_the_opt_in() 
     command["issue"]["author_association"] = json!("NONE");
     command["comment"]["user"] = json!({ "login": "coderabbitai[bot]", "type": "Bot" });
     command["comment"]["body"] = json!("/agent-zero review");
-    let seed = task(intake("issue_comment", &command));
-    assert_eq!(seed.admit(&policy).unwrap_err().code(), "opener-not-allowed");
+    let parsed = task(intake("issue_comment", &command));
+    assert_eq!(parsed.admit(&policy).unwrap_err().code(), "opener-not-allowed");
     command["issue"]["labels"] = json!([{ "name": "agent-zero" }]);
     assert_eq!(task(intake("issue_comment", &command)).admit(&policy), Ok(()));
 }
 
 #[test]
-fn each_seed_is_dated_by_the_payload() {
+fn each_delivery_is_dated_by_the_payload() {
     // 2019-05-15T15:20:33Z, when the vendored pull request was opened.
     const OPENED: u64 = 1_557_933_633_000;
     let at = |seconds_after: i64| Some(OPENED.checked_add_signed(seconds_after * 1000).unwrap());

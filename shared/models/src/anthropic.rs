@@ -66,7 +66,7 @@ struct Tokens {
 
 /// Reads a `message` object; the answer is the named tool's input.
 pub(crate) fn parse(body: &[u8], tool: &str) -> Result<Reply, String> {
-    let message: Message = agent_zero_contracts::json::from_slice(body).map_err(|e| format!("not a message: {e}"))?;
+    let message: Message = agent_zero_codecs::json::from_slice(body).map_err(|e| format!("not a message: {e}"))?;
     let (input_tokens, output_tokens) = message.usage.map_or((0, 0), |u| {
         let cached = u.cache_creation_input_tokens.unwrap_or(0) + u.cache_read_input_tokens.unwrap_or(0);
         (u.input_tokens + cached, u.output_tokens)

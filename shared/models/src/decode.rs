@@ -42,7 +42,7 @@ pub fn parse_decision(text: &str) -> Result<AgentDecision, AnswerError> {
     if body.is_empty() {
         return Err(AnswerError::new(UnusableKind::MalformedJson, "the answer was empty"));
     }
-    let value: Value = agent_zero_contracts::json::from_str(body)
+    let value: Value = agent_zero_codecs::json::from_str(body)
         .map_err(|e| AnswerError::new(UnusableKind::MalformedJson, &format!("the answer is not JSON: {e}")))?;
     decision_from_value(value)
 }
@@ -62,7 +62,7 @@ pub fn decision_from_value(value: Value) -> Result<AgentDecision, AnswerError> {
     // From bytes, not `from_value`: one JSON deserializer for every type
     // keeps the wasm free of a second copy of the decision's.
     serde_json::to_vec(&value)
-        .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
+        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
         .map_err(|e| AnswerError::new(UnusableKind::SchemaViolation, &e.to_string()))
 }
 

@@ -3,7 +3,7 @@
 //! edge), never because the primary's answer was unusable, a retry fits the
 //! budget, or the request was rejected (a configuration to fix).
 
-use crate::{Decision, DecisionRequest, ModelClient, ModelError, ModelRef};
+use crate::{DecisionRequest, ModelAnswer, ModelClient, ModelError, ModelRef};
 
 /// A primary provider with an optional fallback.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ impl<P: ModelClient, F: ModelClient> ModelClient for FallbackProvider<P, F> {
         self.primary.model()
     }
 
-    async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError> {
+    async fn decide(&self, request: &DecisionRequest) -> Result<ModelAnswer, ModelError> {
         let primary = match self.primary.decide(request).await {
             Ok(decision) => return Ok(decision),
             Err(e) => e,

@@ -82,7 +82,7 @@ struct Tokens {
 /// Reads a `GenerateContentResponse`.
 pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
     let response: Response =
-        agent_zero_contracts::json::from_slice(body).map_err(|e| format!("not a GenerateContentResponse: {e}"))?;
+        agent_zero_codecs::json::from_slice(body).map_err(|e| format!("not a GenerateContentResponse: {e}"))?;
     let (input_tokens, output_tokens) = response
         .usage_metadata
         .map_or((0, 0), |u| (u.prompt_token_count, u.candidates_token_count + u.thoughts_token_count));

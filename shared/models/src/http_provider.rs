@@ -17,7 +17,7 @@ use agent_zero_ports::Secret;
 use crate::redact::redact;
 use crate::wire::{Answer, Reply, error_detail, retry_after_ms};
 use crate::{
-    Decision, DecisionRequest, ModelClient, ModelError, ModelRef, ProviderConfig, UnusableKind, missing_adapter,
+    DecisionRequest, ModelAnswer, ModelClient, ModelError, ModelRef, ProviderConfig, UnusableKind, missing_adapter,
 };
 use agent_zero_contracts::ModelProvider;
 
@@ -118,7 +118,7 @@ impl<C: HttpClient, K: Clock> ModelClient for HttpProvider<'_, C, K> {
         ModelRef { provider: self.config.kind, model: self.config.model.clone() }
     }
 
-    async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError> {
+    async fn decide(&self, request: &DecisionRequest) -> Result<ModelAnswer, ModelError> {
         let provider = self.config.kind;
         let outbound = self.build(request)?;
         let started = self.clock.now_ms();
@@ -164,7 +164,7 @@ impl<C: HttpClient, K: Clock> ModelClient for HttpProvider<'_, C, K> {
             }
         };
         match parsed {
-            Ok(decision) => Ok(Decision { decision, usage, answered_by: self.model() }),
+            Ok(decision) => Ok(ModelAnswer { decision, usage, answered_by: self.model() }),
             Err(e) => Err(unusable(e.kind, e.violation)),
         }
     }

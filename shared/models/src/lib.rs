@@ -54,7 +54,7 @@ pub use fallback::FallbackProvider;
 pub use http_provider::{CLI_REFUSAL, HttpProvider};
 pub use kind::{built_providers, credential_variables, missing_adapter};
 pub use prompt::render_user_message;
-pub use provider::{Decision, DecisionRequest, ModelClient, ModelRef, SchemaName};
+pub use provider::{DecisionRequest, ModelAnswer, ModelClient, ModelRef, SchemaName};
 pub use redact::redact;
 pub use schema::{decision_gemini_schema, decision_json_schema};
 pub use select::{

@@ -75,7 +75,7 @@ struct Tokens {
 /// Reads a `chat.completion` object.
 pub(crate) fn parse(body: &[u8]) -> Result<Reply, String> {
     let completion: Completion =
-        agent_zero_contracts::json::from_slice(body).map_err(|e| format!("not a chat completion: {e}"))?;
+        agent_zero_codecs::json::from_slice(body).map_err(|e| format!("not a chat completion: {e}"))?;
     let (input_tokens, output_tokens) = completion.usage.map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
     let answer = match completion.choices.into_iter().next() {
         None => Answer::Missing("the completion has no choices"),

@@ -70,7 +70,7 @@ pub struct ModelRef {
 
 /// A decision that passed the schema, with what it cost.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
+pub struct ModelAnswer {
     pub decision: AgentDecision,
     pub usage: Usage,
     /// The provider that answered: the fallback's, when it was used.
@@ -84,5 +84,5 @@ pub trait ModelClient {
     fn model(&self) -> ModelRef;
 
     /// Asks for one decision. Exactly one outbound call per provider tried.
-    async fn decide(&self, request: &DecisionRequest) -> Result<Decision, ModelError>;
+    async fn decide(&self, request: &DecisionRequest) -> Result<ModelAnswer, ModelError>;
 }

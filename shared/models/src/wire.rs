@@ -1,7 +1,8 @@
 //! What every wire format shares: the normalised reply, error-envelope
 //! details and rate-limit hints.
 
-use agent_zero_contracts::{Usage, decimal};
+use agent_zero_codecs::decimal;
+use agent_zero_contracts::Usage;
 use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::Value;
@@ -58,7 +59,7 @@ pub(crate) fn error_detail(body: &[u8]) -> String {
         kind: Option<String>,
         status: Option<String>,
     }
-    match agent_zero_contracts::json::from_slice::<Envelope>(body) {
+    match agent_zero_codecs::json::from_slice::<Envelope>(body) {
         Ok(Envelope { error: Some(inner) }) => {
             let label = inner.kind.or(inner.status);
             match (label, inner.message) {
@@ -83,7 +84,7 @@ pub(crate) fn retry_after_ms(headers: &HeaderMap, body: &[u8]) -> Option<u64> {
     if let Some(s) = header("retry-after").and_then(decimal::parse) {
         return to_ms(s * 1000.0);
     }
-    let body: Value = agent_zero_contracts::json::from_slice(body).ok()?;
+    let body: Value = agent_zero_codecs::json::from_slice(body).ok()?;
     body["error"]["details"].as_array()?.iter().find_map(|detail| {
         let delay = detail["retryDelay"].as_str()?.strip_suffix('s')?;
         to_ms(decimal::parse(delay)? * 1000.0)

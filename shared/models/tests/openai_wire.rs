@@ -121,7 +121,7 @@ fn openai_compatible_goes_to_the_operator_base_url_without_a_key_when_none_is_se
     assert_key_only_in(&http.request(0), "authorization", "Bearer ");
 }
 
-fn unusable(result: Result<agent_zero_models::Decision, ModelError>) -> (UnusableKind, String, Usage) {
+fn unusable(result: Result<agent_zero_models::ModelAnswer, ModelError>) -> (UnusableKind, String, Usage) {
     match result {
         Err(ModelError::Unusable { kind, violation, usage, provider }) => {
             assert_eq!(provider, ModelProvider::OpenAi);

@@ -59,7 +59,7 @@ impl<K: KeyValue> KvCoordinator<K> {
         let raw = self.kv.get(LEASES_KEY).await.map_err(unavailable)?;
         let held = match &raw {
             Some(bytes) => {
-                agent_zero_contracts::json::from_slice(bytes).map_err(|e| unavailable(format!("lease record: {e}")))?
+                agent_zero_codecs::json::from_slice(bytes).map_err(|e| unavailable(format!("lease record: {e}")))?
             }
             None => Vec::new(),
         };

@@ -1,10 +1,10 @@
 //! How the coordinator's tagged messages are read: the tag first, then the
 //! variant's fields straight from the JSON, never buffered
-//! ([`TagFirst`](agent_zero_contracts::TagFirst) says why). Each mirror
+//! ([`TagFirst`](agent_zero_codecs::TagFirst) says why). Each mirror
 //! lists what its enum's `Deserialize` reads; serde fails the build when a
 //! variant or field is missing or misnamed.
 
-use agent_zero_contracts::read_tag_first;
+use agent_zero_codecs::read_tag_first;
 use serde::{Deserialize, Deserializer};
 
 use crate::coordinator::{Acquired, QuotaError};

@@ -10,7 +10,7 @@
 tasks, `gh-bench-tick-log-1` (the warm-up) and `gh-bench-tick-log-2` (the
 one measured), each named in Workers KV by its `active/{id}` key. Each
 task's Durable Object (`TaskStore`: one SQLite table `entries(key,
-value)`, functions/cloudflare/src/task_store/object.rs) gets the task keys
+value)`, functions/cloudflare/src/front/task_object.rs) gets the task keys
 of SNAPSHOT.json (written by `tick-log` for task 1; task 2's are the same
 with its id). Each checkpoint (`task/{id}/meta`) carries its task's due
 time (`dueMs`, which the sweep reads): the warm-up's is 0, the measured

@@ -69,7 +69,7 @@ impl World {
         // token minted for the App's installation.
         github.require_token(GITHUB_TOKEN);
         github.set_actor(TOKEN_LOGIN);
-        github.register_app(APP_ID, Some(TEST_APP_PUBLIC_KEY_PEM));
+        agent_zero_e2e::register_our_app(&github, APP_ID, TEST_APP_PUBLIC_KEY_PEM);
         github.set_app_slug(APP_SLUG);
         github.add_installation(INSTALLATION, fixture.owner());
         let model = FakeModel::start();

@@ -3,7 +3,7 @@
 //! has imported the webhook key) is read and its MAC checked by the entry
 //! module (which refuses a wrong one itself when the signature is
 //! `sha256=` and 64 hex digits) and answered by one synchronous wasm call
-//! (functions/cloudflare/src/intake.rs); a chunked one (no length) always
+//! (functions/cloudflare/src/front/intake.rs); a chunked one (no length) always
 //! takes the async `fetch`. Every answer the synchronous path gives is sent
 //! both ways and compared: status, headers and body, byte for byte. A
 //! delivery that creates a task is checked and parsed by that call too and

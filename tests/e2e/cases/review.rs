@@ -121,7 +121,7 @@ fn world_as(runtime: Runtime, policy: &str, extra: &[(&str, &str)], deployed: De
     // runs): installation 1 is the one the octokit payloads name. The test's
     // own calls to the loopback GitHub use a person's token.
     github.require_token(GITHUB_TOKEN);
-    github.register_app(APP_ID, Some(TEST_APP_PUBLIC_KEY_PEM));
+    agent_zero_e2e::register_our_app(&github, APP_ID, TEST_APP_PUBLIC_KEY_PEM);
     github.set_app_slug(APP_SLUG);
     github.add_installation(INSTALLATION, fixture.owner());
     let mut changes: Vec<(&str, &str)> = vec![(calc::BUG_PATH, calc::CALC_PY)];

@@ -618,3 +618,68 @@ fn repository_installation_needs_the_app_jwt_and_is_404_where_not_installed() {
     );
     assert_eq!(with_installation.status, 200, "{}", with_installation.body);
 }
+
+/// An App's installation tokens may do what the App was granted: a token
+/// asking for more is refused 422, a token narrowed to reading is refused
+/// 403 "Resource not accessible by integration" on every write route and
+/// on what it was not granted, and one with the grant writes. An expired
+/// token is 401 on every route.
+#[test]
+fn installation_tokens_may_do_what_the_app_was_granted_and_expire() {
+    let (gh, sha) = seeded();
+    gh.register_app("12345", Some(TEST_APP_PUBLIC_KEY_PEM));
+    gh.grant_app_permissions(&[("contents", "write"), ("issues", "write"), ("pull_requests", "read")]);
+    gh.add_installation(42, "octo");
+    let app = format!("Bearer {}", jwt(&json!({"iat": now() - 60, "exp": now() + 540, "iss": 12345})));
+    let mint = |permissions: Option<Value>| {
+        let body = permissions.map(|p| json!({ "permissions": p }));
+        send(
+            "POST",
+            &format!("{}/app/installations/42/access_tokens", gh.url()),
+            &[("authorization", &app)],
+            body.as_ref(),
+        )
+    };
+
+    let beyond = mint(Some(json!({"checks": "write"})));
+    assert_eq!(beyond.status, 422, "{}", beyond.body);
+    assert!(beyond.json()["message"].as_str().unwrap().contains("checks"), "{}", beyond.body);
+
+    let reading = mint(Some(json!({"contents": "read", "issues": "read"}))).json();
+    assert_eq!(reading["permissions"], json!({"contents": "read", "issues": "read"}));
+    let reader = reading["token"].as_str().unwrap().to_owned();
+    let full = mint(None).json();
+    assert_eq!(full["permissions"]["contents"], "write", "{full}");
+    let writer = full["token"].as_str().unwrap().to_owned();
+
+    let blob = json!({"content": "x", "encoding": "utf-8"});
+    let comment = json!({"body": "hello"});
+    let status = json!({"state": "success", "context": "Agent Zero"});
+    for (token, method, path, body, expected) in [
+        (&reader, "GET", "/repos/octo/demo/contents/README.md".to_owned(), Value::Null, 200),
+        (&reader, "POST", "/repos/octo/demo/git/blobs".to_owned(), blob.clone(), 403),
+        (&reader, "POST", "/repos/octo/demo/issues/1/comments".to_owned(), comment.clone(), 403),
+        (&reader, "GET", "/repos/octo/demo/pulls/1/files".to_owned(), Value::Null, 403),
+        (&writer, "POST", "/repos/octo/demo/git/blobs".to_owned(), blob, 201),
+        (&writer, "POST", "/repos/octo/demo/issues/1/comments".to_owned(), comment, 201),
+        (&writer, "POST", format!("/repos/octo/demo/statuses/{sha}"), status, 403),
+    ] {
+        let body = (!body.is_null()).then_some(body);
+        let answer = post_as_opt(&gh, token, method, &path, body);
+        assert_eq!(answer.status, expected, "{method} {path}: {}", answer.body);
+        if expected == 403 {
+            assert_eq!(answer.json()["message"], "Resource not accessible by integration", "{method} {path}");
+        }
+    }
+
+    gh.expire_installation_tokens();
+    let expired = post_as_opt(&gh, &writer, "GET", "/repos/octo/demo/contents/README.md", None);
+    assert_eq!((expired.status, expired.json()["message"].as_str()), (401, Some("Bad credentials")));
+    let fresh = mint(None).json()["token"].as_str().unwrap().to_owned();
+    assert_eq!(post_as_opt(&gh, &fresh, "GET", "/repos/octo/demo/contents/README.md", None).status, 200);
+}
+
+fn post_as_opt(gh: &FakeGitHub, token: &str, method: &str, path: &str, body: Option<Value>) -> support::Answer {
+    let bearer = format!("Bearer {token}");
+    send(method, &format!("{}{path}", gh.url()), &[("authorization", &bearer)], body.as_ref())
+}

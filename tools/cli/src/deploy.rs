@@ -123,8 +123,11 @@ fn settings(env: &str, spin_toml: &str) -> Result<Vec<(String, String)>, String>
             return Err(format!("{name} is not a setting of the app (spin.toml [variables] lists them, lower-cased)"));
         }
     }
-    if !pairs.iter().any(|(n, v)| n == "GITHUB_WEBHOOK_SECRET" && !v.is_empty()) {
-        return Err("GITHUB_WEBHOOK_SECRET is required: GitHub signs each delivery with it".to_owned());
+    if connected(&pairs).next().is_none() {
+        return Err("a forge's webhook secret is required, each forge signs its deliveries with it: \
+             GITHUB_WEBHOOK_SECRET (GitHub), GITLAB_WEBHOOK_SECRET or GITLAB_WEBHOOK_SIGNING_TOKEN (GitLab), \
+             GITEA_WEBHOOK_SECRET (Gitea and Forgejo)"
+            .to_owned());
     }
     let mut pairs: Vec<(String, String)> = pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect();
     let set = |name: &str| pairs.iter().any(|(n, _)| n == name);
@@ -135,6 +138,23 @@ fn settings(env: &str, spin_toml: &str) -> Result<Vec<(String, String)>, String>
         pairs.push(("AGENT_ZERO_RECEIPT_LINKS".to_owned(), "on".to_owned()));
     }
     Ok(pairs)
+}
+
+/// Each forge a deployment takes deliveries from: its name, its intake
+/// path and the settings that prove a delivery its own (any one set).
+const FORGES: [(&str, &str, &[&str]); 3] = [
+    ("GitHub", "/webhooks/github", &["GITHUB_WEBHOOK_SECRET"]),
+    ("GitLab", "/webhooks/gitlab", &["GITLAB_WEBHOOK_SECRET", "GITLAB_WEBHOOK_SIGNING_TOKEN"]),
+    ("Gitea or Forgejo", "/webhooks/gitea", &["GITEA_WEBHOOK_SECRET"]),
+];
+
+/// The forges `pairs` sets a webhook secret of, with the names set.
+fn connected(pairs: &[(String, String)]) -> impl Iterator<Item = (&'static str, &'static str, Vec<&'static str>)> + '_ {
+    FORGES.iter().filter_map(|(forge, path, names)| {
+        let set: Vec<&str> =
+            names.iter().copied().filter(|name| pairs.iter().any(|(n, v)| n == name && !v.is_empty())).collect();
+        (!set.is_empty()).then_some((*forge, *path, set))
+    })
 }
 
 /// The Cloudflare steps, in order: the queues, the KV namespace (unless
@@ -329,11 +349,43 @@ pub(crate) fn run(
     Ok(EXIT_OK)
 }
 
-/// What to do in GitHub after the deploy. The webhook secret is never
-/// printed: it is `GITHUB_WEBHOOK_SECRET` in the env file, and when `init
-/// github-app` put it there GitHub has it already (the App was registered
-/// with it and with the webhook URL).
+/// What to do in each forge the env file sets a webhook secret of, after
+/// the deploy. No secret is printed: each is named with the env file that
+/// holds it, and when `init github-app` put GitHub's there GitHub has it
+/// already (the App was registered with it and with the webhook URL).
 fn summary(env: &str, env_file: &str, base: &str) -> String {
+    let pairs = parse_env(env).unwrap_or_default();
+    let mut summary = String::new();
+    for (forge, path, names) in connected(&pairs) {
+        if forge == "GitHub" {
+            summary.push_str(&github_summary(env, env_file, base));
+            continue;
+        }
+        let secrets = names.iter().map(|name| format!("{name} in {env_file}")).collect::<Vec<_>>().join(" and ");
+        let _ = writeln!(summary, "\nConnect {forge} (the project's, group's or organisation's webhook settings):");
+        let _ = writeln!(summary, "  URL:           {base}{path}");
+        if forge == "GitLab" {
+            summary.push_str("  Triggers:      issues, merge request and comments events\n");
+            let _ = writeln!(summary, "  Secret token / signing token: {secrets} (not shown here)");
+        } else {
+            summary.push_str("  Content type:  application/json\n");
+            summary.push_str("  Events:        issues, pull requests and pull request reviews\n");
+            let _ = writeln!(summary, "  Secret:        {secrets} (not shown here)");
+        }
+    }
+    if connected(&pairs).any(|(forge, _, _)| forge == "GitHub") {
+        let _ = writeln!(
+            summary,
+            "Then: agent-zero doctor --url {base} --webhook-secret <GITHUB_WEBHOOK_SECRET in {env_file}>"
+        );
+    } else {
+        let _ = writeln!(summary, "Then: agent-zero doctor --url {base}");
+    }
+    summary
+}
+
+/// GitHub's part of [`summary`].
+fn github_summary(env: &str, env_file: &str, base: &str) -> String {
     let secret = format!("GITHUB_WEBHOOK_SECRET in {env_file}");
     let mut summary = String::new();
     if let Some(app) = registered_app(env) {
@@ -352,7 +404,6 @@ fn summary(env: &str, env_file: &str, base: &str) -> String {
         summary.push_str("  Content type:  application/json\n");
         let _ = writeln!(summary, "  Secret:        {secret} (not shown here)");
     }
-    let _ = writeln!(summary, "Then: agent-zero doctor --url {base} --webhook-secret <{secret}>");
     summary
 }
 

@@ -190,6 +190,40 @@ fn a_webhook_secret_the_app_manifest_registered_is_not_asked_for_again() {
     }
 }
 
+/// A deployment that takes GitLab's and Gitea's deliveries only needs no
+/// GitHub secret: `init` deploys it, puts each forge's secret on the front
+/// worker only, and says where to connect each forge, naming each secret
+/// without its value.
+#[test]
+fn a_deployment_for_gitlab_and_gitea_only_deploys_and_says_where_to_connect_each() {
+    let env = "GITLAB_WEBHOOK_SECRET=glsec-51b2\nGITLAB_TOKEN=glpat-77aa\nGITEA_WEBHOOK_SECRET=gtsec-9c0d\n\
+               GITEA_URL=https://git.example.org\nOPENAI_API_KEY=sk-test-abc123\n";
+    let dir = checkout(env);
+    let stand_in = dir.path().join("stand-in");
+    let (status, out, err) = cli(&["init", "cloudflare", "--wrangler", stand_in.to_str().unwrap()], dir.path());
+    assert_eq!(status, EXIT_OK, "{err}\n{out}");
+    let calls = calls(dir.path());
+    let argv: Vec<String> = calls.iter().map(|(a, _)| a.join(" ")).collect();
+    for (name, on_ticks) in [("GITLAB_WEBHOOK_SECRET", false), ("GITEA_WEBHOOK_SECRET", false), ("GITLAB_TOKEN", true)]
+    {
+        assert!(argv.contains(&format!("secret put {name} --config wrangler.toml")), "{name}: {argv:#?}");
+        assert_eq!(argv.contains(&format!("secret put {name} --config wrangler.ticks.toml")), on_ticks, "{name}");
+    }
+    assert!(
+        out.contains("Connect GitLab") && out.contains("https://agent-zero-edge.demo.workers.dev/webhooks/gitlab"),
+        "{out}"
+    );
+    assert!(out.contains("Connect Gitea or Forgejo") && out.contains("/webhooks/gitea"), "{out}");
+    assert!(
+        out.contains("GITLAB_WEBHOOK_SECRET in .env.deploy") && out.contains("GITEA_WEBHOOK_SECRET in .env.deploy"),
+        "{out}"
+    );
+    assert!(!out.contains("Connect GitHub") && !out.contains("--webhook-secret"), "{out}");
+    for secret in ["glsec-51b2", "glpat-77aa", "gtsec-9c0d", "sk-test-abc123"] {
+        assert!(!out.contains(secret) && !argv.iter().any(|a| a.contains(secret)), "{secret}");
+    }
+}
+
 /// `spin deploy`'s documented options (Fermyon Cloud's `spin deploy` /
 /// `spin cloud deploy`: `--from`, `--build`, `--variable name=value`).
 const SPIN_DEPLOY_FLAGS: [&str; 3] = ["--from", "--build", "--variable"];
@@ -239,7 +273,8 @@ fn spin_deploys_with_one_documented_variable_flag_per_setting() {
 #[test]
 fn an_env_file_is_checked_before_anything_runs() {
     for (env, needle) in [
-        ("GITHUB_APP_ID=1\n", "GITHUB_WEBHOOK_SECRET is required"),
+        ("GITHUB_APP_ID=1\n", "a forge's webhook secret is required"),
+        ("GITHUB_WEBHOOK_SECRET=\nGITLAB_TOKEN=glpat-1\n", "GITLAB_WEBHOOK_SECRET or GITLAB_WEBHOOK_SIGNING_TOKEN"),
         ("GITHUB_WEBHOOK_SECRET=x\nGITHUB_TOKNE=y\n", "GITHUB_TOKNE is not a setting"),
         ("GITHUB_WEBHOOK_SECRET=x\nGITHUB_API_URL=https://ghe/api/v3\n", "[vars]"),
         ("GITHUB_WEBHOOK_SECRET=x\nGITHUB_APP_PRIVATE_KEY=\"-----BEGIN\n", "never closed"),

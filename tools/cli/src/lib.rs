@@ -89,11 +89,11 @@ impl Env {
 #[command(name = "agent-zero", version, about = "Set up, check and operate an Agent Zero Edge deployment")]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: CliCommand,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum CliCommand {
     /// Set up: `init policy` (plain `init`) writes a repository's `.agent-zero.yml`;
     /// `init github-app` registers the GitHub App; `init cloudflare` and `init spin` deploy this checkout.
     Init(InitArgs),
@@ -472,7 +472,7 @@ where
     };
     let config_dir = env.config_dir.as_deref();
     let result = match cli.command {
-        Command::Init(args) => match args.command {
+        CliCommand::Init(args) => match args.command {
             None => init::run(cwd, args.force, out),
             Some(InitCommand::Policy { force }) => init::run(cwd, force, out),
             Some(InitCommand::Cloudflare { deploy, wrangler }) => {
@@ -496,24 +496,24 @@ where
                 github_app::run(&options, cwd, out)
             }
         },
-        Command::Doctor(args) => args
+        CliCommand::Doctor(args) => args
             .target
             .resolve(env)
             .and_then(|target| doctor::run(&target, args.webhook_secret.as_deref(), args.json, out)),
-        Command::Tasks(args) => args.target.resolve(env).and_then(|target| match args.command {
+        CliCommand::Tasks(args) => args.target.resolve(env).and_then(|target| match args.command {
             TasksCommand::Create(create) => start::create(&target, &create, cwd, out),
             command => tasks::run(&target, command, out),
         }),
-        Command::Replay(args) => {
+        CliCommand::Replay(args) => {
             args.target.resolve(env).and_then(|target| replay::run(&target, &args.task, args.log.as_deref(), cwd, out))
         }
-        Command::Verify(args) => {
+        CliCommand::Verify(args) => {
             verify::run(&args.receipt, &args.keys, args.evidence.as_deref(), args.log.as_deref(), cwd, out)
         }
-        Command::Review(args) => start::review(&args, env, out),
-        Command::Fix(args) => start::fix(&args, env, out),
-        Command::Login { url, token } => login::login(config_dir, &url, &token, out),
-        Command::Logout => login::logout(config_dir, out),
+        CliCommand::Review(args) => start::review(&args, env, out),
+        CliCommand::Fix(args) => start::fix(&args, env, out),
+        CliCommand::Login { url, token } => login::login(config_dir, &url, &token, out),
+        CliCommand::Logout => login::logout(config_dir, out),
     };
     match result {
         Ok(status) => status,

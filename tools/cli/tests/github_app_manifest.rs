@@ -384,3 +384,27 @@ fn every_rest_call_the_product_makes_is_covered_by_a_permission_in_the_manifest(
     let granted: BTreeMap<&str, &str> = granted.iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
     assert_eq!(granted, needed, "default_permissions must be exactly what the calls need");
 }
+
+/// The permission each call above is listed under is GitHub's own: its
+/// docs' table of what an installation token needs per operation
+/// (`tests/fixtures/github-app/server-to-server-permissions.tsv`) lists the
+/// operation under that permission at that access. The loopback GitHub
+/// enforces the same table (`tests/fakes/src/github/permissions.rs`).
+#[test]
+fn each_calls_permission_is_the_one_githubs_table_lists() {
+    let table = read("tests/fixtures/github-app/server-to-server-permissions.tsv");
+    let rows: Vec<Vec<&str>> = table.lines().skip(1).map(|line| line.split('\t').collect()).collect();
+    for (_, method, operation, needs) in CALLS {
+        let Permission(permission, level) = needs else { continue };
+        let verb = method.to_ascii_lowercase();
+        let listed: Vec<(&str, &str)> = rows
+            .iter()
+            .filter(|r| r[1] == verb && r[2] == *operation && r[4] == "true")
+            .map(|r| (r[0], r[3]))
+            .collect();
+        assert!(
+            listed.contains(&(*permission, *level)),
+            "{method} {operation}: GitHub's table lists {listed:?}, CALLS says {permission}: {level}"
+        );
+    }
+}

@@ -130,7 +130,7 @@ impl<'a> Kind<'a> {
             // The grammar matched, so the only refusal is a magnitude past
             // `f64`'s range, which the core schema reads as infinity.
             let infinity = if negative { f64::NEG_INFINITY } else { f64::INFINITY };
-            return Self::Float(agent_zero_contracts::decimal::parse(text).unwrap_or(infinity));
+            return Self::Float(agent_zero_codecs::decimal::parse(text).unwrap_or(infinity));
         }
         Self::Text(text)
     }

@@ -101,7 +101,7 @@ pub(super) fn load(text: &str) -> Result<Option<Node>, PolicyError> {
         for _ in 0..3 {
             s.bump();
         }
-        value(&mut s, -1, 0, Entry::Document)?
+        value(&mut s, -1, 0, Opener::Document)?
     } else {
         node_here(&mut s, -1, 0)?
     };
@@ -130,7 +130,7 @@ fn skip_document_ends(s: &mut Scanner) -> Result<bool, PolicyError> {
 
 /// What a value follows, for where YAML places it when it is empty.
 #[derive(Clone, Copy, PartialEq)]
-enum Entry {
+enum Opener {
     /// `key:`, at the `:`.
     Key(Mark),
     /// `-`, after it and the blanks and comment on its line.
@@ -153,13 +153,13 @@ fn branch(value: Value, (line, col): Mark) -> Node {
 /// The value after an indicator (`key:`, `-`, `---`) inside a block
 /// collection indented at `parent`: on the same line, on the lines below
 /// indented deeper, a sequence at a key's own indentation, or empty.
-fn value(s: &mut Scanner, parent: isize, depth: usize, entry: Entry) -> Result<Node, PolicyError> {
+fn value(s: &mut Scanner, parent: isize, depth: usize, opener: Opener) -> Result<Node, PolicyError> {
     if s.skip_blanks() && !matches!(s.peek(), '#' | '\n' | '\r' | '\0') {
         return Err(s.error("a tab before a value; YAML separates with spaces"));
     }
     if !matches!(s.peek(), '#' | '\n' | '\r' | '\0') {
-        return match entry {
-            Entry::Item(_) => node_here(s, parent, depth),
+        return match opener {
+            Opener::Item(_) => node_here(s, parent, depth),
             _ if s.peek() == '-' && is_blank_or_end(s.peek_at(1)) => {
                 Err(s.error("a block sequence may not start on the line of its key or `---`"))
             }
@@ -175,12 +175,12 @@ fn value(s: &mut Scanner, parent: isize, depth: usize, entry: Entry) -> Result<N
     if indent > parent {
         return node_here(s, parent, depth);
     }
-    if matches!(entry, Entry::Key(_)) && indent == parent && at_item(s) {
+    if matches!(opener, Opener::Key(_)) && indent == parent && at_item(s) {
         return sequence(s, parent as usize, depth, true);
     }
-    let mark = match entry {
-        Entry::Key(mark) | Entry::Item(mark) => mark,
-        Entry::Document => s.end_mark(),
+    let mark = match opener {
+        Opener::Key(mark) | Opener::Item(mark) => mark,
+        Opener::Document => s.end_mark(),
     };
     leaf(String::new(), true, mark, depth)
 }
@@ -232,7 +232,7 @@ fn mapping(s: &mut Scanner, start: Mark, depth: usize, first: Node) -> Result<No
         check_key(s, &key, depth)?;
         let colon = s.mark();
         s.bump();
-        let value = value(s, indent as isize, depth + 1, Entry::Key(colon))?;
+        let value = value(s, indent as isize, depth + 1, Opener::Key(colon))?;
         entries.push((key, value));
         let next = s.indent();
         if next < indent as isize {
@@ -285,7 +285,7 @@ fn sequence(s: &mut Scanner, indent: usize, depth: usize, same_indent: bool) -> 
         if same_indent && items.is_empty() {
             start = entry;
         }
-        items.push(value(s, indent as isize, depth + 1, Entry::Item(entry))?);
+        items.push(value(s, indent as isize, depth + 1, Opener::Item(entry))?);
         let next = s.indent();
         if next == indent as isize && at_item(s) {
             continue;

@@ -84,7 +84,7 @@ pub(crate) async fn exchange(
     if !response.status().is_success() {
         return Err(upstream(format!("GitHub's token endpoint answered {}", response.status().as_u16())));
     }
-    let answer: TokenAnswer = agent_zero_contracts::json::from_slice(response.body())
+    let answer: TokenAnswer = agent_zero_codecs::json::from_slice(response.body())
         .map_err(|e| upstream(format!("GitHub's token answer is not the documented JSON: {e}")))?;
     match (answer.access_token, answer.error) {
         (Some(token), None) if !token.is_empty() => Ok(token),
@@ -116,7 +116,7 @@ async fn get_json<T: for<'de> Deserialize<'de>>(
     if !response.status().is_success() {
         return Err(upstream(format!("GET {path} answered {}", response.status().as_u16())));
     }
-    agent_zero_contracts::json::from_slice(response.body())
+    agent_zero_codecs::json::from_slice(response.body())
         .map_err(|e| upstream(format!("GET {path}: not the documented JSON: {e}")))
 }
 

@@ -31,17 +31,17 @@ use sha2::Digest;
 pub(crate) const HOUR_MS: u64 = 60 * 60 * 1_000;
 
 /// The pull request's or issue's number, for the keys.
-fn number(seed: &ParsedDelivery) -> Option<u64> {
-    match &seed.subject {
+fn number(parsed: &ParsedDelivery) -> Option<u64> {
+    match &parsed.subject {
         Subject::PullRequest(pr) => Some(pr.number),
         Subject::Issue(issue) => Some(issue.number),
         _ => None,
     }
 }
 
-/// The id (under `delivery/github/`) of `seed`'s subject's key for `hour`.
-fn id(seed: &ParsedDelivery, number: u64, hour: u64) -> String {
-    let digest = sha2::Sha256::digest(seed.repository.full_name().to_ascii_lowercase().as_bytes());
+/// The id (under `delivery/github/`) of `parsed`'s subject's key for `hour`.
+fn id(parsed: &ParsedDelivery, number: u64, hour: u64) -> String {
+    let digest = sha2::Sha256::digest(parsed.repository.full_name().to_ascii_lowercase().as_bytes());
     format!("runs-{}-{number}-{hour}", hex::encode(&digest[..8]))
 }
 
@@ -63,15 +63,15 @@ pub(crate) struct Hour {
 }
 
 impl Hour {
-    /// The runs of `seed`'s pull request or issue in the hour before
+    /// The runs of `parsed`'s pull request or issue in the hour before
     /// `now_ms`: two reads (this clock hour's key and the last one's).
-    pub(crate) async fn of<K: KeyValue>(kv: &K, seed: &ParsedDelivery, now_ms: u64) -> Option<Self> {
-        let number = number(seed)?;
+    pub(crate) async fn of<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms: u64) -> Option<Self> {
+        let number = number(parsed)?;
         let hour = now_ms / HOUR_MS;
         let since = now_ms.saturating_sub(HOUR_MS);
         let in_window = |times: &[u64]| times.iter().filter(|at| **at > since && **at <= now_ms).count();
-        let last_hour = starts(kv, &id(seed, number, hour.saturating_sub(1))).await;
-        let id = id(seed, number, hour);
+        let last_hour = starts(kv, &id(parsed, number, hour.saturating_sub(1))).await;
+        let id = id(parsed, number, hour);
         let this_hour = starts(kv, &id).await;
         let started = in_window(&last_hour) + in_window(&this_hour);
         Some(Self { number, id, this_hour, started })
@@ -122,7 +122,7 @@ mod tests {
         payload["pull_request"]["number"] = serde_json::json!(number);
         let body = serde_json::to_vec(&payload).unwrap();
         match parse_delivery("pull_request_review_comment", "d-1", &body, &IntakeOptions::default()).unwrap() {
-            Intake::Task(seed) => *seed,
+            Intake::Task(parsed) => *parsed,
             other => panic!("{other:?}"),
         }
     }
@@ -130,35 +130,35 @@ mod tests {
     #[test]
     fn a_rolling_hour_across_two_clock_hours() {
         let kv = MemoryKv::new();
-        let seed = comment_on(2);
+        let parsed = comment_on(2);
         let start = 500 * HOUR_MS + 50 * 60_000; // hh:50
-        let refusal = |seed: &ParsedDelivery, max, at| block_on(Hour::of(&kv, seed, at)).unwrap().refusal(max);
-        let start_at = |at| block_on(block_on(Hour::of(&kv, &seed, at)).unwrap().record_start(&kv, at));
+        let refusal = |parsed: &ParsedDelivery, max, at| block_on(Hour::of(&kv, parsed, at)).unwrap().refusal(max);
+        let start_at = |at| block_on(block_on(Hour::of(&kv, &parsed, at)).unwrap().record_start(&kv, at));
         start_at(start);
         start_at(start + 15 * 60_000); // hh+1:05
-        assert_eq!(refusal(&seed, 3, start + 20 * 60_000), None);
-        let refused = refusal(&seed, 2, start + 20 * 60_000).expect("two in the hour");
+        assert_eq!(refusal(&parsed, 3, start + 20 * 60_000), None);
+        let refused = refusal(&parsed, 2, start + 20 * 60_000).expect("two in the hour");
         assert_eq!(refused, IgnoreReason::MaxRunsPerHour { number: 2, max: 2 });
         assert!(refused.to_string().contains("triggers.maxRunsPerHour"), "{refused}");
         // Another pull request has runs of its own.
         assert_eq!(refusal(&comment_on(3), 2, start + 20 * 60_000), None);
         // An hour after the first, one is left in the window.
-        assert_eq!(refusal(&seed, 2, start + HOUR_MS), None);
-        assert!(refusal(&seed, 1, start + HOUR_MS).is_some());
-        assert_eq!(refusal(&seed, 1, start + 15 * 60_000 + HOUR_MS), None);
+        assert_eq!(refusal(&parsed, 2, start + HOUR_MS), None);
+        assert!(refusal(&parsed, 1, start + HOUR_MS).is_some());
+        assert_eq!(refusal(&parsed, 1, start + 15 * 60_000 + HOUR_MS), None);
     }
 
     #[test]
     fn each_hours_key_is_scheduled_once_and_lives_until_no_window_needs_it() {
         let kv = MemoryKv::new();
-        let seed = comment_on(2);
+        let parsed = comment_on(2);
         let hour = 500;
         for minute in [1, 2, 3] {
             let at = hour * HOUR_MS + minute * 60_000;
-            block_on(block_on(Hour::of(&kv, &seed, at)).unwrap().record_start(&kv, at));
+            block_on(block_on(Hour::of(&kv, &parsed, at)).unwrap().record_start(&kv, at));
         }
         let keys: Vec<String> = kv.snapshot().into_keys().collect();
-        let id = id(&seed, 2, hour);
+        let id = id(&parsed, 2, hour);
         let schedule = crate::retention::schedule_key((hour + 2) * HOUR_MS, crate::retention::Kind::Delivery, &id);
         assert_eq!(keys, [format!("delivery/github/{id}"), schedule.clone()], "one key, one schedule");
         let times = String::from_utf8(kv.snapshot()[&keys[0]].clone()).unwrap();

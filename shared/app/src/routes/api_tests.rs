@@ -618,7 +618,7 @@ fn a_delivery_awaiting_its_policy_gate_cannot_be_decided() {
         "taskId": "gh-awaiting-1",
         "repository": "acme/widgets",
         "trigger": "issue",
-        "seed": {},
+        "seed": {}, // the field's name in logs before 2026-12-07, still read
     }))
     .unwrap();
     block_on(agent_zero_engine::receive(&host.kv, &host.queue, received, 1_000)).unwrap();

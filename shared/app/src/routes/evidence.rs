@@ -13,7 +13,8 @@
 #[path = "evidence_pages.rs"]
 mod pages;
 
-use agent_zero_contracts::{EvidenceBundle, TerminalState, decimal};
+use agent_zero_codecs::decimal;
+use agent_zero_contracts::{EvidenceBundle, TerminalState};
 use agent_zero_engine::{Resident, StoreError, TaskError};
 use agent_zero_evidence::{
     RenderOptions, TaskListItem, render_evidence_html, render_json, render_markdown_document, render_task_list_html,

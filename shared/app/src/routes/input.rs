@@ -70,7 +70,7 @@ pub(crate) fn json_body<T: DeserializeOwned>(
     }
     let body = request.body();
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let value = T::deserialize(agent_zero_contracts::json::Objects(&mut deserializer)).map_err(|e| {
+    let value = T::deserialize(agent_zero_codecs::json::Objects(&mut deserializer)).map_err(|e| {
         // The path from serde_json's error position: each body type compiles once.
         let mut path = agent_zero_github::json_path_at(body, e.line(), e.column());
         let message = e.to_string();

@@ -90,7 +90,7 @@ pub(super) async fn docs<H: Host>(
     request: &http::Request<Vec<u8>>,
 ) -> http::Response<Vec<u8>> {
     let _ = request;
-    let document: Value = agent_zero_contracts::json::from_str(DOCUMENT).unwrap_or_default();
+    let document: Value = agent_zero_codecs::json::from_str(DOCUMENT).unwrap_or_default();
     let options = RenderOptions { base_path: context.base_path(), ..RenderOptions::default() };
     let mut response = http::Response::new(render(&document, &options).into_bytes());
     *response.status_mut() = StatusCode::OK;

@@ -188,7 +188,7 @@ fn signed<'s>(
 /// `duplicate`; `None` once the record's `expiresAtMs` has passed at
 /// `now_ms` (a store may remove it later than asked).
 pub(super) fn duplicate(record: &[u8], now_ms: u64) -> Option<serde_json::Value> {
-    let mut previous: serde_json::Value = agent_zero_contracts::json::from_slice(record).unwrap_or_else(|_| json!({}));
+    let mut previous: serde_json::Value = agent_zero_codecs::json::from_slice(record).unwrap_or_else(|_| json!({}));
     if previous.get("expiresAtMs").and_then(serde_json::Value::as_u64).is_some_and(|at| at <= now_ms) {
         return None;
     }
@@ -340,7 +340,7 @@ async fn store<H: Host>(context: &RouteContext<'_, H>, acted: Acted) -> Result<h
                 json!({ "recorded": "installation", "installationId": change.installation_id, "action": change.action }),
             )
         }
-        Intake::Task(seed) => task(context, seed).await?,
+        Intake::Task(parsed) => task(context, parsed).await?,
         _ => (StatusCode::ACCEPTED, json!({ "ignored": true, "reason": "unsupported" })),
     };
     remember(kv, delivery, &answer, now, &lifetimes).await;
@@ -368,11 +368,11 @@ async fn screen<K: KeyValue>(
     window_ms: u64,
 ) -> Result<Option<crate::intake_gate::Hour>, agent_zero_github::IgnoreReason> {
     let mut max_runs_per_hour = None;
-    if let Intake::Task(seed) = intake {
-        if let Some(reason) = replay::stale(seed, now, window_ms) {
+    if let Intake::Task(parsed) = intake {
+        if let Some(reason) = replay::stale(parsed, now, window_ms) {
             return Err(reason);
         }
-        match crate::intake_gate::verdict(kv, seed, now).await {
+        match crate::intake_gate::verdict(kv, parsed, now).await {
             Verdict::Declined(reason) => return Err(reason),
             Verdict::Admitted { max_runs_per_hour: max } => max_runs_per_hour = Some(max),
             Verdict::Unknown => {}
@@ -381,8 +381,8 @@ async fn screen<K: KeyValue>(
     if replay::replayed(kv, digest, delivery, now).await {
         return Err(agent_zero_github::IgnoreReason::ReplayedBody);
     }
-    let (Intake::Task(seed), Some(max)) = (intake, max_runs_per_hour) else { return Ok(None) };
-    let Some(hour) = crate::intake_gate::Hour::of(kv, seed, now).await else { return Ok(None) };
+    let (Intake::Task(parsed), Some(max)) = (intake, max_runs_per_hour) else { return Ok(None) };
+    let Some(hour) = crate::intake_gate::Hour::of(kv, parsed, now).await else { return Ok(None) };
     match hour.refusal(max) {
         Some(reason) => Err(reason),
         None => Ok(Some(hour)),
@@ -445,17 +445,17 @@ fn storage(e: impl std::fmt::Display) -> ApiError {
 
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
-    seed: &ParsedDelivery,
+    parsed: &ParsedDelivery,
 ) -> Result<(StatusCode, serde_json::Value), ApiError> {
-    let task_id = task_id_for_delivery(&seed.delivery_id);
+    let task_id = task_id_for_delivery(&parsed.delivery_id);
     let received = Received {
         task_id: task_id.clone(),
-        repository: seed.repository.full_name(),
-        trigger: seed.trigger,
-        source: Some(format!("github:{}", seed.delivery_id)),
-        title: seed.title.as_ref().map(|t| t.text.clone()),
-        seed: redacted(
-            serde_json::to_value(seed)
+        repository: parsed.repository.full_name(),
+        trigger: parsed.trigger,
+        source: Some(format!("github:{}", parsed.delivery_id)),
+        title: parsed.title.as_ref().map(|t| t.text.clone()),
+        delivery: redacted(
+            serde_json::to_value(parsed)
                 .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the delivery could not be recorded: {e}")))?,
             crate::auth::secrets(context.settings),
         ),
@@ -480,7 +480,7 @@ async fn task<H: Host>(
             }
             // The policy gate runs in the task's first tick: `state` may
             // still become `ignored`, with its reason on the task.
-            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": seed.trigger })))
+            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": parsed.trigger })))
         }
         Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
         Err(e) => Err(storage(e)),
@@ -495,15 +495,15 @@ mod redaction_tests {
     use super::redacted;
 
     #[test]
-    fn a_seed_quoting_a_secret_stores_none_of_it() {
+    fn a_delivery_quoting_a_secret_stores_none_of_it() {
         let secrets = vec!["whsec-front-only-0123456789".to_owned()];
-        let seed = serde_json::json!({
+        let parsed = serde_json::json!({
             "body": { "text": "leaked: whsec-front-only-0123456789 and ghp_0123456789abcdefghijABCDEFGHIJ012345", "untrusted": true },
             "feedback": [{ "body": { "text": "again whsec-front-only-0123456789", "untrusted": true } }],
             "subject": { "number": 7, "headSha": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c" },
             "sender": "whsec-front-only-0123456789",
         });
-        let stored = redacted(seed, &secrets);
+        let stored = redacted(parsed, &secrets);
         let texts = format!("{}{}", stored["body"], stored["feedback"]);
         let stored = stored.to_string();
         assert!(!texts.contains("whsec-front-only"), "{stored}");
@@ -707,6 +707,60 @@ mod tests {
             (serde_json::from_slice(stored.body()).unwrap(), serde_json::from_slice(again.body()).unwrap());
         assert_eq!(again["duplicate"], true, "{again}");
         assert_eq!(again["installationId"], first["installationId"], "{again}");
+    }
+
+    /// A labelled issue, the path `tests/bench/intake-path.sh` follows
+    /// (the worker's: the synchronous check and parse, then
+    /// [`crate::act_on`]): recorded once as a queued task whose log holds
+    /// the delivery, with the tick that admits it enqueued; its redelivery
+    /// is a duplicate and records nothing more.
+    #[test]
+    fn a_labelled_issue_is_recorded_once_as_a_queued_task() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
+        payload["label"]["name"] = json!("agent-zero");
+        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
+        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
+        let body = serde_json::to_vec(&payload).unwrap();
+        let request = delivery("issues", "d-labelled-1", &body, None);
+        let Checked::Acted(acted) = answered_sync(&settings, &request) else { panic!("a labelled issue is acted on") };
+        let invocation = crate::Invocation { now_ms, request_id: "1".into() };
+        let stored = block_on(crate::act_on(&host, &settings, &invocation, acted));
+        assert_eq!(stored.status(), 202, "{}", String::from_utf8_lossy(stored.body()));
+        let answer: serde_json::Value = serde_json::from_slice(stored.body()).unwrap();
+        assert_eq!((answer["state"].as_str(), answer["trigger"].as_str()), (Some("queued"), Some("issue")), "{answer}");
+        let id = answer["taskId"].as_str().expect("a task id").to_owned();
+        let log = block_on(host.kv.get(&agent_zero_engine::log_key(&id, 0))).unwrap().expect("the task's first entry");
+        assert!(String::from_utf8_lossy(&log).contains("d-labelled-1"), "the entry holds the delivery");
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "the admitting tick is enqueued");
+        let operations = host.kv.operations();
+        let again = host.send(&settings, request);
+        assert_eq!(again.status(), 200, "{}", String::from_utf8_lossy(again.body()));
+        let again: serde_json::Value = serde_json::from_slice(again.body()).unwrap();
+        assert_eq!((again["duplicate"].as_bool(), again["taskId"].as_str()), (Some(true), Some(id.as_str())));
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "a redelivery enqueues nothing");
+        assert!(host.kv.operations() - operations <= 1, "a redelivery only reads its record");
+    }
+
+    /// The same delivery through the handler (Spin's path, and the
+    /// worker's when its synchronous step cannot verify): the same answer.
+    #[test]
+    fn a_labelled_issue_through_the_handler_is_queued() {
+        let host = crate::test_host::TestHost::new();
+        let settings = settings();
+        let mut payload: serde_json::Value =
+            serde_json::from_slice(&fixture("issues", "labeled.payload.json")).unwrap();
+        payload["label"]["name"] = json!("agent-zero");
+        let now_ms = agent_zero_ports::Clock::now_ms(&host.clock);
+        payload["issue"]["updated_at"] = json!(agent_zero_contracts::rfc3339(now_ms));
+        let body = serde_json::to_vec(&payload).unwrap();
+        let answer = host.send(&settings, delivery("issues", "d-labelled-1", &body, None));
+        assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
+        let answer: serde_json::Value = serde_json::from_slice(answer.body()).unwrap();
+        assert_eq!((answer["state"].as_str(), answer["trigger"].as_str()), (Some("queued"), Some("issue")), "{answer}");
+        assert_eq!(host.queue.ticks.borrow().len(), 1, "the admitting tick is enqueued");
     }
 
     /// Where the store expires the record itself, remembering an answer is

@@ -51,19 +51,19 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         // Re-read from bytes, not `from_value`: one JSON deserializer for
         // every type keeps the wasm free of a second copy of each.
-        let mut seed: ParsedDelivery = serde_json::to_vec(&received.seed)
-            .and_then(|bytes| agent_zero_contracts::json::from_slice(&bytes))
+        let mut parsed: ParsedDelivery = serde_json::to_vec(&received.delivery)
+            .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
             .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
-        if seed.installation_id.is_none() {
-            seed.installation_id = self.installation(&seed).await?;
+        if parsed.installation_id.is_none() {
+            parsed.installation_id = self.installation(&parsed).await?;
         }
-        let policy = read_policy(self.host, self.settings, &seed, self.now_ms).await?;
+        let policy = read_policy(self.host, self.settings, &parsed, self.now_ms).await?;
         // What intake gates the repository's next deliveries with.
-        crate::intake_gate::record(self.host.kv(), &seed.repository.full_name(), &policy, self.now_ms).await;
-        let mut admission = admit_or_decline(received, &seed, policy);
+        crate::intake_gate::record(self.host.kv(), &parsed.repository.full_name(), &policy, self.now_ms).await;
+        let mut admission = admit_or_decline(received, &parsed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
-            (&mut admission, &seed.gate)
-            && let Some(declined) = self.command(&seed, stimulus, mention.as_deref(), *comment_id).await?
+            (&mut admission, &parsed.gate)
+            && let Some(declined) = self.command(&parsed, stimulus, mention.as_deref(), *comment_id).await?
         {
             return Ok(declined);
         }
@@ -92,10 +92,10 @@ impl<H: Host, P: Forge> Gate<'_, H, P> {
     /// App's JWT) and kept in the run's input; `None` with a token or no
     /// credentials. An App not installed on the repository fails the task
     /// naming it; GitHub unreachable is retried.
-    async fn installation(&self, seed: &ParsedDelivery) -> Result<Option<u64>, AdmitError> {
+    async fn installation(&self, parsed: &ParsedDelivery) -> Result<Option<u64>, AdmitError> {
         let github = self.settings.github().map_err(|e| AdmitError::Unavailable(e.message))?;
         let Some(credentials) = &github.credentials else { return Ok(None) };
-        let (owner, repo) = (&seed.repository.owner, &seed.repository.repo);
+        let (owner, repo) = (&parsed.repository.owner, &parsed.repository.repo);
         let anonymous = GitHubClient::new(self.host.http(), &github.api);
         credentials.repository_installation(&anonymous, self.host.signer(), owner, repo, self.now_ms).await.map_err(
             |e| match e {
@@ -115,16 +115,16 @@ impl<H: Host, P: Forge> Gate<'_, H, P> {
     /// comment an `eyes` reaction. GitHub unreachable: retried.
     async fn command(
         &self,
-        seed: &ParsedDelivery,
+        parsed: &ParsedDelivery,
         stimulus: &mut Stimulus,
         mention: Option<&str>,
         comment_id: Option<u64>,
     ) -> Result<Option<Admission>, AdmitError> {
         let unavailable = |e: String| AdmitError::Unavailable(e);
         let github = self.settings.github().map_err(|e| unavailable(e.message))?;
-        let (owner, repo) = (&seed.repository.owner, &seed.repository.repo);
+        let (owner, repo) = (&parsed.repository.owner, &parsed.repository.repo);
         let client = github
-            .client(self.host.http(), self.host.signer(), seed.installation_id, self.now_ms)
+            .client(self.host.http(), self.host.signer(), parsed.installation_id, self.now_ms)
             .await
             .map_err(|e| unavailable(format!("GitHub credentials: {e}")))?;
         if let Some(mention) = mention {
@@ -167,24 +167,24 @@ impl<H: Host, P: Forge> Gate<'_, H, P> {
     }
 }
 
-/// The policy of the seed's repository; an unreadable one is retried, one
+/// The policy of the parsed's repository; an unreadable one is retried, one
 /// that does not validate fails the task with the field at fault.
 async fn read_policy<H: Host>(
     host: &H,
     settings: &Settings,
-    seed: &ParsedDelivery,
+    parsed: &ParsedDelivery,
     now_ms: u64,
 ) -> Result<agent_zero_agent::Policy, AdmitError> {
     let github = settings.github().map_err(|e| AdmitError::Unavailable(e.message))?;
     // Public repositories are readable without credentials.
     let client = github
-        .client(host.http(), host.signer(), seed.installation_id, now_ms)
+        .client(host.http(), host.signer(), parsed.installation_id, now_ms)
         .await
         .map_err(|e| AdmitError::Unavailable(format!("GitHub credentials: {e}")))?;
     let field = |e: &agent_zero_agent::PolicyError| {
         format!(".agent-zero.yml{}", e.field().map(|f| format!(":{f}")).unwrap_or_default())
     };
-    repository_policy::read(&client, host.kv(), &seed.repository.owner, &seed.repository.repo, field).await.map_err(
+    repository_policy::read(&client, host.kv(), &parsed.repository.owner, &parsed.repository.repo, field).await.map_err(
         |e| match e.code {
             ErrorCode::InvalidPolicy => {
                 AdmitError::Invalid(format!("{} ({})", e.message, e.field.as_deref().unwrap_or(".agent-zero.yml")))
@@ -194,24 +194,27 @@ async fn read_policy<H: Host>(
     )
 }
 
-/// Admits or declines `seed` under `policy`. Pure.
+/// Admits or declines `parsed` under `policy`. Pure.
 pub(crate) fn admit_or_decline(
     received: &Received,
-    seed: &ParsedDelivery,
+    parsed: &ParsedDelivery,
     policy: agent_zero_agent::Policy,
 ) -> Admission {
-    if let Err(reason) = seed.admit(&crate::intake_gate::switches(&policy)) {
+    if let Err(reason) = parsed.admit(&crate::intake_gate::switches(&policy)) {
         return Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() };
     }
     // Webhooks never raise the mode: the policy's own mode is the ceiling.
     let mode: RunMode = policy.restrict_mode(None);
-    let mut input =
-        TaskInput { feedback: seed.feedback.clone(), installation_id: seed.installation_id, ..TaskInput::default() };
-    match &seed.subject {
+    let mut input = TaskInput {
+        feedback: parsed.feedback.clone(),
+        installation_id: parsed.installation_id,
+        ..TaskInput::default()
+    };
+    match &parsed.subject {
         Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
         Subject::Issue(issue) => {
             input.issue = Some(issue.clone());
-            input.issue_body = seed.body.clone();
+            input.issue_body = parsed.body.clone();
         }
         #[allow(unreachable_patterns)]
         _ => {}
@@ -219,7 +222,7 @@ pub(crate) fn admit_or_decline(
     Admission::Admitted(Box::new(Stimulus {
         task_id: received.task_id.clone(),
         repository: received.repository.clone(),
-        trigger: seed.trigger,
+        trigger: parsed.trigger,
         mode,
         source: received.source.clone(),
         input,

@@ -507,7 +507,7 @@ pub fn received(id: &str) -> Received {
         trigger: Trigger::Feedback,
         source: Some(format!("github:{id}")),
         title: Some("add subtracts".into()),
-        seed: serde_json::json!({ "opaque": "to the engine" }),
+        delivery: serde_json::json!({ "opaque": "to the engine" }),
     }
 }
 

@@ -11,9 +11,9 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::comment_target::{carries, marked};
 use super::report::StepOutcome;
 use super::rest::{Halt, Paged, Rest, User, written_by};
-use super::subject::{carries, marked};
 use crate::client::repo_path;
 
 /// Comment pages read (100 each) when looking for our comment (on an

@@ -12,7 +12,7 @@
 //!   request whose review feedback started the run (one per subject, edited
 //!   in place; none when the run failed before a verdict). Ours means
 //!   written by our own login *and* marked with the subject (see
-//!   `subject.rs`); without a known login no comment is written at all;
+//!   `comment_target.rs`); without a known login no comment is written at all;
 //! - for a completed, accepted, verified, not high-impact change: a fresh
 //!   branch through the Git data API and a pull request.
 //!
@@ -24,12 +24,12 @@
 
 mod check_run;
 mod comment;
+mod comment_target;
 mod eligibility;
 mod pull_request;
 mod report;
 mod rest;
 mod review;
-mod subject;
 mod suggestion;
 mod thread;
 
@@ -205,7 +205,7 @@ async fn run<H: HttpClient>(
     review::publish(rest, request, report).await?;
 
     let outcome = match (eligibility::comment_refusal(request), eligibility::comment_target(request)) {
-        (None, Some((owner, repo, number))) => match (request.bot_login, subject::Subject::of(request)) {
+        (None, Some((owner, repo, number))) => match (request.bot_login, comment_target::CommentTarget::of(request)) {
             (None, _) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
             (_, Err(reason)) => Ok(StepOutcome::Failed { reason }),
             (Some(login), Ok(subject)) => {
@@ -224,8 +224,10 @@ async fn run<H: HttpClient>(
     report.push(PublishStep::IssueComment, settle(outcome)?);
 
     // Another reviewer's line comment is answered in its own thread too.
-    if let (None, Ok(subject::Subject::Feedback { pull_request, source: subject::Source::ReviewComment(id) })) =
-        (eligibility::comment_refusal(request), subject::Subject::of(request))
+    if let (
+        None,
+        Ok(comment_target::CommentTarget::Feedback { pull_request, source: comment_target::Source::ReviewComment(id) }),
+    ) = (eligibility::comment_refusal(request), comment_target::CommentTarget::of(request))
     {
         let outcome = match request.bot_login {
             None => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),

@@ -162,7 +162,7 @@ pub(crate) fn error_message(response: &http::Response<Vec<u8>>) -> String {
         #[serde(default)]
         errors: Vec<serde_json::Value>,
     }
-    let Ok(body) = agent_zero_contracts::json::from_slice::<Body>(response.body()) else {
+    let Ok(body) = agent_zero_codecs::json::from_slice::<Body>(response.body()) else {
         return String::new();
     };
     let mut text = body.message.unwrap_or_default();

@@ -108,7 +108,7 @@ pub fn decide(
     http: &FakeHttp<'_>,
     clock: &ManualClock,
     request: &DecisionRequest,
-) -> Result<agent_zero_models::Decision, agent_zero_models::ModelError> {
+) -> Result<agent_zero_models::ModelAnswer, agent_zero_models::ModelError> {
     block_on(HttpProvider::new(config, http, clock).decide(request))
 }
 
@@ -117,7 +117,7 @@ pub fn decide_selected(
     http: &FakeHttp<'_>,
     clock: &ManualClock,
     request: &DecisionRequest,
-) -> Result<agent_zero_models::Decision, agent_zero_models::ModelError> {
+) -> Result<agent_zero_models::ModelAnswer, agent_zero_models::ModelError> {
     block_on(selection.provider(http, clock).decide(request))
 }
 

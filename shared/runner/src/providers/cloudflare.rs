@@ -90,7 +90,7 @@ fn fold_sse(body: &str, call: &Call<'_>, max: u64) -> Result<ExecOutput, Provide
             }
             "exit" => {
                 let value: serde_json::Value =
-                    agent_zero_contracts::json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
+                    agent_zero_codecs::json::from_str(&data).map_err(|e| call.protocol(e.to_string()))?;
                 exit = Some(value["exit_code"].as_i64().or_else(|| value["exitCode"].as_i64()).unwrap_or(-1) as i32);
             }
             "error" => {

@@ -165,7 +165,7 @@ fn fold_process_stream(body: &[u8], call: &Call<'_>, max: u64) -> Result<ExecOut
         let Some(message) = rest.get(5..5 + len) else { return Err(call.protocol("truncated envelope".into())) };
         rest = &rest[5 + len..];
         let value: serde_json::Value =
-            agent_zero_contracts::json::from_slice(message).map_err(|e| call.protocol(e.to_string()))?;
+            agent_zero_codecs::json::from_slice(message).map_err(|e| call.protocol(e.to_string()))?;
         if flags & 0x02 != 0 {
             // End of stream: `{}` or `{"error": {"code", "message"}}`.
             if let Some(error) = value.get("error") {

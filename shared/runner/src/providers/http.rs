@@ -94,7 +94,7 @@ impl Call<'_> {
     }
 
     pub(crate) fn json<T: DeserializeOwned>(&self, body: &[u8]) -> Result<T, ProviderError> {
-        agent_zero_contracts::json::from_slice(body).map_err(|e| self.protocol(e.to_string()))
+        agent_zero_codecs::json::from_slice(body).map_err(|e| self.protocol(e.to_string()))
     }
 
     pub(crate) fn protocol(&self, reason: String) -> ProviderError {

@@ -39,11 +39,11 @@ pub(crate) fn route(
     state: &State,
     call: &RecordedCall,
     segments: &[&str],
-    authenticate: fn(&State, &RecordedCall, &str, &str) -> Option<Reply>,
+    authenticate: fn(&State, &RecordedCall, &str, &str, &[&str]) -> Option<Reply>,
 ) -> Option<Reply> {
     match segments {
         ["repos", owner, name, "tarball", reference @ ..] if call.method == "GET" => {
-            if let Some(refused) = authenticate(state, call, owner, name) {
+            if let Some(refused) = authenticate(state, call, owner, name, &["tarball"]) {
                 return Some(refused);
             }
             Some(tarball_link(state, owner, name, &reference.join("/")))

@@ -22,19 +22,35 @@ pub(crate) fn installation_token(state: &mut State, call: &RecordedCall, id: &st
     let Some(id) = id.parse::<u64>().ok().filter(|id| state.installations.contains_key(id)) else {
         return not_found();
     };
+    let requested = call.json().unwrap_or(Value::Null);
+    let grants = match &state.app_grants {
+        Some(granted) => match super::permissions::narrowed(granted, requested.get("permissions")) {
+            Ok(grants) => Some(grants),
+            Err(message) => return error(422, &message),
+        },
+        None => None,
+    };
     let serial = state.fresh_id();
     let digest = hex::encode(Sha256::digest(format!("installation {id} token {serial}").as_bytes()));
     let token = format!("ghs_{}", &digest[..36]);
     state.minted.push(token.clone());
-    let requested = call.json().unwrap_or(Value::Null);
-    let permissions = requested.get("permissions").filter(|p| p.is_object()).cloned().unwrap_or_else(|| {
-        json!({"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"})
-    });
+    let expires = now_secs() + 3600;
+    state.minted_expiry.insert(token.clone(), expires);
+    let permissions = match grants {
+        Some(grants) => {
+            let shown = json!(grants);
+            state.minted_grants.insert(token.clone(), grants);
+            shown
+        }
+        None => requested.get("permissions").filter(|p| p.is_object()).cloned().unwrap_or_else(|| {
+            json!({"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"})
+        }),
+    };
     Reply::json(
         201,
         &json!({
             "token": token,
-            "expires_at": rfc3339(now_secs() + 3600),
+            "expires_at": rfc3339(expires),
             "permissions": permissions,
             "repository_selection": if requested.get("repositories").is_some() { "selected" } else { "all" },
         }),

@@ -12,7 +12,9 @@
 //! - `POST|GET /repos/{o}/{r}/git/{blobs,trees,commits}`
 //! - `GET /user` (the token's user; 403 for an installation token) and
 //!   `GET /app` (the App of the JWT: its `slug`)
-//! - `POST /app/installations/{id}/access_tokens` and
+//! - `POST /app/installations/{id}/access_tokens` (each token expires an
+//!   hour later, or at [`FakeGitHub::expire_installation_tokens`]: 401
+//!   "Bad credentials" from then on) and
 //!   `GET /repos/{o}/{r}/installation` (the App's JWT and nothing else;
 //!   404 when no installation covers the repository: `installation.rs`)
 //! - `POST|PATCH|GET /repos/{o}/{r}/check-runs[/{id}]`, and
@@ -51,6 +53,7 @@ mod identity;
 mod installation;
 mod issues;
 mod oauth;
+mod permissions;
 pub use oauth::account_id;
 mod pulls;
 mod routes;
@@ -248,6 +251,16 @@ impl FakeGitHub {
         self.with(|state| state.app = Some(auth::App { id: app_id.to_owned(), key }));
     }
 
+    /// Grants the App's installations `permissions` (`("contents",
+    /// "write")`, ...), as its manifest's `default_permissions` do: tokens
+    /// then get these or the subset they ask for, and a route a token lacks
+    /// the permission for is 403 (`permissions.rs`). Without it, tokens may
+    /// do everything.
+    pub fn grant_app_permissions(&self, permissions: &[(&str, &str)]) {
+        let grants = permissions.iter().map(|(p, l)| ((*p).to_owned(), (*l).to_owned())).collect();
+        self.with(|state| state.app_grants = Some(grants));
+    }
+
     /// Adds an App installation on `account` that can mint tokens; it
     /// covers every repository of the account.
     pub fn add_installation(&self, installation_id: u64, account: &str) {
@@ -266,6 +279,14 @@ impl FakeGitHub {
             })
             .collect();
         self.with(|state| state.installation_repositories.insert(installation_id, keys));
+    }
+
+    /// Makes every installation token minted so far expired, as an hour
+    /// later: GitHub answers 401 "Bad credentials" to each from now on,
+    /// whatever its `expires_at` said.
+    pub fn expire_installation_tokens(&self) {
+        let now = crate::time::now_secs();
+        self.with(|state| state.minted_expiry.values_mut().for_each(|expires| *expires = now));
     }
 
     /// The installation tokens minted so far (for secret-leak scans).

@@ -82,7 +82,7 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
             super::installation::repository_installation(state, call, owner, name)
         }
         ["repos", owner, name, rest @ ..] => {
-            if let Some(refused) = authenticate(state, call, owner, name) {
+            if let Some(refused) = authenticate(state, call, owner, name, rest) {
                 return refused;
             }
             repo_route(state, call, owner, name, rest)
@@ -95,12 +95,19 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
 /// registered, a credential must be one of those tokens or an installation
 /// token the fake minted: anything else, the App's JWT included (it opens
 /// only `/app/...` and the repository's installation), is 401.
-fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str) -> Option<Reply> {
+fn authenticate(state: &State, call: &RecordedCall, owner: &str, name: &str, rest: &[&str]) -> Option<Reply> {
     if state.tokens.is_empty() && state.app.is_none() {
         return None;
     }
     match credential(call) {
-        Some(token) if state.tokens.iter().chain(&state.minted).any(|t| t == token) => None,
+        Some(token) if state.minted_expiry.get(token).is_some_and(|&expires| expires <= now_secs()) => {
+            Some(error(401, "Bad credentials"))
+        }
+        Some(token) if state.tokens.iter().chain(&state.minted).any(|t| t == token) => state
+            .minted_grants
+            .get(token)
+            .and_then(|grants| super::permissions::refusal(grants, &call.method, rest))
+            .map(|message| error(403, message)),
         Some(_) => Some(error(401, "Bad credentials")),
         None => {
             let public = state.repos.get(&repo_key(owner, name)).is_some_and(|r| !r.private);

@@ -51,6 +51,14 @@ pub(crate) struct State {
     pub(crate) repos: BTreeMap<String, Repo>,
     pub(crate) tokens: Vec<String>,
     pub(crate) minted: Vec<String>,
+    /// When each minted token expires (seconds since the epoch): GitHub
+    /// answers 401 "Bad credentials" from then on.
+    pub(crate) minted_expiry: BTreeMap<String, u64>,
+    /// What each minted token may do (`permissions.rs`).
+    pub(crate) minted_grants: BTreeMap<String, super::permissions::Grants>,
+    /// What the App's installations are granted (its manifest's
+    /// `default_permissions`); `None`: everything, unmodelled.
+    pub(crate) app_grants: Option<super::permissions::Grants>,
     pub(crate) installations: BTreeMap<u64, String>,
     /// The repositories (keys) an installation is limited to; one absent
     /// here covers every repository of its account.

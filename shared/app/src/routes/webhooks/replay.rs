@@ -33,10 +33,10 @@ fn id(digest: &str) -> String {
     format!("sha256-{digest}")
 }
 
-/// Why `seed` is too old to act on at `now_ms` under a replay window of
+/// Why `parsed` is too old to act on at `now_ms` under a replay window of
 /// `window_ms`, if it is.
-pub(crate) fn stale(seed: &ParsedDelivery, now_ms: u64, window_ms: u64) -> Option<IgnoreReason> {
-    let at = seed.event_at_ms?;
+pub(crate) fn stale(parsed: &ParsedDelivery, now_ms: u64, window_ms: u64) -> Option<IgnoreReason> {
+    let at = parsed.event_at_ms?;
     (now_ms.saturating_sub(at) > window_ms)
         .then(|| IgnoreReason::StaleEvent { at: agent_zero_contracts::rfc3339(at), hours: window_ms / 3_600_000 })
 }

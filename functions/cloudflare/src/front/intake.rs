@@ -19,8 +19,8 @@
 //! (`body_limit`, `BoundedBody`, `webhook::signature`, the MAC compared in
 //! constant time here, `webhook::mismatched` or `webhook::answer_verified`,
 //! `refuse`), so it is what
-//! [`crate::fetch`] answers. What this path does not take on is left to
-//! [`crate::fetch`]: [`webhook_key`] is `undefined` until the async path
+//! [`super::fetch`] answers. What this path does not take on is left to
+//! [`super::fetch`]: [`webhook_key`] is `undefined` until the async path
 //! has imported the key (once per isolate), the entry sends a body of
 //! unknown length or one declared over the limit there (refused before it
 //! is read), and [`webhook_answer`] is `undefined` for a delivery that
@@ -62,7 +62,7 @@ pub fn webhook_key(env: Env) -> Option<Array> {
     let settings = crate::settings_of(&env);
     let path = webhook_path(&settings)?;
     let limit = agent_zero_app::body_limit(&http::Method::POST, &path, &settings).ok()?;
-    let key = crate::hmac::cached()?;
+    let key = crate::hmac::cached_key(None)?;
     let names: Array = webhook::HEADERS.iter().map(|name| JsValue::from_str(name)).collect();
     let mismatch = answer_of(webhook::mismatched());
     Some(Array::of5(&key, &JsValue::from_f64(limit as f64), &names, &mismatch, &JsValue::from_str(&path)))
@@ -112,7 +112,7 @@ pub fn webhook_answer(
             webhook::SignatureCheck::Refused(refusal) => refusal,
             // The entry signed with the key imported from this secret
             // (or this isolate's key changed: let the async path verify).
-            webhook::SignatureCheck::Verify(signature) if crate::hmac::cached_key(signature.key).is_none() => {
+            webhook::SignatureCheck::Verify(signature) if crate::hmac::cached_key(Some(signature.key)).is_none() => {
                 return None;
             }
             webhook::SignatureCheck::Verify(signature) => {
@@ -136,11 +136,11 @@ pub fn webhook_answer(
             }
         },
     };
-    // Answered here: the request's id and line, as `crate::fetch` gives them.
+    // Answered here: the request's id and line, as `super::fetch` gives them.
     let mut response = response;
-    let invocation = crate::invocation();
+    let invocation = super::invocation();
     let path = webhook_path(&settings)?;
-    crate::log_request(&settings, &invocation, "POST", &path, &mut response);
+    super::log_request(&settings, &invocation, "POST", &path, &mut response);
     Some(answer_of(response).into())
 }
 
@@ -159,11 +159,11 @@ pub struct Verified {
 pub fn webhook_act(env: Env, verified: Verified) -> Promise {
     worker::wasm_bindgen_futures::future_to_promise(async move {
         let settings = crate::settings_of(&env);
-        let invocation = crate::invocation();
+        let invocation = super::invocation();
         let host = crate::CloudflareHost::new(&env);
         let mut response = agent_zero_app::act_on(&host, &settings, &invocation, verified.acted).await;
         if let Some(path) = webhook_path(&settings) {
-            crate::log_request(&settings, &invocation, "POST", &path, &mut response);
+            super::log_request(&settings, &invocation, "POST", &path, &mut response);
         }
         Ok(answer_of(response).into())
     })
@@ -184,7 +184,7 @@ fn head_of(path: &str, headers: &str) -> Option<http::request::Parts> {
 }
 
 /// `[status, headers, body]` for the entry to build the `Response` from,
-/// as [`crate::from_http`] builds it (a header whose value is not visible
+/// as [`super::from_http`] builds it (a header whose value is not visible
 /// ASCII is left out). The body is text when it is UTF-8 and the answer
 /// names its `Content-Type` (so the `Response` adds none), else bytes: a
 /// text body is the cheaper one for workerd to take (measured).

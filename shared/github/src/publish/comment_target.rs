@@ -30,20 +30,20 @@ pub(crate) enum Source<'a> {
     Task(&'a str),
 }
 
-/// The subject of a validation comment.
+/// What a validation comment answers (its "subject" in the marker line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Subject<'a> {
+pub(crate) enum CommentTarget<'a> {
     /// The issue of an issue run.
     Issue(u64),
     /// Review feedback on a pull request.
     Feedback { pull_request: u64, source: Source<'a> },
 }
 
-impl Subject<'_> {
+impl CommentTarget<'_> {
     /// The subject of `request`'s comment; `Err` says why it cannot be named.
-    pub(crate) fn of<'r>(request: &'r PublishRequest<'_>) -> Result<Subject<'r>, String> {
+    pub(crate) fn of<'r>(request: &'r PublishRequest<'_>) -> Result<CommentTarget<'r>, String> {
         if let Some(issue) = request.issue {
-            return Ok(Subject::Issue(issue.number));
+            return Ok(CommentTarget::Issue(issue.number));
         }
         let bundle = request.bundle;
         let Some(pr) = bundle.pull_request.as_ref().filter(|_| bundle.trigger == Trigger::Feedback) else {
@@ -63,7 +63,7 @@ impl Subject<'_> {
                 ));
             }
         };
-        Ok(Subject::Feedback { pull_request: pr.number, source })
+        Ok(CommentTarget::Feedback { pull_request: pr.number, source })
     }
 
     /// The marker line, without a line break.
@@ -127,10 +127,10 @@ mod tests {
 
     #[test]
     fn markers_name_the_subject() {
-        assert_eq!(Subject::Issue(42).marker(), "<!-- agent-zero:subject issue=42 -->");
-        let review = Subject::Feedback { pull_request: 7, source: Source::ReviewComment(123) };
+        assert_eq!(CommentTarget::Issue(42).marker(), "<!-- agent-zero:subject issue=42 -->");
+        let review = CommentTarget::Feedback { pull_request: 7, source: Source::ReviewComment(123) };
         assert_eq!(review.marker(), "<!-- agent-zero:subject pull-request=7 review-comment=123 -->");
-        let task = Subject::Feedback { pull_request: 7, source: Source::Task("api-ab12") };
+        let task = CommentTarget::Feedback { pull_request: 7, source: Source::Task("api-ab12") };
         assert_eq!(task.marker(), "<!-- agent-zero:subject pull-request=7 task=api-ab12 -->");
     }
 
@@ -150,8 +150,8 @@ mod tests {
 
     #[test]
     fn a_body_carries_exactly_its_marker() {
-        let issue_4 = Subject::Issue(4).marker();
-        let issue_42 = Subject::Issue(42).marker();
+        let issue_4 = CommentTarget::Issue(4).marker();
+        let issue_42 = CommentTarget::Issue(42).marker();
         let body = marked(&format!("{ISSUE_VALIDATION_MARKER}\n## Agent Zero"), &issue_42);
         assert_eq!(body, format!("{ISSUE_VALIDATION_MARKER}\n{issue_42}\n## Agent Zero"));
         assert!(carries(&body, &issue_42));

@@ -1,8 +1,12 @@
 //! The `TaskStore` object itself (the `front` worker's; the tick worker
-//! reaches it through [`super::TaskStores`]): each operation of the
-//! protocol (see the parent module) as one synchronous SQL statement.
+//! reaches it through [`crate::task_store::TaskStores`]): each operation of
+//! the protocol (see `task_store.rs`) as one synchronous SQL statement.
 
-use super::*;
+use agent_zero_ports::check_key;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::task_store::{Op, Reply};
 use worker::{DurableObject, Env, Request, Response, SqlStorage, SqlStorageValue, State, durable_object};
 
 /// The longest page a list returns (Workers KV's own bound).
@@ -25,7 +29,7 @@ impl DurableObject for TaskStore {
     }
 
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let op: Op = match agent_zero_contracts::json::from_slice(&request.bytes().await?) {
+        let op: Op = match agent_zero_codecs::json::from_slice(&request.bytes().await?) {
             Ok(op) => op,
             Err(e) => return answer(&Reply::Failed { message: format!("invalid task-store operation: {e}") }, 400),
         };

@@ -24,7 +24,7 @@ impl DurableObject for LeaseCoordinator {
     }
 
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let op: CoordinatorOp = match agent_zero_contracts::json::from_slice(&request.bytes().await?) {
+        let op: CoordinatorOp = match agent_zero_codecs::json::from_slice(&request.bytes().await?) {
             Ok(op) => op,
             Err(e) => return Response::error(format!("invalid coordinator operation: {e}"), 400),
         };

@@ -154,7 +154,7 @@ mod tests {
         for dir in ["shared", "functions"] {
             walk(&root.join(dir), &mut found);
         }
-        assert!(found.is_empty(), "use agent_zero_contracts::decimal::parse (docs/decisions.md): {found:?}");
+        assert!(found.is_empty(), "use agent_zero_codecs::decimal::parse (docs/decisions.md): {found:?}");
     }
 
     #[test]
