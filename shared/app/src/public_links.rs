@@ -97,6 +97,23 @@ mod tests {
     }
 
     #[test]
+    fn health_names_receipt_links_the_front_cannot_sign() {
+        let problem = |pairs: &[(&str, &str)]| {
+            crate::Settings::from_pairs(pairs.iter().copied())
+                .problems()
+                .into_iter()
+                .find(|p| p.field.as_deref() == Some(RECEIPT_LINKS))
+        };
+        let links = [(PUBLIC_URL, "https://az.example.com"), (RECEIPT_LINKS, "on")];
+        let unsigned = problem(&links).expect("links without a key are a problem");
+        assert!(unsigned.message.contains("AGENT_ZERO_RECEIPT_KEY is not set"), "{}", unsigned.message);
+        // RFC 8032's first test key: the front signs, so the links are true.
+        let key = (crate::receipt_keys::KEY, "k1:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A");
+        assert!(problem(&[links[0], links[1], key]).is_none());
+        assert!(problem(&[links[0]]).is_none(), "the page alone needs no key");
+    }
+
+    #[test]
     fn a_malformed_setting_is_named() {
         for (pairs, says) in [
             (vec![(PUBLIC_URL, "not a url")], "is not a URL"),
