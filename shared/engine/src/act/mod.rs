@@ -27,6 +27,7 @@ mod validate;
 mod verify;
 mod witness;
 mod witness_fix;
+mod witness_run;
 
 /// What one step produced.
 #[derive(Debug)]

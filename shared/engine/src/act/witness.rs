@@ -14,16 +14,13 @@
 
 use agent_zero_contracts::{CheckResult, ProposedChange, Witness, WitnessOutcome, WitnessRun};
 
+use super::witness_run::{bounded, first, remove, run_alone};
 use super::{Acted, Run};
 use crate::fact::{Fact, LeaseRecord};
 use crate::ports::{Workspace, WorkspaceError};
 use crate::resident::FoldError;
 use crate::store::TickStats;
 use crate::witness::{base_unavailable, check, digest, not_run, patches, rebuild_base};
-
-/// Most bytes of each of a witness run's stdout and stderr kept in the
-/// evidence (their ends: where a failing test says why).
-pub(crate) const MAX_WITNESS_OUTPUT_BYTES: usize = 4 * 1024;
 
 pub(super) async fn witness<W: Workspace>(
     run: &Run<'_>,
@@ -115,7 +112,7 @@ async fn on_head<W: Workspace>(
 ) -> Result<Acted, FoldError> {
     let Some(finding) = run.r.attempt.finding.as_ref() else { return Acted::now(Vec::new()) };
     let record = |witness: WitnessRun| Acted::now(vec![Fact::Witnessed { witness }]);
-    let head = match super::witness_fix::run_alone(run, lease, workspace, stats, witness, "witness-head").await {
+    let head = match run_alone(run, lease, workspace, stats, witness, "witness-head").await {
         Ok(Ok(head)) => bounded(head),
         Ok(Err(e)) => {
             let reason = format!("could not run in the sandbox: {e}");
@@ -239,30 +236,6 @@ fn split(versions: &[(String, Option<String>)]) -> (Vec<ProposedChange>, Vec<Str
     (present, absent)
 }
 
-/// Removes `paths` from the checkout (`rm -f --`, the engine's own command).
-pub(super) async fn remove<W: Workspace>(
-    workspace: &W,
-    lease: &LeaseRecord,
-    paths: &[String],
-    key: &str,
-) -> Result<(), WorkspaceError> {
-    let mut argv: Vec<String> = ["rm", "-f", "--"].map(str::to_owned).into();
-    argv.extend(paths.iter().cloned());
-    let removed = first(workspace.run(lease, &[argv], REMOVE_MS, key).await?)?;
-    if removed.passed() {
-        Ok(())
-    } else {
-        Err(WorkspaceError::Failed(format!("removing {} exited {}", paths.join(", "), removed.exit_code)))
-    }
-}
-
-/// Bound on the `rm` that removes files.
-const REMOVE_MS: u64 = 30_000;
-
-pub(super) fn first(results: Vec<CheckResult>) -> Result<CheckResult, WorkspaceError> {
-    results.into_iter().next().ok_or_else(|| WorkspaceError::Failed("the sandbox returned no result".into()))
-}
-
 /// Why, in a sentence.
 fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeout_ms: u64) -> String {
     match outcome {
@@ -279,20 +252,4 @@ fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeo
         }
         other => format!("the witness {other}"),
     }
-}
-
-/// `result` with the ends of its output, at most
-/// [`MAX_WITNESS_OUTPUT_BYTES`] of each stream, the rest counted.
-pub(super) fn bounded(mut result: CheckResult) -> CheckResult {
-    for stream in [&mut result.stdout, &mut result.stderr] {
-        if stream.len() > MAX_WITNESS_OUTPUT_BYTES {
-            let mut cut = stream.len() - MAX_WITNESS_OUTPUT_BYTES;
-            while !stream.is_char_boundary(cut) {
-                cut += 1;
-            }
-            result.truncated_bytes += cut as u64;
-            stream.replace_range(..cut, "");
-        }
-    }
-    result
 }

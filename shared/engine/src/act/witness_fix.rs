@@ -11,12 +11,12 @@
 //! (or puts back the file it replaced), so the checks, the diff and the
 //! published tree never see it.
 
-use agent_zero_contracts::{CheckResult, ProposedChange, Witness, WitnessOutcome, WitnessRun};
+use agent_zero_contracts::{CheckResult, WitnessOutcome, WitnessRun};
 
-use super::witness::{bounded, first, remove};
+use super::witness_run::{bounded, run_alone};
 use super::{Acted, Run};
 use crate::fact::{Fact, LeaseRecord};
-use crate::ports::{Workspace, WorkspaceError};
+use crate::ports::Workspace;
 use crate::resident::FoldError;
 use crate::store::TickStats;
 use crate::witness::{check, digest, not_run};
@@ -122,53 +122,6 @@ pub(super) async fn witness_fix<W: Workspace>(
         }
     };
     record(recorded)
-}
-
-/// Writes the witness (reading first the file it replaces, if any), runs
-/// it, and removes it or puts that file back. The outer error: the
-/// checkout could not be put back; the inner: the witness did not run.
-pub(super) async fn run_alone<W: Workspace>(
-    run: &Run<'_>,
-    lease: &LeaseRecord,
-    workspace: &W,
-    stats: &mut TickStats,
-    witness: &Witness,
-    label: &str,
-) -> Result<Result<CheckResult, WorkspaceError>, WorkspaceError> {
-    let key = format!("{}:{label}", run.cx.key);
-    let original = if run.r.discovery.files.contains(&witness.path) {
-        stats.sandbox_calls += 1;
-        let read = workspace.read_files(lease, std::slice::from_ref(&witness.path)).await?;
-        read.into_iter().next().and_then(|(_, content)| content)
-    } else {
-        None
-    };
-    let policy = &run.stimulus.policy.review.witness;
-    let mut argv = policy.command.clone();
-    argv.push(witness.path.clone());
-    let file = ProposedChange {
-        path: witness.path.clone(),
-        content: witness.content.clone(),
-        reason: "the claim's witness (never published)".into(),
-    };
-    stats.sandbox_calls += 2;
-    let ran = match workspace.write_files(lease, std::slice::from_ref(&file), &key).await {
-        Ok(()) => {
-            let timeout = policy.timeout_ms.min(run.remaining_ms());
-            workspace.run(lease, &[argv], timeout, &format!("{key}-run")).await.and_then(first)
-        }
-        Err(e) => Err(e),
-    };
-    stats.sandbox_calls += 1;
-    match original {
-        Some(content) => {
-            let back =
-                ProposedChange { path: witness.path.clone(), content, reason: "put back after the witness".into() };
-            workspace.write_files(lease, &[back], &format!("{key}-restore")).await?;
-        }
-        None => remove(workspace, lease, std::slice::from_ref(&witness.path), &format!("{key}-rm")).await?,
-    }
-    Ok(ran)
 }
 
 /// Why, in a sentence.
