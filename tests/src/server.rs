@@ -45,6 +45,9 @@ pub struct ServerOptions {
     pub wall_clock_secs: Option<u64>,
 }
 
+/// In a variable's value, the server's own base URL (`http://127.0.0.1:PORT`).
+pub const BASE_URL: &str = "{base_url}";
+
 /// How a start ended.
 enum Ready {
     Answering,
@@ -135,6 +138,11 @@ impl Server {
         let dir = temp.path().to_path_buf();
         let spawn = |port: u16| -> Result<Child, String> {
             let log = std::fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
+            // A value may name the server's own URL (`{base_url}`: the
+            // deployment's public URL), known only once its port is chosen.
+            let base_url = format!("http://127.0.0.1:{port}");
+            let vars = options.vars.iter().map(|(k, v)| (k.clone(), v.replace(BASE_URL, &base_url))).collect();
+            let options = &ServerOptions { vars, ..options.clone() };
             let mut command = match runtime {
                 Runtime::Workerd => workerd_command(&root, &dir, &state_dir, port, options)?,
                 Runtime::Spin => spin_command(&root, &dir, &state_dir, port, options)?,

@@ -63,6 +63,8 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "AGENT_ZERO_DASHBOARD_GITHUB_URL",
     "AGENT_ZERO_RECEIPT_KEY",
     "AGENT_ZERO_RECEIPT_RETIRED_KEYS",
+    "AGENT_ZERO_PUBLIC_URL",
+    "AGENT_ZERO_RECEIPT_LINKS",
     // Spin only: the origins its allow-list takes from variables
     // (`allowed_hosts::ORIGIN_VARIABLES`).
     "AGENT_ZERO_FORGE_ORIGIN",

@@ -35,6 +35,7 @@ mod intake_gate;
 pub mod log_line;
 pub mod metering;
 pub mod platform;
+mod public_links;
 mod read_ahead;
 mod receipt_keys;
 mod repository_policy;

@@ -52,6 +52,7 @@ pub struct Settings {
     pool: Result<RunnerPoolConfig, String>,
     dashboard: Result<Option<DashboardSettings>, ApiError>,
     receipt_keys: Result<crate::receipt_keys::ReceiptKeys, ApiError>,
+    public_links: Result<crate::public_links::PublicLinks, ApiError>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -97,6 +98,7 @@ impl Settings {
             pool: crate::services::pool_config(config),
             dashboard: DashboardSettings::from_config(config),
             receipt_keys: crate::receipt_keys::ReceiptKeys::from_config(config),
+            public_links: crate::public_links::PublicLinks::from_config(config),
             variables,
         }
     }
@@ -114,11 +116,25 @@ impl Settings {
             self.run.as_ref().err(),
             self.dashboard.as_ref().err(),
             self.receipt_keys.as_ref().err(),
+            self.public_links.as_ref().err(),
         ]
         .into_iter()
         .flatten()
         {
             problems.push(section.clone());
+        }
+        // Only the front role holds the key (and answers health): it tells
+        // an operator whose publications link receipts it cannot sign.
+        let signs = self.receipt_keys.as_ref().is_ok_and(|keys| keys.active.is_some());
+        if self.public_links.as_ref().is_ok_and(|links| links.receipts) && !signs {
+            let name = crate::public_links::RECEIPT_LINKS;
+            problems.push(
+                ApiError::new(
+                    ErrorCode::NotConfigured,
+                    format!("{name} is `on` but AGENT_ZERO_RECEIPT_KEY is not set: the receipt links publications carry answer 503"),
+                )
+                .with_field(name),
+            );
         }
         // Unset is not malformed: a deployment may run without a sandbox.
         if self.variables.is_set("AGENT_ZERO_SANDBOX_PROVIDER")
@@ -147,6 +163,12 @@ impl Settings {
     /// Every value that must never be stored, longest first.
     pub(crate) fn secrets(&self) -> &[String] {
         &self.secrets
+    }
+
+    /// Where publications link back to (`AGENT_ZERO_PUBLIC_URL`,
+    /// `AGENT_ZERO_RECEIPT_LINKS`): nothing when malformed (health names it).
+    pub(crate) fn public_links(&self) -> crate::public_links::PublicLinks {
+        self.public_links.clone().unwrap_or_default()
     }
 
     /// `AGENT_ZERO_BASE_PATH`: the path the app is served under (`""` at

@@ -1,6 +1,7 @@
 //! A witness for a bug claim: a small test the model writes that should
-//! fail on a pull request's head and pass on its base, and what running it
-//! in the sandbox at both commits showed (`docs/witness.md`).
+//! fail on a pull request's head and pass on its base (a review), or fail
+//! before an issue's fix and pass after it (an issue run), and what running
+//! it in the sandbox at both showed (`docs/witness.md`).
 //!
 //! The model supplies the file (path and contents) only; the command that
 //! runs it is the repository policy's (`review.witness.command`).
@@ -44,6 +45,17 @@ pub enum WitnessOutcome {
     Rejected,
     /// The claim came without a witness.
     Absent,
+    /// It failed on the head and has not run on the base (yet: it runs in
+    /// the next tick; a run that ends before that keeps this outcome).
+    FailedOnHead,
+    /// An issue run's witness failed before the fix and has not run after
+    /// it (yet: it runs once the fix is verified; a run that ends before
+    /// that keeps this outcome).
+    FailedBeforeFix,
+    /// An issue run's witness passed before the fix: the bug did not show.
+    PassedBeforeFix,
+    /// An issue run's witness still failed after the verified fix.
+    FailedAfterFix,
 }
 
 impl WitnessOutcome {
@@ -57,6 +69,10 @@ impl WitnessOutcome {
             Self::CouldNotRun => "could-not-run",
             Self::Rejected => "rejected",
             Self::Absent => "absent",
+            Self::FailedOnHead => "failed-on-head",
+            Self::FailedBeforeFix => "failed-before-fix",
+            Self::PassedBeforeFix => "passed-before-fix",
+            Self::FailedAfterFix => "failed-after-fix",
         }
     }
 
@@ -72,6 +88,17 @@ impl WitnessOutcome {
             Self::FailedOnBase
         } else {
             Self::Reproduced
+        }
+    }
+
+    /// What an issue run's witness was, from its runs before the fix and
+    /// after it: reproduced only when it failed (ran to its end, exited
+    /// non-zero) before and passed after.
+    pub fn judge_fix(before: &CheckResult, after: &CheckResult) -> Self {
+        match Self::judge(before, after) {
+            Self::PassedOnHead => Self::PassedBeforeFix,
+            Self::FailedOnBase => Self::FailedAfterFix,
+            other => other,
         }
     }
 }
@@ -109,7 +136,14 @@ pub struct WitnessRun {
     pub head_sha: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_sha: Option<String>,
-    /// True when `review.requireWitness` kept the claim off the diff's lines.
+    /// An issue run's: its run at the issue's commit, before the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<CheckResult>,
+    /// An issue run's: its run on the verified fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<CheckResult>,
+    /// True when `review.requireWitness` kept the claim off the diff's
+    /// lines (a review), or kept the fix from completing (an issue run).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub withheld: bool,
 }
@@ -122,7 +156,17 @@ impl WitnessRun {
 
     /// Milliseconds the witness ran in the sandbox, at both commits.
     pub fn sandbox_ms(&self) -> u64 {
-        self.head.iter().chain(&self.base).map(|r| r.duration_ms).sum()
+        self.head.iter().chain(&self.base).chain(&self.before).chain(&self.after).map(|r| r.duration_ms).sum()
+    }
+
+    /// Whether this is an issue run's witness (before and after a fix)
+    /// rather than a review's (head and base).
+    pub fn of_a_fix(&self) -> bool {
+        matches!(
+            self.outcome,
+            WitnessOutcome::FailedBeforeFix | WitnessOutcome::PassedBeforeFix | WitnessOutcome::FailedAfterFix
+        ) || self.before.is_some()
+            || self.after.is_some()
     }
 }
 
@@ -152,6 +196,16 @@ mod tests {
     }
 
     #[test]
+    fn a_fix_is_reproduced_only_when_it_fails_before_and_passes_after() {
+        let judge = WitnessOutcome::judge_fix;
+        assert_eq!(judge(&ran(1, false), &ran(0, false)), WitnessOutcome::Reproduced);
+        assert_eq!(judge(&ran(0, false), &ran(0, false)), WitnessOutcome::PassedBeforeFix);
+        assert_eq!(judge(&ran(1, false), &ran(1, false)), WitnessOutcome::FailedAfterFix);
+        assert_eq!(judge(&ran(1, false), &ran(-1, true)), WitnessOutcome::TimedOut);
+        assert_eq!(WitnessOutcome::FailedAfterFix.as_str(), "failed-after-fix");
+    }
+
+    #[test]
     fn a_run_reads_back_and_leaves_out_what_it_lacks() {
         let run = WitnessRun {
             finding_id: "f1".into(),
@@ -163,6 +217,8 @@ mod tests {
             base: None,
             head_sha: None,
             base_sha: None,
+            before: None,
+            after: None,
             withheld: true,
         };
         let json = serde_json::to_value(&run).unwrap();

@@ -98,10 +98,11 @@ impl Step<'_> {
             | Self::Execute { .. }
             | Self::Review { .. }
             | Self::Release { .. } => limits.sandbox_call_ms,
-            // Two runs of the witness and the sandbox calls around them.
+            // One run of the witness (each of its two ticks runs one) and
+            // the sandbox calls around it.
             Self::Witness { .. } => {
                 let each = resident.stimulus.as_ref().map_or(0, |s| s.policy.review.witness.timeout_ms);
-                limits.sandbox_call_ms.saturating_add(each.saturating_mul(2))
+                limits.sandbox_call_ms.saturating_add(each)
             }
             Self::Admit { .. } | Self::Publish { .. } => limits.publish_ms,
             Self::Plan { replan: false, .. } | Self::Fail { .. } | Self::Quiet(_) => return None,
@@ -126,7 +127,8 @@ pub enum Step<'a> {
     /// Read the cited files and validate the model's claim.
     Validate { lease: &'a LeaseRecord, claim: &'a ModelFinding },
     /// Run the finding's witness at the pull request's head and base
-    /// (`act/witness.rs`), before planning.
+    /// (`act/witness.rs`), before planning; or an issue run's, before its
+    /// fix is written and then on the verified fix (`act/witness_fix.rs`).
     Witness { lease: &'a LeaseRecord },
     /// Authorise the write of `decision` (`replan`: after a failed
     /// verification, ask the model for a new decision first).
@@ -214,6 +216,8 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
             Some(decision) => Step::Validate { lease, claim: &decision.finding },
             None => inconsistent(state, "a model decision"),
         },
+        // An issue run's witness runs before the fix is written, then on the verified fix.
+        (TaskState::Executing, Some(lease)) if crate::witness::owed_before_fix(resident) => Step::Witness { lease },
         (TaskState::Executing, Some(lease)) => execute(resident, lease, false),
         (TaskState::Verifying | TaskState::Reviewing, Some(lease))
             if resident.sandbox.applied_on.as_deref() != Some(lease.id.as_str()) =>
@@ -226,6 +230,7 @@ pub fn next_step<'a>(resident: &'a Resident, now_ms: u64, limits: &Limits) -> St
             let job = resident.sandbox.checks_job.as_ref().filter(|j| j.lease == lease.id && j.attempt == attempt);
             Step::Verify { lease, job }
         }
+        (TaskState::Reviewing, Some(lease)) if crate::witness::owed_after_fix(resident) => Step::Witness { lease },
         (TaskState::Reviewing, Some(lease)) => Step::Review { lease },
         // Answered by `chores` above, before any guard.
         (TaskState::Completed | TaskState::NeedsHuman | TaskState::Failed | TaskState::Ignored, Some(_)) => {

@@ -41,9 +41,32 @@ pub(crate) fn owed(resident: &Resident) -> bool {
     let brought = attempt.decision.as_ref().is_some_and(|d| !d.witness.is_empty());
     stimulus.policy.review.witness.enabled()
         && resident.discovery.review.is_some()
-        && attempt.witness.is_none()
+        && attempt.witness.as_ref().is_none_or(|w| w.outcome == WitnessOutcome::FailedOnHead)
         && resident.attempts() == 0
         && (brought || is_bug_claim(finding))
+}
+
+/// Whether an issue run owes its finding the witness's first run, before
+/// the fix (`act/witness_fix.rs`): witnesses are on, the run is an issue's,
+/// it is about to write its first change, the finding was accepted and is
+/// a bug claim (or came with a witness), and no witness was recorded yet.
+pub(crate) fn owed_before_fix(resident: &Resident) -> bool {
+    let Some(stimulus) = resident.stimulus.as_deref() else { return false };
+    let attempt = &resident.attempt;
+    let Some(finding) = attempt.finding.as_ref().filter(|f| f.verdict == Verdict::Accepted) else { return false };
+    let brought = attempt.decision.as_ref().is_some_and(|d| !d.witness.is_empty());
+    stimulus.trigger == agent_zero_contracts::Trigger::Issue
+        && stimulus.policy.review.witness.enabled()
+        && attempt.witness.is_none()
+        && attempt.applied.is_empty()
+        && (brought || is_bug_claim(finding))
+}
+
+/// Whether an issue run owes its witness the second run, on the verified
+/// fix: it failed before the fix, and the diff was not reviewed yet.
+pub(crate) fn owed_after_fix(resident: &Resident) -> bool {
+    let attempt = &resident.attempt;
+    attempt.witness.as_ref().is_some_and(|w| w.outcome == WitnessOutcome::FailedBeforeFix) && !attempt.reviewed
 }
 
 /// Whether a run of `stimulus` may write and run a witness: witnesses are
@@ -209,6 +232,8 @@ pub(crate) fn not_run(
         base: None,
         head_sha: None,
         base_sha: None,
+        before: None,
+        after: None,
         withheld: false,
     }
 }
@@ -228,12 +253,49 @@ pub(crate) fn concluded(resident: &Resident) -> Option<WitnessRun> {
     Some(run)
 }
 
-/// Whether `review.requireWitness` keeps the run's finding off the lines.
+/// Whether `review.requireWitness` keeps the run's finding off the lines
+/// (a review), or kept its verified fix from completing (an issue run).
 pub(crate) fn withheld(resident: &Resident) -> bool {
+    let Some(stimulus) = resident.stimulus.as_deref() else { return false };
+    if stimulus.trigger == agent_zero_contracts::Trigger::Issue {
+        return resident.attempt.reviewed && blocks_fix(resident);
+    }
+    unreproduced_bug_claim(resident)
+}
+
+/// The stop code of an issue run's verified fix whose witness did not
+/// reproduce the bug, under `review.requireWitness`.
+pub(crate) const WITNESS_NOT_REPRODUCED: &str = "witness-not-reproduced";
+
+/// Whether `review.requireWitness` stops an issue run's verified fix for
+/// a person: its bug claim's witness did not reproduce the bug (or it came
+/// without one), and no person approved that stop.
+pub(crate) fn blocks_fix(resident: &Resident) -> bool {
+    let lifted = resident.approval.lifted.iter().any(|c| c == WITNESS_NOT_REPRODUCED);
+    resident.stimulus.as_deref().is_some_and(|s| s.trigger == agent_zero_contracts::Trigger::Issue)
+        && unreproduced_bug_claim(resident)
+        && !lifted
+}
+
+/// `review.requireWitness` is on and the run's bug claim was not reproduced.
+fn unreproduced_bug_claim(resident: &Resident) -> bool {
     let Some(stimulus) = resident.stimulus.as_deref() else { return false };
     let Some(finding) = resident.attempt.finding.as_ref() else { return false };
     let reproduced = resident.attempt.witness.as_ref().is_some_and(WitnessRun::reproduced);
     stimulus.policy.review.require_witness && is_bug_claim(finding) && !reproduced
+}
+
+/// Why an issue run waits at its review: `review.requireWitness` and a
+/// witness that did not reproduce the bug.
+pub(crate) fn fix_refusal(resident: &Resident) -> Option<agent_zero_contracts::Refusal> {
+    if !blocks_fix(resident) {
+        return None;
+    }
+    let why = resident.attempt.witness.as_ref().map_or("no witness was run", |w| w.reason.as_str());
+    let message = format!(
+        "the fix passed its checks, but review.requireWitness is on and its witness did not reproduce the bug: {why}"
+    );
+    Some(agent_zero_contracts::Refusal { code: WITNESS_NOT_REPRODUCED.into(), message })
 }
 
 #[cfg(test)]

@@ -509,7 +509,7 @@ fn review_comment_claiming_an_absent_bug_is_not_confirmed(runtime: Runtime) {
 
 /// The publication report the task's log recorded (its `published` fact),
 /// once the publication ran.
-fn published(world: &World, task_id: &str) -> String {
+pub(super) fn published(world: &World, task_id: &str) -> String {
     let started = Instant::now();
     loop {
         let log = read(&world.server, &format!("/api/v1/tasks/{task_id}/log")).json();

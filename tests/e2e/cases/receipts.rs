@@ -2,24 +2,32 @@
 //! fix's receipt, fetched with the deployment's published keys, its
 //! evidence and its raw log, verifies with `agent-zero verify`'s own code;
 //! one changed byte of the evidence does not. Signed on Spin by
-//! `ed25519-dalek`, on workerd by WebCrypto's Ed25519.
+//! `ed25519-dalek`, on workerd by WebCrypto's Ed25519. The pull request's
+//! body, written by the tick role (which never holds the key), links that
+//! receipt under the deployment's public URL, and following the link
+//! answers the receipt that verifies.
 
 use agent_zero_e2e::{Reply, Runtime};
 use agent_zero_fakes::calc;
 use serde_json::json;
 
-use super::lifecycle::{OPERATOR, file_issue, finding, policy, wait_terminal, world_with_vars};
+use super::lifecycle::{OPERATOR, file_issue, finding, policy, wait_github, wait_terminal, world_with_vars};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] =
     &[Case { name: "receipt_of_a_verified_fix_verifies_offline", run: receipt_of_a_verified_fix_verifies_offline }];
 
 /// RFC 8032, section 7.1, TEST 1: its public key is `PUBLIC`.
-const KEY: &str = "e2e-2026:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
+pub(super) const KEY: &str = "e2e-2026:nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
 const PUBLIC: &str = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo";
 
 fn receipt_of_a_verified_fix_verifies_offline(runtime: Runtime) {
-    let world = world_with_vars(runtime, &policy("fix"), &[("AGENT_ZERO_RECEIPT_KEY", KEY)]);
+    let vars = [
+        ("AGENT_ZERO_RECEIPT_KEY", KEY),
+        ("AGENT_ZERO_PUBLIC_URL", agent_zero_e2e::server::BASE_URL),
+        ("AGENT_ZERO_RECEIPT_LINKS", "on"),
+    ];
+    let world = world_with_vars(runtime, &policy("fix"), &vars);
     world.model.push_decision(json!({
         "finding": finding(calc::BUG_QUOTE, 0.95),
         "plan": ["Divide by len(values)"],
@@ -43,6 +51,7 @@ fn receipt_of_a_verified_fix_verifies_offline(runtime: Runtime) {
     let receipt = get(&format!("/api/v1/tasks/{task_id}/receipt"), true);
     let evidence = get(&format!("/api/v1/tasks/{task_id}/evidence.json"), true);
     let log = get(&format!("/api/v1/tasks/{task_id}/log"), true);
+    eprintln!("a fix without a witness; the run's cost: {}", evidence.json()["cost"]);
     let body = receipt.json();
     assert_eq!(
         (&body["verdict"], &body["verified"], &body["keyId"]),
@@ -65,4 +74,20 @@ fn receipt_of_a_verified_fix_verifies_offline(runtime: Runtime) {
     let verdict = agent_zero_cli::verify::check(&receipt.body, &keys.body, Some(&edited), Some(&log.body)).unwrap();
     let lines = verdict.lines.join("\n");
     assert!(!verdict.ok && lines.contains("FAIL evidence: SHA-256"), "{lines}");
+
+    // The pull request's body links the evidence page and this receipt.
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    wait_github(&world, "a pull request", |g| !g.pulls(owner, name).is_empty());
+    let pulls = world.github.pulls(owner, name);
+    let pr_body = pulls[0]["body"].as_str().unwrap_or_default();
+    let base = &world.server.base_url;
+    let link = format!("{base}/api/v1/tasks/{task_id}/receipt");
+    assert!(pr_body.contains(&format!("[signed receipt]({link})")), "{pr_body}");
+    assert!(pr_body.contains(&format!("[full evidence]({base}/tasks/{task_id})")), "{pr_body}");
+    // Following it answers the receipt that verifies.
+    let followed = get(link.strip_prefix(base.as_str()).expect("under the deployment's URL"), true);
+    assert_eq!(followed.body, receipt.body);
+    let verdict = agent_zero_cli::verify::check(&followed.body, &keys.body, Some(&evidence.body), Some(&log.body))
+        .expect("readable inputs");
+    assert!(verdict.ok, "{}", verdict.lines.join("\n"));
 }

@@ -129,7 +129,15 @@ fn settings(env: &str, spin_toml: &str) -> Result<Vec<(String, String)>, String>
              GITEA_WEBHOOK_SECRET (Gitea and Forgejo)"
             .to_owned());
     }
-    Ok(pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect())
+    let mut pairs: Vec<(String, String)> = pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    let set = |name: &str| pairs.iter().any(|(n, _)| n == name);
+    // The tick role never holds the receipt key; it learns that the front
+    // signs from this plain setting, derived here from the key's presence
+    // (docs/receipts.md), unless the env file says otherwise.
+    if set("AGENT_ZERO_RECEIPT_KEY") && set("AGENT_ZERO_PUBLIC_URL") && !set("AGENT_ZERO_RECEIPT_LINKS") {
+        pairs.push(("AGENT_ZERO_RECEIPT_LINKS".to_owned(), "on".to_owned()));
+    }
+    Ok(pairs)
 }
 
 /// Each forge a deployment takes deliveries from: its name, its intake

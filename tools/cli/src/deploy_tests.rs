@@ -420,3 +420,31 @@ fn every_command_the_readme_deploys_with_exists() {
     assert!(at("cargo install --path tools/cli") < at("Write `.env.deploy`"));
     assert!(at("Write `.env.deploy`") < at("agent-zero init cloudflare"));
 }
+
+#[test]
+fn receipt_links_are_derived_from_the_key_for_both_roles_never_the_key_itself() {
+    let spin_toml = std::fs::read_to_string(root().join("spin.toml")).unwrap();
+    let wrangler_toml = std::fs::read_to_string(root().join("wrangler.toml")).unwrap();
+    let signed = format!(
+        "{}AGENT_ZERO_PUBLIC_URL=https://az.example.com\nAGENT_ZERO_RECEIPT_KEY=2026-12:secretkeymaterial\n",
+        env_file()
+    );
+    let steps = crate::deploy::cloudflare_plan(&signed, &spin_toml, &wrangler_toml, Some("kv")).unwrap();
+    let put = |name: &str, config: &str| {
+        steps.iter().find(|s| s.args == ["secret", "put", name, "--config", config]).and_then(|s| s.stdin.clone())
+    };
+    for config in ["wrangler.toml", "wrangler.ticks.toml"] {
+        assert_eq!(put("AGENT_ZERO_RECEIPT_LINKS", config).as_deref(), Some("on"), "{config}");
+        assert_eq!(put("AGENT_ZERO_PUBLIC_URL", config).as_deref(), Some("https://az.example.com"), "{config}");
+    }
+    assert!(put("AGENT_ZERO_RECEIPT_KEY", "wrangler.toml").is_some());
+    assert!(put("AGENT_ZERO_RECEIPT_KEY", "wrangler.ticks.toml").is_none(), "the key stays with the front");
+    // No key, or links turned off by hand: not derived.
+    let unsigned = format!("{}AGENT_ZERO_PUBLIC_URL=https://az.example.com\n", env_file());
+    let steps = crate::deploy::cloudflare_plan(&unsigned, &spin_toml, &wrangler_toml, Some("kv")).unwrap();
+    assert!(steps.iter().all(|s| !s.args.contains(&"AGENT_ZERO_RECEIPT_LINKS".to_owned())));
+    let off = format!("{signed}AGENT_ZERO_RECEIPT_LINKS=off\n");
+    let step = &crate::deploy::spin_plan(&off, &spin_toml).unwrap()[0];
+    assert!(step.args.contains(&"agent_zero_receipt_links=off".to_owned()), "{:?}", step.args);
+    assert!(!step.args.contains(&"agent_zero_receipt_links=on".to_owned()));
+}

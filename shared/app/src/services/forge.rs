@@ -19,6 +19,7 @@ use std::rc::Rc;
 
 use agent_zero_contracts::Trigger;
 use agent_zero_engine::{ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Stimulus};
+use agent_zero_evidence::RenderOptions;
 use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
@@ -158,6 +159,10 @@ impl<H: HttpClient, S: Rs256Signer> Forge for GitHubForge<'_, H, S> {
             .collect();
         // The same list every stored record is redacted with (each token too).
         let secrets = crate::auth::Secrets::of(settings);
+        // Absolute links back to the evidence page and the receipt, where
+        // the deployment's public URL is known (docs/receipts.md).
+        let base_path = settings.base_path().unwrap_or_default();
+        let (page_url, receipt_url) = settings.public_links().of_task(base_path, &stimulus.task_id);
         let policy = &stimulus.policy;
         let mut own_login: Option<String> = None;
         let mut request = PublishRequest {
@@ -177,7 +182,11 @@ impl<H: HttpClient, S: Rs256Signer> Forge for GitHubForge<'_, H, S> {
             files: &files,
             feedback: &stimulus.input.feedback,
             bot_login: None,
-            render: secrets.options(),
+            render: RenderOptions {
+                evidence_url: page_url.as_deref(),
+                receipt_url: receipt_url.as_deref(),
+                ..secrets.options()
+            },
             now_ms: self.now_ms,
         };
         let mut identity_error = None;

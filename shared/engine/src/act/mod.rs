@@ -26,6 +26,8 @@ mod understand;
 mod validate;
 mod verify;
 mod witness;
+mod witness_fix;
+mod witness_run;
 
 /// What one step produced.
 #[derive(Debug)]
@@ -102,6 +104,11 @@ pub(crate) async fn act<D: Decider, W: Workspace, P: Forge>(
         Step::Discover { lease } => discover::discover(&run, lease, ports, stats).await,
         Step::Understand => understand::understand(&run, ports.decider, stats).await,
         Step::Validate { lease, claim } => validate::validate(&run, lease, claim, ports.workspace, stats).await,
+        Step::Witness { lease } if stimulus.trigger == Trigger::Issue => {
+            let side =
+                if run.r.state == TaskState::Reviewing { witness_fix::Side::After } else { witness_fix::Side::Before };
+            witness_fix::witness_fix(&run, lease, side, ports.workspace, stats).await
+        }
         Step::Witness { lease } => witness::witness(&run, lease, ports.workspace, stats).await,
         Step::Plan { replan, decision, finding } => {
             plan::plan(&run, plan::Planned { replan: *replan, decision, finding }, ports.decider, stats).await

@@ -64,6 +64,8 @@ pub(super) async fn review<W: Workspace>(
         stop(&format!("The diff changes files outside the authorised change: {}", out_of_scope.join(", ")))
     } else if empty {
         stop("Every check passed but the checkout is unchanged, so nothing was fixed.")
+    } else if let Some(refusal) = crate::witness::fix_refusal(r) {
+        stop(&format!("A person must decide: {}", refusal.message))
     } else {
         let title = r.attempt.finding.as_ref().map_or("the finding", |f| f.claim.title.as_str());
         run.finish(facts, TerminalState::Completed, &format!("Fixed and verified: {title}"), None)

@@ -2,26 +2,25 @@
 //! pull request's head, then at its base, and record what it showed
 //! ([`Fact::Witnessed`]) before planning (`docs/witness.md`).
 //!
-//! One tick, bounded: a read of the changed files, two writes, and four
-//! commands (the witness twice, each bounded by `review.witness.timeoutMs`;
-//! two `rm` of files the base lacks and of the witness). The command is the
-//! policy's, the path its last argument; the model names the file only.
-//! The base is the head's changed files with the diff's hunks undone; the
-//! checkout is put back to the head afterwards, witness removed, so the
-//! checks and the published tree never see it.
+//! Two ticks, each one bounded command (`review.witness.timeoutMs`): the
+//! first writes the witness, runs it on the head's checkout and removes it,
+//! recording [`WitnessOutcome::FailedOnHead`] (or a final outcome when it
+//! passed, timed out, or could not run); the second puts the base's
+//! versions of the changed files in place (the head's with the diff's hunks
+//! undone) with the witness, runs it, and puts the head back, witness
+//! removed, so the checks and the published tree never see it. The command
+//! is the policy's, the path its last argument; the model names the file
+//! only.
 
 use agent_zero_contracts::{CheckResult, ProposedChange, Witness, WitnessOutcome, WitnessRun};
 
+use super::witness_run::{bounded, first, remove, run_alone};
 use super::{Acted, Run};
 use crate::fact::{Fact, LeaseRecord};
 use crate::ports::{Workspace, WorkspaceError};
 use crate::resident::FoldError;
 use crate::store::TickStats;
 use crate::witness::{base_unavailable, check, digest, not_run, patches, rebuild_base};
-
-/// Most bytes of each of a witness run's stdout and stderr kept in the
-/// evidence (their ends: where a failing test says why).
-pub(crate) const MAX_WITNESS_OUTPUT_BYTES: usize = 4 * 1024;
 
 pub(super) async fn witness<W: Workspace>(
     run: &Run<'_>,
@@ -49,6 +48,15 @@ pub(super) async fn witness<W: Workspace>(
         let reason = format!("could not run at the base: {reason}");
         return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
     }
+    let Some(earlier) = r.attempt.witness.as_ref() else {
+        // The first tick: at the head, the checkout as leased.
+        return on_head(run, lease, workspace, stats, witness).await;
+    };
+    // The second tick: the witness that failed on the head, as the decision holds it.
+    if Some(digest(&witness.content)) != earlier.sha256 {
+        let reason = "the decision's witness is not the one that ran on the head".to_owned();
+        return record(WitnessRun { outcome: WitnessOutcome::CouldNotRun, reason, ..earlier.clone() });
+    }
     // The head's changed files, as the checkout holds them.
     let mut wanted = changed_paths.clone();
     let overwrites = r.discovery.files.contains(&witness.path);
@@ -67,68 +75,104 @@ pub(super) async fn witness<W: Workspace>(
             Ok(content) => base.push((path.clone(), content)),
             Err(why) => {
                 let reason = format!("could not rebuild the base's `{path}`: {why}");
-                return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+                return record(WitnessRun { outcome: WitnessOutcome::CouldNotRun, reason, ..earlier.clone() });
             }
         }
     }
     let original = overwrites.then(|| head_of(&witness.path)).flatten();
-    let ran = run_both(run, lease, workspace, stats, witness, &base).await;
+    let ran = run_base(run, lease, workspace, stats, witness, &base).await;
     let restored = restore(run, lease, workspace, stats, witness, original, &changed, &base, &head_of).await;
-    let (head, base_run) = match (ran, restored) {
-        (Ok(both), Ok(())) => both,
-        // The checkout is the head's again: the witness could not run, and
-        // the run goes on without it.
+    let base_run = match (ran, restored) {
+        (Ok(ran), Ok(())) => ran,
+        // The checkout is the head's again: the witness could not run at
+        // the base, and the run goes on without it.
         (Err(e), Ok(())) => {
-            let reason = format!("could not run in the sandbox: {e}");
-            return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+            let reason = format!("could not run at the base in the sandbox: {e}");
+            return record(WitnessRun { outcome: WitnessOutcome::CouldNotRun, reason, ..earlier.clone() });
         }
         // Where the checkout stands is unknown: retried (bounded), and a
         // retry that finds the base's lines instead of the head's records
         // that it could not run.
         (_, Err(e)) => return run.sandbox_failed("witness", e),
     };
-    let outcome = WitnessOutcome::judge(&head, &base_run);
+    let Some(head) = earlier.head.as_ref() else { return Acted::now(Vec::new()) };
+    let outcome = WitnessOutcome::judge(head, &base_run);
+    let reason = reason(outcome, head, &base_run, policy.witness.timeout_ms);
+    record(WitnessRun { outcome, reason, base: Some(bounded(base_run)), ..earlier.clone() })
+}
+
+/// The first tick: the witness written into the head's checkout, run, and
+/// removed (or the file it replaced put back).
+async fn on_head<W: Workspace>(
+    run: &Run<'_>,
+    lease: &LeaseRecord,
+    workspace: &W,
+    stats: &mut TickStats,
+    witness: &Witness,
+) -> Result<Acted, FoldError> {
+    let Some(finding) = run.r.attempt.finding.as_ref() else { return Acted::now(Vec::new()) };
+    let record = |witness: WitnessRun| Acted::now(vec![Fact::Witnessed { witness }]);
+    let head = match run_alone(run, lease, workspace, stats, witness, "witness-head").await {
+        Ok(Ok(head)) => bounded(head),
+        Ok(Err(e)) => {
+            let reason = format!("could not run in the sandbox: {e}");
+            return record(not_run(finding, WitnessOutcome::CouldNotRun, reason, Some(witness)));
+        }
+        Err(e) => return run.sandbox_failed("witness", e),
+    };
+    let outcome = if head.timed_out {
+        WitnessOutcome::TimedOut
+    } else if head.passed() {
+        WitnessOutcome::PassedOnHead
+    } else {
+        WitnessOutcome::FailedOnHead
+    };
+    let timeout_ms = run.stimulus.policy.review.witness.timeout_ms;
+    let reason = match outcome {
+        WitnessOutcome::FailedOnHead => format!(
+            "the witness failed on the head (exit {}); it had not run on the base when the run ended",
+            head.exit_code
+        ),
+        _ => reason(outcome, &head, &head, timeout_ms),
+    };
     let pr = run.stimulus.input.pull_request.as_ref();
-    let reason = reason(outcome, &head, &base_run, policy.witness.timeout_ms);
     record(WitnessRun {
         finding_id: finding.id.clone(),
         outcome,
         reason,
         path: Some(witness.path.clone()),
         sha256: Some(digest(&witness.content)),
-        head: Some(bounded(head)),
-        base: Some(bounded(base_run)),
+        head: Some(head),
+        base: None,
         head_sha: pr.map(|p| p.head_sha.clone()),
         base_sha: pr.and_then(|p| p.base_sha.clone()),
+        before: None,
+        after: None,
         withheld: false,
     })
 }
 
-/// Writes the witness and runs it at the head, then puts the base's
-/// versions of the changed files in place and runs it again.
-async fn run_both<W: Workspace>(
+/// Puts the base's versions of the changed files and the witness in
+/// place and runs it.
+async fn run_base<W: Workspace>(
     run: &Run<'_>,
     lease: &LeaseRecord,
     workspace: &W,
     stats: &mut TickStats,
     witness: &Witness,
     base: &[(String, Option<String>)],
-) -> Result<(CheckResult, CheckResult), WorkspaceError> {
+) -> Result<CheckResult, WorkspaceError> {
     let key = &run.cx.key;
     let policy = &run.stimulus.policy.review.witness;
     let timeout = policy.timeout_ms.min(run.remaining_ms());
     let mut argv = policy.command.clone();
     argv.push(witness.path.clone());
-    let file = ProposedChange {
+    let (mut present, absent) = split(base);
+    present.push(ProposedChange {
         path: witness.path.clone(),
         content: witness.content.clone(),
         reason: "the claim's witness (never published)".into(),
-    };
-    stats.sandbox_calls += 2;
-    workspace.write_files(lease, std::slice::from_ref(&file), &format!("{key}:witness")).await?;
-    let head =
-        first(workspace.run(lease, std::slice::from_ref(&argv), timeout, &format!("{key}:witness-head")).await?)?;
-    let (present, absent) = split(base);
+    });
     stats.sandbox_calls += 1;
     workspace.write_files(lease, &present, &format!("{key}:witness-base")).await?;
     if !absent.is_empty() {
@@ -136,8 +180,7 @@ async fn run_both<W: Workspace>(
         remove(workspace, lease, &absent, &format!("{key}:witness-base-rm")).await?;
     }
     stats.sandbox_calls += 1;
-    let base = first(workspace.run(lease, &[argv], timeout, &format!("{key}:witness-base-run")).await?)?;
-    Ok((head, base))
+    first(workspace.run(lease, &[argv], timeout, &format!("{key}:witness-base-run")).await?)
 }
 
 /// Puts the head back: its versions of the changed files, none of the
@@ -193,30 +236,6 @@ fn split(versions: &[(String, Option<String>)]) -> (Vec<ProposedChange>, Vec<Str
     (present, absent)
 }
 
-/// Removes `paths` from the checkout (`rm -f --`, the engine's own command).
-async fn remove<W: Workspace>(
-    workspace: &W,
-    lease: &LeaseRecord,
-    paths: &[String],
-    key: &str,
-) -> Result<(), WorkspaceError> {
-    let mut argv: Vec<String> = ["rm", "-f", "--"].map(str::to_owned).into();
-    argv.extend(paths.iter().cloned());
-    let removed = first(workspace.run(lease, &[argv], REMOVE_MS, key).await?)?;
-    if removed.passed() {
-        Ok(())
-    } else {
-        Err(WorkspaceError::Failed(format!("removing {} exited {}", paths.join(", "), removed.exit_code)))
-    }
-}
-
-/// Bound on the `rm` that removes files.
-const REMOVE_MS: u64 = 30_000;
-
-fn first(results: Vec<CheckResult>) -> Result<CheckResult, WorkspaceError> {
-    results.into_iter().next().ok_or_else(|| WorkspaceError::Failed("the sandbox returned no result".into()))
-}
-
 /// Why, in a sentence.
 fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeout_ms: u64) -> String {
     match outcome {
@@ -233,20 +252,4 @@ fn reason(outcome: WitnessOutcome, head: &CheckResult, base: &CheckResult, timeo
         }
         other => format!("the witness {other}"),
     }
-}
-
-/// `result` with the ends of its output, at most
-/// [`MAX_WITNESS_OUTPUT_BYTES`] of each stream, the rest counted.
-fn bounded(mut result: CheckResult) -> CheckResult {
-    for stream in [&mut result.stdout, &mut result.stderr] {
-        if stream.len() > MAX_WITNESS_OUTPUT_BYTES {
-            let mut cut = stream.len() - MAX_WITNESS_OUTPUT_BYTES;
-            while !stream.is_char_boundary(cut) {
-                cut += 1;
-            }
-            result.truncated_bytes += cut as u64;
-            stream.replace_range(..cut, "");
-        }
-    }
-    result
 }

@@ -40,7 +40,7 @@ pub(crate) fn stop_reason(resident: &Resident) -> Option<Refusal> {
             );
             Some(Refusal { code: REPAIRS_EXHAUSTED.into(), message })
         }
-        TaskState::Reviewing => review_refusal(attempt),
+        TaskState::Reviewing => review_refusal(attempt).or_else(|| crate::witness::fix_refusal(resident)),
         _ => None,
     }
 }

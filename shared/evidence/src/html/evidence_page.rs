@@ -183,15 +183,17 @@ fn witness(ctx: &Ctx<'_>, w: &agent_zero_contracts::WitnessRun, max: usize, h: &
             text(ctx, path)
         );
     }
-    if w.withheld {
+    if w.withheld && w.of_a_fix() {
+        h.push_str("<p class=\"warning\">Not completed: <code>review.requireWitness</code> is on and this bug was not reproduced, so a person decides.</p>\n");
+    } else if w.withheld {
         h.push_str("<p class=\"warning\">Kept off the diff's lines: <code>review.requireWitness</code> is on and this bug claim was not reproduced.</p>\n");
     }
-    for (at, run) in [("head", &w.head), ("base", &w.base)] {
+    for (at, _, run) in crate::markdown::sections::witness_runs(w) {
         let Some(run) = run else { continue };
         let output = format!("{}{}", run.stdout, run.stderr);
         let _ = write!(
             h,
-            "<details><summary>On the {at}: <code>{}</code> exited {}{} in {}</summary>\n{}\n</details>\n",
+            "<details><summary>{at}: <code>{}</code> exited {}{} in {}</summary>\n{}\n</details>\n",
             text(ctx, &argv(&run.command)),
             run.exit_code,
             if run.timed_out { " (timed out)" } else { "" },

@@ -129,16 +129,20 @@ pub(crate) fn witness(ctx: &Ctx<'_>, w: &WitnessRun, max_block: usize) -> String
             code(ctx, w.sha256.as_deref().map_or("", |d| d.get(..12).unwrap_or(d)))
         ));
     }
-    if w.withheld {
+    if w.withheld && w.of_a_fix() {
+        out.push_str(
+            "\n\n**Not completed:** <code>review.requireWitness</code> is on and this bug was not reproduced, so a person decides.",
+        );
+    } else if w.withheld {
         out.push_str(
             "\n\n**Kept off the diff's lines:** <code>review.requireWitness</code> is on and this bug claim was not reproduced.",
         );
     }
-    for (at, sha, run) in [("head", &w.head_sha, &w.head), ("base", &w.base_sha, &w.base)] {
+    for (at, sha, run) in witness_runs(w) {
         let Some(run) = run else { continue };
         let commit = sha.as_deref().map(|s| format!(" {}", code(ctx, s.get(..7).unwrap_or(s)))).unwrap_or_default();
         out.push_str(&format!(
-            "\n\nOn the {at}{commit}: {} exited {}{} in {}.\n\n",
+            "\n\n{at}{commit}: {} exited {}{} in {}.\n\n",
             code(ctx, &argv(&run.command)),
             run.exit_code,
             if run.timed_out { " (timed out)" } else { "" },
@@ -148,6 +152,17 @@ pub(crate) fn witness(ctx: &Ctx<'_>, w: &WitnessRun, max_block: usize) -> String
         out.push_str(&fenced(ctx, if output.is_empty() { "(no output)" } else { &output }, max_block, Keep::Tail));
     }
     out
+}
+
+/// A witness's runs, each with where it ran and the commit: a review's at
+/// the head and the base, an issue run's before and after the fix.
+pub(crate) fn witness_runs(w: &WitnessRun) -> [(&'static str, &Option<String>, &Option<CheckResult>); 4] {
+    [
+        ("On the head", &w.head_sha, &w.head),
+        ("On the base", &w.base_sha, &w.base),
+        ("Before the fix", &None, &w.before),
+        ("After the fix", &None, &w.after),
+    ]
 }
 
 /// Most quotes a quote-check line names; the evidence document and JSON

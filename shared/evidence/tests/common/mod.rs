@@ -491,6 +491,8 @@ pub fn review_reproduced() -> EvidenceBundle {
         base: Some(witness_run(0, ".\n1 passed in 0.03s\n", "")),
         head_sha: Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080".into()),
         base_sha: Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3".into()),
+        before: None,
+        after: None,
         withheld: false,
     };
     EvidenceBundle { task_id: "task-0017".into(), witness: Some(witness), ..review_whole() }
@@ -508,6 +510,50 @@ pub fn review_withheld() -> EvidenceBundle {
         w.outcome = WitnessOutcome::PassedOnHead;
         w.reason = "the witness passed on the head: the claimed bug did not show".into();
         w.head = Some(witness_run(0, ".\n1 passed in 0.03s\n", ""));
+        w.withheld = true;
+    }
+    bundle
+}
+
+/// A verified issue fix whose witness failed before the fix and passed on
+/// it: reproduced, in the pull request body.
+pub fn fix_reproduced() -> EvidenceBundle {
+    let witness = WitnessRun {
+        finding_id: "f-1".into(),
+        outcome: WitnessOutcome::Reproduced,
+        reason: "the witness failed before the fix (exit 1) and passed after it".into(),
+        path: Some("tests/test_witness_page.py".into()),
+        sha256: Some("5f2b0c9d4e7a61b83c0d2e9f4a5b6c7d8e9f0a1b2c3d4e5f60718293a4b5c6d7".into()),
+        head: None,
+        base: None,
+        head_sha: None,
+        base_sha: None,
+        before: Some(witness_run(1, "F\n1 failed in 0.04s\n", "AssertionError: page(2) repeats item 20\n")),
+        after: Some(witness_run(0, ".\n1 passed in 0.03s\n", "")),
+        withheld: false,
+    };
+    EvidenceBundle { task_id: "task-0019".into(), witness: Some(witness), ..verified() }
+}
+
+/// A verified fix under `review.requireWitness` whose witness passed before
+/// the fix: stopped for a person, not verified, and the evidence says why.
+pub fn fix_withheld() -> EvidenceBundle {
+    let mut bundle = fix_reproduced();
+    bundle.task_id = "task-0020".into();
+    bundle.state = TerminalState::NeedsHuman;
+    bundle.verified = false;
+    bundle.refusal = Some(Refusal {
+        code: "witness-not-reproduced".into(),
+        message: "the fix passed its checks, but review.requireWitness is on and its witness did not reproduce the \
+                  bug: the witness passed before the fix: the claimed bug did not show"
+            .into(),
+    });
+    bundle.transitions = lifecycle(TaskState::NeedsHuman, "the witness did not reproduce the bug");
+    if let Some(w) = bundle.witness.as_mut() {
+        w.outcome = WitnessOutcome::PassedBeforeFix;
+        w.reason = "the witness passed before the fix: the claimed bug did not show".into();
+        w.before = Some(witness_run(0, ".\n1 passed in 0.03s\n", ""));
+        w.after = None;
         w.withheld = true;
     }
     bundle
@@ -543,5 +589,7 @@ pub fn all() -> Vec<(&'static str, EvidenceBundle)> {
         ("review-since", review_since()),
         ("review-reproduced", review_reproduced()),
         ("review-withheld", review_withheld()),
+        ("fix-reproduced", fix_reproduced()),
+        ("fix-withheld", fix_withheld()),
     ]
 }
