@@ -236,8 +236,9 @@ fn unhex(name: &str) -> Option<String> {
 }
 
 /// The keys (or value files) that differ between `before` and `after`,
-/// except the audit records of the Spin host's cron: a token holder's
-/// `POST /api/v1/sweep` every few seconds, which audits itself.
+/// except the records of the sweep the hosts run meanwhile: on Spin a
+/// token holder's `POST /api/v1/sweep` every few seconds, which audits
+/// itself; on both, the sweep's one-time `sweep/pending-adopted`.
 pub(super) fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
     let is_sweep_audit = |key: &str| {
         key.starts_with("audit/")
@@ -249,7 +250,13 @@ pub(super) fn written(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<Strin
     let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     let shown = |value: Option<&Vec<u8>>| value.map(|v| String::from_utf8_lossy(&v[..v.len().min(160)]).into_owned());
     keys.into_iter()
-        .filter(|key| before.get(*key) != after.get(*key) && !(before.get(*key).is_none() && is_sweep_audit(key)))
+        .filter(|key| {
+            // The sweep's own records (it runs on its schedule meanwhile):
+            // its audit entries, and the one-time mark that no `pending/`
+            // marker of an earlier version is left (engine `sweep.rs`).
+            let by_the_sweep = is_sweep_audit(key) || key.as_str() == "sweep/pending-adopted";
+            before.get(*key) != after.get(*key) && !(before.get(*key).is_none() && by_the_sweep)
+        })
         .map(|key| format!("{key}: {:?} -> {:?}", shown(before.get(key)), shown(after.get(key))))
         .collect()
 }
