@@ -575,9 +575,9 @@ impl<'a, H: HttpClient> GitHubClient<'a, H> {
         agent_zero_ports::ResponseLimit::set(&mut request, MAX_RESPONSE_BYTES);
         let response = self.http.send(request).await.map_err(|source| GitHubError::Transport { operation, source })?;
         if response.status() == http::StatusCode::UNAUTHORIZED
-            && let Some((cache, installation)) = &self.cached_in
+            && let (Some((cache, installation)), Some(token)) = (&self.cached_in, bearer)
         {
-            cache.forget(*installation);
+            cache.forget(*installation, token);
         }
         Ok(response)
     }

@@ -31,8 +31,13 @@ impl TokenCache {
     /// Forgets `installation`'s token: GitHub refused it (401), so the
     /// next call mints a fresh one instead of sending it again until its
     /// expiry (a clock behind GitHub's, a key or installation changed).
-    pub fn forget(&self, installation: u64) {
-        self.entries.borrow_mut().remove(&installation);
+    /// Only `token` itself goes: a fresher one another call minted
+    /// meanwhile stays.
+    pub fn forget(&self, installation: u64, token: &Secret) {
+        let mut entries = self.entries.borrow_mut();
+        if entries.get(&installation).is_some_and(|(cached, _)| cached == token) {
+            entries.remove(&installation);
+        }
     }
 
     /// Remembers a token expiring at `expires_ms`.
@@ -82,7 +87,9 @@ mod tests {
         let cache = TokenCache::default();
         cache.put(3, Secret::new("three"), 3_600_000, 0);
         cache.put(4, Secret::new("four"), 3_600_000, 0);
-        cache.forget(3);
+        cache.forget(4, &Secret::new("an older four"));
+        assert_eq!(cache.get(4, 0), Some(Secret::new("four")), "a fresher token than the refused one stays");
+        cache.forget(3, &Secret::new("three"));
         assert_eq!(cache.get(3, 0), None, "a forgotten token is minted again");
         assert_eq!(cache.get(4, 0), Some(Secret::new("four")), "others stay");
     }
