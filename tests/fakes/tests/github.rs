@@ -38,8 +38,7 @@ fn post(gh: &FakeGitHub, method: &str, path: &str, body: Value) -> support::Answ
 const INSTALLATION_TOKEN: &str = "ghs_fakeInstallationToken";
 
 fn post_as(gh: &FakeGitHub, token: &str, method: &str, path: &str, body: Value) -> support::Answer {
-    let bearer = format!("Bearer {token}");
-    send(method, &format!("{}{path}", gh.url()), &[("authorization", &bearer)], Some(&body))
+    post_as_opt(gh, token, method, path, Some(body))
 }
 
 fn is_sha(value: &Value) -> bool {
@@ -679,6 +678,7 @@ fn installation_tokens_may_do_what_the_app_was_granted_and_expire() {
     assert_eq!(post_as_opt(&gh, &fresh, "GET", "/repos/octo/demo/contents/README.md", None).status, 200);
 }
 
+/// A request with `token`, and a JSON body when given.
 fn post_as_opt(gh: &FakeGitHub, token: &str, method: &str, path: &str, body: Option<Value>) -> support::Answer {
     let bearer = format!("Bearer {token}");
     send(method, &format!("{}{path}", gh.url()), &[("authorization", &bearer)], body.as_ref())

@@ -355,16 +355,17 @@ pub(crate) fn run(
 /// already (the App was registered with it and with the webhook URL).
 fn summary(env: &str, env_file: &str, base: &str) -> String {
     let pairs = parse_env(env).unwrap_or_default();
+    let forges: Vec<_> = connected(&pairs).collect();
     let mut summary = String::new();
-    for (forge, path, names) in connected(&pairs) {
-        if forge == "GitHub" {
+    for (forge, path, names) in &forges {
+        if *forge == "GitHub" {
             summary.push_str(&github_summary(env, env_file, base));
             continue;
         }
         let secrets = names.iter().map(|name| format!("{name} in {env_file}")).collect::<Vec<_>>().join(" and ");
         let _ = writeln!(summary, "\nConnect {forge} (the project's, group's or organisation's webhook settings):");
         let _ = writeln!(summary, "  URL:           {base}{path}");
-        if forge == "GitLab" {
+        if *forge == "GitLab" {
             summary.push_str("  Triggers:      issues, merge request and comments events\n");
             let _ = writeln!(summary, "  Secret token / signing token: {secrets} (not shown here)");
         } else {
@@ -373,7 +374,7 @@ fn summary(env: &str, env_file: &str, base: &str) -> String {
             let _ = writeln!(summary, "  Secret:        {secrets} (not shown here)");
         }
     }
-    if connected(&pairs).any(|(forge, _, _)| forge == "GitHub") {
+    if forges.iter().any(|(forge, _, _)| *forge == "GitHub") {
         let _ = writeln!(
             summary,
             "Then: agent-zero doctor --url {base} --webhook-secret <GITHUB_WEBHOOK_SECRET in {env_file}>"

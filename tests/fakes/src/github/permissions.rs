@@ -9,6 +9,7 @@
 //! person's) are not narrowed: their scopes are not modelled.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -52,6 +53,12 @@ pub(crate) fn narrowed(granted: &Grants, requested: Option<&Value>) -> Result<Gr
 /// github/docs: the data behind "Permissions required for GitHub Apps").
 const PERMISSIONS: &str = include_str!("../../../fixtures/github-app/server-to-server-permissions.tsv");
 
+/// [`PERMISSIONS`]' rows (permission, verb, path, access, server to
+/// server, additional permissions), split once for every request after.
+static TABLE: LazyLock<Vec<[&'static str; 6]>> = LazyLock::new(|| {
+    PERMISSIONS.lines().skip(1).filter_map(|line| line.split('\t').collect::<Vec<_>>().try_into().ok()).collect()
+});
+
 /// Whether `template`'s path (`/repos/{owner}/{repo}/contents/{path}`)
 /// names `segments`, a `{placeholder}` standing for one segment; with
 /// `rest`, a `{path}` or `{ref}` ending the template stands for all that
@@ -71,14 +78,12 @@ pub(crate) fn required(method: &str, rest: &[&str]) -> Option<(Vec<&'static str>
     let verb = method.to_ascii_lowercase();
     let mut segments = vec!["repos", "{owner}", "{repo}"];
     segments.extend_from_slice(rest);
-    let table: Vec<[&'static str; 6]> =
-        PERMISSIONS.lines().skip(1).filter_map(|line| line.split('\t').collect::<Vec<_>>().try_into().ok()).collect();
     // The operation of exactly these segments; failing that, one whose
     // last placeholder takes the rest.
     let mut permissions: Vec<&'static str> = Vec::new();
     let mut level = "read";
     for rest in [false, true] {
-        for [permission, line_verb, path, access, server_to_server, _] in &table {
+        for [permission, line_verb, path, access, server_to_server, _] in TABLE.iter() {
             if *line_verb == verb && *server_to_server == "true" && names(path, &segments, rest) {
                 if !permissions.contains(permission) {
                     permissions.push(permission);
