@@ -15,7 +15,7 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::report::StepOutcome;
+use super::StepOutcome;
 use super::rest::{Halt, Rest};
 use crate::client::{Caller, encode, is_sha, repo_path};
 
