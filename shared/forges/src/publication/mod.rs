@@ -9,8 +9,10 @@
 pub mod comment_target;
 pub mod eligibility;
 mod report;
+mod status;
 
 pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};
+pub use status::{CHECK_RUN_NAME, CheckRunStatus, status_description, status_state};
 
 use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
 use agent_zero_evidence::RenderOptions;

@@ -35,10 +35,9 @@ use agent_zero_forges::publication::{comment_target, eligibility, pull_request_t
 use agent_zero_ports::HttpClient;
 
 pub use agent_zero_forges::publication::{
-    MAX_PUBLISHED_FILES, PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, PublishedPullRequest,
-    RetryAfter, StepOutcome, StepReport, branch_name,
+    CHECK_RUN_NAME, CheckRunStatus, MAX_PUBLISHED_FILES, PublishFile, PublishPolicy, PublishReport, PublishRequest,
+    PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport, branch_name,
 };
-pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
 pub use comment::MAX_COMMENT_PAGES;
 
 use crate::client::{GitHubClient, RepositoryInfo, repo_path};
