@@ -15,8 +15,12 @@
 //! private key and [`FakeGitHub::register_app`] with the public one.
 
 #![forbid(unsafe_code)]
+// Gitea's `Repository` JSON has more fields than `json!` expands by default.
+#![recursion_limit = "256"]
 
+pub mod conformance;
 mod fixture;
+mod gitea;
 mod github;
 mod model;
 mod record;
@@ -25,6 +29,7 @@ mod signature;
 mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
+pub use gitea::{FakeGitea, GITEA_SWAGGER};
 pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id, verified_jwt_claims};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
