@@ -127,7 +127,13 @@ async fn tick_on<H: Host>(
         )
     } else {
         (
-            ForgeOf::GitHub(GitHubCheckout { settings, http: host.http(), signer: host.signer(), installation, now_ms }),
+            ForgeOf::GitHub(GitHubCheckout {
+                settings,
+                http: host.http(),
+                signer: host.signer(),
+                installation,
+                now_ms,
+            }),
             ForgeOf::GitHub(GitHubForge::new(settings, host.http(), host.signer(), now_ms)),
         )
     };

@@ -186,10 +186,11 @@ fn labelled_issue_becomes_a_pull_request(runtime: Runtime) {
     let archives = world.gitea.calls_matching("GET", &format!("/api/v1/repos/{owner}/{name}/archive/"));
     assert!(!archives.is_empty(), "the checkout came from Gitea's archive");
     let auth = format!("Bearer {SANDBOX_TOKEN}");
-    let record = agent_zero_e2e::request("GET", &format!("{}/v1/record", world.sandbox.url), &[("authorization", &auth)], b"")
-        .expect("sandbox record")
-        .json()
-        .to_string();
+    let record =
+        agent_zero_e2e::request("GET", &format!("{}/v1/record", world.sandbox.url), &[("authorization", &auth)], b"")
+            .expect("sandbox record")
+            .json()
+            .to_string();
     assert!(!record.contains(TOKEN), "the sandbox's record holds no Gitea token: {record}");
     let leaks = world.server.files_containing(&[TOKEN, SECRET, SANDBOX_TOKEN, "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");

@@ -146,7 +146,8 @@ async fn intake<H: Host>(
 
     // A Gitea or Forgejo issue becomes a task: its policy gate is the
     // task's first tick, as a GitHub delivery's.
-    if matches!(route, Route::Gitea) && matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. })
+    if matches!(route, Route::Gitea)
+        && matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. })
     {
         return task(context, &arrival, &delivery).await;
     }

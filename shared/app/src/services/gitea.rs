@@ -84,9 +84,10 @@ pub(crate) async fn admit<H: HttpClient>(
     let (api, gitea) = configured(settings).map_err(AdmitError::Invalid)?;
     let client = GiteaClient::new(http, &api, gitea.token.as_ref());
     let (owner, repo) = split(&received.repository).map_err(AdmitError::Invalid)?;
-    let number = arrival.get("number").and_then(Value::as_u64).ok_or_else(|| {
-        AdmitError::Invalid("the recorded arrival names no issue number".into())
-    })?;
+    let number = arrival
+        .get("number")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| AdmitError::Invalid("the recorded arrival names no issue number".into()))?;
     let sender = arrival.get("sender").and_then(Value::as_str).unwrap_or_default().to_owned();
 
     let info = client.repository(owner, repo).await.map_err(|e| admit_error("the repository", &e))?;

@@ -15,6 +15,8 @@ pub(crate) use admission::Gate;
 pub(crate) use decider::ModelDecider;
 pub(crate) use forge::GitHubForge;
 pub(crate) use forge_of::ForgeOf;
+#[cfg(test)]
+pub(crate) use gitea::admit as admit_gitea;
 pub(crate) use gitea::{GiteaCheckout, GiteaForge, forge_of_delivery};
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]

@@ -155,6 +155,17 @@ pub struct PullRequestBranch {
     pub name: String,
 }
 
+/// A commit status (`CreateStatusOption`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitStatus<'a> {
+    /// `pending`, `success`, `error`, `failure` or `warning`.
+    pub state: &'a str,
+    pub context: &'a str,
+    pub description: &'a str,
+    /// Where the status links to (the evidence page).
+    pub target_url: Option<&'a str>,
+}
+
 /// One file of a [`GiteaClient::change_files`] commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileChange<'a> {
@@ -164,6 +175,28 @@ pub enum FileChange<'a> {
     Update { path: &'a str, content: &'a [u8], sha: &'a str },
     /// An existing file (its blob `sha` at the base) removed.
     Delete { path: &'a str, sha: &'a str },
+}
+
+/// What publication reads of a commit (`GET .../git/commits/{sha}`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CommitInfo {
+    #[serde(default)]
+    pub parents: Vec<CommitParent>,
+    /// The files the commit changed (asked for with `files=true`).
+    #[serde(default)]
+    pub files: Vec<AffectedFile>,
+}
+
+/// A parent of a commit.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CommitParent {
+    pub sha: String,
+}
+
+/// A file a commit changed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AffectedFile {
+    pub filename: String,
 }
 
 #[derive(Deserialize)]
@@ -249,13 +282,28 @@ impl<'a, H: HttpClient> GiteaClient<'a, H> {
         Ok(branch.commit.id)
     }
 
-    /// Whether `branch` exists (`GET .../branches/{branch}`, 404: no).
-    pub async fn branch_exists(&self, owner: &str, repo: &str, branch: &str) -> Result<bool, GiteaError> {
+    /// The commit `branch` points at, `None` when there is no such branch.
+    pub async fn branch_head_if_any(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+    ) -> Result<Option<String>, GiteaError> {
         match self.branch_head(owner, repo, branch).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.status() == Some(404) => Ok(false),
+            Ok(head) => Ok(Some(head)),
+            Err(e) if e.status() == Some(404) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// A commit's parents and the files it changed.
+    pub async fn commit(&self, owner: &str, repo: &str, sha: &str) -> Result<CommitInfo, GiteaError> {
+        if !agent_zero_contracts::Sha::is_valid(sha) {
+            return Err(GiteaError::InvalidName { what: "commit", value: capped(sha) });
+        }
+        let path =
+            format!("/repos/{}/git/commits/{sha}?stat=false&verification=false&files=true", repo_path(owner, repo)?);
+        self.json("get commit", http::Method::GET, &path, None).await
     }
 
     /// The bytes of `path` at `git_ref` (`GET .../raw/{path}?ref=`), `None`
@@ -316,8 +364,7 @@ impl<'a, H: HttpClient> GiteaClient<'a, H> {
     /// What `login` may do in the repository: `none`, `read`, `write`,
     /// `admin` or `owner` (`GET .../collaborators/{login}/permission`).
     pub async fn permission(&self, owner: &str, repo: &str, login: &str) -> Result<String, GiteaError> {
-        let path =
-            format!("/repos/{}/collaborators/{}/permission", repo_path(owner, repo)?, encode_component(login));
+        let path = format!("/repos/{}/collaborators/{}/permission", repo_path(owner, repo)?, encode_component(login));
         let permission: Permission = self.json("get permission", http::Method::GET, &path, None).await?;
         Ok(permission.permission)
     }
@@ -328,16 +375,13 @@ impl<'a, H: HttpClient> GiteaClient<'a, H> {
         owner: &str,
         repo: &str,
         sha: &str,
-        state: &str,
-        context: &str,
-        description: &str,
-        target_url: Option<&str>,
+        status: &CommitStatus<'_>,
     ) -> Result<(), GiteaError> {
         if !agent_zero_contracts::Sha::is_valid(sha) {
             return Err(GiteaError::InvalidName { what: "commit", value: capped(sha) });
         }
-        let mut body = json!({ "state": state, "context": context, "description": description });
-        if let Some(url) = target_url {
+        let mut body = json!({ "state": status.state, "context": status.context, "description": status.description });
+        if let Some(url) = status.target_url {
             body["target_url"] = Value::from(url);
         }
         let path = format!("/repos/{}/statuses/{sha}", repo_path(owner, repo)?);
@@ -345,25 +389,21 @@ impl<'a, H: HttpClient> GiteaClient<'a, H> {
         Ok(())
     }
 
-    /// The comments of issue or pull request `number`, oldest first, at most
-    /// [`MAX_PAGES`] pages; `true` when there may be more.
-    pub async fn comments(&self, owner: &str, repo: &str, number: u64) -> Result<(Vec<Comment>, bool), GiteaError> {
-        let base = format!("/repos/{}/issues/{number}/comments", repo_path(owner, repo)?);
-        let mut all = Vec::new();
-        for page in 1..=MAX_PAGES {
-            let path = format!("{base}?page={page}&limit={PAGE_LIMIT}");
-            let comments: Vec<Comment> = self.json("list comments", http::Method::GET, &path, None).await?;
-            let last = comments.len() < PAGE_LIMIT;
-            all.extend(comments);
-            if last {
-                return Ok((all, false));
-            }
-        }
-        Ok((all, true))
+    /// The comments of issue or pull request `number`, oldest first (Gitea
+    /// answers them all at once: the operation takes no page).
+    pub async fn comments(&self, owner: &str, repo: &str, number: u64) -> Result<Vec<Comment>, GiteaError> {
+        let path = format!("/repos/{}/issues/{number}/comments", repo_path(owner, repo)?);
+        self.json("list comments", http::Method::GET, &path, None).await
     }
 
     /// Comments on issue or pull request `number`.
-    pub async fn create_comment(&self, owner: &str, repo: &str, number: u64, body: &str) -> Result<Comment, GiteaError> {
+    pub async fn create_comment(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        body: &str,
+    ) -> Result<Comment, GiteaError> {
         let path = format!("/repos/{}/issues/{number}/comments", repo_path(owner, repo)?);
         self.json("create comment", http::Method::POST, &path, Some(&json!({ "body": body }))).await
     }
@@ -534,11 +574,15 @@ fn repo_path(owner: &str, repo: &str) -> Result<String, GiteaError> {
 }
 
 fn git_ref_str(git_ref: &str) -> Result<&str, GiteaError> {
-    if is_safe_ref(git_ref) { Ok(git_ref) } else { Err(GiteaError::InvalidName { what: "ref", value: capped(git_ref) }) }
+    if is_safe_ref(git_ref) {
+        Ok(git_ref)
+    } else {
+        Err(GiteaError::InvalidName { what: "ref", value: capped(git_ref) })
+    }
 }
 
 fn git_ref(git_ref: &str) -> Result<String, GiteaError> {
-    git_ref_str(git_ref).map(|r| encode_path(r))
+    git_ref_str(git_ref).map(encode_path)
 }
 
 /// A repository path as the contents API takes it.

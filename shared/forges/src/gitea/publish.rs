@@ -19,7 +19,7 @@
 use agent_zero_evidence::{render_check_run, render_issue_comment, render_pull_request_body};
 use agent_zero_ports::HttpClient;
 
-use super::api::{FileChange, GiteaClient, GiteaError};
+use super::api::{CommitStatus, FileChange, GiteaClient, GiteaError};
 use crate::publication::comment_target::{CommentTarget, carries, marked};
 use crate::publication::eligibility::{comment_refusal, comment_target, pull_request_refusal};
 use crate::publication::{
@@ -68,18 +68,13 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
             };
             let status = CheckRunStatus::Completed(conclusion);
             let description = status_description(status, &output.title);
-            client
-                .create_status(
-                    owner,
-                    repo,
-                    sha,
-                    status_state(status),
-                    CHECK_RUN_NAME,
-                    &description,
-                    request.render.evidence_url,
-                )
-                .await
-                .map(|()| StepOutcome::Created { url: None })
+            let status = CommitStatus {
+                state: status_state(status),
+                context: CHECK_RUN_NAME,
+                description: &description,
+                target_url: request.render.evidence_url,
+            };
+            client.create_status(owner, repo, sha, &status).await.map(|()| StepOutcome::Created { url: None })
         }
         None => Ok(StepOutcome::skipped("the run has no pull request head")),
     };
@@ -166,10 +161,10 @@ async fn upsert_comment<H: HttpClient>(
     marker: &str,
     text: &str,
 ) -> Result<StepOutcome, GiteaError> {
-    let (comments, _more) = client.comments(owner, repo, number).await?;
-    let ours = comments.into_iter().find(|c| {
-        c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(login)) && carries(&c.body, marker)
-    });
+    let comments = client.comments(owner, repo, number).await?;
+    let ours = comments
+        .into_iter()
+        .find(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(login)) && carries(&c.body, marker));
     match ours {
         Some(existing) if existing.body == text => Ok(StepOutcome::Reused { url: existing.html_url }),
         Some(existing) => {
@@ -183,8 +178,11 @@ async fn upsert_comment<H: HttpClient>(
     }
 }
 
-/// The branch with the run's files on `base`'s head: reused when a
-/// retried publication made it already, else one "change files" commit.
+/// The branch with the run's files on `base`'s head: one "change files"
+/// commit, or the branch an earlier attempt of this publication made
+/// (reused only when it is exactly that commit: `base`'s head as its one
+/// parent, the run's files and no other, each with the run's content).
+/// Anything else on that name is never overwritten.
 async fn publish_branch<H: HttpClient>(
     client: &GiteaClient<'_, H>,
     request: &PublishRequest<'_>,
@@ -196,22 +194,30 @@ async fn publish_branch<H: HttpClient>(
     if branch == base {
         return Ok(StepOutcome::failed("refusing to write the default branch"));
     }
-    if client.branch_exists(owner, repo, branch).await? {
-        return Ok(StepOutcome::Reused { url: None });
-    }
     let tree = &request.bundle.tree;
-    if let Some(file) = request.files.iter().find(|f| {
-        tree.iter().find(|t| t.path == f.path).is_some_and(|t| t.mode != "100644") && f.content.is_some()
-    }) {
+    if let Some(file) = request
+        .files
+        .iter()
+        .find(|f| tree.iter().find(|t| t.path == f.path).is_some_and(|t| t.mode != "100644") && f.content.is_some())
+    {
         return Ok(StepOutcome::failed(format!(
             "`{}` is not a regular file (mode other than 100644): Gitea's contents API sets no file mode, so this \
              change is left to a person",
             crate::publication::capped(file.path)
         )));
     }
+    let base_head = client.branch_head(owner, repo, base).await?;
+    if let Some(existing) = client.branch_head_if_any(owner, repo, branch).await? {
+        if is_this_publication(client, request, &base_head, &existing, branch).await? {
+            return Ok(StepOutcome::Reused { url: None });
+        }
+        return Ok(StepOutcome::failed(format!(
+            "branch {branch} already exists with other content; it is never overwritten"
+        )));
+    }
     let mut shas = Vec::with_capacity(request.files.len());
     for file in request.files {
-        shas.push(client.file_sha(owner, repo, file.path, base).await?);
+        shas.push(client.file_sha(owner, repo, file.path, &base_head).await?);
     }
     let mut changes = Vec::with_capacity(request.files.len());
     for (file, sha) in request.files.iter().zip(&shas) {
@@ -225,6 +231,44 @@ async fn publish_branch<H: HttpClient>(
     if changes.is_empty() {
         return Ok(StepOutcome::skipped("no file differs from the base"));
     }
-    client.change_files(owner, repo, base, branch, message, &changes).await?;
-    Ok(StepOutcome::Created { url: None })
+    match client.change_files(owner, repo, base, branch, message, &changes).await {
+        Ok(_) => Ok(StepOutcome::Created { url: None }),
+        // Made meanwhile by someone else (or a concurrent attempt): never overwritten.
+        Err(GiteaError::Status { status: 409 | 422, message: Some(m), .. }) if m.contains("already exists") => {
+            Ok(StepOutcome::failed(format!(
+                "branch {branch} already exists (created concurrently); it is never overwritten"
+            )))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `head` (the tip of `branch`) is the commit this publication
+/// makes: one parent, `base_head`; the run's files changed and no other;
+/// each holding the run's content (or gone, when the run deleted it).
+async fn is_this_publication<H: HttpClient>(
+    client: &GiteaClient<'_, H>,
+    request: &PublishRequest<'_>,
+    base_head: &str,
+    head: &str,
+    branch: &str,
+) -> Result<bool, GiteaError> {
+    let (owner, repo) = (request.owner, request.repo);
+    let commit = client.commit(owner, repo, head).await?;
+    let one_parent = matches!(commit.parents.as_slice(), [parent] if parent.sha.eq_ignore_ascii_case(base_head));
+    let mut changed: Vec<&str> = commit.files.iter().map(|f| f.filename.as_str()).collect();
+    let mut ours: Vec<&str> = request.files.iter().map(|f| f.path).collect();
+    changed.sort_unstable();
+    ours.sort_unstable();
+    if !one_parent || changed != ours {
+        return Ok(false);
+    }
+    for file in request.files {
+        let limit = file.content.map_or(1, |c| c.len() as u64 + 1);
+        let there = client.raw_file(owner, repo, file.path, branch, limit).await?;
+        if there.as_deref() != file.content {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
