@@ -308,7 +308,7 @@ impl ApiDescription {
         };
         let segments: Vec<&str> = relative[1..].split('/').collect();
         let method = method.to_ascii_lowercase();
-        let mut best: Option<(usize, &str, &Value, Vec<(String, String)>)> = None;
+        let mut best: Option<Candidate<'_>> = None;
         for (template, name) in &self.templates {
             let item = &self.doc["paths"][name];
             let Some(operation) = item.get(&method) else { continue };
@@ -442,6 +442,10 @@ impl ApiDescription {
     }
 }
 
+/// A matching template: its literal length (the score), name, operation
+/// and path parameters.
+type Candidate<'a> = (usize, &'a str, &'a Value, Vec<(String, String)>);
+
 /// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments.
 fn parse_template(template: &str, item: &Value) -> Vec<Segment> {
     let raw: Vec<&str> = template.trim_start_matches('/').split('/').collect();
@@ -564,7 +568,7 @@ fn value_fits(schema: &Value, value: &str) -> bool {
     let listed = schema["enum"].as_array().is_none_or(|values| {
         values.iter().any(|v| match v {
             Value::String(s) => s == value,
-            other => other.to_string() == value,
+            other => serde_json::from_str::<Value>(value).is_ok_and(|v| v == *other),
         })
     });
     typed && listed

@@ -6,6 +6,9 @@ use agent_zero_fakes::GITEA_SWAGGER;
 use agent_zero_fakes::conformance::{ApiDescription, Violation};
 use serde_json::json;
 
+/// method, path, query, body, the operation expected.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Option<&'a [u8]>, &'a str);
+
 fn api() -> ApiDescription {
     ApiDescription::swagger2(GITEA_SWAGGER).expect("Gitea's swagger loads")
 }
@@ -29,7 +32,7 @@ fn conforming_requests_name_their_operation() {
             {"operation": "delete", "path": "old.txt", "sha": "4567ef01"}
         ]
     }));
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, Option<&[u8]>, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("GET", "/api/v1/user", vec![], None, "userGetCurrent"),
         ("GET", "/api/v1/repos/octo/demo", vec![], None, "repoGet"),
         ("POST", "/api/v1/repos/octo/demo/contents", vec![], Some(&change), "repoChangeFiles"),

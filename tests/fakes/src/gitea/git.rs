@@ -194,7 +194,9 @@ impl BareRepo {
                     self.run(&["update-index", "--add", "--cacheinfo", &info], None, &env)?;
                 }
                 Change::Delete(path) => {
-                    self.run(&["update-index", "--force-remove", "--", path], None, &env)?;
+                    // Mode 0 removes the entry; `--force-remove` would want a work tree.
+                    let line = format!("0 {}\t{path}\n", "0".repeat(40));
+                    self.run(&["update-index", "--index-info"], Some(line.as_bytes()), &env)?;
                 }
             }
         }
