@@ -3,7 +3,9 @@
 //! 3.0/3.1, as GitHub does): the path and method are an operation of the
 //! definition, its required query parameters are there and no undeclared
 //! ones, and a JSON body validates against the operation's body schema,
-//! with no property the schema does not declare.
+//! with no property the schema does not declare. [`ApiDescription::check_response`]
+//! holds an answer to the operation's declared response the same way (how
+//! a fake's own shapes are kept honest).
 //!
 //! Schemas are validated by the `jsonschema` crate (draft 4 for Swagger 2
 //! and OpenAPI 3.0, 2020-12 for OpenAPI 3.1), with the whole definition as
@@ -123,6 +125,14 @@ pub enum Violation {
         pointer: String,
         /// The validator's message.
         message: String,
+    },
+    /// A success status the operation does not declare (responses only).
+    #[error("{operation}: status {status} is not a declared response")]
+    UndeclaredStatus {
+        /// The matched operation.
+        operation: OperationId,
+        /// The status answered.
+        status: u16,
     },
     /// The body has a property its schema does not declare.
     #[error("{operation}: body: unknown property {pointer:?} (the schema declares {declared})")]
@@ -302,6 +312,18 @@ impl ApiDescription {
         query: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Result<Matched, Violation> {
+        let (name, operation, params) = self.find(method, path)?;
+        let method = method.to_ascii_lowercase();
+        let id = operation_id(operation, &method, name);
+        let item = &self.doc["paths"][name];
+        let declared = parameters(&self.doc, item, operation);
+        self.check_query(&id, &declared, query)?;
+        self.check_body(&id, name, &method, &declared, operation, body)?;
+        Ok(Matched { operation: id, template: name.to_owned(), params: params.into_iter().collect() })
+    }
+
+    /// The template, operation and path parameters `method path` matches.
+    fn find(&self, method: &str, path: &str) -> Result<(&str, &Value, Vec<(String, String)>), Violation> {
         let no_operation = || Violation::NoOperation { method: method.to_ascii_uppercase(), path: path.to_owned() };
         let Some(relative) = path.strip_prefix(&self.base_path).filter(|r| r.starts_with('/')) else {
             return Err(no_operation());
@@ -325,14 +347,53 @@ impl ApiDescription {
                 best = Some((score, name.as_str(), operation, params));
             }
         }
-        let Some((_, name, operation, params)) = best else { return Err(no_operation()) };
-        let id =
-            OperationId(operation["operationId"].as_str().map_or_else(|| format!("{method} {name}"), str::to_owned));
-        let item = &self.doc["paths"][name];
-        let declared = parameters(&self.doc, item, operation);
-        self.check_query(&id, &declared, query)?;
-        self.check_body(&id, name, &method, &declared, operation, body)?;
-        Ok(Matched { operation: id, template: name.to_owned(), params: params.into_iter().collect() })
+        best.map(|(_, name, operation, params)| (name, operation, params)).ok_or_else(no_operation)
+    }
+
+    /// Checks an answer to `method path` against the operation's declared
+    /// response for `status`: a 2xx status the operation does not declare is
+    /// a violation; a JSON body must validate against the declared schema
+    /// and carry no property it does not declare. Nulls are left out before
+    /// validating: Gitea's swagger (go-swagger) does not mark the pointer
+    /// fields Gitea sends as `null` nullable. Error statuses are not checked
+    /// (Gitea declares them loosely).
+    ///
+    /// # Errors
+    /// The first [`Violation`] found.
+    pub fn check_response(&self, method: &str, path: &str, status: u16, body: &[u8]) -> Result<OperationId, Violation> {
+        let (name, operation, _) = self.find(method, path)?;
+        let method = method.to_ascii_lowercase();
+        let id = operation_id(operation, &method, name);
+        if !(200..300).contains(&status) {
+            return Ok(id);
+        }
+        let declared = &operation["responses"][status.to_string()];
+        if declared.is_null() {
+            return Err(Violation::UndeclaredStatus { operation: id, status });
+        }
+        let response = resolve(&self.doc, declared);
+        let schema = match self.flavour {
+            Flavour::Swagger2 => response["schema"].clone(),
+            Flavour::OpenApi30 | Flavour::OpenApi31 => response["content"]["application/json"]["schema"].clone(),
+        };
+        if schema.is_null() {
+            return Ok(id);
+        }
+        let instance: Value = serde_json::from_slice(body)
+            .map_err(|e| Violation::BodyNotJson { operation: id.clone(), reason: e.to_string() })?;
+        let instance = without_nulls(&instance);
+        let validator = self.validator(&format!("{status} {method} {name}"), &schema);
+        if let Some(error) = validator.iter_errors(&instance).next() {
+            return Err(Violation::InvalidBody {
+                operation: id,
+                pointer: error.instance_path().as_str().to_owned(),
+                message: error.to_string(),
+            });
+        }
+        match unknown_property(&self.doc, &schema, &instance, "", 0) {
+            Some((pointer, declared)) => Err(Violation::UnknownProperty { operation: id, pointer, declared }),
+            None => Ok(id),
+        }
     }
 
     fn check_query(&self, id: &OperationId, declared: &[Value], query: &[(&str, &str)]) -> Result<(), Violation> {
@@ -445,6 +506,21 @@ impl ApiDescription {
 /// A matching template: its literal length (the score), name, operation
 /// and path parameters.
 type Candidate<'a> = (usize, &'a str, &'a Value, Vec<(String, String)>);
+
+fn operation_id(operation: &Value, method: &str, template: &str) -> OperationId {
+    OperationId(operation["operationId"].as_str().map_or_else(|| format!("{method} {template}"), str::to_owned))
+}
+
+/// The value with every `null` object member left out (recursively).
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
 
 /// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments.
 fn parse_template(template: &str, item: &Value) -> Vec<Segment> {

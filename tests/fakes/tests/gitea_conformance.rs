@@ -136,3 +136,29 @@ fn body_violations_are_named_with_their_pointer() {
     let review = api.check("POST", "/api/v1/repos/o/r/pulls/1/reviews", &[], Some(&review)).unwrap_err();
     assert!(matches!(&review, Violation::UnknownProperty { pointer, .. } if pointer == "/comments/0/line"), "{review}");
 }
+
+#[test]
+fn responses_are_checked_against_the_declared_schema() {
+    let api = api();
+    let path = "/api/v1/repos/octo/demo/issues/comments/5";
+    let comment = json!({"id": 5, "body": "hi", "user": {"id": 1, "login": "alice"}, "created_at": "2024-01-01T00:00:00Z", "pull_request_url": null});
+    assert_eq!(api.check_response("GET", path, 200, &body(&comment)).unwrap().as_str(), "issueGetComment");
+
+    let mut extra = comment.clone();
+    extra["reactions"] = json!([]);
+    let unknown = api.check_response("GET", path, 200, &body(&extra)).unwrap_err();
+    assert!(matches!(&unknown, Violation::UnknownProperty { pointer, .. } if pointer == "/reactions"), "{unknown}");
+    let mut nested = comment.clone();
+    nested["user"]["node_id"] = json!("x");
+    let unknown = api.check_response("GET", path, 200, &body(&nested)).unwrap_err();
+    assert!(matches!(&unknown, Violation::UnknownProperty { pointer, .. } if pointer == "/user/node_id"), "{unknown}");
+
+    let mut typed = comment;
+    typed["id"] = json!("5");
+    let invalid = api.check_response("GET", path, 200, &body(&typed)).unwrap_err();
+    assert!(matches!(&invalid, Violation::InvalidBody { pointer, .. } if pointer == "/id"), "{invalid}");
+
+    let undeclared = api.check_response("GET", path, 201, b"{}").unwrap_err();
+    assert_eq!(undeclared.to_string(), "issueGetComment: status 201 is not a declared response");
+    assert!(api.check_response("GET", path, 404, b"not even json").is_ok(), "error answers are not checked");
+}
