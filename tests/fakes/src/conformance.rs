@@ -323,7 +323,7 @@ impl ApiDescription {
     }
 
     /// The template, operation and path parameters `method path` matches.
-    fn find(&self, method: &str, path: &str) -> Result<(&str, &Value, Vec<(String, String)>), Violation> {
+    fn find(&self, method: &str, path: &str) -> Result<Found<'_>, Violation> {
         let no_operation = || Violation::NoOperation { method: method.to_ascii_uppercase(), path: path.to_owned() };
         let Some(relative) = path.strip_prefix(&self.base_path).filter(|r| r.starts_with('/')) else {
             return Err(no_operation());
@@ -502,6 +502,9 @@ impl ApiDescription {
         validator
     }
 }
+
+/// A matched template's name, operation and path parameters.
+type Found<'a> = (&'a str, &'a Value, Vec<(String, String)>);
 
 /// A matching template: its literal length (the score), name, operation
 /// and path parameters.
