@@ -276,6 +276,23 @@ fn statuses_comments_and_permissions() {
     let listed = get(&gitea, "/repos/octo/demo/commits/main/statuses");
     assert_eq!((listed.header("x-total-count"), listed.json()[0]["context"].as_str()), (Some("1"), Some("agent-zero")));
     assert_eq!(gitea.statuses("octo", "demo")[0]["sha"].as_str(), Some(head.as_str()));
+    for state in ["failure", "success"] {
+        let status = json!({"state": state, "context": "agent-zero"});
+        assert_eq!(
+            call(&gitea, Some(TOKEN), "POST", &format!("/repos/octo/demo/statuses/{head}"), Some(status)).status,
+            201
+        );
+    }
+    // Gitea's pagination: newest first, `X-Total-Count`, `Link` to the rest.
+    let first = get(&gitea, &format!("/repos/octo/demo/statuses/{head}?limit=2"));
+    let page: Value = first.json();
+    let states: Vec<&str> = page.as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
+    assert_eq!((states, first.header("x-total-count")), (vec!["success", "failure"], Some("3")));
+    let link = first.header("link").unwrap();
+    assert!(link.contains("page=2&limit=2>; rel=\"next\"") && link.contains("rel=\"last\""), "{link}");
+    let second = get(&gitea, &format!("/repos/octo/demo/statuses/{head}?limit=2&page=2"));
+    assert_eq!(second.json()[0]["status"], "pending");
+    assert!(second.header("link").unwrap().contains("rel=\"prev\""));
 
     let posted =
         call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/issues/1/comments", Some(json!({"body": "On it"})));

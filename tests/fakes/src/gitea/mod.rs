@@ -87,6 +87,11 @@ impl FakeGitea {
         self.server.url().to_owned()
     }
 
+    /// The API root, `{url}/api/v1`.
+    pub fn api_url(&self) -> String {
+        format!("{}/api/v1", self.server.url())
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner))
     }
