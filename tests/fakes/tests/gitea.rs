@@ -380,6 +380,7 @@ fn pull_requests_are_listed_diffed_and_reviewed() {
 #[test]
 fn non_conforming_requests_are_refused_and_recorded() {
     let (gitea, _) = seeded();
+    gitea.add_issue("octo", "demo", 1, "Issue", "", "alice", &[]);
     let unknown = get(&gitea, "/repos/octo/demo/tarball/main");
     assert_eq!((unknown.status, unknown.json()["message"].as_str()), (404, Some("The target couldn't be found.")));
     let misspelt = json!({"files": [{"operation": "create", "path": "a.txt", "contents": "eA=="}]});
@@ -392,9 +393,23 @@ fn non_conforming_requests_are_refused_and_recorded() {
     );
     let paged = get(&gitea, "/repos/octo/demo/pulls?per_page=100");
     assert_eq!(paged.status, 422);
+    // Gitea's binding reads JSON only when the request says it is JSON.
+    let url = format!("{}/api/v1/repos/octo/demo/issues/1/comments", gitea.url());
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let auth = format!("token {TOKEN}");
+    let mut plain = agent
+        .post(&url)
+        .header("authorization", &auth)
+        .header("content-type", "text/plain")
+        .send(r#"{"body":"x"}"#)
+        .unwrap();
+    assert_eq!(plain.status().as_u16(), 422);
+    assert!(plain.body_mut().read_to_string().unwrap().contains("[]: Unsupported Content-Type"));
     assert_eq!(gitea.branch_sha("octo", "demo", "a"), None, "nothing was written");
+    assert!(gitea.comments("octo", "demo", 1).is_empty(), "nothing was written");
     let violations = gitea.violations();
-    assert_eq!(violations.len(), 3, "{violations:?}");
+    assert_eq!(violations.len(), 4, "{violations:?}");
+    assert_eq!(violations[3], "issueCreateComment: []: Unsupported Content-Type");
     assert_eq!(violations[0], "no operation for GET /api/v1/repos/octo/demo/tarball/main");
     assert!(violations[2].contains("unknown query parameter per_page"), "{violations:?}");
 }

@@ -19,7 +19,9 @@
 //! [write:repository]`); an unknown token is 401. A private repository is a
 //! 404 to anyone without access; public ones are readable anonymously, but
 //! writes, `/user` and collaborator permissions need a token (401 `token is
-//! required`), and writes need `write` on the repository (403).
+//! required`), and writes need `write` on the repository (403). A write
+//! whose `Content-Type` is not JSON is Gitea's binding error (422 `[]: Empty
+//! Content-Type`), recorded as a violation too.
 
 mod git;
 mod issues;

@@ -183,6 +183,23 @@ pub(crate) fn handle(state: &Mutex<State>, call: &RecordedCall) -> Reply {
     dispatch(&mut state, route.operation, &request)
 }
 
+/// Gitea's `bind` (gitea.com/go-chi/binding): a POST, PUT or PATCH the fake
+/// serves takes a JSON body and must say so; Gitea answers 422
+/// `[]: Empty Content-Type` without one and `[]: Unsupported Content-Type`
+/// for anything but JSON or a form (the fake reads JSON only; a PATCH
+/// without a Content-Type is bound from the query by Gitea, so its JSON
+/// body would be ignored: refused here the same way).
+fn content_type(call: &RecordedCall) -> Option<String> {
+    if !matches!(call.method.as_str(), "POST" | "PUT" | "PATCH") {
+        return None;
+    }
+    match call.header("content-type").map(str::trim).filter(|t| !t.is_empty()) {
+        None => Some("[]: Empty Content-Type".to_owned()),
+        Some(t) if t.contains("json") => None,
+        Some(_) => Some("[]: Unsupported Content-Type".to_owned()),
+    }
+}
+
 /// The token's user, checked as Gitea's API middleware does: a token in
 /// `Authorization: token X` / `Bearer X` (or `?token=`/`?access_token=`)
 /// must exist (401 otherwise; Gitea 1.22 would treat an unknown token as
@@ -245,6 +262,10 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
             let access = State::access(repo, request.login.as_deref());
             if access == Access::None {
                 return not_found(state);
+            }
+            if let Some(refused) = content_type(request.call) {
+                state.violations.push(format!("{operation}: {refused}"));
+                return error(state, 422, &refused);
             }
             match operation {
                 "repoGet" => Reply::json(200, &super::wire::repository(state, &key, access)),
