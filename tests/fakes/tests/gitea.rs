@@ -223,6 +223,16 @@ fn change_files_commits_a_branch_that_reads_back() {
     assert_eq!(get(&gitea, "/repos/octo/demo/raw/README.md?ref=fix").status, 404);
     assert_eq!(gitea.file("octo", "demo", &commit, "src/app.py").as_deref(), Some("print('hi')\n"));
 
+    // A branch name with a slash, as the product names its branches: one
+    // path segment, percent-encoded (`{branch}` is one segment in the swagger).
+    let slashed =
+        call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/contents", Some(change(&current, "agent-zero/issue-1")));
+    assert_eq!(slashed.status, 201, "{}", slashed.body);
+    let branch = get(&gitea, "/repos/octo/demo/branches/agent-zero%2Fissue-1").json();
+    assert_eq!(branch["name"], "agent-zero/issue-1");
+    assert_eq!(get(&gitea, "/repos/octo/demo/raw/src/app.py?ref=agent-zero/issue-1").body, "print('hi')\n");
+    assert_eq!(get(&gitea, "/repos/octo/demo/commits/agent-zero%2Fissue-1/statuses").status, 200);
+
     let again = call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/contents", Some(change(&current, "fix")));
     assert_eq!((again.status, again.json()["message"].as_str()), (422, Some("branch already exists [name: fix]")));
 
