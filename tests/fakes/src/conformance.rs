@@ -17,8 +17,9 @@
 //! Path templates match segment by segment (`{owner}` is one non-empty
 //! segment, `{index}.{diffType}` a segment with literal text between
 //! parameters); a `type: string` path parameter named `filepath` or `path`
-//! in the last position takes the rest of the path, slashes included, as
-//! Gitea's router does (`/raw/*`, `/contents/*`). An integer path
+//! (or as [`ApiDescription::with_rest_parameters`] names) in the last
+//! position takes the rest of the path, slashes included, as Gitea's router
+//! does (`/raw/*`, `/contents/*`, `/branches/*`). An integer path
 //! parameter must be digits and an `enum` one one of its values, so
 //! `/pulls/7` and `/pulls/7.diff` find different operations. When several
 //! templates match, the one with the most literal text wins.
@@ -164,6 +165,8 @@ pub struct ApiDescription {
     templates: Vec<(Vec<Segment>, String)>,
     /// Query parameters every operation accepts (apiKey security schemes).
     security_query: Vec<String>,
+    /// Path parameters that, in the last position, take the rest of the path.
+    rest_parameters: Vec<String>,
     validators: Mutex<BTreeMap<String, Arc<jsonschema::Validator>>>,
 }
 
@@ -271,13 +274,38 @@ impl ApiDescription {
     }
 
     fn new(doc: Value, flavour: Flavour, base_path: String, security_query: Vec<String>) -> Self {
-        let templates = doc["paths"]
+        let mut description = Self {
+            doc: Arc::new(doc),
+            flavour,
+            base_path,
+            templates: Vec::new(),
+            security_query,
+            rest_parameters: Vec::new(),
+            validators: Mutex::default(),
+        };
+        description.parse_templates(&["filepath", "path"]);
+        description
+    }
+
+    /// Names the path parameters that, as the last segment of a template
+    /// and `type: string`, take the rest of the path, slashes included
+    /// (`filepath` and `path` unless set): for a server whose router
+    /// serves those templates as `/*`, as Gitea's does for
+    /// `/branches/{branch}` and `/archive/{archive}`.
+    #[must_use]
+    pub fn with_rest_parameters(mut self, names: &[&str]) -> Self {
+        self.parse_templates(names);
+        self
+    }
+
+    fn parse_templates(&mut self, rest: &[&str]) {
+        self.rest_parameters = rest.iter().map(|n| (*n).to_owned()).collect();
+        self.templates = self.doc["paths"]
             .as_object()
             .into_iter()
             .flat_map(|paths| paths.iter())
-            .map(|(template, item)| (parse_template(template, item), template.clone()))
+            .map(|(template, item)| (parse_template(template, item, &self.rest_parameters), template.clone()))
             .collect();
-        Self { doc: Arc::new(doc), flavour, base_path, templates, security_query, validators: Mutex::default() }
     }
 
     /// The base path every operation is under (`/api/v1` for Gitea).
@@ -526,14 +554,14 @@ fn without_nulls(value: &Value) -> Value {
 }
 
 /// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments.
-fn parse_template(template: &str, item: &Value) -> Vec<Segment> {
+fn parse_template(template: &str, item: &Value, rest: &[String]) -> Vec<Segment> {
     let raw: Vec<&str> = template.trim_start_matches('/').split('/').collect();
     let last = raw.len().saturating_sub(1);
     raw.iter()
         .enumerate()
         .map(|(i, segment)| {
             let whole = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')).filter(|s| !s.contains('{'));
-            if let Some(name) = whole.filter(|n| i == last && matches!(*n, "filepath" | "path")) {
+            if let Some(name) = whole.filter(|n| i == last && rest.iter().any(|r| r == n)) {
                 let is_string = item
                     .as_object()
                     .into_iter()
@@ -778,7 +806,7 @@ mod tests {
 
     #[test]
     fn templates_split_mixed_segments() {
-        let parts = match &parse_template("/p/{index}.{diffType}", &Value::Null)[1] {
+        let parts = match &parse_template("/p/{index}.{diffType}", &Value::Null, &[])[1] {
             Segment::Parts(parts) => parts.clone(),
             Segment::Rest(_) => unreachable!(),
         };

@@ -31,7 +31,7 @@ mod signature;
 mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
-pub use gitea::{FakeGitea, GITEA_SWAGGER};
+pub use gitea::{FakeGitea, GITEA_REST_PARAMETERS, GITEA_SWAGGER};
 pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id, verified_jwt_claims};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;

@@ -6,7 +6,7 @@
 mod support;
 
 use agent_zero_fakes::conformance::{ApiDescription, Violation};
-use agent_zero_fakes::{FakeGitea, FixtureRepo, GITEA_SWAGGER, calc};
+use agent_zero_fakes::{FakeGitea, FixtureRepo, GITEA_REST_PARAMETERS, GITEA_SWAGGER, calc};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ fn call(gitea: &FakeGitea, token: Option<&str>, method: &str, path: &str, body: 
 
 fn api() -> &'static ApiDescription {
     static API: std::sync::OnceLock<ApiDescription> = std::sync::OnceLock::new();
-    API.get_or_init(|| ApiDescription::swagger2(GITEA_SWAGGER).unwrap())
+    API.get_or_init(|| ApiDescription::swagger2(GITEA_SWAGGER).unwrap().with_rest_parameters(&GITEA_REST_PARAMETERS))
 }
 
 fn get(gitea: &FakeGitea, path: &str) -> Answer {
@@ -223,15 +223,36 @@ fn change_files_commits_a_branch_that_reads_back() {
     assert_eq!(get(&gitea, "/repos/octo/demo/raw/README.md?ref=fix").status, 404);
     assert_eq!(gitea.file("octo", "demo", &commit, "src/app.py").as_deref(), Some("print('hi')\n"));
 
-    // A branch name with a slash, as the product names its branches: one
-    // path segment, percent-encoded (`{branch}` is one segment in the swagger).
+    // A branch name with a slash, as the product names its branches.
     let slashed =
         call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/contents", Some(change(&current, "agent-zero/issue-1")));
     assert_eq!(slashed.status, 201, "{}", slashed.body);
     let branch = get(&gitea, "/repos/octo/demo/branches/agent-zero%2Fissue-1").json();
     assert_eq!(branch["name"], "agent-zero/issue-1");
+    // Gitea serves `/branches/*`: the raw slash names the same branch.
+    let raw = get(&gitea, "/repos/octo/demo/branches/agent-zero/issue-1").json();
+    assert_eq!(raw["commit"]["id"], branch["commit"]["id"]);
+    assert_eq!(get(&gitea, "/repos/octo/demo/branches/agent-zero/nope").status, 404);
     assert_eq!(get(&gitea, "/repos/octo/demo/raw/src/app.py?ref=agent-zero/issue-1").body, "print('hi')\n");
     assert_eq!(get(&gitea, "/repos/octo/demo/commits/agent-zero%2Fissue-1/statuses").status, 200);
+
+    // The commit as Gitea shows it: one parent, the files it changed.
+    let shown =
+        get(&gitea, &format!("/repos/octo/demo/git/commits/{commit}?stat=false&verification=false&files=true")).json();
+    assert_eq!(
+        (shown["sha"].as_str(), shown["parents"][0]["sha"].as_str()),
+        (Some(commit.as_str()), Some(head.as_str()))
+    );
+    let files: Vec<(&str, &str)> = shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["filename"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("docs/notes.md", "added"), ("README.md", "removed"), ("src/app.py", "modified")]);
+    assert_eq!((shown["author"]["login"].as_str(), shown["stats"].is_null()), (Some(BOT), true));
+    assert_eq!(get(&gitea, "/repos/octo/demo/git/commits/main").json()["stats"]["total"], 4);
+    assert_eq!(get(&gitea, "/repos/octo/demo/git/commits/nope").status, 404);
 
     let again = call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/contents", Some(change(&current, "fix")));
     assert_eq!((again.status, again.json()["message"].as_str()), (422, Some("branch already exists [name: fix]")));
@@ -367,7 +388,7 @@ fn pull_requests_are_listed_diffed_and_reviewed() {
     assert!(get(&gitea, "/repos/octo/demo/issues/2").json()["pull_request"].is_object());
 
     let files = get(&gitea, "/repos/octo/demo/pulls/2/files").json();
-    assert_eq!((files[0]["filename"].as_str(), files[0]["status"].as_str()), (Some("src/app.py"), Some("modified")));
+    assert_eq!((files[0]["filename"].as_str(), files[0]["status"].as_str()), (Some("src/app.py"), Some("changed")));
     let diff = get(&gitea, "/repos/octo/demo/pulls/2.diff");
     assert_eq!(diff.header("content-type"), Some("text/plain; charset=utf-8"));
     assert!(diff.body.contains("+print('fixed')"), "{}", diff.body);

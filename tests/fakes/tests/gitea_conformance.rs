@@ -77,6 +77,20 @@ fn no_operation_for_unknown_paths_methods_and_parameter_types() {
 }
 
 #[test]
+fn rest_parameters_take_the_rest_of_the_path_only_where_named() {
+    let strict = api();
+    let branch = "/api/v1/repos/octo/demo/branches/agent-zero/issue-1";
+    assert!(matches!(strict.check("GET", branch, &[], None), Err(Violation::NoOperation { .. })));
+    let gitea = api().with_rest_parameters(&agent_zero_fakes::GITEA_REST_PARAMETERS);
+    assert_eq!(gitea.check("GET", branch, &[], None).unwrap().as_str(), "repoGetBranch");
+    let matched = gitea.matched("GET", "/api/v1/repos/octo/demo/archive/feature/x.tar.gz", &[], None).unwrap();
+    assert_eq!(matched.params["archive"], "feature/x.tar.gz");
+    // Not last: `{ref}` of `/commits/{ref}/statuses` stays one segment.
+    let statuses = gitea.check("GET", "/api/v1/repos/octo/demo/commits/agent-zero/issue-1/statuses", &[], None);
+    assert!(matches!(statuses, Err(Violation::NoOperation { .. })), "{statuses:?}");
+}
+
+#[test]
 fn query_violations_are_named() {
     let api = api();
     let missing = api.check("GET", "/api/v1/topics/search", &[], None).unwrap_err();

@@ -47,6 +47,12 @@ use state::{Access, Fault, Issue, Label, Repo, State, repo_key};
 /// `tests/fixtures/gitea-api/swagger.v1.22.json` (see the README there).
 pub const GITEA_SWAGGER: &str = routes::SWAGGER;
 
+/// The path parameters that take the rest of the path in Gitea's router
+/// (see [`ApiDescription::with_rest_parameters`](crate::conformance::ApiDescription::with_rest_parameters)):
+/// check requests as the fake does with
+/// `ApiDescription::swagger2(GITEA_SWAGGER)?.with_rest_parameters(&GITEA_REST_PARAMETERS)`.
+pub const GITEA_REST_PARAMETERS: [&str; 5] = routes::REST_PARAMETERS;
+
 /// A fake Gitea on `127.0.0.1:<port>`; stops when dropped.
 #[derive(Debug)]
 pub struct FakeGitea {

@@ -71,6 +71,7 @@ pub(crate) const ROUTES: &[Route] = &[
         "/api/v1/repos/octo/demo/collaborators/alice/permission",
         Category::Repository,
     ),
+    route("repoGetSingleCommit", "GET", "/api/v1/repos/octo/demo/git/commits/main", Category::Repository),
     route("repoGetBranch", "GET", "/api/v1/repos/octo/demo/branches/main", Category::Repository),
     route("repoGetArchive", "GET", "/api/v1/repos/octo/demo/archive/main.tar.gz", Category::Repository),
     route(
@@ -105,13 +106,25 @@ pub(crate) const ROUTES: &[Route] = &[
     route("issueEditComment", "PATCH", "/api/v1/repos/octo/demo/issues/comments/5", Category::Issue),
 ];
 
+/// The last path parameters Gitea's router serves as `/*` (the rest of the
+/// path, slashes included; routers/api/v1/api.go: `/raw/*`, `/media/*`,
+/// `/contents/*`, `/archive/*`, `/branches/*`, `/tags/*`, `/git/refs/*`),
+/// so `/branches/agent-zero/issue-1` is the branch `agent-zero/issue-1`
+/// there as in Gitea. `{ref}` in `/commits/{ref}/statuses` is one segment
+/// (not last); `{tag}` is left out (`/releases/tags/{tag}` is one segment).
+pub(crate) const REST_PARAMETERS: [&str; 5] = ["filepath", "path", "archive", "branch", "ref"];
+
 /// Gitea's swagger for v1.22 (`tests/fixtures/gitea-api/`).
 pub(crate) const SWAGGER: &str = include_str!("../../../fixtures/gitea-api/swagger.v1.22.json");
 
 /// The swagger, loaded once per process.
 pub(crate) fn api() -> &'static ApiDescription {
     static API: OnceLock<ApiDescription> = OnceLock::new();
-    API.get_or_init(|| ApiDescription::swagger2(SWAGGER).expect("the committed Gitea swagger loads"))
+    API.get_or_init(|| {
+        ApiDescription::swagger2(SWAGGER)
+            .expect("the committed Gitea swagger loads")
+            .with_rest_parameters(&REST_PARAMETERS)
+    })
 }
 
 /// A request, authenticated and routed: what handlers read.
