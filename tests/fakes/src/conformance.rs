@@ -3,7 +3,9 @@
 //! 3.0/3.1, as GitHub does): the path and method are an operation of the
 //! definition, its required query parameters are there and no undeclared
 //! ones, and a JSON body validates against the operation's body schema,
-//! with no property the schema does not declare.
+//! with no property the schema does not declare. [`ApiDescription::check_response`]
+//! holds an answer to the operation's declared response the same way (how
+//! a fake's own shapes are kept honest).
 //!
 //! Schemas are validated by the `jsonschema` crate (draft 4 for Swagger 2
 //! and OpenAPI 3.0, 2020-12 for OpenAPI 3.1), with the whole definition as
@@ -15,8 +17,9 @@
 //! Path templates match segment by segment (`{owner}` is one non-empty
 //! segment, `{index}.{diffType}` a segment with literal text between
 //! parameters); a `type: string` path parameter named `filepath` or `path`
-//! in the last position takes the rest of the path, slashes included, as
-//! Gitea's router does (`/raw/*`, `/contents/*`). An integer path
+//! (or as [`ApiDescription::with_rest_parameters`] names) in the last
+//! position takes the rest of the path, slashes included, as Gitea's router
+//! does (`/raw/*`, `/contents/*`, `/branches/*`). An integer path
 //! parameter must be digits and an `enum` one one of its values, so
 //! `/pulls/7` and `/pulls/7.diff` find different operations. When several
 //! templates match, the one with the most literal text wins.
@@ -124,6 +127,14 @@ pub enum Violation {
         /// The validator's message.
         message: String,
     },
+    /// A success status the operation does not declare (responses only).
+    #[error("{operation}: status {status} is not a declared response")]
+    UndeclaredStatus {
+        /// The matched operation.
+        operation: OperationId,
+        /// The status answered.
+        status: u16,
+    },
     /// The body has a property its schema does not declare.
     #[error("{operation}: body: unknown property {pointer:?} (the schema declares {declared})")]
     UnknownProperty {
@@ -154,6 +165,8 @@ pub struct ApiDescription {
     templates: Vec<(Vec<Segment>, String)>,
     /// Query parameters every operation accepts (apiKey security schemes).
     security_query: Vec<String>,
+    /// Path parameters that, in the last position, take the rest of the path.
+    rest_parameters: Vec<String>,
     validators: Mutex<BTreeMap<String, Arc<jsonschema::Validator>>>,
 }
 
@@ -261,13 +274,38 @@ impl ApiDescription {
     }
 
     fn new(doc: Value, flavour: Flavour, base_path: String, security_query: Vec<String>) -> Self {
-        let templates = doc["paths"]
+        let mut description = Self {
+            doc: Arc::new(doc),
+            flavour,
+            base_path,
+            templates: Vec::new(),
+            security_query,
+            rest_parameters: Vec::new(),
+            validators: Mutex::default(),
+        };
+        description.parse_templates(&["filepath", "path"]);
+        description
+    }
+
+    /// Names the path parameters that, as the last segment of a template
+    /// and `type: string`, take the rest of the path, slashes included
+    /// (`filepath` and `path` unless set): for a server whose router
+    /// serves those templates as `/*`, as Gitea's does for
+    /// `/branches/{branch}` and `/archive/{archive}`.
+    #[must_use]
+    pub fn with_rest_parameters(mut self, names: &[&str]) -> Self {
+        self.parse_templates(names);
+        self
+    }
+
+    fn parse_templates(&mut self, rest: &[&str]) {
+        self.rest_parameters = rest.iter().map(|n| (*n).to_owned()).collect();
+        self.templates = self.doc["paths"]
             .as_object()
             .into_iter()
             .flat_map(|paths| paths.iter())
-            .map(|(template, item)| (parse_template(template, item), template.clone()))
+            .map(|(template, item)| (parse_template(template, item, &self.rest_parameters), template.clone()))
             .collect();
-        Self { doc: Arc::new(doc), flavour, base_path, templates, security_query, validators: Mutex::default() }
     }
 
     /// The base path every operation is under (`/api/v1` for Gitea).
@@ -302,13 +340,25 @@ impl ApiDescription {
         query: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Result<Matched, Violation> {
+        let (name, operation, params) = self.find(method, path)?;
+        let method = method.to_ascii_lowercase();
+        let id = operation_id(operation, &method, name);
+        let item = &self.doc["paths"][name];
+        let declared = parameters(&self.doc, item, operation);
+        self.check_query(&id, &declared, query)?;
+        self.check_body(&id, name, &method, &declared, operation, body)?;
+        Ok(Matched { operation: id, template: name.to_owned(), params: params.into_iter().collect() })
+    }
+
+    /// The template, operation and path parameters `method path` matches.
+    fn find(&self, method: &str, path: &str) -> Result<Found<'_>, Violation> {
         let no_operation = || Violation::NoOperation { method: method.to_ascii_uppercase(), path: path.to_owned() };
         let Some(relative) = path.strip_prefix(&self.base_path).filter(|r| r.starts_with('/')) else {
             return Err(no_operation());
         };
         let segments: Vec<&str> = relative[1..].split('/').collect();
         let method = method.to_ascii_lowercase();
-        let mut best: Option<(usize, &str, &Value, Vec<(String, String)>)> = None;
+        let mut best: Option<Candidate<'_>> = None;
         for (template, name) in &self.templates {
             let item = &self.doc["paths"][name];
             let Some(operation) = item.get(&method) else { continue };
@@ -325,14 +375,53 @@ impl ApiDescription {
                 best = Some((score, name.as_str(), operation, params));
             }
         }
-        let Some((_, name, operation, params)) = best else { return Err(no_operation()) };
-        let id =
-            OperationId(operation["operationId"].as_str().map_or_else(|| format!("{method} {name}"), str::to_owned));
-        let item = &self.doc["paths"][name];
-        let declared = parameters(&self.doc, item, operation);
-        self.check_query(&id, &declared, query)?;
-        self.check_body(&id, name, &method, &declared, operation, body)?;
-        Ok(Matched { operation: id, template: name.to_owned(), params: params.into_iter().collect() })
+        best.map(|(_, name, operation, params)| (name, operation, params)).ok_or_else(no_operation)
+    }
+
+    /// Checks an answer to `method path` against the operation's declared
+    /// response for `status`: a 2xx status the operation does not declare is
+    /// a violation; a JSON body must validate against the declared schema
+    /// and carry no property it does not declare. Nulls are left out before
+    /// validating: Gitea's swagger (go-swagger) does not mark the pointer
+    /// fields Gitea sends as `null` nullable. Error statuses are not checked
+    /// (Gitea declares them loosely).
+    ///
+    /// # Errors
+    /// The first [`Violation`] found.
+    pub fn check_response(&self, method: &str, path: &str, status: u16, body: &[u8]) -> Result<OperationId, Violation> {
+        let (name, operation, _) = self.find(method, path)?;
+        let method = method.to_ascii_lowercase();
+        let id = operation_id(operation, &method, name);
+        if !(200..300).contains(&status) {
+            return Ok(id);
+        }
+        let declared = &operation["responses"][status.to_string()];
+        if declared.is_null() {
+            return Err(Violation::UndeclaredStatus { operation: id, status });
+        }
+        let response = resolve(&self.doc, declared);
+        let schema = match self.flavour {
+            Flavour::Swagger2 => response["schema"].clone(),
+            Flavour::OpenApi30 | Flavour::OpenApi31 => response["content"]["application/json"]["schema"].clone(),
+        };
+        if schema.is_null() {
+            return Ok(id);
+        }
+        let instance: Value = serde_json::from_slice(body)
+            .map_err(|e| Violation::BodyNotJson { operation: id.clone(), reason: e.to_string() })?;
+        let instance = without_nulls(&instance);
+        let validator = self.validator(&format!("{status} {method} {name}"), &schema);
+        if let Some(error) = validator.iter_errors(&instance).next() {
+            return Err(Violation::InvalidBody {
+                operation: id,
+                pointer: error.instance_path().as_str().to_owned(),
+                message: error.to_string(),
+            });
+        }
+        match unknown_property(&self.doc, &schema, &instance, "", 0) {
+            Some((pointer, declared)) => Err(Violation::UnknownProperty { operation: id, pointer, declared }),
+            None => Ok(id),
+        }
     }
 
     fn check_query(&self, id: &OperationId, declared: &[Value], query: &[(&str, &str)]) -> Result<(), Violation> {
@@ -442,15 +531,37 @@ impl ApiDescription {
     }
 }
 
+/// A matched template's name, operation and path parameters.
+type Found<'a> = (&'a str, &'a Value, Vec<(String, String)>);
+
+/// A matching template: its literal length (the score), name, operation
+/// and path parameters.
+type Candidate<'a> = (usize, &'a str, &'a Value, Vec<(String, String)>);
+
+fn operation_id(operation: &Value, method: &str, template: &str) -> OperationId {
+    OperationId(operation["operationId"].as_str().map_or_else(|| format!("{method} {template}"), str::to_owned))
+}
+
+/// The value with every `null` object member left out (recursively).
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments.
-fn parse_template(template: &str, item: &Value) -> Vec<Segment> {
+fn parse_template(template: &str, item: &Value, rest: &[String]) -> Vec<Segment> {
     let raw: Vec<&str> = template.trim_start_matches('/').split('/').collect();
     let last = raw.len().saturating_sub(1);
     raw.iter()
         .enumerate()
         .map(|(i, segment)| {
             let whole = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')).filter(|s| !s.contains('{'));
-            if let Some(name) = whole.filter(|n| i == last && matches!(*n, "filepath" | "path")) {
+            if let Some(name) = whole.filter(|n| i == last && rest.iter().any(|r| r == n)) {
                 let is_string = item
                     .as_object()
                     .into_iter()
@@ -564,7 +675,7 @@ fn value_fits(schema: &Value, value: &str) -> bool {
     let listed = schema["enum"].as_array().is_none_or(|values| {
         values.iter().any(|v| match v {
             Value::String(s) => s == value,
-            other => other.to_string() == value,
+            other => serde_json::from_str::<Value>(value).is_ok_and(|v| v == *other),
         })
     });
     typed && listed
@@ -695,7 +806,7 @@ mod tests {
 
     #[test]
     fn templates_split_mixed_segments() {
-        let parts = match &parse_template("/p/{index}.{diffType}", &Value::Null)[1] {
+        let parts = match &parse_template("/p/{index}.{diffType}", &Value::Null, &[])[1] {
             Segment::Parts(parts) => parts.clone(),
             Segment::Rest(_) => unreachable!(),
         };

@@ -6,6 +6,9 @@ use agent_zero_fakes::GITEA_SWAGGER;
 use agent_zero_fakes::conformance::{ApiDescription, Violation};
 use serde_json::json;
 
+/// method, path, query, body, the operation expected.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Option<&'a [u8]>, &'a str);
+
 fn api() -> ApiDescription {
     ApiDescription::swagger2(GITEA_SWAGGER).expect("Gitea's swagger loads")
 }
@@ -29,7 +32,7 @@ fn conforming_requests_name_their_operation() {
             {"operation": "delete", "path": "old.txt", "sha": "4567ef01"}
         ]
     }));
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, Option<&[u8]>, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("GET", "/api/v1/user", vec![], None, "userGetCurrent"),
         ("GET", "/api/v1/repos/octo/demo", vec![], None, "repoGet"),
         ("POST", "/api/v1/repos/octo/demo/contents", vec![], Some(&change), "repoChangeFiles"),
@@ -71,6 +74,20 @@ fn no_operation_for_unknown_paths_methods_and_parameter_types() {
         assert!(matches!(got, Err(Violation::NoOperation { .. })), "{method} {path}: {got:?}");
         assert_eq!(got.unwrap_err().to_string(), format!("no operation for {method} {path}"));
     }
+}
+
+#[test]
+fn rest_parameters_take_the_rest_of_the_path_only_where_named() {
+    let strict = api();
+    let branch = "/api/v1/repos/octo/demo/branches/agent-zero/issue-1";
+    assert!(matches!(strict.check("GET", branch, &[], None), Err(Violation::NoOperation { .. })));
+    let gitea = api().with_rest_parameters(&agent_zero_fakes::GITEA_REST_PARAMETERS);
+    assert_eq!(gitea.check("GET", branch, &[], None).unwrap().as_str(), "repoGetBranch");
+    let matched = gitea.matched("GET", "/api/v1/repos/octo/demo/archive/feature/x.tar.gz", &[], None).unwrap();
+    assert_eq!(matched.params["archive"], "feature/x.tar.gz");
+    // Not last: `{ref}` of `/commits/{ref}/statuses` stays one segment.
+    let statuses = gitea.check("GET", "/api/v1/repos/octo/demo/commits/agent-zero/issue-1/statuses", &[], None);
+    assert!(matches!(statuses, Err(Violation::NoOperation { .. })), "{statuses:?}");
 }
 
 #[test]
@@ -132,4 +149,30 @@ fn body_violations_are_named_with_their_pointer() {
     );
     let review = api.check("POST", "/api/v1/repos/o/r/pulls/1/reviews", &[], Some(&review)).unwrap_err();
     assert!(matches!(&review, Violation::UnknownProperty { pointer, .. } if pointer == "/comments/0/line"), "{review}");
+}
+
+#[test]
+fn responses_are_checked_against_the_declared_schema() {
+    let api = api();
+    let path = "/api/v1/repos/octo/demo/issues/comments/5";
+    let comment = json!({"id": 5, "body": "hi", "user": {"id": 1, "login": "alice"}, "created_at": "2024-01-01T00:00:00Z", "pull_request_url": null});
+    assert_eq!(api.check_response("GET", path, 200, &body(&comment)).unwrap().as_str(), "issueGetComment");
+
+    let mut extra = comment.clone();
+    extra["reactions"] = json!([]);
+    let unknown = api.check_response("GET", path, 200, &body(&extra)).unwrap_err();
+    assert!(matches!(&unknown, Violation::UnknownProperty { pointer, .. } if pointer == "/reactions"), "{unknown}");
+    let mut nested = comment.clone();
+    nested["user"]["node_id"] = json!("x");
+    let unknown = api.check_response("GET", path, 200, &body(&nested)).unwrap_err();
+    assert!(matches!(&unknown, Violation::UnknownProperty { pointer, .. } if pointer == "/user/node_id"), "{unknown}");
+
+    let mut typed = comment;
+    typed["id"] = json!("5");
+    let invalid = api.check_response("GET", path, 200, &body(&typed)).unwrap_err();
+    assert!(matches!(&invalid, Violation::InvalidBody { pointer, .. } if pointer == "/id"), "{invalid}");
+
+    let undeclared = api.check_response("GET", path, 201, b"{}").unwrap_err();
+    assert_eq!(undeclared.to_string(), "issueGetComment: status 201 is not a declared response");
+    assert!(api.check_response("GET", path, 404, b"not even json").is_ok(), "error answers are not checked");
 }

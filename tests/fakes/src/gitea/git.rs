@@ -30,8 +30,11 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone)]
 pub(crate) struct CommitInfo {
     pub(crate) sha: String,
+    pub(crate) tree: String,
+    pub(crate) parents: Vec<String>,
     pub(crate) author_name: String,
     pub(crate) author_email: String,
+    pub(crate) author_date: String,
     pub(crate) committer_name: String,
     pub(crate) committer_email: String,
     pub(crate) committer_date: String,
@@ -194,7 +197,9 @@ impl BareRepo {
                     self.run(&["update-index", "--add", "--cacheinfo", &info], None, &env)?;
                 }
                 Change::Delete(path) => {
-                    self.run(&["update-index", "--force-remove", "--", path], None, &env)?;
+                    // Mode 0 removes the entry; `--force-remove` would want a work tree.
+                    let line = format!("0 {}\t{path}\n", "0".repeat(40));
+                    self.run(&["update-index", "--index-info"], Some(line.as_bytes()), &env)?;
                 }
             }
         }
@@ -224,13 +229,17 @@ impl BareRepo {
 
     /// The commit's metadata.
     pub(crate) fn commit_info(&self, sha: &str) -> Option<CommitInfo> {
-        let out = self.text(&["show", "-s", "--format=%H%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B", sha]).ok()?;
-        let mut fields = out.splitn(7, '\0');
+        let format = "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B";
+        let out = self.text(&["show", "-s", format, sha, "--"]).ok()?;
+        let mut fields = out.splitn(10, '\0');
         let mut next = || fields.next().unwrap_or_default().to_owned();
         Some(CommitInfo {
             sha: next(),
+            tree: next(),
+            parents: next().split_whitespace().map(str::to_owned).collect(),
             author_name: next(),
             author_email: next(),
+            author_date: next(),
             committer_name: next(),
             committer_email: next(),
             committer_date: next(),
@@ -246,6 +255,15 @@ impl BareRepo {
     /// The merge base of two commits.
     pub(crate) fn merge_base(&self, a: &str, b: &str) -> Option<String> {
         self.text(&["merge-base", a, b]).ok()
+    }
+
+    /// The files `commit` changed against its first parent (all of them,
+    /// added, for a root commit).
+    pub(crate) fn changed_by(&self, commit: &str) -> Vec<Changed> {
+        /// git's empty tree.
+        const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+        let parent = self.commit_info(commit).and_then(|c| c.parents.first().cloned());
+        self.changed(parent.as_deref().unwrap_or(EMPTY_TREE), commit)
     }
 
     /// The unified diff from `base` to `head`, as `git diff` prints it.

@@ -19,7 +19,9 @@
 //! [write:repository]`); an unknown token is 401. A private repository is a
 //! 404 to anyone without access; public ones are readable anonymously, but
 //! writes, `/user` and collaborator permissions need a token (401 `token is
-//! required`), and writes need `write` on the repository (403).
+//! required`), and writes need `write` on the repository (403). A write
+//! whose `Content-Type` is not JSON is Gitea's binding error (422 `[]: Empty
+//! Content-Type`), recorded as a violation too.
 
 mod git;
 mod issues;
@@ -44,6 +46,12 @@ use state::{Access, Fault, Issue, Label, Repo, State, repo_key};
 /// Gitea's swagger for v1.22, as committed in
 /// `tests/fixtures/gitea-api/swagger.v1.22.json` (see the README there).
 pub const GITEA_SWAGGER: &str = routes::SWAGGER;
+
+/// The path parameters that take the rest of the path in Gitea's router
+/// (see [`ApiDescription::with_rest_parameters`](crate::conformance::ApiDescription::with_rest_parameters)):
+/// check requests as the fake does with
+/// `ApiDescription::swagger2(GITEA_SWAGGER)?.with_rest_parameters(&GITEA_REST_PARAMETERS)`.
+pub const GITEA_REST_PARAMETERS: [&str; 5] = routes::REST_PARAMETERS;
 
 /// A fake Gitea on `127.0.0.1:<port>`; stops when dropped.
 #[derive(Debug)]
@@ -85,6 +93,11 @@ impl FakeGitea {
     /// `/api/v1`, web pages (`html_url`) directly under it.
     pub fn url(&self) -> String {
         self.server.url().to_owned()
+    }
+
+    /// The API root, `{url}/api/v1`.
+    pub fn api_url(&self) -> String {
+        format!("{}/api/v1", self.server.url())
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {

@@ -123,7 +123,8 @@ fn files(state: &State, request: &Request<'_>, pull: &Pull) -> Reply {
             json!({
                 "filename": c.path,
                 "previous_filename": "",
-                "status": c.status,
+                // Gitea's `ToChangedFile`: a modified file is "changed".
+                "status": if c.status == "modified" { "changed" } else { c.status.as_str() },
                 "additions": c.additions,
                 "deletions": c.deletions,
                 "changes": c.additions + c.deletions,

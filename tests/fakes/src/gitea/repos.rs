@@ -19,6 +19,7 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, k
         "repoGetContentsList" => contents(state, request, key, ""),
         "repoChangeFiles" => change_files(state, request, key, access),
         "repoGetBranch" => branch(state, key, request.param("branch")),
+        "repoGetSingleCommit" => single_commit(state, request, key),
         "repoGetArchive" => archive(state, key, request.param("archive")),
         "repoCreateStatus" => create_status(state, request, key, access),
         "repoListStatuses" => list_statuses(state, request, key, request.param("sha")),
@@ -85,6 +86,61 @@ fn branch(state: &State, key: &str, name: &str) -> Reply {
             "effective_branch_protection_name": "",
         }),
     )
+}
+
+/// `GET /git/commits/{sha}` (a sha or any ref): Gitea's `ToCommit`, with
+/// `files` (added, removed, modified against the first parent) and `stats`
+/// unless `files=false` / `stat=false`; authors are users when their email
+/// is a user's.
+fn single_commit(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let repo = &state.repos[key];
+    let Some(info) = repo.git.resolve(request.param("sha")).and_then(|sha| repo.git.commit_info(&sha)) else {
+        return not_found(state);
+    };
+    let flag = |name: &str| request.call.query_param(name) != Some("false");
+    let changed = repo.git.changed_by(&info.sha);
+    let (html, api) = wire::repo_urls(state, repo);
+    let meta =
+        |sha: &str| json!({"url": format!("{api}/git/commits/{sha}"), "sha": sha, "created": info.committer_date});
+    let mut files = Vec::new();
+    for status in ["added", "removed", "modified"] {
+        let git_status = if status == "removed" { "deleted" } else { status };
+        files.extend(
+            changed.iter().filter(|c| c.status == git_status).map(|c| json!({"filename": c.path, "status": status})),
+        );
+    }
+    let additions: u64 = changed.iter().map(|c| c.additions).sum();
+    let deletions: u64 = changed.iter().map(|c| c.deletions).sum();
+    let mut commit = json!({
+        "url": format!("{api}/git/commits/{}", info.sha),
+        "sha": info.sha,
+        "created": info.committer_date,
+        "html_url": format!("{html}/commit/{}", info.sha),
+        "commit": {
+            "url": format!("{api}/git/commits/{}", info.sha),
+            "author": {"name": info.author_name, "email": info.author_email, "date": info.author_date},
+            "committer": {"name": info.committer_name, "email": info.committer_email, "date": info.committer_date},
+            "message": info.message,
+            "tree": {"url": format!("{api}/git/trees/{}", info.tree), "sha": info.tree, "created": info.committer_date},
+        },
+        "parents": info.parents.iter().map(|p| meta(p)).collect::<Vec<_>>(),
+    });
+    if flag("verification") {
+        commit["commit"]["verification"] = json!({"verified": false, "reason": "gpg.error.not_signed_commit", "signature": "", "signer": null, "payload": ""});
+    }
+    if flag("files") {
+        commit["files"] = Value::Array(files);
+    }
+    if flag("stat") {
+        commit["stats"] = json!({"total": additions + deletions, "additions": additions, "deletions": deletions});
+    }
+    let by_email = |email: &str| {
+        state.users.values().find(|u| format!("{}@noreply.localhost", u.login.to_ascii_lowercase()) == email).cloned()
+    };
+    let (author, committer) = (by_email(&info.author_email), by_email(&info.committer_email));
+    commit["author"] = author.map_or(Value::Null, |u| wire::user(state, &u));
+    commit["committer"] = committer.map_or(Value::Null, |u| wire::user(state, &u));
+    Reply::json(200, &commit)
 }
 
 /// `{ref}.tar.gz` / `{ref}.zip`: `git archive` with Gitea's prefix, the

@@ -71,6 +71,7 @@ pub(crate) const ROUTES: &[Route] = &[
         "/api/v1/repos/octo/demo/collaborators/alice/permission",
         Category::Repository,
     ),
+    route("repoGetSingleCommit", "GET", "/api/v1/repos/octo/demo/git/commits/main", Category::Repository),
     route("repoGetBranch", "GET", "/api/v1/repos/octo/demo/branches/main", Category::Repository),
     route("repoGetArchive", "GET", "/api/v1/repos/octo/demo/archive/main.tar.gz", Category::Repository),
     route(
@@ -105,13 +106,25 @@ pub(crate) const ROUTES: &[Route] = &[
     route("issueEditComment", "PATCH", "/api/v1/repos/octo/demo/issues/comments/5", Category::Issue),
 ];
 
+/// The last path parameters Gitea's router serves as `/*` (the rest of the
+/// path, slashes included; routers/api/v1/api.go: `/raw/*`, `/media/*`,
+/// `/contents/*`, `/archive/*`, `/branches/*`, `/tags/*`, `/git/refs/*`),
+/// so `/branches/agent-zero/issue-1` is the branch `agent-zero/issue-1`
+/// there as in Gitea. `{ref}` in `/commits/{ref}/statuses` is one segment
+/// (not last); `{tag}` is left out (`/releases/tags/{tag}` is one segment).
+pub(crate) const REST_PARAMETERS: [&str; 5] = ["filepath", "path", "archive", "branch", "ref"];
+
 /// Gitea's swagger for v1.22 (`tests/fixtures/gitea-api/`).
 pub(crate) const SWAGGER: &str = include_str!("../../../fixtures/gitea-api/swagger.v1.22.json");
 
 /// The swagger, loaded once per process.
 pub(crate) fn api() -> &'static ApiDescription {
     static API: OnceLock<ApiDescription> = OnceLock::new();
-    API.get_or_init(|| ApiDescription::swagger2(SWAGGER).expect("the committed Gitea swagger loads"))
+    API.get_or_init(|| {
+        ApiDescription::swagger2(SWAGGER)
+            .expect("the committed Gitea swagger loads")
+            .with_rest_parameters(&REST_PARAMETERS)
+    })
 }
 
 /// A request, authenticated and routed: what handlers read.
@@ -183,6 +196,23 @@ pub(crate) fn handle(state: &Mutex<State>, call: &RecordedCall) -> Reply {
     dispatch(&mut state, route.operation, &request)
 }
 
+/// Gitea's `bind` (gitea.com/go-chi/binding): a POST, PUT or PATCH the fake
+/// serves takes a JSON body and must say so; Gitea answers 422
+/// `[]: Empty Content-Type` without one and `[]: Unsupported Content-Type`
+/// for anything but JSON or a form (the fake reads JSON only; a PATCH
+/// without a Content-Type is bound from the query by Gitea, so its JSON
+/// body would be ignored: refused here the same way).
+fn content_type(call: &RecordedCall) -> Option<String> {
+    if !matches!(call.method.as_str(), "POST" | "PUT" | "PATCH") {
+        return None;
+    }
+    match call.header("content-type").map(str::trim).filter(|t| !t.is_empty()) {
+        None => Some("[]: Empty Content-Type".to_owned()),
+        Some(t) if t.contains("json") => None,
+        Some(_) => Some("[]: Unsupported Content-Type".to_owned()),
+    }
+}
+
 /// The token's user, checked as Gitea's API middleware does: a token in
 /// `Authorization: token X` / `Bearer X` (or `?token=`/`?access_token=`)
 /// must exist (401 otherwise; Gitea 1.22 would treat an unknown token as
@@ -245,6 +275,10 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
             let access = State::access(repo, request.login.as_deref());
             if access == Access::None {
                 return not_found(state);
+            }
+            if let Some(refused) = content_type(request.call) {
+                state.violations.push(format!("{operation}: {refused}"));
+                return error(state, 422, &refused);
             }
             match operation {
                 "repoGet" => Reply::json(200, &super::wire::repository(state, &key, access)),
