@@ -30,7 +30,8 @@ fn world(policy: &str) -> (FakeGitea, Settings) {
     gitea.add_repo("acme", "widgets", "main", &[(".agent-zero.yml", policy), ("src/lib.py", "x = 1\n")]);
     gitea.set_private("acme", "widgets", true);
     gitea.add_user_token(BOT, TOKEN, &["write:repository", "write:issue", "read:user"]);
-    gitea.set_permission("acme", "widgets", BOT, "write");
+    // An admin: Gitea tells others' permissions only to admins.
+    gitea.set_permission("acme", "widgets", BOT, "admin");
     gitea.set_permission("acme", "widgets", MAINTAINER, "write");
     gitea.set_permission("acme", "widgets", READER, "read");
     let url = gitea.url();
@@ -154,6 +155,15 @@ fn the_policy_decides_and_a_bad_one_fails_naming_its_field() {
     gitea.add_issue("acme", "widgets", 7, "t", "b", MAINTAINER, &["agent-zero"]);
     let Err(AdmitError::Invalid(reason)) = admit(&settings, &received(7, MAINTAINER)) else { panic!("admitted") };
     assert!(reason.contains(".agent-zero.yml:mode"), "{reason}");
+}
+
+#[test]
+fn a_token_that_may_not_read_permissions_fails_the_gate_naming_what_to_grant() {
+    let (gitea, settings) = world(POLICY);
+    gitea.set_permission("acme", "widgets", BOT, "write");
+    gitea.add_issue("acme", "widgets", 9, "t", "b", MAINTAINER, &["agent-zero"]);
+    let Err(AdmitError::Invalid(reason)) = admit(&settings, &received(9, MAINTAINER)) else { panic!("admitted") };
+    assert!(reason.contains("must be an admin of the repository") && reason.contains("403"), "{reason}");
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! from its default branch (never a pull request's head), the issue's
 //! title, text and state, and each account's permission on the repository
 //! (`GET .../collaborators/{login}/permission`, Gitea's answer to GitHub's
-//! `author_association`). The same rules as GitHub's then decide
+//! `author_association`; Gitea answers it only to a repository admin, so
+//! the token's account must be one). The same rules as GitHub's then decide
 //! (`agent_zero_github::ParsedDelivery::admit`): the permission maps onto
 //! the association the policy lists (`owner` → `OWNER`, `admin` and `write`
 //! → `COLLABORATOR`, `read` and `none` → `NONE`), and someone other than
@@ -121,7 +122,15 @@ pub(crate) async fn admit<H: HttpClient>(
     let permission = |login: String| {
         let client = &client;
         async move {
-            client.permission(owner, repo, &login).await.map_err(|e| admit_error(&format!("{login}'s permission"), &e))
+            client.permission(owner, repo, &login).await.map_err(|e| match e.status() {
+                // Gitea lets only a repository's admins read another
+                // account's permission: say what to grant.
+                Some(403) => AdmitError::Invalid(format!(
+                    "Gitea refused to tell {login}'s permission on {owner}/{repo} (403): the GITEA_TOKEN account must \
+                     be an admin of the repository, since Gitea lets only admins read another account's permission"
+                )),
+                _ => admit_error(&format!("{login}'s permission"), &e),
+            })
         }
     };
     let author_association = association(&permission(author.clone()).await?);
