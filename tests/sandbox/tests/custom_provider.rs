@@ -183,7 +183,7 @@ fn archive_checkout_is_idempotent_and_expires_server_side() {
     let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t4", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 1_500);
-    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into(), authorization: None };
     let provision = Provision { lease_id: "lease-t4", writable: true, source: &source, checkout_timeout_ms: 1_000 };
     block_on(async {
         let first = provider.provision(&request, &provision).await.unwrap();
@@ -234,7 +234,7 @@ fn a_bad_archive_link_is_a_clear_error_without_the_link() {
     let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t5", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 60_000);
-    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into(), authorization: None };
     let provision = Provision { lease_id: "lease-t5", writable: true, source: &source, checkout_timeout_ms: 5_000 };
     let error = block_on(provider.provision(&request, &provision)).unwrap_err().to_string();
     assert!(error.contains("502") && error.contains("answered 404"), "{error}");
