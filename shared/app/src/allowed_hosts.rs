@@ -25,6 +25,7 @@ use crate::Config;
 /// for it.
 pub const ORIGIN_VARIABLES: &[(&str, &str)] = &[
     ("GITHUB_API_URL", "AGENT_ZERO_FORGE_ORIGIN"),
+    ("GITEA_URL", "AGENT_ZERO_GITEA_ORIGIN"),
     ("AGENT_ZERO_MODEL_BASE_URL", "AGENT_ZERO_MODEL_ORIGIN"),
     ("AGENT_ZERO_SANDBOX_URL", "AGENT_ZERO_SANDBOX_ORIGIN"),
     ("AGENT_ZERO_DASHBOARD_GITHUB_URL", "AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN"),
@@ -42,6 +43,9 @@ pub(crate) fn destinations(config: &Config) -> Vec<(&'static str, String)> {
     let github = config.get("GITHUB_API_URL").map_or("https://api.github.com", str::trim).to_owned();
     let github_com = github.trim_end_matches('/') == "https://api.github.com";
     out.push(("GITHUB_API_URL", github));
+    if let Some(gitea) = config.get("GITEA_URL") {
+        out.push(("GITEA_URL", gitea.trim().to_owned()));
+    }
     match config.get("AGENT_ZERO_MODEL_BASE_URL") {
         Some(base) => out.push(("AGENT_ZERO_MODEL_BASE_URL", base.trim().to_owned())),
         None => {

@@ -68,6 +68,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     // Spin only: the origins its allow-list takes from variables
     // (`allowed_hosts::ORIGIN_VARIABLES`).
     "AGENT_ZERO_FORGE_ORIGIN",
+    "AGENT_ZERO_GITEA_ORIGIN",
     "AGENT_ZERO_MODEL_ORIGIN",
     "AGENT_ZERO_SANDBOX_ORIGIN",
     "AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN",

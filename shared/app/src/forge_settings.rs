@@ -2,7 +2,8 @@
 //! webhook secret(s), base URL and API token. A forge is configured when
 //! any of its variables is set; its intake route needs its webhook secret.
 //! The API token and URL are read and checked here, and reported by health
-//! and doctor; nothing calls the forge's API yet (the run path is GitHub's).
+//! and doctor. Gitea's (and Forgejo's) run path reads and publishes with
+//! them; GitLab's run path is still to come.
 
 use agent_zero_forges::gitlab::GitLabSecrets;
 use agent_zero_github::ApiConfig;
@@ -35,7 +36,8 @@ pub(crate) struct GiteaSettings {
     pub(crate) secret: Option<Vec<u8>>,
     /// `GITEA_URL` without a trailing slash (Gitea has no default host).
     pub(crate) url: Option<String>,
-    pub(crate) has_token: bool,
+    /// `GITEA_TOKEN`: the access token the run path reads and publishes with.
+    pub(crate) token: Option<agent_zero_ports::Secret>,
 }
 
 impl std::fmt::Debug for GiteaSettings {
@@ -44,7 +46,7 @@ impl std::fmt::Debug for GiteaSettings {
         f.debug_struct("GiteaSettings")
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
             .field("url", &self.url)
-            .field("has_token", &self.has_token)
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
             .finish()
     }
 }
@@ -82,7 +84,7 @@ impl GiteaSettings {
         Ok(Some(Self {
             secret: config.get("GITEA_WEBHOOK_SECRET").map(|s| s.as_bytes().to_vec()),
             url: url(config, "GITEA_URL")?,
-            has_token: config.is_set("GITEA_TOKEN"),
+            token: config.get("GITEA_TOKEN").map(agent_zero_ports::Secret::new),
         }))
     }
 }

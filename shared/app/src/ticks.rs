@@ -4,7 +4,9 @@
 use agent_zero_engine::{Engine, Ports, Start, SweepOptions, Tick, TickError, TickReport, TickSweep};
 use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
 
-use crate::services::{AnySandbox, Gate, GitHubForge, ModelDecider, PoolWorkspace};
+use crate::services::{
+    AnySandbox, ForgeOf, Gate, GitHubCheckout, GitHubForge, GiteaCheckout, GiteaForge, ModelDecider, PoolWorkspace,
+};
 use crate::{Host, Settings};
 
 /// Why a tick could not run; the host leaves the message for redelivery.
@@ -112,16 +114,33 @@ async fn tick_on<H: Host>(
     let provider: Result<AnySandbox<&H::Http>, String> = settings.sandbox(host.http());
     let pool_config = settings.pool(policy.runner.max_output_bytes);
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
-    let installation = match &start {
-        Start::Run(stimulus) => stimulus.input.installation_id,
-        _ => None,
+    let (installation, forge) = match &start {
+        Start::Run(stimulus) => (stimulus.input.installation_id, stimulus.input.forge),
+        Start::Awaiting(received) => (None, crate::services::forge_of_delivery(&received.delivery)),
+        _ => (None, agent_zero_contracts::ForgeKind::GitHub),
     };
-    let checkout =
-        crate::services::GitHubCheckout { settings, http: host.http(), signer: host.signer(), installation, now_ms };
+    // The adapter of the forge the repository lives on.
+    let (checkout, inner) = if forge.speaks_gitea() {
+        (
+            ForgeOf::Gitea(GiteaCheckout { settings, http: host.http() }),
+            ForgeOf::Gitea(GiteaForge { settings, http: host.http(), now_ms }),
+        )
+    } else {
+        (
+            ForgeOf::GitHub(GitHubCheckout {
+                settings,
+                http: host.http(),
+                signer: host.signer(),
+                installation,
+                now_ms,
+            }),
+            ForgeOf::GitHub(GitHubForge::new(settings, host.http(), host.signer(), now_ms)),
+        )
+    };
     let workspace =
         PoolWorkspace::new(host.leases(), provider.as_ref().map_err(Clone::clone), host.clock(), pool_config, git_ref)
             .with_checkout(checkout);
-    let publisher = Gate::new(host, settings, now_ms, GitHubForge::new(settings, host.http(), host.signer(), now_ms));
+    let publisher = Gate::new(host, settings, now_ms, inner);
     let engine = Engine {
         kv: host.kv(),
         ports: Ports { decider: &decider, workspace: &workspace, publisher: &publisher },

@@ -36,7 +36,7 @@ pub use finding::{
 };
 pub use model::{DEFAULT_MODEL, ModelPolicy, ModelProvider};
 pub use names::{RepoName, Sha, decode_component, encode_component, encode_path};
-pub use refs::{FeedbackItem, IssueRef, PullRequestRef, UntrustedText};
+pub use refs::{FeedbackItem, ForgeKind, IssueRef, PullRequestRef, UntrustedText};
 pub use task::{RunnerDescription, TaskEvent, TaskResult, Usage, is_verified};
 pub use time::rfc3339;
 pub use witness::{MAX_WITNESS_BYTES, Witness, WitnessOutcome, WitnessRun};

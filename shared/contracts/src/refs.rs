@@ -38,6 +38,42 @@ impl UntrustedText {
     }
 }
 
+/// The forge a task's repository lives on. GitHub unless a record says
+/// otherwise (records written before 2026-12-07 say nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    #[default]
+    GitHub,
+    GitLab,
+    Gitea,
+    /// A Gitea fork speaking Gitea's API: published as Gitea is.
+    Forgejo,
+}
+
+impl ForgeKind {
+    /// The name records and answers spell.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::GitHub => "github",
+            Self::GitLab => "gitlab",
+            Self::Gitea => "gitea",
+            Self::Forgejo => "forgejo",
+        }
+    }
+
+    /// Whether this is GitHub (the default, left out of records).
+    #[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
+    pub fn is_github(&self) -> bool {
+        *self == Self::GitHub
+    }
+
+    /// Gitea or Forgejo: one API.
+    pub const fn speaks_gitea(self) -> bool {
+        matches!(self, Self::Gitea | Self::Forgejo)
+    }
+}
+
 /// One untrusted feedback item, normalised away from any forge payload shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

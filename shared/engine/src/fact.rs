@@ -5,8 +5,9 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
-    AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, IssueRef, OmittedItem, PullRequestRef, Refusal,
-    RunMode, RunnerDescription, TaskResult, TaskState, TreeFile, Trigger, UntrustedText, Usage,
+    AgentDecision, CheckResult, EvidenceBundle, FeedbackItem, Finding, ForgeKind, IssueRef, OmittedItem,
+    PullRequestRef, Refusal, RunMode, RunnerDescription, TaskResult, TaskState, TreeFile, Trigger, UntrustedText,
+    Usage,
 };
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,10 @@ pub struct TaskInput {
     /// are per installation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installation_id: Option<u64>,
+    /// The forge the repository lives on: its adapter reads, checks out and
+    /// publishes (GitHub when the record names none).
+    #[serde(default, skip_serializing_if = "ForgeKind::is_github")]
+    pub forge: ForgeKind,
 }
 
 /// A delivery recorded at intake, before its policy gate. Intake answers

@@ -18,6 +18,9 @@
 //! `pull_request_review_comment` and `pull_request_review_rejected`
 //! (reviewed); an approval carries no claim and is ignored.
 
+pub mod api;
+pub mod publish;
+
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 

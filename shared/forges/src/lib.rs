@@ -14,6 +14,7 @@
 mod arrival;
 pub mod gitea;
 pub mod gitlab;
+pub mod publication;
 
 pub use arrival::{
     Arrival, ArrivalKind, AuthError, Forge, Ignored, MAX_DELIVERY_ID_BYTES, MAX_LABELS, MAX_NAME_BYTES, Parsed,

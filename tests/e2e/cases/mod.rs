@@ -12,6 +12,7 @@ mod dashboard;
 mod entry;
 mod exactly_once;
 mod forges;
+mod gitea;
 mod health;
 mod identity;
 mod intake_paths;
@@ -38,6 +39,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         health::CASES,
         webhooks::CASES,
         forges::CASES,
+        gitea::CASES,
         intake_paths::CASES,
         entry::CASES,
         lifecycle::CASES,

@@ -1,5 +1,7 @@
 //! Loopback stand-ins for the external services Agent Zero Edge talks to,
-//! for the end-to-end suite: [`FakeGitHub`] (GitHub REST v3) and
+//! for the end-to-end suite: [`FakeGitHub`] (GitHub REST v3), [`FakeGitea`]
+//! (Gitea/Forgejo API v1, every request checked against Gitea's published
+//! swagger by [`conformance::ApiDescription`]) and
 //! [`FakeModel`] (OpenAI Chat Completions and Responses, Anthropic Messages,
 //! Gemini), each speaking the real wire format over real HTTP on
 //! `127.0.0.1`, recording every request ([`RecordedCall`]) and accepting
@@ -15,8 +17,12 @@
 //! private key and [`FakeGitHub::register_app`] with the public one.
 
 #![forbid(unsafe_code)]
+// Gitea's `Repository` JSON has more fields than `json!` expands by default.
+#![recursion_limit = "256"]
 
+pub mod conformance;
 mod fixture;
+mod gitea;
 mod github;
 mod model;
 mod record;
@@ -25,6 +31,7 @@ mod signature;
 mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
+pub use gitea::{FakeGitea, GITEA_REST_PARAMETERS, GITEA_SWAGGER};
 pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id, verified_jwt_claims};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;

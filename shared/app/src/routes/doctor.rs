@@ -108,9 +108,9 @@ fn forges<H: Host>(context: &RouteContext<'_, H>) -> Vec<Value> {
                 "pass",
                 format!(
                     "/webhooks/gitea checks the signature (Gitea and Forgejo); GITEA_URL {}, API token {}; \
-                     deliveries are recorded, not yet run",
+                     labelled issues run (with GITEA_URL and GITEA_TOKEN), other deliveries are recorded",
                     if gitea.url.is_some() { "set" } else { "not set" },
-                    if gitea.has_token { "set" } else { "not set" },
+                    if gitea.token.is_some() { "set" } else { "not set" },
                 ),
                 None,
             ),

@@ -1,9 +1,10 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
-//! a verified delivery of a supported event is recorded once, by its
-//! delivery id, and answered 202 with the neutral arrival it parsed to,
-//! marked `"run": "not-yet"`: the engine's run path reads GitHub only in
-//! this version (docs/forges.md). Never a silent 200 that looks like work
-//! started.
+//! a verified Gitea or Forgejo issue (opened, labelled) becomes a task, as
+//! a GitHub delivery does (`gt-{delivery}`, its policy gate the first
+//! tick). Any other supported event is recorded once, by its delivery id,
+//! and answered 202 with the neutral arrival it parsed to, marked `"run":
+//! "not-yet"`: the run path does not read it in this version
+//! (docs/forges.md). Never a silent 200 that looks like work started.
 //!
 //! Order, as `POST /webhooks/github`: configuration (503 naming the
 //! variable) → size (413) → the forge's proof over the raw bytes (401
@@ -14,7 +15,7 @@
 //! (`delivery/{forge}/{id}`, kept for the delivery retention). Nothing is
 //! parsed before the proof is checked; nothing is written for a refusal.
 
-use agent_zero_forges::{AuthError, Parsed, PayloadError, gitea, gitlab};
+use agent_zero_forges::{Arrival, ArrivalKind, AuthError, Parsed, PayloadError, gitea, gitlab};
 use agent_zero_ports::KeyValue;
 use http::StatusCode;
 use serde_json::json;
@@ -143,6 +144,14 @@ async fn intake<H: Host>(
         }
     };
 
+    // A Gitea or Forgejo issue becomes a task: its policy gate is the
+    // task's first tick, as a GitHub delivery's.
+    if matches!(route, Route::Gitea)
+        && matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. })
+    {
+        return task(context, &arrival, &delivery).await;
+    }
+
     let (folder, prefix) = route.record();
     let id = format!("{prefix}{delivery}");
     let key = format!("delivery/{folder}/{id}");
@@ -157,7 +166,8 @@ async fn intake<H: Host>(
         "arrival": arrival.to_json(),
         "run": "not-yet",
         "message": format!(
-            "the {} was recorded; this version runs tasks from GitHub only (docs/forges.md)",
+            "the {} was recorded; this version runs tasks from GitHub, and from Gitea and Forgejo issues \
+             (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
@@ -173,6 +183,51 @@ async fn intake<H: Host>(
         let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
     }
     Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
+}
+
+/// The task of a Gitea or Forgejo issue arrival (`gt-{delivery}`):
+/// recorded once, answered 202 with its id, its policy gate the first
+/// tick; the same delivery again is answered 200 with the task's id.
+async fn task<H: Host>(
+    context: &RouteContext<'_, H>,
+    arrival: &Arrival,
+    delivery: &str,
+) -> Result<http::Response<Vec<u8>>, ApiError> {
+    let task_id = format!("gt-{delivery}");
+    let received = agent_zero_engine::Received {
+        task_id: task_id.clone(),
+        repository: arrival.repository.clone(),
+        trigger: agent_zero_contracts::Trigger::Issue,
+        source: Some(format!("{}:{delivery}", arrival.forge.as_str())),
+        // The title is untrusted and not in the arrival: the gate reads it.
+        title: None,
+        delivery: arrival.to_json(),
+    };
+    let now = context.invocation.now_ms;
+    let kv = context.host.kv();
+    crate::run_bounds::check_queue(kv, context.settings.run()?.max_queued).await?;
+    match agent_zero_engine::receive(kv, context.host.queue(), received.clone(), now).await {
+        Ok(_) => {
+            let mut resident = agent_zero_engine::Resident::default();
+            let entry = agent_zero_engine::Entry {
+                seq: 0,
+                at_ms: now,
+                facts: vec![agent_zero_engine::Fact::Received { received: Box::new(received) }],
+            };
+            if resident.apply(&entry).is_ok() {
+                let _ = crate::task_index::record_received(kv, &resident, now).await;
+            }
+            let answer = json!({
+                "taskId": task_id, "state": "queued", "trigger": "issue",
+                "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
+            });
+            Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
+        }
+        Err(agent_zero_engine::TaskError::Exists(id)) => {
+            Ok(crate::json_response(StatusCode::OK, &json!({ "taskId": id, "duplicate": true })))
+        }
+        Err(e) => Err(storage(e)),
+    }
 }
 
 fn storage(e: impl std::fmt::Display) -> ApiError {

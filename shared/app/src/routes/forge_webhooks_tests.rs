@@ -190,8 +190,8 @@ fn gitea_and_forgejo_share_a_route_and_are_told_apart() {
 fn the_retention_pass_removes_a_forge_record() {
     let host = TestHost::new();
     let settings = settings();
-    let body = fixture("gitea-webhooks", "go-scm.issues_opened.json");
-    assert_eq!(host.send(&settings, gitea_delivery(false, "issues", "g-ret", &body)).status(), 202);
+    let body = fixture("gitea-webhooks", "go-scm.pull_request_opened.json");
+    assert_eq!(host.send(&settings, gitea_delivery(false, "pull_request", "g-ret", &body)).status(), 202);
     assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-g-ret"));
     let three_days = 3 * 24 * 3_600 * 1_000;
     let early = agent_zero_ports::block_on(crate::retention_pass::pass(&host.kv, START_MS + three_days - 1)).unwrap();

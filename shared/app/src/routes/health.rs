@@ -141,7 +141,9 @@ async fn probe_storage<H: Host>(context: &RouteContext<'_, H>) -> Result<(), Str
 /// never a value.
 fn forges(config: &Config) -> Value {
     use crate::forge_settings::{GITEA_VARIABLES, GITLAB_VARIABLES};
-    let report = |variables: &[&str], intake: &[&str], token: &str| -> Value {
+    // Gitea's and Forgejo's issues run once the instance and its token are
+    // known; GitLab's run path is still to come (docs/forges.md).
+    let report = |variables: &[&str], intake: &[&str], token: &str, runs: bool| -> Value {
         let set: Vec<&str> = variables.iter().copied().filter(|n| config.is_set(n)).collect();
         if set.is_empty() {
             return json!({ "configured": false });
@@ -150,13 +152,23 @@ fn forges(config: &Config) -> Value {
             "configured": true,
             "intake": intake.iter().any(|n| config.is_set(n)),
             "apiToken": config.is_set(token),
-            "runs": false,
+            "runs": runs,
             "variables": set,
         })
     };
     json!({
-        "gitlab": report(&GITLAB_VARIABLES, &["GITLAB_WEBHOOK_SECRET", "GITLAB_WEBHOOK_SIGNING_TOKEN"], "GITLAB_TOKEN"),
-        "gitea": report(&GITEA_VARIABLES, &["GITEA_WEBHOOK_SECRET"], "GITEA_TOKEN"),
+        "gitlab": report(
+            &GITLAB_VARIABLES,
+            &["GITLAB_WEBHOOK_SECRET", "GITLAB_WEBHOOK_SIGNING_TOKEN"],
+            "GITLAB_TOKEN",
+            false
+        ),
+        "gitea": report(
+            &GITEA_VARIABLES,
+            &["GITEA_WEBHOOK_SECRET"],
+            "GITEA_TOKEN",
+            config.is_set("GITEA_URL") && config.is_set("GITEA_TOKEN")
+        ),
     })
 }
 

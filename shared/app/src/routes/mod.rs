@@ -13,6 +13,8 @@ mod dashboard;
 mod doctor;
 mod evidence;
 mod forge_webhooks;
+#[cfg(test)]
+mod gitea_run_tests;
 mod health;
 mod input;
 mod openapi;

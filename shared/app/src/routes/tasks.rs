@@ -758,6 +758,8 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
         pull_request,
         files: body.files.iter().map(|f| redact(f, secrets)).collect(),
         installation_id: None,
+        // The task API creates GitHub tasks (docs/forges.md).
+        forge: agent_zero_contracts::ForgeKind::GitHub,
     };
     Ok((input, wanted))
 }

@@ -49,24 +49,11 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     }
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
-        // Re-read from bytes, not `from_value`: one JSON deserializer for
-        // every type keeps the wasm free of a second copy of each.
-        let mut parsed: ParsedDelivery = serde_json::to_vec(&received.delivery)
-            .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
-            .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
-        if parsed.installation_id.is_none() {
-            parsed.installation_id = self.installation(&parsed).await?;
-        }
-        let policy = read_policy(self.host, self.settings, &parsed, self.now_ms).await?;
-        // What intake gates the repository's next deliveries with.
-        crate::intake_gate::record(self.host.kv(), &parsed.repository.full_name(), &policy, self.now_ms).await;
-        let mut admission = admit_or_decline(received, &parsed, policy);
-        if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
-            (&mut admission, &parsed.gate)
-            && let Some(declined) = self.command(&parsed, stimulus, mention.as_deref(), *comment_id).await?
-        {
-            return Ok(declined);
-        }
+        let admission = if super::gitea::forge_of_delivery(&received.delivery).speaks_gitea() {
+            super::gitea::admit(self.settings, self.host.http(), received).await?
+        } else {
+            self.admit_github(received).await?
+        };
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
             crate::settings::check_runnable(
@@ -85,6 +72,29 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
 }
 
 impl<H: Host, P: Forge> Gate<'_, H, P> {
+    /// The policy gate of a GitHub delivery.
+    async fn admit_github(&self, received: &Received) -> Result<Admission, AdmitError> {
+        // Re-read from bytes, not `from_value`: one JSON deserializer for
+        // every type keeps the wasm free of a second copy of each.
+        let mut parsed: ParsedDelivery = serde_json::to_vec(&received.delivery)
+            .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
+            .map_err(|e| AdmitError::Invalid(format!("the recorded delivery does not parse: {e}")))?;
+        if parsed.installation_id.is_none() {
+            parsed.installation_id = self.installation(&parsed).await?;
+        }
+        let policy = read_policy(self.host, self.settings, &parsed, self.now_ms).await?;
+        // What intake gates the repository's next deliveries with.
+        crate::intake_gate::record(self.host.kv(), &parsed.repository.full_name(), &policy, self.now_ms).await;
+        let mut admission = admit_or_decline(received, &parsed, policy);
+        if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
+            (&mut admission, &parsed.gate)
+            && let Some(declined) = self.command(&parsed, stimulus, mention.as_deref(), *comment_id).await?
+        {
+            return Ok(declined);
+        }
+        Ok(admission)
+    }
+
     /// The installation a delivery that names none acts with: GitHub names
     /// it in every delivery to an App, but not in a repository webhook's,
     /// which an operator may add by hand beside App credentials. Looked up

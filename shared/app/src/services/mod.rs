@@ -1,17 +1,23 @@
 //! Adapters from the runtime's narrow ports to the real services: models
 //! over outbound HTTP, the runner pool over the configured sandbox
-//! provider, and the GitHub forge. Built per tick from operator
+//! provider, and the forges (GitHub; Gitea and Forgejo). Built per tick from operator
 //! configuration and the task's own policy snapshot.
 
 mod admission;
 mod decider;
 mod forge;
+mod forge_of;
+mod gitea;
 mod sandbox;
 mod workspace;
 
 pub(crate) use admission::Gate;
 pub(crate) use decider::ModelDecider;
 pub(crate) use forge::GitHubForge;
+pub(crate) use forge_of::ForgeOf;
+#[cfg(test)]
+pub(crate) use gitea::admit as admit_gitea;
+pub(crate) use gitea::{GiteaCheckout, GiteaForge, forge_of_delivery};
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]
 pub(crate) use workspace::CheckoutPort;

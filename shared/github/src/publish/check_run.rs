@@ -10,26 +10,15 @@
 //! `success` with the outcome named in its description, and one that waits
 //! on a person (`action_required`) is `pending` until the run concludes.
 
-use agent_zero_evidence::CheckConclusion;
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::report::StepOutcome;
+use agent_zero_forges::publication::{CHECK_RUN_NAME, CheckRunStatus, status_description, status_state};
+
+use super::StepOutcome;
 use super::rest::{Halt, Rest};
 use crate::client::{Caller, encode, is_sha, repo_path};
-
-/// The check run's name, as the reference app calls it.
-pub const CHECK_RUN_NAME: &str = "Agent Zero";
-
-/// What a check run says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckRunStatus {
-    /// `in_progress`: the task is still moving.
-    InProgress,
-    /// `completed` with this conclusion (see [`agent_zero_evidence::outcome`]).
-    Completed(CheckConclusion),
-}
 
 #[derive(Deserialize)]
 struct CheckRunList {
@@ -111,35 +100,6 @@ async fn existing<H: HttpClient>(
     Ok(list.check_runs.into_iter().find(|run| run.external_id.as_deref() == Some(task_id)).map(|run| run.id))
 }
 
-/// Most characters GitHub takes in a commit status's `description`.
-const STATUS_DESCRIPTION_CHARS: usize = 140;
-
-/// The commit status GitHub's statuses API takes for `status`: `pending`,
-/// `success` or `failure` (see the module's text for the mapping).
-pub(crate) fn status_state(status: CheckRunStatus) -> &'static str {
-    match status {
-        CheckRunStatus::InProgress | CheckRunStatus::Completed(CheckConclusion::ActionRequired) => "pending",
-        CheckRunStatus::Completed(CheckConclusion::Success | CheckConclusion::Neutral) => "success",
-        CheckRunStatus::Completed(CheckConclusion::Failure) => "failure",
-    }
-}
-
-/// `title` as a status's description: the advisory outcome named, at most
-/// [`STATUS_DESCRIPTION_CHARS`] characters (cut with an ellipsis).
-pub(crate) fn status_description(status: CheckRunStatus, title: &str) -> String {
-    let text = match status {
-        CheckRunStatus::Completed(CheckConclusion::Neutral) => format!("Advisory: {title}"),
-        CheckRunStatus::Completed(CheckConclusion::ActionRequired) => format!("Needs a person: {title}"),
-        _ => title.to_owned(),
-    };
-    if text.chars().count() <= STATUS_DESCRIPTION_CHARS {
-        return text;
-    }
-    let mut cut: String = text.chars().take(STATUS_DESCRIPTION_CHARS - 1).collect();
-    cut.push('…');
-    cut
-}
-
 /// `POST /repos/{o}/{r}/statuses/{sha}` with context [`CHECK_RUN_NAME`]:
 /// GitHub shows the newest status of each context, so a later one replaces
 /// it on the pull request without an id to update.
@@ -158,36 +118,4 @@ async fn commit_status<H: HttpClient>(
     let url = rest.url(&format!("/repos/{repo_path}/statuses/{head_sha}"));
     let _: Value = rest.json("create commit status", http::Method::POST, &url, Some(&body)).await?;
     Ok(StepOutcome::Created { url: None })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_status_never_passes_what_a_check_run_would_not() {
-        use CheckConclusion as C;
-        let cases = [
-            (CheckRunStatus::InProgress, "pending"),
-            (CheckRunStatus::Completed(C::Success), "success"),
-            (CheckRunStatus::Completed(C::Neutral), "success"),
-            (CheckRunStatus::Completed(C::Failure), "failure"),
-            (CheckRunStatus::Completed(C::ActionRequired), "pending"),
-        ];
-        for (status, state) in cases {
-            assert_eq!(status_state(status), state, "{status:?}");
-        }
-        // The advisory outcome is named, so a green status says what it is.
-        let advisory = status_description(CheckRunStatus::Completed(C::Neutral), "1 finding confirmed");
-        assert_eq!(advisory, "Advisory: 1 finding confirmed");
-    }
-
-    #[test]
-    fn a_long_description_is_cut_to_what_github_takes() {
-        let long = "é".repeat(200);
-        let cut = status_description(CheckRunStatus::Completed(CheckConclusion::Success), &long);
-        assert_eq!(cut.chars().count(), STATUS_DESCRIPTION_CHARS);
-        assert!(cut.ends_with('…'));
-        assert_eq!(status_description(CheckRunStatus::InProgress, "short"), "short");
-    }
 }

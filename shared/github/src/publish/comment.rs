@@ -11,10 +11,10 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::comment_target::{carries, marked};
-use super::report::StepOutcome;
+use super::StepOutcome;
 use super::rest::{Halt, Paged, Rest, User, written_by};
 use crate::client::repo_path;
+use agent_zero_forges::publication::comment_target::{carries, marked};
 
 /// Comment pages read (100 each) when looking for our comment (on an
 /// issue, or among a pull request's review comments); past them the

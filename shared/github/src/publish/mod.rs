@@ -24,118 +24,24 @@
 
 mod check_run;
 mod comment;
-mod comment_target;
-mod eligibility;
 mod pull_request;
-mod report;
 mod rest;
 mod review;
 mod suggestion;
 mod thread;
 
-use agent_zero_contracts::{EvidenceBundle, FeedbackItem, IssueRef, TaskResult};
-use agent_zero_evidence::{
-    RenderOptions, render_check_run, render_issue_comment, render_pull_request_body, render_thread_answer,
-};
+use agent_zero_evidence::{render_check_run, render_issue_comment, render_pull_request_body, render_thread_answer};
+use agent_zero_forges::publication::{comment_target, eligibility, pull_request_title};
 use agent_zero_ports::HttpClient;
 
-pub use check_run::{CHECK_RUN_NAME, CheckRunStatus};
+pub use agent_zero_forges::publication::{
+    CHECK_RUN_NAME, CheckRunStatus, MAX_PUBLISHED_FILES, PublishFile, PublishPolicy, PublishReport, PublishRequest,
+    PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport, branch_name,
+};
 pub use comment::MAX_COMMENT_PAGES;
-pub use pull_request::branch_name;
-pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};
 
 use crate::client::{GitHubClient, RepositoryInfo, repo_path};
 use rest::{Halt, Rest};
-
-/// Most files one pull request carries.
-pub const MAX_PUBLISHED_FILES: usize = 300;
-
-/// One changed file, read from the sandbox by the caller: its full new
-/// content, or `None` when the run deleted it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PublishFile<'a> {
-    pub path: &'a str,
-    pub content: Option<&'a [u8]>,
-}
-
-impl<'a> PublishFile<'a> {
-    /// A file with this full content.
-    pub const fn new(path: &'a str, content: &'a [u8]) -> Self {
-        Self { path, content: Some(content) }
-    }
-
-    /// A file the run deleted.
-    pub const fn deleted(path: &'a str) -> Self {
-        Self { path, content: None }
-    }
-}
-
-/// The repository policy fields publication reads (`issues.*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PublishPolicy<'a> {
-    /// `issues.validationComment`.
-    pub validation_comment: bool,
-    /// `issues.branchPrefix`.
-    pub branch_prefix: &'a str,
-    /// `checkRun.blocking`: the check run concludes as a required check
-    /// needs ([`agent_zero_evidence::blocking_conclusion`]).
-    pub blocking_check_run: bool,
-}
-
-impl Default for PublishPolicy<'_> {
-    fn default() -> Self {
-        Self { validation_comment: true, branch_prefix: "agent-zero/", blocking_check_run: false }
-    }
-}
-
-/// Everything one publication needs. Borrowed: the caller owns the record.
-#[derive(Debug, Clone, Copy)]
-pub struct PublishRequest<'a> {
-    pub bundle: &'a EvidenceBundle,
-    pub result: &'a TaskResult,
-    pub task_id: &'a str,
-    /// The repository the run worked on (branch and pull request go here).
-    pub owner: &'a str,
-    pub repo: &'a str,
-    /// Its default branch, when the caller knows it (else one `GET /repos`).
-    pub default_branch: Option<&'a str>,
-    /// The pull request head the run reported on: the check run goes there.
-    pub head_sha: Option<&'a str>,
-    /// The issue of an issue run: the comment goes there.
-    pub issue: Option<&'a IssueRef>,
-    pub policy: PublishPolicy<'a>,
-    /// The changed files' contents (see [`PublishFile`]).
-    pub files: &'a [PublishFile<'a>],
-    /// The task's feedback items: the id of a review or review comment
-    /// names the subject of a feedback run's comment (nothing else of them
-    /// is read).
-    pub feedback: &'a [FeedbackItem],
-    /// Our own login ([`crate::Credentials::own_login`]: `GET /user` for a
-    /// token, `{app-slug}[bot]` for an App): only comments by it are ours.
-    /// `None` (not learned): the comment step fails and writes nothing; it
-    /// never falls back to "any marked comment is ours".
-    pub bot_login: Option<&'a str>,
-    /// Secrets to redact, evidence link, limits.
-    pub render: RenderOptions<'a>,
-    /// Now, for `x-ratelimit-reset` arithmetic.
-    pub now_ms: u64,
-}
-
-impl PublishRequest<'_> {
-    /// Whether publishing this request writes a validation comment (and
-    /// so needs [`bot_login`](Self::bot_login)).
-    pub fn posts_comment(&self) -> bool {
-        eligibility::comment_refusal(self).is_none()
-    }
-
-    /// Whether publishing this request posts a pull-request review or
-    /// resolves earlier findings (and so needs [`bot_login`](Self::bot_login)
-    /// to find ours).
-    pub fn posts_review(&self) -> bool {
-        let proactive = self.bundle.trigger == agent_zero_contracts::Trigger::Proactive;
-        self.head_sha.is_some() && proactive && self.bundle.review.is_some()
-    }
-}
 
 /// Bytes kept free in a review body for its marker line.
 const REVIEW_MARKER_ROOM: usize = 160;
@@ -299,39 +205,4 @@ async fn default_branch<H: HttpClient>(rest: &Rest<'_, '_, H>, request: &Publish
     let url = rest.url(&format!("/repos/{}", repo_path(request.owner, request.repo)?));
     let info: RepositoryInfo = rest.json("get repository", http::Method::GET, &url, None).await?;
     Ok(info.default_branch)
-}
-
-/// One plain line: the issue's title (or the finding's), without control
-/// or bidi characters, at most 200 bytes.
-fn pull_request_title(request: &PublishRequest<'_>, issue: &IssueRef) -> String {
-    let source = Some(issue.title.text.as_str())
-        .filter(|t| !t.trim().is_empty())
-        .or_else(|| request.bundle.finding.as_ref().map(|f| f.claim.title.as_str()))
-        .unwrap_or_default();
-    let cleaned: String = source
-        .chars()
-        .map(|c| {
-            if c.is_control()
-                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-            {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let words: Vec<&str> = cleaned.split_whitespace().collect();
-    if words.is_empty() {
-        return format!("Agent Zero: fix for issue #{}", issue.number);
-    }
-    let mut title = format!("Agent Zero: {}", words.join(" "));
-    if title.len() > 200 {
-        let mut end = 197;
-        while !title.is_char_boundary(end) {
-            end -= 1;
-        }
-        title.truncate(end);
-        title.push_str("...");
-    }
-    title
 }

@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::PublishFile;
-use super::report::{PublishedPullRequest, StepOutcome};
 use super::rest::{Halt, Rest, error_message};
+use super::{PublishedPullRequest, StepOutcome};
 use crate::client::{check_ref, encode, is_sha, repo_path};
 
 /// Mode of a file the verified tree does not list (regular).
@@ -59,21 +59,6 @@ struct Pull {
 pub(crate) struct Branch {
     pub(crate) name: String,
     pub(crate) base: String,
-}
-
-/// The branch a task publishes to: `<prefix><issue>-<task id>`, if it is a
-/// name we are willing to create (stricter than Git: alphanumeric segments
-/// with `.`, `_`, `-`, joined by `/`).
-pub fn branch_name(prefix: &str, issue: u64, task_id: &str) -> Option<String> {
-    let name = format!("{prefix}{issue}-{task_id}");
-    let segment_ok = |s: &str| {
-        !s.is_empty()
-            && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-            && !s.ends_with(".lock")
-    };
-    let safe = name.len() <= 200 && name.split('/').all(segment_ok) && check_ref(&name).is_ok();
-    safe.then_some(name)
 }
 
 /// Commits `files` (with their modes in `tree`) on top of `base`'s head
@@ -211,25 +196,6 @@ pub(crate) async fn open<H: HttpClient>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn branch_names_are_strict() {
-        assert_eq!(branch_name("agent-zero/", 7, "t-01abc").as_deref(), Some("agent-zero/7-t-01abc"));
-        assert_eq!(branch_name("", 7, "t1").as_deref(), Some("7-t1"));
-        for (prefix, task) in [
-            ("agent-zero/", "a..b"),
-            ("agent-zero/", "x y"),
-            ("agent-zero/", "x:y"),
-            ("agent-zero//", "t"),
-            ("/", "t"),
-            ("a/", "t.lock"),
-            ("a/", "t/../main"),
-            ("a/", "t~1"),
-        ] {
-            assert_eq!(branch_name(prefix, 7, task), None, "{prefix}{task}");
-        }
-        assert_eq!(branch_name("a/", 1, &"x".repeat(300)), None);
-    }
 
     #[test]
     fn modes_come_from_the_verified_tree_and_symlinks_are_refused() {

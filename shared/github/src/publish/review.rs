@@ -28,9 +28,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::comment::MAX_COMMENT_PAGES;
-use super::report::{PublishReport, PublishStep, StepOutcome};
 use super::rest::{Halt, Paged, Rest, User, error_message, written_by};
 use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, settle, suggestion};
+use super::{PublishReport, PublishStep, StepOutcome};
 use crate::client::{GitHubError, MAX_REVIEW_PAGES, REVIEW_PREFIX, is_sha, repo_path};
 
 /// Most bytes of a quote a comment's marker keeps (whole characters).

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use agent_zero_ports::HttpClient;
 
-use super::report::StepOutcome;
+use super::StepOutcome;
 use super::rest::{Halt, Rest, written_by};
 use super::review::{ReviewComment, list_review_comments};
 use crate::client::repo_path;

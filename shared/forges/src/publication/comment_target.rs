@@ -20,7 +20,7 @@ const MAX_TASK_ID_BYTES: usize = 128;
 
 /// Where the feedback of a feedback run came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source<'a> {
+pub enum Source<'a> {
     /// A pull request review (`review:{id}`).
     Review(u64),
     /// A pull request review comment (`review-comment:{id}`).
@@ -32,7 +32,7 @@ pub(crate) enum Source<'a> {
 
 /// What a validation comment answers (its "subject" in the marker line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CommentTarget<'a> {
+pub enum CommentTarget<'a> {
     /// The issue of an issue run.
     Issue(u64),
     /// Review feedback on a pull request.
@@ -41,7 +41,7 @@ pub(crate) enum CommentTarget<'a> {
 
 impl CommentTarget<'_> {
     /// The subject of `request`'s comment; `Err` says why it cannot be named.
-    pub(crate) fn of<'r>(request: &'r PublishRequest<'_>) -> Result<CommentTarget<'r>, String> {
+    pub fn of<'r>(request: &'r PublishRequest<'_>) -> Result<CommentTarget<'r>, String> {
         if let Some(issue) = request.issue {
             return Ok(CommentTarget::Issue(issue.number));
         }
@@ -59,7 +59,7 @@ impl CommentTarget<'_> {
             None => {
                 return Err(format!(
                     "the task id `{}` cannot name the comment's subject",
-                    crate::client::capped(request.task_id)
+                    super::capped(request.task_id)
                 ));
             }
         };
@@ -67,7 +67,7 @@ impl CommentTarget<'_> {
     }
 
     /// The marker line, without a line break.
-    pub(crate) fn marker(&self) -> String {
+    pub fn marker(&self) -> String {
         let what = match self {
             Self::Issue(number) => format!("issue={number}"),
             Self::Feedback { pull_request, source } => {
@@ -85,14 +85,14 @@ impl CommentTarget<'_> {
 
 /// `text` (a rendered comment, which starts with [`ISSUE_VALIDATION_MARKER`])
 /// with the subject `marker` as its second line.
-pub(crate) fn marked(text: &str, marker: &str) -> String {
+pub fn marked(text: &str, marker: &str) -> String {
     let rest = text.strip_prefix(ISSUE_VALIDATION_MARKER).map_or_else(|| format!("\n{text}"), str::to_owned);
     format!("{ISSUE_VALIDATION_MARKER}\n{marker}{rest}")
 }
 
 /// Whether `body` opens with [`ISSUE_VALIDATION_MARKER`] and then exactly
 /// `marker` on its own line.
-pub(crate) fn carries(body: &str, marker: &str) -> bool {
+pub fn carries(body: &str, marker: &str) -> bool {
     let Some(rest) = body.trim_start().strip_prefix(ISSUE_VALIDATION_MARKER) else {
         return false;
     };

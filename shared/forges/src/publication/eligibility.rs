@@ -7,12 +7,12 @@ use agent_zero_contracts::{
     ChangeRisk, TerminalState, Trigger, Verdict, inserted, is_repository_relative_path, is_verified,
 };
 
-use super::{MAX_PUBLISHED_FILES, PublishRequest};
+use super::{MAX_PUBLISHED_FILES, PublishRequest, capped};
 
 /// Where the validation comment goes: `(owner, repo, number)` of the
 /// issue of an issue run, or of the pull request whose review feedback
 /// started a feedback run (its conversation hears the verdict).
-pub(crate) fn comment_target<'r>(request: &'r PublishRequest<'_>) -> Option<(&'r str, &'r str, u64)> {
+pub fn comment_target<'r>(request: &'r PublishRequest<'_>) -> Option<(&'r str, &'r str, u64)> {
     if let Some(issue) = request.issue {
         return Some((&issue.owner, &issue.repo, issue.number));
     }
@@ -24,7 +24,7 @@ pub(crate) fn comment_target<'r>(request: &'r PublishRequest<'_>) -> Option<(&'r
 }
 
 /// Why the run gets no validation comment, or `None` when it gets one.
-pub(crate) fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static str> {
+pub fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static str> {
     if !request.policy.validation_comment {
         return Some("issues.validationComment is off");
     }
@@ -39,7 +39,7 @@ pub(crate) fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static s
 }
 
 /// Why the run gets no pull request, or `None` when it gets one.
-pub(crate) fn pull_request_refusal(request: &PublishRequest<'_>) -> Option<String> {
+pub fn pull_request_refusal(request: &PublishRequest<'_>) -> Option<String> {
     let (bundle, result) = (request.bundle, request.result);
     if request.issue.is_none() {
         return Some("the run has no issue to open a pull request for".into());
@@ -94,7 +94,7 @@ fn files_refusal(request: &PublishRequest<'_>, changed: &BTreeSet<&str>) -> Opti
             && !path.ends_with('/')
             && !path.split('/').any(|s| s.is_empty() || s == "." || s == ".." || s.eq_ignore_ascii_case(".git"));
         if !plain {
-            return Some(format!("`{}` is not a repository path", crate::client::capped(path)));
+            return Some(format!("`{}` is not a repository path", capped(path)));
         }
         if !given.insert(path) {
             return Some(format!("`{path}` is given twice"));
@@ -104,7 +104,7 @@ fn files_refusal(request: &PublishRequest<'_>, changed: &BTreeSet<&str>) -> Opti
         }
     }
     if let Some(missing) = changed.iter().find(|p| !given.contains(*p)) {
-        return Some(format!("the content of changed file `{}` was not provided", crate::client::capped(missing)));
+        return Some(format!("the content of changed file `{}` was not provided", capped(missing)));
     }
     None
 }

@@ -11,6 +11,8 @@ use serde::Serialize;
 pub enum PublishStep {
     /// The `Agent Zero` check run on the pull request head.
     CheckRun,
+    /// A commit status (Gitea, Forgejo; GitHub with a token).
+    Status,
     /// The pull-request review of a proactive run (line comments).
     Review,
     /// Replies to our earlier line comments whose quoted lines the head no
@@ -31,6 +33,7 @@ impl PublishStep {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::CheckRun => "check-run",
+            Self::Status => "status",
             Self::Review => "review",
             Self::Resolve => "resolve",
             Self::IssueComment => "issue-comment",
@@ -58,11 +61,11 @@ pub enum StepOutcome {
 }
 
 impl StepOutcome {
-    pub(crate) fn skipped(reason: impl Into<String>) -> Self {
+    pub fn skipped(reason: impl Into<String>) -> Self {
         Self::Skipped { reason: reason.into() }
     }
 
-    pub(crate) fn failed(reason: impl Into<String>) -> Self {
+    pub fn failed(reason: impl Into<String>) -> Self {
         Self::Failed { reason: reason.into() }
     }
 
@@ -154,10 +157,10 @@ impl PublishReport {
         let reason = [PublishStep::Branch, PublishStep::PullRequest]
             .into_iter()
             .find_map(|step| self.outcome(step).and_then(StepOutcome::reason).map(str::to_owned));
-        reason.or_else(|| self.retry_after.map(|r| format!("GitHub rate limit: retry in {} ms", r.ms)))
+        reason.or_else(|| self.retry_after.map(|r| format!("the forge's rate limit: retry in {} ms", r.ms)))
     }
 
-    pub(crate) fn push(&mut self, step: PublishStep, outcome: StepOutcome) {
+    pub fn push(&mut self, step: PublishStep, outcome: StepOutcome) {
         self.steps.push(StepReport { step, outcome });
     }
 }

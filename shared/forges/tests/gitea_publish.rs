@@ -1,0 +1,177 @@
+//! Gitea publication against the loopback Gitea (`agent-zero-fakes`, held
+//! to Gitea's swagger): a verified issue run posts one comment, one branch
+//! (one commit through the contents API) and one pull request; a retried
+//! publication posts nothing new; a change to an executable file is left to
+//! a person; Gitea failing is reported for a retry; nothing touches the
+//! default branch; every request is an operation of the swagger.
+
+use agent_zero_contracts::{EvidenceBundle, TaskResult, TreeFile, is_verified};
+use agent_zero_evidence::RenderOptions;
+use agent_zero_fakes::FakeGitea;
+use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient};
+use agent_zero_forges::gitea::publish::{GiteaReport, publish};
+use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
+use agent_zero_ports::{HttpClient, HttpError, Secret, block_on};
+
+const TOKEN: &str = "gitea-publish-token-0a1b";
+const BOT: &str = "zero-bot";
+const OLD_PAGE: &str = "pub fn next_page() {}\n";
+const NEW_PAGE: &str = "pub fn next_page() { /* fixed */ }\n";
+const NEW_TEST: &str = "#[test]\nfn no_item_twice() {}\n";
+
+struct Ureq(ureq::Agent);
+
+impl HttpClient for Ureq {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
+        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
+        let mut out = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            out = out.header(name, value);
+        }
+        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
+        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
+    }
+}
+
+fn http() -> Ureq {
+    Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into())
+}
+
+/// The verified golden bundle of the evidence crate (issue acme/widgets#42).
+fn bundle() -> EvidenceBundle {
+    let path = format!("{}/../evidence/tests/golden/verified/bundle.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn result_of(bundle: &EvidenceBundle) -> TaskResult {
+    TaskResult {
+        id: bundle.task_id.clone(),
+        state: bundle.state,
+        verdict: bundle.verdict,
+        verified: is_verified(bundle.state, &bundle.changed_files, &bundle.checks) && bundle.verified,
+        finding: bundle.finding.clone(),
+        plan: bundle.plan.clone(),
+        acceptance_criteria: bundle.acceptance_criteria.clone(),
+        checks: bundle.checks.clone(),
+        changed_files: bundle.changed_files.clone(),
+        attempts: bundle.attempts,
+        events: bundle.transitions.clone(),
+        runner: bundle.runner.clone(),
+        usage: bundle.usage.clone(),
+        summary: bundle.summary.clone(),
+    }
+}
+
+fn gitea() -> FakeGitea {
+    let gitea = FakeGitea::start();
+    gitea.add_repo("acme", "widgets", "main", &[("README.md", "# widgets\n"), ("src/page.rs", OLD_PAGE)]);
+    gitea.add_user_token(BOT, TOKEN, &["write:repository", "write:issue", "read:user"]);
+    gitea.set_permission("acme", "widgets", BOT, "write");
+    gitea.add_issue("acme", "widgets", 42, "Pagination repeats the last item", "text", "maintainer", &[]);
+    gitea
+}
+
+fn run(gitea: &FakeGitea, bundle: &EvidenceBundle) -> GiteaReport {
+    let files =
+        [PublishFile::new("src/page.rs", NEW_PAGE.as_bytes()), PublishFile::new("tests/page.rs", NEW_TEST.as_bytes())];
+    let result = result_of(bundle);
+    let token = Secret::new(TOKEN);
+    let api = GiteaApi::new(&gitea.url(), 10_000);
+    let http = http();
+    let client = GiteaClient::new(&http, &api, Some(&token));
+    let secrets = [TOKEN];
+    let request = PublishRequest {
+        bundle,
+        result: &result,
+        task_id: &bundle.task_id,
+        owner: "acme",
+        repo: "widgets",
+        default_branch: None,
+        head_sha: None,
+        issue: bundle.issue.as_ref(),
+        policy: PublishPolicy::default(),
+        files: &files,
+        feedback: &[],
+        bot_login: Some(BOT),
+        render: RenderOptions { secrets: &secrets, ..RenderOptions::default() },
+        now_ms: 1_700_000_000_000,
+    };
+    block_on(publish(&client, &request))
+}
+
+fn outcome(report: &GiteaReport, step: PublishStep) -> StepOutcome {
+    report.report.outcome(step).cloned().unwrap_or_else(|| panic!("no {step:?} step: {:?}", report.report))
+}
+
+#[test]
+fn a_verified_issue_run_posts_one_comment_one_branch_one_pull_request_and_a_retry_nothing_new() {
+    let gitea = gitea();
+    let base = gitea.branch_sha("acme", "widgets", "main").unwrap();
+    let bundle = bundle();
+    let first = run(&gitea, &bundle);
+    assert_eq!(first.retry, None, "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::IssueComment), StepOutcome::Created { .. }), "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::Branch), StepOutcome::Created { .. }), "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::PullRequest), StepOutcome::Created { .. }), "{:?}", first.report);
+    let branch = "agent-zero/42-task-0001";
+    assert_eq!(first.report.pull_request.as_ref().map(|p| p.branch.as_str()), Some(branch));
+    // The branch holds exactly the run's files on the base; main is untouched.
+    assert_eq!(gitea.file("acme", "widgets", branch, "src/page.rs").as_deref(), Some(NEW_PAGE));
+    assert_eq!(gitea.file("acme", "widgets", branch, "tests/page.rs").as_deref(), Some(NEW_TEST));
+    assert_eq!(gitea.file("acme", "widgets", branch, "README.md").as_deref(), Some("# widgets\n"));
+    assert_eq!(gitea.branch_sha("acme", "widgets", "main").as_deref(), Some(base.as_str()));
+    let pulls = gitea.pulls("acme", "widgets");
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    assert_eq!((pulls[0]["head"]["ref"].as_str(), pulls[0]["base"]["ref"].as_str()), (Some(branch), Some("main")));
+    let comments = gitea.comments("acme", "widgets", 42);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    assert!(comments[0]["body"].as_str().unwrap().contains("<!-- agent-zero:subject issue=42 -->"));
+
+    // A retried publication (the engine backs off and publishes again).
+    let again = run(&gitea, &bundle);
+    assert_eq!(again.retry, None);
+    assert!(matches!(outcome(&again, PublishStep::IssueComment), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert!(matches!(outcome(&again, PublishStep::Branch), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert!(matches!(outcome(&again, PublishStep::PullRequest), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert_eq!((gitea.pulls("acme", "widgets").len(), gitea.comments("acme", "widgets", 42).len()), (1, 1));
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+    // Only the token's own writes: a comment, one commit, one pull request.
+    let writes: Vec<String> =
+        gitea.calls().iter().filter(|c| c.method != "GET").map(|c| format!("{} {}", c.method, c.path)).collect();
+    assert_eq!(
+        writes,
+        [
+            "POST /api/v1/repos/acme/widgets/issues/42/comments",
+            "POST /api/v1/repos/acme/widgets/contents",
+            "POST /api/v1/repos/acme/widgets/pulls",
+        ]
+    );
+}
+
+#[test]
+fn a_change_to_an_executable_file_is_left_to_a_person() {
+    let gitea = gitea();
+    let mut bundle = bundle();
+    bundle.tree =
+        vec![TreeFile { path: "src/page.rs".into(), sha256: "0".repeat(64), bytes: 1, mode: "100755".into() }];
+    let report = run(&gitea, &bundle);
+    let StepOutcome::Failed { reason } = outcome(&report, PublishStep::Branch) else { panic!("{:?}", report.report) };
+    assert!(reason.contains("src/page.rs") && reason.contains("file mode"), "{reason}");
+    assert!(gitea.pulls("acme", "widgets").is_empty());
+    assert_eq!(gitea.branch_sha("acme", "widgets", "agent-zero/42-task-0001"), None);
+}
+
+#[test]
+fn gitea_failing_is_reported_for_a_retry_and_the_retry_completes() {
+    let gitea = gitea();
+    let bundle = bundle();
+    gitea.fail_next("POST", "/api/v1/repos/acme/widgets/pulls", 503, &[], "{\"message\":\"maintenance\"}");
+    let first = run(&gitea, &bundle);
+    assert!(first.retry.as_deref().is_some_and(|r| r.contains("503")), "{:?}", first.retry);
+    assert!(gitea.pulls("acme", "widgets").is_empty());
+    let again = run(&gitea, &bundle);
+    assert_eq!(again.retry, None, "{:?}", again.report);
+    assert!(matches!(outcome(&again, PublishStep::Branch), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert!(matches!(outcome(&again, PublishStep::PullRequest), StepOutcome::Created { .. }), "{:?}", again.report);
+    assert_eq!(gitea.pulls("acme", "widgets").len(), 1);
+}

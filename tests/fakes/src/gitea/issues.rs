@@ -1,0 +1,160 @@
+//! Issue routes (`issue` scope): an issue, its comments (list, create,
+//! edit) and, under `repository` scope, a user's permission on the
+//! repository.
+
+use serde_json::{Value, json};
+
+use super::routes::Request;
+use super::state::{Access, Comment, State};
+use super::wire::{self, error, not_found, token_required};
+use crate::server::Reply;
+use crate::time::now_rfc3339;
+
+pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    match operation {
+        "issueGetIssue" => get_issue(state, request, key),
+        "issueGetComments" => list_comments(state, request, key),
+        "issueCreateComment" => create_comment(state, request, key),
+        "issueEditComment" => edit_comment(state, request, key, access),
+        "repoGetRepoPermissions" => permission(state, request, key, access),
+        _ => not_found(state),
+    }
+}
+
+fn index(request: &Request<'_>) -> u64 {
+    request.param("index").parse().unwrap_or(0)
+}
+
+/// Whether issue or pull request `number` exists.
+fn exists(state: &State, key: &str, number: u64) -> bool {
+    state.issues.iter().any(|i| i.repo == key && i.number == number)
+        || state.pulls.iter().any(|p| p.repo == key && p.number == number)
+}
+
+/// An issue; a pull request's index answers the issue view of it, with
+/// `pull_request` set, as Gitea does.
+fn get_issue(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let number = index(request);
+    if let Some(issue) = state.issues.iter().find(|i| i.repo == key && i.number == number).cloned() {
+        return Reply::json(200, &wire::issue(state, &issue));
+    }
+    let Some(pull) = state.pulls.iter().find(|p| p.repo == key && p.number == number).cloned() else {
+        return not_found(state);
+    };
+    let pull_json = wire::pull(state, &pull);
+    let mut issue = json!({});
+    for field in [
+        "id",
+        "url",
+        "html_url",
+        "number",
+        "user",
+        "title",
+        "body",
+        "labels",
+        "milestone",
+        "assignee",
+        "assignees",
+        "state",
+        "is_locked",
+        "comments",
+        "created_at",
+        "updated_at",
+        "closed_at",
+        "due_date",
+        "pin_order",
+    ] {
+        issue[field] = pull_json[field].clone();
+    }
+    let repo = &state.repos[key];
+    issue["original_author"] = Value::from("");
+    issue["original_author_id"] = Value::from(0);
+    issue["ref"] = Value::from("");
+    issue["assets"] = json!([]);
+    issue["repository"] = json!({"id": repo.id, "name": repo.name, "owner": repo.owner, "full_name": format!("{}/{}", repo.owner, repo.name)});
+    issue["pull_request"] =
+        json!({"merged": false, "merged_at": null, "draft": false, "html_url": pull_json["html_url"]});
+    Reply::json(200, &issue)
+}
+
+/// All comments, oldest first (Gitea 1.22 does not paginate this list).
+fn list_comments(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let number = index(request);
+    if !exists(state, key, number) {
+        return not_found(state);
+    }
+    let comments: Vec<Comment> =
+        state.comments.iter().filter(|c| c.repo == key && c.number == number).cloned().collect();
+    let items: Vec<Value> = comments.iter().map(|c| wire::comment(state, c)).collect();
+    Reply::json(200, &Value::Array(items))
+}
+
+fn create_comment(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let number = index(request);
+    if !exists(state, key, number) {
+        return not_found(state);
+    }
+    let body = request.json()["body"].as_str().unwrap_or_default().to_owned();
+    let comment = insert_comment(state, key, number, &login, &body);
+    let json = wire::comment(state, &comment);
+    Reply::json(201, &json)
+}
+
+/// Gitea's `EditIssueComment`: a comment of another repository is a bare
+/// 404, and only its author or someone who may write issues may edit it
+/// (a bare 403 otherwise).
+fn edit_comment(state: &mut State, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let id: u64 = request.param("id").parse().unwrap_or(0);
+    let Some(position) = state.comments.iter().position(|c| c.id == id) else { return not_found(state) };
+    if state.comments[position].repo != key {
+        return Reply { status: 404, headers: Vec::new(), body: Vec::new(), delay_ms: 0 };
+    }
+    if !state.comments[position].author.eq_ignore_ascii_case(&login) && access < Access::Write {
+        return Reply { status: 403, headers: Vec::new(), body: Vec::new(), delay_ms: 0 };
+    }
+    request.json()["body"].as_str().unwrap_or_default().clone_into(&mut state.comments[position].body);
+    state.comments[position].updated = now_rfc3339();
+    let comment = state.comments[position].clone();
+    let json = wire::comment(state, &comment);
+    Reply::json(200, &json)
+}
+
+/// Gitea's `GetRepoPermissions`: a token is required; only a site admin,
+/// a repository admin, or the user asking about themselves may ask (403
+/// otherwise); 404 for a user that does not exist; anyone else's level on
+/// a public repository is `read`.
+fn permission(state: &mut State, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let asked = request.param("collaborator").to_owned();
+    if !asked.eq_ignore_ascii_case(&login) && access < Access::Admin {
+        return error(
+            state,
+            403,
+            "Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own",
+        );
+    }
+    let Some(user) = state.user(&asked).cloned() else {
+        return error(state, 404, &format!("user does not exist [uid: 0, name: {asked}]"));
+    };
+    let level = State::access(&state.repos[key], Some(&user.login));
+    Reply::json(200, &json!({"permission": level.name(), "role_name": level.name(), "user": wire::user(state, &user)}))
+}
+
+/// Stores a comment by `login` on `number`.
+pub(crate) fn insert_comment(state: &mut State, key: &str, number: u64, login: &str, body: &str) -> Comment {
+    state.ensure_user(login);
+    let now = now_rfc3339();
+    let comment = Comment {
+        id: state.fresh_id(),
+        repo: key.to_owned(),
+        number,
+        author: login.to_owned(),
+        body: body.to_owned(),
+        created: now.clone(),
+        updated: now,
+    };
+    state.comments.push(comment.clone());
+    comment
+}

@@ -1,0 +1,247 @@
+//! Pull request routes: list, create, get, changed files, the diff, and
+//! reviews with line comments. Pull requests are between two branches of
+//! one repository.
+
+use serde_json::{Value, json};
+
+use super::routes::{Request, paginate};
+use super::state::{Access, Pull, Review, State};
+use super::wire::{self, error, not_found, token_required};
+use crate::server::Reply;
+use crate::time::now_rfc3339;
+
+pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    if operation == "repoListPullRequests" {
+        return list(state, request, key);
+    }
+    if operation == "repoCreatePullRequest" {
+        return create(state, request, key);
+    }
+    let number: u64 = request.param("index").parse().unwrap_or(0);
+    let Some(pull) = state.pulls.iter().find(|p| p.repo == key && p.number == number).cloned() else {
+        return not_found(state);
+    };
+    match operation {
+        "repoGetPullRequest" => Reply::json(200, &wire::pull(state, &pull)),
+        "repoGetPullRequestFiles" => files(state, request, &pull),
+        "repoDownloadPullDiffOrPatch" => diff(state, &pull),
+        "repoListPullReviews" => {
+            let reviews: Vec<Review> =
+                state.reviews.iter().filter(|r| r.repo == key && r.number == number).cloned().collect();
+            let items = reviews.iter().map(|r| review_json(state, &pull, r)).collect();
+            paginate(state, request, items)
+        }
+        "repoCreatePullReview" => create_review(state, request, &pull, access),
+        "repoGetPullReviewComments" => {
+            let id: u64 = request.param("id").parse().unwrap_or(0);
+            let Some(review) =
+                state.reviews.iter().find(|r| r.id == id && r.repo == key && r.number == number).cloned()
+            else {
+                return not_found(state);
+            };
+            Reply::json(200, &review_comments(state, &pull, &review))
+        }
+        _ => not_found(state),
+    }
+}
+
+/// Open pull requests (this fake has no closed ones), newest first.
+fn list(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let wanted = request.call.query_param("state").unwrap_or("open");
+    let pulls: Vec<Pull> = if wanted == "closed" {
+        Vec::new()
+    } else {
+        state.pulls.iter().rev().filter(|p| p.repo == key).cloned().collect()
+    };
+    let items = pulls.iter().map(|p| wire::pull(state, p)).collect();
+    paginate(state, request, items)
+}
+
+/// Gitea's `CreatePullRequest` within one repository: `head` may be
+/// `branch` or `owner:branch`; 404 when either branch is missing, 422 when
+/// head and base are the same or nothing differs, 409 when an open pull
+/// request has the same head and base.
+fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let body = request.json();
+    let repo = &state.repos[key];
+    let head_spec = body["head"].as_str().unwrap_or_default();
+    let head = match head_spec.split_once(':') {
+        Some((owner, branch)) if owner.eq_ignore_ascii_case(&repo.owner) => branch.to_owned(),
+        Some(_) => return not_found(state),
+        None => head_spec.to_owned(),
+    };
+    let base = body["base"].as_str().unwrap_or_default().to_owned();
+    let (Some(head_sha), Some(base_sha)) = (repo.git.branch(&head), repo.git.branch(&base)) else {
+        return not_found(state);
+    };
+    if head == base || repo.git.merge_base(&base_sha, &head_sha).as_deref() == Some(head_sha.as_str()) {
+        return error(state, 422, "Invalid PullRequest: There are no changes between the head and the base");
+    }
+    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && p.head == head && p.base == base) {
+        let message = format!(
+            "pull request already exists for these targets [id: {}, issue_id: {}, head_repo_id: {}, base_repo_id: {}, head_branch: {head}, base_branch: {base}]",
+            existing.id, existing.id, repo.id, repo.id
+        );
+        return error(state, 409, &message);
+    }
+    state.ensure_user(&login);
+    let pull = Pull {
+        id: state.fresh_id(),
+        repo: key.to_owned(),
+        number: state.next_index(key),
+        title: body["title"].as_str().unwrap_or_default().to_owned(),
+        body: body["body"].as_str().unwrap_or_default().to_owned(),
+        head,
+        base,
+        author: login,
+        created: now_rfc3339(),
+    };
+    state.pulls.push(pull.clone());
+    let json = wire::pull(state, &pull);
+    Reply::json(201, &json)
+}
+
+fn shas(state: &State, pull: &Pull) -> (String, String) {
+    let git = &state.repos[&pull.repo].git;
+    let head = git.branch(&pull.head).unwrap_or_default();
+    let base = git.branch(&pull.base).unwrap_or_default();
+    let merge_base = git.merge_base(&base, &head).unwrap_or(base);
+    (merge_base, head)
+}
+
+/// `ChangedFile`s from the merge base to the head.
+fn files(state: &State, request: &Request<'_>, pull: &Pull) -> Reply {
+    let (merge_base, head) = shas(state, pull);
+    let repo = &state.repos[&pull.repo];
+    let (html, api) = wire::repo_urls(state, repo);
+    let items = repo
+        .git
+        .changed(&merge_base, &head)
+        .into_iter()
+        .map(|c| {
+            json!({
+                "filename": c.path,
+                "previous_filename": "",
+                // Gitea's `ToChangedFile`: a modified file is "changed".
+                "status": if c.status == "modified" { "changed" } else { c.status.as_str() },
+                "additions": c.additions,
+                "deletions": c.deletions,
+                "changes": c.additions + c.deletions,
+                "html_url": format!("{html}/src/commit/{head}/{}", c.path),
+                "contents_url": format!("{api}/contents/{}?ref={head}", c.path),
+                "raw_url": format!("{html}/raw/commit/{head}/{}", c.path),
+            })
+        })
+        .collect();
+    paginate(state, request, items)
+}
+
+fn diff(state: &State, pull: &Pull) -> Reply {
+    let (merge_base, head) = shas(state, pull);
+    match state.repos[&pull.repo].git.diff(&merge_base, &head) {
+        Ok(bytes) => Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "text/plain; charset=utf-8".into())],
+            body: bytes,
+            delay_ms: 0,
+        },
+        Err(e) => error(state, 500, &e),
+    }
+}
+
+/// Gitea's `CreatePullReview`: `event` empty is `PENDING`; the author may
+/// not approve or reject their own pull request (422); 200 with the review.
+fn create_review(state: &mut State, request: &Request<'_>, pull: &Pull, access: Access) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let body = request.json();
+    let event = body["event"].as_str().filter(|e| !e.is_empty()).unwrap_or("PENDING").to_owned();
+    let own = pull.author.eq_ignore_ascii_case(&login);
+    match event.as_str() {
+        "APPROVED" if own => return error(state, 422, "approve your own pull is not allowed"),
+        "REQUEST_CHANGES" if own => return error(state, 422, "reject your own pull is not allowed"),
+        "APPROVED" | "REQUEST_CHANGES" | "COMMENT" | "PENDING" => {}
+        other => return error(state, 422, &format!("unknown review event: {other}")),
+    }
+    if access < Access::Read {
+        return not_found(state);
+    }
+    let (_, head) = shas(state, pull);
+    let commit_id = body["commit_id"].as_str().filter(|c| !c.is_empty()).map_or(head, str::to_owned);
+    let mut comments = Vec::new();
+    for comment in body["comments"].as_array().into_iter().flatten() {
+        let id = state.fresh_id();
+        comments.push((
+            id,
+            comment["path"].as_str().unwrap_or_default().to_owned(),
+            comment["body"].as_str().unwrap_or_default().to_owned(),
+            comment["new_position"].as_u64().unwrap_or(0),
+            comment["old_position"].as_u64().unwrap_or(0),
+        ));
+    }
+    state.ensure_user(&login);
+    let review = Review {
+        id: state.fresh_id(),
+        repo: pull.repo.clone(),
+        number: pull.number,
+        author: login,
+        body: body["body"].as_str().unwrap_or_default().to_owned(),
+        state: event,
+        commit_id,
+        submitted: now_rfc3339(),
+        comments,
+    };
+    state.reviews.push(review.clone());
+    let json = review_json(state, pull, &review);
+    Reply::json(200, &json)
+}
+
+pub(crate) fn review_json(state: &mut State, pull: &Pull, review: &Review) -> Value {
+    let user = wire::user_by_login(state, &review.author);
+    let (html, _) = wire::repo_urls(state, &state.repos[&pull.repo]);
+    json!({
+        "id": review.id,
+        "user": user,
+        "team": null,
+        "state": review.state,
+        "body": review.body,
+        "commit_id": review.commit_id,
+        "stale": false,
+        "official": false,
+        "dismissed": false,
+        "comments_count": review.comments.len(),
+        "submitted_at": review.submitted,
+        "updated_at": review.submitted,
+        "html_url": format!("{html}/pulls/{}#issuecomment-{}", pull.number, review.id),
+        "pull_request_url": format!("{html}/pulls/{}", pull.number),
+    })
+}
+
+pub(crate) fn review_comments(state: &mut State, pull: &Pull, review: &Review) -> Value {
+    let user = wire::user_by_login(state, &review.author);
+    let (html, _) = wire::repo_urls(state, &state.repos[&pull.repo]);
+    let items: Vec<Value> = review
+        .comments
+        .iter()
+        .map(|(id, path, body, new_position, old_position)| {
+            json!({
+                "id": id,
+                "body": body,
+                "user": user,
+                "resolver": null,
+                "pull_request_review_id": review.id,
+                "created_at": review.submitted,
+                "updated_at": review.submitted,
+                "path": path,
+                "commit_id": review.commit_id,
+                "original_commit_id": review.commit_id,
+                "diff_hunk": "",
+                "position": new_position,
+                "original_position": old_position,
+                "html_url": format!("{html}/pulls/{}/files#issuecomment-{id}", pull.number),
+                "pull_request_url": format!("{html}/pulls/{}", pull.number),
+            })
+        })
+        .collect();
+    Value::Array(items)
+}

@@ -1,0 +1,256 @@
+//! Everything the fake Gitea knows, behind one lock.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::git::BareRepo;
+
+/// A repository access level, Gitea's `AccessMode` (ordered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Access {
+    None,
+    Read,
+    Write,
+    Admin,
+    Owner,
+}
+
+impl Access {
+    /// Gitea's `AccessMode.ToString()`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Admin => "admin",
+            Self::Owner => "owner",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "none" => Self::None,
+            "read" => Self::Read,
+            "write" => Self::Write,
+            "admin" => Self::Admin,
+            "owner" => Self::Owner,
+            _ => return None,
+        })
+    }
+}
+
+/// A user account.
+#[derive(Debug, Clone)]
+pub(crate) struct User {
+    pub(crate) login: String,
+    pub(crate) id: u64,
+    pub(crate) created: String,
+}
+
+/// An access token: its user and scopes (`write:repository`, `all`, ...).
+#[derive(Debug, Clone)]
+pub(crate) struct Token {
+    pub(crate) token: String,
+    pub(crate) login: String,
+    pub(crate) scopes: Vec<String>,
+}
+
+/// One repository.
+#[derive(Debug)]
+pub(crate) struct Repo {
+    pub(crate) owner: String,
+    pub(crate) name: String,
+    pub(crate) id: u64,
+    pub(crate) default_branch: String,
+    pub(crate) private: bool,
+    pub(crate) git: BareRepo,
+    /// Collaborators' access (lower-case login).
+    pub(crate) collaborators: BTreeMap<String, Access>,
+    /// The next issue/pull request index.
+    pub(crate) next_index: u64,
+    pub(crate) created: String,
+}
+
+/// A label of a repository.
+#[derive(Debug, Clone)]
+pub(crate) struct Label {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) name: String,
+    pub(crate) color: String,
+    pub(crate) description: String,
+}
+
+/// An issue (pull requests are in [`Pull`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Issue {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) title: String,
+    pub(crate) body: String,
+    pub(crate) author: String,
+    pub(crate) labels: Vec<String>,
+    pub(crate) created: String,
+}
+
+/// An issue or pull request comment.
+#[derive(Debug, Clone)]
+pub(crate) struct Comment {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) author: String,
+    pub(crate) body: String,
+    pub(crate) created: String,
+    pub(crate) updated: String,
+}
+
+/// A commit status.
+#[derive(Debug, Clone)]
+pub(crate) struct Status {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) sha: String,
+    pub(crate) state: String,
+    pub(crate) context: String,
+    pub(crate) description: String,
+    pub(crate) target_url: String,
+    pub(crate) creator: String,
+    pub(crate) created: String,
+}
+
+/// A pull request within one repository (head and base are its branches).
+#[derive(Debug, Clone)]
+pub(crate) struct Pull {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) title: String,
+    pub(crate) body: String,
+    pub(crate) head: String,
+    pub(crate) base: String,
+    pub(crate) author: String,
+    pub(crate) created: String,
+}
+
+/// A pull request review and its line comments.
+#[derive(Debug, Clone)]
+pub(crate) struct Review {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) author: String,
+    pub(crate) body: String,
+    pub(crate) state: String,
+    pub(crate) commit_id: String,
+    pub(crate) submitted: String,
+    /// `(id, path, body, new_position, old_position)`.
+    pub(crate) comments: Vec<(u64, String, String, u64, u64)>,
+}
+
+/// A fault to answer the next matching request with.
+#[derive(Debug, Clone)]
+pub(crate) struct Fault {
+    pub(crate) method: String,
+    pub(crate) path_prefix: String,
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
+}
+
+/// The fake's whole state.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) base_url: String,
+    pub(crate) forgejo: bool,
+    pub(crate) users: BTreeMap<String, User>,
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) repos: BTreeMap<String, Repo>,
+    pub(crate) labels: Vec<Label>,
+    pub(crate) issues: Vec<Issue>,
+    pub(crate) comments: Vec<Comment>,
+    pub(crate) statuses: Vec<Status>,
+    pub(crate) pulls: Vec<Pull>,
+    pub(crate) reviews: Vec<Review>,
+    pub(crate) faults: VecDeque<Fault>,
+    pub(crate) outage: bool,
+    pub(crate) violations: Vec<String>,
+    pub(crate) next_id: u64,
+}
+
+/// The map key of a repository (Gitea names are case-insensitive).
+pub(crate) fn repo_key(owner: &str, name: &str) -> String {
+    format!("{}/{}", owner.to_ascii_lowercase(), name.to_ascii_lowercase())
+}
+
+impl State {
+    /// A fresh id.
+    pub(crate) fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The user `login`, created on first mention.
+    pub(crate) fn ensure_user(&mut self, login: &str) -> User {
+        let key = login.to_ascii_lowercase();
+        if let Some(user) = self.users.get(&key) {
+            return user.clone();
+        }
+        let id = self.fresh_id();
+        let user = User { login: login.to_owned(), id, created: crate::time::now_rfc3339() };
+        self.users.insert(key, user.clone());
+        user
+    }
+
+    /// The user `login`, if known.
+    pub(crate) fn user(&self, login: &str) -> Option<&User> {
+        self.users.get(&login.to_ascii_lowercase())
+    }
+
+    /// What `login` (or an anonymous caller) may do on `repo`, as Gitea's
+    /// `GetUserRepoPermission` says: the owner owns, a collaborator has
+    /// their level, anyone else reads a public repository.
+    pub(crate) fn access(repo: &Repo, login: Option<&str>) -> Access {
+        let public = if repo.private { Access::None } else { Access::Read };
+        let Some(login) = login else { return public };
+        if login.eq_ignore_ascii_case(&repo.owner) {
+            return Access::Owner;
+        }
+        repo.collaborators.get(&login.to_ascii_lowercase()).copied().unwrap_or(Access::None).max(public)
+    }
+
+    /// Takes the first fault matching the request.
+    pub(crate) fn take_fault(&mut self, method: &str, path: &str) -> Option<Fault> {
+        if self.outage {
+            return Some(Fault {
+                method: method.to_owned(),
+                path_prefix: path.to_owned(),
+                status: 503,
+                headers: Vec::new(),
+                body: r#"{"message":"Service Unavailable"}"#.to_owned(),
+            });
+        }
+        let index = self
+            .faults
+            .iter()
+            .position(|f| f.method.eq_ignore_ascii_case(method) && path.starts_with(&f.path_prefix))?;
+        self.faults.remove(index)
+    }
+
+    /// The next index of a repository (issues and pull requests share it).
+    pub(crate) fn next_index(&mut self, key: &str) -> u64 {
+        let taken = self
+            .issues
+            .iter()
+            .filter(|i| i.repo == key)
+            .map(|i| i.number)
+            .chain(self.pulls.iter().filter(|p| p.repo == key).map(|p| p.number))
+            .max()
+            .unwrap_or(0);
+        let repo = self.repos.get_mut(key).expect("checked by the caller");
+        repo.next_index = repo.next_index.max(taken + 1);
+        let index = repo.next_index;
+        repo.next_index += 1;
+        index
+    }
+}
