@@ -10,6 +10,12 @@
 //! recorded), never on a command line, never in a sandbox's environment.
 //! The provider (or the edge, for vendors that only take files) downloads
 //! it before any command runs, so a `none` network lease works too.
+//!
+//! Forges whose archive endpoint has no such link (Gitea and Forgejo's
+//! `/repos/{o}/{r}/archive/{sha}.tar.gz`, GitLab's
+//! `/projects/{id}/repository/archive.tar.gz?sha=`) want the forge token in a
+//! header instead: [`ArchiveAuth`] travels beside the link, the same way,
+//! to whoever downloads the archive and no further.
 
 use agent_zero_ports::Secret;
 
@@ -28,9 +34,27 @@ pub enum CheckoutSource {
     /// An anonymous clone of a public `github.com` repository: only when
     /// the operator configured no GitHub credentials.
     PublicClone,
-    /// The tarball of `commit`, behind a short-lived link (its own token
-    /// inside, hence a [`Secret`]).
-    Archive { url: Secret, commit: String },
+    /// The tarball of `commit`, behind a link (a short-lived token inside
+    /// for GitHub's, hence a [`Secret`]), downloaded with `authorization`
+    /// when the forge's archive endpoint needs its token in a header
+    /// (`None` for GitHub's self-authorising link).
+    Archive { url: Secret, commit: String, authorization: Option<ArchiveAuth> },
+}
+
+/// The one header an archive download carries: the forge's token for an
+/// archive endpoint that takes no self-authorising link (Gitea and Forgejo:
+/// `authorization: token <t>`; GitLab: `private-token: <t>` or
+/// `authorization: Bearer <t>`). Only the downloader sees it (the edge, or
+/// the `custom` server, which never records or echoes it): never a
+/// recorded request, an argv or a sandbox's environment. `Debug` shows the
+/// name, never the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveAuth {
+    /// The header name, lower-case as HTTP/2 sends it: `authorization`,
+    /// `private-token`.
+    pub name: &'static str,
+    /// The whole header value, scheme included: `token <t>`, `Bearer <t>`.
+    pub value: Secret,
 }
 
 /// What provisioning needs beyond the recorded request. Never serialised.

@@ -25,7 +25,7 @@ pub mod providers;
 mod request;
 mod runner;
 
-pub use checkout::{CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
+pub use checkout::{ArchiveAuth, CHECKOUT_TIMEOUT_MS, CheckoutSource, MAX_ARCHIVE_BYTES, Provision};
 pub use coordinator::{
     Acquired, Coordinator, CoordinatorError, CountingCoordinator, MemoryCoordinator, QuotaError, apply_quota,
 };

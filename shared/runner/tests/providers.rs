@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::Secret;
 use agent_zero_runner::providers::{CloudflareSandbox, CustomSandbox, E2b};
-use agent_zero_runner::{CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest};
+use agent_zero_runner::{
+    ArchiveAuth, CheckoutSource, Exec, FileMode, Provision, SandboxProvider, SandboxRef, SandboxRequest,
+};
 use support::{Loopback, block_on};
 
 const KEY: &str = "provider-key-0c0ffee";
@@ -306,7 +308,7 @@ fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
         server = server.answer(200, &end);
     }
     let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
-    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into(), authorization: None };
     block_on(async {
         let p = e2b.provision(&request(NetworkPolicy::None), &provision(true, &source)).await.unwrap();
         assert_eq!(p.external_id, "sbx2");
@@ -332,14 +334,73 @@ fn e2b_archive_checkout_uploads_and_never_puts_the_link_in_a_command() {
     assert_eq!(create["allow_internet_access"], false, "the edge fetched the code, so the sandbox needs no egress");
 }
 
+/// A forge archive that needs its token in a header (GitLab's
+/// `private-token`): the edge's download carries it, marked sensitive, and
+/// no other request (the vendor's API, the upload, any argv) does.
+#[test]
+fn e2b_archive_download_carries_the_forge_header_and_nothing_else_does() {
+    let link = "https://gitlab.example/api/v4/projects/7/repository/archive.tar.gz?sha=abc123";
+    let end =
+        [envelope(0, r#"{"event":{"end":{"exited":true,"status":"exit status 0"}}}"#), envelope(2, "{}")].concat();
+    let mut server = Loopback::start()
+        .answer(200, "[]")
+        .answer(201, r#"{"templateID":"base","sandboxID":"sbx4","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-80","domain":null}"#)
+        .answer(200, "gzip-archive-bytes")
+        .answer(200, "[]");
+    for _ in 0..6 {
+        server = server.answer(200, &end);
+    }
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    let authorization = Some(ArchiveAuth { name: "private-token", value: Secret::new("glpat-FORGE-TOKEN-77") });
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into(), authorization };
+    block_on(async { e2b.provision(&request(NetworkPolicy::None), &provision(true, &source)).await.unwrap() });
+    let seen = server.seen();
+    assert_eq!((seen[2].method.as_str(), seen[2].uri.as_str()), ("GET", link));
+    assert_eq!(seen[2].headers["private-token"], "glpat-FORGE-TOKEN-77");
+    assert!(!seen[2].headers.contains_key("x-api-key"), "the vendor's key never goes to the forge");
+    for (i, s) in seen.iter().enumerate().filter(|(i, _)| *i != 2) {
+        let headers = format!("{:?}", s.headers);
+        assert!(
+            !String::from_utf8_lossy(&s.body).contains("FORGE-TOKEN") && !headers.contains("FORGE-TOKEN"),
+            "request {i} ({}) carries the forge token",
+            s.uri
+        );
+    }
+}
+
+/// A forge that refuses the token and echoes it back: the error names the
+/// status, never the header value (nor the link); the sandbox is killed.
+#[test]
+fn a_refused_archive_download_never_shows_the_header_value() {
+    let server = Loopback::start()
+        .answer(200, "[]")
+        .answer(201, r#"{"templateID":"base","sandboxID":"sbx5","clientID":"c","envdVersion":"0.2","envdAccessToken":"envd-tok-81","domain":null}"#)
+        .answer(401, r#"{"message":"token token gitea-FORGE-TOKEN-78 is invalid"}"#)
+        .answer(204, "");
+    let e2b = E2b::new(server.client(), Secret::new(KEY), "base");
+    let link = "https://gitea.example/api/v1/repos/acme/app/archive/abc123.tar.gz";
+    let authorization = Some(ArchiveAuth { name: "authorization", value: Secret::new("token gitea-FORGE-TOKEN-78") });
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into(), authorization };
+    let error = block_on(e2b.provision(&request(NetworkPolicy::None), &provision(true, &source))).unwrap_err();
+    let (text, debug) = (error.to_string(), format!("{error:?}"));
+    assert!(text.contains("download checkout answered 401"), "{text}");
+    assert!(!text.contains("FORGE-TOKEN") && !debug.contains("FORGE-TOKEN"), "{debug}");
+    let seen = server.seen();
+    assert_eq!(seen[2].headers["authorization"], "token gitea-FORGE-TOKEN-78");
+    assert_eq!((seen[3].method.as_str(), seen[3].uri.as_str()), ("DELETE", "https://api.e2b.app/sandboxes/sbx5"));
+}
+
 /// The custom protocol takes the link in the create body only, with the
 /// lease id as idempotency key and the checkout bound.
 #[test]
 fn custom_archive_link_goes_in_the_create_body_only() {
     let server = Loopback::start().answer(201, r#"{"leaseId":"lease-8","isolated":false}"#);
     let custom = CustomSandbox::new(server.client(), server.base_url(), Secret::new(KEY));
-    let source =
-        CheckoutSource::Archive { url: Secret::new("http://127.0.0.1:1/_codeload/x?token=T0K"), commit: "abc".into() };
+    let source = CheckoutSource::Archive {
+        url: Secret::new("http://127.0.0.1:1/_codeload/x?token=T0K"),
+        commit: "abc".into(),
+        authorization: None,
+    };
     let request = request(NetworkPolicy::None);
     block_on(async { custom.provision(&request, &provision(false, &source)).await.unwrap() });
     let create: serde_json::Value = serde_json::from_slice(&server.seen()[0].body).unwrap();
@@ -350,6 +411,40 @@ fn custom_archive_link_goes_in_the_create_body_only() {
     assert_eq!(create["idempotencyKey"], "lease-t1");
     assert!(!serde_json::to_string(&request).unwrap().contains("T0K"));
     assert!(!format!("{source:?}").contains("T0K"));
+}
+
+/// A forge archive that needs a header: `archive.authorization` in the
+/// create body (only there), never in the recorded request or the source's
+/// `Debug`; a server answer echoing it is scrubbed from the error.
+#[test]
+fn custom_archive_header_goes_in_the_create_body_only() {
+    let link = "http://127.0.0.1:1/api/v4/projects/7/repository/archive.tar.gz?sha=abc&token=T0K";
+    let echo =
+        format!(r#"{{"error":{{"code":"archive-failed","message":"bad token Bearer glpat-HDR-TOKEN-9 for {link}"}}}}"#);
+    let server = Loopback::start().answer(201, r#"{"leaseId":"lease-9","isolated":false}"#).answer(502, echo);
+    let custom = CustomSandbox::new(server.client(), server.base_url(), Secret::new(KEY));
+    let authorization = Some(ArchiveAuth { name: "authorization", value: Secret::new("Bearer glpat-HDR-TOKEN-9") });
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc".into(), authorization };
+    let request = request(NetworkPolicy::None);
+    block_on(async { custom.provision(&request, &provision(false, &source)).await.unwrap() });
+    let error = block_on(custom.provision(&request, &provision(false, &source))).unwrap_err();
+    let seen = server.seen();
+    let create: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(
+        create["archive"],
+        serde_json::json!({"url": link, "commit": "abc", "timeoutMs": 120_000,
+            "authorization": {"name": "authorization", "value": "Bearer glpat-HDR-TOKEN-9"}})
+    );
+    // The server's own bearer token is the request's header; the forge's is in the body only.
+    assert_eq!(seen[0].headers["authorization"], format!("Bearer {KEY}"));
+    assert!(!serde_json::to_string(&request).unwrap().contains("HDR-TOKEN"));
+    let debug = format!("{source:?}");
+    assert!(!debug.contains("HDR-TOKEN") && debug.contains("name: \"authorization\""), "{debug}");
+    let (text, debug) = (error.to_string(), format!("{error:?}"));
+    assert!(text.contains("502") && text.contains("archive-failed"), "{text}");
+    for shown in [&text, &debug] {
+        assert!(!shown.contains("HDR-TOKEN") && !shown.contains("T0K"), "{shown}");
+    }
 }
 
 /// E2B per its published definitions (e2b-dev/E2B `spec/envd/process/process.proto`,

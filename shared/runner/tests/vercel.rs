@@ -10,7 +10,9 @@ use std::time::Duration;
 use agent_zero_contracts::{NetworkPolicy, RunMode};
 use agent_zero_ports::Secret;
 use agent_zero_runner::providers::VercelSandbox;
-use agent_zero_runner::{CheckoutSource, Exec, ProviderError, Provision, SandboxProvider, SandboxRef, SandboxRequest};
+use agent_zero_runner::{
+    ArchiveAuth, CheckoutSource, Exec, ProviderError, Provision, SandboxProvider, SandboxRef, SandboxRequest,
+};
 use serde_json::{Value, json};
 use support::{Loopback, Loopclient, block_on};
 
@@ -70,7 +72,7 @@ fn provision_creates_in_the_project_commits_the_baseline_and_teardown_deletes() 
     }
     let server = server.answer(200, fixture("stop-session.json")).answer(200, fixture("delete-sandbox.json"));
     let vercel = vercel(server.client());
-    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into(), authorization: None };
     let lease = Provision { lease_id: "lease-t1", writable: true, source: &source, checkout_timeout_ms: 120_000 };
     block_on(async {
         let p = vercel.provision(&request(), &lease).await.unwrap();
@@ -108,6 +110,25 @@ fn provision_creates_in_the_project_commits_the_baseline_and_teardown_deletes() 
         assert!(!String::from_utf8_lossy(&s.body).contains("LINKTOKEN42") && !s.uri.contains("LINKTOKEN42"));
     }
     assert!(seen.iter().all(|s| s.headers["authorization"] == format!("Bearer {KEY}")));
+}
+
+/// Vercel fetches a tarball from a link alone: a forge archive that needs
+/// its token in a header is refused before anything is sent, saying why.
+#[test]
+fn an_archive_needing_a_header_is_refused_before_any_call() {
+    let server = Loopback::start();
+    let vercel = vercel(server.client());
+    let link = "https://gitea.example/api/v1/repos/acme/app/archive/abc123.tar.gz";
+    let authorization = Some(ArchiveAuth { name: "authorization", value: Secret::new("token FORGE-TOKEN-5") });
+    let source = CheckoutSource::Archive { url: Secret::new(link), commit: "abc123".into(), authorization };
+    let lease = Provision { lease_id: "lease-t1", writable: true, source: &source, checkout_timeout_ms: 120_000 };
+    let error = block_on(vercel.provision(&request(), &lease)).unwrap_err();
+    let ProviderError::Refused { provider: "vercel", operation: "create sandbox", reason } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(reason.contains("takes a link only") && reason.contains("use another sandbox provider"), "{reason}");
+    assert!(!format!("{error:?}").contains("FORGE-TOKEN"));
+    assert!(server.seen().is_empty(), "nothing was sent");
 }
 
 /// A replay of the same lease finds the running sandbox by its name and

@@ -2,8 +2,9 @@
 //! edge obtained (downloaded here, unpacked, committed as the baseline the
 //! diff is taken against), or a clone from `--repos DIR` / public GitHub.
 //! Every step is bounded by the checkout deadline. The archive link carries
-//! its own short-lived token: it is never logged, never put in an argv or
-//! an environment, never echoed in an error.
+//! its own short-lived token, or the download carries a header with the
+//! forge's token: neither is ever logged, put in an argv or an environment,
+//! or echoed in an error.
 
 use std::io::Read;
 use std::path::Path;
@@ -24,12 +25,16 @@ fn failed(status: u16, code: &'static str, message: impl Into<String>) -> Failed
     Failed { status, code, message: message.into() }
 }
 
-/// Downloads `url` (no redirects beyond what the link itself answers, at
-/// most `MAX_ARCHIVE_BYTES`), unpacks it into `checkout` and commits it.
+/// Downloads `url` (with `header`, a name and value, when given; at most
+/// `MAX_ARCHIVE_BYTES`), unpacks it into `checkout` and commits it. A link
+/// alone may redirect up to 3 times; with a header no redirect is followed
+/// (`ureq` drops only `authorization` on one, and a `private-token` must not
+/// reach another origin either), so a redirect answer fails the download.
 pub(crate) fn from_archive(
     dir: &Path,
     checkout: &Path,
     url: &str,
+    header: Option<(&str, &str)>,
     commit: &str,
     deadline: Instant,
 ) -> Result<(), Failed> {
@@ -37,10 +42,14 @@ pub(crate) fn from_archive(
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(remaining.max(Duration::from_millis(1))))
-        .max_redirects(3)
+        .max_redirects(if header.is_some() { 0 } else { 3 })
         .build()
         .into();
-    let response = agent.get(url).call().map_err(|e| {
+    let mut get = agent.get(url);
+    if let Some((name, value)) = header {
+        get = get.header(name, value);
+    }
+    let response = get.call().map_err(|e| {
         let reason = if matches!(e, ureq::Error::Timeout(_)) { "timed out".to_owned() } else { kind_of(&e) };
         failed(502, "archive-failed", format!("downloading the checkout archive: {reason}"))
     })?;

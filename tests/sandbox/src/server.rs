@@ -222,6 +222,28 @@ struct ArchiveSource {
     #[serde(default)]
     commit: String,
     timeout_ms: u64,
+    /// The one header the download carries (the forge's token): sent to
+    /// the link's origin only, never recorded or echoed.
+    #[serde(default)]
+    authorization: Option<Header>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+impl Header {
+    /// An RFC 9110 field name (a `token`) and a value of visible ASCII,
+    /// spaces and tabs: nothing that could end the header or start another.
+    fn is_valid(&self) -> bool {
+        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        !self.name.is_empty()
+            && self.name.bytes().all(tchar)
+            && !self.value.trim().is_empty()
+            && self.value.bytes().all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic())
+    }
 }
 
 /// The longest a checkout may take when the client names no bound.
@@ -265,6 +287,9 @@ fn create(state: &State, body: &[u8]) -> Reply {
     if recorded.pointer("/archive/url").is_some() {
         recorded["archive"]["url"] = json!("[archive link]");
     }
+    if let Some(value) = recorded.pointer_mut("/archive/authorization/value") {
+        *value = json!("[archive authorization]");
+    }
     state.record.lock().expect("record").push(json!({ "create": recorded }));
     let Some(key) = request.idempotency_key.clone().filter(|k| !k.is_empty()) else {
         return create_lease(state, &request);
@@ -304,6 +329,10 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
         if archive.timeout_ms == 0 {
             return error(400, "invalid-archive", "archive.timeoutMs must be positive", Some("archive.timeoutMs"));
         }
+        if archive.authorization.as_ref().is_some_and(|h| !h.is_valid()) {
+            let message = "archive.authorization must be one header: a field name and a value of visible ASCII";
+            return error(400, "invalid-archive", message, Some("archive.authorization"));
+        }
     }
     let dir = match tempfile::Builder::new().prefix("agent-zero-lease-").tempdir() {
         Ok(dir) => dir,
@@ -317,7 +346,10 @@ fn create_lease(state: &State, request: &CreateLease) -> Reply {
     let bound = request.archive.as_ref().map_or(CHECKOUT_MS, |a| a.timeout_ms).min(request.lease_ms);
     let deadline = Instant::now() + Duration::from_millis(bound);
     let made = match &request.archive {
-        Some(archive) => crate::checkout::from_archive(dir.path(), &checkout, &archive.url, &archive.commit, deadline),
+        Some(archive) => {
+            let header = archive.authorization.as_ref().map(|h| (h.name.as_str(), h.value.as_str()));
+            crate::checkout::from_archive(dir.path(), &checkout, &archive.url, header, &archive.commit, deadline)
+        }
         None => {
             let source = match &state.config.repos {
                 Some(root) => {

@@ -8,8 +8,8 @@ use agent_zero_ports::Secret;
 use agent_zero_ports::{ManualClock, block_on};
 use agent_zero_runner::providers::CustomSandbox;
 use agent_zero_runner::{
-    CheckoutSource, Command as Cmd, FileMode, MemoryCoordinator, Provision, RunnerError, RunnerPool, RunnerPoolConfig,
-    SandboxProvider, SandboxRef, SandboxRequest,
+    ArchiveAuth, CheckoutSource, Command as Cmd, FileMode, MemoryCoordinator, Provision, RunnerError, RunnerPool,
+    RunnerPoolConfig, SandboxProvider, SandboxRef, SandboxRequest,
 };
 
 mod common;
@@ -183,7 +183,7 @@ fn archive_checkout_is_idempotent_and_expires_server_side() {
     let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t4", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 1_500);
-    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into(), authorization: None };
     let provision = Provision { lease_id: "lease-t4", writable: true, source: &source, checkout_timeout_ms: 1_000 };
     block_on(async {
         let first = provider.provision(&request, &provision).await.unwrap();
@@ -234,9 +234,117 @@ fn a_bad_archive_link_is_a_clear_error_without_the_link() {
     let server = start_server(empty.path(), TOKEN);
     let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
     let request = SandboxRequest::new("t5", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 60_000);
-    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into() };
+    let source = CheckoutSource::Archive { url: Secret::new(url), commit: "0123abc".into(), authorization: None };
     let provision = Provision { lease_id: "lease-t5", writable: true, source: &source, checkout_timeout_ms: 5_000 };
     let error = block_on(provider.provision(&request, &provision)).unwrap_err().to_string();
     assert!(error.contains("502") && error.contains("answered 404"), "{error}");
     assert!(!error.contains("EXPIRED-TOKEN-2"), "{error}");
+}
+
+/// Serves `archive` like Gitea's archive endpoint: only to a request
+/// carrying `authorization: token FORGE-TOKEN-3` (a private repository),
+/// `404` otherwise, as Gitea hides what a token may not see; a request
+/// with `?moved` is redirected to the archive (as a storage link would be).
+/// Answers `requests` requests.
+fn forge_archive_server(archive: Vec<u8>, requests: usize) -> (String, std::thread::JoinHandle<()>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/api/v1/repos/acme/app/archive/0123abc.tar.gz", server.server_addr().to_ip().unwrap());
+    let handle = std::thread::spawn(move || {
+        for request in server.incoming_requests().take(requests) {
+            let ok = request
+                .headers()
+                .iter()
+                .any(|h| h.field.equiv("authorization") && h.value.as_str() == "token FORGE-TOKEN-3");
+            let response = if request.url().ends_with("?moved") {
+                let to = request.url().trim_end_matches("?moved").to_owned();
+                tiny_http::Response::from_data(Vec::new())
+                    .with_status_code(302)
+                    .with_header(tiny_http::Header::from_bytes("location", to).unwrap())
+            } else {
+                tiny_http::Response::from_data(if ok { archive.clone() } else { b"Not Found".to_vec() })
+                    .with_status_code(if ok { 200 } else { 404 })
+            };
+            let _ = request.respond(response);
+        }
+    });
+    (url, handle)
+}
+
+/// A forge archive that needs the token in a header: the server sends it
+/// with the download (the checkout is there), never records it; the same
+/// download without it fails `502 archive-failed`, and so does a redirect
+/// (not followed with a header); a value that would end the header is
+/// refused before any download.
+#[test]
+fn an_archive_needing_a_header_downloads_with_it_and_fails_without_it() {
+    let source = tempfile::tempdir().unwrap();
+    fixture_repo(source.path());
+    let archive = Command::new("git")
+        .args(["archive", "--format=tar.gz", "--prefix=app/", "HEAD"])
+        .current_dir(source.path().join("acme/app"))
+        .output()
+        .unwrap()
+        .stdout;
+    let (url, served) = forge_archive_server(archive, 3);
+    let empty = tempfile::tempdir().unwrap();
+    let server = start_server(empty.path(), TOKEN);
+    let provider = CustomSandbox::new(agent(), &server.1, Secret::new(TOKEN));
+    let request = SandboxRequest::new("t6", "acme/app", "0123abc", RunMode::Fix, true, NetworkPolicy::None, 60_000);
+    let archive_source = |authorization| CheckoutSource::Archive {
+        url: Secret::new(url.clone()),
+        commit: "0123abc".into(),
+        authorization,
+    };
+    let token = |value: &str| Some(ArchiveAuth { name: "authorization", value: Secret::new(value) });
+    let with = archive_source(token("token FORGE-TOKEN-3"));
+    let without = archive_source(None);
+    let bad = archive_source(token("token FORGE-TOKEN-3\r\nx-evil: 1"));
+    let moved = CheckoutSource::Archive {
+        url: Secret::new(format!("{url}?moved")),
+        commit: "0123abc".into(),
+        authorization: token("token FORGE-TOKEN-3"),
+    };
+    let lease = |id, source| Provision { lease_id: id, writable: true, source, checkout_timeout_ms: 5_000 };
+    block_on(async {
+        let made = provider.provision(&request, &lease("lease-t6", &with)).await.unwrap();
+        let sandbox = SandboxRef { external_id: made.external_id, root: String::new() };
+        assert_eq!(provider.read_file(&sandbox, "README.md").await.unwrap(), b"hello\n");
+        let env = provider
+            .exec(
+                &sandbox,
+                &agent_zero_runner::Exec {
+                    argv: vec!["env".into()],
+                    cwd: String::new(),
+                    timeout_ms: 5_000,
+                    max_output_bytes: 10_000,
+                    env: Default::default(),
+                },
+            )
+            .await
+            .unwrap();
+        assert!(!env.stdout.contains("FORGE-TOKEN"), "a command sees no forge token");
+
+        let error = provider.provision(&request, &lease("lease-t7", &without)).await.unwrap_err().to_string();
+        assert!(error.contains("502") && error.contains("archive-failed") && error.contains("answered 404"), "{error}");
+
+        // With a header no redirect is followed: the token goes to the link's origin only.
+        let error = provider.provision(&request, &lease("lease-t9", &moved)).await.unwrap_err().to_string();
+        assert!(error.contains("502") && error.contains("answered 302"), "{error}");
+
+        let error = provider.provision(&request, &lease("lease-t8", &bad)).await.unwrap_err().to_string();
+        assert!(error.contains("400") && error.contains("archive.authorization"), "{error}");
+        assert!(!error.contains("FORGE-TOKEN"), "{error}");
+    });
+    let record = stats(&server, "/v1/record");
+    let creates: Vec<&serde_json::Value> =
+        record["requests"].as_array().unwrap().iter().filter_map(|r| r.get("create")).collect();
+    assert_eq!(creates.len(), 4);
+    assert_eq!(
+        creates[0]["archive"]["authorization"],
+        serde_json::json!({"name": "authorization", "value": "[archive authorization]"})
+    );
+    assert!(creates[1]["archive"].get("authorization").is_none());
+    assert!(!record.to_string().contains("FORGE-TOKEN"), "{record}");
+    drop(server);
+    served.join().unwrap();
 }

@@ -63,7 +63,7 @@ impl<H: HttpClient, S: Rs256Signer> CheckoutPort for GitHubCheckout<'_, H, S> {
             client.branch_head(owner, name, &branch).await.map_err(|e| failed(&e))?
         };
         let url = client.archive_link(owner, name, &commit).await.map_err(|e| failed(&e))?;
-        Ok((commit.clone(), CheckoutSource::Archive { url, commit }))
+        Ok((commit.clone(), CheckoutSource::Archive { url, commit, authorization: None }))
     }
 }
 

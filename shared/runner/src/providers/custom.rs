@@ -3,7 +3,7 @@
 use agent_zero_ports::HttpClient;
 use serde::{Deserialize, Serialize};
 
-use super::http::{Call, encode, exec_deadline};
+use super::http::{Call, encode, exec_deadline, scrub_source};
 use crate::checkout::{CheckoutSource, Provision};
 use crate::provider::{Exec, ExecOutput, FileMode, ProviderError, Provisioned, SandboxProvider, SandboxRef};
 use crate::request::{ProviderKind, SandboxRequest};
@@ -36,14 +36,26 @@ struct CreateLease<'a> {
     archive: Option<Archive<'a>>,
 }
 
-/// Where the server downloads the checkout from (the link carries its own
-/// short-lived token; the server never records it).
+/// Where the server downloads the checkout from (the link may carry its
+/// own short-lived token; the server never records it), and the header to
+/// send with the download when the forge wants its token that way.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Archive<'a> {
     url: &'a str,
     commit: &'a str,
     timeout_ms: u64,
+    /// Absent for a self-authorising link: the body stays what a v1 server
+    /// before this field reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authorization: Option<Header<'a>>,
+}
+
+/// One HTTP header, the credential in `value`.
+#[derive(Serialize)]
+struct Header<'a> {
+    name: &'a str,
+    value: &'a str,
 }
 
 #[derive(Deserialize)]
@@ -149,9 +161,12 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         provision: &Provision<'_>,
     ) -> Result<Provisioned, ProviderError> {
         let archive = match provision.source {
-            CheckoutSource::Archive { url, commit } => {
-                Some(Archive { url: url.expose(), commit, timeout_ms: provision.checkout_timeout_ms })
-            }
+            CheckoutSource::Archive { url, commit, authorization } => Some(Archive {
+                url: url.expose(),
+                commit,
+                timeout_ms: provision.checkout_timeout_ms,
+                authorization: authorization.as_ref().map(|a| Header { name: a.name, value: a.value.expose() }),
+            }),
             CheckoutSource::PublicClone => None,
         };
         let body = serde_json::to_vec(&CreateLease {
@@ -168,7 +183,8 @@ impl<C: HttpClient> SandboxProvider for CustomSandbox<C> {
         let deadline = exec_deadline(provision.checkout_timeout_ms);
         let bytes = self
             .json_call("create lease", http::Method::POST, "/v1/leases", Some(body), deadline, &request.repository)
-            .await?;
+            .await
+            .map_err(|e| scrub_source(provision.source, e))?;
         let created: Created = self.call("create lease").json(&bytes)?;
         // A server that does not say what it enforces enforces nothing.
         let network = created.enforced.and_then(|e| e.network).unwrap_or(agent_zero_contracts::NetworkPolicy::Full);

@@ -9,11 +9,13 @@ use crate::request::SandboxRequest;
 
 /// Puts `request.repository` at `request.git_ref` into `root` with argv
 /// fixed by this crate, for providers whose create call cannot check out:
-/// an archive is downloaded by the edge (`client`, bounded) and uploaded as
-/// a file, then unpacked and committed as the baseline the diff is taken
-/// against; a public clone fetches the one commit (`--depth 1`, so fork
-/// heads and large repositories work). Every step is bounded by
-/// `provision.checkout_timeout_ms`. No URL with a token is ever in an argv.
+/// an archive is downloaded by the edge (`client`, bounded, with the
+/// source's header if it has one) and uploaded as a file, then unpacked and
+/// committed as the baseline the diff is taken against; a public clone
+/// fetches the one commit (`--depth 1`, so fork heads and large
+/// repositories work). Every step is bounded by
+/// `provision.checkout_timeout_ms`. No URL with a token, and no header
+/// value, is ever in an argv.
 #[cfg_attr(
     not(all(feature = "custom", feature = "e2b", feature = "daytona", feature = "vercel", feature = "cloudflare")),
     allow(dead_code, reason = "the adapters that check out by archive are left out")
@@ -40,8 +42,8 @@ pub(crate) async fn checkout<P: SandboxProvider + ?Sized, C: agent_zero_ports::H
             ));
             steps.push(("checkout", argv(&["git", "-C", root, "checkout", "--quiet", "--detach", "FETCH_HEAD", "--"])));
         }
-        CheckoutSource::Archive { url, commit } => {
-            let archive = fetch_archive(client, provider.kind().as_str(), url, timeout).await?;
+        CheckoutSource::Archive { url, commit, authorization } => {
+            let archive = fetch_archive(client, provider.kind().as_str(), url, authorization.as_ref(), timeout).await?;
             let file = format!("{}.agent-zero.tar.gz", root.trim_end_matches('/'));
             provider.write_file(&outside, &file, &archive).await?;
             steps.push(("unpack", argv(&["mkdir", "-p", "--", root])));

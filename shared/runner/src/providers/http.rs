@@ -9,6 +9,7 @@
 use agent_zero_ports::{HttpClient, RequestTimeout, ResponseLimit};
 use serde::de::DeserializeOwned;
 
+use crate::checkout::{ArchiveAuth, CheckoutSource};
 use crate::provider::ProviderError;
 use agent_zero_ports::Secret;
 
@@ -116,21 +117,35 @@ fn scrub_http(secret: &Secret, error: agent_zero_ports::HttpError) -> agent_zero
 }
 
 /// Downloads a checkout archive through the edge for adapters that take
-/// files, not links: no credential header (the link carries its own
-/// token), bounded by `timeout_ms` and [`MAX_ARCHIVE_BYTES`]. Errors never
-/// show the link.
+/// files, not links: bounded by `timeout_ms` and [`MAX_ARCHIVE_BYTES`],
+/// with no credential header but `authorization` (the forge's token, for
+/// archive endpoints without a self-authorising link), sent as a sensitive
+/// header value. Errors show neither the link nor that value. The hosts
+/// follow no redirect, so the header reaches only the link's own origin.
 ///
 /// [`MAX_ARCHIVE_BYTES`]: crate::MAX_ARCHIVE_BYTES
 pub(crate) async fn fetch_archive<C: HttpClient>(
     client: &C,
     provider: &'static str,
     url: &Secret,
+    authorization: Option<&ArchiveAuth>,
     timeout_ms: u64,
 ) -> Result<Vec<u8>, ProviderError> {
     let call = Call { provider, operation: "download checkout", secret: url };
-    let builder = call.request(http::Method::GET, url.expose());
+    let mut builder = call.request(http::Method::GET, url.expose());
+    if let Some(auth) = authorization {
+        let mut value = http::HeaderValue::from_str(auth.value.expose())
+            .map_err(|_| call.protocol(format!("the `{}` header value is not a valid header value", auth.name)))?;
+        value.set_sensitive(true);
+        builder = builder.header(auth.name, value);
+    }
     let limit = crate::MAX_ARCHIVE_BYTES as u64;
-    let body = match call.send_limited(client, builder, Vec::new(), timeout_ms, limit, "the checkout archive").await {
+    let sent = call.send_limited(client, builder, Vec::new(), timeout_ms, limit, "the checkout archive").await;
+    let sent = match authorization {
+        Some(auth) => sent.map_err(|e| scrub_error(&auth.value, e)),
+        None => sent,
+    };
+    let body = match sent {
         Ok(response) => response.into_body(),
         Err(ProviderError::Http { source: agent_zero_ports::HttpError::TooLarge { .. }, .. }) => {
             return Err(ProviderError::Refused {
@@ -149,6 +164,41 @@ pub(crate) async fn fetch_archive<C: HttpClient>(
         });
     }
     Ok(body)
+}
+
+/// `error` with the checkout's credentials (its link, its header value)
+/// scrubbed from every text it carries: for an answer of a server that
+/// was given them and echoed one.
+pub(crate) fn scrub_source(source: &CheckoutSource, error: ProviderError) -> ProviderError {
+    match source {
+        CheckoutSource::Archive { url, authorization, .. } => {
+            let error = scrub_error(url, error);
+            match authorization {
+                Some(auth) => scrub_error(&auth.value, error),
+                None => error,
+            }
+        }
+        CheckoutSource::PublicClone => error,
+    }
+}
+
+/// `error` with a second credential scrubbed from every text it carries.
+fn scrub_error(secret: &Secret, error: ProviderError) -> ProviderError {
+    use ProviderError as E;
+    match error {
+        E::Http { provider, operation, source } => E::Http { provider, operation, source: scrub_http(secret, source) },
+        E::Status { provider, operation, status, message } => {
+            E::Status { provider, operation, status, message: secret.scrub(&message) }
+        }
+        E::Protocol { provider, operation, reason } => {
+            E::Protocol { provider, operation, reason: secret.scrub(&reason) }
+        }
+        E::NotFound { provider, operation, what } => E::NotFound { provider, operation, what: secret.scrub(&what) },
+        E::Refused { provider, operation, reason } => E::Refused { provider, operation, reason: secret.scrub(&reason) },
+        E::CheckoutLost { provider, operation, reason } => {
+            E::CheckoutLost { provider, operation, reason: secret.scrub(&reason) }
+        }
+    }
 }
 
 /// Percent-encodes a query or path component (RFC 3986 unreserved kept).
@@ -295,11 +345,45 @@ mod tests {
     fn an_archive_over_its_limit_is_refused_unread() {
         let url = Secret::new("http://x/archive?token=t");
         let client = Sized { size: crate::MAX_ARCHIVE_BYTES + 1, seen: Default::default() };
-        let e = agent_zero_ports::block_on(fetch_archive(&client, "p", &url, 1_000)).unwrap_err();
+        let e = agent_zero_ports::block_on(fetch_archive(&client, "p", &url, None, 1_000)).unwrap_err();
         assert_eq!(client.seen.get(), Some(crate::MAX_ARCHIVE_BYTES as u64));
         let ProviderError::Refused { reason, .. } = &e else { panic!("{e:?}") };
         assert!(reason.contains(&format!("over the {}-byte limit", crate::MAX_ARCHIVE_BYTES)), "{reason}");
         assert!(!e.to_string().contains("token=t"), "{e}");
+    }
+
+    /// Keeps the one request it was sent and answers 200.
+    #[derive(Default)]
+    struct Keep(std::cell::RefCell<Option<http::Request<Vec<u8>>>>);
+
+    impl HttpClient for Keep {
+        async fn send(
+            &self,
+            request: http::Request<Vec<u8>>,
+        ) -> Result<http::Response<Vec<u8>>, agent_zero_ports::HttpError> {
+            *self.0.borrow_mut() = Some(request);
+            Ok(http::Response::new(b"archive".to_vec()))
+        }
+    }
+
+    #[test]
+    fn an_archive_header_is_sent_sensitive_and_a_bad_one_is_not_shown() {
+        let url = Secret::new("https://gitea.example/api/v1/repos/a/b/archive/abc.tar.gz");
+        let auth = ArchiveAuth { name: "authorization", value: Secret::new("token T-123") };
+        let client = Keep::default();
+        let body = agent_zero_ports::block_on(fetch_archive(&client, "p", &url, Some(&auth), 1_000)).unwrap();
+        assert_eq!(body, b"archive");
+        let sent = client.0.take().unwrap();
+        let value = &sent.headers()["authorization"];
+        assert_eq!(value, "token T-123");
+        assert!(value.is_sensitive() && !format!("{sent:?}").contains("T-123"), "{sent:?}");
+
+        let split = ArchiveAuth { name: "private-token", value: Secret::new("T-456\r\nx-evil: 1") };
+        let client = Keep::default();
+        let e = agent_zero_ports::block_on(fetch_archive(&client, "p", &url, Some(&split), 1_000)).unwrap_err();
+        assert!(client.0.take().is_none(), "nothing sent");
+        assert!(e.to_string().contains("`private-token` header value is not a valid"), "{e}");
+        assert!(!e.to_string().contains("T-456") && !format!("{e:?}").contains("T-456"), "{e:?}");
     }
 
     #[test]

@@ -290,6 +290,16 @@ impl<C: HttpClient> SandboxProvider for VercelSandbox<C> {
         request: &SandboxRequest,
         provision: &Provision<'_>,
     ) -> Result<Provisioned, ProviderError> {
+        if let CheckoutSource::Archive { authorization: Some(_), .. } = provision.source {
+            // Vercel fetches the tarball itself, from a link alone.
+            return Err(ProviderError::Refused {
+                provider: NAME,
+                operation: "create sandbox",
+                reason: "Vercel's tarball source takes a link only; this forge's archive needs a token: \
+                         use another sandbox provider"
+                    .into(),
+            });
+        }
         let project = self.project("create sandbox")?;
         let name = sandbox_name(provision.lease_id);
         let external_id = match self.existing(&name, project).await? {
