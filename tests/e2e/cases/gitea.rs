@@ -19,7 +19,7 @@ use agent_zero_fakes::{FakeGitea, FakeModel, FixtureRepo, calc};
 use agent_zero_forges::gitea;
 use serde_json::{Value, json};
 
-use super::lifecycle::{CLAIM_MARGIN_MS, OPERATOR, Sandbox, finding, policy, read, wait_task};
+use super::lifecycle::{CLAIM_MARGIN_MS, OPERATOR, Sandbox, finding, policy, wait_task};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
