@@ -91,6 +91,8 @@ impl Destinations {
         let mut github = vec!["https://api.github.com".to_owned(), "https://github.com".to_owned()];
         github.extend(own("GITHUB_API_URL"));
         github.extend(own(crate::dashboard::settings::GITHUB_URL));
+        // A Gitea or Forgejo task's forge requests count where GitHub's do.
+        github.extend(own("GITEA_URL"));
         let mut model = [
             "https://api.openai.com",
             "https://api.anthropic.com",
@@ -607,5 +609,8 @@ mod tests {
         assert_eq!(d.classify("http://127.0.0.1:5000/v1/chat/completions"), Destination::Model);
         assert_eq!(d.classify("http://127.0.0.1:6000/sandboxes"), Destination::Sandbox);
         assert_eq!(d.classify("https://49999-abc.e2b.app/files"), Destination::Sandbox);
+        // A Gitea instance is the forge, as GitHub is.
+        let gitea = Destinations::of(&crate::Config::from_pairs([("GITEA_URL", "https://git.example.org/")]));
+        assert_eq!(gitea.classify("https://git.example.org/api/v1/repos/a/b"), Destination::GitHub);
     }
 }
