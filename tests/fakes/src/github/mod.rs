@@ -457,6 +457,26 @@ impl FakeGitHub {
     }
 }
 
+/// Says on stderr which requests broke GitHub's description (and which
+/// asked for operations the fake does not model), so a test that passed
+/// anyway (a product that tolerated the 404, 422 or 501) still shows them
+/// in its output.
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        let (violations, unserved) = self.with(|state| (state.violations.clone(), state.unserved.clone()));
+        if !violations.is_empty() {
+            eprintln!(
+                "FakeGitHub: {} request(s) GitHub's REST description does not allow:\n  {}",
+                violations.len(),
+                violations.join("\n  ")
+            );
+        }
+        if !unserved.is_empty() {
+            eprintln!("FakeGitHub: answered 501 (not modelled):\n  {}", unserved.join("\n  "));
+        }
+    }
+}
+
 fn expect_repo<'a>(state: &'a mut State, owner: &str, repo: &str) -> &'a mut Repo {
     state.repo_mut(owner, repo).unwrap_or_else(|| panic!("FakeGitHub: {owner}/{repo} was not seeded (add_repo)"))
 }

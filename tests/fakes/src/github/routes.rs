@@ -109,7 +109,11 @@ fn conform(state: &mut State, call: &RecordedCall) -> Option<Reply> {
     let body = (!call.body.is_empty()).then_some(call.body.as_slice());
     match api.check(&call.method, &call.path, &query, body) {
         Ok(operation) if description::ROUTES.iter().any(|r| r.operation == operation.as_str()) => None,
-        Ok(operation) => Some(error(501, &format!("the fake GitHub does not serve {operation}"))),
+        Ok(operation) => {
+            let message = format!("the fake GitHub does not serve {operation}");
+            state.unserved.push(format!("{message} ({} {})", call.method, call.path));
+            Some(error(501, &message))
+        }
         Err(violation) => {
             state.violations.push(violation.to_string());
             Some(match violation {

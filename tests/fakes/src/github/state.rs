@@ -92,6 +92,8 @@ pub(crate) struct State {
     /// Requests that were no conforming operation of GitHub's REST
     /// description, as the violation's text.
     pub(crate) violations: Vec<String>,
+    /// Conforming requests for operations the fake does not model (501).
+    pub(crate) unserved: Vec<String>,
     /// The OAuth app people sign in with, and what it issued (`oauth.rs`).
     pub(crate) oauth: OAuth,
 }
