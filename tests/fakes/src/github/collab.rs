@@ -91,7 +91,6 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
             }
         }),
         ("GET", ["issues", n]) => number(n).map_or_else(not_found, |n| super::issues::get(state, key, n)),
-        ("GET", ["pulls"]) => list_pulls(state, key, call),
         ("POST", ["pulls"]) => create_pull(state, key, call),
         ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
             let pull = state.pulls.iter().find(|(k, p)| k == key && p["number"] == n);
@@ -386,34 +385,6 @@ fn update_comment(state: &mut State, key: &str, id: u64, call: &RecordedCall) ->
     comment.updated_at = now_rfc3339();
     let comment = comment.clone();
     Reply::json(200, &state.comment_json(&comment))
-}
-
-/// `GET /repos/{o}/{r}/pulls`: newest first (GitHub's default `sort=created`,
-/// `direction=desc`), filtered by `state` (`open` unless `closed` or
-/// `all`), `head` (`user:branch`, GitHub ignores a `head` without the
-/// user) and `base`; at most `per_page` (30, up to 100) from `page`.
-fn list_pulls(state: &State, key: &str, call: &RecordedCall) -> Reply {
-    let wanted = call.query_param("state").unwrap_or("open");
-    let head = call.query_param("head").and_then(|h| h.split_once(':'));
-    let base = call.query_param("base");
-    let mut listed: Vec<Value> = state
-        .pulls
-        .iter()
-        .filter(|(k, p)| k == key && (wanted == "all" || p["state"] == wanted))
-        .filter(|(_, p)| {
-            head.is_none_or(|(user, branch)| {
-                p["head"]["ref"] == branch
-                    && p["head"]["user"]["login"].as_str().is_some_and(|l| l.eq_ignore_ascii_case(user))
-            })
-        })
-        .filter(|(_, p)| base.is_none_or(|b| p["base"]["ref"] == b))
-        .map(|(_, p)| p.clone())
-        .collect();
-    listed.reverse();
-    let per_page = call.query_param("per_page").and_then(|n| n.parse().ok()).unwrap_or(PER_PAGE.0).clamp(1, PER_PAGE.1);
-    let page = call.query_param("page").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1).max(1);
-    let listed: Vec<Value> = listed.into_iter().skip((page - 1) * per_page).take(per_page).collect();
-    Reply::json(200, &Value::Array(listed))
 }
 
 fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {
