@@ -658,16 +658,16 @@ fn parse_template(doc: &Value, template: &str, item: &Value, rest: &[String]) ->
 }
 
 /// The path parameters when `segments` (as sent) match `template`; a
-/// [`Segment::Rest`] takes one or more segments, as many as leave the
-/// rest of the template a match (the most first).
+/// [`Segment::Rest`] takes one or more segments, the first not empty, as
+/// many as leave the rest of the template a match (the most first).
 fn match_template(template: &[Segment], segments: &[&str]) -> Option<Vec<(String, String)>> {
     match template.split_first() {
         None => segments.is_empty().then(Vec::new),
         Some((Segment::Rest(name), tail)) => (1..=segments.len()).rev().find_map(|take| {
-            let joined = segments[..take].join("/");
-            if joined.is_empty() {
+            if segments[0].is_empty() {
                 return None;
             }
+            let joined = segments[..take].join("/");
             let mut params = match_template(tail, &segments[take..])?;
             params.insert(0, (name.clone(), percent_decode(&joined, false)));
             Some(params)
@@ -868,6 +868,26 @@ mod tests {
         assert!(matches!(not_number, Err(Violation::NoOperation { .. })));
         let no_body = api.check("POST", "/repos/o/r/issues/3/comments", &[], None);
         assert!(matches!(no_body, Err(Violation::MissingBody { .. })));
+    }
+
+    #[test]
+    fn multi_segment_parameters_take_slashes_anywhere() {
+        let doc = json!({
+            "openapi": "3.0.3",
+            "paths": {
+                "/r/commits/{ref}": {"get": {"operationId": "get-commit", "parameters": [{"$ref": "#/components/parameters/ref"}]}},
+                "/r/commits/{ref}/statuses": {"get": {"operationId": "statuses", "parameters": [{"$ref": "#/components/parameters/ref"}]}},
+                "/r/tags/{tag}": {"get": {"operationId": "tag", "parameters": [{"name": "tag", "in": "path", "schema": {"type": "string"}}]}}
+            },
+            "components": {"parameters": {"ref": {"name": "ref", "in": "path", "x-multi-segment": true, "schema": {"type": "string"}}}}
+        });
+        let api = ApiDescription::openapi3(&doc.to_string()).unwrap();
+        let statuses = api.matched("GET", "/r/commits/heads/a/b/statuses", &[], None).unwrap();
+        assert_eq!((statuses.operation.as_str(), statuses.params["ref"].as_str()), ("statuses", "heads/a/b"));
+        let commit = api.matched("GET", "/r/commits/a/b", &[], None).unwrap();
+        assert_eq!((commit.operation.as_str(), commit.params["ref"].as_str()), ("get-commit", "a/b"));
+        assert!(matches!(api.check("GET", "/r/tags/a/b", &[], None), Err(Violation::NoOperation { .. })));
+        assert!(matches!(api.check("GET", "/r/commits//statuses", &[], None), Err(Violation::NoOperation { .. })));
     }
 
     #[test]

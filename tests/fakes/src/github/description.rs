@@ -125,9 +125,8 @@ pub(crate) const EXEMPT: &[(&str, &str)] =
 
 /// Whether a request (decoded path segments) is one of [`EXEMPT`].
 pub(crate) fn exempt(method: &str, segments: &[&str]) -> bool {
-    match (method, segments) {
-        ("GET", ["login", "oauth", "authorize"]) | ("POST", ["login", "oauth", "access_token"]) => true,
-        ("GET", ["_codeload", ..]) => true,
-        _ => false,
-    }
+    matches!(
+        (method, segments),
+        ("GET", ["login", "oauth", "authorize"] | ["_codeload", ..]) | ("POST", ["login", "oauth", "access_token"])
+    )
 }
