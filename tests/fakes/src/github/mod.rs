@@ -48,6 +48,8 @@ mod archive;
 mod auth;
 pub use auth::verified_jwt_claims;
 mod collab;
+mod description;
+pub use description::{OPENAPI_ENV, openapi_path};
 mod gitdata;
 mod identity;
 mod installation;
@@ -94,8 +96,12 @@ impl FakeGitHub {
     /// Starts serving on an ephemeral loopback port.
     ///
     /// # Panics
-    /// When no loopback port can be bound.
+    /// When no loopback port can be bound, or GitHub's REST description
+    /// is not where [`openapi_path`] says (`cd tests/node && npm ci`).
     pub fn start() -> Self {
+        if let Err(message) = description::api() {
+            panic!("{message}");
+        }
         let state = Arc::new(Mutex::new(State {
             actor: DEFAULT_ACTOR.to_owned(),
             app_slug: DEFAULT_APP_SLUG.to_owned(),
@@ -412,6 +418,62 @@ impl FakeGitHub {
     /// Forgets the recorded requests.
     pub fn clear_calls(&self) {
         self.server.clear_calls();
+    }
+
+    /// Every request so far that was no conforming operation of GitHub's
+    /// REST description, as the violation's text (`no operation for GET
+    /// /repos/o/r/git/refs/heads/x`, `pulls/create: body: unknown property
+    /// "/labels" ...`).
+    pub fn violations(&self) -> Vec<String> {
+        self.with(|state| state.violations.clone())
+    }
+
+    /// Panics, listing them, when any request so far was no conforming
+    /// operation of GitHub's REST description: for a test's (or the e2e
+    /// harness's) end.
+    ///
+    /// # Panics
+    /// When [`violations`](Self::violations) is not empty.
+    pub fn assert_no_violations(&self) {
+        let violations = self.violations();
+        assert!(
+            violations.is_empty(),
+            "the product sent {} request(s) GitHub's REST description (@octokit/openapi) does not allow:\n  {}",
+            violations.len(),
+            violations.join("\n  ")
+        );
+    }
+
+    /// The operations this fake serves: `(operationId, method, sample
+    /// path)`; each sample is a request of that operation.
+    pub fn served_operations() -> Vec<(&'static str, &'static str, &'static str)> {
+        description::ROUTES.iter().map(|r| (r.operation, r.method, r.sample)).collect()
+    }
+
+    /// The routes this fake serves that are not `api.github.com` (so not
+    /// in the description, not checked): `(method, path prefix)`.
+    pub fn exempt_routes() -> &'static [(&'static str, &'static str)] {
+        description::EXEMPT
+    }
+}
+
+/// Says on stderr which requests broke GitHub's description (and which
+/// asked for operations the fake does not model), so a test that passed
+/// anyway (a product that tolerated the 404, 422 or 501) still shows them
+/// in its output.
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        let (violations, unserved) = self.with(|state| (state.violations.clone(), state.unserved.clone()));
+        if !violations.is_empty() {
+            eprintln!(
+                "FakeGitHub: {} request(s) GitHub's REST description does not allow:\n  {}",
+                violations.len(),
+                violations.join("\n  ")
+            );
+        }
+        if !unserved.is_empty() {
+            eprintln!("FakeGitHub: answered 501 (not modelled):\n  {}", unserved.join("\n  "));
+        }
     }
 }
 

@@ -8,11 +8,13 @@ use serde_json::{Value, json};
 
 use super::auth::credential;
 use super::collab;
+use super::description;
 use super::gitdata::{create_blob, create_commit, create_tree, get_blob, get_git_commit, get_tree, json_body};
 use super::identity;
 use super::state::{State, repo_key};
 use super::store::FlatTree;
 use super::wire::{RepoUrls, error, not_found};
+use crate::conformance::Violation;
 use crate::record::{RecordedCall, percent_decode};
 use crate::server::Reply;
 use crate::time::now_secs;
@@ -64,6 +66,11 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
     let segments: Vec<String> =
         call.path.split('/').filter(|s| !s.is_empty()).map(|s| percent_decode(s, false)).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    if !description::exempt(&call.method, &segments)
+        && let Some(refused) = conform(state, call)
+    {
+        return refused;
+    }
     if let Some(reply) = super::oauth::route(state, call, &segments) {
         return reply;
     }
@@ -88,6 +95,32 @@ fn route(state: &mut State, call: &RecordedCall) -> Reply {
             repo_route(state, call, owner, name, rest)
         }
         _ => not_found(),
+    }
+}
+
+/// `None` when the request is an operation of GitHub's REST description
+/// the fake serves, with a conforming query and body. Otherwise GitHub's
+/// 404 (no such operation) or 422 (`Invalid request.` naming the
+/// violation), the violation recorded; 501 for an operation the fake does
+/// not model (a gap in the fake, not in the request).
+fn conform(state: &mut State, call: &RecordedCall) -> Option<Reply> {
+    let api = description::api().unwrap_or_else(|message| panic!("{message}"));
+    let query: Vec<(&str, &str)> = call.query.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let body = (!call.body.is_empty()).then_some(call.body.as_slice());
+    match api.check(&call.method, &call.path, &query, body) {
+        Ok(operation) if description::ROUTES.iter().any(|r| r.operation == operation.as_str()) => None,
+        Ok(operation) => {
+            let message = format!("the fake GitHub does not serve {operation}");
+            state.unserved.push(format!("{message} ({} {})", call.method, call.path));
+            Some(error(501, &message))
+        }
+        Err(violation) => {
+            state.violations.push(violation.to_string());
+            Some(match violation {
+                Violation::NoOperation { .. } => not_found(),
+                other => error(422, &format!("Invalid request.\n\n{other}")),
+            })
+        }
     }
 }
 

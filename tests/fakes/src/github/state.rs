@@ -89,6 +89,11 @@ pub(crate) struct State {
     pub(crate) requests_served: u64,
     /// While true every request answers 503, as GitHub does in an outage.
     pub(crate) outage: bool,
+    /// Requests that were no conforming operation of GitHub's REST
+    /// description, as the violation's text.
+    pub(crate) violations: Vec<String>,
+    /// Conforming requests for operations the fake does not model (501).
+    pub(crate) unserved: Vec<String>,
     /// The OAuth app people sign in with, and what it issued (`oauth.rs`).
     pub(crate) oauth: OAuth,
 }
