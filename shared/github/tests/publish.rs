@@ -367,20 +367,26 @@ fn check_runs_are_created_once_per_task_and_then_updated() {
 }
 
 #[test]
-fn without_list_routes_the_adapter_still_creates_once() {
-    // The fake itself answers the check-run and pull-request listings with
-    // 422/404: the adapter creates, and GitHub's own duplicate refusal
-    // keeps a second pull request out.
+fn when_the_listings_fail_the_adapter_still_creates_once() {
+    // GitHub refuses the check-run and pull-request listings: the adapter
+    // creates, and GitHub's own duplicate refusal keeps a second pull
+    // request out.
     let (gh, head) = github();
-    let mut http = Loopback::new(&gh);
-    http.serve_lists = false;
+    let http = Loopback::new(&gh);
     let bundle = golden("verified");
     let files = verified_files();
     let mut run = Run::new(&bundle, &files);
     run.head_sha = Some(&head);
+    let refuse_listings = || {
+        let failed = r#"{"message":"Server Error"}"#;
+        gh.fail_next("GET", &format!("/repos/acme/widgets/commits/{head}/check-runs"), 422, &[], failed);
+        gh.fail_next("GET", "/repos/acme/widgets/pulls", 404, &[], r#"{"message":"Not Found"}"#);
+    };
+    refuse_listings();
     let first = run.publish(&gh, &http);
     assert!(matches!(outcome(&first, PublishStep::CheckRun), StepOutcome::Created { .. }));
     assert!(matches!(outcome(&first, PublishStep::PullRequest), StepOutcome::Created { .. }));
+    refuse_listings();
     let again = run.publish(&gh, &http);
     assert_eq!(*outcome(&again, PublishStep::Branch), StepOutcome::Reused { url: None });
     assert_eq!(

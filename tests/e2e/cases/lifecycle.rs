@@ -381,6 +381,8 @@ fn issue_fix_runs_to_verified_completion(runtime: Runtime) {
         world.github.calls().into_iter().filter(|c| c.path.contains("/git/refs") && c.method != "GET").collect();
     assert!(ref_writes.iter().all(|c| c.method == "POST"), "only fresh refs: {ref_writes:?}");
     assert_eq!(world.github.branch_sha(owner, name, world.fixture.branch()), Some(world.fixture.head_sha()));
+    // Every request the run sent to GitHub is an operation of its REST description.
+    world.github.assert_no_violations();
 }
 
 fn claim_quoting_absent_text_is_rejected(runtime: Runtime) {
@@ -558,6 +560,8 @@ fn fix_that_breaks_tests_is_repaired_on_attempt_2(runtime: Runtime) {
     assert_eq!(calls.len(), 2, "understand once, re-plan once");
     // The re-plan saw the failing output of attempt 1.
     assert!(calls[1].body_text().contains("FAIL"), "the repair prompt carries the failing check output");
+    // Every request the run sent to GitHub is an operation of its REST description.
+    world.github.assert_no_violations();
 }
 
 fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {

@@ -357,6 +357,8 @@ fn review_of_a_pull_request_that_adds_a_bug_comments_on_its_line(runtime: Runtim
     let evidence = read(&world.server, &format!("/api/v1/tasks/{task_id}/evidence.json"));
     assert_eq!(evidence.status, 200, "{}", evidence.text());
     assert_eq!(evidence.json()["review"]["anchors"][0]["line"], calc::BUG_LINE, "{}", evidence.text());
+    // Every request the run sent to GitHub is an operation of its REST description.
+    world.github.assert_no_violations();
 }
 
 fn review_over_the_diff_budget_names_what_it_skipped_and_is_neutral(runtime: Runtime) {
@@ -521,6 +523,8 @@ fn review_feedback_on_a_pull_request_shows_the_model_its_diff(runtime: Runtime) 
     let title = check["output"]["title"].as_str().unwrap_or_default();
     assert!(title.starts_with("Read 2 of 2 changed files ·"), "{title}");
     assert!(world.github.reviews(owner, name, world.number).is_empty(), "feedback posts no review");
+    // Every request the run sent to GitHub is an operation of its REST description.
+    world.github.assert_no_violations();
 }
 
 /// A file the third head adds, with a bug of its own.
@@ -678,6 +682,8 @@ fn review_synchronize_reads_what_changed_posts_only_new_findings_resolves_fixed_
     assert_eq!(replies[0]["in_reply_to_id"], c1["id"], "the reply is on the fixed finding's thread");
     let reply = replies[0]["body"].as_str().unwrap_or_default();
     assert!(reply.contains(&format!("Resolved in {head_c}")), "{reply}");
+    // Every request the run sent to GitHub is an operation of its REST description.
+    world.github.assert_no_violations();
 }
 
 /// The real `issue_comment` `created` payload (octokit/webhooks), as a

@@ -502,11 +502,17 @@ fn pull_requests_open_once_per_branch() {
     let missing = post(&gh, "POST", "/repos/octo/demo/pulls", json!({"title": "x", "head": "nope", "base": "main"}));
     assert_eq!(missing.status, 422);
     assert_eq!(gh.pulls("octo", "demo").len(), 1);
-    // `pulls/list` is not modelled (shared/github/tests/publish.rs relies on
-    // the listing failing to test the adapter's fallback): a conforming
-    // listing is 501, a non-conforming one GitHub's 422.
+    // Listed by head (`user:branch`) and state, as the adapter asks; a
+    // state GitHub does not take is its 422.
     let listed = get(&gh, "/repos/octo/demo/pulls?head=octo%3Aagent-zero%2Fissue-4&state=open");
-    assert_eq!(listed.status, 501, "{}", listed.body);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(
+        listed.json().as_array().map(|a| a.iter().map(|p| p["number"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!(5)])
+    );
+    let other = get(&gh, "/repos/octo/demo/pulls?head=someone%3Aagent-zero%2Fissue-4");
+    assert_eq!(other.json(), json!([]), "another user's branch of that name is not this one");
+    assert_eq!(get(&gh, "/repos/octo/demo/pulls?state=closed").json(), json!([]));
     assert_eq!(get(&gh, "/repos/octo/demo/pulls?state=merged").status, 422, "state is open, closed or all");
 }
 

@@ -43,8 +43,8 @@ pub(crate) fn forge_of_delivery(delivery: &Value) -> ForgeKind {
     }
 }
 
-/// The API of the configured instance and the token; `Unavailable`-style
-/// text naming what to set when it is not configured.
+/// The API of the configured instance and its settings; when it is not
+/// configured, what to set (a task fails with it: setting it is a person's).
 fn configured(settings: &Settings) -> Result<(GiteaApi, &GiteaSettings), String> {
     let gitea = settings.gitea().map_err(|e| e.message)?.ok_or("no Gitea variable is set (GITEA_URL, GITEA_TOKEN)")?;
     let url = gitea.url.as_deref().ok_or("GITEA_URL is not set: the Gitea instance cannot be reached")?;
@@ -118,7 +118,9 @@ pub(crate) async fn admit<H: HttpClient>(
     if issue.state != "open" {
         return declined(agent_zero_github::IgnoreReason::IssueNotOpen { number });
     }
-    let author = issue.user.as_ref().map(|u| u.login.clone()).unwrap_or_default();
+    let Some(author) = issue.user.as_ref().map(|u| u.login.clone()).filter(|l| !l.is_empty()) else {
+        return Err(AdmitError::Invalid(format!("Gitea names no author of issue #{number}")));
+    };
     let permission = |login: String| {
         let client = &client;
         async move {

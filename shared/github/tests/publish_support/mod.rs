@@ -1,17 +1,11 @@
 //! Harness for the publication tests: the seeded fake and one publication
 //! ([`github`], [`Run`]), the write rules every test checks
 //! ([`assert_only_allowed_writes`]), and a blocking `ureq` adapter for the
-//! [`HttpClient`] port that talks to the loopback [`FakeGitHub`], logs every
-//! request the product sends, and answers the two listing routes the fake
-//! does not serve yet from the fake's own state:
-//!
-//! - `GET /repos/{o}/{r}/commits/{sha}/check-runs?check_name=`
-//! - `GET /repos/{o}/{r}/pulls?head={owner}:{branch}&state=open`
-//!
-//! (GitHub's documented shapes: `{"total_count", "check_runs": [...]}` and
-//! an array of pull requests.) With `serve_lists: false` they go to the
-//! fake, which answers 422/404, to exercise the adapter's fallbacks. A hook
-//! ([`Loopback::before_each`]) can change the fake between two requests.
+//! [`HttpClient`] port that talks to the loopback [`FakeGitHub`] (which
+//! serves the check-run and pull-request listings the adapter reads, and
+//! holds every request to GitHub's REST description) and logs every request
+//! the product sends. A hook ([`Loopback::before_each`]) can change the
+//! fake between two requests.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -26,7 +20,6 @@ use agent_zero_github::publish::{
 use agent_zero_github::{ApiConfig, GitHubClient};
 use agent_zero_ports::Secret;
 use agent_zero_ports::{HttpClient, HttpError};
-use serde_json::{Value, json};
 
 /// Runs before a request reaches the fake, with its `METHOD /path?query`:
 /// to make something happen "meanwhile" (a concurrent writer).
@@ -36,7 +29,6 @@ pub type Hook<'g> = Box<dyn FnMut(&str) + 'g>;
 pub struct Loopback<'g> {
     agent: ureq::Agent,
     gh: &'g FakeGitHub,
-    pub serve_lists: bool,
     log: RefCell<Vec<String>>,
     before: RefCell<Option<Hook<'g>>>,
 }
@@ -50,7 +42,7 @@ impl std::fmt::Debug for Loopback<'_> {
 impl<'g> Loopback<'g> {
     pub fn new(gh: &'g FakeGitHub) -> Self {
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-        Self { agent, gh, serve_lists: true, log: RefCell::new(Vec::new()), before: RefCell::new(None) }
+        Self { agent, gh, log: RefCell::new(Vec::new()), before: RefCell::new(None) }
     }
 
     /// Calls `hook` before every later request is forwarded.
@@ -62,56 +54,6 @@ impl<'g> Loopback<'g> {
     pub fn take_log(&self) -> Vec<String> {
         std::mem::take(&mut *self.log.borrow_mut())
     }
-
-    fn listed(&self, method: &str, path: &str, query: &str) -> Option<http::Response<Vec<u8>>> {
-        if !self.serve_lists || method != "GET" {
-            return None;
-        }
-        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-        let param = |name: &str| query.split('&').find_map(|p| p.strip_prefix(&format!("{name}=")).map(decode));
-        let body = match parts.as_slice() {
-            ["repos", owner, repo, "commits", sha, "check-runs"] => {
-                let name = param("check_name");
-                let runs: Vec<Value> = self
-                    .gh
-                    .check_runs(owner, repo)
-                    .into_iter()
-                    .filter(|r| r["head_sha"] == *sha && name.as_deref().is_none_or(|n| r["name"] == n))
-                    .collect();
-                json!({"total_count": runs.len(), "check_runs": runs})
-            }
-            ["repos", owner, repo, "pulls"] => {
-                let head = param("head")?;
-                let (_, branch) = head.split_once(':')?;
-                let open = param("state").as_deref() == Some("open");
-                let pulls: Vec<Value> = self
-                    .gh
-                    .pulls(owner, repo)
-                    .into_iter()
-                    .filter(|p| p["head"]["ref"] == branch && (!open || p["state"] == "open"))
-                    .collect();
-                Value::Array(pulls)
-            }
-            _ => return None,
-        };
-        Some(http::Response::builder().status(200).body(body.to_string().into_bytes()).unwrap())
-    }
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap());
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap()
 }
 
 impl HttpClient for Loopback<'_> {
@@ -123,9 +65,6 @@ impl HttpClient for Loopback<'_> {
         self.log.borrow_mut().push(format!("{method} {target}"));
         if let Some(hook) = self.before.borrow_mut().as_mut() {
             hook(&format!("{method} {target}"));
-        }
-        if let Some(response) = self.listed(&method, &path, &query) {
-            return Ok(response);
         }
         let mut response = self.agent.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
         let mut out = http::Response::builder().status(response.status());

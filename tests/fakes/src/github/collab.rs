@@ -92,6 +92,7 @@ pub(crate) fn route(state: &mut State, call: &RecordedCall, key: &str, rest: &[&
         }),
         ("GET", ["issues", n]) => number(n).map_or_else(not_found, |n| super::issues::get(state, key, n)),
         ("POST", ["pulls"]) => create_pull(state, key, call),
+        ("GET", ["pulls"]) => list_pulls(state, key, call),
         ("GET", ["pulls", n]) => number(n).map_or_else(not_found, |n| {
             let pull = state.pulls.iter().find(|(k, p)| k == key && p["number"] == n);
             pull.map_or_else(not_found, |(_, p)| Reply::json(200, p))
@@ -385,6 +386,40 @@ fn update_comment(state: &mut State, key: &str, id: u64, call: &RecordedCall) ->
     comment.updated_at = now_rfc3339();
     let comment = comment.clone();
     Reply::json(200, &state.comment_json(&comment))
+}
+
+/// `GET /repos/{o}/{r}/pulls` ("List pull requests"): `state` (`open` by
+/// default, `closed`, `all`), `head` (`user:branch`, as GitHub takes it:
+/// the branch of that user's repository), `base`, newest first, paged by
+/// `per_page` (30, at most 100) and `page`.
+fn list_pulls(state: &State, key: &str, call: &RecordedCall) -> Reply {
+    let wanted = call.query_param("state").unwrap_or("open");
+    if !matches!(wanted, "open" | "closed" | "all") {
+        return validation_failed("PullRequest", "state", "invalid", None);
+    }
+    let per_page = call.query_param("per_page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(30).clamp(1, 100);
+    let page = call.query_param("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let head = call.query_param("head").map(|h| h.split_once(':').map_or((None, h), |(u, b)| (Some(u), b)));
+    let base = call.query_param("base");
+    let mut pulls: Vec<&Value> = state
+        .pulls
+        .iter()
+        .filter(|(k, p)| {
+            k == key
+                && (wanted == "all" || p["state"] == wanted)
+                && head.is_none_or(|(user, branch)| {
+                    p["head"]["ref"] == branch
+                        && user.is_none_or(|u| {
+                            p["head"]["user"]["login"].as_str().is_some_and(|l| l.eq_ignore_ascii_case(u))
+                        })
+                })
+                && base.is_none_or(|b| p["base"]["ref"] == b)
+        })
+        .map(|(_, p)| p)
+        .collect();
+    pulls.reverse();
+    let items: Vec<Value> = pulls.into_iter().skip((page - 1) * per_page).take(per_page).cloned().collect();
+    Reply::json(200, &Value::Array(items))
 }
 
 fn create_pull(state: &mut State, key: &str, call: &RecordedCall) -> Reply {

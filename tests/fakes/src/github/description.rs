@@ -104,6 +104,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route("issues/delete-comment", "DELETE", "/repos/octo/demo/issues/comments/5"),
     route("reactions/create-for-issue-comment", "POST", "/repos/octo/demo/issues/comments/5/reactions"),
     route("pulls/create", "POST", "/repos/octo/demo/pulls"),
+    route("pulls/list", "GET", "/repos/octo/demo/pulls"),
     route("pulls/get", "GET", "/repos/octo/demo/pulls/2"),
     route("pulls/list-files", "GET", "/repos/octo/demo/pulls/2/files"),
     route("pulls/list-reviews", "GET", "/repos/octo/demo/pulls/2/reviews"),
