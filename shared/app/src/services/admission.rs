@@ -12,10 +12,9 @@
 //! open, and its current head is read (`GET .../pulls/{n}`); the comment is
 //! acknowledged with an `eyes` reaction.
 
-use agent_zero_contracts::{PullRequestRef, RunMode};
-use agent_zero_engine::{Admission, AdmitError, Forge, Publication, Received, Stimulus, TaskInput};
+use agent_zero_engine::{Admission, AdmitError, Forge, Publication, Received, Stimulus};
 use agent_zero_github::{
-    CredentialsError, GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, Subject, command_addresses,
+    CredentialsError, GitHubClient, GitHubError, IgnoreReason, ParsedDelivery, PolicyGate, command_addresses,
 };
 
 use crate::error::ErrorCode;
@@ -85,7 +84,7 @@ impl<H: Host, P: Forge> Gate<'_, H, P> {
         let policy = read_policy(self.host, self.settings, &parsed, self.now_ms).await?;
         // What intake gates the repository's next deliveries with.
         crate::intake_gate::record(self.host.kv(), &parsed.repository.full_name(), &policy, self.now_ms).await;
-        let mut admission = admit_or_decline(received, &parsed, policy);
+        let mut admission = super::decide::admit_or_decline(received, &parsed, policy);
         if let (Admission::Admitted(stimulus), PolicyGate::Command { mention, comment_id, .. }) =
             (&mut admission, &parsed.gate)
             && let Some(declined) = self.command(&parsed, stimulus, mention.as_deref(), *comment_id).await?
@@ -202,40 +201,4 @@ async fn read_policy<H: Host>(
             _ => AdmitError::Unavailable(e.message),
         },
     )
-}
-
-/// Admits or declines `parsed` under `policy`. Pure.
-pub(crate) fn admit_or_decline(
-    received: &Received,
-    parsed: &ParsedDelivery,
-    policy: agent_zero_agent::Policy,
-) -> Admission {
-    if let Err(reason) = parsed.admit(&crate::intake_gate::switches(&policy)) {
-        return Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() };
-    }
-    // Webhooks never raise the mode: the policy's own mode is the ceiling.
-    let mode: RunMode = policy.restrict_mode(None);
-    let mut input = TaskInput {
-        feedback: parsed.feedback.clone(),
-        installation_id: parsed.installation_id,
-        ..TaskInput::default()
-    };
-    match &parsed.subject {
-        Subject::PullRequest(pr) => input.pull_request = Some(PullRequestRef { ..pr.clone() }),
-        Subject::Issue(issue) => {
-            input.issue = Some(issue.clone());
-            input.issue_body = parsed.body.clone();
-        }
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
-    Admission::Admitted(Box::new(Stimulus {
-        task_id: received.task_id.clone(),
-        repository: received.repository.clone(),
-        trigger: parsed.trigger,
-        mode,
-        source: received.source.clone(),
-        input,
-        policy,
-    }))
 }

@@ -174,7 +174,7 @@ pub(crate) async fn admit<H: HttpClient>(
     let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
         .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
         .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
-    let mut admission = super::admission::admit_or_decline(received, &parsed, policy);
+    let mut admission = super::decide::admit_or_decline(received, &parsed, policy);
     if let Admission::Admitted(stimulus) = &mut admission {
         stimulus.input.forge = forge;
         stimulus.input.issue = Some(issue_ref);

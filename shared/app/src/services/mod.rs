@@ -4,6 +4,7 @@
 //! configuration and the task's own policy snapshot.
 
 mod admission;
+mod decide;
 mod decider;
 mod forge;
 mod forge_of;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::routes::Request;
+use super::request::Request;
 use super::state::{Access, Comment, State};
 use super::wire::{self, error, not_found, token_required};
 use crate::server::Reply;

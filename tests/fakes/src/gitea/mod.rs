@@ -27,6 +27,7 @@ mod git;
 mod issues;
 mod pulls;
 mod repos;
+mod request;
 mod routes;
 mod state;
 mod wire;

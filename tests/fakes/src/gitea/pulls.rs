@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::routes::{Request, paginate};
+use super::request::{Request, paginate};
 use super::state::{Access, Pull, Review, State};
 use super::wire::{self, error, not_found, token_required};
 use crate::server::Reply;

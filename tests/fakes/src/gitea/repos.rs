@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::git::Change;
-use super::routes::{Request, paginate};
+use super::request::{Request, paginate};
 use super::state::{Access, State, Status};
 use super::wire::{self, error, not_found, token_required};
 use crate::server::Reply;
