@@ -702,7 +702,18 @@ fn used_up_repairs_wait_for_a_person_approved_then_rejected(runtime: Runtime) {
 
     let (rejected_id, _) = stop("lifecycle-exhausted-reject");
     let body = br#"{"decision":"reject","comment":"not this way"}"#;
-    let rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
+    // The stop's publication may still commit after `needs-human` shows:
+    // the API then answers 409 "changed while deciding; reload and retry",
+    // and a client does just that (a rejection names no digest to go stale).
+    let mut rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
+    for _ in 0..10 {
+        if rejected.status != 409 || rejected.json()["error"]["code"] != "conflict" {
+            break;
+        }
+        let reloaded = read(&world.server, &format!("/api/v1/tasks/{rejected_id}")).json();
+        assert_eq!(reloaded["state"], "needs-human", "{reloaded}");
+        rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
+    }
     assert_eq!(rejected.status, 200, "{}", rejected.text());
     let task = wait_resumed(&world, &rejected_id);
     assert_eq!(task["state"], "failed", "{task}");

@@ -203,31 +203,17 @@ async fn task<H: Host>(
         title: None,
         delivery: arrival.to_json(),
     };
-    let now = context.invocation.now_ms;
-    let kv = context.host.kv();
-    crate::run_bounds::check_queue(kv, context.settings.run()?.max_queued).await?;
-    match agent_zero_engine::receive(kv, context.host.queue(), received.clone(), now).await {
-        Ok(_) => {
-            let mut resident = agent_zero_engine::Resident::default();
-            let entry = agent_zero_engine::Entry {
-                seq: 0,
-                at_ms: now,
-                facts: vec![agent_zero_engine::Fact::Received { received: Box::new(received) }],
-            };
-            if resident.apply(&entry).is_ok() {
-                let _ = crate::task_index::record_received(kv, &resident, now).await;
-            }
-            let answer = json!({
+    let answer = match super::webhooks::receive_task(context, received).await? {
+        None => (
+            StatusCode::ACCEPTED,
+            json!({
                 "taskId": task_id, "state": "queued", "trigger": "issue",
                 "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
-            });
-            Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
-        }
-        Err(agent_zero_engine::TaskError::Exists(id)) => {
-            Ok(crate::json_response(StatusCode::OK, &json!({ "taskId": id, "duplicate": true })))
-        }
-        Err(e) => Err(storage(e)),
-    }
+            }),
+        ),
+        Some(id) => (StatusCode::OK, json!({ "taskId": id, "duplicate": true })),
+    };
+    Ok(crate::json_response(answer.0, &answer.1))
 }
 
 fn storage(e: impl std::fmt::Display) -> ApiError {

@@ -460,11 +460,25 @@ async fn task<H: Host>(
             crate::auth::secrets(context.settings),
         ),
     };
+    match receive_task(context, received).await? {
+        // The policy gate runs in the task's first tick: `state` may
+        // still become `ignored`, with its reason on the task.
+        None => Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": parsed.trigger }))),
+        Some(id) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
+    }
+}
+
+/// Records `received` as a new task (entry 0, its listing row, its first
+/// tick), within the queue's bound: `None`, or the task's id when it
+/// exists already (the same delivery again). Over the bound: 503 naming
+/// it, nothing stored and the delivery not remembered, so the forge shows
+/// it failed and a redelivery is taken as new.
+pub(super) async fn receive_task<H: Host>(
+    context: &RouteContext<'_, H>,
+    received: Received,
+) -> Result<Option<String>, ApiError> {
     let now = context.invocation.now_ms;
     let kv = context.host.kv();
-    // Over the queue's bound: answered 503 naming it, nothing stored and
-    // the delivery not remembered, so GitHub shows it failed and a
-    // redelivery (GitHub's "Redeliver") is taken as new.
     crate::run_bounds::check_queue(kv, context.settings.run()?.max_queued).await?;
     match agent_zero_engine::receive(kv, context.host.queue(), received.clone(), now).await {
         Ok(_) => {
@@ -478,11 +492,9 @@ async fn task<H: Host>(
             if resident.apply(&entry).is_ok() {
                 let _ = crate::task_index::record_received(kv, &resident, now).await;
             }
-            // The policy gate runs in the task's first tick: `state` may
-            // still become `ignored`, with its reason on the task.
-            Ok((StatusCode::ACCEPTED, json!({ "taskId": task_id, "state": "queued", "trigger": parsed.trigger })))
+            Ok(None)
         }
-        Err(TaskError::Exists(id)) => Ok((StatusCode::OK, json!({ "taskId": id, "duplicate": true }))),
+        Err(TaskError::Exists(id)) => Ok(Some(id)),
         Err(e) => Err(storage(e)),
     }
 }

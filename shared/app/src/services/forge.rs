@@ -19,8 +19,7 @@ use std::rc::Rc;
 
 use agent_zero_contracts::Trigger;
 use agent_zero_engine::{ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Stimulus};
-use agent_zero_evidence::RenderOptions;
-use agent_zero_github::publish::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome, publish};
+use agent_zero_github::publish::{PublishStep, StepOutcome, publish};
 use agent_zero_github::{Credentials, GitHubClient, GitHubError, IdentityCache, Rs256Signer};
 use agent_zero_ports::HttpClient;
 
@@ -152,43 +151,9 @@ impl<H: HttpClient, S: Rs256Signer> Forge for GitHubForge<'_, H, S> {
             return Ok("stored only: no GitHub credentials are configured".into());
         };
 
-        let files: Vec<PublishFile<'_>> = publication
-            .changes
-            .iter()
-            .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
-            .collect();
-        // The same list every stored record is redacted with (each token too).
-        let secrets = crate::auth::Secrets::of(settings);
-        // Absolute links back to the evidence page and the receipt, where
-        // the deployment's public URL is known (docs/receipts.md).
-        let base_path = settings.base_path().unwrap_or_default();
-        let (page_url, receipt_url) = settings.public_links().of_task(base_path, &stimulus.task_id);
-        let policy = &stimulus.policy;
+        let inputs = super::publishing::PublishInputs::of(settings, publication);
         let mut own_login: Option<String> = None;
-        let mut request = PublishRequest {
-            bundle: publication.evidence,
-            result: publication.result,
-            task_id: &stimulus.task_id,
-            owner,
-            repo,
-            default_branch: None,
-            head_sha: stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str()),
-            issue: stimulus.input.issue.as_ref(),
-            policy: PublishPolicy {
-                validation_comment: policy.issues.validation_comment,
-                branch_prefix: &policy.issues.branch_prefix,
-                blocking_check_run: policy.check_run.blocking,
-            },
-            files: &files,
-            feedback: &stimulus.input.feedback,
-            bot_login: None,
-            render: RenderOptions {
-                evidence_url: page_url.as_deref(),
-                receipt_url: receipt_url.as_deref(),
-                ..secrets.options()
-            },
-            now_ms: self.now_ms,
-        };
+        let mut request = inputs.request(owner, repo, self.now_ms);
         let mut identity_error = None;
         if request.posts_comment() || request.posts_review() {
             let cache = IDENTITIES.with(Rc::clone);

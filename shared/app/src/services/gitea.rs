@@ -17,7 +17,6 @@
 use agent_zero_contracts::{ForgeKind, IssueRef, UntrustedText};
 use agent_zero_engine::{Admission, AdmitError, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient, GiteaError};
-use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest};
 use agent_zero_github::{MAX_BODY_BYTES, MAX_TITLE_BYTES, ParsedDelivery};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
@@ -207,39 +206,8 @@ impl<H: HttpClient> Forge for GiteaForge<'_, H> {
         }
         let (owner, repo) = split(&stimulus.repository)?;
         let client = GiteaClient::new(self.http, &api, gitea.token.as_ref());
-        let files: Vec<PublishFile<'_>> = publication
-            .changes
-            .iter()
-            .map(|c| PublishFile { path: &c.path, content: Some(c.content.as_bytes()) })
-            .collect();
-        let secrets = crate::auth::Secrets::of(settings);
-        let base_path = settings.base_path().unwrap_or_default();
-        let (page_url, receipt_url) = settings.public_links().of_task(base_path, &stimulus.task_id);
-        let policy = &stimulus.policy;
-        let mut request = PublishRequest {
-            bundle: publication.evidence,
-            result: publication.result,
-            task_id: &stimulus.task_id,
-            owner,
-            repo,
-            default_branch: None,
-            head_sha: stimulus.input.pull_request.as_ref().map(|pr| pr.head_sha.as_str()),
-            issue: stimulus.input.issue.as_ref(),
-            policy: PublishPolicy {
-                validation_comment: policy.issues.validation_comment,
-                branch_prefix: &policy.issues.branch_prefix,
-                blocking_check_run: policy.check_run.blocking,
-            },
-            files: &files,
-            feedback: &stimulus.input.feedback,
-            bot_login: None,
-            render: agent_zero_evidence::RenderOptions {
-                evidence_url: page_url.as_deref(),
-                receipt_url: receipt_url.as_deref(),
-                ..secrets.options()
-            },
-            now_ms: self.now_ms,
-        };
+        let inputs = super::publishing::PublishInputs::of(settings, publication);
+        let mut request = inputs.request(owner, repo, self.now_ms);
         let mut login_error = None;
         let login = if request.posts_comment() {
             match client.own_login().await {

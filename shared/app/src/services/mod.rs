@@ -9,6 +9,7 @@ mod decider;
 mod forge;
 mod forge_of;
 mod gitea;
+mod publishing;
 mod sandbox;
 mod workspace;
 

@@ -16,15 +16,15 @@
 //! step's outcome is in the report; a retryable failure is marked so the
 //! caller tries again.
 
-use agent_zero_evidence::{render_check_run, render_issue_comment, render_pull_request_body};
+use agent_zero_evidence::{render_issue_comment, render_pull_request_body};
 use agent_zero_ports::HttpClient;
 
 use super::api::{CommitStatus, FileChange, GiteaClient, GiteaError};
 use crate::publication::comment_target::{CommentTarget, carries, marked};
 use crate::publication::eligibility::{comment_refusal, comment_target, pull_request_refusal};
 use crate::publication::{
-    CHECK_RUN_NAME, CheckRunStatus, PublishReport, PublishRequest, PublishStep, PublishedPullRequest, StepOutcome,
-    branch_name, pull_request_title, status_description, status_state,
+    CHECK_RUN_NAME, PublishReport, PublishRequest, PublishStep, PublishedPullRequest, StepOutcome, branch_name,
+    concluded, pull_request_title, status_description, status_state,
 };
 
 /// Why the comment step writes nothing when our login is unknown.
@@ -60,13 +60,7 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
 
     let status = match request.head_sha {
         Some(sha) => {
-            let output = render_check_run(bundle, &request.render);
-            let conclusion = if request.policy.blocking_check_run {
-                agent_zero_evidence::blocking_conclusion(bundle, output.conclusion)
-            } else {
-                output.conclusion
-            };
-            let status = CheckRunStatus::Completed(conclusion);
+            let (output, status) = concluded(request);
             let description = status_description(status, &output.title);
             let status = CommitStatus {
                 state: status_state(status),

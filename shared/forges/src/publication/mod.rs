@@ -143,6 +143,19 @@ pub fn pull_request_title(request: &PublishRequest<'_>, issue: &IssueRef) -> Str
     title
 }
 
+/// A finished run's check-run text and its completed status: the
+/// conclusion rendered from the evidence, as a required check needs it
+/// when `checkRun.blocking` ([`agent_zero_evidence::blocking_conclusion`]).
+pub fn concluded(request: &PublishRequest<'_>) -> (agent_zero_evidence::CheckRunOutput, CheckRunStatus) {
+    let output = agent_zero_evidence::render_check_run(request.bundle, &request.render);
+    let conclusion = if request.policy.blocking_check_run {
+        agent_zero_evidence::blocking_conclusion(request.bundle, output.conclusion)
+    } else {
+        output.conclusion
+    };
+    (output, CheckRunStatus::Completed(conclusion))
+}
+
 /// The branch a task publishes to: `<prefix><issue>-<task id>`, if it is a
 /// name we are willing to create (stricter than Git: alphanumeric segments
 /// with `.`, `_`, `-`, joined by `/`).

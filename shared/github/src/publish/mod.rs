@@ -30,7 +30,7 @@ mod review;
 mod suggestion;
 mod thread;
 
-use agent_zero_evidence::{render_check_run, render_issue_comment, render_pull_request_body, render_thread_answer};
+use agent_zero_evidence::{render_issue_comment, render_pull_request_body, render_thread_answer};
 use agent_zero_forges::publication::{comment_target, eligibility, pull_request_title};
 use agent_zero_ports::HttpClient;
 
@@ -95,13 +95,7 @@ async fn run<H: HttpClient>(
 
     let outcome = match request.head_sha {
         Some(sha) => {
-            let output = render_check_run(bundle, &request.render);
-            let conclusion = if request.policy.blocking_check_run {
-                agent_zero_evidence::blocking_conclusion(bundle, output.conclusion)
-            } else {
-                output.conclusion
-            };
-            let status = CheckRunStatus::Completed(conclusion);
+            let (output, status) = agent_zero_forges::publication::concluded(request);
             check_run::upsert(rest, owner, repo, sha, request.task_id, status, &output.title, &output.summary).await
         }
         None => Ok(StepOutcome::skipped("the run has no pull request head")),
