@@ -179,12 +179,6 @@ impl<H: HttpClient, S: Rs256Signer> Forge for GitHubForge<'_, H, S> {
             // retry); the comment waits for the login.
             return Err(format!("validation comment or review not published: {error}"));
         }
-        let steps: Vec<String> = report.steps.iter().map(ToString::to_string).collect();
-        let pull_request = match (&report.pull_request, report.no_pull_request_reason()) {
-            (Some(pr), _) => format!("pull request {}", pr.url),
-            (None, Some(reason)) => format!("no pull request: {reason}"),
-            (None, None) => "no pull request".to_owned(),
-        };
-        Ok(format!("{pull_request}; {}", steps.join("; ")))
+        Ok(report.summary())
     }
 }

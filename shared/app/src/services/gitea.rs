@@ -228,14 +228,7 @@ impl<H: HttpClient> Forge for GiteaForge<'_, H> {
             // pull request by name).
             return Err(format!("Gitea: {retry}"));
         }
-        let report = &published.report;
-        let steps: Vec<String> = report.steps.iter().map(ToString::to_string).collect();
-        let pull_request = match (&report.pull_request, report.no_pull_request_reason()) {
-            (Some(pr), _) => format!("pull request {}", pr.url),
-            (None, Some(reason)) => format!("no pull request: {reason}"),
-            (None, None) => "no pull request".to_owned(),
-        };
-        Ok(format!("{pull_request}; {}", steps.join("; ")))
+        Ok(published.report.summary())
     }
 }
 

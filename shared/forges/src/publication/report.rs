@@ -160,6 +160,18 @@ impl PublishReport {
         reason.or_else(|| self.retry_after.map(|r| format!("the forge's rate limit: retry in {} ms", r.ms)))
     }
 
+    /// One line for the task's record: the pull request (or why there is
+    /// none), then each step.
+    pub fn summary(&self) -> String {
+        let steps: Vec<String> = self.steps.iter().map(ToString::to_string).collect();
+        let pull_request = match (&self.pull_request, self.no_pull_request_reason()) {
+            (Some(pr), _) => format!("pull request {}", pr.url),
+            (None, Some(reason)) => format!("no pull request: {reason}"),
+            (None, None) => "no pull request".to_owned(),
+        };
+        format!("{pull_request}; {}", steps.join("; "))
+    }
+
     pub fn push(&mut self, step: PublishStep, outcome: StepOutcome) {
         self.steps.push(StepReport { step, outcome });
     }
