@@ -668,14 +668,7 @@ pub(crate) fn repo_path(owner: &str, repo: &str) -> Result<String, GitHubError> 
 /// A branch name or commit sha as Git allows them (the parts that matter
 /// for a URL: no `..`, no control characters, no leading `/` or `-`).
 pub(crate) fn check_ref(git_ref: &str) -> Result<(), GitHubError> {
-    let bad = git_ref.is_empty()
-        || git_ref.len() > 255
-        || git_ref.starts_with(['/', '-'])
-        || git_ref.ends_with('/')
-        || git_ref.contains("..")
-        || git_ref.contains("//")
-        || git_ref.chars().any(|c| c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\'));
-    if bad {
+    if !agent_zero_forges::publication::is_safe_ref(git_ref) {
         return Err(GitHubError::InvalidName { what: "ref", value: capped(git_ref) });
     }
     Ok(())

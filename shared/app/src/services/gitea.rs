@@ -17,7 +17,7 @@
 use agent_zero_contracts::{ForgeKind, IssueRef, UntrustedText};
 use agent_zero_engine::{Admission, AdmitError, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient, GiteaError};
-use agent_zero_github::{MAX_BODY_BYTES, MAX_TITLE_BYTES, ParsedDelivery};
+use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH, ParsedDelivery};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::{Value, json};
@@ -28,8 +28,6 @@ use crate::forge_settings::GiteaSettings;
 
 /// Each Gitea call is bounded by this.
 const TIMEOUT_MS: u64 = 20_000;
-/// The policy file, read from the default branch.
-const POLICY_PATH: &str = ".agent-zero.yml";
 
 /// The forge a recorded delivery came from: Gitea's and Forgejo's arrivals
 /// name theirs; GitHub's parsed deliveries name none.
@@ -92,7 +90,7 @@ pub(crate) async fn admit<H: HttpClient>(
 
     let info = client.repository(owner, repo).await.map_err(|e| admit_error("the repository", &e))?;
     let policy = match client
-        .raw_file(owner, repo, POLICY_PATH, &info.default_branch, agent_zero_github::MAX_POLICY_BYTES)
+        .raw_file(owner, repo, POLICY_PATH, &info.default_branch, MAX_POLICY_BYTES)
         .await
         .map_err(|e| admit_error("the repository policy", &e))?
     {

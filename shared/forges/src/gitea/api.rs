@@ -13,16 +13,14 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::{Value, json};
 
-use crate::publication::is_safe_ref;
+use crate::publication::{capped, is_safe_ref};
 
 /// The most bytes of one API answer read (a raw file read sets its own).
 const MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
 /// Items asked for per page of a listing.
 const PAGE_LIMIT: usize = 50;
 /// Pages of one listing read at most.
-pub const MAX_PAGES: usize = 10;
-/// A message from Gitea is cut to this many bytes.
-const MAX_MESSAGE_BYTES: usize = 200;
+const MAX_PAGES: usize = 10;
 
 /// Why a Gitea call produced nothing usable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,9 +49,12 @@ impl GiteaError {
         }
     }
 
-    /// Whether asking again later may succeed (transport, 429, 5xx).
+    /// Whether asking again later may succeed (transport, 429, 5xx). An
+    /// answer over its size limit, or a destination the host does not
+    /// allow, stays so.
     pub const fn retryable(&self) -> bool {
         match self {
+            Self::Transport { source: HttpError::TooLarge { .. } | HttpError::NotAllowed(_), .. } => false,
             Self::Transport { .. } => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             _ => false,
@@ -74,11 +75,6 @@ impl GiteaApi {
     pub fn new(instance_url: &str, timeout_ms: u64) -> Self {
         Self { base: format!("{}/api/v1", instance_url.trim_end_matches('/')), timeout_ms }
     }
-
-    /// `{GITEA_URL}/api/v1`.
-    pub fn base_url(&self) -> &str {
-        &self.base
-    }
 }
 
 /// An account.
@@ -91,8 +87,6 @@ pub struct User {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Repository {
     pub default_branch: String,
-    #[serde(default)]
-    pub private: bool,
 }
 
 /// A label.
@@ -596,10 +590,6 @@ fn file_path(path: &str) -> Result<String, GiteaError> {
     file_name(path).map(encode_path)
 }
 
-fn capped(value: &str) -> String {
-    agent_zero_contracts::UntrustedText::capped(value, MAX_MESSAGE_BYTES).text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -624,5 +614,8 @@ mod tests {
         assert!(status(503).retryable() && status(429).retryable());
         assert!(!status(404).retryable() && !status(422).retryable());
         assert!(GiteaError::Transport { operation: "x", source: HttpError::Timeout(1) }.retryable());
+        // Over its limit or not allowed: the same again next time.
+        assert!(!GiteaError::Transport { operation: "x", source: HttpError::TooLarge { limit: 1 } }.retryable());
+        assert!(!GiteaError::Transport { operation: "x", source: HttpError::NotAllowed("h".into()) }.retryable());
     }
 }
