@@ -360,3 +360,24 @@ async fn is_this_publication<H: HttpClient>(
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_published_with_its_verified_mode_and_a_link_never() {
+        let file = |path: &str, mode: &str| TreeFile {
+            path: path.into(),
+            sha256: "0".repeat(64),
+            bytes: 1,
+            mode: mode.into(),
+        };
+        let tree = [file("run.sh", "100755"), file("a.py", "100644"), file("link", "120000")];
+        assert_eq!(tree_mode(&tree, "run.sh"), Ok("100755"));
+        assert_eq!(tree_mode(&tree, "a.py"), Ok("100644"));
+        assert_eq!(tree_mode(&tree, "new.rs"), Ok("100644"), "a file the tree does not list is regular");
+        let refused = tree_mode(&tree, "link").unwrap_err();
+        assert!(refused.contains("`link` has mode 120000") && refused.contains("left to a person"), "{refused}");
+    }
+}
