@@ -479,3 +479,71 @@ fn the_answer_check_catches_a_wrong_shape() {
     status.as_object_mut().unwrap().remove("colour");
     FakeGitLab::check_answer("POST", &format!("{P}/statuses/abc"), 201, status.to_string().as_bytes()).unwrap();
 }
+
+#[test]
+fn merge_request_discussions_place_diff_notes_on_lines_of_the_diff() {
+    let (gitlab, _fixture, base) = seeded();
+    let head = gitlab.set_file("acme/calc", "fix", "calc.py", calc::CALC_PY_FIXED);
+    let body = json!({"source_branch": "fix", "target_branch": "main", "title": "Fix"});
+    assert_eq!(call(&gitlab, Some(TOKEN), "POST", &format!("{P}/merge_requests"), Some(body)).status, 201);
+    let diff = get(&gitlab, &format!("{P}/merge_requests/1/diffs")).json();
+    let hunk = diff[0]["diff"].as_str().unwrap().to_owned();
+    // The fixed line's number on the new side.
+    let line = calc::CALC_PY_FIXED.lines().position(|l| l.contains("/ len(values)")).unwrap() + 1;
+    assert!(hunk.contains("+    return sum(values) / len(values)"), "{hunk}");
+    let position = |new_line: usize| {
+        json!({"position_type": "text", "base_sha": base, "start_sha": base, "head_sha": head,
+               "old_path": "calc.py", "new_path": "calc.py", "new_line": new_line})
+    };
+    let discussions = format!("{P}/merge_requests/1/discussions");
+    let placed = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &discussions,
+        Some(json!({"body": "The mean divides by n.", "position": position(line)})),
+    );
+    assert_eq!(placed.status, 201, "{}", placed.body);
+    let discussion = placed.json();
+    assert_eq!(discussion["individual_note"], false);
+    let note = &discussion["notes"][0];
+    assert_eq!((note["type"].clone(), note["position"]["new_line"].clone()), (json!("DiffNote"), json!(line)));
+    let id = discussion["id"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 40);
+    let off = call(&gitlab, Some(TOKEN), "POST", &discussions, Some(json!({"body": "x", "position": position(999)})));
+    assert_eq!(off.status, 400, "a line the diff does not show");
+    let reply = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &format!("{discussions}/{id}/notes"),
+        Some(json!({"body": "Fixed in the next commit."})),
+    );
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let unknown = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &format!("{discussions}/{}/notes", "0".repeat(40)),
+        Some(json!({"body": "x"})),
+    );
+    assert_eq!((unknown.status, unknown.json()), (404, json!({"message": "404 Discussion Not Found"})));
+    let listed = get(&gitlab, &discussions).json();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(gitlab.discussions("acme/calc", 1), listed.as_array().unwrap().clone());
+    let general = call(&gitlab, Some(TOKEN), "POST", &discussions, Some(json!({"body": "Overall fine."})));
+    assert_eq!(general.status, 201);
+    gitlab.assert_no_violations();
+    let bad = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &discussions,
+        Some(
+            json!({"body": "x", "position": {"position_type": "line", "base_sha": base, "start_sha": base, "head_sha": head}}),
+        ),
+    );
+    assert_eq!(bad.status, 400);
+    assert_eq!(gitlab.violations().len(), 1);
+}

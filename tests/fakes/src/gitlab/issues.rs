@@ -97,6 +97,7 @@ fn create_note(state: &mut State, request: &Request<'_>) -> Reply {
         body,
         created: now.clone(),
         updated: now,
+        discussion: format!("{id:040x}"),
         position: None,
     };
     state.notes.push(note.clone());

@@ -465,9 +465,20 @@ impl FakeGitLab {
                 body: body.to_owned(),
                 created: now.clone(),
                 updated: now,
+                discussion: format!("{id:040x}"),
                 position: None,
             });
             id
+        })
+    }
+
+    /// The discussions on merge request `mr_iid`, oldest first, as the API
+    /// shows them (`Entities::Discussion`).
+    pub fn discussions(&self, path: &str, mr_iid: u64) -> Vec<Value> {
+        self.with(|state| {
+            let Some(index) = state.project_by_path(path) else { return Vec::new() };
+            let id = state.projects[index].id;
+            merge_requests::discussions(state, id, mr_iid)
         })
     }
 

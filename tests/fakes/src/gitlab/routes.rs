@@ -54,6 +54,21 @@ pub(crate) const ROUTES: &[Route] = &[
     route("postApiV4ProjectsIdMergeRequests", "POST", "/api/v4/projects/7/merge_requests"),
     route("getApiV4ProjectsIdMergeRequestsMergeRequestIid", "GET", "/api/v4/projects/7/merge_requests/1"),
     route("getApiV4ProjectsIdMergeRequestsMergeRequestIidDiffs", "GET", "/api/v4/projects/7/merge_requests/1/diffs"),
+    route(
+        "getApiV4ProjectsIdMergeRequestsNoteableIdDiscussions",
+        "GET",
+        "/api/v4/projects/7/merge_requests/1/discussions",
+    ),
+    route(
+        "postApiV4ProjectsIdMergeRequestsNoteableIdDiscussions",
+        "POST",
+        "/api/v4/projects/7/merge_requests/1/discussions",
+    ),
+    route(
+        "postApiV4ProjectsIdMergeRequestsNoteableIdDiscussionsDiscussionIdNotes",
+        "POST",
+        "/api/v4/projects/7/merge_requests/1/discussions/6a9c1d2e/notes",
+    ),
 ];
 
 /// The definition the fake holds requests to: excerpts of GitLab's
@@ -266,7 +281,12 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
         "getApiV4ProjectsIdMergeRequests"
         | "postApiV4ProjectsIdMergeRequests"
         | "getApiV4ProjectsIdMergeRequestsMergeRequestIid"
-        | "getApiV4ProjectsIdMergeRequestsMergeRequestIidDiffs" => merge_requests::route(state, operation, request),
+        | "getApiV4ProjectsIdMergeRequestsMergeRequestIidDiffs"
+        | "getApiV4ProjectsIdMergeRequestsNoteableIdDiscussions"
+        | "postApiV4ProjectsIdMergeRequestsNoteableIdDiscussions"
+        | "postApiV4ProjectsIdMergeRequestsNoteableIdDiscussionsDiscussionIdNotes" => {
+            merge_requests::route(state, operation, request)
+        }
         "getApiV4ProjectsIdRepositoryFilesFilePathRaw"
         | "getApiV4ProjectsIdRepositoryBranchesBranch"
         | "getApiV4ProjectsIdRepositoryArchive"

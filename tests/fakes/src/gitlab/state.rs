@@ -80,6 +80,9 @@ pub(crate) struct Note {
     pub(crate) body: String,
     pub(crate) created: String,
     pub(crate) updated: String,
+    /// The discussion it belongs to (40 hex digits, as GitLab's): a note
+    /// made by the notes API starts its own.
+    pub(crate) discussion: String,
     /// A diff note's position, as posted.
     pub(crate) position: Option<serde_json::Value>,
 }
