@@ -40,6 +40,9 @@ const LOGIN_UNKNOWN: &str =
 const FILE_MODE: &str = "100644";
 /// An executable file's mode.
 const EXECUTABLE_MODE: &str = "100755";
+/// The largest file at the base whose existence and mode are read (its
+/// raw read carries them); a larger one fails the branch step, naming it.
+const MAX_BASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
 /// What one publication did, and whether a step failed in a way worth
 /// trying again (GitLab unreachable, 429, 5xx).
@@ -274,7 +277,7 @@ async fn publish_branch<H: HttpClient>(
     }
     let mut actions = Vec::with_capacity(request.files.len() * 2);
     for (file, mode) in request.files.iter().zip(&modes) {
-        let at_base = client.file_meta(project, file.path, &base_head).await?;
+        let at_base = client.file_meta(project, file.path, &base_head, MAX_BASE_FILE_BYTES).await?;
         let executable = *mode == EXECUTABLE_MODE;
         match (file.content, at_base) {
             (Some(content), None) => {
