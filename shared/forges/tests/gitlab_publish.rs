@@ -4,8 +4,10 @@
 //! request and nothing else; a retried publication posts nothing new; a
 //! foreign commit on the branch name is never overwritten; GitLab failing
 //! is reported for a retry; a change to a link is left to a person; a
-//! merge request head gets the `Agent Zero` status; every request is an
-//! operation of the definition.
+//! merge request head gets the `Agent Zero` status; the reads the app's
+//! gate and checkout make (user, member, project, branch, file, issue,
+//! archive) answer as GitLab does; every request is an operation of the
+//! definition.
 
 use agent_zero_contracts::{EvidenceBundle, TaskResult, TreeFile, is_verified};
 use agent_zero_evidence::RenderOptions;
@@ -248,5 +250,51 @@ fn a_change_to_a_link_is_left_to_a_person() {
     assert!(reason.contains("src/page.rs") && reason.contains("120000"), "{reason}");
     assert!(gitlab.merge_requests(PROJECT).is_empty());
     assert_eq!(gitlab.branch_head(PROJECT, &format!("agent-zero/{iid}-task-0001")), None);
+    gitlab.assert_no_violations();
+}
+
+/// What the app's gate and checkout read before a run (the same client).
+#[test]
+fn the_run_paths_reads_are_operations_of_the_definition() {
+    let (gitlab, iid) = gitlab();
+    let label_iid = gitlab.open_issue(PROJECT, "maintainer", "Labelled", "", &["bug", "agent-zero"]);
+    let token = Secret::new(TOKEN);
+    let api = GitLabApi::new(&gitlab.url(), 10_000);
+    let http = http();
+    let client = GitLabClient::new(&http, &api, Some(&token));
+    let me = block_on(client.own_user()).unwrap();
+    assert_eq!(me.username, BOT);
+    assert_eq!(block_on(client.user_by_username("ZERO-BOT")).unwrap().map(|u| u.id), Some(me.id));
+    assert_eq!(block_on(client.user_by_username("nobody")).unwrap(), None);
+    assert_eq!(block_on(client.access_level(PROJECT, me.id)), Ok(30));
+    let stranger = gitlab.add_user("stranger");
+    assert_eq!(block_on(client.access_level(PROJECT, stranger)), Ok(0), "no member: no access");
+    let project = block_on(client.project(PROJECT)).unwrap();
+    assert_eq!((project.path_with_namespace.as_str(), project.default_branch.as_str()), (PROJECT, "main"));
+    assert_eq!(Some(project.id), gitlab.project_id(PROJECT));
+    let head = block_on(client.branch_head(PROJECT, "main")).unwrap();
+    assert_eq!(gitlab.branch_head(PROJECT, "main"), Some(head.clone()));
+    let page = block_on(client.raw_file(PROJECT, "src/page.rs", &head, 1024)).unwrap();
+    assert_eq!(page.as_deref(), Some(OLD_PAGE.as_bytes()));
+    assert_eq!(block_on(client.raw_file(PROJECT, "src/none.rs", &head, 1024)), Ok(None));
+    let issue = block_on(client.issue(PROJECT, iid)).unwrap();
+    assert_eq!(
+        (issue.iid, issue.title.as_str(), issue.state.as_str()),
+        (iid, "Pagination repeats the last item", "opened")
+    );
+    assert_eq!(issue.author.map(|a| a.username).as_deref(), Some("maintainer"));
+    let labelled = block_on(client.issue(PROJECT, label_iid)).unwrap();
+    assert_eq!(
+        (labelled.description.as_str(), labelled.labels.as_slice()),
+        ("", &["bug".into(), "agent-zero".into()][..])
+    );
+    let missing = block_on(client.issue(PROJECT, 999)).unwrap_err();
+    assert_eq!(missing.status(), Some(404), "{missing}");
+    // The archive, downloaded as the downloader does: the token in its header.
+    let (url, header) = client.archive(PROJECT, &head).unwrap();
+    let header = header.unwrap();
+    let mut answer = ureq::get(&url).header("PRIVATE-TOKEN", header.expose()).call().unwrap();
+    let bytes = answer.body_mut().read_to_vec().unwrap();
+    assert_eq!(bytes[..2], [0x1f, 0x8b], "a gzip stream");
     gitlab.assert_no_violations();
 }
