@@ -20,7 +20,11 @@
 //! merge request) is [`publish`].
 
 pub mod api;
+pub mod diff;
 pub mod publish;
+mod review;
+
+pub use review::{finding_marker, summary_marker};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -19,6 +19,12 @@ use serde_json::{Value, json};
 
 use crate::publication::{capped, is_safe_ref};
 
+mod merge_requests;
+
+pub use merge_requests::{
+    DiffRefs, Discussion, DiscussionNote, LinePosition, ListedDiffs, MergeRequestDetail, MergeRequestDiff, NotePosition,
+};
+
 /// The most bytes of one API answer read (a raw file read sets its own).
 const MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
 /// Items asked for per page of a listing (GitLab's most).

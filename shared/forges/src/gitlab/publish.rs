@@ -16,8 +16,11 @@
 //!   with a `chmod` action where the base differs; a link or anything but
 //!   a regular or executable file is left to a person.
 //!
-//! This version posts no line-anchored discussion (the review step says
-//! so). [`publish`] never fails: each step's outcome is in the report; a
+//! - the review of a proactive run on a merge request: its line comments
+//!   as discussions placed on the diff and its summary as one note
+//!   ([`super::review`]).
+//!
+//! [`publish`] never fails: each step's outcome is in the report; a
 //! retryable failure is marked so the caller tries again.
 
 use agent_zero_contracts::TreeFile;
@@ -78,9 +81,12 @@ pub async fn publish<H: HttpClient>(client: &GitLabClient<'_, H>, request: &Publ
     settle(&mut out, PublishStep::Status, status);
 
     if request.posts_review() {
-        let reason =
-            "this version posts no line-anchored discussion on GitLab; the evidence is in the status and the task";
-        out.report.push(PublishStep::Review, StepOutcome::skipped(reason));
+        let mut report = PublishReport::default();
+        let reviewed = super::review::publish(client, request, &project, &mut report).await;
+        match reviewed {
+            Ok(()) => out.report.steps.extend(report.steps),
+            Err(e) => settle(&mut out, PublishStep::Review, Err(e)),
+        }
     }
 
     let comment = match (comment_refusal(request), comment_target(request)) {
@@ -201,7 +207,7 @@ async fn post_status<H: HttpClient>(
 }
 
 /// Edits our note carrying `marker`, or posts one.
-async fn upsert_note<H: HttpClient>(
+pub(super) async fn upsert_note<H: HttpClient>(
     client: &GitLabClient<'_, H>,
     project: &str,
     on: Noteable,

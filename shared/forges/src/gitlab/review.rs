@@ -1,0 +1,235 @@
+//! The review of a proactive run on a GitLab merge request: each line
+//! comment of the review as its own discussion placed on the diff
+//! (`position_type: text`, the merge request's `diff_refs`, `new_line`
+//! for an added line, `old_line` and `new_line` for a context line), and
+//! the review's summary as one merge request note, found again by our
+//! username and its marker and edited in place (one per merge request).
+//!
+//! Nothing is posted twice: a discussion of ours (its first note by our
+//! username) on the same file whose first line is the same finding marker
+//! (the quote, hex-encoded, as on GitHub) means that comment is there. A
+//! comment GitLab cannot place (its line is not in the merge request's
+//! diff, or the merge request moved on to another head since the run read
+//! it) goes into the summary note instead, with its file and line.
+//!
+//! GitLab has suggestion blocks (` ```suggestion:-0+0 `); this version
+//! posts none: a verified change reaches a GitLab merge request as the
+//! line comment's text and the evidence, not as a one-click suggestion
+//! (docs/forges.md).
+
+use agent_zero_evidence::{ReviewComment, ReviewOutput, render_review};
+use agent_zero_ports::HttpClient;
+
+use super::api::{DiffRefs, GitLabClient, GitLabError, LinePosition, MergeRequestDiff, Noteable};
+use super::diff::place;
+use crate::publication::comment_target::marked;
+use crate::publication::{PublishReport, PublishRequest, PublishStep, StepOutcome, capped};
+
+/// Most bytes of a quote a comment's marker keeps (whole characters).
+const MARKED_QUOTE_BYTES: usize = 200;
+const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
+const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
+const MARKER_END: &str = " -->";
+/// Most changed files read to place the comments (three pages).
+const MAX_DIFF_FILES: usize = 300;
+/// Room kept in the summary for its marker and the unplaced comments' list.
+const SUMMARY_ROOM: usize = 4 * 1024;
+
+/// The marker of our summary note on merge request `iid`: a number we
+/// parsed, nothing anyone else wrote.
+pub fn summary_marker(iid: u64) -> String {
+    format!("<!-- agent-zero:review merge-request={iid}{MARKER_END}")
+}
+
+/// The first line of a line discussion of ours: the quote hex-encoded (so
+/// untrusted text never shapes the markup), or the line when there is none.
+pub fn finding_marker(comment: &ReviewComment) -> String {
+    let Some(quote) = comment.quote.as_deref() else { return format!("{LINE_PREFIX}{}{MARKER_END}", comment.line) };
+    let mut end = quote.len().min(MARKED_QUOTE_BYTES);
+    while !quote.is_char_boundary(end) {
+        end -= 1;
+    }
+    let hex: String = quote[..end].bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{FINDING_PREFIX}{hex}{MARKER_END}")
+}
+
+/// What one review needs to know of the merge request.
+struct Target<'a> {
+    project: &'a str,
+    iid: u64,
+    login: &'a str,
+}
+
+/// The review step of a proactive run: line discussions and the summary
+/// note. A retryable failure is returned for the caller to settle.
+pub(super) async fn publish<H: HttpClient>(
+    client: &GitLabClient<'_, H>,
+    request: &PublishRequest<'_>,
+    project: &str,
+    report: &mut PublishReport,
+) -> Result<(), GitLabError> {
+    let bundle = request.bundle;
+    let (Some(pr), Some(head)) = (&bundle.pull_request, request.head_sha) else { return Ok(()) };
+    let mut render = request.render;
+    render.max_bytes = render.max_bytes.saturating_sub(SUMMARY_ROOM);
+    let Some(review) = render_review(bundle, &render) else {
+        report.push(PublishStep::Review, StepOutcome::skipped("no supported finding to post"));
+        return Ok(());
+    };
+    let Some(login) = request.bot_login else {
+        let reason = "the token's own GitLab username is not known, so no discussion can be told apart as ours";
+        report.push(PublishStep::Review, StepOutcome::failed(reason));
+        return Ok(());
+    };
+    let target = Target { project, iid: pr.number, login };
+    let outcome = post(client, &target, head, &review).await?;
+    report.push(PublishStep::Review, outcome);
+    Ok(())
+}
+
+/// Where each comment goes: placed on the diff, or into the summary.
+enum Placement<'a> {
+    Line(&'a ReviewComment, LinePosition<'a>),
+    Summary(&'a ReviewComment, &'static str),
+}
+
+async fn post<H: HttpClient>(
+    client: &GitLabClient<'_, H>,
+    target: &Target<'_>,
+    head: &str,
+    review: &ReviewOutput,
+) -> Result<StepOutcome, GitLabError> {
+    let (project, iid) = (target.project, target.iid);
+    let merge_request = client.merge_request(project, iid).await?;
+    let refs = merge_request.diff_refs.clone().filter(|r| r.head_sha.eq_ignore_ascii_case(head));
+    let diffs = match &refs {
+        Some(_) => client.merge_request_diffs(project, iid, MAX_DIFF_FILES).await?.files,
+        None => Vec::new(),
+    };
+    let placements: Vec<Placement<'_>> = review.comments.iter().map(|c| placement(c, refs.as_ref(), &diffs)).collect();
+    let (discussions, more) = client.discussions(project, iid).await?;
+    if more {
+        let reason = "more discussions than are read at once; posting could repeat one already there";
+        return Ok(StepOutcome::failed(reason));
+    }
+    let ours = |comment: &ReviewComment| {
+        let marker = finding_marker(comment);
+        discussions.iter().any(|d| {
+            d.notes.first().is_some_and(|n| {
+                !n.system
+                    && n.author.as_ref().is_some_and(|u| u.username.eq_ignore_ascii_case(target.login))
+                    && n.body.lines().next() == Some(marker.as_str())
+                    && n.position.as_ref().and_then(|p| p.new_path.as_deref()) == Some(comment.path.as_str())
+            })
+        })
+    };
+    let (mut created, mut unplaced) = (0, Vec::new());
+    for placement in placements {
+        match placement {
+            Placement::Summary(comment, why) => unplaced.push((comment, why)),
+            Placement::Line(comment, _) if ours(comment) => {}
+            Placement::Line(comment, at) => {
+                let body = format!("{}\n{}", finding_marker(comment), comment.body);
+                match client.create_diff_discussion(project, iid, &body, &at).await {
+                    Ok(_) => created += 1,
+                    // GitLab could not place it after all (`line_code`): it
+                    // goes into the summary.
+                    Err(e) if e.status() == Some(400) => {
+                        unplaced.push((comment, "GitLab did not place it on the diff"))
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    let summary = summary_text(iid, review, &unplaced);
+    let note = super::publish::upsert_note(
+        client,
+        project,
+        Noteable::MergeRequest(iid),
+        target.login,
+        &summary_marker(iid),
+        &summary,
+    )
+    .await?;
+    Ok(match note {
+        StepOutcome::Reused { url } if created > 0 => StepOutcome::Created { url },
+        StepOutcome::Updated { url } if created > 0 => StepOutcome::Created { url },
+        other => other,
+    })
+}
+
+fn placement<'a>(
+    comment: &'a ReviewComment,
+    refs: Option<&'a DiffRefs>,
+    diffs: &'a [MergeRequestDiff],
+) -> Placement<'a> {
+    let Some(refs) = refs else {
+        return Placement::Summary(comment, "the merge request has moved on from the head that was reviewed");
+    };
+    let Some(file) = diffs.iter().find(|d| d.new_path == comment.path && !d.deleted_file) else {
+        return Placement::Summary(comment, "its file is not among the merge request's changes");
+    };
+    match place(&file.diff, u64::from(comment.line)) {
+        Some(old_line) => Placement::Line(
+            comment,
+            LinePosition {
+                refs,
+                old_path: &file.old_path,
+                new_path: &file.new_path,
+                old_line,
+                new_line: u64::from(comment.line),
+            },
+        ),
+        None => Placement::Summary(comment, "its line is not in the merge request's diff"),
+    }
+}
+
+/// The summary note: its marker, the review, and the comments that are
+/// on no line, each with its file, line and why.
+fn summary_text(iid: u64, review: &ReviewOutput, unplaced: &[(&ReviewComment, &str)]) -> String {
+    let mut text = marked(&review.body, &summary_marker(iid));
+    if !unplaced.is_empty() {
+        text.push_str("\n\n### Not on a line of the diff\n");
+        for (comment, why) in unplaced {
+            // The path is the run's own (a file it read), shown as code.
+            let path = capped(&comment.path).replace('`', "'");
+            text.push_str(&format!("\n**`{path}` line {}** ({why}):\n\n{}\n", comment.line, comment.body));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(path: &str, line: u32, quote: Option<&str>) -> ReviewComment {
+        ReviewComment { path: path.into(), line, start_line: None, body: "b".into(), quote: quote.map(str::to_owned) }
+    }
+
+    #[test]
+    fn markers_carry_only_numbers_and_hex() {
+        assert_eq!(summary_marker(7), "<!-- agent-zero:review merge-request=7 -->");
+        let planted = "x --> <script>alert(1)</script> <!--";
+        let marker = finding_marker(&comment("a.py", 3, Some(planted)));
+        assert!(marker.starts_with(FINDING_PREFIX) && marker.ends_with(MARKER_END), "{marker}");
+        let hex = &marker[FINDING_PREFIX.len()..marker.len() - MARKER_END.len()];
+        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{marker}");
+        assert_eq!(finding_marker(&comment("a.py", 3, None)), "<!-- agent-zero:finding line=3 -->");
+        let long = "é".repeat(150);
+        let cut = finding_marker(&comment("a.py", 3, Some(&long)));
+        assert_eq!(cut.len(), FINDING_PREFIX.len() + 400 + MARKER_END.len(), "whole characters up to 200 bytes");
+    }
+
+    #[test]
+    fn a_comment_off_the_diff_goes_into_the_summary_with_its_place() {
+        let review = ReviewOutput { body: "## Agent Zero review".into(), comments: vec![] };
+        let off = comment("calc/stats.py", 1, Some("q"));
+        let text = summary_text(4, &review, &[(&off, "its line is not in the merge request's diff")]);
+        assert!(text.contains("\n<!-- agent-zero:review merge-request=4 -->\n## Agent Zero review"), "{text}");
+        assert!(text.contains("**`calc/stats.py` line 1** (its line is not in the merge request's diff)"), "{text}");
+        let carries = crate::publication::comment_target::carries;
+        assert!(carries(&text, &summary_marker(4)) && !carries(&text, &summary_marker(5)));
+    }
+}
