@@ -1,5 +1,6 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
-//! a verified issue (opened, labelled) becomes a task, as a GitHub
+//! a verified issue (opened, labelled), or a GitLab merge request (opened,
+//! updated with new commits), becomes a task, as a GitHub
 //! delivery does (`gl-{delivery}` or `gt-{delivery}`, its policy gate the
 //! first tick). Any other supported event is recorded once, by its delivery id,
 //! and answered 202 with the neutral arrival it parsed to, marked `"run":
@@ -144,9 +145,12 @@ async fn intake<H: Host>(
         }
     };
 
-    // An issue becomes a task: its policy gate is the task's first tick,
-    // as a GitHub delivery's.
-    if matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. }) {
+    // An issue, or a GitLab merge request opened or given new commits,
+    // becomes a task: its policy gate is the task's first tick, as a GitHub
+    // delivery's.
+    let review = matches!(route, Route::GitLab)
+        && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
+    if review || matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. }) {
         return task(context, &arrival, &delivery, route).await;
     }
 
@@ -184,7 +188,7 @@ async fn intake<H: Host>(
 }
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
-/// on Gitea and Forgejo): recorded once, answered 202 with its id, its
+/// on Gitea and Forgejo) or of a GitLab merge request's (a proactive review): recorded once, answered 202 with its id, its
 /// policy gate the first tick; the same delivery again is answered 200
 /// with the task's id.
 async fn task<H: Host>(
@@ -194,10 +198,16 @@ async fn task<H: Host>(
     route: Route,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let task_id = format!("{}{delivery}", route.record().1);
+    let trigger = match arrival.kind {
+        ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. } => {
+            agent_zero_contracts::Trigger::Proactive
+        }
+        _ => agent_zero_contracts::Trigger::Issue,
+    };
     let received = agent_zero_engine::Received {
         task_id: task_id.clone(),
         repository: arrival.repository.clone(),
-        trigger: agent_zero_contracts::Trigger::Issue,
+        trigger,
         source: Some(format!("{}:{delivery}", arrival.forge.as_str())),
         // The title is untrusted and not in the arrival: the gate reads it.
         title: None,
@@ -207,7 +217,7 @@ async fn task<H: Host>(
         None => (
             StatusCode::ACCEPTED,
             json!({
-                "taskId": task_id, "state": "queued", "trigger": "issue",
+                "taskId": task_id, "state": "queued", "trigger": trigger.as_str(),
                 "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
             }),
         ),

@@ -67,18 +67,20 @@ fn json(response: &http::Response<Vec<u8>>) -> Value {
 fn a_gitlab_arrival_is_recorded_once_and_answered_202_not_yet_run() {
     let host = TestHost::new();
     let settings = settings();
-    let body = fixture("gitlab-webhooks", "woodpecker.HookPullRequestUpdated.json");
-    let first = host.send(&settings, gitlab_delivery("Merge Request Hook", "msg_1", NOW_SECS, &body));
+    // A merge request diff note (a merge request opened or updated is a
+    // task: gitlab_run_tests.rs).
+    let body = fixture("gitlab-webhooks", "go-scm.review_comment_create.json");
+    let first = host.send(&settings, gitlab_delivery("Note Hook", "msg_1", NOW_SECS, &body));
     assert_eq!(first.status(), 202, "{}", String::from_utf8_lossy(first.body()));
     let answer = json(&first);
     assert_eq!(answer["run"], "not-yet", "{answer}");
     assert_eq!(answer["forge"], "gitlab");
-    assert_eq!(answer["arrival"]["arrival"], "change-request-updated");
-    assert_eq!(answer["arrival"]["previousHead"], "8b641937b7340066d882b9d8a8cc5b0573a207de");
+    assert_eq!(answer["arrival"]["arrival"], "review-comment");
+    assert_eq!(answer["arrival"]["path"], "README.md");
     assert!(host.kv.snapshot().contains_key("delivery/gitlab/gl-msg_1"), "{:?}", host.kv.snapshot().keys());
 
     // GitLab's retry keeps its id (and is signed afresh).
-    let again = host.send(&settings, gitlab_delivery("Merge Request Hook", "msg_1", NOW_SECS + 60, &body));
+    let again = host.send(&settings, gitlab_delivery("Note Hook", "msg_1", NOW_SECS + 60, &body));
     assert_eq!(again.status(), 200);
     let duplicate = json(&again);
     assert_eq!(duplicate["duplicate"], true);

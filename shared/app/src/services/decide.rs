@@ -120,3 +120,69 @@ pub(crate) fn admit_issue(
     }
     Ok(admission)
 }
+
+/// What a forge's gate read about a change request (merge request, pull
+/// request) arrival, in the neutral terms GitHub's proactive-review rules
+/// decide on. The title and text are untrusted.
+pub(crate) struct ChangeRequestFacts<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) repo: &'a str,
+    pub(crate) default_branch: &'a str,
+    pub(crate) number: u64,
+    /// The head the review reads (the forge's current one).
+    pub(crate) head_sha: &'a str,
+    pub(crate) base_sha: Option<&'a str>,
+    pub(crate) title: &'a str,
+    pub(crate) body: &'a str,
+    pub(crate) labels: Vec<String>,
+    /// Who caused the delivery.
+    pub(crate) sender: &'a str,
+    /// Who opened the change request: the author the rules check.
+    pub(crate) author: &'a str,
+    /// The author's standing as `triggers.authorAssociations` lists it.
+    pub(crate) author_association: &'static str,
+}
+
+/// Admits or declines a change request arrival of `forge` under `policy`
+/// as a proactive review, by the same rules as a GitHub `pull_request`
+/// (`proactive.enabled`, the opener's association or
+/// `triggers.optInLabel`).
+pub(crate) fn admit_change_request(
+    received: &Received,
+    facts: &ChangeRequestFacts<'_>,
+    policy: agent_zero_agent::Policy,
+    forge: agent_zero_contracts::ForgeKind,
+) -> Result<Admission, AdmitError> {
+    use agent_zero_contracts::UntrustedText;
+    use agent_zero_github::{MAX_BODY_BYTES, MAX_LABELS, MAX_TITLE_BYTES};
+    use serde_json::{Value, json};
+    let arrival = &received.delivery;
+    let (owner, repo, number) = (facts.owner, facts.repo, facts.number);
+    let labels: Vec<&String> = facts.labels.iter().take(MAX_LABELS).collect();
+    let parsed = json!({
+        "trigger": "proactive",
+        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
+        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
+        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
+        "repository": { "owner": owner, "repo": repo, "defaultBranch": facts.default_branch },
+        "sender": facts.sender,
+        "subject": {
+            "type": "pull-request", "owner": owner, "repo": repo, "number": number,
+            "headSha": facts.head_sha, "baseSha": facts.base_sha,
+        },
+        "title": UntrustedText::capped(facts.title, MAX_TITLE_BYTES),
+        "body": UntrustedText::capped(facts.body, MAX_BODY_BYTES),
+        "requestedChanges": false,
+        "gate": { "gate": "proactive" },
+        "author": { "login": facts.author, "association": facts.author_association, "bot": false },
+        "labels": labels,
+    });
+    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
+        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
+        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
+    let mut admission = admit_or_decline(received, &parsed, policy);
+    if let Admission::Admitted(stimulus) = &mut admission {
+        stimulus.input.forge = forge;
+    }
+    Ok(admission)
+}

@@ -18,14 +18,18 @@
 //! The project is named by its path (`group/subgroup/project`); the
 //! publication's `owner` is the namespace and `repo` the last segment.
 
-use agent_zero_engine::{Admission, AdmitError, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
+use agent_zero_engine::{
+    Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus,
+};
 use agent_zero_forges::gitlab::api::{GitLabApi, GitLabClient, GitLabError};
 use agent_zero_github::{MAX_POLICY_BYTES, POLICY_PATH};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::Value;
 
-use super::decide::{IssueFacts, admit_issue, policy_of};
+use agent_zero_contracts::Sha;
+
+use super::decide::{ChangeRequestFacts, IssueFacts, admit_change_request, admit_issue, policy_of};
 use super::workspace::CheckoutPort;
 use crate::Settings;
 use crate::forge_settings::GitLabSettings;
@@ -36,6 +40,8 @@ const TIMEOUT_MS: u64 = 20_000;
 const DEVELOPER: u32 = 30;
 /// GitLab's Owner.
 const OWNER: u32 = 50;
+/// Most changed files a review lists (three pages of 100), as on GitHub.
+const MAX_REVIEW_FILES: usize = 300;
 
 /// The API of the configured instance and its settings.
 fn configured(settings: &Settings) -> Result<(GitLabApi, &GitLabSettings), String> {
@@ -70,8 +76,9 @@ const fn association(level: u32) -> &'static str {
     }
 }
 
-/// The policy gate of a GitLab issue arrival (opened, or labelled):
-/// reads, decides, never writes.
+/// The policy gate of a GitLab arrival: an issue (opened, or labelled)
+/// or a merge request (opened, or updated with new commits). Reads,
+/// decides, never writes.
 pub(crate) async fn admit<H: HttpClient>(
     settings: &Settings,
     http: &H,
@@ -82,20 +89,37 @@ pub(crate) async fn admit<H: HttpClient>(
     let token = gitlab.token.as_ref().ok_or_else(|| AdmitError::Invalid("GITLAB_TOKEN is not set".into()))?;
     let client = GitLabClient::new(http, &api, Some(token));
     let project = received.repository.as_str();
-    let (owner, repo) = split(project).map_err(AdmitError::Invalid)?;
+    split(project).map_err(AdmitError::Invalid)?;
     let number = arrival
         .get("number")
         .and_then(Value::as_u64)
-        .ok_or_else(|| AdmitError::Invalid("the recorded arrival names no issue number".into()))?;
-    let sender = arrival.get("sender").and_then(Value::as_str).unwrap_or_default();
-
+        .ok_or_else(|| AdmitError::Invalid("the recorded arrival names no issue or merge request number".into()))?;
     let info = client.project(project).await.map_err(|e| admit_error("the project", &e))?;
     let policy_bytes = client
         .raw_file(project, POLICY_PATH, &info.default_branch, usize::try_from(MAX_POLICY_BYTES).unwrap_or(usize::MAX))
         .await
         .map_err(|e| admit_error("the repository policy", &e))?;
     let policy = policy_of(policy_bytes, &info.default_branch)?;
+    let read = Read { client: &client, project, number, default_branch: &info.default_branch, policy };
+    match arrival.get("arrival").and_then(Value::as_str) {
+        Some("change-request-opened" | "change-request-updated") => admit_merge_request(received, read).await,
+        _ => admit_issue_arrival(received, read).await,
+    }
+}
 
+/// What every gate reads first.
+struct Read<'a, H> {
+    client: &'a GitLabClient<'a, H>,
+    project: &'a str,
+    number: u64,
+    default_branch: &'a str,
+    policy: agent_zero_agent::Policy,
+}
+
+async fn admit_issue_arrival<H: HttpClient>(received: &Received, read: Read<'_, H>) -> Result<Admission, AdmitError> {
+    let Read { client, project, number, default_branch, policy } = read;
+    let (owner, repo) = split(project).map_err(AdmitError::Invalid)?;
+    let sender = received.delivery.get("sender").and_then(Value::as_str).unwrap_or_default();
     let issue = client.issue(project, number).await.map_err(|e| admit_error("the issue", &e))?;
     if issue.state != "opened" {
         let reason = agent_zero_github::IgnoreReason::IssueNotOpen { number };
@@ -104,18 +128,12 @@ pub(crate) async fn admit<H: HttpClient>(
     let Some(author) = issue.author.as_ref().filter(|a| !a.username.is_empty()) else {
         return Err(AdmitError::Invalid(format!("GitLab names no author of issue #{number}")));
     };
-    let level = |user_id: u64, login: &str| {
-        let (client, login) = (&client, login.to_owned());
-        async move {
-            client.access_level(project, user_id).await.map_err(|e| admit_error(&format!("{login}'s access level"), &e))
-        }
-    };
-    let author_association = association(level(author.id, &author.username).await?);
+    let author_association = association(level(client, project, author.id, &author.username).await?);
     // Someone else who labelled the issue vouches for it only if they may push.
     let vouched_by = if !sender.is_empty() && !sender.eq_ignore_ascii_case(&author.username) {
         let labeller = client.user_by_username(sender).await.map_err(|e| admit_error("the labeller", &e))?;
         match labeller {
-            Some(user) if level(user.id, sender).await? >= DEVELOPER => Some(sender),
+            Some(user) if level(client, project, user.id, sender).await? >= DEVELOPER => Some(sender),
             _ => None,
         }
     } else {
@@ -124,7 +142,7 @@ pub(crate) async fn admit<H: HttpClient>(
     let facts = IssueFacts {
         owner,
         repo,
-        default_branch: &info.default_branch,
+        default_branch,
         number,
         title: &issue.title,
         body: &issue.description,
@@ -138,6 +156,66 @@ pub(crate) async fn admit<H: HttpClient>(
     admit_issue(received, &facts, policy, agent_zero_contracts::ForgeKind::GitLab)
 }
 
+/// The gate of a merge request opened or updated with new commits: a
+/// proactive review of its current head, by GitHub's `pull_request` rules.
+/// The author's access level on this (the target) project is what the
+/// rules check, whoever pushed; a merge request from a fork is reviewed
+/// the same way (its head is readable in the target project, where GitLab
+/// keeps `refs/merge-requests/:iid/head`), and its author is usually no
+/// member, so it runs only when the policy lists `NONE` or the merge
+/// request carries `triggers.optInLabel`.
+async fn admit_merge_request<H: HttpClient>(received: &Received, read: Read<'_, H>) -> Result<Admission, AdmitError> {
+    use agent_zero_github::IgnoreReason;
+    let Read { client, project, number, default_branch, policy } = read;
+    let (owner, repo) = split(project).map_err(AdmitError::Invalid)?;
+    let sender = received.delivery.get("sender").and_then(Value::as_str).unwrap_or_default();
+    let mr = client.merge_request(project, number).await.map_err(|e| admit_error("the merge request", &e))?;
+    let declined =
+        |reason: IgnoreReason| Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() };
+    if mr.state != "opened" {
+        return Ok(declined(IgnoreReason::PullRequestNotOpen { number }));
+    }
+    if mr.is_draft() {
+        return Ok(declined(IgnoreReason::DraftPullRequest { number }));
+    }
+    let Some(refs) = mr.diff_refs.as_ref().filter(|r| Sha::is_valid(&r.head_sha) && Sha::is_valid(&mr.sha)) else {
+        // GitLab computes the diff after the hook: asking again helps.
+        return Err(AdmitError::Unavailable(format!(
+            "GitLab has not computed the diff of merge request !{number} yet"
+        )));
+    };
+    let Some(author) = mr.author.as_ref().filter(|a| !a.username.is_empty()) else {
+        return Err(AdmitError::Invalid(format!("GitLab names no author of merge request !{number}")));
+    };
+    let author_association = association(level(client, project, author.id, &author.username).await?);
+    let base_sha = Some(refs.base_sha.as_str()).filter(|s| Sha::is_valid(s));
+    let facts = ChangeRequestFacts {
+        owner,
+        repo,
+        default_branch,
+        number,
+        head_sha: &mr.sha.to_ascii_lowercase(),
+        base_sha,
+        title: &mr.title,
+        body: &mr.description,
+        labels: mr.labels.clone(),
+        sender,
+        author: &author.username,
+        author_association,
+    };
+    admit_change_request(received, &facts, policy, agent_zero_contracts::ForgeKind::GitLab)
+}
+
+/// The access level of `user_id` on `project`, as the gate's error.
+async fn level<H: HttpClient>(
+    client: &GitLabClient<'_, H>,
+    project: &str,
+    user_id: u64,
+    login: &str,
+) -> Result<u32, AdmitError> {
+    client.access_level(project, user_id).await.map_err(|e| admit_error(&format!("{login}'s access level"), &e))
+}
+
 /// Publishes to GitLab.
 pub(crate) struct GitLabForge<'a, H> {
     pub(crate) settings: &'a Settings,
@@ -146,8 +224,38 @@ pub(crate) struct GitLabForge<'a, H> {
 }
 
 impl<H: HttpClient> Forge for GitLabForge<'_, H> {
-    async fn changed_files(&self, _: &Stimulus) -> Result<ChangedFiles, ForgeError> {
-        Err(ForgeError::Unavailable("this version reviews no GitLab merge request (docs/forges.md)".into()))
+    /// The merge request's changed files with their hunks (`GET
+    /// .../merge_requests/:iid/diffs`), at most [`MAX_REVIEW_FILES`]. The
+    /// whole merge request each time: GitLab's review does not narrow to
+    /// what changed since an earlier one.
+    async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
+        let unavailable = |reason: String| ForgeError::Unavailable(reason);
+        let Some(pr) = &stimulus.input.pull_request else {
+            return Err(unavailable("the task names no merge request".into()));
+        };
+        let (api, gitlab) = configured(self.settings).map_err(unavailable)?;
+        let client = GitLabClient::new(self.http, &api, gitlab.token.as_ref());
+        let listed =
+            client.merge_request_diffs(&stimulus.repository, pr.number, MAX_REVIEW_FILES).await.map_err(|e| {
+                if e.retryable() { ForgeError::Failed(e.to_string()) } else { ForgeError::Unavailable(e.to_string()) }
+            })?;
+        let cut =
+            listed.more.then(|| format!("GitLab lists more changed files than the {MAX_REVIEW_FILES} a review reads"));
+        let files = listed
+            .files
+            .iter()
+            .map(|d| {
+                let file = agent_zero_forges::gitlab::diff::review_file(d);
+                ChangedFile {
+                    path: file.path,
+                    status: file.status.to_owned(),
+                    patch: file.patch,
+                    additions: file.additions,
+                    deletions: file.deletions,
+                }
+            })
+            .collect();
+        Ok(ChangedFiles { files, cut, ..ChangedFiles::default() })
     }
 
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {
@@ -165,7 +273,7 @@ impl<H: HttpClient> Forge for GitLabForge<'_, H> {
         let inputs = super::publishing::PublishInputs::of(settings, publication);
         let mut request = inputs.request(owner, repo, self.now_ms);
         let mut login_error = None;
-        let login = if request.posts_comment() {
+        let login = if request.posts_comment() || request.posts_review() {
             match client.own_user().await {
                 Ok(user) => Some(user.username),
                 Err(e) => {

@@ -410,6 +410,86 @@ impl FakeGitLab {
         })
     }
 
+    /// Opens a merge request by `author` from `source_branch` (which must
+    /// exist: [`set_file`](Self::set_file) makes one) into the default
+    /// branch, as someone using GitLab would; returns its iid.
+    ///
+    /// # Panics
+    /// When the project or the source branch was not seeded.
+    pub fn open_merge_request(
+        &self,
+        path: &str,
+        author: &str,
+        source_branch: &str,
+        title: &str,
+        description: &str,
+        labels: &[&str],
+    ) -> u64 {
+        self.with(|state| {
+            let project = expect_project(state, path);
+            assert!(project.git.branch(source_branch).is_some(), "branch {source_branch} of {path} was not seeded");
+            let (id, target) = (project.id, project.default_branch.clone());
+            state.ensure_user(author);
+            let now = now_rfc3339();
+            let mr = state::MergeRequest {
+                id: state.fresh_id(),
+                project: id,
+                iid: state.next_mr_iid(id),
+                title: title.to_owned(),
+                description: description.to_owned(),
+                source_branch: source_branch.to_owned(),
+                target_branch: target,
+                author: author.to_owned(),
+                state: "opened".to_owned(),
+                labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+                created: now.clone(),
+                updated: now,
+            };
+            let iid = mr.iid;
+            state.merge_requests.push(mr);
+            iid
+        })
+    }
+
+    /// Seeds a discussion on merge request `mr_iid` by `author`, placed at
+    /// `new_line` of `file` (added or context) with the merge request's
+    /// current `diff_refs`, as someone commenting on the diff would.
+    ///
+    /// # Panics
+    /// When the project or merge request was not seeded.
+    pub fn add_diff_note(&self, path: &str, mr_iid: u64, author: &str, file: &str, new_line: u64, body: &str) {
+        self.with(|state| {
+            let project = expect_project(state, path).id;
+            let mr = state
+                .merge_requests
+                .iter()
+                .find(|m| m.project == project && m.iid == mr_iid)
+                .cloned()
+                .unwrap_or_else(|| panic!("merge request {path}!{mr_iid} was not seeded"));
+            state.ensure_user(author);
+            let refs = wire::merge_request(state, &mr, true)["diff_refs"].clone();
+            let id = state.fresh_id();
+            let now = now_rfc3339();
+            let position = json!({
+                "base_sha": refs["base_sha"], "start_sha": refs["start_sha"], "head_sha": refs["head_sha"],
+                "position_type": "text", "old_path": file, "new_path": file, "new_line": new_line, "old_line": null,
+            });
+            state.notes.push(Note {
+                id,
+                project,
+                noteable_type: "MergeRequest",
+                noteable_id: mr.id,
+                noteable_iid: mr.iid,
+                author: author.to_owned(),
+                body: body.to_owned(),
+                created: now.clone(),
+                updated: now,
+                discussion: format!("{:040x}", id + (1 << 40)),
+                position: Some(position),
+            });
+        });
+    }
+
     /// The merge requests of a project, oldest first, as the API shows
     /// them (`Entities::MergeRequest`).
     pub fn merge_requests(&self, path: &str) -> Vec<Value> {
