@@ -207,7 +207,7 @@ async fn post_status<H: HttpClient>(
 }
 
 /// Edits our note carrying `marker`, or posts one.
-pub(super) async fn upsert_note<H: HttpClient>(
+async fn upsert_note<H: HttpClient>(
     client: &GitLabClient<'_, H>,
     project: &str,
     on: Noteable,

@@ -2,8 +2,12 @@
 //! comment of the review as its own discussion placed on the diff
 //! (`position_type: text`, the merge request's `diff_refs`, `new_line`
 //! for an added line, `old_line` and `new_line` for a context line), and
-//! the review's summary as one merge request note, found again by our
-//! username and its marker and edited in place (one per merge request).
+//! the review's summary as one discussion on the merge request (no
+//! position), found again by our username and its marker: a later review
+//! whose summary differs is a reply in that same thread, so a merge
+//! request has one summary thread. The notes API (`.../notes`, edited in
+//! place as an issue's note is) would do as well; the loopback GitLab
+//! holds the product to the discussions operations it serves.
 //!
 //! Nothing is posted twice: a discussion of ours (its first note by our
 //! username) on the same file whose first line is the same finding marker
@@ -20,9 +24,9 @@
 use agent_zero_evidence::{ReviewComment, ReviewOutput, render_review};
 use agent_zero_ports::HttpClient;
 
-use super::api::{DiffRefs, GitLabClient, GitLabError, LinePosition, MergeRequestDiff, Noteable};
+use super::api::{DiffRefs, Discussion, GitLabClient, GitLabError, LinePosition, MergeRequestDiff};
 use super::diff::place;
-use crate::publication::comment_target::marked;
+use crate::publication::comment_target::{carries, marked};
 use crate::publication::{PublishReport, PublishRequest, PublishStep, StepOutcome, capped};
 
 /// Most bytes of a quote a comment's marker keeps (whole characters).
@@ -58,6 +62,8 @@ struct Target<'a> {
     project: &'a str,
     iid: u64,
     login: &'a str,
+    /// The merge request's web page (note links are under it).
+    web_url: String,
 }
 
 /// The review step of a proactive run: line discussions and the summary
@@ -81,8 +87,8 @@ pub(super) async fn publish<H: HttpClient>(
         report.push(PublishStep::Review, StepOutcome::failed(reason));
         return Ok(());
     };
-    let target = Target { project, iid: pr.number, login };
-    let outcome = post(client, &target, head, &review).await?;
+    let mut target = Target { project, iid: pr.number, login, web_url: String::new() };
+    let outcome = post(client, &mut target, head, &review).await?;
     report.push(PublishStep::Review, outcome);
     Ok(())
 }
@@ -95,12 +101,13 @@ enum Placement<'a> {
 
 async fn post<H: HttpClient>(
     client: &GitLabClient<'_, H>,
-    target: &Target<'_>,
+    target: &mut Target<'_>,
     head: &str,
     review: &ReviewOutput,
 ) -> Result<StepOutcome, GitLabError> {
     let (project, iid) = (target.project, target.iid);
     let merge_request = client.merge_request(project, iid).await?;
+    target.web_url.clone_from(&merge_request.web_url);
     let refs = merge_request.diff_refs.clone().filter(|r| r.head_sha.eq_ignore_ascii_case(head));
     let diffs = match &refs {
         Some(_) => client.merge_request_diffs(project, iid, MAX_DIFF_FILES).await?.files,
@@ -130,7 +137,7 @@ async fn post<H: HttpClient>(
             Placement::Line(comment, _) if ours(comment) => {}
             Placement::Line(comment, at) => {
                 let body = format!("{}\n{}", finding_marker(comment), comment.body);
-                match client.create_diff_discussion(project, iid, &body, &at).await {
+                match client.create_discussion(project, iid, &body, Some(&at)).await {
                     Ok(_) => created += 1,
                     // GitLab could not place it after all (`line_code`): it
                     // goes into the summary.
@@ -143,20 +150,48 @@ async fn post<H: HttpClient>(
         }
     }
     let summary = summary_text(iid, review, &unplaced);
-    let note = super::publish::upsert_note(
-        client,
-        project,
-        Noteable::MergeRequest(iid),
-        target.login,
-        &summary_marker(iid),
-        &summary,
-    )
-    .await?;
+    let note = upsert_summary(client, target, &discussions, &summary).await?;
     Ok(match note {
         StepOutcome::Reused { url } if created > 0 => StepOutcome::Created { url },
         StepOutcome::Updated { url } if created > 0 => StepOutcome::Created { url },
         other => other,
     })
+}
+
+/// Our summary thread with `text` as its newest note of ours: reused when
+/// it already is, a reply in it when the text differs, a new thread when
+/// there is none.
+async fn upsert_summary<H: HttpClient>(
+    client: &GitLabClient<'_, H>,
+    target: &Target<'_>,
+    discussions: &[Discussion],
+    text: &str,
+) -> Result<StepOutcome, GitLabError> {
+    let marker = summary_marker(target.iid);
+    let by_us =
+        |author: Option<&super::api::User>| author.is_some_and(|u| u.username.eq_ignore_ascii_case(target.login));
+    let ours = discussions.iter().find(|d| {
+        d.notes
+            .first()
+            .is_some_and(|n| !n.system && n.position.is_none() && by_us(n.author.as_ref()) && carries(&n.body, &marker))
+    });
+    let url = |note: u64| format!("{}#note_{note}", target.web_url);
+    match ours {
+        Some(thread) => {
+            let newest = thread.notes.iter().rev().find(|n| !n.system && by_us(n.author.as_ref()));
+            match newest {
+                Some(note) if note.body == text => Ok(StepOutcome::Reused { url: Some(url(note.id)) }),
+                _ => {
+                    let reply = client.reply(target.project, target.iid, &thread.id, text).await?;
+                    Ok(StepOutcome::Updated { url: Some(reply) })
+                }
+            }
+        }
+        None => {
+            let (_, created) = client.create_discussion(target.project, target.iid, text, None).await?;
+            Ok(StepOutcome::Created { url: Some(created) })
+        }
+    }
 }
 
 fn placement<'a>(

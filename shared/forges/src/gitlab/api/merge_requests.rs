@@ -1,8 +1,9 @@
 //! A merge request as a review reads and answers it: the merge request
 //! itself (state, head, `diff_refs`, author), its changed files with
 //! their hunks (`GET .../merge_requests/:iid/diffs`), its discussions, and
-//! a new discussion placed on a line of the diff (`POST
-//! .../merge_requests/:iid/discussions` with a `position`), each an
+//! a new discussion, placed on a line of the diff (`POST
+//! .../merge_requests/:iid/discussions` with a `position`) or not, and a
+//! reply in one (`POST .../discussions/:id/notes`), each an
 //! operation of GitLab's published definition.
 
 use serde::Deserialize;
@@ -191,31 +192,49 @@ impl<H: HttpClient> GitLabClient<'_, H> {
         Ok((all, true))
     }
 
-    /// Starts a discussion on merge request `iid` placed at `at`; the web
-    /// page of its first note.
-    pub async fn create_diff_discussion(
+    /// Starts a discussion on merge request `iid`, placed at `at` on the
+    /// diff or (`None`) on the merge request itself; the discussion's id
+    /// and the web page of its first note.
+    pub async fn create_discussion(
         &self,
         project: &str,
         iid: u64,
         body: &str,
-        at: &LinePosition<'_>,
-    ) -> Result<String, GitLabError> {
-        let mut position = json!({
-            "position_type": "text",
-            "base_sha": sha(&at.refs.base_sha)?,
-            "start_sha": sha(&at.refs.start_sha)?,
-            "head_sha": sha(&at.refs.head_sha)?,
-            "old_path": super::file_name(at.old_path)?,
-            "new_path": super::file_name(at.new_path)?,
-            "new_line": at.new_line,
-        });
-        if let Some(old) = at.old_line {
-            position["old_line"] = Value::from(old);
+        at: Option<&LinePosition<'_>>,
+    ) -> Result<(String, String), GitLabError> {
+        let mut request = json!({ "body": body });
+        if let Some(at) = at {
+            let mut position = json!({
+                "position_type": "text",
+                "base_sha": sha(&at.refs.base_sha)?,
+                "start_sha": sha(&at.refs.start_sha)?,
+                "head_sha": sha(&at.refs.head_sha)?,
+                "old_path": super::file_name(at.old_path)?,
+                "new_path": super::file_name(at.new_path)?,
+                "new_line": at.new_line,
+            });
+            if let Some(old) = at.old_line {
+                position["old_line"] = Value::from(old);
+            }
+            request["position"] = position;
         }
         let path = format!("/projects/{}/merge_requests/{iid}/discussions", project_id(project)?);
-        let request = json!({ "body": body, "position": position });
         let created: Discussion = self.json("create discussion", http::Method::POST, &path, Some(&request)).await?;
         let note = created.notes.first().map_or(0, |n| n.id);
-        Ok(self.api.note_url(project, Noteable::MergeRequest(iid), note))
+        Ok((created.id, self.api.note_url(project, Noteable::MergeRequest(iid), note)))
+    }
+
+    /// Adds a note to discussion `discussion` of merge request `iid`; the
+    /// web page of the note.
+    pub async fn reply(&self, project: &str, iid: u64, discussion: &str, body: &str) -> Result<String, GitLabError> {
+        let plain =
+            !discussion.is_empty() && discussion.len() <= 64 && discussion.bytes().all(|b| b.is_ascii_alphanumeric());
+        if !plain {
+            return Err(GitLabError::InvalidName { what: "discussion id", value: super::capped(discussion) });
+        }
+        let path = format!("/projects/{}/merge_requests/{iid}/discussions/{discussion}/notes", project_id(project)?);
+        let note: DiscussionNote =
+            self.json("reply to discussion", http::Method::POST, &path, Some(&json!({ "body": body }))).await?;
+        Ok(self.api.note_url(project, Noteable::MergeRequest(iid), note.id))
     }
 }
