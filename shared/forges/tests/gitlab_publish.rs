@@ -298,3 +298,154 @@ fn the_run_paths_reads_are_operations_of_the_definition() {
     assert_eq!(bytes[..2], [0x1f, 0x8b], "a gzip stream");
     gitlab.assert_no_violations();
 }
+
+/// `acme/pages`: `src/page.rs` of 30 lines on `main`; the merge request
+/// from `feature` changes line 20. The bot is a developer.
+fn review_world() -> (FakeGitLab, u64, String) {
+    const REVIEW_PROJECT: &str = "acme/pages";
+    let lines = |changed: bool| -> String {
+        (1..=30)
+            .map(|n| if changed && n == 20 { "let start = cursor + 1;\n".to_owned() } else { format!("line {n}\n") })
+            .collect()
+    };
+    let gitlab = FakeGitLab::start();
+    gitlab.add_project(REVIEW_PROJECT, "main", &[("src/page.rs", &lines(false))]);
+    gitlab.add_token(BOT, TOKEN, &["api"]);
+    gitlab.set_access(REVIEW_PROJECT, BOT, 30);
+    let head = gitlab.set_file(REVIEW_PROJECT, "feature", "src/page.rs", &lines(true));
+    let iid = gitlab.open_merge_request(
+        REVIEW_PROJECT,
+        "maintainer",
+        "feature",
+        "Paging",
+        "<!-- agent-zero:review merge-request=1 -->",
+        &[],
+    );
+    (gitlab, iid, head)
+}
+
+/// The proactive review golden bundle, about merge request `iid` at
+/// `head`, its finding anchored at each of `lines` of `src/page.rs` (the
+/// first quoting the added line).
+fn review_bundle(iid: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
+    let path = format!("{}/../evidence/tests/golden/review-since/bundle.json", env!("CARGO_MANIFEST_DIR"));
+    let mut bundle: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    bundle["pullRequest"]["number"] = iid.into();
+    bundle["pullRequest"]["headSha"] = head.into();
+    bundle["pullRequest"]["owner"] = "acme".into();
+    bundle["pullRequest"]["repo"] = "pages".into();
+    bundle["review"]["headSha"] = head.into();
+    bundle["review"].as_object_mut().unwrap().remove("since");
+    let anchors: Vec<serde_json::Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let quote = if i == 0 { "let start = cursor + 1;".to_owned() } else { format!("line {line}") };
+            serde_json::json!({ "findingId": "finding-0001", "path": "src/page.rs", "line": line, "quote": quote })
+        })
+        .collect();
+    bundle["review"]["anchors"] = anchors.into();
+    serde_json::from_value(bundle).unwrap()
+}
+
+fn run_review(gitlab: &FakeGitLab, bundle: &EvidenceBundle) -> GitLabReport {
+    let result = result_of(bundle);
+    let token = Secret::new(TOKEN);
+    let api = GitLabApi::new(&gitlab.url(), 10_000);
+    let http = http();
+    let client = GitLabClient::new(&http, &api, Some(&token));
+    let pr = bundle.pull_request.as_ref().unwrap();
+    let request = PublishRequest {
+        bundle,
+        result: &result,
+        task_id: &bundle.task_id,
+        owner: "acme",
+        repo: "pages",
+        default_branch: None,
+        head_sha: Some(&pr.head_sha),
+        issue: None,
+        policy: PublishPolicy::default(),
+        files: &[],
+        feedback: &[],
+        bot_login: Some(BOT),
+        render: RenderOptions::default(),
+        now_ms: 1_700_000_000_000,
+    };
+    block_on(publish(&client, &request))
+}
+
+#[test]
+fn a_review_places_its_comments_on_the_diff_summarises_the_rest_and_a_retry_posts_nothing_new() {
+    use agent_zero_evidence::ReviewComment;
+    let (gitlab, iid, head) = review_world();
+    // Someone else's diff note carrying our finding's marker is theirs: it
+    // does not stand in for ours.
+    let added = ReviewComment {
+        path: "src/page.rs".into(),
+        line: 20,
+        start_line: None,
+        body: String::new(),
+        quote: Some("let start = cursor + 1;".into()),
+    };
+    let planted = format!("{}\nnot a finding", agent_zero_forges::gitlab::finding_marker(&added));
+    gitlab.add_diff_note("acme/pages", iid, "mallory", "src/page.rs", 20, &planted);
+    // Line 20 is added, 18 is context, 2 is outside the hunk.
+    let bundle = review_bundle(iid, &head, &[20, 18, 2]);
+    let report = run_review(&gitlab, &bundle);
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    assert!(matches!(outcome(&report, PublishStep::Status), StepOutcome::Created { .. }), "{:?}", report.report);
+    assert!(report.retry.is_none());
+
+    let discussions = gitlab.discussions("acme/pages", iid);
+    let ours: Vec<&serde_json::Value> =
+        discussions.iter().filter(|d| d["notes"][0]["author"]["username"] == BOT).collect();
+    let placed: Vec<(u64, Option<u64>)> = ours
+        .iter()
+        .filter(|d| !d["notes"][0]["position"].is_null())
+        .map(|d| {
+            let position = &d["notes"][0]["position"];
+            assert_eq!(
+                (position["new_path"].as_str(), position["head_sha"].as_str()),
+                (Some("src/page.rs"), Some(head.as_str()))
+            );
+            (position["new_line"].as_u64().unwrap(), position["old_line"].as_u64())
+        })
+        .collect();
+    assert_eq!(placed, [(20, None), (18, Some(18))], "an added line, and a context line with its old number");
+    let summaries: Vec<&str> = ours
+        .iter()
+        .filter(|d| d["notes"][0]["position"].is_null())
+        .map(|d| d["notes"][0]["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries.len(), 1, "{discussions:#?}");
+    assert!(summaries[0].contains(&format!("<!-- agent-zero:review merge-request={iid} -->")), "{}", summaries[0]);
+    assert!(
+        summaries[0].contains("**`src/page.rs` line 2** (its line is not in the merge request's diff)"),
+        "{}",
+        summaries[0]
+    );
+
+    // Again (a retried publication): found by our username and markers.
+    gitlab.clear_requests();
+    let again = run_review(&gitlab, &bundle);
+    assert!(matches!(outcome(&again, PublishStep::Review), StepOutcome::Reused { .. }), "{:?}", again.report);
+    let posted: Vec<String> = writes(&gitlab).into_iter().filter(|w| w.contains("/discussions")).collect();
+    assert!(posted.is_empty(), "{posted:?}");
+    assert_eq!(gitlab.discussions("acme/pages", iid).len(), discussions.len());
+    gitlab.assert_no_violations();
+}
+
+#[test]
+fn a_review_of_a_head_the_merge_request_has_left_goes_into_the_summary_only() {
+    let (gitlab, iid, head) = review_world();
+    // A push after the run read the merge request.
+    gitlab.set_file("acme/pages", "feature", "src/other.rs", "x\n");
+    let report = run_review(&gitlab, &review_bundle(iid, &head, &[20]));
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    let discussions = gitlab.discussions("acme/pages", iid);
+    assert_eq!(discussions.len(), 1, "{discussions:#?}");
+    assert!(discussions[0]["notes"][0]["position"].is_null());
+    let summary = discussions[0]["notes"][0]["body"].as_str().unwrap();
+    assert!(summary.contains("moved on from the head that was reviewed"), "{summary}");
+    gitlab.assert_no_violations();
+}

@@ -230,3 +230,111 @@ fn the_checkout_is_the_commits_archive_with_the_token_for_its_downloader_only() 
     assert_eq!(fetch(true), 200);
     assert!(matches!(fetch(false), 401 | 404), "nothing without the token");
 }
+
+/// Proactive review on; `agent-zero-review` opts an outsider's merge request in.
+const REVIEW_POLICY: &str =
+    "version: 1\nmode: observe\nproactive:\n  enabled: true\ntriggers:\n  optInLabel: agent-zero-review\n";
+
+/// A merge request by `author` from `feature`, which adds `src/new.py`.
+fn open_merge_request(gitlab: &FakeGitLab, author: &str, description: &str, labels: &[&str]) -> (u64, String) {
+    let head = gitlab.set_file(PROJECT, "feature", "src/new.py", "def f():\n    return 1\n");
+    (gitlab.open_merge_request(PROJECT, author, "feature", "Add f", description, labels), head)
+}
+
+/// What intake records for a merge request arrival (`Arrival::to_json`).
+fn merge_request_received(iid: u64, sender: &str) -> Received {
+    Received {
+        task_id: "gl-m1".into(),
+        repository: PROJECT.into(),
+        trigger: agent_zero_contracts::Trigger::Proactive,
+        source: Some("gitlab:m1".into()),
+        title: None,
+        delivery: json!({
+            "forge": "gitlab", "deliveryId": "m1", "event": "Merge Request Hook", "action": "open",
+            "repository": PROJECT, "number": iid, "sender": sender, "arrival": "change-request-opened"
+        }),
+    }
+}
+
+#[test]
+fn intake_makes_a_proactive_task_of_a_merge_request_hook() {
+    let host = TestHost::new();
+    let (_gitlab, _fixture, settings) = world(REVIEW_POLICY);
+    let body = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/gitlab-webhooks/woodpecker.HookPullRequestOpened.json"),
+    )
+    .unwrap();
+    let delivery = http::Request::builder()
+        .method("POST")
+        .uri("/webhooks/gitlab")
+        .header("content-type", "application/json")
+        .header("x-gitlab-event", "Merge Request Hook")
+        .header("x-gitlab-token", HOOK_TOKEN)
+        .header("idempotency-key", "mr-1")
+        .body(body)
+        .unwrap();
+    let answer = host.send(&settings, delivery);
+    assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
+    let answer: Value = serde_json::from_slice(answer.body()).unwrap();
+    assert_eq!((answer["taskId"].as_str(), answer["trigger"].as_str()), (Some("gl-mr-1"), Some("proactive")));
+    assert_eq!(answer["arrival"]["arrival"], "change-request-opened", "{answer}");
+    assert_eq!(host.queue.ticks.borrow().len(), 1, "its gate is queued");
+}
+
+#[test]
+fn a_maintainers_merge_request_is_admitted_as_a_review_of_its_head() {
+    let (gitlab, fixture, settings) = world(REVIEW_POLICY);
+    // A marker of ours in the description is the author's text: it is
+    // carried as untrusted and decides nothing.
+    let (iid, head) = open_merge_request(&gitlab, MAINTAINER, "<!-- agent-zero:review merge-request=1 -->", &[]);
+    let Admission::Admitted(stimulus) = admit(&settings, &merge_request_received(iid, MAINTAINER)).unwrap() else {
+        panic!("declined")
+    };
+    assert_eq!((stimulus.trigger, stimulus.input.forge), (agent_zero_contracts::Trigger::Proactive, ForgeKind::GitLab));
+    assert_eq!(stimulus.mode.to_string(), "observe");
+    let pr = stimulus.input.pull_request.as_ref().expect("the merge request");
+    assert_eq!((pr.owner.as_str(), pr.repo.as_str(), pr.number), ("acme/tools", "widgets", iid));
+    assert_eq!(pr.head_sha, head);
+    assert_eq!(pr.base_sha, gitlab.branch_head(PROJECT, fixture.branch()));
+    assert!(stimulus.input.issue.is_none());
+    let requests = gitlab.requests();
+    assert!(requests.iter().all(|r| r.method == "GET"), "the gate only reads: {requests:#?}");
+    gitlab.assert_no_violations();
+}
+
+#[test]
+fn a_reporters_merge_request_is_declined_unless_opted_in_and_the_policy_decides() {
+    let (gitlab, _fixture, settings) = world(REVIEW_POLICY);
+    let (iid, _) = open_merge_request(&gitlab, REPORTER, "text", &[]);
+    // The author's access level decides, not who sent the hook.
+    assert_eq!(declined(&admit(&settings, &merge_request_received(iid, MAINTAINER)).unwrap()), "author-not-allowed");
+    let (gitlab, _fixture, settings) = world(REVIEW_POLICY);
+    let (iid, _) = open_merge_request(&gitlab, REPORTER, "text", &["agent-zero-review"]);
+    assert!(matches!(admit(&settings, &merge_request_received(iid, REPORTER)).unwrap(), Admission::Admitted(_)));
+    let (gitlab, _fixture, settings) = world(POLICY);
+    let (iid, _) = open_merge_request(&gitlab, MAINTAINER, "text", &[]);
+    assert_eq!(declined(&admit(&settings, &merge_request_received(iid, MAINTAINER)).unwrap()), "proactive-disabled");
+    gitlab.fail_next(1, 503);
+    let retried = admit(&settings, &merge_request_received(iid, MAINTAINER));
+    assert!(matches!(retried, Err(AdmitError::Unavailable(_))), "{retried:?}");
+    gitlab.assert_no_violations();
+}
+
+#[test]
+fn the_changed_files_are_the_merge_requests_diffs_with_their_hunks() {
+    use agent_zero_engine::Forge as _;
+    let (gitlab, _fixture, settings) = world(REVIEW_POLICY);
+    let (iid, _) = open_merge_request(&gitlab, MAINTAINER, "text", &[]);
+    let Admission::Admitted(stimulus) = admit(&settings, &merge_request_received(iid, MAINTAINER)).unwrap() else {
+        panic!("declined")
+    };
+    let http = Loopback(agent());
+    let forge = crate::services::GitLabForge { settings: &settings, http: &http, now_ms: START_MS };
+    let changed = block_on(forge.changed_files(&stimulus)).unwrap();
+    assert_eq!(changed.cut, None);
+    let files: Vec<_> = changed.files.iter().map(|f| (f.path.as_str(), f.status.as_str(), f.additions)).collect();
+    assert_eq!(files, [("src/new.py", "added", 2)]);
+    assert_eq!(changed.files[0].patch.as_deref(), Some("@@ -0,0 +1,2 @@\n+def f():\n+    return 1"));
+    gitlab.assert_no_violations();
+}
