@@ -1,7 +1,12 @@
 //! The run path on GitLab (gitlab.com or self-managed: `GITLAB_URL`,
-//! `GITLAB_TOKEN`): the policy gate of a recorded issue arrival, the
-//! checkout's archive, and the publication, each through
-//! `agent_zero_forges::gitlab`.
+//! `GITLAB_TOKEN`): the policy gate of a recorded issue or merge request
+//! arrival, a merge request's changed files, the checkout's archive, and
+//! the publication, each through `agent_zero_forges::gitlab`.
+//!
+//! A merge request (opened, or new commits) is a proactive review of its
+//! current head: the gate reads it (state, draft, head, `diff_refs`,
+//! author) and its author's access level, and GitHub's `pull_request`
+//! rules decide (`decide::admit_change_request`).
 //!
 //! The gate reads what the arrival only names: the repository's policy
 //! from its default branch, the issue's title, text and state, and each
