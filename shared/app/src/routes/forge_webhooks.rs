@@ -168,8 +168,8 @@ async fn intake<H: Host>(
         "arrival": arrival.to_json(),
         "run": "not-yet",
         "message": format!(
-            "the {} was recorded; this version runs tasks from GitHub, and from GitLab, Gitea and Forgejo \
-             issues (docs/forges.md)",
+            "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
+             issues, and from GitLab merge requests (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
