@@ -142,7 +142,8 @@ impl<H: HttpClient> GitLabClient<'_, H> {
     }
 
     /// The first `max_files` changed files of merge request `iid`
-    /// (`GET .../merge_requests/:iid/diffs`, 100 a page).
+    /// (`GET .../merge_requests/:iid/diffs`, 100 a page; after a full page
+    /// the next is asked for, so exactly `max_files` files is not "more").
     pub async fn merge_request_diffs(
         &self,
         project: &str,
@@ -163,12 +164,6 @@ impl<H: HttpClient> GitLabClient<'_, H> {
                 break;
             }
             if last {
-                break;
-            }
-            if listed.files.len() == max_files {
-                // A full last page: whether more follow is not known
-                // without asking; saying so is the honest answer.
-                listed.more = true;
                 break;
             }
         }
