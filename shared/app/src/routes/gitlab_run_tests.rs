@@ -260,26 +260,47 @@ fn merge_request_received(iid: u64, sender: &str) -> Received {
 fn intake_makes_a_proactive_task_of_a_merge_request_hook() {
     let host = TestHost::new();
     let (_gitlab, _fixture, settings) = world(REVIEW_POLICY);
-    let body = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/gitlab-webhooks/woodpecker.HookPullRequestOpened.json"),
-    )
-    .unwrap();
-    let delivery = http::Request::builder()
-        .method("POST")
-        .uri("/webhooks/gitlab")
-        .header("content-type", "application/json")
-        .header("x-gitlab-event", "Merge Request Hook")
-        .header("x-gitlab-token", HOOK_TOKEN)
-        .header("idempotency-key", "mr-1")
-        .body(body)
+    let delivery = |fixture: &str, id: &str| {
+        let body = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gitlab-webhooks").join(fixture),
+        )
         .unwrap();
-    let answer = host.send(&settings, delivery);
-    assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
+        http::Request::builder()
+            .method("POST")
+            .uri("/webhooks/gitlab")
+            .header("content-type", "application/json")
+            .header("x-gitlab-event", "Merge Request Hook")
+            .header("x-gitlab-token", HOOK_TOKEN)
+            .header("idempotency-key", id)
+            .body(body)
+            .unwrap()
+    };
+    // Opened, and updated with new commits (it carries `oldrev`).
+    for (n, (fixture, kind)) in [
+        ("woodpecker.HookPullRequestOpened.json", "change-request-opened"),
+        ("woodpecker.HookPullRequestUpdated.json", "change-request-updated"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("mr-{n}");
+        let answer = host.send(&settings, delivery(fixture, &id));
+        assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
+        let answer: Value = serde_json::from_slice(answer.body()).unwrap();
+        let task_id = format!("gl-{id}");
+        assert_eq!(
+            (answer["taskId"].as_str(), answer["trigger"].as_str()),
+            (Some(task_id.as_str()), Some("proactive"))
+        );
+        assert_eq!(answer["arrival"]["arrival"], kind, "{answer}");
+        assert_eq!(host.queue.ticks.borrow().len(), n + 1, "its gate is queued");
+    }
+    // Closing one is no work: answered 202 ignored, nothing queued.
+    let answer = host.send(&settings, delivery("woodpecker.HookPullRequestClosed.json", "mr-closed"));
+    assert_eq!(answer.status(), 202);
     let answer: Value = serde_json::from_slice(answer.body()).unwrap();
-    assert_eq!((answer["taskId"].as_str(), answer["trigger"].as_str()), (Some("gl-mr-1"), Some("proactive")));
-    assert_eq!(answer["arrival"]["arrival"], "change-request-opened", "{answer}");
-    assert_eq!(host.queue.ticks.borrow().len(), 1, "its gate is queued");
+    assert_eq!(answer["reason"], "unsupported-action", "{answer}");
+    assert_eq!(host.queue.ticks.borrow().len(), 2);
 }
 
 #[test]
