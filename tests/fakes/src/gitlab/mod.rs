@@ -351,6 +351,7 @@ impl FakeGitLab {
                     "action": action,
                 },
                 "labels": labels,
+                "assignees": [],
                 "changes": {},
                 "repository": {
                     "name": project.path,

@@ -187,7 +187,9 @@ fn project_segment(path: &str) -> Option<String> {
 
 /// The token's user and scopes, as GitLab's `APIGuard` finds them: a
 /// personal access token in `PRIVATE-TOKEN`, `Authorization: Bearer`, or
-/// the `private_token`/`access_token` query parameter. None, or one that is
+/// the `private_token` query parameter (the definition's
+/// `securityDefinitions`; an `access_token` query parameter is undeclared
+/// there, so a violation). None, or one that is
 /// not a known token, is `401 {"message":"401 Unauthorized"}` (every call
 /// here needs one: the fake has no anonymous access).
 fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<String>), Reply> {
@@ -199,8 +201,7 @@ fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<Strin
         .header("private-token")
         .map(str::to_owned)
         .or(bearer)
-        .or_else(|| call.query_param("private_token").map(str::to_owned))
-        .or_else(|| call.query_param("access_token").map(str::to_owned));
+        .or_else(|| call.query_param("private_token").map(str::to_owned));
     let unauthorized = || message(401, "401 Unauthorized");
     let Some(presented) = presented else { return Err(unauthorized()) };
     let Some(token) = state.tokens.iter().find(|t| t.token == presented) else { return Err(unauthorized()) };
