@@ -572,3 +572,76 @@ fn the_committed_definition_is_what_its_readme_and_build_script_say() {
         std::process::Command::new("python3").arg("build.py").arg("--check").current_dir(&dir).output().unwrap();
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }
+
+#[test]
+fn read_user_tokens_and_who_may_comment_on_a_private_project() {
+    let (gitlab, _fixture, sha) = seeded();
+    gitlab.add_token(BOT, "glpat-user", &["read_user"]);
+    assert_eq!(call(&gitlab, Some("glpat-user"), "GET", "/api/v4/user", None).status, 200);
+    assert_eq!(call(&gitlab, Some("glpat-user"), "GET", "/api/v4/users?username=acme", None).status, 200);
+    let project = call(&gitlab, Some("glpat-user"), "GET", P, None);
+    assert_eq!((project.status, project.json()["scope"].clone()), (403, json!("api read_api")));
+
+    gitlab.set_private("acme/calc", true);
+    let iid = gitlab.open_issue("acme/calc", "acme", "t", "d", &[]);
+    gitlab.add_token("guest", "glpat-guest", &["api"]);
+    gitlab.set_access("acme/calc", "guest", 10);
+    let notes = format!("{P}/issues/{iid}/notes");
+    let refused = call(&gitlab, Some("glpat-guest"), "POST", &notes, Some(json!({"body": "hi"})));
+    assert_eq!((refused.status, refused.json()), (403, json!({"message": "403 Forbidden"})));
+    gitlab.set_access("acme/calc", "guest", 20);
+    assert_eq!(call(&gitlab, Some("glpat-guest"), "POST", &notes, Some(json!({"body": "hi"}))).status, 201);
+    let empty = call(&gitlab, Some(TOKEN), "POST", &notes, Some(json!({"body": " "})));
+    assert_eq!(empty.status, 400);
+
+    let commits = format!("{P}/repository/commits");
+    let short = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_sha": "abc123",
+        "commit_message": "m", "actions": [{"action": "create", "file_path": "n", "content": "x"}]})),
+    );
+    assert_eq!(short.json()["message"], "Invalid start_sha 'abc123'");
+    let both = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_sha": sha, "start_branch": "main",
+        "commit_message": "m", "actions": [{"action": "create", "file_path": "n", "content": "x"}]})),
+    );
+    assert_eq!(both.json()["message"], "400 Bad request - start_branch, start_sha are mutually exclusive");
+    let none = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_branch": "main", "commit_message": "m"})),
+    );
+    assert_eq!(none.json()["message"], "400 Bad request - Provide at least one action, or set allow_empty to true");
+    assert_eq!(gitlab.violations().len(), 2, "the malformed commits are violations: {:?}", gitlab.violations());
+}
+
+#[test]
+fn an_issue_hook_reports_the_change_it_makes() {
+    let (gitlab, _fixture, _) = seeded();
+    let iid = gitlab.open_issue("acme/calc", "alice", "mean is wrong", "off by one", &["bug"]);
+    let hook = gitlab.issue_hook("acme/calc", iid, "update", "maintainer", &["agent-zero"]);
+    assert_eq!((hook["object_kind"].clone(), hook["event_type"].clone()), (json!("issue"), json!("issue")));
+    assert_eq!(hook["object_attributes"]["iid"], iid);
+    assert_eq!(hook["object_attributes"]["action"], "update");
+    assert_eq!(hook["user"]["username"], "maintainer");
+    assert_eq!(hook["project"]["path_with_namespace"], "acme/calc");
+    let titles =
+        |v: &Value| v.as_array().unwrap().iter().map(|l| l["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(titles(&hook["changes"]["labels"]["previous"]), ["bug"]);
+    assert_eq!(titles(&hook["changes"]["labels"]["current"]), ["bug", "agent-zero"]);
+    let issue = get(&gitlab, &format!("{P}/issues/{iid}")).json();
+    assert_eq!(issue["labels"], json!(["bug", "agent-zero"]));
+    let closed = gitlab.issue_hook("acme/calc", iid, "close", "alice", &[]);
+    assert_eq!(closed["object_attributes"]["state"], "closed");
+    assert!(closed["changes"].as_object().unwrap().is_empty());
+    assert_eq!(get(&gitlab, &format!("{P}/issues/{iid}")).json()["state"], "closed");
+}
