@@ -478,6 +478,14 @@ fn the_answer_check_catches_a_wrong_shape() {
     );
     status.as_object_mut().unwrap().remove("colour");
     FakeGitLab::check_answer("POST", &format!("{P}/statuses/abc"), 201, status.to_string().as_bytes()).unwrap();
+    // A merge request may carry only the entity's published field names.
+    gitlab.set_file("acme/calc", "fix", "calc.py", calc::CALC_PY_FIXED);
+    let body = json!({"source_branch": "fix", "target_branch": "main", "title": "t"});
+    let mut mr = call(&gitlab, Some(TOKEN), "POST", &format!("{P}/merge_requests"), Some(body)).json();
+    mr["pull_request_url"] = json!("x");
+    let path = format!("{P}/merge_requests/1");
+    let refused = FakeGitLab::check_answer("GET", &path, 200, mr.to_string().as_bytes()).unwrap_err();
+    assert!(refused.contains("pull_request_url"), "{refused}");
 }
 
 #[test]
