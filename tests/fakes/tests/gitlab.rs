@@ -354,7 +354,9 @@ fn issues_members_and_notes_with_pagination() {
         (json!(iid), json!("opened"), json!(["agent-zero"]))
     );
     assert_eq!(json["author"]["username"], "alice");
-    assert_eq!(get(&gitlab, &format!("{P}/issues/99")).status, 404);
+    let missing = get(&gitlab, &format!("{P}/issues/99"));
+    assert_eq!((missing.status, missing.json()), (404, json!({"message": "404 Not found"})));
+    assert_eq!(get(&gitlab, &format!("{P}/merge_requests/99")).json(), json!({"message": "404 Not found"}));
 
     let bot = gitlab.add_user(BOT);
     let member = get(&gitlab, &format!("{P}/members/all/{bot}"));
