@@ -208,9 +208,9 @@ fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<Strin
     Ok((token.username.clone(), token.scopes.clone()))
 }
 
-/// GitLab's token scopes for the REST API (`Gitlab::Auth::API_SCOPES`,
-/// `allow_access_with_scope`): `api` allows everything, `read_api` every
-/// GET, `read_user` GETs of `/user` and `/users` (lib/api/users.rb); any
+/// GitLab's token scopes for the REST API (`allow_access_with_scope` in
+/// lib/api/api.rb: `api`, and `read_api` for GET and HEAD; lib/api/users.rb
+/// adds `read_user` for GETs of `/user` and `/users`): any
 /// other token (`read_repository`, ...) is refused. The refusal is
 /// `APIGuard`'s `Bearer::Forbidden` for `insufficient_scope`: 403
 /// `{"error":"insufficient_scope","error_description":...,"scope":...}`,
