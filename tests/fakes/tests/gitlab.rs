@@ -52,11 +52,12 @@ fn get(gitlab: &FakeGitLab, path: &str) -> Answer {
 fn every_served_route_is_an_operation_of_the_definition() {
     let api = ApiDescription::swagger2(GITLAB_API_DEFINITION).unwrap().with_rest_parameters(&[]);
     for (operation, method, sample) in FakeGitLab::served_operations() {
-        let body = (method != "GET").then_some(&b"{}"[..]);
+        let body = (method != "GET" && method != "HEAD").then_some(&b"{}"[..]);
         let found = match api.matched(method, sample, &[], body) {
             Ok(m) => m.operation.as_str().to_owned(),
             Err(
                 agent_zero_fakes::conformance::Violation::MissingBody { operation }
+                | agent_zero_fakes::conformance::Violation::MissingQuery { operation, .. }
                 | agent_zero_fakes::conformance::Violation::InvalidBody { operation, .. },
             ) => operation.as_str().to_owned(),
             Err(e) => panic!("{method} {sample}: {e}"),
@@ -92,6 +93,13 @@ fn a_project_by_path_or_id_its_file_branch_and_commit() {
     let id = json["id"].as_u64().unwrap();
     assert_eq!(get(&gitlab, &format!("/api/v4/projects/{id}")).json()["path_with_namespace"], "acme/calc");
 
+    let file = get(&gitlab, &format!("{P}/repository/files/calc.py?ref=main"));
+    assert_eq!(file.json()["content"], STANDARD.encode(calc::CALC_PY));
+    assert_eq!(file.header("x-gitlab-commit-id"), Some(sha.as_str()));
+    let head = call(&gitlab, Some(TOKEN), "HEAD", &format!("{P}/repository/files/calc.py?ref={sha}"), None);
+    assert_eq!((head.status, head.body.as_str()), (200, ""));
+    assert_eq!(head.header("x-gitlab-blob-id"), file.json()["blob_id"].as_str());
+    assert_eq!(head.header("x-gitlab-size"), Some(calc::CALC_PY.len().to_string().as_str()));
     let raw = get(&gitlab, &format!("{P}/repository/files/calc.py/raw?ref=main"));
     assert_eq!(raw.status, 200);
     assert_eq!(raw.body, calc::CALC_PY);

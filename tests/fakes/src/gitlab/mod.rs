@@ -624,7 +624,7 @@ impl FakeGitLab {
     /// Checks a JSON answer of this fake (`method`, the path as sent,
     /// status, body) against the definition's declared response and, for
     /// the entities the definition excerpt lacks, GitLab's public API JSON
-    /// schemas; non-2xx answers pass.
+    /// schemas; non-2xx and HEAD answers pass.
     ///
     /// # Errors
     /// What did not conform.

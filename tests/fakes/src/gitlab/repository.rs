@@ -15,6 +15,8 @@ use crate::time::now_rfc3339;
 pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>) -> Reply {
     match operation {
         "getApiV4ProjectsIdRepositoryFilesFilePathRaw" => raw(state, request),
+        "getApiV4ProjectsIdRepositoryFilesFilePath" => file(state, request, true),
+        "headApiV4ProjectsIdRepositoryFilesFilePath" => file(state, request, false),
         "getApiV4ProjectsIdRepositoryBranchesBranch" => branch(state, request),
         "getApiV4ProjectsIdRepositoryArchive" => archive(state, request),
         "postApiV4ProjectsIdStatusesSha" => create_status(state, request),
@@ -42,6 +44,62 @@ fn raw(state: &State, request: &Request<'_>) -> Reply {
         .with_header("x-gitlab-file-path", request.param("file_path"))
         .with_header("x-gitlab-file-name", &name)
         .with_header("x-gitlab-ref", reference)
+}
+
+/// `GET /repository/files/:file_path?ref=` (lib/api/files.rb): the file's
+/// metadata and base64 `content` as JSON, and the same metadata as
+/// `X-Gitlab-*` headers; `HEAD` answers the headers alone. `ref` must be a
+/// commit (404 `Commit Not Found`), the path a file (404 `File Not Found`).
+fn file(state: &State, request: &Request<'_>, with_body: bool) -> Reply {
+    use sha2::Digest as _;
+    let project = &state.projects[request.project()];
+    let reference = request.query("ref").unwrap_or_default();
+    let Some(sha) = project.git.resolve(reference) else { return not_found("Commit") };
+    let path = request.param("file_path").trim_matches('/');
+    let Some((blob, bytes)) = project.git.blob(&sha, path) else { return not_found("File") };
+    let last = project.git.last_commit(&sha, path).unwrap_or_else(|| sha.clone());
+    let name = path.rsplit('/').next().unwrap_or_default().to_owned();
+    let digest = hex::encode(sha2::Sha256::digest(&bytes));
+    let metadata = json!({
+        "file_name": name,
+        "file_path": path,
+        "size": bytes.len(),
+        "encoding": "base64",
+        "content_sha256": digest,
+        "ref": reference,
+        "blob_id": blob,
+        "commit_id": sha,
+        "last_commit_id": last,
+        "execute_filemode": false,
+    });
+    let mut reply = if with_body {
+        let mut body = metadata.clone();
+        body["content"] = Value::from(STANDARD.encode(&bytes));
+        Reply::json(200, &body)
+    } else {
+        Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Vec::new(),
+            delay_ms: 0,
+        }
+    };
+    let headers = [
+        ("x-gitlab-blob-id", blob.clone()),
+        ("x-gitlab-commit-id", sha.clone()),
+        ("x-gitlab-content-sha256", digest.clone()),
+        ("x-gitlab-encoding", "base64".to_owned()),
+        ("x-gitlab-file-name", name.clone()),
+        ("x-gitlab-file-path", path.to_owned()),
+        ("x-gitlab-last-commit-id", last.clone()),
+        ("x-gitlab-ref", reference.to_owned()),
+        ("x-gitlab-size", bytes.len().to_string()),
+        ("x-gitlab-execute-filemode", "false".to_owned()),
+    ];
+    for (name, value) in headers {
+        reply = reply.with_header(name, &value);
+    }
+    reply
 }
 
 /// `GET /repository/branches/:branch` (lib/api/branches.rb): 404

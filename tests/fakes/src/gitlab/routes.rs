@@ -35,6 +35,8 @@ pub(crate) const ROUTES: &[Route] = &[
     route("getApiV4Users", "GET", "/api/v4/users"),
     route("getApiV4ProjectsId", "GET", "/api/v4/projects/acme%2Fcalc"),
     route("getApiV4ProjectsIdRepositoryFilesFilePathRaw", "GET", "/api/v4/projects/7/repository/files/src%2Fa.py/raw"),
+    route("getApiV4ProjectsIdRepositoryFilesFilePath", "GET", "/api/v4/projects/7/repository/files/src%2Fa.py"),
+    route("headApiV4ProjectsIdRepositoryFilesFilePath", "HEAD", "/api/v4/projects/7/repository/files/src%2Fa.py"),
     route("getApiV4ProjectsIdRepositoryBranchesBranch", "GET", "/api/v4/projects/7/repository/branches/main"),
     route("getApiV4ProjectsIdRepositoryArchive", "GET", "/api/v4/projects/7/repository/archive"),
     route("getApiV4ProjectsIdIssuesIssueIid", "GET", "/api/v4/projects/7/issues/1"),
@@ -289,6 +291,8 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
             merge_requests::route(state, operation, request)
         }
         "getApiV4ProjectsIdRepositoryFilesFilePathRaw"
+        | "getApiV4ProjectsIdRepositoryFilesFilePath"
+        | "headApiV4ProjectsIdRepositoryFilesFilePath"
         | "getApiV4ProjectsIdRepositoryBranchesBranch"
         | "getApiV4ProjectsIdRepositoryArchive"
         | "postApiV4ProjectsIdStatusesSha"
