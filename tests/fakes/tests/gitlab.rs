@@ -103,6 +103,8 @@ fn a_project_by_path_or_id_its_file_branch_and_commit() {
     let raw = get(&gitlab, &format!("{P}/repository/files/calc.py/raw?ref=main"));
     assert_eq!(raw.status, 200);
     assert_eq!(raw.body, calc::CALC_PY);
+    assert_eq!(raw.header("x-gitlab-last-commit-id"), Some(sha.as_str()));
+    assert_eq!(raw.header("x-gitlab-blob-id"), head.header("x-gitlab-blob-id"));
     let missing = get(&gitlab, &format!("{P}/repository/files/nope%2Fx.py/raw?ref=main"));
     assert_eq!((missing.status, missing.json()), (404, json!({"message": "404 File Not Found"})));
 

@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::request::{Request, paginate};
-use super::state::{DEVELOPER, MAINTAINER, State, Status};
+use super::state::{DEVELOPER, MAINTAINER, Project, State, Status};
 use super::wire::{self, bad_request, forbidden, message, not_found};
 use crate::gitea::git::{BareRepo, Change};
 use crate::server::Reply;
@@ -27,55 +27,89 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>) -
     }
 }
 
-/// `GET /repository/files/:file_path/raw` (lib/api/files.rb,
-/// `assign_file_vars!`): `ref` (default branch when absent) must be a
-/// commit (404 `Commit Not Found`), the path a file (404 `File Not Found`).
-fn raw(state: &State, request: &Request<'_>) -> Reply {
+/// A file at a ref: `(commit, path, blob id, bytes)`, or GitLab's 404s
+/// (`assign_file_vars!` in lib/api/files.rb: `Commit Not Found`, then
+/// `File Not Found`).
+fn find_file<'a>(
+    state: &'a State,
+    request: &Request<'_>,
+    reference: &str,
+) -> Result<(&'a Project, String, String, String, Vec<u8>), Reply> {
     let project = &state.projects[request.project()];
-    let reference = request.query("ref").filter(|r| !r.is_empty()).unwrap_or(&project.default_branch);
-    let Some(sha) = project.git.resolve(reference) else { return not_found("Commit") };
-    let Some((blob, bytes)) = project.git.blob(&sha, request.param("file_path")) else { return not_found("File") };
-    let content_type =
-        if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
-    let name = request.param("file_path").rsplit('/').next().unwrap_or_default().to_owned();
-    Reply { status: 200, headers: vec![("content-type".into(), content_type.into())], body: bytes, delay_ms: 0 }
-        .with_header("x-gitlab-blob-id", &blob)
-        .with_header("x-gitlab-commit-id", &sha)
-        .with_header("x-gitlab-file-path", request.param("file_path"))
-        .with_header("x-gitlab-file-name", &name)
-        .with_header("x-gitlab-ref", reference)
+    let sha = project.git.resolve(reference).ok_or_else(|| not_found("Commit"))?;
+    let path = request.param("file_path").trim_matches('/').to_owned();
+    let (blob, bytes) = project.git.blob(&sha, &path).ok_or_else(|| not_found("File"))?;
+    Ok((project, sha, path, blob, bytes))
 }
 
-/// `GET /repository/files/:file_path?ref=` (lib/api/files.rb): the file's
-/// metadata and base64 `content` as JSON, and the same metadata as
-/// `X-Gitlab-*` headers; `HEAD` answers the headers alone. `ref` must be a
-/// commit (404 `Commit Not Found`), the path a file (404 `File Not Found`).
-fn file(state: &State, request: &Request<'_>, with_body: bool) -> Reply {
+/// The file's metadata (`blob_data` in lib/api/files.rb), which GitLab
+/// sends as JSON fields and as `X-Gitlab-*` headers (`set_http_headers`).
+fn blob_data(
+    project: &Project,
+    reference: &str,
+    sha: &str,
+    path: &str,
+    blob: &str,
+    bytes: &[u8],
+) -> Vec<(&'static str, Value)> {
     use sha2::Digest as _;
-    let project = &state.projects[request.project()];
-    let reference = request.query("ref").unwrap_or_default();
-    let Some(sha) = project.git.resolve(reference) else { return not_found("Commit") };
-    let path = request.param("file_path").trim_matches('/');
-    let Some((blob, bytes)) = project.git.blob(&sha, path) else { return not_found("File") };
-    let last = project.git.last_commit(&sha, path).unwrap_or_else(|| sha.clone());
-    let name = path.rsplit('/').next().unwrap_or_default().to_owned();
-    let digest = hex::encode(sha2::Sha256::digest(&bytes));
-    let metadata = json!({
-        "file_name": name,
-        "file_path": path,
-        "size": bytes.len(),
-        "encoding": "base64",
-        "content_sha256": digest,
-        "ref": reference,
-        "blob_id": blob,
-        "commit_id": sha,
-        "last_commit_id": last,
-        "execute_filemode": false,
-    });
-    let mut reply = if with_body {
-        let mut body = metadata.clone();
-        body["content"] = Value::from(STANDARD.encode(&bytes));
-        Reply::json(200, &body)
+    let last = project.git.last_commit(sha, path).unwrap_or_else(|| sha.to_owned());
+    vec![
+        ("file_name", Value::from(path.rsplit('/').next().unwrap_or_default())),
+        ("file_path", Value::from(path)),
+        ("size", Value::from(bytes.len())),
+        ("encoding", Value::from("base64")),
+        ("content_sha256", Value::from(hex::encode(sha2::Sha256::digest(bytes)))),
+        ("ref", Value::from(reference)),
+        ("blob_id", Value::from(blob)),
+        ("commit_id", Value::from(sha)),
+        ("last_commit_id", Value::from(last)),
+        ("execute_filemode", Value::Bool(false)),
+    ]
+}
+
+fn with_blob_headers(mut reply: Reply, data: &[(&'static str, Value)]) -> Reply {
+    for (name, value) in data {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        reply = reply.with_header(&format!("x-gitlab-{}", name.replace('_', "-")), &text);
+    }
+    reply
+}
+
+/// `GET /repository/files/:file_path/raw`: the bytes (`ref` defaults to
+/// the default branch), with the `X-Gitlab-*` metadata headers.
+fn raw(state: &State, request: &Request<'_>) -> Reply {
+    let default = &state.projects[request.project()].default_branch;
+    let reference = request.query("ref").filter(|r| !r.is_empty()).unwrap_or(default).to_owned();
+    let (project, sha, path, blob, bytes) = match find_file(state, request, &reference) {
+        Ok(found) => found,
+        Err(reply) => return reply,
+    };
+    let data = blob_data(project, &reference, &sha, &path, &blob, &bytes);
+    let content_type =
+        if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
+    let reply =
+        Reply { status: 200, headers: vec![("content-type".into(), content_type.into())], body: bytes, delay_ms: 0 };
+    with_blob_headers(reply, &data)
+}
+
+/// `GET /repository/files/:file_path?ref=` (lib/api/files.rb): the
+/// metadata and base64 `content` as JSON, the metadata as `X-Gitlab-*`
+/// headers too; `HEAD` answers the headers alone.
+fn file(state: &State, request: &Request<'_>, with_body: bool) -> Reply {
+    let reference = request.query("ref").unwrap_or_default().to_owned();
+    let (project, sha, path, blob, bytes) = match find_file(state, request, &reference) {
+        Ok(found) => found,
+        Err(reply) => return reply,
+    };
+    let data = blob_data(project, &reference, &sha, &path, &blob, &bytes);
+    let reply = if with_body {
+        let mut body: serde_json::Map<String, Value> = data.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        body.insert("content".into(), Value::from(STANDARD.encode(&bytes)));
+        Reply::json(200, &Value::Object(body))
     } else {
         Reply {
             status: 200,
@@ -84,22 +118,7 @@ fn file(state: &State, request: &Request<'_>, with_body: bool) -> Reply {
             delay_ms: 0,
         }
     };
-    let headers = [
-        ("x-gitlab-blob-id", blob.clone()),
-        ("x-gitlab-commit-id", sha.clone()),
-        ("x-gitlab-content-sha256", digest.clone()),
-        ("x-gitlab-encoding", "base64".to_owned()),
-        ("x-gitlab-file-name", name.clone()),
-        ("x-gitlab-file-path", path.to_owned()),
-        ("x-gitlab-last-commit-id", last.clone()),
-        ("x-gitlab-ref", reference.to_owned()),
-        ("x-gitlab-size", bytes.len().to_string()),
-        ("x-gitlab-execute-filemode", "false".to_owned()),
-    ];
-    for (name, value) in headers {
-        reply = reply.with_header(name, &value);
-    }
-    reply
+    with_blob_headers(reply, &data)
 }
 
 /// `GET /repository/branches/:branch` (lib/api/branches.rb): 404
