@@ -137,6 +137,8 @@ fn authentication_scopes_and_private_projects() {
     assert_eq!(write.json()["scope"], "api");
     gitlab.add_token(BOT, "glpat-repo", &["read_repository"]);
     assert_eq!(call(&gitlab, Some("glpat-repo"), "GET", P, None).status, 403);
+    let file = call(&gitlab, Some("glpat-repo"), "GET", &format!("{P}/repository/files/calc.py/raw"), None);
+    assert_eq!(file.status, 200, "lib/api/files.rb lets read_repository read files");
 
     gitlab.add_token("stranger", "glpat-stranger", &["api"]);
     gitlab.set_private("acme/calc", true);

@@ -138,7 +138,8 @@ pub(crate) fn handle(state: &Mutex<State>, call: &RecordedCall) -> Reply {
     };
     let operation = matched.as_ref().map(|m| m.operation.as_str().to_owned()).ok();
     let user_route = path == "/api/v4/user" || path == "/api/v4/users";
-    if let Err(reply) = check_scope(&call.method, &scopes, user_route) {
+    let files_route = path.contains("/repository/files/");
+    if let Err(reply) = check_scope(&call.method, &scopes, user_route, files_route) {
         return reply;
     }
     let project_id = project_segment(&path);
@@ -212,18 +213,22 @@ fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<Strin
 
 /// GitLab's token scopes for the REST API (`allow_access_with_scope` in
 /// lib/api/api.rb: `api`, and `read_api` for GET and HEAD; lib/api/users.rb
-/// adds `read_user` for GETs of `/user` and `/users`): any
+/// adds `read_user` for GETs of `/user` and `/users`, lib/api/files.rb
+/// `read_repository` for GETs and HEADs of `/repository/files/...`): any
 /// other token (`read_repository`, ...) is refused. The refusal is
 /// `APIGuard`'s `Bearer::Forbidden` for `insufficient_scope`: 403
 /// `{"error":"insufficient_scope","error_description":...,"scope":...}`,
 /// `scope` the scopes that would do, space-separated.
-fn check_scope(method: &str, scopes: &[String], user_route: bool) -> Result<(), Reply> {
+fn check_scope(method: &str, scopes: &[String], user_route: bool, files_route: bool) -> Result<(), Reply> {
     let read = matches!(method, "GET" | "HEAD");
     let mut allowed = vec!["api"];
     if read {
         allowed.push("read_api");
         if user_route {
             allowed.push("read_user");
+        }
+        if files_route {
+            allowed.push("read_repository");
         }
     }
     if scopes.iter().any(|s| allowed.contains(&s.as_str())) {
