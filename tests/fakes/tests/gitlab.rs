@@ -52,11 +52,12 @@ fn get(gitlab: &FakeGitLab, path: &str) -> Answer {
 fn every_served_route_is_an_operation_of_the_definition() {
     let api = ApiDescription::swagger2(GITLAB_API_DEFINITION).unwrap().with_rest_parameters(&[]);
     for (operation, method, sample) in FakeGitLab::served_operations() {
-        let body = (method != "GET").then_some(&b"{}"[..]);
+        let body = (method != "GET" && method != "HEAD").then_some(&b"{}"[..]);
         let found = match api.matched(method, sample, &[], body) {
             Ok(m) => m.operation.as_str().to_owned(),
             Err(
                 agent_zero_fakes::conformance::Violation::MissingBody { operation }
+                | agent_zero_fakes::conformance::Violation::MissingQuery { operation, .. }
                 | agent_zero_fakes::conformance::Violation::InvalidBody { operation, .. },
             ) => operation.as_str().to_owned(),
             Err(e) => panic!("{method} {sample}: {e}"),
@@ -92,9 +93,18 @@ fn a_project_by_path_or_id_its_file_branch_and_commit() {
     let id = json["id"].as_u64().unwrap();
     assert_eq!(get(&gitlab, &format!("/api/v4/projects/{id}")).json()["path_with_namespace"], "acme/calc");
 
+    let file = get(&gitlab, &format!("{P}/repository/files/calc.py?ref=main"));
+    assert_eq!(file.json()["content"], STANDARD.encode(calc::CALC_PY));
+    assert_eq!(file.header("x-gitlab-commit-id"), Some(sha.as_str()));
+    let head = call(&gitlab, Some(TOKEN), "HEAD", &format!("{P}/repository/files/calc.py?ref={sha}"), None);
+    assert_eq!((head.status, head.body.as_str()), (200, ""));
+    assert_eq!(head.header("x-gitlab-blob-id"), file.json()["blob_id"].as_str());
+    assert_eq!(head.header("x-gitlab-size"), Some(calc::CALC_PY.len().to_string().as_str()));
     let raw = get(&gitlab, &format!("{P}/repository/files/calc.py/raw?ref=main"));
     assert_eq!(raw.status, 200);
     assert_eq!(raw.body, calc::CALC_PY);
+    assert_eq!(raw.header("x-gitlab-last-commit-id"), Some(sha.as_str()));
+    assert_eq!(raw.header("x-gitlab-blob-id"), head.header("x-gitlab-blob-id"));
     let missing = get(&gitlab, &format!("{P}/repository/files/nope%2Fx.py/raw?ref=main"));
     assert_eq!((missing.status, missing.json()), (404, json!({"message": "404 File Not Found"})));
 
@@ -127,6 +137,8 @@ fn authentication_scopes_and_private_projects() {
     assert_eq!(write.json()["scope"], "api");
     gitlab.add_token(BOT, "glpat-repo", &["read_repository"]);
     assert_eq!(call(&gitlab, Some("glpat-repo"), "GET", P, None).status, 403);
+    let file = call(&gitlab, Some("glpat-repo"), "GET", &format!("{P}/repository/files/calc.py/raw"), None);
+    assert_eq!(file.status, 200, "lib/api/files.rb lets read_repository read files");
 
     gitlab.add_token("stranger", "glpat-stranger", &["api"]);
     gitlab.set_private("acme/calc", true);
@@ -354,7 +366,9 @@ fn issues_members_and_notes_with_pagination() {
         (json!(iid), json!("opened"), json!(["agent-zero"]))
     );
     assert_eq!(json["author"]["username"], "alice");
-    assert_eq!(get(&gitlab, &format!("{P}/issues/99")).status, 404);
+    let missing = get(&gitlab, &format!("{P}/issues/99"));
+    assert_eq!((missing.status, missing.json()), (404, json!({"message": "404 Not found"})));
+    assert_eq!(get(&gitlab, &format!("{P}/merge_requests/99")).json(), json!({"message": "404 Not found"}));
 
     let bot = gitlab.add_user(BOT);
     let member = get(&gitlab, &format!("{P}/members/all/{bot}"));
@@ -478,6 +492,14 @@ fn the_answer_check_catches_a_wrong_shape() {
     );
     status.as_object_mut().unwrap().remove("colour");
     FakeGitLab::check_answer("POST", &format!("{P}/statuses/abc"), 201, status.to_string().as_bytes()).unwrap();
+    // A merge request may carry only the entity's published field names.
+    gitlab.set_file("acme/calc", "fix", "calc.py", calc::CALC_PY_FIXED);
+    let body = json!({"source_branch": "fix", "target_branch": "main", "title": "t"});
+    let mut mr = call(&gitlab, Some(TOKEN), "POST", &format!("{P}/merge_requests"), Some(body)).json();
+    mr["pull_request_url"] = json!("x");
+    let path = format!("{P}/merge_requests/1");
+    let refused = FakeGitLab::check_answer("GET", &path, 200, mr.to_string().as_bytes()).unwrap_err();
+    assert!(refused.contains("pull_request_url"), "{refused}");
 }
 
 #[test]
@@ -546,4 +568,102 @@ fn merge_request_discussions_place_diff_notes_on_lines_of_the_diff() {
     );
     assert_eq!(bad.status, 400);
     assert_eq!(gitlab.violations().len(), 1);
+}
+
+/// The fixture's README records the SHA-256 of what it committed, and the
+/// definition is what `build.py` makes of its two sources (when Python
+/// with PyYAML is at hand; the README's hashes are checked always).
+#[test]
+fn the_committed_definition_is_what_its_readme_and_build_script_say() {
+    use sha2::Digest as _;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/gitlab-api");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for file in ["openapi_v2.excerpt.yaml", "grape_operations.yaml", "gitlab-api.v4.subset.json"] {
+        let digest = hex::encode(sha2::Sha256::digest(std::fs::read(dir.join(file)).unwrap()));
+        assert!(
+            readme.contains(&format!("| `{file}` | `{digest}` |")),
+            "README.md does not record {file}'s sha256 {digest}"
+        );
+    }
+    let yaml = std::process::Command::new("python3").args(["-c", "import yaml"]).output();
+    if !yaml.is_ok_and(|o| o.status.success()) {
+        eprintln!("python3 with PyYAML is not here: build.py --check skipped");
+        return;
+    }
+    let check =
+        std::process::Command::new("python3").arg("build.py").arg("--check").current_dir(&dir).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}
+
+#[test]
+fn read_user_tokens_and_who_may_comment_on_a_private_project() {
+    let (gitlab, _fixture, sha) = seeded();
+    gitlab.add_token(BOT, "glpat-user", &["read_user"]);
+    assert_eq!(call(&gitlab, Some("glpat-user"), "GET", "/api/v4/user", None).status, 200);
+    assert_eq!(call(&gitlab, Some("glpat-user"), "GET", "/api/v4/users?username=acme", None).status, 200);
+    let project = call(&gitlab, Some("glpat-user"), "GET", P, None);
+    assert_eq!((project.status, project.json()["scope"].clone()), (403, json!("api read_api")));
+
+    gitlab.set_private("acme/calc", true);
+    let iid = gitlab.open_issue("acme/calc", "acme", "t", "d", &[]);
+    gitlab.add_token("guest", "glpat-guest", &["api"]);
+    gitlab.set_access("acme/calc", "guest", 10);
+    let notes = format!("{P}/issues/{iid}/notes");
+    let refused = call(&gitlab, Some("glpat-guest"), "POST", &notes, Some(json!({"body": "hi"})));
+    assert_eq!((refused.status, refused.json()), (403, json!({"message": "403 Forbidden"})));
+    gitlab.set_access("acme/calc", "guest", 20);
+    assert_eq!(call(&gitlab, Some("glpat-guest"), "POST", &notes, Some(json!({"body": "hi"}))).status, 201);
+    let empty = call(&gitlab, Some(TOKEN), "POST", &notes, Some(json!({"body": " "})));
+    assert_eq!(empty.status, 400);
+
+    let commits = format!("{P}/repository/commits");
+    let short = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_sha": "abc123",
+        "commit_message": "m", "actions": [{"action": "create", "file_path": "n", "content": "x"}]})),
+    );
+    assert_eq!(short.json()["message"], "Invalid start_sha 'abc123'");
+    let both = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_sha": sha, "start_branch": "main",
+        "commit_message": "m", "actions": [{"action": "create", "file_path": "n", "content": "x"}]})),
+    );
+    assert_eq!(both.json()["message"], "400 Bad request - start_branch, start_sha are mutually exclusive");
+    let none = call(
+        &gitlab,
+        Some(TOKEN),
+        "POST",
+        &commits,
+        Some(json!({"branch": "b", "start_branch": "main", "commit_message": "m"})),
+    );
+    assert_eq!(none.json()["message"], "400 Bad request - Provide at least one action, or set allow_empty to true");
+    assert_eq!(gitlab.violations().len(), 2, "the malformed commits are violations: {:?}", gitlab.violations());
+}
+
+#[test]
+fn an_issue_hook_reports_the_change_it_makes() {
+    let (gitlab, _fixture, _) = seeded();
+    let iid = gitlab.open_issue("acme/calc", "alice", "mean is wrong", "off by one", &["bug"]);
+    let hook = gitlab.issue_hook("acme/calc", iid, "update", "maintainer", &["agent-zero"]);
+    assert_eq!((hook["object_kind"].clone(), hook["event_type"].clone()), (json!("issue"), json!("issue")));
+    assert_eq!(hook["object_attributes"]["iid"], iid);
+    assert_eq!(hook["object_attributes"]["action"], "update");
+    assert_eq!(hook["user"]["username"], "maintainer");
+    assert_eq!(hook["project"]["path_with_namespace"], "acme/calc");
+    let titles =
+        |v: &Value| v.as_array().unwrap().iter().map(|l| l["title"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(titles(&hook["changes"]["labels"]["previous"]), ["bug"]);
+    assert_eq!(titles(&hook["changes"]["labels"]["current"]), ["bug", "agent-zero"]);
+    let issue = get(&gitlab, &format!("{P}/issues/{iid}")).json();
+    assert_eq!(issue["labels"], json!(["bug", "agent-zero"]));
+    let closed = gitlab.issue_hook("acme/calc", iid, "close", "alice", &[]);
+    assert_eq!(closed["object_attributes"]["state"], "closed");
+    assert!(closed["changes"].as_object().unwrap().is_empty());
+    assert_eq!(get(&gitlab, &format!("{P}/issues/{iid}")).json()["state"], "closed");
 }

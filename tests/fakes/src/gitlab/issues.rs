@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::request::{Request, paginate};
 use super::state::{MAINTAINER, Note, REPORTER, State};
-use super::wire::{self, bad_request, forbidden, message, not_found};
+use super::wire::{self, bad_request, forbidden, message, record_not_found};
 use crate::server::Reply;
 use crate::time::now_rfc3339;
 
@@ -26,10 +26,10 @@ fn find_issue(state: &State, request: &Request<'_>, iid: u64) -> Option<super::s
     state.issues.iter().find(|i| i.project == project && i.iid == iid).cloned()
 }
 
-/// `GET /issues/:issue_iid` (lib/api/issues.rb): 404 `Issue Not Found`
-/// (`find_project_issue`).
+/// `GET /issues/:issue_iid` (lib/api/issues.rb): `404 Not found` when
+/// missing (`find_project_issue` is a `find_by!`).
 fn issue(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(found) = find_issue(state, request, request.number("issue_iid")) else { return not_found("Issue") };
+    let Some(found) = find_issue(state, request, request.number("issue_iid")) else { return record_not_found() };
     let json = wire::issue(state, &found);
     Reply::json(200, &json)
 }
@@ -43,15 +43,15 @@ fn member(state: &State, request: &Request<'_>) -> Reply {
     let level = user.map_or(0, |u| State::access(project, &u.username));
     match user {
         Some(user) if level > 0 => Reply::json(200, &wire::member(state, user, level)),
-        _ => message(404, "404 Not found"),
+        _ => record_not_found(),
     }
 }
 
 /// `GET /issues/:noteable_id/notes` (lib/api/notes.rb): `sort` `desc` by
 /// default (newest first), `order_by` `created_at` or `updated_at`,
-/// paginated; 404 `Issue Not Found` (`find_noteable`).
+/// paginated; `404 Not found` for a missing issue.
 fn list_notes(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return not_found("Issue") };
+    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return record_not_found() };
     let mut notes: Vec<Note> =
         state.notes.iter().filter(|n| n.noteable_type == "Issue" && n.noteable_id == found.id).cloned().collect();
     let by_updated = request.query("order_by") == Some("updated_at");
@@ -73,11 +73,11 @@ fn may_comment(state: &State, request: &Request<'_>) -> bool {
     request.level >= REPORTER || !state.projects[request.project()].private
 }
 
-/// `POST /issues/:noteable_id/notes`: 201 `Note`; 404 `Issue Not Found`,
+/// `POST /issues/:noteable_id/notes`: 201 `Note`; `404 Not found`,
 /// 403 for a caller who may not comment, 400 `Note {:note=>["can't be
 /// blank"]}` for an empty body.
 fn create_note(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return not_found("Issue") };
+    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return record_not_found() };
     if !may_comment(state, request) {
         return forbidden(None);
     }
@@ -106,14 +106,15 @@ fn create_note(state: &mut State, request: &Request<'_>) -> Reply {
 }
 
 /// `PUT /issues/:noteable_id/notes/:note_id` (`update_note`): the author
-/// (or a maintainer and up) may edit; 404 `Note Not Found`, 403 otherwise.
+/// (or a maintainer and up) may edit; `404 Not found` (`notes.find`), 403
+/// otherwise.
 fn edit_note(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return not_found("Issue") };
+    let Some(found) = find_issue(state, request, request.number("noteable_id")) else { return record_not_found() };
     let note_id = request.number("note_id");
     let Some(at) =
         state.notes.iter().position(|n| n.id == note_id && n.noteable_type == "Issue" && n.noteable_id == found.id)
     else {
-        return not_found("Note");
+        return record_not_found();
     };
     if !state.notes[at].author.eq_ignore_ascii_case(&request.username) && request.level < MAINTAINER {
         return forbidden(None);

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use super::repository::parse_diff;
 use super::request::{Request, paginate};
 use super::state::{DEVELOPER, MergeRequest, Note, REPORTER, State};
-use super::wire::{self, forbidden, message, not_found};
+use super::wire::{self, forbidden, message, not_found, record_not_found};
 use crate::server::Reply;
 use crate::time::now_rfc3339;
 
@@ -116,10 +116,10 @@ fn find(state: &State, request: &Request<'_>) -> Option<MergeRequest> {
     state.merge_requests.iter().find(|m| m.project == project && m.iid == iid).cloned()
 }
 
-/// `GET /merge_requests/:merge_request_iid`: `MergeRequest`; 404
-/// `Merge Request Not Found`.
+/// `GET /merge_requests/:merge_request_iid`: `MergeRequest`; `404 Not
+/// found` (`find_project_merge_request` is a `find_by!`).
 fn get(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(mr) = find(state, request) else { return not_found("Merge Request") };
+    let Some(mr) = find(state, request) else { return record_not_found() };
     let json = wire::merge_request(state, &mr, true);
     Reply::json(200, &json)
 }
@@ -127,7 +127,7 @@ fn get(state: &mut State, request: &Request<'_>) -> Reply {
 /// `GET /merge_requests/:merge_request_iid/diffs`: the changes from the
 /// merge base to the source branch as `Entities::Diff`, paginated.
 fn diffs(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(mr) = find(state, request) else { return not_found("Merge Request") };
+    let Some(mr) = find(state, request) else { return record_not_found() };
     let project = &state.projects[request.project()];
     let head = project.git.branch(&mr.source_branch).unwrap_or_default();
     let base = project.git.branch(&mr.target_branch).unwrap_or_default();
@@ -164,7 +164,7 @@ fn discussions_of(state: &State, mr: &MergeRequest) -> Vec<Vec<Note>> {
 /// every discussion, oldest first, its notes oldest first; paginated by
 /// discussion.
 fn list_discussions(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(mr) = find(state, request) else { return not_found("Merge Request") };
+    let Some(mr) = find(state, request) else { return record_not_found() };
     let groups = discussions_of(state, &mr);
     let items: Vec<Value> = groups.iter().map(|g| discussion_json(state, g)).collect();
     paginate(state, request, items)
@@ -227,7 +227,7 @@ fn diff_lines(state: &State, request: &Request<'_>, mr: &MergeRequest, path: &st
 /// cannot place: 400 `Note {:line_code=>[...]}`, the message
 /// approximated here), `old_path`/`new_path` defaulting to each other.
 fn create_discussion(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(mr) = find(state, request) else { return not_found("Merge Request") };
+    let Some(mr) = find(state, request) else { return record_not_found() };
     if !may_comment(state, request) {
         return forbidden(None);
     }
@@ -286,7 +286,7 @@ fn create_discussion(state: &mut State, request: &Request<'_>) -> Reply {
 /// `POST /merge_requests/:noteable_id/discussions/:discussion_id/notes`: a
 /// reply (201 `Note`); 404 `Discussion Not Found`.
 fn reply(state: &mut State, request: &Request<'_>) -> Reply {
-    let Some(mr) = find(state, request) else { return not_found("Merge Request") };
+    let Some(mr) = find(state, request) else { return record_not_found() };
     let discussion = request.param("discussion_id").to_owned();
     let exists = state
         .notes

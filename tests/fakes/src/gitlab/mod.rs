@@ -11,7 +11,8 @@
 //! `Authorization: Bearer t`, or `?private_token=`) must exist (401
 //! `{"message":"401 Unauthorized"}`), must carry a scope for the method
 //! (`api` for writes; `api` or `read_api` for reads; `read_user` for
-//! `GET /user` and `/users`) or get 403 `insufficient_scope`; a project
+//! `GET /user` and `/users`; `read_repository` for the files API's reads)
+//! or get 403 `insufficient_scope`; a project
 //! that does not exist, or a private one the caller is no member of, is
 //! 404 `{"message":"404 Project Not Found"}`. Then a query or body that
 //! does not conform is 400 `{"error": "<what>"}`, recorded in
@@ -351,6 +352,7 @@ impl FakeGitLab {
                     "action": action,
                 },
                 "labels": labels,
+                "assignees": [],
                 "changes": {},
                 "repository": {
                     "name": project.path,
@@ -703,7 +705,7 @@ impl FakeGitLab {
     /// Checks a JSON answer of this fake (`method`, the path as sent,
     /// status, body) against the definition's declared response and, for
     /// the entities the definition excerpt lacks, GitLab's public API JSON
-    /// schemas; non-2xx answers pass.
+    /// schemas; non-2xx and HEAD answers pass.
     ///
     /// # Errors
     /// What did not conform.

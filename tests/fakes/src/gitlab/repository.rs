@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::request::{Request, paginate};
-use super::state::{DEVELOPER, MAINTAINER, State, Status};
+use super::state::{DEVELOPER, MAINTAINER, Project, State, Status};
 use super::wire::{self, bad_request, forbidden, message, not_found};
 use crate::gitea::git::{BareRepo, Change};
 use crate::server::Reply;
@@ -15,6 +15,8 @@ use crate::time::now_rfc3339;
 pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>) -> Reply {
     match operation {
         "getApiV4ProjectsIdRepositoryFilesFilePathRaw" => raw(state, request),
+        "getApiV4ProjectsIdRepositoryFilesFilePath" => file(state, request, true),
+        "headApiV4ProjectsIdRepositoryFilesFilePath" => file(state, request, false),
         "getApiV4ProjectsIdRepositoryBranchesBranch" => branch(state, request),
         "getApiV4ProjectsIdRepositoryArchive" => archive(state, request),
         "postApiV4ProjectsIdStatusesSha" => create_status(state, request),
@@ -25,23 +27,98 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>) -
     }
 }
 
-/// `GET /repository/files/:file_path/raw` (lib/api/files.rb,
-/// `assign_file_vars!`): `ref` (default branch when absent) must be a
-/// commit (404 `Commit Not Found`), the path a file (404 `File Not Found`).
-fn raw(state: &State, request: &Request<'_>) -> Reply {
+/// A file at a ref: `(commit, path, blob id, bytes)`, or GitLab's 404s
+/// (`assign_file_vars!` in lib/api/files.rb: `Commit Not Found`, then
+/// `File Not Found`).
+fn find_file<'a>(
+    state: &'a State,
+    request: &Request<'_>,
+    reference: &str,
+) -> Result<(&'a Project, String, String, String, Vec<u8>), Reply> {
     let project = &state.projects[request.project()];
-    let reference = request.query("ref").filter(|r| !r.is_empty()).unwrap_or(&project.default_branch);
-    let Some(sha) = project.git.resolve(reference) else { return not_found("Commit") };
-    let Some((blob, bytes)) = project.git.blob(&sha, request.param("file_path")) else { return not_found("File") };
+    let sha = project.git.resolve(reference).ok_or_else(|| not_found("Commit"))?;
+    let path = request.param("file_path").trim_matches('/').to_owned();
+    let (blob, bytes) = project.git.blob(&sha, &path).ok_or_else(|| not_found("File"))?;
+    Ok((project, sha, path, blob, bytes))
+}
+
+/// The file's metadata (`blob_data` in lib/api/files.rb), which GitLab
+/// sends as JSON fields and as `X-Gitlab-*` headers (`set_http_headers`).
+fn blob_data(
+    project: &Project,
+    reference: &str,
+    sha: &str,
+    path: &str,
+    blob: &str,
+    bytes: &[u8],
+) -> Vec<(&'static str, Value)> {
+    use sha2::Digest as _;
+    let last = project.git.last_commit(sha, path).unwrap_or_else(|| sha.to_owned());
+    vec![
+        ("file_name", Value::from(path.rsplit('/').next().unwrap_or_default())),
+        ("file_path", Value::from(path)),
+        ("size", Value::from(bytes.len())),
+        ("encoding", Value::from("base64")),
+        ("content_sha256", Value::from(hex::encode(sha2::Sha256::digest(bytes)))),
+        ("ref", Value::from(reference)),
+        ("blob_id", Value::from(blob)),
+        ("commit_id", Value::from(sha)),
+        ("last_commit_id", Value::from(last)),
+        ("execute_filemode", Value::Bool(false)),
+    ]
+}
+
+fn with_blob_headers(mut reply: Reply, data: &[(&'static str, Value)]) -> Reply {
+    for (name, value) in data {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        reply = reply.with_header(&format!("x-gitlab-{}", name.replace('_', "-")), &text);
+    }
+    reply
+}
+
+/// `GET /repository/files/:file_path/raw`: the bytes (`ref` defaults to
+/// the default branch), with the `X-Gitlab-*` metadata headers.
+fn raw(state: &State, request: &Request<'_>) -> Reply {
+    let default = &state.projects[request.project()].default_branch;
+    let reference = request.query("ref").filter(|r| !r.is_empty()).unwrap_or(default).to_owned();
+    let (project, sha, path, blob, bytes) = match find_file(state, request, &reference) {
+        Ok(found) => found,
+        Err(reply) => return reply,
+    };
+    let data = blob_data(project, &reference, &sha, &path, &blob, &bytes);
     let content_type =
         if std::str::from_utf8(&bytes).is_ok() { "text/plain; charset=utf-8" } else { "application/octet-stream" };
-    let name = request.param("file_path").rsplit('/').next().unwrap_or_default().to_owned();
-    Reply { status: 200, headers: vec![("content-type".into(), content_type.into())], body: bytes, delay_ms: 0 }
-        .with_header("x-gitlab-blob-id", &blob)
-        .with_header("x-gitlab-commit-id", &sha)
-        .with_header("x-gitlab-file-path", request.param("file_path"))
-        .with_header("x-gitlab-file-name", &name)
-        .with_header("x-gitlab-ref", reference)
+    let reply =
+        Reply { status: 200, headers: vec![("content-type".into(), content_type.into())], body: bytes, delay_ms: 0 };
+    with_blob_headers(reply, &data)
+}
+
+/// `GET /repository/files/:file_path?ref=` (lib/api/files.rb): the
+/// metadata and base64 `content` as JSON, the metadata as `X-Gitlab-*`
+/// headers too; `HEAD` answers the headers alone.
+fn file(state: &State, request: &Request<'_>, with_body: bool) -> Reply {
+    let reference = request.query("ref").unwrap_or_default().to_owned();
+    let (project, sha, path, blob, bytes) = match find_file(state, request, &reference) {
+        Ok(found) => found,
+        Err(reply) => return reply,
+    };
+    let data = blob_data(project, &reference, &sha, &path, &blob, &bytes);
+    let reply = if with_body {
+        let mut body: serde_json::Map<String, Value> = data.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        body.insert("content".into(), Value::from(STANDARD.encode(&bytes)));
+        Reply::json(200, &Value::Object(body))
+    } else {
+        Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Vec::new(),
+            delay_ms: 0,
+        }
+    };
+    with_blob_headers(reply, &data)
 }
 
 /// `GET /repository/branches/:branch` (lib/api/branches.rb): 404

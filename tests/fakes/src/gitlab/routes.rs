@@ -35,6 +35,8 @@ pub(crate) const ROUTES: &[Route] = &[
     route("getApiV4Users", "GET", "/api/v4/users"),
     route("getApiV4ProjectsId", "GET", "/api/v4/projects/acme%2Fcalc"),
     route("getApiV4ProjectsIdRepositoryFilesFilePathRaw", "GET", "/api/v4/projects/7/repository/files/src%2Fa.py/raw"),
+    route("getApiV4ProjectsIdRepositoryFilesFilePath", "GET", "/api/v4/projects/7/repository/files/src%2Fa.py"),
+    route("headApiV4ProjectsIdRepositoryFilesFilePath", "HEAD", "/api/v4/projects/7/repository/files/src%2Fa.py"),
     route("getApiV4ProjectsIdRepositoryBranchesBranch", "GET", "/api/v4/projects/7/repository/branches/main"),
     route("getApiV4ProjectsIdRepositoryArchive", "GET", "/api/v4/projects/7/repository/archive"),
     route("getApiV4ProjectsIdIssuesIssueIid", "GET", "/api/v4/projects/7/issues/1"),
@@ -136,7 +138,8 @@ pub(crate) fn handle(state: &Mutex<State>, call: &RecordedCall) -> Reply {
     };
     let operation = matched.as_ref().map(|m| m.operation.as_str().to_owned()).ok();
     let user_route = path == "/api/v4/user" || path == "/api/v4/users";
-    if let Err(reply) = check_scope(&call.method, &scopes, user_route) {
+    let files_route = path.contains("/repository/files/");
+    if let Err(reply) = check_scope(&call.method, &scopes, user_route, files_route) {
         return reply;
     }
     let project_id = project_segment(&path);
@@ -187,7 +190,9 @@ fn project_segment(path: &str) -> Option<String> {
 
 /// The token's user and scopes, as GitLab's `APIGuard` finds them: a
 /// personal access token in `PRIVATE-TOKEN`, `Authorization: Bearer`, or
-/// the `private_token`/`access_token` query parameter. None, or one that is
+/// the `private_token` query parameter (the definition's
+/// `securityDefinitions`; an `access_token` query parameter is undeclared
+/// there, so a violation). None, or one that is
 /// not a known token, is `401 {"message":"401 Unauthorized"}` (every call
 /// here needs one: the fake has no anonymous access).
 fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<String>), Reply> {
@@ -199,28 +204,31 @@ fn authenticate(state: &State, call: &RecordedCall) -> Result<(String, Vec<Strin
         .header("private-token")
         .map(str::to_owned)
         .or(bearer)
-        .or_else(|| call.query_param("private_token").map(str::to_owned))
-        .or_else(|| call.query_param("access_token").map(str::to_owned));
+        .or_else(|| call.query_param("private_token").map(str::to_owned));
     let unauthorized = || message(401, "401 Unauthorized");
     let Some(presented) = presented else { return Err(unauthorized()) };
     let Some(token) = state.tokens.iter().find(|t| t.token == presented) else { return Err(unauthorized()) };
     Ok((token.username.clone(), token.scopes.clone()))
 }
 
-/// GitLab's token scopes for the REST API (`Gitlab::Auth::API_SCOPES`,
-/// `allow_access_with_scope`): `api` allows everything, `read_api` every
-/// GET, `read_user` GETs of `/user` and `/users` (lib/api/users.rb); any
+/// GitLab's token scopes for the REST API (`allow_access_with_scope` in
+/// lib/api/api.rb: `api`, and `read_api` for GET and HEAD; lib/api/users.rb
+/// adds `read_user` for GETs of `/user` and `/users`, lib/api/files.rb
+/// `read_repository` for GETs and HEADs of `/repository/files/...`): any
 /// other token (`read_repository`, ...) is refused. The refusal is
 /// `APIGuard`'s `Bearer::Forbidden` for `insufficient_scope`: 403
 /// `{"error":"insufficient_scope","error_description":...,"scope":...}`,
 /// `scope` the scopes that would do, space-separated.
-fn check_scope(method: &str, scopes: &[String], user_route: bool) -> Result<(), Reply> {
+fn check_scope(method: &str, scopes: &[String], user_route: bool, files_route: bool) -> Result<(), Reply> {
     let read = matches!(method, "GET" | "HEAD");
     let mut allowed = vec!["api"];
     if read {
         allowed.push("read_api");
         if user_route {
             allowed.push("read_user");
+        }
+        if files_route {
+            allowed.push("read_repository");
         }
     }
     if scopes.iter().any(|s| allowed.contains(&s.as_str())) {
@@ -288,6 +296,8 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
             merge_requests::route(state, operation, request)
         }
         "getApiV4ProjectsIdRepositoryFilesFilePathRaw"
+        | "getApiV4ProjectsIdRepositoryFilesFilePath"
+        | "headApiV4ProjectsIdRepositoryFilesFilePath"
         | "getApiV4ProjectsIdRepositoryBranchesBranch"
         | "getApiV4ProjectsIdRepositoryArchive"
         | "postApiV4ProjectsIdStatusesSha"

@@ -26,6 +26,14 @@ pub(crate) fn not_found(what: &str) -> Reply {
     message(404, &format!("404 {what} Not Found"))
 }
 
+/// A record GitLab looks up with `find_by!`/`find` that is not there
+/// (`find_project_issue`, `find_project_merge_request`, a note by id, a
+/// member): `ActiveRecord::RecordNotFound`, which lib/api/api.rb answers
+/// `{"message": "404 Not found"}`.
+pub(crate) fn record_not_found() -> Reply {
+    message(404, "404 Not found")
+}
+
 /// `forbidden!`: `{"message": "403 Forbidden"}`, with `- reason` when given.
 pub(crate) fn forbidden(reason: Option<&str>) -> Reply {
     match reason {
