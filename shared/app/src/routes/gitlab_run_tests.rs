@@ -336,8 +336,13 @@ fn a_reporters_merge_request_is_declined_unless_opted_in_and_the_policy_decides(
     let (gitlab, _fixture, settings) = world(POLICY);
     let (iid, _) = open_merge_request(&gitlab, MAINTAINER, "text", &[]);
     assert_eq!(declined(&admit(&settings, &merge_request_received(iid, MAINTAINER)).unwrap()), "proactive-disabled");
+    // A draft (GitLab's `Draft:` title) is not reviewed yet, as on GitHub.
+    let (gitlab, _fixture, settings) = world(REVIEW_POLICY);
+    gitlab.set_file(PROJECT, "wip", "src/wip.py", "x = 1\n");
+    let draft = gitlab.open_merge_request(PROJECT, MAINTAINER, "wip", "Draft: half done", "text", &[]);
+    assert_eq!(declined(&admit(&settings, &merge_request_received(draft, MAINTAINER)).unwrap()), "draft-pull-request");
     gitlab.fail_next(1, 503);
-    let retried = admit(&settings, &merge_request_received(iid, MAINTAINER));
+    let retried = admit(&settings, &merge_request_received(draft, MAINTAINER));
     assert!(matches!(retried, Err(AdmitError::Unavailable(_))), "{retried:?}");
     gitlab.assert_no_violations();
 }

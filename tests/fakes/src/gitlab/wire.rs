@@ -334,6 +334,13 @@ pub(crate) fn member(state: &State, user: &User, level: u32) -> Value {
 
 /// `Entities::MergeRequestBasic` (`full` adds `Entities::MergeRequest`'s
 /// fields).
+/// A draft by its title, as GitLab marks one: `[Draft]`, `Draft:` or
+/// `(Draft)` at the start (doc/user/project/merge_requests/drafts.md).
+fn is_draft(title: &str) -> bool {
+    let title = title.trim_start().to_ascii_lowercase();
+    ["[draft]", "draft:", "(draft)"].iter().any(|p| title.starts_with(p))
+}
+
 pub(crate) fn merge_request(state: &mut State, mr: &MergeRequest, full: bool) -> Value {
     let author = user_basic_by_name(state, &mr.author);
     let project = state.projects.iter().find(|p| p.id == mr.project).expect("a merge request's project exists");
@@ -369,10 +376,10 @@ pub(crate) fn merge_request(state: &mut State, mr: &MergeRequest, full: bool) ->
         "source_project_id": mr.project,
         "target_project_id": mr.project,
         "labels": mr.labels,
-        "draft": false,
+        "draft": is_draft(&mr.title),
         "imported": false,
         "imported_from": "none",
-        "work_in_progress": false,
+        "work_in_progress": is_draft(&mr.title),
         "milestone": null,
         "merge_when_pipeline_succeeds": false,
         "merge_status": "can_be_merged",
