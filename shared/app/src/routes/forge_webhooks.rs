@@ -144,10 +144,13 @@ async fn intake<H: Host>(
         }
     };
 
-    // A Gitea or Forgejo issue becomes a task: its policy gate is the
-    // task's first tick, as a GitHub delivery's.
+    // A Gitea or Forgejo issue, or a review with line comments, becomes a
+    // task: its policy gate is the task's first tick, as a GitHub delivery's.
     if matches!(route, Route::Gitea)
-        && matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. })
+        && matches!(
+            arrival.kind,
+            ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. } | ArrivalKind::ReviewComment { .. }
+        )
     {
         return task(context, &arrival, &delivery).await;
     }
@@ -185,19 +188,24 @@ async fn intake<H: Host>(
     Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
 }
 
-/// The task of a Gitea or Forgejo issue arrival (`gt-{delivery}`):
-/// recorded once, answered 202 with its id, its policy gate the first
-/// tick; the same delivery again is answered 200 with the task's id.
+/// The task of a Gitea or Forgejo issue or review arrival
+/// (`gt-{delivery}`): recorded once, answered 202 with its id, its policy
+/// gate the first tick; the same delivery again is answered 200 with the
+/// task's id.
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
     arrival: &Arrival,
     delivery: &str,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let task_id = format!("gt-{delivery}");
+    let trigger = match arrival.kind {
+        ArrivalKind::ReviewComment { .. } => agent_zero_contracts::Trigger::Feedback,
+        _ => agent_zero_contracts::Trigger::Issue,
+    };
     let received = agent_zero_engine::Received {
         task_id: task_id.clone(),
         repository: arrival.repository.clone(),
-        trigger: agent_zero_contracts::Trigger::Issue,
+        trigger,
         source: Some(format!("{}:{delivery}", arrival.forge.as_str())),
         // The title is untrusted and not in the arrival: the gate reads it.
         title: None,
@@ -207,7 +215,7 @@ async fn task<H: Host>(
         None => (
             StatusCode::ACCEPTED,
             json!({
-                "taskId": task_id, "state": "queued", "trigger": "issue",
+                "taskId": task_id, "state": "queued", "trigger": trigger.as_str(),
                 "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
             }),
         ),
