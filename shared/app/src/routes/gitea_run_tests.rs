@@ -327,7 +327,10 @@ fn the_changed_files_are_the_pull_requests_diff_with_its_hunks() {
     let forge = GiteaForge { settings: &settings, http: &http, now_ms: 0 };
     let listed = block_on(forge.changed_files(&stimulus)).unwrap();
     let [file] = listed.files.as_slice() else { panic!("{listed:?}") };
-    assert_eq!((file.path.as_str(), file.status.as_str(), file.additions, file.deletions), ("src/lib.py", "modified", 2, 1));
+    assert_eq!(
+        (file.path.as_str(), file.status.as_str(), file.additions, file.deletions),
+        ("src/lib.py", "modified", 2, 1)
+    );
     let patch = file.patch.as_deref().unwrap();
     assert!(patch.starts_with("@@ -1 +1,2 @@") && patch.contains("+y = x / 0"), "{patch}");
     assert_eq!(listed.cut, None);

@@ -15,7 +15,9 @@
 //! accounts that may write issues label one).
 
 use agent_zero_contracts::{FeedbackItem, FeedbackKind, ForgeKind, IssueRef, UntrustedText};
-use agent_zero_engine::{Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
+use agent_zero_engine::{
+    Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus,
+};
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient, GiteaError};
 use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH, ParsedDelivery};
 use agent_zero_ports::HttpClient;
@@ -198,8 +200,13 @@ impl<H: HttpClient> Gate<'_, H> {
         let labels: Vec<String> = issue.labels.iter().map(|l| l.name.clone()).collect();
         let title = UntrustedText::capped(&issue.title, MAX_TITLE_BYTES);
         let body = UntrustedText::capped(&issue.body, MAX_BODY_BYTES);
-        let issue_ref =
-            IssueRef { owner: owner.to_owned(), repo: repo.to_owned(), number, title: title.clone(), url: issue.html_url.clone() };
+        let issue_ref = IssueRef {
+            owner: owner.to_owned(),
+            repo: repo.to_owned(),
+            number,
+            title: title.clone(),
+            url: issue.html_url.clone(),
+        };
         let mut parsed = self.parsed("issue", default_branch);
         let fields = json!({
             "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": issue.html_url },
@@ -234,10 +241,16 @@ impl<H: HttpClient> Gate<'_, H> {
         if pr.state != "open" || pr.merged {
             return declined(&agent_zero_github::IgnoreReason::PullRequestNotOpen { number });
         }
-        let reviews =
-            self.client.reviews(owner, repo, number).await.map_err(|e| admit_error("the pull request's reviews", &e))?;
+        let reviews = self
+            .client
+            .reviews(owner, repo, number)
+            .await
+            .map_err(|e| admit_error("the pull request's reviews", &e))?;
         let Some(review) = reviews.iter().rev().find(|r| {
-            r.by(sender) && !r.dismissed && r.comments_count > 0 && matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES")
+            r.by(sender)
+                && !r.dismissed
+                && r.comments_count > 0
+                && matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES")
         }) else {
             return Ok(Admission::Declined {
                 reason: "review-comment-not-found".into(),

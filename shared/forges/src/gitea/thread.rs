@@ -77,17 +77,16 @@ pub(crate) async fn answer<H: HttpClient>(
     for id in ours {
         for comment in client.review_comments(owner, repo, number, id).await? {
             let mine = comment.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(login));
-            if let Some(a) = asked.iter().find(|a| mine && comment.path == a.path && comment.body.starts_with(&marker(a.id))) {
+            if let Some(a) =
+                asked.iter().find(|a| mine && comment.path == a.path && comment.body.starts_with(&marker(a.id)))
+            {
                 answered.push(a.id);
                 earlier_url = earlier_url.or(comment.html_url);
             }
         }
     }
-    let bodies: Vec<(&Asked<'_>, String)> = asked
-        .iter()
-        .filter(|a| !answered.contains(&a.id))
-        .map(|a| (a, format!("{}\n{text}", marker(a.id))))
-        .collect();
+    let bodies: Vec<(&Asked<'_>, String)> =
+        asked.iter().filter(|a| !answered.contains(&a.id)).map(|a| (a, format!("{}\n{text}", marker(a.id)))).collect();
     if bodies.is_empty() {
         return Ok(StepOutcome::Reused { url: earlier_url });
     }

@@ -81,7 +81,8 @@ fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
     if head == base || repo.git.merge_base(&base_sha, &head_sha).as_deref() == Some(head_sha.as_str()) {
         return error(state, 422, "Invalid PullRequest: There are no changes between the head and the base");
     }
-    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && !p.closed && p.head == head && p.base == base) {
+    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && !p.closed && p.head == head && p.base == base)
+    {
         let message = format!(
             "pull request already exists for these targets [id: {}, issue_id: {}, head_repo_id: {}, base_repo_id: {}, head_branch: {head}, base_branch: {base}]",
             existing.id, existing.id, repo.id, repo.id
