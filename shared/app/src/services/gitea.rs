@@ -246,12 +246,12 @@ impl<H: HttpClient> Gate<'_, H> {
             .reviews(owner, repo, number)
             .await
             .map_err(|e| admit_error("the pull request's reviews", &e))?;
-        let Some(review) = reviews.iter().rev().find(|r| {
-            r.by(sender)
-                && !r.dismissed
-                && r.comments_count > 0
-                && matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES")
-        }) else {
+        let Some(review) = reviews
+            .iter()
+            .filter(|r| r.by(sender) && !r.dismissed && r.comments_count > 0)
+            .filter(|r| matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES"))
+            .max_by_key(|r| r.id)
+        else {
             return Ok(Admission::Declined {
                 reason: "review-comment-not-found".into(),
                 message: format!(

@@ -65,13 +65,10 @@ pub(crate) async fn answer<H: HttpClient>(
     text: &str,
 ) -> Result<StepOutcome, GiteaError> {
     let reviews = client.reviews(owner, repo, number).await?;
-    let ours: Vec<u64> = reviews
-        .iter()
-        .rev()
-        .filter(|r| r.by(login) && r.comments_count > 0)
-        .take(MAX_OWN_REVIEWS)
-        .map(|r| r.id)
-        .collect();
+    let mut ours: Vec<u64> = reviews.iter().filter(|r| r.by(login) && r.comments_count > 0).map(|r| r.id).collect();
+    // The newest first.
+    ours.sort_unstable_by(|a, b| b.cmp(a));
+    ours.truncate(MAX_OWN_REVIEWS);
     let mut answered = Vec::new();
     let mut earlier_url = None;
     for id in ours {
