@@ -13,6 +13,13 @@
 //! → `COLLABORATOR`, `read` and `none` → `NONE`), and someone other than
 //! the author who added the label vouches for the issue (Gitea lets only
 //! accounts that may write issues label one).
+//!
+//! A review with line comments is review feedback: its gate reads the pull
+//! request (open, its head and base), and, since Gitea's delivery names no
+//! review, the sender's newest review with line comments and those
+//! comments (untrusted, capped); the sender's permission decides as an
+//! issue author's does. Its changed files are the pull request's diff
+//! (`agent_zero_forges::gitea::diff`).
 
 use agent_zero_contracts::{FeedbackItem, FeedbackKind, ForgeKind, IssueRef, UntrustedText};
 use agent_zero_engine::{
