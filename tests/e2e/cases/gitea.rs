@@ -324,9 +324,20 @@ fn review_comment_is_answered_in_its_thread(runtime: Runtime) {
     assert!(comments[0]["body"].as_str().unwrap_or_default().contains(&subject), "{comments:#?}");
     let statuses = world.gitea.statuses(owner, name);
     assert!(statuses.iter().all(|s| s["sha"] == head.as_str()) && !statuses.is_empty(), "{statuses:#?}");
-    // Feedback changes nothing: no branch, no pull request, main untouched.
+    // Feedback changes nothing: no branch, no pull request, main untouched;
+    // its only writes are the status, the verdict and the answer.
+    let repo = format!("/api/v1/repos/{owner}/{name}");
+    let writes: Vec<String> =
+        world.gitea.calls().iter().filter(|c| c.method != "GET").map(|c| format!("{} {}", c.method, c.path)).collect();
+    assert_eq!(
+        writes,
+        [
+            format!("POST {repo}/statuses/{head}"),
+            format!("POST {repo}/issues/{number}/comments"),
+            format!("POST {repo}/pulls/{number}/reviews"),
+        ]
+    );
     assert_eq!(world.gitea.pulls(owner, name).len(), 1);
-    assert!(world.gitea.calls_matching("POST", &format!("/api/v1/repos/{owner}/{name}/contents")).is_empty());
     assert_eq!(world.gitea.branch_sha(owner, name, main).as_deref(), Some(base_before.as_str()));
     assert_eq!(world.gitea.violations(), Vec::<String>::new());
 }
