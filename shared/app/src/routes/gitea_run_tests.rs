@@ -300,12 +300,13 @@ fn a_readers_review_comment_is_declined_by_the_author_rules() {
 }
 
 #[test]
-fn a_closed_pull_request_an_unknown_comment_and_an_empty_one_are_declined() {
+fn a_closed_pull_request_an_unknown_review_and_an_empty_one_are_declined() {
     let (gitea, settings) = world(POLICY);
     let number = pull_request(&gitea);
-    // No review by the sender with line comments.
+    // No review by the sender (an approval carries no claim).
     gitea.add_review("acme", "widgets", number, READER, "COMMENT", &[("src/lib.py", 2, "someone else's")]);
-    assert_eq!(declined(&admit(&settings, &review_received(number, MAINTAINER)).unwrap()), "review-comment-not-found");
+    gitea.add_review_body("acme", "widgets", number, MAINTAINER, "APPROVED", "LGTM");
+    assert_eq!(declined(&admit(&settings, &review_received(number, MAINTAINER)).unwrap()), "review-not-found");
     gitea.add_review("acme", "widgets", number, MAINTAINER, "COMMENT", &[("src/lib.py", 2, "  \n ")]);
     assert_eq!(declined(&admit(&settings, &review_received(number, MAINTAINER)).unwrap()), "empty-feedback");
     gitea.add_review("acme", "widgets", number, MAINTAINER, "COMMENT", &[("src/lib.py", 2, "Divides by zero.")]);
@@ -335,4 +336,20 @@ fn the_changed_files_are_the_pull_requests_diff_with_its_hunks() {
     assert!(patch.starts_with("@@ -1 +1,2 @@") && patch.contains("+y = x / 0"), "{patch}");
     assert_eq!(listed.cut, None);
     assert_eq!(gitea.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn a_review_without_line_comments_is_its_text() {
+    let (gitea, settings) = world(POLICY);
+    let number = pull_request(&gitea);
+    let id = gitea.add_review_body("acme", "widgets", number, MAINTAINER, "REQUEST_CHANGES", "y divides by zero");
+    let Admission::Admitted(stimulus) = admit(&settings, &review_received(number, MAINTAINER)).unwrap() else {
+        panic!("declined")
+    };
+    let [item] = stimulus.input.feedback.as_slice() else { panic!("{:?}", stimulus.input.feedback) };
+    assert_eq!((item.id.clone(), item.kind), (format!("review:{id}"), agent_zero_contracts::FeedbackKind::ReviewBody));
+    assert!(item.requested_changes && item.body.untrusted && item.body.text == "y divides by zero");
+    assert_eq!((item.path.as_deref(), item.line), (None, None));
+    // No comment to read: the gate asked for none.
+    assert!(gitea.calls().iter().all(|c| !c.path.contains("/reviews/")), "{:#?}", gitea.calls());
 }

@@ -14,11 +14,11 @@
 //! the author who added the label vouches for the issue (Gitea lets only
 //! accounts that may write issues label one).
 //!
-//! A review with line comments is review feedback: its gate reads the pull
-//! request (open, its head and base), and, since Gitea's delivery names no
-//! review, the sender's newest review with line comments and those
-//! comments (untrusted, capped); the sender's permission decides as an
-//! issue author's does. Its changed files are the pull request's diff
+//! A review is review feedback: its gate reads the pull request (open, its
+//! head and base), and, since Gitea's delivery names no review, the
+//! sender's newest review and its line comments (or its text when it has
+//! none; untrusted, capped); the sender's permission decides as an issue
+//! author's does. Its changed files are the pull request's diff
 //! (`agent_zero_forges::gitea::diff`).
 
 use agent_zero_contracts::{FeedbackItem, FeedbackKind, ForgeKind, IssueRef, UntrustedText};
@@ -233,11 +233,11 @@ impl<H: HttpClient> Gate<'_, H> {
         Ok(admission)
     }
 
-    /// A review with line comments on a pull request. The delivery names no
-    /// review (Gitea's payload carries none), so its comments are found by
-    /// reading: the sender's newest submitted review (`COMMENT` or
-    /// `REQUEST_CHANGES`, not dismissed) that has line comments, and its
-    /// line comments by the sender. Their text is untrusted and capped.
+    /// A review of a pull request. The delivery names no review (Gitea's
+    /// payload carries none), so it is found by reading: the sender's
+    /// newest submitted review (`COMMENT` or `REQUEST_CHANGES`, not
+    /// dismissed); its line comments by the sender are the feedback, or,
+    /// with none, its text. All untrusted and capped.
     async fn review(&self, default_branch: &str, policy: agent_zero_agent::Policy) -> Result<Admission, AdmitError> {
         let (owner, repo, number, sender) = (self.owner, self.repo, self.number, self.sender.as_str());
         if sender.is_empty() {
@@ -255,42 +255,55 @@ impl<H: HttpClient> Gate<'_, H> {
             .map_err(|e| admit_error("the pull request's reviews", &e))?;
         let Some(review) = reviews
             .iter()
-            .filter(|r| r.by(sender) && !r.dismissed && r.comments_count > 0)
+            .filter(|r| r.by(sender) && !r.dismissed)
             .filter(|r| matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES"))
             .max_by_key(|r| r.id)
         else {
             return Ok(Admission::Declined {
-                reason: "review-comment-not-found".into(),
-                message: format!(
-                    "pull request #{number} has no review by {sender} with line comments: nothing to validate"
-                ),
+                reason: "review-not-found".into(),
+                message: format!("pull request #{number} has no submitted review by {sender}: nothing to validate"),
             });
         };
-        let comments = self
-            .client
-            .review_comments(owner, repo, number, review.id)
-            .await
-            .map_err(|e| admit_error("the review's comments", &e))?;
         let requested_changes = review.state == "REQUEST_CHANGES";
-        let items: Vec<FeedbackItem> = comments
-            .iter()
-            .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(sender)))
-            .filter(|c| !c.body.trim().is_empty())
-            .take(MAX_FEEDBACK_ITEMS)
-            .map(|c| FeedbackItem {
-                id: format!("review-comment:{}", c.id),
-                kind: FeedbackKind::ReviewComment,
-                body: UntrustedText::capped(&c.body, MAX_BODY_BYTES),
+        let mut items: Vec<FeedbackItem> = Vec::new();
+        if review.comments_count > 0 {
+            let comments = self
+                .client
+                .review_comments(owner, repo, number, review.id)
+                .await
+                .map_err(|e| admit_error("the review's comments", &e))?;
+            items = comments
+                .iter()
+                .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(sender)))
+                .filter(|c| !c.body.trim().is_empty())
+                .take(MAX_FEEDBACK_ITEMS)
+                .map(|c| FeedbackItem {
+                    id: format!("review-comment:{}", c.id),
+                    kind: FeedbackKind::ReviewComment,
+                    body: UntrustedText::capped(&c.body, MAX_BODY_BYTES),
+                    author: sender.to_owned(),
+                    requested_changes,
+                    path: Some(c.path.clone())
+                        .filter(|p| p.len() <= MAX_PATH_BYTES && agent_zero_contracts::is_repository_relative_path(p)),
+                    // The new side's line (0: the comment is on the old side).
+                    line: Some(c.position).filter(|l| *l > 0),
+                })
+                .collect();
+        }
+        // A review without line comments (or only empty ones) is its text.
+        if items.is_empty() && !review.body.trim().is_empty() {
+            items.push(FeedbackItem {
+                id: format!("review:{}", review.id),
+                kind: FeedbackKind::ReviewBody,
+                body: UntrustedText::capped(&review.body, MAX_BODY_BYTES),
                 author: sender.to_owned(),
                 requested_changes,
-                path: Some(c.path.clone())
-                    .filter(|p| p.len() <= MAX_PATH_BYTES && agent_zero_contracts::is_repository_relative_path(p)),
-                // The new side's line (0: the comment is on the old side).
-                line: Some(c.position).filter(|l| *l > 0),
-            })
-            .collect();
+                path: None,
+                line: None,
+            });
+        }
         if items.is_empty() {
-            return declined(&agent_zero_github::IgnoreReason::EmptyFeedback { what: "review comment".into() });
+            return declined(&agent_zero_github::IgnoreReason::EmptyFeedback { what: "review".into() });
         }
         let association = self.association(sender).await?;
         let title = UntrustedText::capped(&pr.title, MAX_TITLE_BYTES);

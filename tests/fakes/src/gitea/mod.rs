@@ -403,13 +403,36 @@ impl FakeGitea {
         event: &str,
         lines: &[(&str, u64, &str)],
     ) -> (u64, Vec<u64>) {
+        self.submit_review(owner, repo, number, author, event, "", lines)
+    }
+
+    /// Submits a review of pull request `number` by `author` with only a
+    /// body (no line comments); returns its id.
+    ///
+    /// # Panics
+    /// When there is no such pull request.
+    pub fn add_review_body(&self, owner: &str, repo: &str, number: u64, author: &str, event: &str, body: &str) -> u64 {
+        self.submit_review(owner, repo, number, author, event, body, &[]).0
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn submit_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        author: &str,
+        event: &str,
+        body: &str,
+        lines: &[(&str, u64, &str)],
+    ) -> (u64, Vec<u64>) {
         self.with(|state| {
             let key = repo_key(owner, repo);
             let pull = state.pulls.iter().find(|p| p.repo == key && p.number == number).cloned();
             let pull = pull.unwrap_or_else(|| panic!("add_review: no pull request {number}"));
             let head = pulls::head_sha(state, &pull);
             let lines = lines.iter().map(|(p, l, b)| ((*p).to_owned(), (*b).to_owned(), *l, 0)).collect();
-            let review = pulls::insert_review(state, &pull, author, event, "", &head, lines);
+            let review = pulls::insert_review(state, &pull, author, event, body, &head, lines);
             (review.id, review.comments.iter().map(|c| c.0).collect())
         })
     }
