@@ -26,6 +26,7 @@ use crate::Config;
 pub const ORIGIN_VARIABLES: &[(&str, &str)] = &[
     ("GITHUB_API_URL", "AGENT_ZERO_FORGE_ORIGIN"),
     ("GITEA_URL", "AGENT_ZERO_GITEA_ORIGIN"),
+    ("GITLAB_URL", "AGENT_ZERO_GITLAB_ORIGIN"),
     ("AGENT_ZERO_MODEL_BASE_URL", "AGENT_ZERO_MODEL_ORIGIN"),
     ("AGENT_ZERO_SANDBOX_URL", "AGENT_ZERO_SANDBOX_ORIGIN"),
     ("AGENT_ZERO_DASHBOARD_GITHUB_URL", "AGENT_ZERO_DASHBOARD_GITHUB_ORIGIN"),
@@ -45,6 +46,12 @@ pub(crate) fn destinations(config: &Config) -> Vec<(&'static str, String)> {
     out.push(("GITHUB_API_URL", github));
     if let Some(gitea) = config.get("GITEA_URL") {
         out.push(("GITEA_URL", gitea.trim().to_owned()));
+    }
+    // gitlab.com unless `GITLAB_URL` names a self-managed instance; called
+    // only when GitLab's run path has its token.
+    if config.is_set("GITLAB_TOKEN") {
+        let gitlab = config.get("GITLAB_URL").map_or(crate::forge_settings::DEFAULT_GITLAB_URL, str::trim);
+        out.push(("GITLAB_URL", gitlab.to_owned()));
     }
     match config.get("AGENT_ZERO_MODEL_BASE_URL") {
         Some(base) => out.push(("AGENT_ZERO_MODEL_BASE_URL", base.trim().to_owned())),

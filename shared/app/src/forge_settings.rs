@@ -2,8 +2,8 @@
 //! webhook secret(s), base URL and API token. A forge is configured when
 //! any of its variables is set; its intake route needs its webhook secret.
 //! The API token and URL are read and checked here, and reported by health
-//! and doctor. Gitea's (and Forgejo's) run path reads and publishes with
-//! them; GitLab's run path is still to come.
+//! and doctor. The run paths of GitLab and of Gitea (and Forgejo) read and
+//! publish with them.
 
 use agent_zero_forges::gitlab::GitLabSecrets;
 use agent_zero_github::ApiConfig;
@@ -26,7 +26,9 @@ pub(crate) struct GitLabSettings {
     pub(crate) secrets: Option<GitLabSecrets>,
     /// `GITLAB_URL` without a trailing slash.
     pub(crate) url: String,
-    pub(crate) has_token: bool,
+    /// `GITLAB_TOKEN`: a personal, project or group access token (`api`
+    /// scope) the run path reads and publishes with.
+    pub(crate) token: Option<agent_zero_ports::Secret>,
 }
 
 /// Gitea or Forgejo.
@@ -71,7 +73,7 @@ impl GitLabSettings {
                         .with_field("GITLAB_WEBHOOK_SIGNING_TOKEN")
                 })?;
         let url = url(config, "GITLAB_URL")?.unwrap_or_else(|| DEFAULT_GITLAB_URL.to_owned());
-        Ok(Some(Self { secrets, url, has_token: config.is_set("GITLAB_TOKEN") }))
+        Ok(Some(Self { secrets, url, token: config.get("GITLAB_TOKEN").map(agent_zero_ports::Secret::new) }))
     }
 }
 

@@ -91,8 +91,11 @@ impl Destinations {
         let mut github = vec!["https://api.github.com".to_owned(), "https://github.com".to_owned()];
         github.extend(own("GITHUB_API_URL"));
         github.extend(own(crate::dashboard::settings::GITHUB_URL));
-        // A Gitea or Forgejo task's forge requests count where GitHub's do.
+        // A GitLab, Gitea or Forgejo task's forge requests count where
+        // GitHub's do.
         github.extend(own("GITEA_URL"));
+        github.push(crate::forge_settings::DEFAULT_GITLAB_URL.to_owned());
+        github.extend(own("GITLAB_URL"));
         let mut model = [
             "https://api.openai.com",
             "https://api.anthropic.com",

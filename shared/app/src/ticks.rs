@@ -5,7 +5,8 @@ use agent_zero_engine::{Engine, Ports, Start, SweepOptions, Tick, TickError, Tic
 use agent_zero_runner::{LeaseSweep, RunnerPoolConfig};
 
 use crate::services::{
-    AnySandbox, ForgeOf, Gate, GitHubCheckout, GitHubForge, GiteaCheckout, GiteaForge, ModelDecider, PoolWorkspace,
+    AnySandbox, ForgeOf, Gate, GitHubCheckout, GitHubForge, GitLabCheckout, GitLabForge, GiteaCheckout, GiteaForge,
+    ModelDecider, PoolWorkspace,
 };
 use crate::{Host, Settings};
 
@@ -124,6 +125,11 @@ async fn tick_on<H: Host>(
         (
             ForgeOf::Gitea(GiteaCheckout { settings, http: host.http() }),
             ForgeOf::Gitea(GiteaForge { settings, http: host.http(), now_ms }),
+        )
+    } else if forge == agent_zero_contracts::ForgeKind::GitLab {
+        (
+            ForgeOf::GitLab(GitLabCheckout { settings, http: host.http() }),
+            ForgeOf::GitLab(GitLabForge { settings, http: host.http(), now_ms }),
         )
     } else {
         (

@@ -15,6 +15,12 @@
 //! both. Events (`X-Gitlab-Event`): `Issue Hook` (open; update adding a
 //! label), `Merge Request Hook` (open; update with new commits, which
 //! carries `oldrev`), `Note Hook` (a merge request diff note).
+//!
+//! The run path's calls are [`api`]; publication (status, note, branch,
+//! merge request) is [`publish`].
+
+pub mod api;
+pub mod publish;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

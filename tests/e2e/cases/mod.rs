@@ -13,6 +13,7 @@ mod entry;
 mod exactly_once;
 mod forges;
 mod gitea;
+mod gitlab;
 mod health;
 mod identity;
 mod intake_paths;
@@ -40,6 +41,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         webhooks::CASES,
         forges::CASES,
         gitea::CASES,
+        gitlab::CASES,
         intake_paths::CASES,
         entry::CASES,
         lifecycle::CASES,

@@ -1,7 +1,8 @@
 //! Loopback stand-ins for the external services Agent Zero Edge talks to,
 //! for the end-to-end suite: [`FakeGitHub`] (GitHub REST v3), [`FakeGitea`]
 //! (Gitea/Forgejo API v1, every request checked against Gitea's published
-//! swagger by [`conformance::ApiDescription`]) and
+//! swagger by [`conformance::ApiDescription`]), [`FakeGitLab`] (GitLab REST
+//! v4, held to excerpts of GitLab's `openapi_v2.yaml` and its Grape source) and
 //! [`FakeModel`] (OpenAI Chat Completions and Responses, Anthropic Messages,
 //! Gemini), each speaking the real wire format over real HTTP on
 //! `127.0.0.1`, recording every request ([`RecordedCall`]) and accepting
@@ -24,6 +25,7 @@ pub mod conformance;
 mod fixture;
 mod gitea;
 mod github;
+mod gitlab;
 mod model;
 mod record;
 mod server;
@@ -36,6 +38,7 @@ pub use github::{
     DEFAULT_ACTOR, FakeGitHub, OPENAPI_ENV as GITHUB_OPENAPI_ENV, account_id as github_account_id,
     openapi_path as github_openapi_path, verified_jwt_claims,
 };
+pub use gitlab::{FakeGitLab, GITLAB_API_DEFINITION};
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
 pub use signature::sign_github;

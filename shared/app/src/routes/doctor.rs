@@ -80,14 +80,15 @@ fn forges<H: Host>(context: &RouteContext<'_, H>) -> Vec<Value> {
                 "gitlab-intake",
                 "pass",
                 format!(
-                    "/webhooks/gitlab checks {}; GITLAB_URL {}, API token {}; deliveries are recorded, not yet run",
+                    "/webhooks/gitlab checks {}; GITLAB_URL {}, API token {}; issues run (with GITLAB_TOKEN), other \
+                     deliveries are recorded",
                     match (secrets.has_token(), secrets.signs()) {
                         (true, true) => "the secret token and the signature",
                         (true, false) => "the secret token",
                         _ => "the signature",
                     },
                     if gitlab.url == crate::forge_settings::DEFAULT_GITLAB_URL { "gitlab.com" } else { "set" },
-                    if gitlab.has_token { "set" } else { "not set" },
+                    if gitlab.token.is_some() { "set" } else { "not set" },
                 ),
                 None,
             ),

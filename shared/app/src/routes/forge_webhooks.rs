@@ -1,7 +1,7 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
-//! a verified Gitea or Forgejo issue (opened, labelled) becomes a task, as
-//! a GitHub delivery does (`gt-{delivery}`, its policy gate the first
-//! tick). Any other supported event is recorded once, by its delivery id,
+//! a verified issue (opened, labelled) becomes a task, as a GitHub
+//! delivery does (`gl-{delivery}` or `gt-{delivery}`, its policy gate the
+//! first tick). Any other supported event is recorded once, by its delivery id,
 //! and answered 202 with the neutral arrival it parsed to, marked `"run":
 //! "not-yet"`: the run path does not read it in this version
 //! (docs/forges.md). Never a silent 200 that looks like work started.
@@ -144,15 +144,12 @@ async fn intake<H: Host>(
         }
     };
 
-    // A Gitea or Forgejo issue, or a review with line comments, becomes a
+    // An issue, or a Gitea or Forgejo review (review feedback), becomes a
     // task: its policy gate is the task's first tick, as a GitHub delivery's.
-    if matches!(route, Route::Gitea)
-        && matches!(
-            arrival.kind,
-            ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. } | ArrivalKind::ReviewComment { .. }
-        )
-    {
-        return task(context, &arrival, &delivery).await;
+    let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
+    let feedback = matches!(route, Route::Gitea) && matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
+    if issue || feedback {
+        return task(context, &arrival, &delivery, route).await;
     }
 
     let (folder, prefix) = route.record();
@@ -169,8 +166,8 @@ async fn intake<H: Host>(
         "arrival": arrival.to_json(),
         "run": "not-yet",
         "message": format!(
-            "the {} was recorded; this version runs tasks from GitHub, and from Gitea and Forgejo issues \
-             (docs/forges.md)",
+            "the {} was recorded; this version runs tasks from GitHub, and from GitLab, Gitea and Forgejo \
+             issues (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
@@ -188,16 +185,17 @@ async fn intake<H: Host>(
     Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
 }
 
-/// The task of a Gitea or Forgejo issue or review arrival
-/// (`gt-{delivery}`): recorded once, answered 202 with its id, its policy
-/// gate the first tick; the same delivery again is answered 200 with the
-/// task's id.
+/// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
+/// on Gitea and Forgejo), or of a Gitea or Forgejo review (review
+/// feedback): recorded once, answered 202 with its id, its policy gate the
+/// first tick; the same delivery again is answered 200 with the task's id.
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
     arrival: &Arrival,
     delivery: &str,
+    route: Route,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
-    let task_id = format!("gt-{delivery}");
+    let task_id = format!("{}{delivery}", route.record().1);
     let trigger = match arrival.kind {
         ArrivalKind::ReviewComment { .. } => agent_zero_contracts::Trigger::Feedback,
         _ => agent_zero_contracts::Trigger::Issue,

@@ -141,8 +141,8 @@ async fn probe_storage<H: Host>(context: &RouteContext<'_, H>) -> Result<(), Str
 /// never a value.
 fn forges(config: &Config) -> Value {
     use crate::forge_settings::{GITEA_VARIABLES, GITLAB_VARIABLES};
-    // Gitea's and Forgejo's issues run once the instance and its token are
-    // known; GitLab's run path is still to come (docs/forges.md).
+    // Issues run once the instance and its token are known (gitlab.com
+    // when `GITLAB_URL` is not set; Gitea has no default instance).
     let report = |variables: &[&str], intake: &[&str], token: &str, runs: bool| -> Value {
         let set: Vec<&str> = variables.iter().copied().filter(|n| config.is_set(n)).collect();
         if set.is_empty() {
@@ -161,7 +161,7 @@ fn forges(config: &Config) -> Value {
             &GITLAB_VARIABLES,
             &["GITLAB_WEBHOOK_SECRET", "GITLAB_WEBHOOK_SIGNING_TOKEN"],
             "GITLAB_TOKEN",
-            false
+            config.is_set("GITLAB_TOKEN")
         ),
         "gitea": report(
             &GITEA_VARIABLES,

@@ -15,6 +15,8 @@ mod evidence;
 mod forge_webhooks;
 #[cfg(test)]
 mod gitea_run_tests;
+#[cfg(test)]
+mod gitlab_run_tests;
 mod health;
 mod input;
 mod openapi;

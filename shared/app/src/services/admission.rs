@@ -48,8 +48,11 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     }
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
-        let admission = if super::gitea::forge_of_delivery(&received.delivery).speaks_gitea() {
+        let forge = super::gitea::forge_of_delivery(&received.delivery);
+        let admission = if forge.speaks_gitea() {
             super::gitea::admit(self.settings, self.host.http(), received).await?
+        } else if forge == agent_zero_contracts::ForgeKind::GitLab {
+            super::gitlab::admit(self.settings, self.host.http(), received).await?
         } else {
             self.admit_github(received).await?
         };

@@ -4,7 +4,7 @@
 //! read what it needs first.
 
 use agent_zero_contracts::{PullRequestRef, RunMode};
-use agent_zero_engine::{Admission, Received, Stimulus, TaskInput};
+use agent_zero_engine::{Admission, AdmitError, Received, Stimulus, TaskInput};
 use agent_zero_github::{ParsedDelivery, Subject};
 
 /// Admits or declines `parsed` under `policy`. Pure.
@@ -41,4 +41,82 @@ pub(crate) fn admit_or_decline(
         input,
         policy,
     }))
+}
+
+/// The repository policy a forge's gate read from the default branch
+/// (`None`: no policy file, the defaults apply).
+pub(crate) fn policy_of(bytes: Option<Vec<u8>>, branch: &str) -> Result<agent_zero_agent::Policy, AdmitError> {
+    use agent_zero_github::POLICY_PATH;
+    let Some(bytes) = bytes else { return Ok(agent_zero_agent::Policy::default()) };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| AdmitError::Invalid(format!("{POLICY_PATH} is not UTF-8 ({POLICY_PATH})")))?;
+    agent_zero_agent::Policy::parse(&text).map_err(|e| {
+        let field = e.field().map(|f| format!(":{f}")).unwrap_or_default();
+        AdmitError::Invalid(format!("{POLICY_PATH} on {branch}: {e} ({POLICY_PATH}{field})"))
+    })
+}
+
+/// What a forge's gate read about an issue arrival, in the neutral terms
+/// GitHub's rules decide on. The title and text are untrusted.
+pub(crate) struct IssueFacts<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) repo: &'a str,
+    pub(crate) default_branch: &'a str,
+    pub(crate) number: u64,
+    pub(crate) title: &'a str,
+    pub(crate) body: &'a str,
+    pub(crate) url: Option<String>,
+    pub(crate) labels: Vec<String>,
+    /// Who caused the delivery (the labeller of a labelled issue).
+    pub(crate) sender: &'a str,
+    pub(crate) author: &'a str,
+    /// The author's standing as `triggers.authorAssociations` lists it.
+    pub(crate) author_association: &'static str,
+    /// Someone other than the author with write access who labelled it.
+    pub(crate) vouched_by: Option<&'a str>,
+}
+
+/// Admits or declines an issue arrival of `forge` under `policy`, by the
+/// same rules as a GitHub issue's.
+pub(crate) fn admit_issue(
+    received: &Received,
+    facts: &IssueFacts<'_>,
+    policy: agent_zero_agent::Policy,
+    forge: agent_zero_contracts::ForgeKind,
+) -> Result<Admission, AdmitError> {
+    use agent_zero_contracts::{IssueRef, UntrustedText};
+    use agent_zero_github::{MAX_BODY_BYTES, MAX_TITLE_BYTES};
+    use serde_json::{Value, json};
+    let arrival = &received.delivery;
+    let (owner, repo, number) = (facts.owner, facts.repo, facts.number);
+    let title = UntrustedText::capped(facts.title, MAX_TITLE_BYTES);
+    let body = UntrustedText::capped(facts.body, MAX_BODY_BYTES);
+    // The neutral parsed delivery GitHub's rules read (its serde shape is
+    // the recorded one, so it is built as a record would be).
+    let parsed = json!({
+        "trigger": "issue",
+        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
+        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
+        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
+        "repository": { "owner": owner, "repo": repo, "defaultBranch": facts.default_branch },
+        "sender": facts.sender,
+        "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": facts.url },
+        "title": title,
+        "body": body,
+        "requestedChanges": false,
+        "gate": { "gate": "issue-label", "labels": facts.labels },
+        "author": { "login": facts.author, "association": facts.author_association, "bot": false },
+        "vouchedBy": facts.vouched_by,
+    });
+    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
+        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
+        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
+    let mut admission = admit_or_decline(received, &parsed, policy);
+    if let Admission::Admitted(stimulus) = &mut admission {
+        stimulus.input.forge = forge;
+        stimulus.input.issue =
+            Some(IssueRef { owner: owner.to_owned(), repo: repo.to_owned(), number, title, url: facts.url.clone() });
+        stimulus.input.issue_body = Some(body);
+    }
+    Ok(admission)
 }

@@ -1,6 +1,6 @@
 //! Adapters from the runtime's narrow ports to the real services: models
 //! over outbound HTTP, the runner pool over the configured sandbox
-//! provider, and the forges (GitHub; Gitea and Forgejo). Built per tick from operator
+//! provider, and the forges (GitHub; GitLab; Gitea and Forgejo). Built per tick from operator
 //! configuration and the task's own policy snapshot.
 
 mod admission;
@@ -9,6 +9,7 @@ mod decider;
 mod forge;
 mod forge_of;
 mod gitea;
+mod gitlab;
 mod publishing;
 mod sandbox;
 mod workspace;
@@ -20,6 +21,9 @@ pub(crate) use forge_of::ForgeOf;
 #[cfg(test)]
 pub(crate) use gitea::admit as admit_gitea;
 pub(crate) use gitea::{GiteaCheckout, GiteaForge, forge_of_delivery};
+#[cfg(test)]
+pub(crate) use gitlab::admit as admit_gitlab;
+pub(crate) use gitlab::{GitLabCheckout, GitLabForge};
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]
 pub(crate) use workspace::CheckoutPort;

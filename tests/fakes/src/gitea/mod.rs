@@ -23,7 +23,7 @@
 //! whose `Content-Type` is not JSON is Gitea's binding error (422 `[]: Empty
 //! Content-Type`), recorded as a violation too.
 
-mod git;
+pub(crate) mod git;
 mod issues;
 mod pulls;
 mod repos;
