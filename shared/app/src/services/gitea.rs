@@ -21,16 +21,17 @@
 //! author's does. Its changed files are the pull request's diff
 //! (`agent_zero_forges::gitea::diff`).
 
-use agent_zero_contracts::{FeedbackItem, FeedbackKind, ForgeKind, IssueRef, UntrustedText};
+use agent_zero_contracts::{FeedbackItem, FeedbackKind, UntrustedText};
 use agent_zero_engine::{
     Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus,
 };
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient, GiteaError};
-use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH, ParsedDelivery};
+use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::{Value, json};
 
+use super::decide::{IssueFacts, Where, admit_issue, admit_read};
 use super::workspace::CheckoutPort;
 use crate::Settings;
 use crate::forge_settings::GiteaSettings;
@@ -43,17 +44,6 @@ const MAX_FEEDBACK_ITEMS: usize = 20;
 const MAX_REVIEW_FILES: usize = 300;
 /// Longest path a feedback item names.
 const MAX_PATH_BYTES: usize = 1_024;
-
-/// The forge a recorded delivery came from: Gitea's and Forgejo's arrivals
-/// name theirs; GitHub's parsed deliveries name none.
-pub(crate) fn forge_of_delivery(delivery: &Value) -> ForgeKind {
-    match delivery.get("forge").and_then(Value::as_str) {
-        Some("gitea") => ForgeKind::Gitea,
-        Some("forgejo") => ForgeKind::Forgejo,
-        Some("gitlab") => ForgeKind::GitLab,
-        _ => ForgeKind::GitHub,
-    }
-}
 
 /// The API of the configured instance and its settings; when it is not
 /// configured, what to set (a task fails with it: setting it is a person's).
@@ -104,22 +94,12 @@ pub(crate) async fn admit<H: HttpClient>(
     let gate = Gate { client, received, owner, repo, number, sender };
 
     let info = gate.client.repository(owner, repo).await.map_err(|e| admit_error("the repository", &e))?;
-    let policy = match gate
+    let policy_bytes = gate
         .client
         .raw_file(owner, repo, POLICY_PATH, &info.default_branch, MAX_POLICY_BYTES)
         .await
-        .map_err(|e| admit_error("the repository policy", &e))?
-    {
-        None => agent_zero_agent::Policy::default(),
-        Some(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| AdmitError::Invalid(format!("{POLICY_PATH} is not UTF-8 ({POLICY_PATH})")))?;
-            agent_zero_agent::Policy::parse(&text).map_err(|e| {
-                let field = e.field().map(|f| format!(":{f}")).unwrap_or_default();
-                AdmitError::Invalid(format!("{POLICY_PATH} on {}: {e} ({POLICY_PATH}{field})", info.default_branch))
-            })?
-        }
-    };
+        .map_err(|e| admit_error("the repository policy", &e))?;
+    let policy = super::decide::policy_of(policy_bytes, &info.default_branch)?;
     if arrival.get("arrival").and_then(Value::as_str) == Some("review-comment") {
         return gate.review(&info.default_branch, policy).await;
     }
@@ -156,30 +136,9 @@ impl<H: HttpClient> Gate<'_, H> {
         Ok(association(&permission))
     }
 
-    /// GitHub's rules on the neutral parsed delivery `parsed` (its serde
-    /// shape is the recorded one, so it is built as a record would be).
-    fn decide(&self, parsed: &Value, policy: agent_zero_agent::Policy) -> Result<Admission, AdmitError> {
-        let parsed: ParsedDelivery = serde_json::to_vec(parsed)
-            .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
-            .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
-        let mut admission = super::decide::admit_or_decline(self.received, &parsed, policy);
-        if let Admission::Admitted(stimulus) = &mut admission {
-            stimulus.input.forge = forge_of_delivery(&self.received.delivery);
-        }
-        Ok(admission)
-    }
-
-    /// The fields every parsed delivery has.
-    fn parsed(&self, trigger: &str, default_branch: &str) -> Value {
-        let arrival = &self.received.delivery;
-        json!({
-            "trigger": trigger,
-            "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
-            "event": arrival.get("event").cloned().unwrap_or(Value::Null),
-            "action": arrival.get("action").cloned().unwrap_or(Value::Null),
-            "repository": { "owner": self.owner, "repo": self.repo, "defaultBranch": default_branch },
-            "sender": self.sender,
-        })
+    /// Where the arrival is, as read.
+    fn at<'b>(&'b self, default_branch: &'b str) -> Where<'b> {
+        Where { owner: self.owner, repo: self.repo, default_branch, sender: &self.sender }
     }
 
     /// An issue opened or labelled.
@@ -204,33 +163,21 @@ impl<H: HttpClient> Gate<'_, H> {
         } else {
             None
         };
-        let labels: Vec<String> = issue.labels.iter().map(|l| l.name.clone()).collect();
-        let title = UntrustedText::capped(&issue.title, MAX_TITLE_BYTES);
-        let body = UntrustedText::capped(&issue.body, MAX_BODY_BYTES);
-        let issue_ref = IssueRef {
-            owner: owner.to_owned(),
-            repo: repo.to_owned(),
+        let facts = IssueFacts {
+            owner,
+            repo,
+            default_branch,
             number,
-            title: title.clone(),
+            title: &issue.title,
+            body: &issue.body,
             url: issue.html_url.clone(),
+            labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
+            sender,
+            author: &author,
+            author_association,
+            vouched_by: vouched_by.as_deref(),
         };
-        let mut parsed = self.parsed("issue", default_branch);
-        let fields = json!({
-            "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": issue.html_url },
-            "title": title,
-            "body": body,
-            "requestedChanges": false,
-            "gate": { "gate": "issue-label", "labels": labels },
-            "author": { "login": author, "association": author_association, "bot": false },
-            "vouchedBy": vouched_by,
-        });
-        merge(&mut parsed, fields);
-        let mut admission = self.decide(&parsed, policy)?;
-        if let Admission::Admitted(stimulus) = &mut admission {
-            stimulus.input.issue = Some(issue_ref);
-            stimulus.input.issue_body = Some(body);
-        }
-        Ok(admission)
+        admit_issue(self.received, &facts, policy, super::forge_of::forge_of_delivery(&self.received.delivery))
     }
 
     /// A review of a pull request. The delivery names no review (Gitea's
@@ -307,7 +254,6 @@ impl<H: HttpClient> Gate<'_, H> {
         }
         let association = self.association(sender).await?;
         let title = UntrustedText::capped(&pr.title, MAX_TITLE_BYTES);
-        let mut parsed = self.parsed("feedback", default_branch);
         let fields = json!({
             "subject": {
                 "type": "pull-request", "owner": owner, "repo": repo, "number": number,
@@ -319,15 +265,8 @@ impl<H: HttpClient> Gate<'_, H> {
             "gate": { "gate": "feedback" },
             "author": { "login": sender, "association": association, "bot": false },
         });
-        merge(&mut parsed, fields);
-        self.decide(&parsed, policy)
-    }
-}
-
-/// `fields` added to the object `into`.
-fn merge(into: &mut Value, fields: Value) {
-    if let (Some(into), Value::Object(fields)) = (into.as_object_mut(), fields) {
-        into.extend(fields);
+        let forge = super::forge_of::forge_of_delivery(&self.received.delivery);
+        admit_read(self.received, &self.at(default_branch), "feedback", fields, policy, forge)
     }
 }
 
