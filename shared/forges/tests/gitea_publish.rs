@@ -12,11 +12,11 @@ use agent_zero_contracts::{
     is_verified,
 };
 use agent_zero_evidence::RenderOptions;
-use agent_zero_fakes::FakeGitea;
+use agent_zero_fakes::{FakeGitea, LoopbackHttp};
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient};
 use agent_zero_forges::gitea::publish::{GiteaReport, publish};
 use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
-use agent_zero_ports::{HttpClient, HttpError, Secret, block_on};
+use agent_zero_ports::{Secret, block_on};
 
 const TOKEN: &str = "gitea-publish-token-0a1b";
 const BOT: &str = "zero-bot";
@@ -24,22 +24,8 @@ const OLD_PAGE: &str = "pub fn next_page() {}\n";
 const NEW_PAGE: &str = "pub fn next_page() { /* fixed */ }\n";
 const NEW_TEST: &str = "#[test]\nfn no_item_twice() {}\n";
 
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
-
-fn http() -> Ureq {
-    Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into())
+fn http() -> LoopbackHttp {
+    LoopbackHttp::new()
 }
 
 /// The verified golden bundle of the evidence crate (issue acme/widgets#42).
