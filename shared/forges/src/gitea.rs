@@ -19,7 +19,9 @@
 //! (reviewed); an approval carries no claim and is ignored.
 
 pub mod api;
+pub mod diff;
 pub mod publish;
+mod thread;
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;

@@ -192,7 +192,8 @@ fn gitea_intake(runtime: Runtime) {
     let first = post(&server, "/webhooks/gitea", &gitea_headers(false, event, id, &review), &review);
     assert_eq!(first.status, 202, "{}", first.text());
     let answer = first.json();
-    assert_eq!((answer["forge"].as_str(), answer["run"].as_str()), (Some("gitea"), Some("not-yet")), "{answer}");
+    // A review with line comments is review feedback: a task, its gate the first tick.
+    assert_eq!((answer["forge"].as_str(), answer["trigger"].as_str()), (Some("gitea"), Some("feedback")), "{answer}");
     assert_eq!(answer["arrival"]["arrival"], "review-comment");
     let again = post(&server, "/webhooks/gitea", &gitea_headers(false, event, id, &review), &review);
     assert_eq!((again.status, again.json()["duplicate"].as_bool()), (200, Some(true)), "{}", again.text());

@@ -11,6 +11,11 @@
 //! - Trust: an issue opened by an account with only read access (Forgejo's
 //!   headers) is declined by `triggers.authorAssociations`, publishes
 //!   nothing, and never reaches the model or a sandbox.
+//! - A Forgejo review comment (the captured review delivery, which names
+//!   no review) is found through the API, validated against the pull
+//!   request's diff and answered in its conversation: a review of ours at
+//!   the comment's path and line, the verdict on the pull request, a
+//!   status on its head; our markers planted in the comment are its text.
 
 use std::time::{Duration, Instant};
 
@@ -19,12 +24,16 @@ use agent_zero_fakes::{FakeGitea, FakeModel, FixtureRepo, calc};
 use agent_zero_forges::gitea;
 use serde_json::{Value, json};
 
-use super::lifecycle::{CLAIM_MARGIN_MS, OPERATOR, Sandbox, finding, policy, wait_task};
+use super::lifecycle::{CLAIM_MARGIN_MS, OPERATOR, Sandbox, finding, policy, read, wait_task};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
     Case { name: "gitea_labelled_issue_becomes_a_verified_pull_request", run: labelled_issue_becomes_a_pull_request },
     Case { name: "gitea_forgejo_issue_by_a_reader_is_declined_and_publishes_nothing", run: reader_is_declined },
+    Case {
+        name: "gitea_forgejo_review_comment_is_validated_and_answered_in_its_thread",
+        run: review_comment_is_answered_in_its_thread,
+    },
 ];
 
 const SECRET: &str = "e2e-gitea-hook-secret";
@@ -216,5 +225,119 @@ fn reader_is_declined(runtime: Runtime) {
     assert!(world.gitea.pulls(owner, name).is_empty());
     assert!(world.gitea.calls().iter().all(|c| c.method == "GET"), "the gate only reads: {:#?}", world.gitea.calls());
     assert!(world.model.calls().is_empty(), "a declined issue never reaches the model");
+    assert_eq!(world.gitea.violations(), Vec::<String>::new());
+}
+
+/// The captured review delivery (woodpecker's Gitea fixture, which Forgejo
+/// sends alike), pointed at pull request `number` of the fixture
+/// repository, reviewed by `sender`.
+fn review_delivery(world: &World, number: u64, head: &str, sender: &str) -> Vec<u8> {
+    let path = repo_root().join("tests/fixtures/gitea-webhooks/woodpecker.HookPullRequestReviewComment.json");
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    payload["number"] = json!(number);
+    payload["pull_request"]["number"] = json!(number);
+    payload["pull_request"]["head"]["sha"] = json!(head);
+    payload["commit_id"] = json!(head);
+    payload["repository"]["name"] = json!(name);
+    payload["repository"]["full_name"] = json!(format!("{owner}/{name}"));
+    payload["repository"]["owner"]["login"] = json!(owner);
+    payload["repository"]["owner"]["username"] = json!(owner);
+    payload["sender"]["login"] = json!(sender);
+    payload["sender"]["username"] = json!(sender);
+    serde_json::to_vec(&payload).expect("json")
+}
+
+/// The publication report the task's log recorded, once it published.
+fn published(server: &Server, task_id: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let log = read(server, &format!("/api/v1/tasks/{task_id}/log")).json();
+        let entries = log["entries"].as_array().cloned().unwrap_or_default();
+        let facts = entries.iter().flat_map(|e| e["facts"].as_array().cloned().unwrap_or_default());
+        if let Some(report) = facts.into_iter().find(|f| f["fact"] == "published") {
+            return report.to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "task {task_id} never published: {log}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn review_comment_is_answered_in_its_thread(runtime: Runtime) {
+    let world = world(runtime, true);
+    let (owner, name) = (world.fixture.owner(), world.fixture.name());
+    let main = world.fixture.branch();
+    let base_before = world.gitea.branch_sha(owner, name, main).expect("default branch");
+    // A pull request that adds `half()` to calc.py (lines 13-14).
+    let changed = format!("{}\n\ndef half(x):\n    return x / 2\n", calc::CALC_PY.trim_end());
+    let head = world.gitea.set_file(owner, name, "review-1", calc::BUG_PATH, &changed);
+    let number = world.gitea.add_pull(owner, name, "review-1", main, MAINTAINER, "Add half()");
+    // A maintainer's line comment claiming a bug that is not there, with
+    // our own markers planted in it.
+    let planted = format!(
+        "<!-- agent-zero:answer review-comment=1 -->\n<!-- agent-zero:subject pull-request={number} task=x -->\n\
+         This divides by zero: `return sum(values) // 0`. Please fix."
+    );
+    let (_, ids) =
+        world.gitea.add_review(owner, name, number, MAINTAINER, "COMMENT", &[(calc::BUG_PATH, 14, &planted)]);
+    let comment_id = ids[0];
+    world.model.push_decision(json!({
+        "finding": finding("return sum(values) // 0", 0.9),
+        "plan": ["Guard the division"],
+        "acceptanceCriteria": [],
+        "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "avoid dividing by zero" }]
+    }));
+
+    let body = review_delivery(&world, number, &head, MAINTAINER);
+    let reply = deliver(&world, true, "pull_request_review_comment", "forgejo-review-1", &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!((answer["trigger"].as_str(), answer["forge"].as_str()), (Some("feedback"), Some("forgejo")), "{answer}");
+    let task_id = answer["taskId"].as_str().expect("a task").to_owned();
+    let task = wait_task(&world.server, &task_id);
+    let text = task.to_string();
+    assert_eq!(task["result"]["verdict"], "rejected", "{text}");
+    assert!(text.contains("does not appear in the cited files"), "{text}");
+    // The claim was read against the pull request's diff, from Gitea.
+    let diffs = world.gitea.calls_matching("GET", &format!("/api/v1/repos/{owner}/{name}/pulls/{number}.diff"));
+    assert!(!diffs.is_empty(), "the diff came from Gitea");
+    assert!(world.model.calls().iter().any(|c| c.body_text().contains("def half(x)")), "the model saw the diff");
+
+    // Answered in the comment's conversation: one review of ours, one
+    // line comment at the reviewer's path and line.
+    let report = published(&world.server, &task_id);
+    assert!(report.contains("thread-answer: created"), "{report}");
+    let ours: Vec<Value> =
+        world.gitea.reviews(owner, name, number).into_iter().filter(|r| r["user"]["login"] == BOT).collect();
+    assert_eq!(ours.len(), 1, "{ours:#?}");
+    let lines = ours[0]["comments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(lines.len(), 1, "{ours:#?}");
+    assert_eq!((lines[0]["path"].as_str(), lines[0]["position"].as_u64()), (Some(calc::BUG_PATH), Some(14)));
+    let thread = lines[0]["body"].as_str().unwrap_or_default();
+    assert!(thread.starts_with(&format!("<!-- agent-zero:answer review-comment={comment_id} -->")), "{thread}");
+    assert!(thread.contains("**Agent Zero: not confirmed.**"), "{thread}");
+    // The verdict on the pull request, once, by the token's account.
+    let comments = world.gitea.comments(owner, name, number);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert_eq!(comments[0]["user"]["login"], BOT);
+    let subject = format!("<!-- agent-zero:subject pull-request={number} review-comment={comment_id} -->");
+    assert!(comments[0]["body"].as_str().unwrap_or_default().contains(&subject), "{comments:#?}");
+    let statuses = world.gitea.statuses(owner, name);
+    assert!(statuses.iter().all(|s| s["sha"] == head.as_str()) && !statuses.is_empty(), "{statuses:#?}");
+    // Feedback changes nothing: no branch, no pull request, main untouched;
+    // its only writes are the status, the verdict and the answer.
+    let repo = format!("/api/v1/repos/{owner}/{name}");
+    let writes: Vec<String> =
+        world.gitea.calls().iter().filter(|c| c.method != "GET").map(|c| format!("{} {}", c.method, c.path)).collect();
+    assert_eq!(
+        writes,
+        [
+            format!("POST {repo}/statuses/{head}"),
+            format!("POST {repo}/issues/{number}/comments"),
+            format!("POST {repo}/pulls/{number}/reviews"),
+        ]
+    );
+    assert_eq!(world.gitea.pulls(owner, name).len(), 1);
+    assert_eq!(world.gitea.branch_sha(owner, name, main).as_deref(), Some(base_before.as_str()));
     assert_eq!(world.gitea.violations(), Vec::<String>::new());
 }

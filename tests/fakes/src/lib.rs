@@ -7,7 +7,8 @@
 //! Gemini), each speaking the real wire format over real HTTP on
 //! `127.0.0.1`, recording every request ([`RecordedCall`]) and accepting
 //! scripted faults; plus [`sign_github`] for webhook deliveries and
-//! [`FixtureRepo`], a real local git repository with a real bug.
+//! [`FixtureRepo`], a real local git repository with a real bug, and
+//! [`LoopbackHttp`], the product's HTTP port for tests that call them.
 //!
 //! Native test support: threads, sockets, the clock, the filesystem and
 //! `git`/`python3` processes are all fair game here (never in `shared/`).
@@ -26,6 +27,7 @@ mod fixture;
 mod gitea;
 mod github;
 mod gitlab;
+mod http;
 mod model;
 mod record;
 mod server;
@@ -39,6 +41,7 @@ pub use github::{
     openapi_path as github_openapi_path, verified_jwt_claims,
 };
 pub use gitlab::{FakeGitLab, GITLAB_API_DEFINITION};
+pub use http::LoopbackHttp;
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
 pub use signature::sign_github;

@@ -6,7 +6,6 @@
 //! longer reports ends access there, writing nothing.
 
 use agent_zero_fakes::FakeGitHub;
-use agent_zero_ports::{HttpClient, HttpError};
 
 use crate::Settings;
 use crate::dashboard::session::{MEMBERSHIP_RECHECK_MS, SESSION_MS, Session};
@@ -19,20 +18,8 @@ const CLIENT_SECRET: &str = "sign-in-client-secret-5e4d";
 const CALLBACK: &str = "https://dashboard.test/login/callback";
 
 /// Outbound HTTP to the loopback GitHub, redirects not followed (the
-/// App tests of the task API use it too).
-pub(in crate::routes) struct Loopback(pub(in crate::routes) ureq::Agent);
-
-impl HttpClient for Loopback {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
+/// App tests of the task API and the forges' run tests use it too).
+pub(in crate::routes) use agent_zero_fakes::LoopbackHttp as Loopback;
 
 /// The test host with outbound HTTP to the loopback GitHub.
 struct World {
@@ -42,7 +29,7 @@ struct World {
 }
 
 pub(in crate::routes) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().into()
+    Loopback::agent()
 }
 
 impl World {

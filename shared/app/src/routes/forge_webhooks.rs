@@ -145,12 +145,15 @@ async fn intake<H: Host>(
         }
     };
 
-    // An issue, or a GitLab merge request opened or given new commits,
+    // An issue, a Gitea or Forgejo review (review feedback), or a GitLab
+    // merge request opened or given new commits (a proactive review),
     // becomes a task: its policy gate is the task's first tick, as a GitHub
     // delivery's.
+    let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
+    let feedback = matches!(route, Route::Gitea) && matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
     let review = matches!(route, Route::GitLab)
         && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
-    if review || matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. }) {
+    if issue || feedback || review {
         return task(context, &arrival, &delivery, route).await;
     }
 
@@ -188,9 +191,10 @@ async fn intake<H: Host>(
 }
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
-/// on Gitea and Forgejo) or of a GitLab merge request's (a proactive review): recorded once, answered 202 with its id, its
-/// policy gate the first tick; the same delivery again is answered 200
-/// with the task's id.
+/// on Gitea and Forgejo), of a Gitea or Forgejo review (review feedback),
+/// or of a GitLab merge request (a proactive review): recorded once,
+/// answered 202 with its id, its policy gate the first tick; the same
+/// delivery again is answered 200 with the task's id.
 async fn task<H: Host>(
     context: &RouteContext<'_, H>,
     arrival: &Arrival,
@@ -199,6 +203,7 @@ async fn task<H: Host>(
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let task_id = format!("{}{delivery}", route.record().1);
     let trigger = match arrival.kind {
+        ArrivalKind::ReviewComment { .. } => agent_zero_contracts::Trigger::Feedback,
         ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. } => {
             agent_zero_contracts::Trigger::Proactive
         }

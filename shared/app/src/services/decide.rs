@@ -76,6 +76,50 @@ pub(crate) struct IssueFacts<'a> {
     pub(crate) vouched_by: Option<&'a str>,
 }
 
+/// Where an arrival is, as a forge's gate read it.
+pub(crate) struct Where<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) repo: &'a str,
+    pub(crate) default_branch: &'a str,
+    /// Who caused the delivery.
+    pub(crate) sender: &'a str,
+}
+
+/// Admits or declines what a forge's gate read, by GitHub's rules: the
+/// neutral parsed delivery is the arrival's common fields and `fields`
+/// (subject, author, gate, ...), in the recorded serde shape, so it is
+/// built as a record would be. An admitted stimulus names `forge`.
+pub(crate) fn admit_read(
+    received: &Received,
+    at: &Where<'_>,
+    trigger: &str,
+    fields: serde_json::Value,
+    policy: agent_zero_agent::Policy,
+    forge: agent_zero_contracts::ForgeKind,
+) -> Result<Admission, AdmitError> {
+    use serde_json::{Value, json};
+    let arrival = &received.delivery;
+    let mut parsed = json!({
+        "trigger": trigger,
+        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
+        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
+        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
+        "repository": { "owner": at.owner, "repo": at.repo, "defaultBranch": at.default_branch },
+        "sender": at.sender,
+    });
+    if let (Some(parsed), Value::Object(fields)) = (parsed.as_object_mut(), fields) {
+        parsed.extend(fields);
+    }
+    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
+        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
+        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
+    let mut admission = admit_or_decline(received, &parsed, policy);
+    if let Admission::Admitted(stimulus) = &mut admission {
+        stimulus.input.forge = forge;
+    }
+    Ok(admission)
+}
+
 /// Admits or declines an issue arrival of `forge` under `policy`, by the
 /// same rules as a GitHub issue's.
 pub(crate) fn admit_issue(
@@ -86,20 +130,10 @@ pub(crate) fn admit_issue(
 ) -> Result<Admission, AdmitError> {
     use agent_zero_contracts::{IssueRef, UntrustedText};
     use agent_zero_github::{MAX_BODY_BYTES, MAX_TITLE_BYTES};
-    use serde_json::{Value, json};
-    let arrival = &received.delivery;
     let (owner, repo, number) = (facts.owner, facts.repo, facts.number);
     let title = UntrustedText::capped(facts.title, MAX_TITLE_BYTES);
     let body = UntrustedText::capped(facts.body, MAX_BODY_BYTES);
-    // The neutral parsed delivery GitHub's rules read (its serde shape is
-    // the recorded one, so it is built as a record would be).
-    let parsed = json!({
-        "trigger": "issue",
-        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
-        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
-        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
-        "repository": { "owner": owner, "repo": repo, "defaultBranch": facts.default_branch },
-        "sender": facts.sender,
+    let fields = serde_json::json!({
         "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": facts.url },
         "title": title,
         "body": body,
@@ -108,12 +142,9 @@ pub(crate) fn admit_issue(
         "author": { "login": facts.author, "association": facts.author_association, "bot": false },
         "vouchedBy": facts.vouched_by,
     });
-    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
-        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
-        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
-    let mut admission = admit_or_decline(received, &parsed, policy);
+    let at = Where { owner, repo, default_branch: facts.default_branch, sender: facts.sender };
+    let mut admission = admit_read(received, &at, "issue", fields, policy, forge)?;
     if let Admission::Admitted(stimulus) = &mut admission {
-        stimulus.input.forge = forge;
         stimulus.input.issue =
             Some(IssueRef { owner: owner.to_owned(), repo: repo.to_owned(), number, title, url: facts.url.clone() });
         stimulus.input.issue_body = Some(body);
@@ -155,17 +186,9 @@ pub(crate) fn admit_change_request(
 ) -> Result<Admission, AdmitError> {
     use agent_zero_contracts::UntrustedText;
     use agent_zero_github::{MAX_BODY_BYTES, MAX_LABELS, MAX_TITLE_BYTES};
-    use serde_json::{Value, json};
-    let arrival = &received.delivery;
     let (owner, repo, number) = (facts.owner, facts.repo, facts.number);
     let labels: Vec<&String> = facts.labels.iter().take(MAX_LABELS).collect();
-    let parsed = json!({
-        "trigger": "proactive",
-        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
-        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
-        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
-        "repository": { "owner": owner, "repo": repo, "defaultBranch": facts.default_branch },
-        "sender": facts.sender,
+    let fields = serde_json::json!({
         "subject": {
             "type": "pull-request", "owner": owner, "repo": repo, "number": number,
             "headSha": facts.head_sha, "baseSha": facts.base_sha,
@@ -177,12 +200,6 @@ pub(crate) fn admit_change_request(
         "author": { "login": facts.author, "association": facts.author_association, "bot": false },
         "labels": labels,
     });
-    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
-        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
-        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
-    let mut admission = admit_or_decline(received, &parsed, policy);
-    if let Admission::Admitted(stimulus) = &mut admission {
-        stimulus.input.forge = forge;
-    }
-    Ok(admission)
+    let at = Where { owner, repo, default_branch: facts.default_branch, sender: facts.sender };
+    admit_read(received, &at, "proactive", fields, policy, forge)
 }

@@ -13,32 +13,37 @@
 //! → `COLLABORATOR`, `read` and `none` → `NONE`), and someone other than
 //! the author who added the label vouches for the issue (Gitea lets only
 //! accounts that may write issues label one).
+//!
+//! A review is review feedback: its gate reads the pull request (open, its
+//! head and base), and, since Gitea's delivery names no review, the
+//! sender's newest review and its line comments (or its text when it has
+//! none; untrusted, capped); the sender's permission decides as an issue
+//! author's does. Its changed files are the pull request's diff
+//! (`agent_zero_forges::gitea::diff`).
 
-use agent_zero_contracts::{ForgeKind, IssueRef, UntrustedText};
-use agent_zero_engine::{Admission, AdmitError, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
+use agent_zero_contracts::{FeedbackItem, FeedbackKind, UntrustedText};
+use agent_zero_engine::{
+    Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus,
+};
 use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient, GiteaError};
-use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH, ParsedDelivery};
+use agent_zero_github::{MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::{Value, json};
 
+use super::decide::{IssueFacts, Where, admit_issue, admit_read};
 use super::workspace::CheckoutPort;
 use crate::Settings;
 use crate::forge_settings::GiteaSettings;
 
 /// Each Gitea call is bounded by this.
 const TIMEOUT_MS: u64 = 20_000;
-
-/// The forge a recorded delivery came from: Gitea's and Forgejo's arrivals
-/// name theirs; GitHub's parsed deliveries name none.
-pub(crate) fn forge_of_delivery(delivery: &Value) -> ForgeKind {
-    match delivery.get("forge").and_then(Value::as_str) {
-        Some("gitea") => ForgeKind::Gitea,
-        Some("forgejo") => ForgeKind::Forgejo,
-        Some("gitlab") => ForgeKind::GitLab,
-        _ => ForgeKind::GitHub,
-    }
-}
+/// Line comments of one review read as feedback at most.
+const MAX_FEEDBACK_ITEMS: usize = 20;
+/// Changed files of a pull request a review reads at most.
+const MAX_REVIEW_FILES: usize = 300;
+/// Longest path a feedback item names.
+const MAX_PATH_BYTES: usize = 1_024;
 
 /// The API of the configured instance and its settings; when it is not
 /// configured, what to set (a task fails with it: setting it is a person's).
@@ -71,113 +76,198 @@ fn association(permission: &str) -> &'static str {
 }
 
 /// The policy gate of a Gitea or Forgejo arrival (an issue opened or
-/// labelled): reads, decides, never writes.
+/// labelled, a review with line comments): reads, decides, never writes.
 pub(crate) async fn admit<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
 ) -> Result<Admission, AdmitError> {
     let arrival = &received.delivery;
-    let forge = forge_of_delivery(arrival);
     let (api, gitea) = configured(settings).map_err(AdmitError::Invalid)?;
     let client = GiteaClient::new(http, &api, gitea.token.as_ref());
     let (owner, repo) = split(&received.repository).map_err(AdmitError::Invalid)?;
     let number = arrival
         .get("number")
         .and_then(Value::as_u64)
-        .ok_or_else(|| AdmitError::Invalid("the recorded arrival names no issue number".into()))?;
+        .ok_or_else(|| AdmitError::Invalid("the recorded arrival names no issue or pull request number".into()))?;
     let sender = arrival.get("sender").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let gate = Gate { client, received, owner, repo, number, sender };
 
-    let info = client.repository(owner, repo).await.map_err(|e| admit_error("the repository", &e))?;
-    let policy = match client
+    let info = gate.client.repository(owner, repo).await.map_err(|e| admit_error("the repository", &e))?;
+    let policy_bytes = gate
+        .client
         .raw_file(owner, repo, POLICY_PATH, &info.default_branch, MAX_POLICY_BYTES)
         .await
-        .map_err(|e| admit_error("the repository policy", &e))?
-    {
-        None => agent_zero_agent::Policy::default(),
-        Some(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| AdmitError::Invalid(format!("{POLICY_PATH} is not UTF-8 ({POLICY_PATH})")))?;
-            agent_zero_agent::Policy::parse(&text).map_err(|e| {
-                let field = e.field().map(|f| format!(":{f}")).unwrap_or_default();
-                AdmitError::Invalid(format!("{POLICY_PATH} on {}: {e} ({POLICY_PATH}{field})", info.default_branch))
-            })?
-        }
-    };
+        .map_err(|e| admit_error("the repository policy", &e))?;
+    let policy = super::decide::policy_of(policy_bytes, &info.default_branch)?;
+    if arrival.get("arrival").and_then(Value::as_str) == Some("review-comment") {
+        return gate.review(&info.default_branch, policy).await;
+    }
+    gate.issue(&info.default_branch, policy).await
+}
 
-    let issue = client.issue(owner, repo, number).await.map_err(|e| admit_error("the issue", &e))?;
-    let declined = |reason: agent_zero_github::IgnoreReason| {
-        Ok(Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() })
-    };
-    if issue.is_pull_request() {
-        return declined(agent_zero_github::IgnoreReason::IssueIsPullRequest { number });
+/// What both gates read with.
+struct Gate<'a, H> {
+    client: GiteaClient<'a, H>,
+    received: &'a Received,
+    owner: &'a str,
+    repo: &'a str,
+    number: u64,
+    sender: String,
+}
+
+fn declined(reason: &agent_zero_github::IgnoreReason) -> Result<Admission, AdmitError> {
+    Ok(Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() })
+}
+
+impl<H: HttpClient> Gate<'_, H> {
+    /// `login`'s permission as the association the policy lists.
+    async fn association(&self, login: &str) -> Result<&'static str, AdmitError> {
+        let (owner, repo) = (self.owner, self.repo);
+        let permission = self.client.permission(owner, repo, login).await.map_err(|e| match e.status() {
+            // Gitea lets only a repository's admins read another
+            // account's permission: say what to grant.
+            Some(403) => AdmitError::Invalid(format!(
+                "Gitea refused to tell {login}'s permission on {owner}/{repo} (403): the GITEA_TOKEN account must be \
+                 an admin of the repository, since Gitea lets only admins read another account's permission"
+            )),
+            _ => admit_error(&format!("{login}'s permission"), &e),
+        })?;
+        Ok(association(&permission))
     }
-    if issue.state != "open" {
-        return declined(agent_zero_github::IgnoreReason::IssueNotOpen { number });
+
+    /// Where the arrival is, as read.
+    fn at<'b>(&'b self, default_branch: &'b str) -> Where<'b> {
+        Where { owner: self.owner, repo: self.repo, default_branch, sender: &self.sender }
     }
-    let Some(author) = issue.user.as_ref().map(|u| u.login.clone()).filter(|l| !l.is_empty()) else {
-        return Err(AdmitError::Invalid(format!("Gitea names no author of issue #{number}")));
-    };
-    let permission = |login: String| {
-        let client = &client;
-        async move {
-            client.permission(owner, repo, &login).await.map_err(|e| match e.status() {
-                // Gitea lets only a repository's admins read another
-                // account's permission: say what to grant.
-                Some(403) => AdmitError::Invalid(format!(
-                    "Gitea refused to tell {login}'s permission on {owner}/{repo} (403): the GITEA_TOKEN account must \
-                     be an admin of the repository, since Gitea lets only admins read another account's permission"
-                )),
-                _ => admit_error(&format!("{login}'s permission"), &e),
-            })
+
+    /// An issue opened or labelled.
+    async fn issue(&self, default_branch: &str, policy: agent_zero_agent::Policy) -> Result<Admission, AdmitError> {
+        let (owner, repo, number) = (self.owner, self.repo, self.number);
+        let issue = self.client.issue(owner, repo, number).await.map_err(|e| admit_error("the issue", &e))?;
+        if issue.is_pull_request() {
+            return declined(&agent_zero_github::IgnoreReason::IssueIsPullRequest { number });
         }
-    };
-    let author_association = association(&permission(author.clone()).await?);
-    // Someone else who labelled the issue vouches for it only if Gitea
-    // let them write issues (a label change by anyone else is no vouch).
-    let vouched_by = if !sender.is_empty() && !sender.eq_ignore_ascii_case(&author) {
-        let labeller = association(&permission(sender.clone()).await?);
-        (labeller != "NONE").then(|| sender.clone())
-    } else {
-        None
-    };
-    let labels: Vec<String> = issue.labels.iter().map(|l| l.name.clone()).collect();
-    let title = UntrustedText::capped(&issue.title, MAX_TITLE_BYTES);
-    let body = UntrustedText::capped(&issue.body, MAX_BODY_BYTES);
-    let issue_ref = IssueRef {
-        owner: owner.to_owned(),
-        repo: repo.to_owned(),
-        number,
-        title: title.clone(),
-        url: issue.html_url.clone(),
-    };
-    // The neutral parsed delivery GitHub's rules read (its serde shape is
-    // the recorded one, so it is built as a record would be).
-    let parsed = json!({
-        "trigger": "issue",
-        "deliveryId": arrival.get("deliveryId").cloned().unwrap_or(Value::Null),
-        "event": arrival.get("event").cloned().unwrap_or(Value::Null),
-        "action": arrival.get("action").cloned().unwrap_or(Value::Null),
-        "repository": { "owner": owner, "repo": repo, "defaultBranch": info.default_branch },
-        "sender": sender,
-        "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": issue.html_url },
-        "title": title,
-        "body": body,
-        "requestedChanges": false,
-        "gate": { "gate": "issue-label", "labels": labels },
-        "author": { "login": author, "association": author_association, "bot": false },
-        "vouchedBy": vouched_by,
-    });
-    let parsed: ParsedDelivery = serde_json::to_vec(&parsed)
-        .and_then(|bytes| agent_zero_codecs::json::from_slice(&bytes))
-        .map_err(|e| AdmitError::Invalid(format!("the arrival could not be read as a delivery: {e}")))?;
-    let mut admission = super::decide::admit_or_decline(received, &parsed, policy);
-    if let Admission::Admitted(stimulus) = &mut admission {
-        stimulus.input.forge = forge;
-        stimulus.input.issue = Some(issue_ref);
-        stimulus.input.issue_body = Some(body);
+        if issue.state != "open" {
+            return declined(&agent_zero_github::IgnoreReason::IssueNotOpen { number });
+        }
+        let Some(author) = issue.user.as_ref().map(|u| u.login.clone()).filter(|l| !l.is_empty()) else {
+            return Err(AdmitError::Invalid(format!("Gitea names no author of issue #{number}")));
+        };
+        let author_association = self.association(&author).await?;
+        // Someone else who labelled the issue vouches for it only if Gitea
+        // let them write issues (a label change by anyone else is no vouch).
+        let sender = &self.sender;
+        let vouched_by = if !sender.is_empty() && !sender.eq_ignore_ascii_case(&author) {
+            (self.association(sender).await? != "NONE").then(|| sender.clone())
+        } else {
+            None
+        };
+        let facts = IssueFacts {
+            owner,
+            repo,
+            default_branch,
+            number,
+            title: &issue.title,
+            body: &issue.body,
+            url: issue.html_url.clone(),
+            labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
+            sender,
+            author: &author,
+            author_association,
+            vouched_by: vouched_by.as_deref(),
+        };
+        admit_issue(self.received, &facts, policy, super::forge_of::forge_of_delivery(&self.received.delivery))
     }
-    Ok(admission)
+
+    /// A review of a pull request. The delivery names no review (Gitea's
+    /// payload carries none), so it is found by reading: the sender's
+    /// newest submitted review (`COMMENT` or `REQUEST_CHANGES`, not
+    /// dismissed); its line comments by the sender are the feedback, or,
+    /// with none, its text. All untrusted and capped.
+    async fn review(&self, default_branch: &str, policy: agent_zero_agent::Policy) -> Result<Admission, AdmitError> {
+        let (owner, repo, number, sender) = (self.owner, self.repo, self.number, self.sender.as_str());
+        if sender.is_empty() {
+            return Err(AdmitError::Invalid("the recorded review arrival names no sender".into()));
+        }
+        let pr =
+            self.client.pull_request(owner, repo, number).await.map_err(|e| admit_error("the pull request", &e))?;
+        if pr.state != "open" || pr.merged {
+            return declined(&agent_zero_github::IgnoreReason::PullRequestNotOpen { number });
+        }
+        let reviews = self
+            .client
+            .reviews(owner, repo, number)
+            .await
+            .map_err(|e| admit_error("the pull request's reviews", &e))?;
+        let Some(review) = reviews
+            .iter()
+            .filter(|r| r.by(sender) && !r.dismissed)
+            .filter(|r| matches!(r.state.as_str(), "COMMENT" | "REQUEST_CHANGES"))
+            .max_by_key(|r| r.id)
+        else {
+            return Ok(Admission::Declined {
+                reason: "review-not-found".into(),
+                message: format!("pull request #{number} has no submitted review by {sender}: nothing to validate"),
+            });
+        };
+        let requested_changes = review.state == "REQUEST_CHANGES";
+        let mut items: Vec<FeedbackItem> = Vec::new();
+        if review.comments_count > 0 {
+            let comments = self
+                .client
+                .review_comments(owner, repo, number, review.id)
+                .await
+                .map_err(|e| admit_error("the review's comments", &e))?;
+            items = comments
+                .iter()
+                .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(sender)))
+                .filter(|c| !c.body.trim().is_empty())
+                .take(MAX_FEEDBACK_ITEMS)
+                .map(|c| FeedbackItem {
+                    id: format!("review-comment:{}", c.id),
+                    kind: FeedbackKind::ReviewComment,
+                    body: UntrustedText::capped(&c.body, MAX_BODY_BYTES),
+                    author: sender.to_owned(),
+                    requested_changes,
+                    path: Some(c.path.clone())
+                        .filter(|p| p.len() <= MAX_PATH_BYTES && agent_zero_contracts::is_repository_relative_path(p)),
+                    // The new side's line (0: the comment is on the old side).
+                    line: Some(c.position).filter(|l| *l > 0),
+                })
+                .collect();
+        }
+        // A review without line comments (or only empty ones) is its text.
+        if items.is_empty() && !review.body.trim().is_empty() {
+            items.push(FeedbackItem {
+                id: format!("review:{}", review.id),
+                kind: FeedbackKind::ReviewBody,
+                body: UntrustedText::capped(&review.body, MAX_BODY_BYTES),
+                author: sender.to_owned(),
+                requested_changes,
+                path: None,
+                line: None,
+            });
+        }
+        if items.is_empty() {
+            return declined(&agent_zero_github::IgnoreReason::EmptyFeedback { what: "review".into() });
+        }
+        let association = self.association(sender).await?;
+        let title = UntrustedText::capped(&pr.title, MAX_TITLE_BYTES);
+        let fields = json!({
+            "subject": {
+                "type": "pull-request", "owner": owner, "repo": repo, "number": number,
+                "headSha": pr.head.sha, "baseSha": pr.base.sha,
+            },
+            "title": title,
+            "feedback": items,
+            "requestedChanges": requested_changes,
+            "gate": { "gate": "feedback" },
+            "author": { "login": sender, "association": association, "bot": false },
+        });
+        let forge = super::forge_of::forge_of_delivery(&self.received.delivery);
+        admit_read(self.received, &self.at(default_branch), "feedback", fields, policy, forge)
+    }
 }
 
 /// Publishes to Gitea or Forgejo.
@@ -188,8 +278,33 @@ pub(crate) struct GiteaForge<'a, H> {
 }
 
 impl<H: HttpClient> Forge for GiteaForge<'_, H> {
-    async fn changed_files(&self, _: &Stimulus) -> Result<ChangedFiles, ForgeError> {
-        Err(ForgeError::Unavailable("this version reviews no Gitea or Forgejo pull request (docs/forges.md)".into()))
+    /// The pull request's diff (`.diff`; Gitea 1.22's `files` carries no
+    /// patch), split into files with their hunks.
+    async fn changed_files(&self, stimulus: &Stimulus) -> Result<ChangedFiles, ForgeError> {
+        let Some(pr) = &stimulus.input.pull_request else {
+            return Err(ForgeError::Unavailable("the task names no pull request".into()));
+        };
+        let (api, gitea) = configured(self.settings).map_err(ForgeError::Unavailable)?;
+        let client = GiteaClient::new(self.http, &api, gitea.token.as_ref());
+        let diff = client.pull_diff(&pr.owner, &pr.repo, pr.number).await.map_err(|e| {
+            let reason = format!("the diff of pull request #{}: {e}", pr.number);
+            if e.retryable() { ForgeError::Failed(reason) } else { ForgeError::Unavailable(reason) }
+        })?;
+        let mut files: Vec<ChangedFile> = agent_zero_forges::gitea::diff::split(&String::from_utf8_lossy(&diff))
+            .into_iter()
+            .map(|f| ChangedFile {
+                path: f.path,
+                status: f.status.to_owned(),
+                patch: f.patch,
+                additions: f.additions,
+                deletions: f.deletions,
+            })
+            .collect();
+        let cut = (files.len() > MAX_REVIEW_FILES).then(|| {
+            format!("the pull request changes {} files; a review reads the first {MAX_REVIEW_FILES}", files.len())
+        });
+        files.truncate(MAX_REVIEW_FILES);
+        Ok(ChangedFiles { files, cut, ..ChangedFiles::default() })
     }
 
     async fn publish(&self, publication: Publication<'_>) -> Result<String, String> {

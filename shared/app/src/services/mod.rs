@@ -17,10 +17,10 @@ mod workspace;
 pub(crate) use admission::Gate;
 pub(crate) use decider::ModelDecider;
 pub(crate) use forge::GitHubForge;
-pub(crate) use forge_of::ForgeOf;
+pub(crate) use forge_of::{ForgeOf, forge_of_delivery};
 #[cfg(test)]
 pub(crate) use gitea::admit as admit_gitea;
-pub(crate) use gitea::{GiteaCheckout, GiteaForge, forge_of_delivery};
+pub(crate) use gitea::{GiteaCheckout, GiteaForge};
 #[cfg(test)]
 pub(crate) use gitlab::admit as admit_gitlab;
 pub(crate) use gitlab::{GitLabCheckout, GitLabForge};

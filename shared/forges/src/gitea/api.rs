@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 use crate::publication::{capped, is_safe_ref};
 
+mod pulls;
+pub use pulls::{MAX_DIFF_BYTES, NewLineComment, PullRequestInfo, PullRequestSide, PullReview, ReviewLineComment};
+
 /// The most bytes of one API answer read (a raw file read sets its own).
 const MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
 /// Items asked for per page of a listing.

@@ -4,8 +4,11 @@
 //!
 //! - a commit status (context `Agent Zero`) on a pull request's head: Gitea
 //!   has no check runs;
-//! - the validation comment on the issue, found again by our login and its
+//! - the validation comment on the issue (or on the pull request whose
+//!   review feedback started the run), found again by our login and its
 //!   subject marker and edited in place;
+//! - for review feedback, the answer in each reviewer's line comment's
+//!   conversation (`thread.rs`: a new review at the same path and line);
 //! - a verified change: one commit on a fresh branch through the contents
 //!   API ("change files"), then a pull request. Gitea's contents API sets
 //!   no file mode, so a change to an executable file or a link is left to
@@ -16,7 +19,8 @@
 //! step's outcome is in the report; a retryable failure is marked so the
 //! caller tries again.
 
-use agent_zero_evidence::{render_issue_comment, render_pull_request_body};
+use agent_zero_contracts::Trigger;
+use agent_zero_evidence::{render_issue_comment, render_pull_request_body, render_thread_answer};
 use agent_zero_ports::HttpClient;
 
 use super::api::{CommitStatus, FileChange, GiteaClient, GiteaError};
@@ -30,6 +34,10 @@ use crate::publication::{
 /// Why the comment step writes nothing when our login is unknown.
 const LOGIN_UNKNOWN: &str =
     "the token's own Gitea login is not known, so no comment can be told apart as ours; nothing was written";
+
+/// Said under an answer whose run proposed a change: Gitea cannot show it
+/// as a suggestion to apply.
+const NO_SUGGESTIONS: &str = "\n\nGitea has no suggestion blocks: the proposed change is in the evidence, not here.";
 
 /// What one publication did, and whether a step failed in a way worth
 /// trying again (Gitea unreachable, 429, 5xx).
@@ -94,6 +102,24 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
         (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
     };
     settle(&mut out, PublishStep::IssueComment, comment);
+
+    // A reviewer's line comment is answered in its conversation too.
+    let asked = super::thread::asked(request.feedback);
+    let feedback_on = bundle.pull_request.as_ref().filter(|_| bundle.trigger == Trigger::Feedback);
+    if let (None, Some(pr), false) = (comment_refusal(request), feedback_on, asked.is_empty()) {
+        let answer = match (request.bot_login, request.head_sha) {
+            (None, _) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
+            (_, None) => Ok(StepOutcome::skipped("the run has no pull request head")),
+            (Some(login), Some(head)) => {
+                let mut text = render_thread_answer(bundle, &request.render);
+                if !bundle.changed_files.is_empty() {
+                    text.push_str(NO_SUGGESTIONS);
+                }
+                super::thread::answer(client, owner, repo, pr.number, head, login, &asked, &text).await
+            }
+        };
+        settle(&mut out, PublishStep::ThreadAnswer, answer);
+    }
 
     if let Some(reason) = pull_request_refusal(request) {
         out.report.push(PublishStep::PullRequest, StepOutcome::Skipped { reason });

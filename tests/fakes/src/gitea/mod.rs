@@ -347,6 +347,96 @@ impl FakeGitea {
         })
     }
 
+    /// Opens pull request of `head` into `base` (both branches of the
+    /// repository) by `author`, as Gitea would; returns its number.
+    ///
+    /// # Panics
+    /// When the repository or a branch was not seeded.
+    pub fn add_pull(&self, owner: &str, repo: &str, head: &str, base: &str, author: &str, title: &str) -> u64 {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            let git = &expect_repo(state, owner, repo).git;
+            assert!(git.branch(head).is_some() && git.branch(base).is_some(), "add_pull: {head} and {base} must exist");
+            state.ensure_user(author);
+            let pull = state::Pull {
+                id: state.fresh_id(),
+                repo: key.clone(),
+                number: state.next_index(&key),
+                title: title.to_owned(),
+                body: String::new(),
+                head: head.to_owned(),
+                base: base.to_owned(),
+                author: author.to_owned(),
+                created: now_rfc3339(),
+                closed: false,
+            };
+            state.pulls.push(pull.clone());
+            pull.number
+        })
+    }
+
+    /// Closes pull request `number` (not merged).
+    ///
+    /// # Panics
+    /// When there is no such pull request.
+    pub fn close_pull(&self, owner: &str, repo: &str, number: u64) {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            let pull = state.pulls.iter_mut().find(|p| p.repo == key && p.number == number);
+            pull.unwrap_or_else(|| panic!("close_pull: no pull request {number}")).closed = true;
+        });
+    }
+
+    /// Submits a review of pull request `number` by `author` (`event`:
+    /// `COMMENT`, `REQUEST_CHANGES`, `APPROVED`) on its head, with line
+    /// comments `(path, new-side line, body)`, as Gitea's web UI does;
+    /// returns the review's id and its comments' ids.
+    ///
+    /// # Panics
+    /// When there is no such pull request.
+    pub fn add_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        author: &str,
+        event: &str,
+        lines: &[(&str, u64, &str)],
+    ) -> (u64, Vec<u64>) {
+        self.submit_review(owner, repo, number, author, event, "", lines)
+    }
+
+    /// Submits a review of pull request `number` by `author` with only a
+    /// body (no line comments); returns its id.
+    ///
+    /// # Panics
+    /// When there is no such pull request.
+    pub fn add_review_body(&self, owner: &str, repo: &str, number: u64, author: &str, event: &str, body: &str) -> u64 {
+        self.submit_review(owner, repo, number, author, event, body, &[]).0
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn submit_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        author: &str,
+        event: &str,
+        body: &str,
+        lines: &[(&str, u64, &str)],
+    ) -> (u64, Vec<u64>) {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            let pull = state.pulls.iter().find(|p| p.repo == key && p.number == number).cloned();
+            let pull = pull.unwrap_or_else(|| panic!("add_review: no pull request {number}"));
+            let head = pulls::head_sha(state, &pull);
+            let lines = lines.iter().map(|(p, l, b)| ((*p).to_owned(), (*b).to_owned(), *l, 0)).collect();
+            let review = pulls::insert_review(state, &pull, author, event, body, &head, lines);
+            (review.id, review.comments.iter().map(|c| c.0).collect())
+        })
+    }
+
     /// The pull requests of a repository, oldest first.
     pub fn pulls(&self, owner: &str, repo: &str) -> Vec<Value> {
         self.with(|state| {

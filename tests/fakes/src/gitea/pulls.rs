@@ -45,14 +45,17 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, k
     }
 }
 
-/// Open pull requests (this fake has no closed ones), newest first.
+/// The pull requests in `state` (`open`, the default; `closed`; `all`),
+/// newest first.
 fn list(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
     let wanted = request.call.query_param("state").unwrap_or("open");
-    let pulls: Vec<Pull> = if wanted == "closed" {
-        Vec::new()
-    } else {
-        state.pulls.iter().rev().filter(|p| p.repo == key).cloned().collect()
-    };
+    let pulls: Vec<Pull> = state
+        .pulls
+        .iter()
+        .rev()
+        .filter(|p| p.repo == key && (wanted == "all" || (wanted == "closed") == p.closed))
+        .cloned()
+        .collect();
     let items = pulls.iter().map(|p| wire::pull(state, p)).collect();
     paginate(state, request, items)
 }
@@ -78,7 +81,8 @@ fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
     if head == base || repo.git.merge_base(&base_sha, &head_sha).as_deref() == Some(head_sha.as_str()) {
         return error(state, 422, "Invalid PullRequest: There are no changes between the head and the base");
     }
-    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && p.head == head && p.base == base) {
+    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && !p.closed && p.head == head && p.base == base)
+    {
         let message = format!(
             "pull request already exists for these targets [id: {}, issue_id: {}, head_repo_id: {}, base_repo_id: {}, head_branch: {head}, base_branch: {base}]",
             existing.id, existing.id, repo.id, repo.id
@@ -96,6 +100,7 @@ fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
         base,
         author: login,
         created: now_rfc3339(),
+        closed: false,
     };
     state.pulls.push(pull.clone());
     let json = wire::pull(state, &pull);
@@ -163,37 +168,67 @@ fn create_review(state: &mut State, request: &Request<'_>, pull: &Pull, access: 
         "APPROVED" | "REQUEST_CHANGES" | "COMMENT" | "PENDING" => {}
         other => return error(state, 422, &format!("unknown review event: {other}")),
     }
+    // Gitea's `preparePullReviewType`.
+    let no_body = body["body"].as_str().is_none_or(|b| b.trim().is_empty());
+    let no_comments = body["comments"].as_array().is_none_or(Vec::is_empty);
+    if matches!(event.as_str(), "COMMENT" | "REQUEST_CHANGES") && no_body && no_comments {
+        return error(state, 422, &format!("review event {event} requires a body or a comment"));
+    }
     if access < Access::Read {
         return not_found(state);
     }
     let (_, head) = shas(state, pull);
     let commit_id = body["commit_id"].as_str().filter(|c| !c.is_empty()).map_or(head, str::to_owned);
-    let mut comments = Vec::new();
-    for comment in body["comments"].as_array().into_iter().flatten() {
-        let id = state.fresh_id();
-        comments.push((
-            id,
-            comment["path"].as_str().unwrap_or_default().to_owned(),
-            comment["body"].as_str().unwrap_or_default().to_owned(),
-            comment["new_position"].as_u64().unwrap_or(0),
-            comment["old_position"].as_u64().unwrap_or(0),
-        ));
-    }
-    state.ensure_user(&login);
+    let comments: Vec<(String, String, u64, u64)> = body["comments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|comment| {
+            (
+                comment["path"].as_str().unwrap_or_default().to_owned(),
+                comment["body"].as_str().unwrap_or_default().to_owned(),
+                comment["new_position"].as_u64().unwrap_or(0),
+                comment["old_position"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let text = body["body"].as_str().unwrap_or_default().to_owned();
+    let review = insert_review(state, pull, &login, &event, &text, &commit_id, comments);
+    let json = review_json(state, pull, &review);
+    Reply::json(200, &json)
+}
+
+/// Stores a submitted review by `login` with its line comments `(path,
+/// body, new_position, old_position)`.
+pub(crate) fn insert_review(
+    state: &mut State,
+    pull: &Pull,
+    login: &str,
+    event: &str,
+    body: &str,
+    commit_id: &str,
+    lines: Vec<(String, String, u64, u64)>,
+) -> Review {
+    let comments = lines.into_iter().map(|(path, text, new, old)| (state.fresh_id(), path, text, new, old)).collect();
+    state.ensure_user(login);
     let review = Review {
         id: state.fresh_id(),
         repo: pull.repo.clone(),
         number: pull.number,
-        author: login,
-        body: body["body"].as_str().unwrap_or_default().to_owned(),
-        state: event,
-        commit_id,
+        author: login.to_owned(),
+        body: body.to_owned(),
+        state: event.to_owned(),
+        commit_id: commit_id.to_owned(),
         submitted: now_rfc3339(),
         comments,
     };
     state.reviews.push(review.clone());
-    let json = review_json(state, pull, &review);
-    Reply::json(200, &json)
+    review
+}
+
+/// The head commit of a pull request (its head branch's tip).
+pub(crate) fn head_sha(state: &State, pull: &Pull) -> String {
+    shas(state, pull).1
 }
 
 pub(crate) fn review_json(state: &mut State, pull: &Pull, review: &Review) -> Value {

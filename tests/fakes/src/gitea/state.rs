@@ -131,6 +131,8 @@ pub(crate) struct Pull {
     pub(crate) base: String,
     pub(crate) author: String,
     pub(crate) created: String,
+    /// Closed (not merged) by [`FakeGitea::close_pull`](super::FakeGitea::close_pull).
+    pub(crate) closed: bool,
 }
 
 /// A pull request review and its line comments.

@@ -261,7 +261,7 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
         "assignee": null,
         "assignees": null,
         "requested_reviewers": null,
-        "state": "open",
+        "state": if pull.closed { "closed" } else { "open" },
         "draft": false,
         "is_locked": false,
         "comments": comments,
@@ -284,7 +284,7 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
         "due_date": null,
         "created_at": pull.created,
         "updated_at": pull.created,
-        "closed_at": null,
+        "closed_at": if pull.closed { Value::from(pull.created.clone()) } else { Value::Null },
         "pin_order": 0,
     })
 }
