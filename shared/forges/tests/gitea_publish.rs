@@ -8,8 +8,7 @@
 //! the comment's path and line), once, whatever the comment's text says.
 
 use agent_zero_contracts::{
-    EvidenceBundle, FeedbackItem, FeedbackKind, PullRequestRef, TaskResult, TreeFile, Trigger, UntrustedText,
-    is_verified,
+    EvidenceBundle, FeedbackItem, FeedbackKind, PullRequestRef, TreeFile, Trigger, UntrustedText,
 };
 use agent_zero_evidence::RenderOptions;
 use agent_zero_fakes::{FakeGitea, LoopbackHttp};
@@ -17,6 +16,8 @@ use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient};
 use agent_zero_forges::gitea::publish::{GiteaReport, publish};
 use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
 use agent_zero_ports::{Secret, block_on};
+
+mod support;
 
 const TOKEN: &str = "gitea-publish-token-0a1b";
 const BOT: &str = "zero-bot";
@@ -28,29 +29,8 @@ fn http() -> LoopbackHttp {
     LoopbackHttp::new()
 }
 
-/// The verified golden bundle of the evidence crate (issue acme/widgets#42).
 fn bundle() -> EvidenceBundle {
-    let path = format!("{}/../evidence/tests/golden/verified/bundle.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn result_of(bundle: &EvidenceBundle) -> TaskResult {
-    TaskResult {
-        id: bundle.task_id.clone(),
-        state: bundle.state,
-        verdict: bundle.verdict,
-        verified: is_verified(bundle.state, &bundle.changed_files, &bundle.checks) && bundle.verified,
-        finding: bundle.finding.clone(),
-        plan: bundle.plan.clone(),
-        acceptance_criteria: bundle.acceptance_criteria.clone(),
-        checks: bundle.checks.clone(),
-        changed_files: bundle.changed_files.clone(),
-        attempts: bundle.attempts,
-        events: bundle.transitions.clone(),
-        runner: bundle.runner.clone(),
-        usage: bundle.usage.clone(),
-        summary: bundle.summary.clone(),
-    }
+    support::golden_bundle()
 }
 
 fn gitea() -> FakeGitea {
@@ -76,7 +56,7 @@ fn run_with(
 ) -> GiteaReport {
     let files =
         [PublishFile::new("src/page.rs", NEW_PAGE.as_bytes()), PublishFile::new("tests/page.rs", NEW_TEST.as_bytes())];
-    let result = result_of(bundle);
+    let result = support::result_of(bundle);
     let token = Secret::new(TOKEN);
     let api = GiteaApi::new(&gitea.url(), 10_000);
     let http = http();

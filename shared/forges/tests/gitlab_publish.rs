@@ -13,13 +13,15 @@
 //! finding marker is not ours, and a retry posts nothing new; every
 //! request is an operation of the definition.
 
-use agent_zero_contracts::{EvidenceBundle, TaskResult, TreeFile, is_verified};
+use agent_zero_contracts::{EvidenceBundle, TreeFile};
 use agent_zero_evidence::RenderOptions;
-use agent_zero_fakes::FakeGitLab;
+use agent_zero_fakes::{FakeGitLab, LoopbackHttp};
 use agent_zero_forges::gitlab::api::{GitLabApi, GitLabClient};
 use agent_zero_forges::gitlab::publish::{GitLabReport, publish};
 use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
-use agent_zero_ports::{HttpClient, HttpError, Secret, block_on};
+use agent_zero_ports::{Secret, block_on};
+
+mod support;
 
 const TOKEN: &str = "glpat-publish-token-0a1b";
 const BOT: &str = "zero-bot";
@@ -29,50 +31,16 @@ const OLD_PAGE: &str = "pub fn next_page() {}\n";
 const NEW_PAGE: &str = "pub fn next_page() { /* fixed */ }\n";
 const NEW_TEST: &str = "#[test]\nfn no_item_twice() {}\n";
 
-struct Ureq(ureq::Agent);
-
-impl HttpClient for Ureq {
-    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, HttpError> {
-        let mut response = self.0.run(request).map_err(|e| HttpError::Transport(e.to_string()))?;
-        let mut out = http::Response::builder().status(response.status());
-        for (name, value) in response.headers() {
-            out = out.header(name, value);
-        }
-        let body = response.body_mut().read_to_vec().map_err(|e| HttpError::Transport(e.to_string()))?;
-        out.body(body).map_err(|e| HttpError::Transport(e.to_string()))
-    }
-}
-
-fn http() -> Ureq {
-    Ureq(ureq::Agent::config_builder().http_status_as_error(false).build().into())
+fn http() -> LoopbackHttp {
+    LoopbackHttp::new()
 }
 
 /// The verified golden bundle of the evidence crate, its issue the one
 /// opened on the loopback GitLab (`iid`).
 fn bundle(iid: u64) -> EvidenceBundle {
-    let path = format!("{}/../evidence/tests/golden/verified/bundle.json", env!("CARGO_MANIFEST_DIR"));
-    let mut bundle: EvidenceBundle = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut bundle = support::golden_bundle();
     bundle.issue.as_mut().unwrap().number = iid;
     bundle
-}
-
-fn result_of(bundle: &EvidenceBundle) -> TaskResult {
-    TaskResult {
-        id: bundle.task_id.clone(),
-        state: bundle.state,
-        verdict: bundle.verdict,
-        verified: is_verified(bundle.state, &bundle.changed_files, &bundle.checks) && bundle.verified,
-        finding: bundle.finding.clone(),
-        plan: bundle.plan.clone(),
-        acceptance_criteria: bundle.acceptance_criteria.clone(),
-        checks: bundle.checks.clone(),
-        changed_files: bundle.changed_files.clone(),
-        attempts: bundle.attempts,
-        events: bundle.transitions.clone(),
-        runner: bundle.runner.clone(),
-        usage: bundle.usage.clone(),
-        summary: bundle.summary.clone(),
-    }
 }
 
 /// `acme/widgets` with the bot a developer holding `api`, and its issue.
@@ -88,7 +56,7 @@ fn gitlab() -> (FakeGitLab, u64) {
 fn run(gitlab: &FakeGitLab, bundle: &EvidenceBundle, head_sha: Option<&str>) -> GitLabReport {
     let files =
         [PublishFile::new("src/page.rs", NEW_PAGE.as_bytes()), PublishFile::new("tests/page.rs", NEW_TEST.as_bytes())];
-    let result = result_of(bundle);
+    let result = support::result_of(bundle);
     let token = Secret::new(TOKEN);
     let api = GitLabApi::new(&gitlab.url(), 10_000);
     let http = http();
@@ -353,7 +321,7 @@ fn review_bundle(iid: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
 }
 
 fn run_review(gitlab: &FakeGitLab, bundle: &EvidenceBundle) -> GitLabReport {
-    let result = result_of(bundle);
+    let result = support::result_of(bundle);
     let token = Secret::new(TOKEN);
     let api = GitLabApi::new(&gitlab.url(), 10_000);
     let http = http();

@@ -321,27 +321,10 @@ impl<H: HttpClient> Forge for GiteaForge<'_, H> {
         let client = GiteaClient::new(self.http, &api, gitea.token.as_ref());
         let inputs = super::publishing::PublishInputs::of(settings, publication);
         let mut request = inputs.request(owner, repo, self.now_ms);
-        let mut login_error = None;
-        let login = if request.posts_comment() {
-            match client.own_login().await {
-                Ok(login) => Some(login),
-                Err(e) => {
-                    login_error = Some(e.to_string());
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        request.bot_login = login.as_deref();
+        let login = super::publishing::own_login(&request, client.own_login()).await;
+        request.bot_login = login.as_ref().ok().and_then(Option::as_deref);
         let published = agent_zero_forges::gitea::publish::publish(&client, &request).await;
-        if let Some(retry) = published.retry.or(login_error) {
-            // The engine backs off and tries again; what was published is
-            // found again (the comment by its marker, the branch and the
-            // pull request by name).
-            return Err(format!("Gitea: {retry}"));
-        }
-        Ok(published.report.summary())
+        super::publishing::settled("Gitea", published.retry, &login, &published.report)
     }
 }
 

@@ -277,27 +277,11 @@ impl<H: HttpClient> Forge for GitLabForge<'_, H> {
         let client = GitLabClient::new(self.http, &api, Some(token));
         let inputs = super::publishing::PublishInputs::of(settings, publication);
         let mut request = inputs.request(owner, repo, self.now_ms);
-        let mut login_error = None;
-        let login = if request.posts_comment() || request.posts_review() {
-            match client.own_user().await {
-                Ok(user) => Some(user.username),
-                Err(e) => {
-                    login_error = Some(e.to_string());
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        request.bot_login = login.as_deref();
+        let login =
+            super::publishing::own_login(&request, async { client.own_user().await.map(|user| user.username) }).await;
+        request.bot_login = login.as_ref().ok().and_then(Option::as_deref);
         let published = agent_zero_forges::gitlab::publish::publish(&client, &request).await;
-        if let Some(retry) = published.retry.or(login_error) {
-            // The engine backs off and tries again; what was published is
-            // found again (the note by its marker, the branch and the
-            // merge request by name).
-            return Err(format!("GitLab: {retry}"));
-        }
-        Ok(published.report.summary())
+        super::publishing::settled("GitLab", published.retry, &login, &published.report)
     }
 }
 

@@ -62,3 +62,34 @@ impl<'a> PublishInputs<'a> {
         }
     }
 }
+
+/// Our own login on the forge, read only when the publication looks for
+/// what it posted before (a comment, a review): without it nothing can be
+/// told apart as ours. `Err` keeps why it could not be read, for the
+/// engine's retry ([`settled`]).
+pub(crate) async fn own_login<E: std::fmt::Display>(
+    request: &PublishRequest<'_>,
+    read: impl std::future::Future<Output = Result<String, E>>,
+) -> Result<Option<String>, String> {
+    if !(request.posts_comment() || request.posts_review()) {
+        return Ok(None);
+    }
+    read.await.map(Some).map_err(|e| e.to_string())
+}
+
+/// What the engine is told of a publication on `forge`: `Err` when a step
+/// failed in a way worth trying again, or our login could not be read (the
+/// engine backs off and publishes again; what was published is found again
+/// by its marker, the branch and the change request by name); else the
+/// report's one line.
+pub(crate) fn settled(
+    forge: &str,
+    retry: Option<String>,
+    login: &Result<Option<String>, String>,
+    report: &agent_zero_forges::publication::PublishReport,
+) -> Result<String, String> {
+    match retry.or_else(|| login.as_ref().err().cloned()) {
+        Some(retry) => Err(format!("{forge}: {retry}")),
+        None => Ok(report.summary()),
+    }
+}
