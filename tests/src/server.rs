@@ -279,8 +279,12 @@ impl Server {
                 return Ready::Failed("the process exited".to_owned());
             }
             // Bounded: whatever holds a taken port may accept the request
-            // and never answer it.
-            if crate::request_within(Duration::from_secs(10), "GET", &self.url("/api/v1/health"), &[], b"").is_ok() {
+            // and never answer it. Only the product's own health answer
+            // counts: a loopback fake of another test process that took
+            // the port between `free_port` and the server's bind answers
+            // 404 (then the server's log says the address is in use).
+            let health = crate::request_within(Duration::from_secs(10), "GET", &self.url("/api/v1/health"), &[], b"");
+            if health.is_ok_and(|reply| is_product_health(&reply)) {
                 return Ready::Answering;
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -671,6 +675,14 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
         command.args(["--cron", "/api/v1/sweep@3"]).env("AGENT_ZERO_SPIN_HOST_CRON_TOKEN", token);
     }
     Ok(command)
+}
+
+/// Whether `reply` is the product's answer to health: its report (with its
+/// `status` and `name`), or one of its errors (`{"error": {"code", ...}}`),
+/// not another server's.
+fn is_product_health(reply: &crate::Reply) -> bool {
+    serde_json::from_slice::<serde_json::Value>(&reply.body)
+        .is_ok_and(|v| (v.get("status").is_some() && v.get("name").is_some()) || v.pointer("/error/code").is_some())
 }
 
 /// `vars` as an operator sets them on Spin: each URL the app will call
