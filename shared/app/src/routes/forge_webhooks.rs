@@ -1,8 +1,9 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
-//! a verified issue (opened, labelled), or a GitLab merge request (opened,
-//! updated with new commits), becomes a task, as a GitHub
-//! delivery does (`gl-{delivery}` or `gt-{delivery}`, its policy gate the
-//! first tick). Any other supported event is recorded once, by its delivery id,
+//! a verified issue (opened, labelled), a GitLab merge request (opened,
+//! updated with new commits) or a Gitea or Forgejo review becomes a task,
+//! as a GitHub delivery does (`gl-{delivery}` or `gt-{delivery}`, its
+//! policy gate the first tick). Any other supported event (a GitLab diff
+//! note, a Gitea pull request) is recorded once, by its delivery id,
 //! and answered 202 with the neutral arrival it parsed to, marked `"run":
 //! "not-yet"`: the run path does not read it in this version
 //! (docs/forges.md). Never a silent 200 that looks like work started.
@@ -172,7 +173,7 @@ async fn intake<H: Host>(
         "run": "not-yet",
         "message": format!(
             "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
-             issues, and from GitLab merge requests (docs/forges.md)",
+             issues, GitLab merge requests and Gitea and Forgejo reviews (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
