@@ -143,6 +143,26 @@ fn a_change_to_an_executable_file_is_left_to_a_person() {
     assert_eq!(gitea.branch_sha("acme", "widgets", "agent-zero/42-task-0001"), None);
 }
 
+/// Trust: a verified change the run judged high-impact (a path such as
+/// `.gitea/workflows/`, per the agent's risk rules) is left to a person: no
+/// branch, no commit, no pull request on Gitea; the comment says why.
+#[test]
+fn a_high_impact_change_gets_no_branch_and_no_pull_request() {
+    let gitea = gitea();
+    let mut bundle = bundle();
+    bundle.finding.as_mut().expect("a finding").claim.change_risk = agent_zero_contracts::ChangeRisk::HighImpact;
+    let report = run(&gitea, &bundle);
+    let StepOutcome::Skipped { reason } = outcome(&report, PublishStep::PullRequest) else {
+        panic!("{:?}", report.report)
+    };
+    assert!(reason.contains("high-impact"), "{reason}");
+    assert!(gitea.pulls("acme", "widgets").is_empty());
+    let writes: Vec<String> =
+        gitea.calls().iter().filter(|c| c.method != "GET").map(|c| format!("{} {}", c.method, c.path)).collect();
+    assert_eq!(writes, ["POST /api/v1/repos/acme/widgets/issues/42/comments"], "the comment only");
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+}
+
 #[test]
 fn gitea_failing_is_reported_for_a_retry_and_the_retry_completes() {
     let gitea = gitea();
