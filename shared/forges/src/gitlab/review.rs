@@ -29,9 +29,6 @@ use super::diff::place;
 use crate::publication::comment_target::{carries, marked};
 use crate::publication::{PublishReport, PublishRequest, PublishStep, StepOutcome, capped};
 
-/// Most bytes of a quote a comment's marker keeps (whole characters).
-const MARKED_QUOTE_BYTES: usize = 200;
-const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
 const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
 const MARKER_END: &str = " -->";
 /// Most changed files read to place the comments (three pages).
@@ -45,16 +42,14 @@ pub fn summary_marker(iid: u64) -> String {
     format!("<!-- agent-zero:review merge-request={iid}{MARKER_END}")
 }
 
-/// The first line of a line discussion of ours: the quote hex-encoded (so
-/// untrusted text never shapes the markup), or the line when there is none.
+/// The first line of a line discussion of ours: the quote's marker (as on
+/// GitHub, [`crate::publication::finding_marker`]), or the line when there
+/// is none.
 pub fn finding_marker(comment: &ReviewComment) -> String {
-    let Some(quote) = comment.quote.as_deref() else { return format!("{LINE_PREFIX}{}{MARKER_END}", comment.line) };
-    let mut end = quote.len().min(MARKED_QUOTE_BYTES);
-    while !quote.is_char_boundary(end) {
-        end -= 1;
+    match comment.quote.as_deref() {
+        Some(quote) => crate::publication::finding_marker(quote),
+        None => format!("{LINE_PREFIX}{}{MARKER_END}", comment.line),
     }
-    let hex: String = quote[..end].bytes().map(|b| format!("{b:02x}")).collect();
-    format!("{FINDING_PREFIX}{hex}{MARKER_END}")
 }
 
 /// What one review needs to know of the merge request.
@@ -244,17 +239,13 @@ mod tests {
     }
 
     #[test]
-    fn markers_carry_only_numbers_and_hex() {
+    fn markers_carry_only_numbers_and_the_quotes_marker() {
         assert_eq!(summary_marker(7), "<!-- agent-zero:review merge-request=7 -->");
         let planted = "x --> <script>alert(1)</script> <!--";
         let marker = finding_marker(&comment("a.py", 3, Some(planted)));
-        assert!(marker.starts_with(FINDING_PREFIX) && marker.ends_with(MARKER_END), "{marker}");
-        let hex = &marker[FINDING_PREFIX.len()..marker.len() - MARKER_END.len()];
-        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{marker}");
+        assert_eq!(marker, crate::publication::finding_marker(planted));
+        assert_eq!(crate::publication::marked_quote(&marker).as_deref(), Some(planted));
         assert_eq!(finding_marker(&comment("a.py", 3, None)), "<!-- agent-zero:finding line=3 -->");
-        let long = "é".repeat(150);
-        let cut = finding_marker(&comment("a.py", 3, Some(&long)));
-        assert_eq!(cut.len(), FINDING_PREFIX.len() + 400 + MARKER_END.len(), "whole characters up to 200 bytes");
     }
 
     #[test]

@@ -8,9 +8,11 @@
 
 pub mod comment_target;
 pub mod eligibility;
+mod finding;
 mod report;
 mod status;
 
+pub use finding::{MARKED_QUOTE_BYTES, finding_marker, marked_quote};
 pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};
 pub use status::{CHECK_RUN_NAME, CheckRunStatus, status_description, status_state};
 

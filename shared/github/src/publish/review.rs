@@ -23,6 +23,7 @@ use std::ops::ControlFlow;
 
 use agent_zero_contracts::{EvidenceBundle, ReviewLedger, Trigger};
 use agent_zero_evidence::{ReviewOutput, render_review};
+use agent_zero_forges::publication::{finding_marker, marked_quote};
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -33,14 +34,11 @@ use super::{LOGIN_UNKNOWN, PublishFile, PublishRequest, REVIEW_MARKER_ROOM, sett
 use super::{PublishReport, PublishStep, StepOutcome};
 use crate::client::{GitHubError, MAX_REVIEW_PAGES, REVIEW_PREFIX, is_sha, repo_path};
 
-/// Most bytes of a quote a comment's marker keeps (whole characters).
-const MARKED_QUOTE_BYTES: usize = 200;
 /// Most files read at the head to learn whether earlier quotes are gone.
 const MAX_RESOLVE_READS: usize = 20;
 /// Most bytes of a file read for that.
 const MAX_RESOLVE_FILE_BYTES: u64 = 1_000_000;
 
-const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
 const RESOLVED_PREFIX: &str = "<!-- agent-zero:resolved head=";
 const MARKER_END: &str = " -->";
 
@@ -50,27 +48,6 @@ pub(crate) fn marker(head_sha: &str, finding_id: &str) -> Option<String> {
     let id_ok = finding_id.len() <= 64 && finding_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     (is_sha(head_sha) && id_ok && !finding_id.is_empty())
         .then(|| format!("{REVIEW_PREFIX}{} finding={finding_id}{MARKER_END}", head_sha.to_ascii_lowercase()))
-}
-
-/// The first line of a line comment of ours: its quote, hex-encoded.
-fn finding_marker(quote: &str) -> String {
-    let mut end = quote.len().min(MARKED_QUOTE_BYTES);
-    while !quote.is_char_boundary(end) {
-        end -= 1;
-    }
-    let hex: String = quote[..end].bytes().map(|b| format!("{b:02x}")).collect();
-    format!("{FINDING_PREFIX}{hex}{MARKER_END}")
-}
-
-/// The quote a line comment's marker holds.
-fn marked_quote(body: &str) -> Option<String> {
-    let hex = body.lines().next()?.strip_prefix(FINDING_PREFIX)?.strip_suffix(MARKER_END)?;
-    if hex.is_empty() || hex.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> =
-        (0..hex.len()).step_by(2).map(|i| hex.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok())).collect();
-    String::from_utf8(bytes?).ok()
 }
 
 fn collapse(text: &str) -> String {
@@ -399,22 +376,5 @@ mod tests {
         assert_eq!(reviewed_head(&body), Some("9f3c2a1b7e6d5c4b3a291807f6e5d4c3b2a19080"));
         assert_eq!(reviewed_head("<!-- agent-zero:review head=main finding=x -->"), None);
         assert_eq!(reviewed_head("looks good"), None);
-    }
-
-    #[test]
-    fn a_comment_marker_holds_its_quote_as_hex_only() {
-        let quote = "return x --> <script> ü";
-        let mark = finding_marker(quote);
-        assert!(mark.starts_with(FINDING_PREFIX) && mark.ends_with(MARKER_END), "{mark}");
-        let hex = &mark[FINDING_PREFIX.len()..mark.len() - MARKER_END.len()];
-        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{mark}");
-        assert_eq!(marked_quote(&format!("{mark}\n**Agent Zero**")).as_deref(), Some(quote));
-        // Long quotes keep whole characters within the cap.
-        let long = "é".repeat(150);
-        let kept = marked_quote(&finding_marker(&long)).unwrap();
-        assert!(kept.len() <= MARKED_QUOTE_BYTES && long.starts_with(&kept), "{kept}");
-        assert_eq!(marked_quote("<!-- agent-zero:finding quote=zz -->"), None);
-        assert_eq!(marked_quote("<!-- agent-zero:finding quote=616 -->"), None);
-        assert_eq!(marked_quote("a reviewer's comment"), None);
     }
 }

@@ -79,7 +79,7 @@ pub(crate) async fn for_comment<H: HttpClient>(
     }
     let verified = files.iter().find(|f| f.path == comment.path).and_then(|f| f.content);
     let recorded = bundle.tree.iter().find(|t| t.path == comment.path).map(|t| t.sha256.as_str());
-    let Some(verified) = verified.filter(|c| recorded == Some(hex(&Sha256::digest(c)).as_str())) else {
+    let Some(verified) = verified.filter(|c| recorded == Some(hex::encode(Sha256::digest(c)).as_str())) else {
         return none("the content at hand is not the content the checks passed on".into());
     };
     let head = match rest.client.file_at(owner, repo, &comment.path, head_sha, MAX_HEAD_FILE_BYTES).await {
@@ -124,10 +124,6 @@ pub(crate) fn replacement(head: &str, verified: &str, start: u32, end: u32) -> R
         return Err("the verified change leaves the commented lines as they are");
     }
     Ok(replaced.join("\n"))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
