@@ -146,12 +146,12 @@ async fn intake<H: Host>(
         }
     };
 
-    // An issue, a Gitea or Forgejo review (review feedback), or a GitLab
-    // merge request opened or given new commits (a proactive review),
-    // becomes a task: its policy gate is the task's first tick, as a GitHub
-    // delivery's.
+    // An issue, a Gitea or Forgejo review or a GitLab diff note (review
+    // feedback), or a GitLab merge request opened or given new commits (a
+    // proactive review), becomes a task: its policy gate is the task's
+    // first tick, as a GitHub delivery's.
     let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
-    let feedback = matches!(route, Route::Gitea) && matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
+    let feedback = matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
     let review = matches!(route, Route::GitLab)
         && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
     if issue || feedback || review {
@@ -173,7 +173,7 @@ async fn intake<H: Host>(
         "run": "not-yet",
         "message": format!(
             "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
-             issues, GitLab merge requests and Gitea and Forgejo reviews (docs/forges.md)",
+             issues, GitLab merge requests and diff notes and Gitea and Forgejo reviews (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
@@ -192,8 +192,8 @@ async fn intake<H: Host>(
 }
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
-/// on Gitea and Forgejo), of a Gitea or Forgejo review (review feedback),
-/// or of a GitLab merge request (a proactive review): recorded once,
+/// on Gitea and Forgejo), of a Gitea or Forgejo review or a GitLab diff
+/// note (review feedback), or of a GitLab merge request (a proactive review): recorded once,
 /// answered 202 with its id, its policy gate the first tick; the same
 /// delivery again is answered 200 with the task's id.
 async fn task<H: Host>(
