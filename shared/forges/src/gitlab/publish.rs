@@ -46,6 +46,12 @@ const LOGIN_UNKNOWN: &str =
 /// Why a diff note's run writes no note on the merge request.
 const IN_THREAD: &str = "the verdict is the reply in the diff note's discussion";
 
+/// The thread answer's last line, written for a forge that also posts the
+/// validation comment.
+const EVIDENCE_IN_COMMENT: &str = "The evidence is in the Agent Zero comment on this pull request.";
+/// What it says on GitLab instead.
+const EVIDENCE_IN_STATUS: &str = "The evidence is linked from the `Agent Zero` commit status on the head.";
+
 /// Said under an answer that proposed a change: this version posts no
 /// suggestion block.
 const NO_SUGGESTIONS: &str =
@@ -133,6 +139,10 @@ pub async fn publish<H: HttpClient>(client: &GitLabClient<'_, H>, request: &Publ
             None => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
             Some(login) => {
                 let mut text = render_thread_answer(bundle, &request.render);
+                // No note on the merge request carries the evidence here.
+                if let Some(kept) = text.strip_suffix(EVIDENCE_IN_COMMENT) {
+                    text = format!("{kept}{EVIDENCE_IN_STATUS}");
+                }
                 if !bundle.changed_files.is_empty() {
                     text.push_str(NO_SUGGESTIONS);
                 }
