@@ -1,9 +1,9 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
 //! a verified issue (opened, labelled), a GitLab merge request (opened,
-//! updated with new commits) or a Gitea or Forgejo review becomes a task,
-//! as a GitHub delivery does (`gl-{delivery}` or `gt-{delivery}`, its
-//! policy gate the first tick). Any other supported event (a GitLab diff
-//! note, a Gitea pull request) is recorded once, by its delivery id,
+//! updated with new commits), a GitLab diff note or a Gitea or Forgejo
+//! review becomes a task, as a GitHub delivery does (`gl-{delivery}` or
+//! `gt-{delivery}`, its policy gate the first tick). Any other supported
+//! event (a Gitea pull request) is recorded once, by its delivery id,
 //! and answered 202 with the neutral arrival it parsed to, marked `"run":
 //! "not-yet"`: the run path does not read it in this version
 //! (docs/forges.md). Never a silent 200 that looks like work started.

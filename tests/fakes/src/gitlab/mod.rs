@@ -502,6 +502,19 @@ impl FakeGitLab {
         })
     }
 
+    /// Closes merge request `mr_iid`, as someone closing it in the web UI.
+    ///
+    /// # Panics
+    /// When the project was not seeded.
+    pub fn close_merge_request(&self, path: &str, mr_iid: u64) {
+        self.with(|state| {
+            let project = expect_project(state, path).id;
+            for mr in state.merge_requests.iter_mut().filter(|m| m.project == project && m.iid == mr_iid) {
+                "closed".clone_into(&mut mr.state);
+            }
+        });
+    }
+
     /// The merge requests of a project, oldest first, as the API shows
     /// them (`Entities::MergeRequest`).
     pub fn merge_requests(&self, path: &str) -> Vec<Value> {
