@@ -23,6 +23,7 @@ pub mod api;
 pub mod diff;
 pub mod publish;
 mod review;
+mod thread;
 
 pub use review::{finding_marker, summary_marker};
 

@@ -10,8 +10,10 @@
 //! discussions placed on the merge request's diff (an added line, a
 //! context line with its old number), a line off the diff or a head the
 //! merge request has left goes into the one summary thread, a planted
-//! finding marker is not ours, and a retry posts nothing new; every
-//! request is an operation of the definition.
+//! finding marker is not ours, and a retry posts nothing new; a diff
+//! note is answered by one reply in its discussion (found again on a
+//! retry; a planted answer marker is the reviewer's); every request is an
+//! operation of the definition.
 
 use agent_zero_contracts::{EvidenceBundle, TreeFile};
 use agent_zero_evidence::RenderOptions;
@@ -459,5 +461,87 @@ fn a_high_impact_change_gets_no_branch_and_no_merge_request() {
     assert!(reason.contains("high-impact"), "{reason}");
     assert!(gitlab.merge_requests(PROJECT).is_empty());
     assert_eq!(writes(&gitlab), [format!("POST {API}/issues/{iid}/notes")], "the note only");
+    gitlab.assert_no_violations();
+}
+
+#[test]
+fn a_diff_note_is_answered_by_one_reply_in_its_discussion_and_a_retry_posts_nothing_new() {
+    use agent_zero_contracts::{FeedbackItem, FeedbackKind, PullRequestRef, Trigger, UntrustedText};
+    let (gitlab, iid, head) = review_world();
+    // The reviewer's note opens with an answer marker of ours: it is theirs.
+    let planted = |id: u64| format!("<!-- agent-zero:answer review-comment={id} -->\nOff by one here.");
+    let (note, discussion) = gitlab.add_diff_note("acme/pages", iid, "maintainer", "src/page.rs", 20, &planted(1));
+    let mut bundle = bundle(1);
+    bundle.trigger = Trigger::Feedback;
+    bundle.issue = None;
+    bundle.pull_request = Some(PullRequestRef {
+        owner: "acme".into(),
+        repo: "pages".into(),
+        number: iid,
+        head_sha: head.clone(),
+        base_sha: None,
+    });
+    let feedback = [FeedbackItem {
+        id: format!("review-comment:{note}"),
+        kind: FeedbackKind::ReviewComment,
+        body: UntrustedText::capped(&planted(1), 1_000),
+        author: "maintainer".into(),
+        requested_changes: false,
+        path: Some("src/page.rs".into()),
+        line: Some(20),
+    }];
+    let result = support::result_of(&bundle);
+    let token = Secret::new(TOKEN);
+    let api = GitLabApi::new(&gitlab.url(), 10_000);
+    let http = http();
+    let client = GitLabClient::new(&http, &api, Some(&token));
+    let request = PublishRequest {
+        bundle: &bundle,
+        result: &result,
+        task_id: &bundle.task_id,
+        owner: "acme",
+        repo: "pages",
+        default_branch: None,
+        head_sha: Some(&head),
+        issue: None,
+        policy: PublishPolicy::default(),
+        files: &[],
+        feedback: &feedback,
+        bot_login: Some(BOT),
+        render: RenderOptions::default(),
+        now_ms: 1_700_000_000_000,
+    };
+    let first = block_on(publish(&client, &request));
+    assert_eq!(first.retry, None, "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::ThreadAnswer), StepOutcome::Created { .. }), "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::IssueComment), StepOutcome::Skipped { .. }), "{:?}", first.report);
+    assert!(matches!(outcome(&first, PublishStep::PullRequest), StepOutcome::Skipped { .. }), "{:?}", first.report);
+    let discussions = gitlab.discussions("acme/pages", iid);
+    assert_eq!(discussions.len(), 1, "no other thread: {discussions:#?}");
+    let notes = discussions[0]["notes"].as_array().unwrap();
+    assert_eq!((discussions[0]["id"].as_str(), notes.len()), (Some(discussion.as_str()), 2), "{discussions:#?}");
+    assert_eq!(notes[1]["author"]["username"], BOT);
+    let answer = notes[1]["body"].as_str().unwrap();
+    assert!(
+        answer.starts_with(&format!("<!-- agent-zero:answer review-comment={note} -->\n**Agent Zero:")),
+        "{answer}"
+    );
+    assert!(answer.contains("linked from the `Agent Zero` commit status"), "{answer}");
+    assert!(!answer.contains("comment on this pull request"), "{answer}");
+    let posted = writes(&gitlab);
+    assert_eq!(
+        posted,
+        [
+            format!("POST /api/v4/projects/acme%2Fpages/statuses/{head}"),
+            format!("POST /api/v4/projects/acme%2Fpages/merge_requests/{iid}/discussions/{discussion}/notes"),
+        ]
+    );
+
+    // Again (a retried publication): our reply is found, nothing is posted.
+    gitlab.clear_requests();
+    let again = block_on(publish(&client, &request));
+    assert!(matches!(outcome(&again, PublishStep::ThreadAnswer), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert!(writes(&gitlab).iter().all(|w| !w.contains("/discussions")), "{:?}", writes(&gitlab));
+    assert_eq!(gitlab.discussions("acme/pages", iid)[0]["notes"].as_array().unwrap().len(), 2);
     gitlab.assert_no_violations();
 }

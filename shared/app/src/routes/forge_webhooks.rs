@@ -1,9 +1,9 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
 //! a verified issue (opened, labelled), a GitLab merge request (opened,
-//! updated with new commits) or a Gitea or Forgejo review becomes a task,
-//! as a GitHub delivery does (`gl-{delivery}` or `gt-{delivery}`, its
-//! policy gate the first tick). Any other supported event (a GitLab diff
-//! note, a Gitea pull request) is recorded once, by its delivery id,
+//! updated with new commits), a GitLab diff note or a Gitea or Forgejo
+//! review becomes a task, as a GitHub delivery does (`gl-{delivery}` or
+//! `gt-{delivery}`, its policy gate the first tick). Any other supported
+//! event (a Gitea pull request) is recorded once, by its delivery id,
 //! and answered 202 with the neutral arrival it parsed to, marked `"run":
 //! "not-yet"`: the run path does not read it in this version
 //! (docs/forges.md). Never a silent 200 that looks like work started.
@@ -146,12 +146,12 @@ async fn intake<H: Host>(
         }
     };
 
-    // An issue, a Gitea or Forgejo review (review feedback), or a GitLab
-    // merge request opened or given new commits (a proactive review),
-    // becomes a task: its policy gate is the task's first tick, as a GitHub
-    // delivery's.
+    // An issue, a Gitea or Forgejo review or a GitLab diff note (review
+    // feedback), or a GitLab merge request opened or given new commits (a
+    // proactive review), becomes a task: its policy gate is the task's
+    // first tick, as a GitHub delivery's.
     let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
-    let feedback = matches!(route, Route::Gitea) && matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
+    let feedback = matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
     let review = matches!(route, Route::GitLab)
         && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
     if issue || feedback || review {
@@ -173,7 +173,7 @@ async fn intake<H: Host>(
         "run": "not-yet",
         "message": format!(
             "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
-             issues, GitLab merge requests and Gitea and Forgejo reviews (docs/forges.md)",
+             issues, GitLab merge requests and diff notes and Gitea and Forgejo reviews (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
@@ -192,8 +192,8 @@ async fn intake<H: Host>(
 }
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
-/// on Gitea and Forgejo), of a Gitea or Forgejo review (review feedback),
-/// or of a GitLab merge request (a proactive review): recorded once,
+/// on Gitea and Forgejo), of a Gitea or Forgejo review or a GitLab diff
+/// note (review feedback), or of a GitLab merge request (a proactive review): recorded once,
 /// answered 202 with its id, its policy gate the first tick; the same
 /// delivery again is answered 200 with the task's id.
 async fn task<H: Host>(

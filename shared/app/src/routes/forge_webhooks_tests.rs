@@ -64,23 +64,22 @@ fn json(response: &http::Response<Vec<u8>>) -> Value {
 }
 
 #[test]
-fn a_gitlab_arrival_is_recorded_once_and_answered_202_not_yet_run() {
+fn an_arrival_not_run_is_recorded_once_and_answered_202_not_yet_run() {
     let host = TestHost::new();
     let settings = settings();
-    // A merge request diff note (a merge request opened or updated is a
-    // task: gitlab_run_tests.rs).
-    let body = fixture("gitlab-webhooks", "go-scm.review_comment_create.json");
-    let first = host.send(&settings, gitlab_delivery("Note Hook", "msg_1", NOW_SECS, &body));
+    // A Gitea pull request opened (every GitLab arrival is a task:
+    // gitlab_run_tests.rs).
+    let body = fixture("gitea-webhooks", "go-scm.pull_request_opened.json");
+    let first = host.send(&settings, gitea_delivery(false, "pull_request", "msg_1", &body));
     assert_eq!(first.status(), 202, "{}", String::from_utf8_lossy(first.body()));
     let answer = json(&first);
     assert_eq!(answer["run"], "not-yet", "{answer}");
-    assert_eq!(answer["forge"], "gitlab");
-    assert_eq!(answer["arrival"]["arrival"], "review-comment");
-    assert_eq!(answer["arrival"]["path"], "README.md");
-    assert!(host.kv.snapshot().contains_key("delivery/gitlab/gl-msg_1"), "{:?}", host.kv.snapshot().keys());
+    assert_eq!(answer["forge"], "gitea");
+    assert_eq!(answer["arrival"]["arrival"], "change-request-opened");
+    assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-msg_1"), "{:?}", host.kv.snapshot().keys());
 
-    // GitLab's retry keeps its id (and is signed afresh).
-    let again = host.send(&settings, gitlab_delivery("Note Hook", "msg_1", NOW_SECS + 60, &body));
+    // The forge's retry keeps its id.
+    let again = host.send(&settings, gitea_delivery(false, "pull_request", "msg_1", &body));
     assert_eq!(again.status(), 200);
     let duplicate = json(&again);
     assert_eq!(duplicate["duplicate"], true);

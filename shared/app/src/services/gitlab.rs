@@ -20,21 +20,30 @@
 //! with push access (GitLab lets a Reporter label issues, which is no
 //! vouch).
 //!
+//! A diff note (a `Note Hook` of `type: DiffNote` on a merge request) is
+//! review feedback: its gate reads the merge request (open, head,
+//! `diff_refs`), finds the note's discussion among the merge request's
+//! discussions (by the id the hook names), and takes the sender's notes in
+//! it (untrusted, capped; the path and new-side line of each note's
+//! `position`) as the feedback; the sender's access level decides as an
+//! issue author's does (`decide::admit_read`, trigger `feedback`).
+//!
 //! The project is named by its path (`group/subgroup/project`); the
 //! publication's `owner` is the namespace and `repo` the last segment.
 
+use agent_zero_contracts::{FeedbackItem, FeedbackKind, UntrustedText};
 use agent_zero_engine::{
     Admission, AdmitError, ChangedFile, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus,
 };
 use agent_zero_forges::gitlab::api::{GitLabApi, GitLabClient, GitLabError};
-use agent_zero_github::{MAX_POLICY_BYTES, POLICY_PATH};
+use agent_zero_github::{IgnoreReason, MAX_BODY_BYTES, MAX_POLICY_BYTES, MAX_TITLE_BYTES, POLICY_PATH};
 use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use agent_zero_contracts::Sha;
 
-use super::decide::{ChangeRequestFacts, IssueFacts, admit_change_request, admit_issue, policy_of};
+use super::decide::{ChangeRequestFacts, IssueFacts, Where, admit_change_request, admit_issue, admit_read, policy_of};
 use super::workspace::CheckoutPort;
 use crate::Settings;
 use crate::forge_settings::GitLabSettings;
@@ -47,6 +56,10 @@ const DEVELOPER: u32 = 30;
 const OWNER: u32 = 50;
 /// Most changed files a review lists (three pages of 100), as on GitHub.
 const MAX_REVIEW_FILES: usize = 300;
+/// Notes of one discussion read as feedback at most.
+const MAX_FEEDBACK_ITEMS: usize = 20;
+/// Longest path a feedback item names.
+const MAX_PATH_BYTES: usize = 1_024;
 
 /// The API of the configured instance and its settings.
 fn configured(settings: &Settings) -> Result<(GitLabApi, &GitLabSettings), String> {
@@ -108,6 +121,7 @@ pub(crate) async fn admit<H: HttpClient>(
     let read = Read { client: &client, project, number, default_branch: &info.default_branch, policy };
     match arrival.get("arrival").and_then(Value::as_str) {
         Some("change-request-opened" | "change-request-updated") => admit_merge_request(received, read).await,
+        Some("review-comment") => admit_diff_note(received, read).await,
         _ => admit_issue_arrival(received, read).await,
     }
 }
@@ -209,6 +223,85 @@ async fn admit_merge_request<H: HttpClient>(received: &Received, read: Read<'_, 
         author_association,
     };
     admit_change_request(received, &facts, policy, agent_zero_contracts::ForgeKind::GitLab)
+}
+
+fn declined(reason: &IgnoreReason) -> Admission {
+    Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() }
+}
+
+/// The gate of a diff note: review feedback on an open merge request. The
+/// hook names the note's discussion; its notes by the sender (not system
+/// notes, not empty) are the feedback, read from GitLab (never the hook's
+/// copy), each with the path and new-side line it is placed at.
+async fn admit_diff_note<H: HttpClient>(received: &Received, read: Read<'_, H>) -> Result<Admission, AdmitError> {
+    let Read { client, project, number, default_branch, policy } = read;
+    let (owner, repo) = split(project).map_err(AdmitError::Invalid)?;
+    let arrival = &received.delivery;
+    let sender = arrival.get("sender").and_then(Value::as_str).unwrap_or_default();
+    if sender.is_empty() {
+        return Err(AdmitError::Invalid("the recorded diff note arrival names no sender".into()));
+    }
+    let mr = client.merge_request(project, number).await.map_err(|e| admit_error("the merge request", &e))?;
+    if mr.state != "opened" {
+        return Ok(declined(&IgnoreReason::PullRequestNotOpen { number }));
+    }
+    let Some(refs) = mr.diff_refs.as_ref().filter(|r| Sha::is_valid(&r.head_sha) && Sha::is_valid(&mr.sha)) else {
+        return Err(AdmitError::Unavailable(format!(
+            "GitLab has not computed the diff of merge request !{number} yet"
+        )));
+    };
+    let not_found = |why: String| Admission::Declined { reason: "discussion-not-found".into(), message: why };
+    let Some(id) = arrival.get("discussion").and_then(Value::as_str).filter(|d| !d.is_empty()) else {
+        return Ok(not_found(format!("the diff note on merge request !{number} names no discussion")));
+    };
+    let (discussions, _) =
+        client.discussions(project, number).await.map_err(|e| admit_error("the merge request's discussions", &e))?;
+    let Some(discussion) = discussions.iter().find(|d| d.id == id) else {
+        return Ok(not_found(format!("merge request !{number} has no discussion `{id}`: nothing to validate")));
+    };
+    let items: Vec<FeedbackItem> = discussion
+        .notes
+        .iter()
+        .filter(|n| !n.system && n.author.as_ref().is_some_and(|u| u.username.eq_ignore_ascii_case(sender)))
+        .filter(|n| !n.body.trim().is_empty())
+        .take(MAX_FEEDBACK_ITEMS)
+        .map(|n| {
+            let position = n.position.as_ref();
+            FeedbackItem {
+                id: format!("review-comment:{}", n.id),
+                kind: FeedbackKind::ReviewComment,
+                body: UntrustedText::capped(&n.body, MAX_BODY_BYTES),
+                author: sender.to_owned(),
+                requested_changes: false,
+                path: position
+                    .and_then(|p| p.new_path.clone())
+                    .filter(|p| p.len() <= MAX_PATH_BYTES && agent_zero_contracts::is_repository_relative_path(p)),
+                line: position.and_then(|p| p.new_line).filter(|l| *l > 0),
+            }
+        })
+        .collect();
+    if items.is_empty() {
+        return Ok(declined(&IgnoreReason::EmptyFeedback { what: "diff note".into() }));
+    }
+    let association = match client.user_by_username(sender).await.map_err(|e| admit_error("the sender", &e))? {
+        Some(user) => association(level(client, project, user.id, sender).await?),
+        None => "NONE",
+    };
+    let title = UntrustedText::capped(&mr.title, MAX_TITLE_BYTES);
+    let base_sha = Some(refs.base_sha.to_ascii_lowercase()).filter(|s| Sha::is_valid(s));
+    let fields = json!({
+        "subject": {
+            "type": "pull-request", "owner": owner, "repo": repo, "number": number,
+            "headSha": mr.sha.to_ascii_lowercase(), "baseSha": base_sha,
+        },
+        "title": title,
+        "feedback": items,
+        "requestedChanges": false,
+        "gate": { "gate": "feedback" },
+        "author": { "login": sender, "association": association, "bot": false },
+    });
+    let at = Where { owner, repo, default_branch, sender };
+    admit_read(received, &at, "feedback", fields, policy, agent_zero_contracts::ForgeKind::GitLab)
 }
 
 /// The access level of `user_id` on `project`, as the gate's error.

@@ -16,6 +16,10 @@
 //!   with a `chmod` action where the base differs; a link or anything but
 //!   a regular or executable file is left to a person.
 //!
+//! - a reviewer's diff note answered by a reply in its discussion
+//!   ([`super::thread`]), found again by our username and its marker (the
+//!   verdict then is that reply and the status: no note on the merge
+//!   request);
 //! - the review of a proactive run on a merge request: its line comments
 //!   as discussions placed on the diff and its summary as one note
 //!   ([`super::review`]).
@@ -23,8 +27,8 @@
 //! [`publish`] never fails: each step's outcome is in the report; a
 //! retryable failure is marked so the caller tries again.
 
-use agent_zero_contracts::TreeFile;
-use agent_zero_evidence::{render_issue_comment, render_pull_request_body};
+use agent_zero_contracts::{TreeFile, Trigger};
+use agent_zero_evidence::{render_issue_comment, render_pull_request_body, render_thread_answer};
 use agent_zero_ports::HttpClient;
 
 use super::api::{CommitAction, CommitStatus, GitLabClient, GitLabError, Noteable};
@@ -38,6 +42,20 @@ use crate::publication::{
 /// Why the comment step writes nothing when our username is unknown.
 const LOGIN_UNKNOWN: &str =
     "the token's own GitLab username is not known, so no note can be told apart as ours; nothing was written";
+
+/// Why a diff note's run writes no note on the merge request.
+const IN_THREAD: &str = "the verdict is the reply in the diff note's discussion";
+
+/// The thread answer's last line, written for a forge that also posts the
+/// validation comment.
+const EVIDENCE_IN_COMMENT: &str = "The evidence is in the Agent Zero comment on this pull request.";
+/// What it says on GitLab instead.
+const EVIDENCE_IN_STATUS: &str = "The evidence is linked from the `Agent Zero` commit status on the head.";
+
+/// Said under an answer that proposed a change: this version posts no
+/// suggestion block.
+const NO_SUGGESTIONS: &str =
+    "\n\nThis version posts no GitLab suggestion block: the proposed change is in the evidence, not here.";
 
 /// Mode of a file the verified tree does not list (regular), as on GitHub.
 const FILE_MODE: &str = "100644";
@@ -89,7 +107,13 @@ pub async fn publish<H: HttpClient>(client: &GitLabClient<'_, H>, request: &Publ
         }
     }
 
+    // A reviewer's diff note is answered in its discussion, not by a note
+    // on the merge request.
+    let asked = super::thread::asked(request.feedback);
+    let feedback_on = bundle.pull_request.as_ref().filter(|_| bundle.trigger == Trigger::Feedback);
+    let in_thread = feedback_on.is_some() && !asked.is_empty();
     let comment = match (comment_refusal(request), comment_target(request)) {
+        (None, Some(_)) if in_thread => Ok(StepOutcome::skipped(IN_THREAD)),
         (None, Some((owner, repo, _))) => match (request.bot_login, CommentTarget::of(request)) {
             (None, _) => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
             (_, Err(reason)) => Ok(StepOutcome::Failed { reason }),
@@ -108,6 +132,25 @@ pub async fn publish<H: HttpClient>(client: &GitLabClient<'_, H>, request: &Publ
         (reason, _) => Ok(StepOutcome::skipped(reason.unwrap_or("the run has no issue"))),
     };
     settle(&mut out, PublishStep::IssueComment, comment);
+
+    // A reviewer's diff note is answered in its discussion instead.
+    if let (None, Some(pr), false) = (comment_refusal(request), feedback_on, asked.is_empty()) {
+        let answer = match request.bot_login {
+            None => Ok(StepOutcome::failed(LOGIN_UNKNOWN)),
+            Some(login) => {
+                let mut text = render_thread_answer(bundle, &request.render);
+                // No note on the merge request carries the evidence here.
+                if let Some(kept) = text.strip_suffix(EVIDENCE_IN_COMMENT) {
+                    text = format!("{kept}{EVIDENCE_IN_STATUS}");
+                }
+                if !bundle.changed_files.is_empty() {
+                    text.push_str(NO_SUGGESTIONS);
+                }
+                super::thread::answer(client, &project, pr.number, login, &asked, &text).await
+            }
+        };
+        settle(&mut out, PublishStep::ThreadAnswer, answer);
+    }
 
     if let Some(reason) = pull_request_refusal(request) {
         out.report.push(PublishStep::PullRequest, StepOutcome::Skipped { reason });

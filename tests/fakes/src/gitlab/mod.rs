@@ -455,11 +455,20 @@ impl FakeGitLab {
 
     /// Seeds a discussion on merge request `mr_iid` by `author`, placed at
     /// `new_line` of `file` (added or context) with the merge request's
-    /// current `diff_refs`, as someone commenting on the diff would.
+    /// current `diff_refs`, as someone commenting on the diff would;
+    /// returns the note's id and its discussion's id.
     ///
     /// # Panics
     /// When the project or merge request was not seeded.
-    pub fn add_diff_note(&self, path: &str, mr_iid: u64, author: &str, file: &str, new_line: u64, body: &str) {
+    pub fn add_diff_note(
+        &self,
+        path: &str,
+        mr_iid: u64,
+        author: &str,
+        file: &str,
+        new_line: u64,
+        body: &str,
+    ) -> (u64, String) {
         self.with(|state| {
             let project = expect_project(state, path).id;
             let mr = state
@@ -489,6 +498,20 @@ impl FakeGitLab {
                 discussion: format!("{:040x}", id + (1 << 40)),
                 position: Some(position),
             });
+            (id, format!("{:040x}", id + (1 << 40)))
+        })
+    }
+
+    /// Closes merge request `mr_iid`, as someone closing it in the web UI.
+    ///
+    /// # Panics
+    /// When the project was not seeded.
+    pub fn close_merge_request(&self, path: &str, mr_iid: u64) {
+        self.with(|state| {
+            let project = expect_project(state, path).id;
+            for mr in state.merge_requests.iter_mut().filter(|m| m.project == project && m.iid == mr_iid) {
+                "closed".clone_into(&mut mr.state);
+            }
         });
     }
 

@@ -232,4 +232,9 @@ impl<H: HttpClient> GitLabClient<'_, H> {
             self.json("reply to discussion", http::Method::POST, &path, Some(&json!({ "body": body }))).await?;
         Ok(self.api.note_url(project, Noteable::MergeRequest(iid), note.id))
     }
+
+    /// The web page of note `note` of merge request `iid`.
+    pub fn merge_request_note_url(&self, project: &str, iid: u64, note: u64) -> String {
+        self.api.note_url(project, Noteable::MergeRequest(iid), note)
+    }
 }
