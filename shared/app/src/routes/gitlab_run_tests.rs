@@ -194,6 +194,20 @@ fn gitlab_unreachable_is_retried_and_a_missing_issue_or_a_refused_token_is_not()
     assert!(reason.contains("401"), "{reason}");
 }
 
+/// Trust: a confidential issue's text never reaches a model, whoever
+/// labelled it: the gate declines it (and writes nothing).
+#[test]
+fn a_confidential_issue_is_declined() {
+    let (gitlab, _fixture, settings) = world(POLICY);
+    let iid = gitlab.open_issue(PROJECT, MAINTAINER, "secret", "the admin password is hunter2", &["agent-zero"]);
+    gitlab.set_confidential(PROJECT, iid, true);
+    let admission = admit(&settings, &received(iid, MAINTAINER)).unwrap();
+    assert_eq!(declined(&admission), "confidential-issue");
+    assert!(gitlab.requests().iter().all(|r| r.method == "GET"), "the gate only reads");
+    gitlab.set_confidential(PROJECT, iid, false);
+    assert!(matches!(admit(&settings, &received(iid, MAINTAINER)).unwrap(), Admission::Admitted(_)));
+}
+
 #[test]
 fn a_closed_issue_is_declined() {
     let (gitlab, _fixture, settings) = world(POLICY);

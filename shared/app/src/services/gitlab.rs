@@ -144,6 +144,16 @@ async fn admit_issue_arrival<H: HttpClient>(received: &Received, read: Read<'_, 
         let reason = agent_zero_github::IgnoreReason::IssueNotOpen { number };
         return Ok(Admission::Declined { reason: reason.code().to_owned(), message: reason.to_string() });
     }
+    // A confidential issue's text is for its project's members, never a
+    // model's prompt (intake does not read `Confidential Issue Hook` for
+    // the same reason; an issue made confidential after its hook is caught
+    // here).
+    if issue.confidential {
+        return Ok(Admission::Declined {
+            reason: "confidential-issue".into(),
+            message: format!("issue #{number} is confidential: its text is not sent to a model"),
+        });
+    }
     let Some(author) = issue.author.as_ref().filter(|a| !a.username.is_empty()) else {
         return Err(AdmitError::Invalid(format!("GitLab names no author of issue #{number}")));
     };

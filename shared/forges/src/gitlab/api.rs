@@ -140,6 +140,9 @@ pub struct Issue {
     pub description: String,
     /// `opened` or `closed`.
     pub state: String,
+    /// Seen only by members allowed to: its text is not for a model.
+    #[serde(default)]
+    pub confidential: bool,
     /// Label names (GitLab lists them as strings unless asked for details).
     #[serde(default)]
     pub labels: Vec<String>,

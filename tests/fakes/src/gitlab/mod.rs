@@ -234,6 +234,7 @@ impl FakeGitLab {
                 author: author.to_owned(),
                 labels: labels.iter().map(|l| (*l).to_owned()).collect(),
                 state: "opened".to_owned(),
+                confidential: false,
                 created: now.clone(),
                 updated: now,
             });
@@ -500,6 +501,19 @@ impl FakeGitLab {
             });
             (id, format!("{:040x}", id + (1 << 40)))
         })
+    }
+
+    /// Marks issue `issue_iid` confidential (or not), as a member may.
+    ///
+    /// # Panics
+    /// When the project was not seeded.
+    pub fn set_confidential(&self, path: &str, issue_iid: u64, confidential: bool) {
+        self.with(|state| {
+            let project = expect_project(state, path).id;
+            for issue in state.issues.iter_mut().filter(|i| i.project == project && i.iid == issue_iid) {
+                issue.confidential = confidential;
+            }
+        });
     }
 
     /// Closes merge request `mr_iid`, as someone closing it in the web UI.

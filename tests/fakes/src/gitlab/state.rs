@@ -62,6 +62,8 @@ pub(crate) struct Issue {
     pub(crate) author: String,
     pub(crate) labels: Vec<String>,
     pub(crate) state: String,
+    /// Visible only to members who may see confidential issues.
+    pub(crate) confidential: bool,
     pub(crate) created: String,
     pub(crate) updated: String,
 }

@@ -204,7 +204,7 @@ pub(crate) fn issue(state: &mut State, issue: &Issue) -> Value {
         "upvotes": 0,
         "downvotes": 0,
         "due_date": null,
-        "confidential": false,
+        "confidential": issue.confidential,
         "discussion_locked": null,
         "issue_type": "issue",
         "web_url": web,
