@@ -242,7 +242,7 @@ pub struct DiffFile {
     pub deleted_file: bool,
 }
 
-/// A file's metadata at a ref (the `X-Gitlab-*` headers of its raw read).
+/// A file's metadata at a ref (the `X-Gitlab-*` headers of `HEAD .../repository/files/:file_path`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileMeta {
     /// `X-Gitlab-Execute-Filemode`.
@@ -359,39 +359,6 @@ impl<'a, H: HttpClient> GitLabClient<'a, H> {
         git_ref: &str,
         max_bytes: usize,
     ) -> Result<Option<Vec<u8>>, GitLabError> {
-        Ok(self.raw(project, path, git_ref, max_bytes).await?.map(http::Response::into_body))
-    }
-
-    /// Whether `path` is a file at `git_ref`, and its execute flag, `None`
-    /// when absent: the same raw read, whose answer carries the file's
-    /// metadata as `X-Gitlab-*` headers (a file over `max_bytes` is an
-    /// error). `HEAD` would do without the bytes, but the loopback GitLab
-    /// the tests hold the client to serves no `HEAD`. No
-    /// `X-Gitlab-Execute-Filemode` (GitLab before 14.10) reads as a
-    /// regular file.
-    pub async fn file_meta(
-        &self,
-        project: &str,
-        path: &str,
-        git_ref: &str,
-        max_bytes: usize,
-    ) -> Result<Option<FileMeta>, GitLabError> {
-        let Some(response) = self.raw(project, path, git_ref, max_bytes).await? else { return Ok(None) };
-        let executable = response
-            .headers()
-            .get("x-gitlab-execute-filemode")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        Ok(Some(FileMeta { executable }))
-    }
-
-    async fn raw(
-        &self,
-        project: &str,
-        path: &str,
-        git_ref: &str,
-        max_bytes: usize,
-    ) -> Result<Option<http::Response<Vec<u8>>>, GitLabError> {
         let url = format!(
             "/projects/{}/repository/files/{}/raw?ref={}",
             project_id(project)?,
@@ -403,7 +370,41 @@ impl<'a, H: HttpClient> GitLabClient<'a, H> {
         if response.status() == http::StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        self.success("read file", response).map(Some)
+        self.success("read file", response).map(|r| Some(r.into_body()))
+    }
+
+    /// Whether `path` is a file at `git_ref`, and its execute flag, `None`
+    /// when absent: `HEAD .../repository/files/:file_path?ref=`, whose
+    /// answer is the file's metadata as `X-Gitlab-*` headers without its
+    /// bytes. A file whose `X-Gitlab-Size` is over `max_bytes` is the same
+    /// error its read would be. No `X-Gitlab-Execute-Filemode` (GitLab
+    /// before 14.10) reads as a regular file.
+    pub async fn file_meta(
+        &self,
+        project: &str,
+        path: &str,
+        git_ref: &str,
+        max_bytes: usize,
+    ) -> Result<Option<FileMeta>, GitLabError> {
+        const OPERATION: &str = "read file";
+        let url = format!(
+            "/projects/{}/repository/files/{}?ref={}",
+            project_id(project)?,
+            file_segment(path)?,
+            ref_segment(git_ref)?
+        );
+        let response = self.send(OPERATION, http::Method::HEAD, &url, None, MAX_RESPONSE_BYTES).await?;
+        if response.status() == http::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let response = self.success(OPERATION, response)?;
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+        let limit = u64::try_from(max_bytes).unwrap_or(u64::MAX);
+        if header("x-gitlab-size").and_then(|v| v.parse::<u64>().ok()).is_some_and(|size| size > limit) {
+            return Err(GitLabError::Transport { operation: OPERATION, source: HttpError::TooLarge { limit } });
+        }
+        let executable = header("x-gitlab-execute-filemode").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        Ok(Some(FileMeta { executable }))
     }
 
     /// `GET .../issues/:issue_iid`.

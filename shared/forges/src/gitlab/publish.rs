@@ -61,8 +61,9 @@ const NO_SUGGESTIONS: &str =
 const FILE_MODE: &str = "100644";
 /// An executable file's mode.
 const EXECUTABLE_MODE: &str = "100755";
-/// The largest file at the base whose existence and mode are read (its
-/// raw read carries them); a larger one fails the branch step, naming it.
+/// The largest file at the base whose existence and mode are read (from
+/// its metadata, without its bytes); a larger one fails the branch step,
+/// naming it.
 const MAX_BASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
 /// What one publication did, and whether a step failed in a way worth
