@@ -73,27 +73,34 @@ fn declined(admission: &Admission) -> &str {
     }
 }
 
+/// A captured GitLab webhook body (`tests/fixtures/gitlab-webhooks`).
+fn hook_body(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gitlab-webhooks").join(name),
+    )
+    .unwrap()
+}
+
+/// `body` delivered as GitLab's `event` with the secret token, `id` its
+/// `Idempotency-Key`.
+fn hook(event: &str, id: &str, body: &[u8]) -> http::Request<Vec<u8>> {
+    http::Request::builder()
+        .method("POST")
+        .uri("/webhooks/gitlab")
+        .header("content-type", "application/json")
+        .header("x-gitlab-event", event)
+        .header("x-gitlab-token", HOOK_TOKEN)
+        .header("idempotency-key", id)
+        .body(body.to_vec())
+        .unwrap()
+}
+
 #[test]
 fn intake_makes_one_task_of_an_issue_hook() {
     let host = TestHost::new();
     let (_gitlab, _fixture, settings) = world(POLICY);
-    let body = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/gitlab-webhooks/go-scm.issue_labeled.json"),
-    )
-    .unwrap();
-    let delivery = || {
-        http::Request::builder()
-            .method("POST")
-            .uri("/webhooks/gitlab")
-            .header("content-type", "application/json")
-            .header("x-gitlab-event", "Issue Hook")
-            .header("x-gitlab-token", HOOK_TOKEN)
-            .header("idempotency-key", "d-7")
-            .header("x-gitlab-event-uuid", "u-7")
-            .body(body.clone())
-            .unwrap()
-    };
+    let body = hook_body("go-scm.issue_labeled.json");
+    let delivery = || hook("Issue Hook", "d-7", &body);
     let first = host.send(&settings, delivery());
     assert_eq!(first.status(), 202, "{}", String::from_utf8_lossy(first.body()));
     let answer: Value = serde_json::from_slice(first.body()).unwrap();
@@ -275,21 +282,7 @@ fn merge_request_received(iid: u64, sender: &str) -> Received {
 fn intake_makes_a_proactive_task_of_a_merge_request_hook() {
     let host = TestHost::new();
     let (_gitlab, _fixture, settings) = world(REVIEW_POLICY);
-    let delivery = |fixture: &str, id: &str| {
-        let body = std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gitlab-webhooks").join(fixture),
-        )
-        .unwrap();
-        http::Request::builder()
-            .method("POST")
-            .uri("/webhooks/gitlab")
-            .header("content-type", "application/json")
-            .header("x-gitlab-event", "Merge Request Hook")
-            .header("x-gitlab-token", HOOK_TOKEN)
-            .header("idempotency-key", id)
-            .body(body)
-            .unwrap()
-    };
+    let delivery = |fixture: &str, id: &str| hook("Merge Request Hook", id, &hook_body(fixture));
     // Opened, and updated with new commits (it carries `oldrev`).
     for (n, (fixture, kind)) in [
         ("woodpecker.HookPullRequestOpened.json", "change-request-opened"),
@@ -400,22 +393,8 @@ fn diff_note_received(iid: u64, sender: &str, discussion: &str) -> Received {
 fn intake_makes_a_feedback_task_of_a_diff_note_once() {
     let host = TestHost::new();
     let (_gitlab, _fixture, settings) = world(POLICY);
-    let body = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/gitlab-webhooks/go-scm.review_comment_create.json"),
-    )
-    .unwrap();
-    let delivery = || {
-        http::Request::builder()
-            .method("POST")
-            .uri("/webhooks/gitlab")
-            .header("content-type", "application/json")
-            .header("x-gitlab-event", "Note Hook")
-            .header("x-gitlab-token", HOOK_TOKEN)
-            .header("idempotency-key", "note-1")
-            .body(body.clone())
-            .unwrap()
-    };
+    let body = hook_body("go-scm.review_comment_create.json");
+    let delivery = || hook("Note Hook", "note-1", &body);
     let answer = host.send(&settings, delivery());
     assert_eq!(answer.status(), 202, "{}", String::from_utf8_lossy(answer.body()));
     let answer: Value = serde_json::from_slice(answer.body()).unwrap();
