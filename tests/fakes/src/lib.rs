@@ -32,6 +32,7 @@ mod model;
 mod record;
 mod server;
 mod signature;
+mod task_result;
 mod time;
 
 pub use fixture::{FixtureBuilder, FixtureRepo, calc};
@@ -45,6 +46,7 @@ pub use http::LoopbackHttp;
 pub use model::{DELAYED_STATUS, FakeModel, WireFormat};
 pub use record::RecordedCall;
 pub use signature::sign_github;
+pub use task_result::task_result_of;
 
 /// A throwaway PKCS#1 RSA private key for GitHub App tests (never used
 /// anywhere real).

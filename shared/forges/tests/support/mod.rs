@@ -1,7 +1,7 @@
 //! What the forges' publication tests share: the evidence crate's verified
-//! golden bundle, and the task result it records.
+//! golden bundle, and the task result it records (`agent_zero_fakes::task_result_of`).
 
-use agent_zero_contracts::{EvidenceBundle, TaskResult, is_verified};
+use agent_zero_contracts::EvidenceBundle;
 
 /// The verified golden bundle of the evidence crate (issue acme/widgets#42).
 pub(crate) fn golden_bundle() -> EvidenceBundle {
@@ -10,21 +10,4 @@ pub(crate) fn golden_bundle() -> EvidenceBundle {
 }
 
 /// The task result `bundle` records.
-pub(crate) fn result_of(bundle: &EvidenceBundle) -> TaskResult {
-    TaskResult {
-        id: bundle.task_id.clone(),
-        state: bundle.state,
-        verdict: bundle.verdict,
-        verified: is_verified(bundle.state, &bundle.changed_files, &bundle.checks) && bundle.verified,
-        finding: bundle.finding.clone(),
-        plan: bundle.plan.clone(),
-        acceptance_criteria: bundle.acceptance_criteria.clone(),
-        checks: bundle.checks.clone(),
-        changed_files: bundle.changed_files.clone(),
-        attempts: bundle.attempts,
-        events: bundle.transitions.clone(),
-        runner: bundle.runner.clone(),
-        usage: bundle.usage.clone(),
-        summary: bundle.summary.clone(),
-    }
-}
+pub(crate) use agent_zero_fakes::task_result_of as result_of;

@@ -11,8 +11,9 @@
 
 use std::cell::RefCell;
 
-use agent_zero_contracts::{EvidenceBundle, FeedbackItem, TaskResult, is_verified};
+use agent_zero_contracts::{EvidenceBundle, FeedbackItem};
 use agent_zero_evidence::{ISSUE_VALIDATION_MARKER, RenderOptions};
+pub use agent_zero_fakes::task_result_of as result_of;
 use agent_zero_fakes::{DEFAULT_ACTOR, FakeGitHub};
 use agent_zero_github::publish::{
     PublishFile, PublishPolicy, PublishReport, PublishRequest, PublishStep, StepOutcome, publish,
@@ -82,26 +83,6 @@ pub use agent_zero_ports::block_on;
 pub fn golden(name: &str) -> EvidenceBundle {
     let path = format!("{}/../evidence/tests/golden/{name}/bundle.json", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-/// The task result the engine would hold next to `bundle`.
-pub fn result_of(bundle: &EvidenceBundle) -> TaskResult {
-    TaskResult {
-        id: bundle.task_id.clone(),
-        state: bundle.state,
-        verdict: bundle.verdict,
-        verified: is_verified(bundle.state, &bundle.changed_files, &bundle.checks) && bundle.verified,
-        finding: bundle.finding.clone(),
-        plan: bundle.plan.clone(),
-        acceptance_criteria: bundle.acceptance_criteria.clone(),
-        checks: bundle.checks.clone(),
-        changed_files: bundle.changed_files.clone(),
-        attempts: bundle.attempts,
-        events: bundle.transitions.clone(),
-        runner: bundle.runner.clone(),
-        usage: bundle.usage.clone(),
-        summary: bundle.summary.clone(),
-    }
 }
 
 /// The App installation's token the runs publish with (GitHub's `ghs_`
