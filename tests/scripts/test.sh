@@ -25,6 +25,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tests/node/node_modules/.bin:$PATH"
 export CARGO_TERM_COLOR=never
+# One build from a clean clone: incremental caches would only take disk.
+export CARGO_INCREMENTAL=0
 # The budgets and the suite hold the default build, every provider in; a
 # list left in the caller's environment would build and measure another.
 unset AGENT_ZERO_PROVIDERS
@@ -62,7 +64,7 @@ bash tests/scripts/install-tools.sh all
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-step() { echo; echo "==> $*"; }
+step() { echo; echo "==> $*  [disk free: $(df -h --output=avail . | tail -1 | tr -d ' ')]"; }
 
 step "format (cargo fmt --check)"
 cargo fmt --all --check
