@@ -137,9 +137,13 @@ fn a_readers_issue_runs_only_when_someone_who_may_write_labelled_it() {
     gitea.add_issue("acme", "widgets", 4, "please", "text", READER, &["agent-zero"]);
     assert_eq!(declined(&admit(&settings, &received(4, READER)).unwrap()), "author-not-allowed");
     // A maintainer labelled it: they vouch for it.
+    gitea.unlabel_issue("acme", "widgets", 4, READER, "agent-zero");
+    gitea.label_issue("acme", "widgets", 4, MAINTAINER, "agent-zero");
     assert!(matches!(admit(&settings, &received(4, MAINTAINER)).unwrap(), Admission::Admitted(_)));
     // Another reader labelling it vouches for nothing.
     gitea.set_permission("acme", "widgets", "other-reader", "read");
+    gitea.unlabel_issue("acme", "widgets", 4, MAINTAINER, "agent-zero");
+    gitea.label_issue("acme", "widgets", 4, "other-reader", "agent-zero");
     assert_eq!(declined(&admit(&settings, &received(4, "other-reader")).unwrap()), "author-not-allowed");
 }
 
@@ -150,11 +154,40 @@ fn the_policy_decides_and_a_bad_one_fails_naming_its_field() {
     assert_eq!(declined(&admit(&settings, &received(5, MAINTAINER)).unwrap()), "issues-disabled");
     let (gitea, settings) = world(POLICY);
     gitea.add_issue("acme", "widgets", 6, "t", "b", MAINTAINER, &["other"]);
-    assert_eq!(declined(&admit(&settings, &received(6, MAINTAINER)).unwrap()), "missing-required-label");
+    assert_eq!(declined(&admit(&settings, &received(6, MAINTAINER)).unwrap()), "other-label-added");
+    let mut opened = received(6, MAINTAINER);
+    opened.delivery["arrival"] = json!("issue-opened");
+    assert_eq!(declined(&admit(&settings, &opened).unwrap()), "missing-required-label");
     let (gitea, settings) = world("version: 1\nmode: loud\n");
     gitea.add_issue("acme", "widgets", 7, "t", "b", MAINTAINER, &["agent-zero"]);
     let Err(AdmitError::Invalid(reason)) = admit(&settings, &received(7, MAINTAINER)) else { panic!("admitted") };
     assert!(reason.contains(".agent-zero.yml") && reason.contains("mode: unknown variant `loud`"), "{reason}");
+}
+
+#[test]
+fn only_adding_the_required_label_starts_a_run_on_an_issue_that_carries_it() {
+    let (gitea, settings) = world(POLICY);
+    gitea.add_issue("acme", "widgets", 10, "t", "b", READER, &["agent-zero"]);
+    // Gitea's `label_updated` names no label: the timeline says that the
+    // maintainer's change added `bug`, so it starts no second run.
+    gitea.label_issue("acme", "widgets", 10, MAINTAINER, "bug");
+    let other = admit(&settings, &received(10, MAINTAINER)).unwrap();
+    assert_eq!(declined(&other), "other-label-added");
+    // A change that only removed a label adds nothing.
+    gitea.unlabel_issue("acme", "widgets", 10, MAINTAINER, "bug");
+    assert_eq!(declined(&admit(&settings, &received(10, MAINTAINER)).unwrap()), "no-label-added");
+    // Someone who changed no label on it has no change to run.
+    gitea.set_permission("acme", "widgets", "passer-by", "write");
+    let Admission::Declined { reason, message } = admit(&settings, &received(10, "passer-by")).unwrap() else {
+        panic!("admitted")
+    };
+    assert_eq!(reason, "label-change-not-found");
+    assert!(message.contains("passer-by") && message.contains("#10"), "{message}");
+    // The required label added again (after it was taken off) starts one.
+    gitea.unlabel_issue("acme", "widgets", 10, MAINTAINER, "agent-zero");
+    gitea.label_issue("acme", "widgets", 10, MAINTAINER, "agent-zero");
+    assert!(matches!(admit(&settings, &received(10, MAINTAINER)).unwrap(), Admission::Admitted(_)));
+    assert_eq!(gitea.violations(), Vec::<String>::new());
 }
 
 #[test]

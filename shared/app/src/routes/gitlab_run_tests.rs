@@ -170,6 +170,32 @@ fn a_reporters_issue_runs_only_when_a_developer_labelled_it() {
     gitlab.assert_no_violations();
 }
 
+/// `received(iid, sender)` for a hook that added `added`.
+fn labelled(iid: u64, sender: &str, added: &[&str]) -> Received {
+    let mut received = received(iid, sender);
+    received.delivery["added"] = json!(added);
+    received
+}
+
+#[test]
+fn only_adding_the_required_label_starts_a_run_on_an_issue_that_carries_it() {
+    let (gitlab, _fixture, settings) = world(POLICY);
+    let iid = gitlab.open_issue(PROJECT, MAINTAINER, "x is wrong", "text", &["agent-zero", "bug"]);
+    // Labelling an issue that already carries the label with something
+    // else starts no second run, as a GitHub `labeled` of another label.
+    let other = admit(&settings, &labelled(iid, MAINTAINER, &["bug"])).unwrap();
+    assert_eq!(declined(&other), "other-label-added");
+    // One hook may add several labels: the required one among them counts.
+    let both = admit(&settings, &labelled(iid, MAINTAINER, &["bug", "Agent-Zero"])).unwrap();
+    assert!(matches!(both, Admission::Admitted(_)), "{both:?}");
+    // An opened issue (nothing added) is judged by the labels it carries.
+    let mut opened = labelled(iid, MAINTAINER, &[]);
+    opened.delivery["arrival"] = json!("issue-opened");
+    opened.delivery.as_object_mut().unwrap().remove("added");
+    assert!(matches!(admit(&settings, &opened).unwrap(), Admission::Admitted(_)));
+    gitlab.assert_no_violations();
+}
+
 #[test]
 fn the_policy_decides_and_a_bad_one_fails_naming_its_field() {
     let (gitlab, _fixture, settings) = world("version: 1\nmode: fix\nissues:\n  enabled: false\n");
@@ -177,7 +203,10 @@ fn the_policy_decides_and_a_bad_one_fails_naming_its_field() {
     assert_eq!(declined(&admit(&settings, &received(iid, MAINTAINER)).unwrap()), "issues-disabled");
     let (gitlab, _fixture, settings) = world(POLICY);
     let iid = gitlab.open_issue(PROJECT, MAINTAINER, "t", "b", &["other"]);
-    assert_eq!(declined(&admit(&settings, &received(iid, MAINTAINER)).unwrap()), "missing-required-label");
+    assert_eq!(declined(&admit(&settings, &labelled(iid, MAINTAINER, &["other"])).unwrap()), "other-label-added");
+    let mut opened = labelled(iid, MAINTAINER, &[]);
+    opened.delivery["arrival"] = json!("issue-opened");
+    assert_eq!(declined(&admit(&settings, &opened).unwrap()), "missing-required-label");
     let (gitlab, _fixture, settings) = world("version: 1\nmode: loud\n");
     let iid = gitlab.open_issue(PROJECT, MAINTAINER, "t", "b", &["agent-zero"]);
     let Err(AdmitError::Invalid(reason)) = admit(&settings, &received(iid, MAINTAINER)) else { panic!("admitted") };

@@ -67,6 +67,11 @@ pub(crate) struct IssueFacts<'a> {
     pub(crate) body: &'a str,
     pub(crate) url: Option<String>,
     pub(crate) labels: Vec<String>,
+    /// The labels this delivery added, for a labelled issue (empty for an
+    /// opened one): as with GitHub's `labeled`, only adding the required
+    /// label starts a run, so labelling an issue that already carries it
+    /// with something else starts none.
+    pub(crate) added: Vec<String>,
     /// Who caused the delivery (the labeller of a labelled issue).
     pub(crate) sender: &'a str,
     pub(crate) author: &'a str,
@@ -133,12 +138,16 @@ pub(crate) fn admit_issue(
     let (owner, repo, number) = (facts.owner, facts.repo, facts.number);
     let title = UntrustedText::capped(facts.title, MAX_TITLE_BYTES);
     let body = UntrustedText::capped(facts.body, MAX_BODY_BYTES);
+    // One label stands for what was added: the required one when it was
+    // among them (a forge may add several at once), else the first.
+    let required = policy.issues.require_label.trim();
+    let added_label = facts.added.iter().find(|l| l.eq_ignore_ascii_case(required)).or(facts.added.first());
     let fields = serde_json::json!({
         "subject": { "type": "issue", "owner": owner, "repo": repo, "number": number, "title": title, "url": facts.url },
         "title": title,
         "body": body,
         "requestedChanges": false,
-        "gate": { "gate": "issue-label", "labels": facts.labels },
+        "gate": { "gate": "issue-label", "labels": facts.labels, "added_label": added_label },
         "author": { "login": facts.author, "association": facts.author_association, "bot": false },
         "vouchedBy": facts.vouched_by,
     });

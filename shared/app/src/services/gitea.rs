@@ -12,7 +12,9 @@
 //! the association the policy lists (`owner` → `OWNER`, `admin` and `write`
 //! → `COLLABORATOR`, `read` and `none` → `NONE`), and someone other than
 //! the author who added the label vouches for the issue (Gitea lets only
-//! accounts that may write issues label one).
+//! accounts that may write issues label one). A `label_updated` delivery
+//! names no label, so the issue's timeline says what the sender's change
+//! added: only adding the required label starts a run, as on GitHub.
 //!
 //! A review is review feedback: its gate reads the pull request (open, its
 //! head and base), and, since Gitea's delivery names no review, the
@@ -136,6 +138,38 @@ impl<H: HttpClient> Gate<'_, H> {
         Ok(association(&permission))
     }
 
+    /// What the sender's label change added. Gitea's `label_updated`
+    /// names none, so the issue's timeline says: the labels the sender's
+    /// newest label change added. A change that added none (it removed
+    /// some), or none found, is declined: an issue that carries the
+    /// required label starts no run when someone changes its other labels.
+    /// Two changes by one person within the seconds before the gate reads
+    /// are judged by the newer.
+    async fn added_labels(&self) -> Result<Result<Vec<String>, Admission>, AdmitError> {
+        let (owner, repo, number, sender) = (self.owner, self.repo, self.number, self.sender.as_str());
+        let timeline =
+            self.client.timeline(owner, repo, number).await.map_err(|e| admit_error("the issue's timeline", &e))?;
+        let declined = |reason: &str, message: String| Ok(Err(Admission::Declined { reason: reason.into(), message }));
+        match timeline.newest_added_by(sender) {
+            Some(added) if added.is_empty() => declined(
+                "no-label-added",
+                format!("{sender}'s label change on issue #{number} added no label: nothing to run"),
+            ),
+            Some(added) => Ok(Ok(added)),
+            None if timeline.whole => declined(
+                "label-change-not-found",
+                format!("issue #{number}'s timeline shows no label change by {sender}: nothing to run"),
+            ),
+            None => declined(
+                "label-change-not-found",
+                format!(
+                    "issue #{number}'s timeline is longer than this version reads, and what it read shows no \
+                     label change by {sender}: nothing to run"
+                ),
+            ),
+        }
+    }
+
     /// Where the arrival is, as read.
     fn at<'b>(&'b self, default_branch: &'b str) -> Where<'b> {
         Where { owner: self.owner, repo: self.repo, default_branch, sender: &self.sender }
@@ -153,6 +187,13 @@ impl<H: HttpClient> Gate<'_, H> {
         }
         let Some(author) = issue.user.as_ref().map(|u| u.login.clone()).filter(|l| !l.is_empty()) else {
             return Err(AdmitError::Invalid(format!("Gitea names no author of issue #{number}")));
+        };
+        let added = match self.received.delivery.get("arrival").and_then(Value::as_str) {
+            Some("issue-labelled") => match self.added_labels().await? {
+                Ok(added) => added,
+                Err(declined) => return Ok(declined),
+            },
+            _ => Vec::new(),
         };
         let author_association = self.association(&author).await?;
         // Someone else who labelled the issue vouches for it only if Gitea
@@ -172,6 +213,7 @@ impl<H: HttpClient> Gate<'_, H> {
             body: &issue.body,
             url: issue.html_url.clone(),
             labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
+            added,
             sender,
             author: &author,
             author_association,

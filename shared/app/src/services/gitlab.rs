@@ -177,6 +177,13 @@ async fn admit_issue_arrival<H: HttpClient>(received: &Received, read: Read<'_, 
         body: &issue.description,
         url: Some(issue.web_url.clone()).filter(|u| !u.is_empty()),
         labels: issue.labels.clone(),
+        // The labels GitLab's hook says were added (`changes.labels`).
+        added: received
+            .delivery
+            .get("added")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default(),
         sender,
         author: &author.username,
         author_association,

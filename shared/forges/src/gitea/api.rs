@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 use crate::publication::{capped, is_safe_ref};
 
 mod pulls;
+mod timeline;
 pub use pulls::{MAX_DIFF_BYTES, NewLineComment, PullRequestInfo, PullRequestSide, PullReview, ReviewLineComment};
+pub use timeline::{Timeline, TimelineEvent};
 
 /// The most bytes of one API answer read (a raw file read sets its own).
 const MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::request::Request;
-use super::state::{Access, Comment, State};
+use super::state::{Access, Comment, LabelEvent, State};
 use super::wire::{self, error, not_found, token_required};
 use crate::server::Reply;
 use crate::time::now_rfc3339;
@@ -16,6 +16,7 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, k
         "issueGetComments" => list_comments(state, request, key),
         "issueCreateComment" => create_comment(state, request, key),
         "issueEditComment" => edit_comment(state, request, key, access),
+        "issueGetCommentsAndTimeline" => timeline(state, request, key),
         "repoGetRepoPermissions" => permission(state, request, key, access),
         _ => not_found(state),
     }
@@ -87,6 +88,40 @@ fn list_comments(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
         state.comments.iter().filter(|c| c.repo == key && c.number == number).cloned().collect();
     let items: Vec<Value> = comments.iter().map(|c| wire::comment(state, c)).collect();
     Reply::json(200, &Value::Array(items))
+}
+
+/// Gitea's `GetCommentsAndTimeline`: the issue's comments and events,
+/// oldest first, paginated; here its comments and its label changes.
+fn timeline(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
+    let number = index(request);
+    if !exists(state, key, number) {
+        return not_found(state);
+    }
+    let comments: Vec<Comment> =
+        state.comments.iter().filter(|c| c.repo == key && c.number == number).cloned().collect();
+    let labels: Vec<LabelEvent> =
+        state.label_events.iter().filter(|e| e.repo == key && e.number == number).cloned().collect();
+    let mut items: Vec<(u64, Value)> = Vec::new();
+    for comment in &comments {
+        let mut item = wire::comment(state, comment);
+        timeline_fields(&mut item, "comment");
+        items.push((comment.id, item));
+    }
+    for event in &labels {
+        items.push((event.id, wire::label_event(state, event)));
+    }
+    items.sort_by_key(|(id, _)| *id);
+    super::request::paginate(state, request, items.into_iter().map(|(_, v)| v).collect())
+}
+
+/// A comment's fields as a `TimelineComment` of `kind` carries them.
+pub(crate) fn timeline_fields(item: &mut Value, kind: &str) {
+    if let Some(object) = item.as_object_mut() {
+        for field in ["original_author", "original_author_id", "assets"] {
+            object.remove(field);
+        }
+        object.insert("type".into(), Value::from(kind));
+    }
 }
 
 fn create_comment(state: &mut State, request: &Request<'_>, key: &str) -> Reply {

@@ -296,7 +296,7 @@ impl FakeGitea {
             let id = state.fresh_id();
             state.issues.push(Issue {
                 id,
-                repo: key,
+                repo: key.clone(),
                 number,
                 title: title.to_owned(),
                 body: body.to_owned(),
@@ -304,6 +304,56 @@ impl FakeGitea {
                 labels: labels.iter().map(|l| (*l).to_owned()).collect(),
                 created: now_rfc3339(),
             });
+            // Gitea records the labels an issue is opened with as its
+            // author's label changes.
+            for label in labels {
+                record_label_event(state, &key, number, author, label, true);
+            }
+        });
+    }
+
+    /// `login` adds `label` to issue `number` (a label change on its
+    /// timeline; the label is added to the repository when new).
+    ///
+    /// # Panics
+    /// When the issue was not seeded.
+    pub fn label_issue(&self, owner: &str, repo: &str, number: u64, login: &str, label: &str) {
+        let known = self.with(|state| {
+            let key = repo_key(owner, repo);
+            state.labels.iter().any(|l| l.repo == key && l.name == label)
+        });
+        if !known {
+            self.add_label(owner, repo, label, "#e11d21");
+        }
+        self.change_label(owner, repo, number, login, label, true);
+    }
+
+    /// `login` removes `label` from issue `number`.
+    ///
+    /// # Panics
+    /// When the issue was not seeded.
+    pub fn unlabel_issue(&self, owner: &str, repo: &str, number: u64, login: &str, label: &str) {
+        self.change_label(owner, repo, number, login, label, false);
+    }
+
+    fn change_label(&self, owner: &str, repo: &str, number: u64, login: &str, label: &str, added: bool) {
+        self.with(|state| {
+            state.ensure_user(login);
+            let key = repo_key(owner, repo);
+            let issue = state
+                .issues
+                .iter_mut()
+                .find(|i| i.repo == key && i.number == number)
+                .unwrap_or_else(|| panic!("issue {key}#{number} was not seeded"));
+            // As Gitea: a change that changes nothing is not recorded.
+            if issue.labels.iter().any(|l| l == label) == added {
+                return;
+            }
+            issue.labels.retain(|l| l != label);
+            if added {
+                issue.labels.push(label.to_owned());
+            }
+            record_label_event(state, &key, number, login, label, added);
         });
     }
 
@@ -521,6 +571,20 @@ impl FakeGitea {
 
 fn expect_repo<'a>(state: &'a mut State, owner: &str, repo: &str) -> &'a mut Repo {
     state.repo_mut(owner, repo).unwrap_or_else(|| panic!("repository {owner}/{repo} was not seeded"))
+}
+
+/// One label change on issue `number`'s timeline.
+fn record_label_event(state: &mut State, key: &str, number: u64, login: &str, label: &str, added: bool) {
+    let id = state.fresh_id();
+    state.label_events.push(state::LabelEvent {
+        id,
+        repo: key.to_owned(),
+        number,
+        login: login.to_owned(),
+        label: label.to_owned(),
+        added,
+        created: now_rfc3339(),
+    });
 }
 
 impl State {

@@ -93,6 +93,20 @@ pub(crate) struct Issue {
     pub(crate) created: String,
 }
 
+/// A label added to or removed from an issue: Gitea writes one `label`
+/// comment per label (`Content` `"1"` when added), its doer the one who
+/// changed it, also for the labels an issue is opened with.
+#[derive(Debug, Clone)]
+pub(crate) struct LabelEvent {
+    pub(crate) id: u64,
+    pub(crate) repo: String,
+    pub(crate) number: u64,
+    pub(crate) login: String,
+    pub(crate) label: String,
+    pub(crate) added: bool,
+    pub(crate) created: String,
+}
+
 /// An issue or pull request comment.
 #[derive(Debug, Clone)]
 pub(crate) struct Comment {
@@ -171,6 +185,7 @@ pub(crate) struct State {
     pub(crate) labels: Vec<Label>,
     pub(crate) issues: Vec<Issue>,
     pub(crate) comments: Vec<Comment>,
+    pub(crate) label_events: Vec<LabelEvent>,
     pub(crate) statuses: Vec<Status>,
     pub(crate) pulls: Vec<Pull>,
     pub(crate) reviews: Vec<Review>,

@@ -217,6 +217,30 @@ pub(crate) fn comment(state: &mut State, comment: &Comment) -> Value {
     })
 }
 
+/// A `TimelineComment` of type `label`: `body` `"1"` when the label was
+/// added, empty when removed.
+pub(crate) fn label_event(state: &mut State, event: &super::state::LabelEvent) -> Value {
+    let author = user_by_login(state, &event.login);
+    let label = state.labels.iter().find(|l| l.repo == event.repo && l.name == event.label).cloned();
+    let repo = &state.repos[&event.repo];
+    let (html, _) = repo_urls(state, repo);
+    let mut item = json!({
+        "id": event.id,
+        "type": "label",
+        "html_url": format!("{html}/issues/{}#issuecomment-{}", event.number, event.id),
+        "issue_url": format!("{html}/issues/{}", event.number),
+        "pull_request_url": "",
+        "user": author,
+        "body": if event.added { "1" } else { "" },
+        "created_at": event.created,
+        "updated_at": event.created,
+    });
+    if let Some(label) = label {
+        item["label"] = self::label(state, &label);
+    }
+    item
+}
+
 /// A `CommitStatus`.
 pub(crate) fn status(state: &mut State, status: &Status) -> Value {
     let creator = user_by_login(state, &status.creator);
