@@ -92,19 +92,25 @@ fn key(repository: &str) -> String {
     format!("gate/{}", repository.to_ascii_lowercase())
 }
 
+/// The record of `repository` (`owner/name` on GitHub, [`forge_repository`]
+/// elsewhere) when a fresh one with every setting is recorded. One read.
+async fn fresh<K: KeyValue>(kv: &K, repository: &str, now_ms: u64) -> Option<(GateRecord, String, u32)> {
+    let bytes = kv.get(&key(repository)).await.ok().flatten()?;
+    let record = agent_zero_codecs::json::from_slice::<GateRecord>(&bytes).ok()?;
+    let (Some(opt_in_label), Some(max_runs_per_hour)) = (record.opt_in_label.clone(), record.max_runs_per_hour) else {
+        return None;
+    };
+    (now_ms.saturating_sub(record.read_at_ms) < FRESH_MS).then_some((record, opt_in_label, max_runs_per_hour))
+}
+
 /// What the repository's recorded policy, when a fresh one is recorded,
 /// says of `parsed`. One read; nothing is written.
 pub(crate) async fn verdict<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms: u64) -> Verdict {
-    let Some(bytes) = kv.get(&key(&parsed.repository.full_name())).await.ok().flatten() else {
+    let Some((record, opt_in_label, max_runs_per_hour)) = fresh(kv, &parsed.repository.full_name(), now_ms).await
+    else {
         return Verdict::Unknown;
     };
-    let Ok(record) = agent_zero_codecs::json::from_slice::<GateRecord>(&bytes) else { return Verdict::Unknown };
-    let (Some(opt_in_label), Some(max_runs_per_hour)) = (&record.opt_in_label, record.max_runs_per_hour) else {
-        return Verdict::Unknown;
-    };
-    if now_ms.saturating_sub(record.read_at_ms) >= FRESH_MS {
-        return Verdict::Unknown;
-    }
+    let opt_in_label = &opt_in_label;
     let switches = PolicySwitches {
         proactive_enabled: record.proactive_enabled,
         issues_enabled: record.issues_enabled,
@@ -116,6 +122,51 @@ pub(crate) async fn verdict<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms
     match parsed.admit(&switches) {
         Err(reason) => Verdict::Declined(reason),
         Ok(()) => Verdict::Admitted { max_runs_per_hour },
+    }
+}
+
+/// The name a GitLab, Gitea or Forgejo repository's record and run hours
+/// go by: `{forge}:{path}` (no GitHub `owner/name` has a colon).
+pub(crate) fn forge_repository(forge: &str, path: &str) -> String {
+    format!("{forge}:{path}")
+}
+
+/// What the recorded policy of a GitLab, Gitea or Forgejo repository
+/// (`repository` as [`forge_repository`] names it), when a fresh one is
+/// recorded, says of `arrival` at intake. Only what the arrival itself
+/// shows decides here: the switches, and the labels it carries or added.
+/// Who its author is to the repository takes the forge's API, so that
+/// stays with the gate (the first tick), as do labels past the payload's
+/// cap. One read; nothing is written.
+pub(crate) async fn forge_verdict<K: KeyValue>(
+    kv: &K,
+    repository: &str,
+    arrival: &agent_zero_forges::Arrival,
+    now_ms: u64,
+) -> Verdict {
+    use agent_zero_forges::ArrivalKind;
+    let Some((record, _, max_runs_per_hour)) = fresh(kv, repository, now_ms).await else { return Verdict::Unknown };
+    let required = record.issues_require_label.trim();
+    let carries = |labels: &[String]| required.is_empty() || labels.iter().any(|l| l.eq_ignore_ascii_case(required));
+    let all_labels = arrival.labels.len() < agent_zero_forges::MAX_LABELS;
+    let declined = match &arrival.kind {
+        ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. } if !record.issues_enabled => {
+            Some(IgnoreReason::IssuesDisabled)
+        }
+        ArrivalKind::IssueLabelled { added } if !added.is_empty() && !carries(added) => {
+            Some(IgnoreReason::OtherLabelAdded { added: added[0].clone(), required: required.to_owned() })
+        }
+        ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. } if all_labels && !carries(&arrival.labels) => {
+            Some(IgnoreReason::MissingRequiredLabel { required: required.to_owned() })
+        }
+        ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. } if !record.proactive_enabled => {
+            Some(IgnoreReason::ProactiveDisabled)
+        }
+        _ => None,
+    };
+    match declined {
+        Some(reason) => Verdict::Declined(reason),
+        None => Verdict::Admitted { max_runs_per_hour },
     }
 }
 

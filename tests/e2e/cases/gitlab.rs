@@ -235,6 +235,16 @@ fn labelled_issue_becomes_a_merge_request(runtime: Runtime) {
     assert!(!record.contains(TOKEN), "the sandbox's record holds no GitLab token: {record}");
     let leaks = world.server.files_containing(&[TOKEN, HOOK_TOKEN, SIGNING, SANDBOX_TOKEN, "sk-e2e-model-key"]);
     assert!(leaks.is_empty(), "{leaks:?}");
+
+    // The gate recorded the project's policy for intake: another label on
+    // the issue is refused there, nothing stored, no second run.
+    let mut other: Value = serde_json::from_slice(&body).expect("json");
+    let bug = json!({ "id": 2, "title": "bug", "color": "#00FF00", "type": "ProjectLabel" });
+    other["labels"] = json!([other["labels"][0], bug]);
+    other["changes"]["labels"] = json!({ "previous": [other["labels"][0]], "current": other["labels"] });
+    let reply = deliver(&world, "Issue Hook", "gitlab-run-2", &serde_json::to_vec(&other).expect("json"));
+    assert_eq!((reply.status, reply.json()["reason"].as_str()), (202, Some("other-label-added")), "{}", reply.text());
+    assert_eq!(reply.json()["taskId"], Value::Null, "{}", reply.text());
 }
 
 fn reporter_is_declined(runtime: Runtime) {

@@ -5,7 +5,8 @@
 //!
 //! Storage: one small key per pull request or issue per clock hour,
 //! `delivery/github/runs-{repo}-{number}-{hour}` (`{repo}` the first 8 bytes
-//! of SHA-256 of the lower-case `owner/name`, hex; `{hour}` the hours since
+//! of SHA-256 of the lower-case `owner/name`, or of `{forge}:{path}` for a
+//! GitLab, Gitea or Forgejo repository, hex; `{hour}` the hours since
 //! the epoch), holding the start times (milliseconds) of that hour's runs,
 //! as decimal text separated by spaces: one more serde_json reader and
 //! writer (of `Vec<u64>`) would be wasm for two lines of parsing.
@@ -39,9 +40,10 @@ fn number(parsed: &ParsedDelivery) -> Option<u64> {
     }
 }
 
-/// The id (under `delivery/github/`) of `parsed`'s subject's key for `hour`.
-fn id(parsed: &ParsedDelivery, number: u64, hour: u64) -> String {
-    let digest = sha2::Sha256::digest(parsed.repository.full_name().to_ascii_lowercase().as_bytes());
+/// The id (under `delivery/github/`) of the key of `repository`'s
+/// `number` for `hour`.
+fn id(repository: &str, number: u64, hour: u64) -> String {
+    let digest = sha2::Sha256::digest(repository.to_ascii_lowercase().as_bytes());
     format!("runs-{}-{number}-{hour}", hex::encode(&digest[..8]))
 }
 
@@ -66,15 +68,21 @@ impl Hour {
     /// The runs of `parsed`'s pull request or issue in the hour before
     /// `now_ms`: two reads (this clock hour's key and the last one's).
     pub(crate) async fn of<K: KeyValue>(kv: &K, parsed: &ParsedDelivery, now_ms: u64) -> Option<Self> {
-        let number = number(parsed)?;
+        Some(Self::of_subject(kv, &parsed.repository.full_name(), number(parsed)?, now_ms).await)
+    }
+
+    /// The runs of `repository`'s (`owner/name`, or a GitLab, Gitea or
+    /// Forgejo one as `intake_gate::forge_repository` names it) issue or
+    /// change request `number` in the hour before `now_ms`.
+    pub(crate) async fn of_subject<K: KeyValue>(kv: &K, repository: &str, number: u64, now_ms: u64) -> Self {
         let hour = now_ms / HOUR_MS;
         let since = now_ms.saturating_sub(HOUR_MS);
         let in_window = |times: &[u64]| times.iter().filter(|at| **at > since && **at <= now_ms).count();
-        let last_hour = starts(kv, &id(parsed, number, hour.saturating_sub(1))).await;
-        let id = id(parsed, number, hour);
+        let last_hour = starts(kv, &id(repository, number, hour.saturating_sub(1))).await;
+        let id = id(repository, number, hour);
         let this_hour = starts(kv, &id).await;
         let started = in_window(&last_hour) + in_window(&this_hour);
-        Some(Self { number, id, this_hour, started })
+        Self { number, id, this_hour, started }
     }
 
     /// Why another run may not start under `triggers.maxRunsPerHour: max`.
@@ -158,7 +166,7 @@ mod tests {
             block_on(block_on(Hour::of(&kv, &parsed, at)).unwrap().record_start(&kv, at));
         }
         let keys: Vec<String> = kv.snapshot().into_keys().collect();
-        let id = id(&parsed, 2, hour);
+        let id = id(&parsed.repository.full_name(), 2, hour);
         let schedule = crate::retention::schedule_key((hour + 2) * HOUR_MS, crate::retention::Kind::Delivery, &id);
         assert_eq!(keys, [format!("delivery/github/{id}"), schedule.clone()], "one key, one schedule");
         let times = String::from_utf8(kv.snapshot()[&keys[0]].clone()).unwrap();

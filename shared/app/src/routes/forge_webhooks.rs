@@ -13,8 +13,11 @@
 //! naming the header: token, signature, signed timestamp) → content type,
 //! event and delivery headers (400) → parse (400) → an event or action not
 //! acted on is answered 202 `ignored` with its reason, nothing read or
-//! written → the redelivery check (200 and the first answer) → the record
-//! (`delivery/{forge}/{id}`, kept for the delivery retention). Nothing is
+//! written → for a task, the repository's recorded policy (the switches and
+//! labels the arrival shows, `triggers.maxRunsPerHour` of its issue or
+//! change request: 202 `ignored` with the reason, nothing written) → the
+//! redelivery check (200 and the first answer) → the record (the task, or
+//! `delivery/{forge}/{id}`, kept for the delivery retention). Nothing is
 //! parsed before the proof is checked; nothing is written for a refusal.
 
 use agent_zero_forges::{Arrival, ArrivalKind, AuthError, Parsed, PayloadError, gitea, gitlab};
@@ -25,6 +28,7 @@ use serde_json::json;
 use super::RouteContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::forge_settings::not_configured;
+use crate::intake_gate::{Hour, Verdict};
 use crate::{Host, Settings};
 
 /// Which intake route.
@@ -203,6 +207,23 @@ async fn task<H: Host>(
     route: Route,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
     let task_id = format!("{}{delivery}", route.record().1);
+    let (kv, now) = (context.host.kv(), context.invocation.now_ms);
+    // The repository's recorded policy screens what the arrival shows, and
+    // its runs in the last hour, before anything is stored; a delivery it
+    // refuses is answered 202 with the reason, or, when it is a retry of
+    // one already taken, as the duplicate it is.
+    let repository = crate::intake_gate::forge_repository(arrival.forge.as_str(), &arrival.repository);
+    let hour = match crate::intake_gate::forge_verdict(kv, &repository, arrival, now).await {
+        Verdict::Declined(reason) => return refused(kv, &task_id, &reason).await,
+        Verdict::Admitted { max_runs_per_hour } => {
+            let hour = Hour::of_subject(kv, &repository, arrival.number, now).await;
+            if let Some(reason) = hour.refusal(max_runs_per_hour) {
+                return refused(kv, &task_id, &reason).await;
+            }
+            Some(hour)
+        }
+        Verdict::Unknown => None,
+    };
     let trigger = match arrival.kind {
         ArrivalKind::ReviewComment { .. } => agent_zero_contracts::Trigger::Feedback,
         ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. } => {
@@ -220,16 +241,37 @@ async fn task<H: Host>(
         delivery: arrival.to_json(),
     };
     let answer = match super::webhooks::receive_task(context, received).await? {
-        None => (
-            StatusCode::ACCEPTED,
-            json!({
-                "taskId": task_id, "state": "queued", "trigger": trigger.as_str(),
-                "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
-            }),
-        ),
+        None => {
+            // A run started: counted against its issue's or change request's hour.
+            if let Some(hour) = hour {
+                hour.record_start(kv, now).await;
+            }
+            (
+                StatusCode::ACCEPTED,
+                json!({
+                    "taskId": task_id, "state": "queued", "trigger": trigger.as_str(),
+                    "forge": arrival.forge.as_str(), "arrival": arrival.to_json(),
+                }),
+            )
+        }
         Some(id) => (StatusCode::OK, json!({ "taskId": id, "duplicate": true })),
     };
     Ok(crate::json_response(answer.0, &answer.1))
+}
+
+/// The answer to an arrival the recorded policy refuses: 202 with the
+/// reason, nothing stored; 200 with the task when this delivery was taken
+/// before (a retry after the policy or the hour changed).
+async fn refused<K: KeyValue>(
+    kv: &K,
+    task_id: &str,
+    reason: &agent_zero_github::IgnoreReason,
+) -> Result<http::Response<Vec<u8>>, ApiError> {
+    if kv.get(&agent_zero_engine::log_key(task_id, 0)).await.map_err(storage)?.is_some() {
+        return Ok(crate::json_response(StatusCode::OK, &json!({ "taskId": task_id, "duplicate": true })));
+    }
+    let answer = json!({ "ignored": true, "reason": reason.code(), "message": reason.to_string() });
+    Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
 }
 
 fn storage(e: impl std::fmt::Display) -> ApiError {

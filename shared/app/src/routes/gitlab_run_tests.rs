@@ -130,6 +130,73 @@ fn intake_makes_one_task_of_an_issue_hook() {
     assert_eq!(signed_answer.status(), 202, "{}", String::from_utf8_lossy(signed_answer.body()));
 }
 
+/// What the gate of a task of `gitlab-org/hello-world` (the captured
+/// hooks' project) records for intake, under `policy`.
+fn record_policy(host: &TestHost, policy: &str) {
+    let policy = agent_zero_agent::Policy::parse(policy).unwrap();
+    let repository = crate::intake_gate::forge_repository("gitlab", "gitlab-org/hello-world");
+    block_on(crate::intake_gate::record(&host.kv, &repository, &policy, START_MS));
+}
+
+fn answer(response: &http::Response<Vec<u8>>) -> Value {
+    serde_json::from_slice(response.body()).unwrap()
+}
+
+#[test]
+fn a_recorded_policy_refuses_at_intake_what_the_hook_shows_and_caps_runs_an_hour() {
+    let body = hook_body("go-scm.issue_labeled.json"); // adds `critical` to issue 1
+    let (_gitlab, _fixture, settings) = world(POLICY);
+    // Issues off, or the hook added another label than the required one:
+    // 202 with the reason, and nothing stored or queued.
+    for (policy, reason) in [
+        ("version: 1\nissues:\n  enabled: false\n", "issues-disabled"),
+        ("version: 1\nissues:\n  enabled: true\n  requireLabel: agent-zero\n", "other-label-added"),
+    ] {
+        let host = TestHost::new();
+        record_policy(&host, policy);
+        let keys_before = host.kv.snapshot().len();
+        let reply = host.send(&settings, hook("Issue Hook", "d-1", &body));
+        assert_eq!(
+            (reply.status().as_u16(), answer(&reply)["reason"].as_str()),
+            (202, Some(reason)),
+            "{:?}",
+            answer(&reply)
+        );
+        assert!(answer(&reply)["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!((host.kv.snapshot().len(), host.queue.ticks.borrow().len()), (keys_before, 0), "nothing stored");
+    }
+    // One run an hour of the issue: the first delivery is a task, a second
+    // one is refused, and GitLab's retry of the first is still its duplicate.
+    let host = TestHost::new();
+    record_policy(
+        &host,
+        "version: 1\nissues:\n  enabled: true\n  requireLabel: critical\ntriggers:\n  maxRunsPerHour: 1\n",
+    );
+    let first = host.send(&settings, hook("Issue Hook", "d-1", &body));
+    assert_eq!(
+        (first.status().as_u16(), answer(&first)["taskId"].as_str()),
+        (202, Some("gl-d-1")),
+        "{:?}",
+        answer(&first)
+    );
+    let second = host.send(&settings, hook("Issue Hook", "d-2", &body));
+    assert_eq!(second.status(), 202);
+    assert_eq!(answer(&second)["reason"], "max-runs-per-hour", "{:?}", answer(&second));
+    let retry = host.send(&settings, hook("Issue Hook", "d-1", &body));
+    assert_eq!(
+        (retry.status().as_u16(), answer(&retry)["duplicate"].as_bool()),
+        (200, Some(true)),
+        "{:?}",
+        answer(&retry)
+    );
+    assert_eq!(host.queue.ticks.borrow().len(), 1, "one task, queued once");
+    // No record (or a stale one): intake stores it and the gate decides.
+    let host = TestHost::new();
+    let reply = host.send(&settings, hook("Issue Hook", "d-3", &body));
+    assert_eq!(reply.status(), 202);
+    assert_eq!(answer(&reply)["taskId"], "gl-d-3");
+}
+
 #[test]
 fn a_maintainers_labelled_issue_is_admitted_as_a_gitlab_run() {
     let (gitlab, _fixture, settings) = world(POLICY);

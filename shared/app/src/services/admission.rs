@@ -49,13 +49,19 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         let forge = super::forge_of::forge_of_delivery(&received.delivery);
-        let admission = if forge.speaks_gitea() {
-            super::gitea::admit(self.settings, self.host.http(), received).await?
+        let (admission, policy) = if forge.speaks_gitea() {
+            super::gitea::gate(self.settings, self.host.http(), received).await?
         } else if forge == agent_zero_contracts::ForgeKind::GitLab {
-            super::gitlab::admit(self.settings, self.host.http(), received).await?
+            super::gitlab::gate(self.settings, self.host.http(), received).await?
         } else {
-            self.admit_github(received).await?
+            (self.admit_github(received).await?, None)
         };
+        // What intake screens the repository's next arrivals with (GitHub's
+        // gate records its own).
+        if let Some(policy) = &policy {
+            let repository = crate::intake_gate::forge_repository(forge.as_str(), &received.repository);
+            crate::intake_gate::record(self.host.kv(), &repository, policy, self.now_ms).await;
+        }
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
             crate::settings::check_runnable(

@@ -79,11 +79,22 @@ fn association(permission: &str) -> &'static str {
 
 /// The policy gate of a Gitea or Forgejo arrival (an issue opened or
 /// labelled, a review with line comments): reads, decides, never writes.
+#[cfg(test)]
 pub(crate) async fn admit<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
 ) -> Result<Admission, AdmitError> {
+    Ok(gate(settings, http, received).await?.0)
+}
+
+/// [`admit`], and the policy it read, once it read one: what intake
+/// screens the repository's next arrivals with (`intake_gate`).
+pub(crate) async fn gate<H: HttpClient>(
+    settings: &Settings,
+    http: &H,
+    received: &Received,
+) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitea) = configured(settings).map_err(AdmitError::Invalid)?;
     let client = GiteaClient::new(http, &api, gitea.token.as_ref());
@@ -102,10 +113,13 @@ pub(crate) async fn admit<H: HttpClient>(
         .await
         .map_err(|e| admit_error("the repository policy", &e))?;
     let policy = super::decide::policy_of(policy_bytes, &info.default_branch)?;
-    if arrival.get("arrival").and_then(Value::as_str) == Some("review-comment") {
-        return gate.review(&info.default_branch, policy).await;
-    }
-    gate.issue(&info.default_branch, policy).await
+    let read_policy = policy.clone();
+    let admission = if arrival.get("arrival").and_then(Value::as_str) == Some("review-comment") {
+        gate.review(&info.default_branch, policy).await
+    } else {
+        gate.issue(&info.default_branch, policy).await
+    }?;
+    Ok((admission, Some(read_policy)))
 }
 
 /// What both gates read with.

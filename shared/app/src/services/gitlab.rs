@@ -97,11 +97,22 @@ const fn association(level: u32) -> &'static str {
 /// The policy gate of a GitLab arrival: an issue (opened, or labelled)
 /// or a merge request (opened, or updated with new commits). Reads,
 /// decides, never writes.
+#[cfg(test)]
 pub(crate) async fn admit<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
 ) -> Result<Admission, AdmitError> {
+    Ok(gate(settings, http, received).await?.0)
+}
+
+/// [`admit`], and the policy it read, once it read one: what intake
+/// screens the project's next arrivals with (`intake_gate`).
+pub(crate) async fn gate<H: HttpClient>(
+    settings: &Settings,
+    http: &H,
+    received: &Received,
+) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitlab) = configured(settings).map_err(AdmitError::Invalid)?;
     let token = gitlab.token.as_ref().ok_or_else(|| AdmitError::Invalid("GITLAB_TOKEN is not set".into()))?;
@@ -118,12 +129,14 @@ pub(crate) async fn admit<H: HttpClient>(
         .await
         .map_err(|e| admit_error("the repository policy", &e))?;
     let policy = policy_of(policy_bytes, &info.default_branch)?;
+    let read_policy = policy.clone();
     let read = Read { client: &client, project, number, default_branch: &info.default_branch, policy };
-    match arrival.get("arrival").and_then(Value::as_str) {
+    let admission = match arrival.get("arrival").and_then(Value::as_str) {
         Some("change-request-opened" | "change-request-updated") => admit_merge_request(received, read).await,
         Some("review-comment") => admit_diff_note(received, read).await,
         _ => admit_issue_arrival(received, read).await,
-    }
+    }?;
+    Ok((admission, Some(read_policy)))
 }
 
 /// What every gate reads first.
