@@ -43,10 +43,35 @@ pub(crate) fn task_facts(resident: &Resident, stimulus: &Stimulus, o: &RenderOpt
         stimulus.mode,
         rfc3339(resident.created_ms),
     );
+    let forge = stimulus.input.forge;
+    if !forge.is_github() {
+        let _ = writeln!(h, "<dt>Forge</dt><dd>{}</dd>", forge_name(forge));
+    }
     if let Some(issue) = &stimulus.input.issue {
-        let _ = writeln!(h, "<dt>Issue</dt><dd>#{} {}</dd>", issue.number, clean(&issue.title.text, o.secrets));
+        // The issue's page on its forge, as the forge's API gave it; an
+        // `https` address only (never `javascript:` or plain `http`).
+        let number = match issue.url.as_deref().filter(|u| u.starts_with("https://")) {
+            Some(url) => format!("<a href=\"{}\">#{}</a>", clean(url, o.secrets), issue.number),
+            None => format!("#{}", issue.number),
+        };
+        let _ = writeln!(h, "<dt>Issue</dt><dd>{number} {}</dd>", clean(&issue.title.text, o.secrets));
+    }
+    if let Some(pr) = &stimulus.input.pull_request {
+        let noun = if forge == agent_zero_contracts::ForgeKind::GitLab { "Merge request" } else { "Pull request" };
+        let _ =
+            writeln!(h, "<dt>{noun}</dt><dd>#{} at <code>{}</code></dd>", pr.number, clean(&pr.head_sha, o.secrets));
     }
     h
+}
+
+/// A forge as people spell it.
+const fn forge_name(forge: agent_zero_contracts::ForgeKind) -> &'static str {
+    match forge {
+        agent_zero_contracts::ForgeKind::GitHub => "GitHub",
+        agent_zero_contracts::ForgeKind::GitLab => "GitLab",
+        agent_zero_contracts::ForgeKind::Gitea => "Gitea",
+        agent_zero_contracts::ForgeKind::Forgejo => "Forgejo",
+    }
 }
 
 /// The body of a page saying why there is nothing to show, with a link
@@ -529,6 +554,50 @@ mod tests {
         for html in [&writes, &accepts, &retries] {
             assert!(html.find("Why it waits") < html.find("value=\"approve\""), "{html}");
         }
+    }
+
+    #[test]
+    fn a_task_names_its_forge_and_links_its_issue_there_over_https_only() {
+        let o = RenderOptions { secrets: &["s3cr3t"], ..RenderOptions::default() };
+        let mut resident = waiting(TaskState::Planning, None);
+        let stimulus = resident.stimulus.as_mut().expect("a stimulus");
+        stimulus.input.forge = agent_zero_contracts::ForgeKind::GitLab;
+        let issue = |url: &str| agent_zero_contracts::IssueRef {
+            owner: "acme/tools".into(),
+            repo: "widgets".into(),
+            number: 7,
+            title: agent_zero_contracts::UntrustedText::capped("<b>x</b>", 100),
+            url: Some(url.into()),
+        };
+        stimulus.input.issue = Some(issue("https://gitlab.example.com/acme/tools/widgets/-/issues/7"));
+        let stimulus = resident.stimulus.as_deref().expect("a stimulus");
+        let html = task_facts(&resident, stimulus, &o);
+        assert!(html.contains("<dt>Forge</dt><dd>GitLab</dd>"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://gitlab.example.com/acme/tools/widgets/-/issues/7\">#7</a> &lt;b&gt;x"),
+            "{html}"
+        );
+        for url in ["javascript:alert(1)", "http://gitlab.example.com/i/7"] {
+            resident.stimulus.as_mut().expect("a stimulus").input.issue = Some(issue(url));
+            let html = task_facts(&resident, resident.stimulus.as_deref().expect("a stimulus"), &o);
+            assert!(!html.contains("<a ") && html.contains("<dd>#7 "), "{html}");
+        }
+        // A review names its change request as the forge does; GitHub, the
+        // default, is not named.
+        let stimulus = resident.stimulus.as_mut().expect("a stimulus");
+        stimulus.input.issue = None;
+        stimulus.input.pull_request = Some(agent_zero_contracts::PullRequestRef {
+            owner: "acme/tools".into(),
+            repo: "widgets".into(),
+            number: 9,
+            head_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+            base_sha: None,
+        });
+        let html = task_facts(&resident, resident.stimulus.as_deref().expect("a stimulus"), &o);
+        assert!(html.contains("<dt>Merge request</dt><dd>#9 at <code>0123456789abcdef"), "{html}");
+        resident.stimulus.as_mut().expect("a stimulus").input.forge = agent_zero_contracts::ForgeKind::GitHub;
+        let html = task_facts(&resident, resident.stimulus.as_deref().expect("a stimulus"), &o);
+        assert!(!html.contains("Forge") && html.contains("<dt>Pull request</dt>"), "{html}");
     }
 
     #[test]
