@@ -284,10 +284,10 @@ async fn admit_diff_note<H: HttpClient>(received: &Received, read: Read<'_, H>) 
     let Some(id) = arrival.get("discussion").and_then(Value::as_str).filter(|d| !d.is_empty()) else {
         return Ok(not_found(format!("the diff note on merge request !{number} names no discussion")));
     };
-    let (discussions, _) =
+    let (discussions, more) =
         client.discussions(project, number).await.map_err(|e| admit_error("the merge request's discussions", &e))?;
     let Some(discussion) = discussions.iter().find(|d| d.id == id) else {
-        return Ok(not_found(format!("merge request !{number} has no discussion `{id}`: nothing to validate")));
+        return Ok(not_found(missing_discussion(number, id, discussions.len(), more)));
     };
     let items: Vec<FeedbackItem> = discussion
         .notes
@@ -335,6 +335,20 @@ async fn admit_diff_note<H: HttpClient>(received: &Received, read: Read<'_, H>) 
 }
 
 /// The access level of `user_id` on `project`, as the gate's error.
+/// Why a diff note's discussion `id` was not found among the `read`
+/// discussions of merge request `number`: past the pages read (`more`),
+/// it may exist, and the message says so rather than that it does not.
+fn missing_discussion(number: u64, id: &str, read: usize, more: bool) -> String {
+    if more {
+        format!(
+            "merge request !{number} has more discussions than this version reads ({read} of them), and `{id}` \
+             is not among those read: nothing was validated"
+        )
+    } else {
+        format!("merge request !{number} has no discussion `{id}`: nothing to validate")
+    }
+}
+
 async fn level<H: HttpClient>(
     client: &GitLabClient<'_, H>,
     project: &str,
