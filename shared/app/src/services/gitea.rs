@@ -79,22 +79,14 @@ fn association(permission: &str) -> &'static str {
 
 /// The policy gate of a Gitea or Forgejo arrival (an issue opened or
 /// labelled, a review with line comments): reads, decides, never writes.
-#[cfg(test)]
-pub(crate) async fn admit<H: HttpClient>(
-    settings: &Settings,
-    http: &H,
-    received: &Received,
-) -> Result<Admission, AdmitError> {
-    Ok(gate(settings, http, received).await?.0)
-}
-
-/// [`admit`], and the policy it read, once it read one: what intake
+///
+/// Beside the admission, the policy it read: what intake
 /// screens the repository's next arrivals with (`intake_gate`).
 pub(crate) async fn gate<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
-) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
+) -> Result<(Admission, agent_zero_agent::Policy), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitea) = configured(settings).map_err(AdmitError::Invalid)?;
     let client = GiteaClient::new(http, &api, gitea.token.as_ref());
@@ -119,7 +111,7 @@ pub(crate) async fn gate<H: HttpClient>(
     } else {
         gate.issue(&info.default_branch, policy).await
     }?;
-    Ok((admission, Some(read_policy)))
+    Ok((admission, read_policy))
 }
 
 /// What both gates read with.

@@ -97,22 +97,14 @@ const fn association(level: u32) -> &'static str {
 /// The policy gate of a GitLab arrival: an issue (opened, or labelled)
 /// or a merge request (opened, or updated with new commits). Reads,
 /// decides, never writes.
-#[cfg(test)]
-pub(crate) async fn admit<H: HttpClient>(
-    settings: &Settings,
-    http: &H,
-    received: &Received,
-) -> Result<Admission, AdmitError> {
-    Ok(gate(settings, http, received).await?.0)
-}
-
-/// [`admit`], and the policy it read, once it read one: what intake
+///
+/// Beside the admission, the policy it read: what intake
 /// screens the project's next arrivals with (`intake_gate`).
 pub(crate) async fn gate<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
-) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
+) -> Result<(Admission, agent_zero_agent::Policy), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitlab) = configured(settings).map_err(AdmitError::Invalid)?;
     let token = gitlab.token.as_ref().ok_or_else(|| AdmitError::Invalid("GITLAB_TOKEN is not set".into()))?;
@@ -136,7 +128,7 @@ pub(crate) async fn gate<H: HttpClient>(
         Some("review-comment") => admit_diff_note(received, read).await,
         _ => admit_issue_arrival(received, read).await,
     }?;
-    Ok((admission, Some(read_policy)))
+    Ok((admission, read_policy))
 }
 
 /// What every gate reads first.
