@@ -3,11 +3,11 @@
 //! updated with new commits), a GitLab diff note or a Gitea or Forgejo
 //! review becomes a task, as a GitHub delivery does (`gl-{delivery}` or
 //! `gt-{delivery}`, its policy gate the first tick); so does a Gitea or
-//! Forgejo pull request (opened, synchronized: a proactive review). Any
-//! other supported event (none in this version) is recorded once, by its delivery id,
-//! and answered 202 with the neutral arrival it parsed to, marked `"run":
-//! "not-yet"`: the run path does not read it in this version
-//! (docs/forges.md). Never a silent 200 that looks like work started.
+//! Forgejo pull request (opened, synchronized: a proactive review). An
+//! arrival the run path does not read (none in this version) is recorded
+//! once, by its delivery id, and answered 202 with the neutral arrival it
+//! parsed to, marked `"run": "not-yet"` (docs/forges.md). Never a silent
+//! 200 that looks like work started.
 //!
 //! Order, as `POST /webhooks/github`: configuration (503 naming the
 //! variable) → size (413) → the forge's proof over the raw bytes (401
