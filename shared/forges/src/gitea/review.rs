@@ -77,7 +77,7 @@ pub(crate) async fn publish<H: HttpClient>(
     }
     // Line comments an earlier review of ours holds (newest reviews first).
     ours.retain(|r| r.comments_count > 0);
-    ours.sort_unstable_by(|a, b| b.id.cmp(&a.id));
+    ours.sort_unstable_by_key(|r| std::cmp::Reverse(r.id));
     ours.truncate(MAX_OWN_REVIEWS);
     let mut posted: Vec<(String, String)> = Vec::new();
     for earlier in ours {
