@@ -396,3 +396,28 @@ fn a_suggest_run_says_gitea_has_no_suggestion_blocks_and_a_moved_head_goes_into_
     assert!(review["body"].as_str().unwrap().contains("moved on from the head that was reviewed"), "{review:#?}");
     assert_eq!(gitea.violations(), Vec::<String>::new());
 }
+
+/// A new head (`synchronized`) gets a review of its own, without the line
+/// comments an earlier review of ours already holds.
+#[test]
+fn a_later_heads_review_leaves_out_the_comments_already_posted() {
+    let (gitea, number, head) = review_world();
+    let first = run_review(&gitea, &review_bundle(number, &head, &[20]));
+    assert!(matches!(outcome(&first, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", first.report);
+    // A push that leaves the commented line as it was.
+    let later = gitea.set_file("acme", "pages", "feature", "src/other.rs", "x\n");
+    let same = run_review(&gitea, &review_bundle(number, &later, &[20]));
+    let StepOutcome::Skipped { reason } = outcome(&same, PublishStep::Review) else { panic!("{:?}", same.report) };
+    assert!(reason.contains("already posted"), "{reason}");
+    // A finding on another line of the new head is posted, alone.
+    let more = run_review(&gitea, &review_bundle(number, &later, &[20, 18]));
+    assert!(matches!(outcome(&more, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", more.report);
+    let reviews = ours(&gitea, number);
+    assert_eq!(reviews.len(), 2, "{reviews:#?}");
+    let newest = &reviews[1];
+    assert_eq!(newest["commit_id"].as_str(), Some(later.as_str()));
+    let placed: Vec<u64> =
+        newest["comments"].as_array().unwrap().iter().map(|c| c["position"].as_u64().unwrap()).collect();
+    assert_eq!(placed, [18], "{newest:#?}");
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+}
