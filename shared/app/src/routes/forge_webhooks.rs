@@ -2,11 +2,12 @@
 //! a verified issue (opened, labelled), a GitLab merge request (opened,
 //! updated with new commits), a GitLab diff note or a Gitea or Forgejo
 //! review becomes a task, as a GitHub delivery does (`gl-{delivery}` or
-//! `gt-{delivery}`, its policy gate the first tick). Any other supported
-//! event (a Gitea pull request) is recorded once, by its delivery id,
-//! and answered 202 with the neutral arrival it parsed to, marked `"run":
-//! "not-yet"`: the run path does not read it in this version
-//! (docs/forges.md). Never a silent 200 that looks like work started.
+//! `gt-{delivery}`, its policy gate the first tick); so does a Gitea or
+//! Forgejo pull request (opened, synchronized: a proactive review). An
+//! arrival the run path does not read (none in this version) is recorded
+//! once, by its delivery id, and answered 202 with the neutral arrival it
+//! parsed to, marked `"run": "not-yet"` (docs/forges.md). Never a silent
+//! 200 that looks like work started.
 //!
 //! Order, as `POST /webhooks/github`: configuration (503 naming the
 //! variable) → size (413) → the forge's proof over the raw bytes (401
@@ -151,13 +152,12 @@ async fn intake<H: Host>(
     };
 
     // An issue, a Gitea or Forgejo review or a GitLab diff note (review
-    // feedback), or a GitLab merge request opened or given new commits (a
-    // proactive review), becomes a task: its policy gate is the task's
-    // first tick, as a GitHub delivery's.
+    // feedback), or a merge request or pull request opened or given new
+    // commits (a proactive review), becomes a task: its policy gate is the
+    // task's first tick, as a GitHub delivery's.
     let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
     let feedback = matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
-    let review = matches!(route, Route::GitLab)
-        && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
+    let review = matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
     if issue || feedback || review {
         return task(context, &arrival, &delivery, route).await;
     }
@@ -176,8 +176,8 @@ async fn intake<H: Host>(
         "arrival": arrival.to_json(),
         "run": "not-yet",
         "message": format!(
-            "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
-             issues, GitLab merge requests and diff notes and Gitea and Forgejo reviews (docs/forges.md)",
+            "the {} was recorded; this version runs tasks from GitHub, and from GitLab, Gitea and Forgejo \
+             issues, merge and pull requests, diff notes and reviews (docs/forges.md)",
             arrival.kind.name().replace('-', " ")
         ),
     });
@@ -197,7 +197,7 @@ async fn intake<H: Host>(
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
 /// on Gitea and Forgejo), of a Gitea or Forgejo review or a GitLab diff
-/// note (review feedback), or of a GitLab merge request (a proactive review): recorded once,
+/// note (review feedback), or of a merge or pull request (a proactive review): recorded once,
 /// answered 202 with its id, its policy gate the first tick; the same
 /// delivery again is answered 200 with the task's id.
 async fn task<H: Host>(

@@ -14,8 +14,11 @@
 //!   no file mode, so a change to an executable file or a link is left to
 //!   a person (named in the step), never committed with the wrong mode.
 //!
-//! Gitea has no suggestion blocks and this version posts no line-comment
-//! review on Gitea (the review step says so). [`publish`] never fails: each
+//! - a proactive run's review: one Gitea review, its body the summary and
+//!   its line comments the findings ([`super::review`]).
+//!
+//! Gitea has no suggestion blocks (a comment says so where GitHub would
+//! carry one). [`publish`] never fails: each
 //! step's outcome is in the report; a retryable failure is marked so the
 //! caller tries again.
 
@@ -37,7 +40,8 @@ const LOGIN_UNKNOWN: &str =
 
 /// Said under an answer whose run proposed a change: Gitea cannot show it
 /// as a suggestion to apply.
-const NO_SUGGESTIONS: &str = "\n\nGitea has no suggestion blocks: the proposed change is in the evidence, not here.";
+pub(super) const NO_SUGGESTIONS: &str =
+    "\n\nGitea has no suggestion blocks: the proposed change is in the evidence, not here.";
 
 /// What one publication did, and whether a step failed in a way worth
 /// trying again (Gitea unreachable, 429, 5xx).
@@ -82,9 +86,10 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
     };
     settle(&mut out, PublishStep::Status, status);
 
-    if request.posts_review() {
-        let reason = "this version posts no line-comment review on Gitea; the evidence is in the status and the task";
-        out.report.push(PublishStep::Review, StepOutcome::skipped(reason));
+    // A proactive run's review: one Gitea review with its line comments.
+    if let (true, Some(pr), Some(head)) = (request.posts_review(), bundle.pull_request.as_ref(), request.head_sha) {
+        let reviewed = super::review::publish(client, request, pr.number, head).await;
+        settle(&mut out, PublishStep::Review, reviewed);
     }
 
     let comment = match (comment_refusal(request), comment_target(request)) {

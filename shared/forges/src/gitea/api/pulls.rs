@@ -11,7 +11,7 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{GiteaClient, GiteaError, MAX_PAGES, PAGE_LIMIT, User, file_name, repo_path};
+use super::{GiteaClient, GiteaError, Label, MAX_PAGES, PAGE_LIMIT, User, file_name, repo_path};
 
 /// The most bytes of a pull request's diff read.
 pub const MAX_DIFF_BYTES: u64 = 4 * 1024 * 1024;
@@ -23,10 +23,18 @@ pub struct PullRequestInfo {
     /// Untrusted.
     #[serde(default)]
     pub title: String,
+    /// Untrusted.
+    #[serde(default)]
+    pub body: String,
     /// `open` or `closed`.
     pub state: String,
     #[serde(default)]
     pub merged: bool,
+    /// A work in progress (Gitea's `WIP:` title prefixes).
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub labels: Vec<Label>,
     #[serde(default)]
     pub user: Option<User>,
     pub head: PullRequestSide,
