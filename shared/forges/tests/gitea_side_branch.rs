@@ -156,7 +156,7 @@ fn a_verified_change_is_one_commit_on_a_side_branch_from_the_head_named_in_the_a
     assert_eq!(gitea.file("acme", "widgets", SIDE, "tests/page.rs").as_deref(), Some(NEW_TEST));
     assert_eq!(gitea.file("acme", "widgets", SIDE, "README.md").as_deref(), Some("# widgets\n"));
     let (parents, message) = commit(&world, &tip);
-    assert_eq!(parents, [world.head.clone()]);
+    assert_eq!(parents, [world.head.as_str()]);
     assert!(message.ends_with("\n\nAgent-Zero-Task: task-0001"), "{message}");
     // The pull request's branch and the default branch are untouched.
     assert_eq!(gitea.branch_sha("acme", "widgets", "review-1").as_deref(), Some(world.head.as_str()));
@@ -204,7 +204,7 @@ fn a_branch_an_earlier_attempt_made_at_the_head_gets_the_commit() {
     assert!(matches!(outcome(&again, PublishStep::SideBranch), StepOutcome::Created { .. }), "{:?}", again.report);
     assert_eq!(gitea.file("acme", "widgets", SIDE, "src/page.rs").as_deref(), Some(NEW_PAGE));
     let tip = gitea.branch_sha("acme", "widgets", SIDE).unwrap();
-    assert_eq!(commit(&world, &tip).0, [world.head.clone()], "one commit on the head");
+    assert_eq!(commit(&world, &tip).0, [world.head.as_str()], "one commit on the head");
     assert_eq!(gitea.violations(), Vec::<String>::new());
 }
 
