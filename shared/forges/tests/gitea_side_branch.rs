@@ -134,7 +134,7 @@ fn commit(world: &World, sha: &str) -> (Vec<String>, String) {
     let http = LoopbackHttp::new();
     let client = GiteaClient::new(&http, &api, Some(&token));
     let shown = block_on(client.commit_with_message("acme", "widgets", sha)).unwrap();
-    (shown.info.parents.into_iter().map(|p| p.sha).collect(), shown.commit.message)
+    (shown.parents.into_iter().map(|p| p.sha).collect(), shown.commit.message)
 }
 
 #[test]

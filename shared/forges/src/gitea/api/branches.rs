@@ -8,14 +8,16 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
 
-use super::{CommitInfo, GiteaClient, GiteaError, git_ref_str, repo_path};
+use super::{CommitParent, GiteaClient, GiteaError, git_ref_str, repo_path};
 use crate::publication::capped;
 
-/// A commit with its message (`GET .../git/commits/{sha}`, `files=true`).
+/// A commit's parents and message (`GET .../git/commits/{sha}`). Not
+/// `#[serde(flatten)]` over [`CommitInfo`]: flattening buffers the whole
+/// answer and costs the tick artefacts kilobytes.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CommitWithMessage {
-    #[serde(flatten)]
-    pub info: CommitInfo,
+    #[serde(default)]
+    pub parents: Vec<CommitParent>,
     pub commit: CommitText,
 }
 
@@ -40,7 +42,7 @@ impl<H: HttpClient> GiteaClient<'_, H> {
         Ok(())
     }
 
-    /// A commit's parents, the files it changed and its message.
+    /// A commit's parents and its message.
     pub async fn commit_with_message(
         &self,
         owner: &str,
@@ -51,7 +53,7 @@ impl<H: HttpClient> GiteaClient<'_, H> {
             return Err(GiteaError::InvalidName { what: "commit", value: capped(sha) });
         }
         let path =
-            format!("/repos/{}/git/commits/{sha}?stat=false&verification=false&files=true", repo_path(owner, repo)?);
+            format!("/repos/{}/git/commits/{sha}?stat=false&verification=false&files=false", repo_path(owner, repo)?);
         self.json("get commit", http::Method::GET, &path, None).await
     }
 
