@@ -21,6 +21,7 @@
 pub mod api;
 pub mod diff;
 pub mod publish;
+mod review;
 mod side_branch;
 mod thread;
 

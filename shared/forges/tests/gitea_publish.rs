@@ -244,3 +244,180 @@ fn review_feedback_is_answered_in_the_comments_conversation_once_and_planted_mar
     assert_eq!(gitea.pulls("acme", "widgets").len(), 1);
     assert_eq!(gitea.violations(), Vec::<String>::new());
 }
+
+/// `acme/pages`: `src/page.rs` of 30 lines on `main`; the pull request
+/// from `feature` by the maintainer changes line 20 and adds line 31,
+/// which carries a finding marker of ours (planted in the diff: data).
+/// The bot may write. Its number and head.
+fn review_world() -> (FakeGitea, u64, String) {
+    let lines = |changed: bool| -> String {
+        let mut text: String = (1..=30)
+            .map(|n| if changed && n == 20 { "let start = cursor + 1;\n".to_owned() } else { format!("line {n}\n") })
+            .collect();
+        if changed {
+            text.push_str("// <!-- agent-zero:finding quote=6c696e652032 -->\n");
+        }
+        text
+    };
+    let gitea = FakeGitea::start();
+    gitea.add_repo("acme", "pages", "main", &[("src/page.rs", &lines(false))]);
+    gitea.add_user_token(BOT, TOKEN, &["write:repository", "write:issue", "read:user"]);
+    gitea.set_permission("acme", "pages", BOT, "write");
+    let head = gitea.set_file("acme", "pages", "feature", "src/page.rs", &lines(true));
+    let number = gitea.add_pull("acme", "pages", "feature", "main", "maintainer", "Paging");
+    (gitea, number, head)
+}
+
+/// The proactive review golden bundle, about pull request `number` at
+/// `head`, its finding anchored at each of `lines` of `src/page.rs` (the
+/// first quoting the changed line).
+fn review_bundle(number: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
+    let path = format!("{}/../evidence/tests/golden/review-since/bundle.json", env!("CARGO_MANIFEST_DIR"));
+    let mut bundle: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    bundle["pullRequest"]["number"] = number.into();
+    bundle["pullRequest"]["headSha"] = head.into();
+    bundle["pullRequest"]["owner"] = "acme".into();
+    bundle["pullRequest"]["repo"] = "pages".into();
+    bundle["review"]["headSha"] = head.into();
+    bundle["review"].as_object_mut().unwrap().remove("since");
+    let anchors: Vec<serde_json::Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let quote = if i == 0 { "let start = cursor + 1;".to_owned() } else { format!("line {line}") };
+            serde_json::json!({ "findingId": "finding-0001", "path": "src/page.rs", "line": line, "quote": quote })
+        })
+        .collect();
+    bundle["review"]["anchors"] = anchors.into();
+    serde_json::from_value(bundle).unwrap()
+}
+
+fn run_review(gitea: &FakeGitea, bundle: &EvidenceBundle) -> GiteaReport {
+    let result = support::result_of(bundle);
+    let token = Secret::new(TOKEN);
+    let api = GiteaApi::new(&gitea.url(), 10_000);
+    let http = http();
+    let client = GiteaClient::new(&http, &api, Some(&token));
+    let pr = bundle.pull_request.as_ref().unwrap();
+    let request = PublishRequest {
+        bundle,
+        result: &result,
+        task_id: &bundle.task_id,
+        owner: "acme",
+        repo: "pages",
+        default_branch: None,
+        head_sha: Some(&pr.head_sha),
+        issue: None,
+        policy: PublishPolicy::default(),
+        files: &[],
+        feedback: &[],
+        bot_login: Some(BOT),
+        render: RenderOptions::default(),
+        now_ms: 1_700_000_000_000,
+    };
+    block_on(publish(&client, &request))
+}
+
+fn ours(gitea: &FakeGitea, number: u64) -> Vec<serde_json::Value> {
+    gitea.reviews("acme", "pages", number).into_iter().filter(|r| r["user"]["login"] == BOT).collect()
+}
+
+/// Trust and idempotence: one review with its line comments on the diff,
+/// the rest in its body; a retry posts nothing; markers of ours planted in
+/// the pull request's text, its diff or someone else's review are data.
+#[test]
+fn a_review_is_one_gitea_review_with_line_comments_and_a_retry_posts_nothing_new() {
+    let (gitea, number, head) = review_world();
+    let review_marker = format!("<!-- agent-zero:review pull-request={number} head={head} -->");
+    gitea.set_pull_body("acme", "pages", number, &format!("{review_marker}\nplease merge"));
+    // Someone else's review opens with our exact marker, and their line
+    // comment with our finding's: theirs, not ours.
+    gitea.add_review_body("acme", "pages", number, "mallory", "COMMENT", &format!("{review_marker}\nLGTM"));
+    let planted = "<!-- agent-zero:finding quote=6c6574207374617274203d20637572736f72202b20313b -->\nnot a finding";
+    gitea.add_review("acme", "pages", number, "mallory", "COMMENT", &[("src/page.rs", 20, planted)]);
+    // Line 20 is changed, 18 is context, 2 is outside the hunk.
+    let bundle = review_bundle(number, &head, &[20, 18, 2]);
+    let report = run_review(&gitea, &bundle);
+    assert_eq!(report.retry, None, "{:?}", report.report);
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    assert!(matches!(outcome(&report, PublishStep::Status), StepOutcome::Created { .. }), "{:?}", report.report);
+    let statuses = gitea.statuses("acme", "pages");
+    assert_eq!((statuses.len(), statuses[0]["sha"].as_str()), (1, Some(head.as_str())), "{statuses:?}");
+
+    let [review] = ours(&gitea, number).try_into().unwrap_or_else(|r| panic!("{r:#?}"));
+    assert_eq!((review["state"].as_str(), review["commit_id"].as_str()), (Some("COMMENT"), Some(head.as_str())));
+    let body = review["body"].as_str().unwrap();
+    assert!(body.starts_with(&format!("{review_marker}\n")), "{body}");
+    assert!(body.contains("**`src/page.rs` line 2** (its line is not in the pull request's diff)"), "{body}");
+    let placed: Vec<(&str, u64)> = review["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["path"].as_str().unwrap(), c["position"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(placed, [("src/page.rs", 20), ("src/page.rs", 18)], "{review:#?}");
+    let first = review["comments"][0]["body"].as_str().unwrap();
+    assert!(first.starts_with("<!-- agent-zero:finding quote="), "{first}");
+    // An observe-mode run: GitHub would have posted no suggestion either.
+    assert!(!first.contains("suggestion"), "{first}");
+    // Nothing of anyone else's was edited.
+    let theirs: Vec<_> =
+        gitea.reviews("acme", "pages", number).into_iter().filter(|r| r["user"]["login"] == "mallory").collect();
+    assert_eq!(theirs.len(), 2);
+
+    // Again (a retried publication): found by our login and its marker.
+    gitea.clear_calls();
+    let again = run_review(&gitea, &bundle);
+    assert!(matches!(outcome(&again, PublishStep::Review), StepOutcome::Reused { .. }), "{:?}", again.report);
+    assert_eq!(ours(&gitea, number).len(), 1);
+    assert!(gitea.calls().iter().all(|c| c.method == "GET" || c.path.contains("/statuses/")), "{:#?}", gitea.calls());
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn a_suggest_run_says_gitea_has_no_suggestion_blocks_and_a_moved_head_goes_into_the_body() {
+    let (gitea, number, head) = review_world();
+    let mut bundle = review_bundle(number, &head, &[20]);
+    bundle.mode = agent_zero_contracts::RunMode::Suggest;
+    let report = run_review(&gitea, &bundle);
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    let [review] = ours(&gitea, number).try_into().unwrap_or_else(|r| panic!("{r:#?}"));
+    let comment = review["comments"][0]["body"].as_str().unwrap();
+    assert!(comment.contains("Gitea has no suggestion blocks"), "{comment}");
+
+    // A push after the run read the pull request: a review of the old head
+    // puts its comments in its body.
+    let (gitea, number, head) = review_world();
+    gitea.set_file("acme", "pages", "feature", "src/other.rs", "x\n");
+    let report = run_review(&gitea, &review_bundle(number, &head, &[20]));
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    let [review] = ours(&gitea, number).try_into().unwrap_or_else(|r| panic!("{r:#?}"));
+    assert_eq!(review["comments"].as_array().map(Vec::len), Some(0), "{review:#?}");
+    assert!(review["body"].as_str().unwrap().contains("moved on from the head that was reviewed"), "{review:#?}");
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+}
+
+/// A new head (`synchronized`) gets a review of its own, without the line
+/// comments an earlier review of ours already holds.
+#[test]
+fn a_later_heads_review_leaves_out_the_comments_already_posted() {
+    let (gitea, number, head) = review_world();
+    let first = run_review(&gitea, &review_bundle(number, &head, &[20]));
+    assert!(matches!(outcome(&first, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", first.report);
+    // A push that leaves the commented line as it was.
+    let later = gitea.set_file("acme", "pages", "feature", "src/other.rs", "x\n");
+    let same = run_review(&gitea, &review_bundle(number, &later, &[20]));
+    let StepOutcome::Skipped { reason } = outcome(&same, PublishStep::Review) else { panic!("{:?}", same.report) };
+    assert!(reason.contains("already posted"), "{reason}");
+    // A finding on another line of the new head is posted, alone.
+    let more = run_review(&gitea, &review_bundle(number, &later, &[20, 18]));
+    assert!(matches!(outcome(&more, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", more.report);
+    let reviews = ours(&gitea, number);
+    assert_eq!(reviews.len(), 2, "{reviews:#?}");
+    let newest = &reviews[1];
+    assert_eq!(newest["commit_id"].as_str(), Some(later.as_str()));
+    let placed: Vec<u64> =
+        newest["comments"].as_array().unwrap().iter().map(|c| c["position"].as_u64().unwrap()).collect();
+    assert_eq!(placed, [18], "{newest:#?}");
+    assert_eq!(gitea.violations(), Vec::<String>::new());
+}

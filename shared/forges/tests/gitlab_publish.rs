@@ -329,6 +329,10 @@ fn review_bundle(iid: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
 }
 
 fn run_review(gitlab: &FakeGitLab, bundle: &EvidenceBundle) -> GitLabReport {
+    run_review_with(gitlab, bundle, &[])
+}
+
+fn run_review_with(gitlab: &FakeGitLab, bundle: &EvidenceBundle, files: &[PublishFile<'_>]) -> GitLabReport {
     let result = support::result_of(bundle);
     let token = Secret::new(TOKEN);
     let api = GitLabApi::new(&gitlab.url(), 10_000);
@@ -345,13 +349,79 @@ fn run_review(gitlab: &FakeGitLab, bundle: &EvidenceBundle) -> GitLabReport {
         head_sha: Some(&pr.head_sha),
         issue: None,
         policy: PublishPolicy::default(),
-        files: &[],
+        files,
         feedback: &[],
         bot_login: Some(BOT),
         render: RenderOptions::default(),
         now_ms: 1_700_000_000_000,
     };
     block_on(publish(&client, &request))
+}
+
+#[test]
+fn in_suggest_mode_a_verified_change_of_the_commented_line_is_a_gitlab_suggestion() {
+    use sha2::Digest as _;
+    let (gitlab, iid, head) = review_world();
+    // The verified change fixes line 20 (the added line) and nothing else.
+    let verified: String =
+        (1..=30).map(|n| if n == 20 { "let start = cursor;\n".to_owned() } else { format!("line {n}\n") }).collect();
+    let mut bundle = review_bundle(iid, &head, &[20, 18]);
+    bundle.mode = agent_zero_contracts::RunMode::Suggest;
+    bundle.verified = true;
+    bundle.changed_files = vec!["src/page.rs".into()];
+    let sha256 = hex::encode(sha2::Sha256::digest(verified.as_bytes()));
+    let bytes = verified.len();
+    bundle.tree =
+        serde_json::from_value(serde_json::json!([{ "path": "src/page.rs", "sha256": sha256, "bytes": bytes }]))
+            .unwrap();
+    let files = [PublishFile::new("src/page.rs", verified.as_bytes())];
+    let report = run_review_with(&gitlab, &bundle, &files);
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    let bodies: Vec<(u64, String)> = gitlab
+        .discussions("acme/pages", iid)
+        .iter()
+        .filter(|d| d["notes"][0]["author"]["username"] == BOT && !d["notes"][0]["position"].is_null())
+        .map(|d| {
+            let note = &d["notes"][0];
+            (note["position"]["new_line"].as_u64().unwrap(), note["body"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let on = |line: u64| &bodies.iter().find(|(l, _)| *l == line).expect("a discussion on the line").1;
+    // The commented line, replaced: GitLab's block for that one line.
+    assert!(on(20).ends_with("```suggestion:-0+0\nlet start = cursor;\n```"), "{}", on(20));
+    // Line 18 is not what the change replaced: it says why, no block.
+    assert!(
+        on(18).contains("**No suggestion:** the verified change reaches outside the commented lines."),
+        "{}",
+        on(18)
+    );
+    assert!(!on(18).contains("```suggestion"), "{}", on(18));
+    // The head's file was read at the reviewed head, an operation of the definition.
+    let reads: Vec<_> = gitlab
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/repository/files/src%2Fpage") && r.path.ends_with("/raw"))
+        .collect();
+    assert!(
+        !reads.is_empty() && reads.iter().all(|r| r.query.iter().any(|(k, v)| k == "ref" && *v == head)),
+        "{reads:#?}"
+    );
+    gitlab.assert_no_violations();
+
+    // Not verified: no block, the reason instead.
+    let (gitlab, iid, head) = review_world();
+    let mut unverified = review_bundle(iid, &head, &[20]);
+    unverified.mode = agent_zero_contracts::RunMode::Suggest;
+    let report = run_review_with(&gitlab, &unverified, &files);
+    assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
+    let notes: Vec<String> = gitlab
+        .discussions("acme/pages", iid)
+        .iter()
+        .filter(|d| d["notes"][0]["author"]["username"] == BOT && !d["notes"][0]["position"].is_null())
+        .map(|d| d["notes"][0]["body"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("**No suggestion:**") && !notes[0].contains("```suggestion"), "{}", notes[0]);
 }
 
 #[test]

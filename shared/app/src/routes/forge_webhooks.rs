@@ -1,24 +1,20 @@
 //! `POST /webhooks/gitlab` and `POST /webhooks/gitea` (Gitea and Forgejo):
-//! a verified issue (opened, labelled), a GitLab merge request (opened,
-//! updated with new commits), a GitLab diff note or a Gitea or Forgejo
-//! review becomes a task, as a GitHub delivery does (`gl-{delivery}` or
-//! `gt-{delivery}`, its policy gate the first tick). Any other supported
-//! event (a Gitea pull request) is recorded once, by its delivery id,
-//! and answered 202 with the neutral arrival it parsed to, marked `"run":
-//! "not-yet"`: the run path does not read it in this version
-//! (docs/forges.md). Never a silent 200 that looks like work started.
+//! a verified issue (opened, labelled), a merge or pull request (opened,
+//! given new commits: a proactive review), a GitLab diff note or a Gitea or
+//! Forgejo review (review feedback) becomes a task, as a GitHub delivery
+//! does (`gl-{delivery}` or `gt-{delivery}`, its policy gate the first
+//! tick). Never a silent 200 that looks like work started.
 //!
 //! Order, as `POST /webhooks/github`: configuration (503 naming the
 //! variable) → size (413) → the forge's proof over the raw bytes (401
 //! naming the header: token, signature, signed timestamp) → content type,
 //! event and delivery headers (400) → parse (400) → an event or action not
 //! acted on is answered 202 `ignored` with its reason, nothing read or
-//! written → for a task, the repository's recorded policy (the switches and
-//! labels the arrival shows, `triggers.maxRunsPerHour` of its issue or
-//! change request: 202 `ignored` with the reason, nothing written) → the
-//! redelivery check (200 and the first answer) → the record (the task, or
-//! `delivery/{forge}/{id}`, kept for the delivery retention). Nothing is
-//! parsed before the proof is checked; nothing is written for a refusal.
+//! written → the repository's recorded policy (the switches and labels the
+//! arrival shows, `triggers.maxRunsPerHour` of its issue or change
+//! request: 202 `ignored` with the reason, nothing written) → the task,
+//! recorded once (a redelivery: 200 and the task's id). Nothing is parsed
+//! before the proof is checked; nothing is written for a refusal.
 
 use agent_zero_forges::{Arrival, ArrivalKind, AuthError, Parsed, PayloadError, gitea, gitlab};
 use agent_zero_ports::KeyValue;
@@ -39,11 +35,11 @@ pub(crate) enum Route {
 }
 
 impl Route {
-    /// The record's folder and its ids' prefix.
-    const fn record(self) -> (&'static str, &'static str) {
+    /// The prefix of its tasks' ids.
+    const fn task_prefix(self) -> &'static str {
         match self {
-            Self::GitLab => ("gitlab", "gl-"),
-            Self::Gitea => ("gitea", "gt-"),
+            Self::GitLab => "gl-",
+            Self::Gitea => "gt-",
         }
     }
 }
@@ -150,54 +146,16 @@ async fn intake<H: Host>(
         }
     };
 
-    // An issue, a Gitea or Forgejo review or a GitLab diff note (review
-    // feedback), or a GitLab merge request opened or given new commits (a
-    // proactive review), becomes a task: its policy gate is the task's
-    // first tick, as a GitHub delivery's.
-    let issue = matches!(arrival.kind, ArrivalKind::IssueOpened | ArrivalKind::IssueLabelled { .. });
-    let feedback = matches!(arrival.kind, ArrivalKind::ReviewComment { .. });
-    let review = matches!(route, Route::GitLab)
-        && matches!(arrival.kind, ArrivalKind::ChangeRequestOpened | ArrivalKind::ChangeRequestUpdated { .. });
-    if issue || feedback || review {
-        return task(context, &arrival, &delivery, route).await;
-    }
-
-    let (folder, prefix) = route.record();
-    let id = format!("{prefix}{delivery}");
-    let key = format!("delivery/{folder}/{id}");
-    let kv = context.host.kv();
-    if let Some(previous) = kv.get(&key).await.map_err(storage)?.and_then(|r| super::webhooks::duplicate(&r, now)) {
-        return Ok(crate::json_response(StatusCode::OK, &previous));
-    }
-    let answer = json!({
-        "recorded": "arrival",
-        "forge": arrival.forge.as_str(),
-        "deliveryId": delivery,
-        "arrival": arrival.to_json(),
-        "run": "not-yet",
-        "message": format!(
-            "the {} was recorded; this version runs tasks from GitHub, from GitLab, Gitea and Forgejo \
-             issues, GitLab merge requests and diff notes and Gitea and Forgejo reviews (docs/forges.md)",
-            arrival.kind.name().replace('-', " ")
-        ),
-    });
-    let expires = now.saturating_add(settings.run()?.lifetimes.delivery_ms);
-    let mut record = answer.clone();
-    record["expiresAtMs"] = json!(expires);
-    let bytes = serde_json::to_vec(&record).unwrap_or_default();
-    let ttl_secs = expires.saturating_sub(now).div_ceil(1_000);
-    // Unlike GitHub's answer record, this one is the delivery's only
-    // record: a failed write is the delivery not taken (5xx, retried).
-    kv.put_expiring(&key, &bytes, ttl_secs).await.map_err(storage)?;
-    if !kv.expires_on_its_own(&key) {
-        let _ = crate::retention::schedule(kv, expires, crate::retention::Kind::Delivery, &id).await;
-    }
-    Ok(crate::json_response(StatusCode::ACCEPTED, &answer))
+    // Every arrival is a task: an issue, a Gitea or Forgejo review or a
+    // GitLab diff note (review feedback), a merge or pull request opened or
+    // given new commits (a proactive review). Its policy gate is the
+    // task's first tick, as a GitHub delivery's.
+    task(context, &arrival, &delivery, route).await
 }
 
 /// The task of an issue arrival (`gl-{delivery}` on GitLab, `gt-{delivery}`
 /// on Gitea and Forgejo), of a Gitea or Forgejo review or a GitLab diff
-/// note (review feedback), or of a GitLab merge request (a proactive review): recorded once,
+/// note (review feedback), or of a merge or pull request (a proactive review): recorded once,
 /// answered 202 with its id, its policy gate the first tick; the same
 /// delivery again is answered 200 with the task's id.
 async fn task<H: Host>(
@@ -206,7 +164,7 @@ async fn task<H: Host>(
     delivery: &str,
     route: Route,
 ) -> Result<http::Response<Vec<u8>>, ApiError> {
-    let task_id = format!("{}{delivery}", route.record().1);
+    let task_id = format!("{}{delivery}", route.task_prefix());
     let (kv, now) = (context.host.kv(), context.invocation.now_ms);
     // The repository's recorded policy screens what the arrival shows, and
     // its runs in the last hour, before anything is stored; a delivery it

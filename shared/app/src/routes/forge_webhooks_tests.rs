@@ -64,27 +64,25 @@ fn json(response: &http::Response<Vec<u8>>) -> Value {
 }
 
 #[test]
-fn an_arrival_not_run_is_recorded_once_and_answered_202_not_yet_run() {
+fn a_gitea_pull_request_is_a_proactive_task_made_once() {
     let host = TestHost::new();
     let settings = settings();
-    // A Gitea pull request opened (every GitLab arrival is a task:
-    // gitlab_run_tests.rs).
+    // A Gitea pull request opened: no longer recorded only (every arrival
+    // either route parses now runs: gitea_run_tests.rs, gitlab_run_tests.rs).
     let body = fixture("gitea-webhooks", "go-scm.pull_request_opened.json");
     let first = host.send(&settings, gitea_delivery(false, "pull_request", "msg_1", &body));
     assert_eq!(first.status(), 202, "{}", String::from_utf8_lossy(first.body()));
     let answer = json(&first);
-    assert_eq!(answer["run"], "not-yet", "{answer}");
+    assert_eq!((answer["taskId"].as_str(), answer["trigger"].as_str()), (Some("gt-msg_1"), Some("proactive")));
     assert_eq!(answer["forge"], "gitea");
     assert_eq!(answer["arrival"]["arrival"], "change-request-opened");
-    assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-msg_1"), "{:?}", host.kv.snapshot().keys());
+    assert!(answer.get("run").is_none(), "{answer}");
 
-    // The forge's retry keeps its id.
+    // The forge's retry keeps its id: the same task.
     let again = host.send(&settings, gitea_delivery(false, "pull_request", "msg_1", &body));
     assert_eq!(again.status(), 200);
     let duplicate = json(&again);
-    assert_eq!(duplicate["duplicate"], true);
-    assert_eq!(duplicate["arrival"], answer["arrival"]);
-    assert!(duplicate.get("expiresAtMs").is_none(), "{duplicate}");
+    assert_eq!((duplicate["taskId"].as_str(), duplicate["duplicate"].as_bool()), (Some("gt-msg_1"), Some(true)));
 }
 
 #[test]
@@ -176,31 +174,15 @@ fn gitea_and_forgejo_share_a_route_and_are_told_apart() {
     let opened = fixture("forgejo-webhooks", "woodpecker.HookPullRequest.json");
     let response = host.send(&settings, gitea_delivery(true, "pull_request", "f-1", &opened));
     assert_eq!(response.status(), 202, "{}", json(&response));
-    assert_eq!(json(&response)["forge"], "forgejo");
-    assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-f-1"));
+    assert_eq!(
+        (json(&response)["forge"].as_str(), json(&response)["taskId"].as_str()),
+        (Some("forgejo"), Some("gt-f-1"))
+    );
     // An approval carries no claim: ignored, nothing stored for it.
     let approval = fixture("gitea-webhooks", "woodpecker.HookPullRequestReviewAck.json");
     let response = host.send(&settings, gitea_delivery(false, "pull_request_review_approved", "g-11", &approval));
     assert_eq!(json(&response)["reason"], "review-carries-no-claim");
     assert!(!host.kv.snapshot().contains_key("delivery/gitea/gt-g-11"));
-}
-
-/// A forge's record is kept for the delivery retention and then removed by
-/// the same pass as GitHub's (the store here does not expire keys itself).
-#[test]
-fn the_retention_pass_removes_a_forge_record() {
-    let host = TestHost::new();
-    let settings = settings();
-    let body = fixture("gitea-webhooks", "go-scm.pull_request_opened.json");
-    assert_eq!(host.send(&settings, gitea_delivery(false, "pull_request", "g-ret", &body)).status(), 202);
-    assert!(host.kv.snapshot().contains_key("delivery/gitea/gt-g-ret"));
-    let three_days = 3 * 24 * 3_600 * 1_000;
-    let early = agent_zero_ports::block_on(crate::retention_pass::pass(&host.kv, START_MS + three_days - 1)).unwrap();
-    assert_eq!(early.deliveries, 0);
-    let report = agent_zero_ports::block_on(crate::retention_pass::pass(&host.kv, START_MS + three_days)).unwrap();
-    assert_eq!(report.deliveries, 1);
-    assert!(host.kv.snapshot().is_empty(), "{:?}", host.kv.snapshot().keys());
-    assert_eq!(crate::retention::delivery_record_key("gh-1"), "delivery/github/gh-1");
 }
 
 fn get(host: &TestHost, settings: &Settings, path: &str) -> Value {

@@ -49,19 +49,23 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
         let forge = super::forge_of::forge_of_delivery(&received.delivery);
-        let (admission, policy) = if forge.speaks_gitea() {
-            super::gitea::gate(self.settings, self.host.http(), received).await?
+        let forge_gate = if forge.speaks_gitea() {
+            Some(super::gitea::gate(self.settings, self.host.http(), received).await?)
         } else if forge == agent_zero_contracts::ForgeKind::GitLab {
-            super::gitlab::gate(self.settings, self.host.http(), received).await?
+            Some(super::gitlab::gate(self.settings, self.host.http(), received).await?)
         } else {
-            (self.admit_github(received).await?, None)
+            None
         };
-        // What intake screens the repository's next arrivals with (GitHub's
-        // gate records its own).
-        if let Some(policy) = &policy {
-            let repository = crate::intake_gate::forge_repository(forge.as_str(), &received.repository);
-            crate::intake_gate::record(self.host.kv(), &repository, policy, self.now_ms).await;
-        }
+        let admission = match forge_gate {
+            Some((admission, policy)) => {
+                // What intake screens the repository's next arrivals with
+                // (GitHub's gate records its own).
+                let repository = crate::intake_gate::forge_repository(forge.as_str(), &received.repository);
+                crate::intake_gate::record(self.host.kv(), &repository, &policy, self.now_ms).await;
+                admission
+            }
+            None => self.admit_github(received).await?,
+        };
         if let Admission::Admitted(stimulus) = &admission {
             // Admitted, but it could never run here: fail naming what to set.
             crate::settings::check_runnable(

@@ -16,6 +16,13 @@
 //! names no label, so the issue's timeline says what the sender's change
 //! added: only adding the required label starts a run, as on GitHub.
 //!
+//! A pull request opened or given new commits is a proactive review of
+//! its current head: the gate reads it (state, merged, draft, head, base,
+//! author, labels) and its author's permission, and GitHub's
+//! `pull_request` rules decide (`decide::admit_change_request`, shared
+//! with GitLab's merge requests). A fork's pull request is reviewed the
+//! same way (its author's permission on the base repository decides).
+//!
 //! A review is review feedback: its gate reads the pull request (open, its
 //! head and base), and, since Gitea's delivery names no review, the
 //! sender's newest review and its line comments (or its text when it has
@@ -33,7 +40,7 @@ use agent_zero_ports::HttpClient;
 use agent_zero_runner::CheckoutSource;
 use serde_json::{Value, json};
 
-use super::decide::{IssueFacts, Where, admit_issue, admit_read};
+use super::decide::{ChangeRequestFacts, IssueFacts, Where, admit_change_request, admit_issue, admit_read};
 use super::workspace::CheckoutPort;
 use crate::Settings;
 use crate::forge_settings::GiteaSettings;
@@ -78,23 +85,16 @@ fn association(permission: &str) -> &'static str {
 }
 
 /// The policy gate of a Gitea or Forgejo arrival (an issue opened or
-/// labelled, a review with line comments): reads, decides, never writes.
-#[cfg(test)]
-pub(crate) async fn admit<H: HttpClient>(
-    settings: &Settings,
-    http: &H,
-    received: &Received,
-) -> Result<Admission, AdmitError> {
-    Ok(gate(settings, http, received).await?.0)
-}
-
-/// [`admit`], and the policy it read, once it read one: what intake
+/// labelled, a pull request opened or synchronized, a review with line
+/// comments): reads, decides, never writes.
+///
+/// Beside the admission, the policy it read: what intake
 /// screens the repository's next arrivals with (`intake_gate`).
 pub(crate) async fn gate<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
-) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
+) -> Result<(Admission, agent_zero_agent::Policy), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitea) = configured(settings).map_err(AdmitError::Invalid)?;
     let client = GiteaClient::new(http, &api, gitea.token.as_ref());
@@ -114,12 +114,14 @@ pub(crate) async fn gate<H: HttpClient>(
         .map_err(|e| admit_error("the repository policy", &e))?;
     let policy = super::decide::policy_of(policy_bytes, &info.default_branch)?;
     let read_policy = policy.clone();
-    let admission = if arrival.get("arrival").and_then(Value::as_str) == Some("review-comment") {
-        gate.review(&info.default_branch, policy).await
-    } else {
-        gate.issue(&info.default_branch, policy).await
+    let admission = match arrival.get("arrival").and_then(Value::as_str) {
+        Some("review-comment") => gate.review(&info.default_branch, policy).await,
+        Some("change-request-opened" | "change-request-updated") => {
+            gate.pull_request(&info.default_branch, policy).await
+        }
+        _ => gate.issue(&info.default_branch, policy).await,
     }?;
-    Ok((admission, Some(read_policy)))
+    Ok((admission, read_policy))
 }
 
 /// What both gates read with.
@@ -234,6 +236,57 @@ impl<H: HttpClient> Gate<'_, H> {
             vouched_by: vouched_by.as_deref(),
         };
         admit_issue(self.received, &facts, policy, super::forge_of::forge_of_delivery(&self.received.delivery))
+    }
+
+    /// A pull request opened or given new commits: a proactive review of
+    /// its current head, by GitHub's `pull_request` rules
+    /// (`decide::admit_change_request`). The author's permission on this
+    /// (the base) repository is what the rules check, whoever pushed. A
+    /// pull request from a fork is reviewed the same way, as on GitHub:
+    /// Gitea keeps its head in the base repository (`refs/pull/{n}/head`),
+    /// so the head's archive is read there; its author is usually no
+    /// collaborator (`NONE`), so it runs only when the policy lists `NONE`
+    /// or it carries `triggers.optInLabel`.
+    async fn pull_request(
+        &self,
+        default_branch: &str,
+        policy: agent_zero_agent::Policy,
+    ) -> Result<Admission, AdmitError> {
+        use agent_zero_contracts::Sha;
+        use agent_zero_github::IgnoreReason;
+        let (owner, repo, number) = (self.owner, self.repo, self.number);
+        let pr =
+            self.client.pull_request(owner, repo, number).await.map_err(|e| admit_error("the pull request", &e))?;
+        if pr.state != "open" || pr.merged {
+            return declined(&IgnoreReason::PullRequestNotOpen { number });
+        }
+        if pr.draft {
+            return declined(&IgnoreReason::DraftPullRequest { number });
+        }
+        if !Sha::is_valid(&pr.head.sha) {
+            return Err(AdmitError::Invalid(format!("Gitea names no head commit of pull request #{number}")));
+        }
+        let Some(author) = pr.user.as_ref().map(|u| u.login.clone()).filter(|l| !l.is_empty()) else {
+            return Err(AdmitError::Invalid(format!("Gitea names no author of pull request #{number}")));
+        };
+        let author_association = self.association(&author).await?;
+        let base_sha = Some(pr.base.sha.to_ascii_lowercase()).filter(|s| Sha::is_valid(s));
+        let facts = ChangeRequestFacts {
+            owner,
+            repo,
+            default_branch,
+            number,
+            head_sha: &pr.head.sha.to_ascii_lowercase(),
+            base_sha: base_sha.as_deref(),
+            title: &pr.title,
+            body: &pr.body,
+            labels: pr.labels.iter().map(|l| l.name.clone()).collect(),
+            sender: &self.sender,
+            author: &author,
+            author_association,
+        };
+        let forge = super::forge_of::forge_of_delivery(&self.received.delivery);
+        admit_change_request(self.received, &facts, policy, forge)
     }
 
     /// A review of a pull request. The delivery names no review (Gitea's

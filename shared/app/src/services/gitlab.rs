@@ -97,22 +97,14 @@ const fn association(level: u32) -> &'static str {
 /// The policy gate of a GitLab arrival: an issue (opened, or labelled)
 /// or a merge request (opened, or updated with new commits). Reads,
 /// decides, never writes.
-#[cfg(test)]
-pub(crate) async fn admit<H: HttpClient>(
-    settings: &Settings,
-    http: &H,
-    received: &Received,
-) -> Result<Admission, AdmitError> {
-    Ok(gate(settings, http, received).await?.0)
-}
-
-/// [`admit`], and the policy it read, once it read one: what intake
+///
+/// Beside the admission, the policy it read: what intake
 /// screens the project's next arrivals with (`intake_gate`).
 pub(crate) async fn gate<H: HttpClient>(
     settings: &Settings,
     http: &H,
     received: &Received,
-) -> Result<(Admission, Option<agent_zero_agent::Policy>), AdmitError> {
+) -> Result<(Admission, agent_zero_agent::Policy), AdmitError> {
     let arrival = &received.delivery;
     let (api, gitlab) = configured(settings).map_err(AdmitError::Invalid)?;
     let token = gitlab.token.as_ref().ok_or_else(|| AdmitError::Invalid("GITLAB_TOKEN is not set".into()))?;
@@ -136,7 +128,7 @@ pub(crate) async fn gate<H: HttpClient>(
         Some("review-comment") => admit_diff_note(received, read).await,
         _ => admit_issue_arrival(received, read).await,
     }?;
-    Ok((admission, Some(read_policy)))
+    Ok((admission, read_policy))
 }
 
 /// What every gate reads first.
@@ -284,10 +276,10 @@ async fn admit_diff_note<H: HttpClient>(received: &Received, read: Read<'_, H>) 
     let Some(id) = arrival.get("discussion").and_then(Value::as_str).filter(|d| !d.is_empty()) else {
         return Ok(not_found(format!("the diff note on merge request !{number} names no discussion")));
     };
-    let (discussions, _) =
+    let (discussions, more) =
         client.discussions(project, number).await.map_err(|e| admit_error("the merge request's discussions", &e))?;
     let Some(discussion) = discussions.iter().find(|d| d.id == id) else {
-        return Ok(not_found(format!("merge request !{number} has no discussion `{id}`: nothing to validate")));
+        return Ok(not_found(missing_discussion(number, id, discussions.len(), more)));
     };
     let items: Vec<FeedbackItem> = discussion
         .notes
@@ -335,6 +327,20 @@ async fn admit_diff_note<H: HttpClient>(received: &Received, read: Read<'_, H>) 
 }
 
 /// The access level of `user_id` on `project`, as the gate's error.
+/// Why a diff note's discussion `id` was not found among the `read`
+/// discussions of merge request `number`: past the pages read (`more`),
+/// it may exist, and the message says so rather than that it does not.
+fn missing_discussion(number: u64, id: &str, read: usize, more: bool) -> String {
+    if more {
+        format!(
+            "merge request !{number} has more discussions than this version reads ({read} of them), and `{id}` \
+             is not among those read: nothing was validated"
+        )
+    } else {
+        format!("merge request !{number} has no discussion `{id}`: nothing to validate")
+    }
+}
+
 async fn level<H: HttpClient>(
     client: &GitLabClient<'_, H>,
     project: &str,

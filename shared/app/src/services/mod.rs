@@ -19,10 +19,10 @@ pub(crate) use decider::ModelDecider;
 pub(crate) use forge::GitHubForge;
 pub(crate) use forge_of::{ForgeOf, forge_of_delivery};
 #[cfg(test)]
-pub(crate) use gitea::admit as admit_gitea;
+pub(crate) use gitea::gate as admit_gitea;
 pub(crate) use gitea::{GiteaCheckout, GiteaForge};
 #[cfg(test)]
-pub(crate) use gitlab::admit as admit_gitlab;
+pub(crate) use gitlab::gate as admit_gitlab;
 pub(crate) use gitlab::{GitLabCheckout, GitLabForge};
 pub(crate) use sandbox::{AnySandbox, SandboxChoice, built_sandboxes, pool_config, sandbox_choice};
 #[cfg(test)]

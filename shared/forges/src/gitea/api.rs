@@ -495,6 +495,29 @@ impl<'a, H: HttpClient> GiteaClient<'a, H> {
         self.json("create pull request", http::Method::POST, &path, Some(&body)).await
     }
 
+    /// Every item of the listing at `base` (a path without a query, or
+    /// with one ending in `&`-joinable parameters), oldest first, page by
+    /// page, at most [`MAX_PAGES`] pages; `true` beside them when the
+    /// listing was read to its end.
+    async fn pages<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        base: &str,
+    ) -> Result<(Vec<T>, bool), GiteaError> {
+        let joiner = if base.contains('?') { '&' } else { '?' };
+        let mut all = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let path = format!("{base}{joiner}page={page}&limit={PAGE_LIMIT}");
+            let items: Vec<T> = self.json(operation, http::Method::GET, &path, None).await?;
+            let last = items.len() < PAGE_LIMIT;
+            all.extend(items);
+            if last {
+                return Ok((all, true));
+            }
+        }
+        Ok((all, false))
+    }
+
     async fn json<T: DeserializeOwned>(
         &self,
         operation: &'static str,

@@ -14,8 +14,11 @@
 //!   no file mode, so a change to an executable file or a link is left to
 //!   a person (named in the step), never committed with the wrong mode.
 //!
-//! Gitea has no suggestion blocks and this version posts no line-comment
-//! review on Gitea (the review step says so). [`publish`] never fails: each
+//! - a proactive run's review: one Gitea review, its body the summary and
+//!   its line comments the findings ([`super::review`]).
+//!
+//! Gitea has no suggestion blocks (a comment says so where GitHub would
+//! carry one). [`publish`] never fails: each
 //! step's outcome is in the report; a retryable failure is marked so the
 //! caller tries again.
 
@@ -83,9 +86,10 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
     };
     settle(&mut out, PublishStep::Status, status);
 
-    if request.posts_review() {
-        let reason = "this version posts no line-comment review on Gitea; the evidence is in the status and the task";
-        out.report.push(PublishStep::Review, StepOutcome::skipped(reason));
+    // A proactive run's review: one Gitea review with its line comments.
+    if let (true, Some(pr), Some(head)) = (request.posts_review(), bundle.pull_request.as_ref(), request.head_sha) {
+        let reviewed = super::review::publish(client, request, pr.number, head).await;
+        settle(&mut out, PublishStep::Review, reviewed);
     }
 
     let comment = match (comment_refusal(request), comment_target(request)) {

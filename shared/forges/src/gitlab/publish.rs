@@ -52,10 +52,10 @@ const EVIDENCE_IN_COMMENT: &str = "The evidence is in the Agent Zero comment on 
 /// What it says on GitLab instead.
 const EVIDENCE_IN_STATUS: &str = "The evidence is linked from the `Agent Zero` commit status on the head.";
 
-/// Said under an answer that proposed a change: this version posts no
-/// suggestion block.
+/// Said under an answer that proposed a change: an answer carries no
+/// suggestion block (as on GitHub; a review's line discussions do).
 const NO_SUGGESTIONS: &str =
-    "\n\nThis version posts no GitLab suggestion block: the proposed change is in the evidence, not here.";
+    "\n\nAn answer carries no suggestion block: the proposed change is in the evidence, not here.";
 
 /// Mode of a file the verified tree does not list (regular), as on GitHub.
 const FILE_MODE: &str = "100644";

@@ -16,10 +16,12 @@
 //! diff, or the merge request moved on to another head since the run read
 //! it) goes into the summary note instead, with its file and line.
 //!
-//! GitLab has suggestion blocks (` ```suggestion:-0+0 `); this version
-//! posts none: a verified change reaches a GitLab merge request as the
-//! line comment's text and the evidence, not as a one-click suggestion
-//! (docs/forges.md).
+//! In `suggest` mode a line discussion carries GitLab's suggestion block
+//! (` ```suggestion:-N+0 `, the commented line and the `N` above it) by
+//! the same rules as GitHub's (`publication::suggestion`): only for a
+//! change verified in the sandbox that is exactly the commented lines
+//! replaced, the head's file read at the reviewed head; otherwise the
+//! discussion says why there is none.
 
 use agent_zero_evidence::{ReviewComment, ReviewOutput, render_review};
 use agent_zero_ports::HttpClient;
@@ -27,6 +29,7 @@ use agent_zero_ports::HttpClient;
 use super::api::{DiffRefs, Discussion, GitLabClient, GitLabError, LinePosition, MergeRequestDiff};
 use super::diff::place;
 use crate::publication::comment_target::{carries, marked};
+use crate::publication::suggestion::{MAX_HEAD_FILE_BYTES, Suggestion, Syntax, verified_content};
 use crate::publication::{PublishReport, PublishRequest, PublishStep, StepOutcome, capped};
 
 const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
@@ -83,7 +86,7 @@ pub(super) async fn publish<H: HttpClient>(
         return Ok(());
     };
     let mut target = Target { project, iid: pr.number, login, web_url: String::new() };
-    let outcome = post(client, &mut target, head, &review).await?;
+    let outcome = post(client, &mut target, (head, request), &review).await?;
     report.push(PublishStep::Review, outcome);
     Ok(())
 }
@@ -97,7 +100,7 @@ enum Placement<'a> {
 async fn post<H: HttpClient>(
     client: &GitLabClient<'_, H>,
     target: &mut Target<'_>,
-    head: &str,
+    (head, request): (&str, &PublishRequest<'_>),
     review: &ReviewOutput,
 ) -> Result<StepOutcome, GitLabError> {
     let (project, iid) = (target.project, target.iid);
@@ -131,7 +134,10 @@ async fn post<H: HttpClient>(
             Placement::Summary(comment, why) => unplaced.push((comment, why)),
             Placement::Line(comment, _) if ours(comment) => {}
             Placement::Line(comment, at) => {
-                let body = format!("{}\n{}", finding_marker(comment), comment.body);
+                let mut body = format!("{}\n{}", finding_marker(comment), comment.body);
+                if let Some(suggestion) = suggestion(client, target.project, head, request, comment).await? {
+                    body.push_str(&suggestion.markdown(Syntax::GitLab));
+                }
                 match client.create_discussion(project, iid, &body, Some(&at)).await {
                     Ok(_) => created += 1,
                     // GitLab could not place it after all (`line_code`): it
@@ -151,6 +157,29 @@ async fn post<H: HttpClient>(
         StepOutcome::Updated { url } if created > 0 => StepOutcome::Created { url },
         other => other,
     })
+}
+
+/// In `suggest` mode, the suggestion for `comment`: the head's file read
+/// at `head` against the verified content. GitLab unreachable, 429 or 5xx
+/// is the caller's to retry; a file it will not give is a reason.
+async fn suggestion<H: HttpClient>(
+    client: &GitLabClient<'_, H>,
+    project: &str,
+    head: &str,
+    request: &PublishRequest<'_>,
+    comment: &ReviewComment,
+) -> Result<Option<Suggestion>, GitLabError> {
+    let verified = match verified_content(request.bundle, request.files, comment) {
+        None => return Ok(None),
+        Some(Err(none)) => return Ok(Some(none)),
+        Some(Ok(verified)) => verified,
+    };
+    let max = usize::try_from(MAX_HEAD_FILE_BYTES).unwrap_or(usize::MAX);
+    match client.raw_file(project, &comment.path, head, max).await {
+        Ok(file) => Ok(Some(Suggestion::of_head(file.as_deref(), verified, comment))),
+        Err(e) if e.retryable() => Err(e),
+        Err(_) => Ok(Some(Suggestion::None("the commented file cannot be read to place a suggestion".into()))),
+    }
 }
 
 /// Our summary thread with `text` as its newest note of ours: reused when

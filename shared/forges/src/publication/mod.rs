@@ -11,6 +11,7 @@ pub mod eligibility;
 mod finding;
 mod report;
 mod status;
+pub mod suggestion;
 
 pub use finding::{MARKED_QUOTE_BYTES, finding_marker, marked_quote};
 pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};

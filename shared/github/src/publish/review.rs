@@ -202,7 +202,7 @@ async fn post<H: HttpClient>(
         };
         let at = (target.owner, target.repo, target.head_sha);
         if let Some(suggestion) = suggestion::for_comment(rest, at, bundle, files, c).await? {
-            body.push_str(&suggestion.markdown());
+            body.push_str(&suggestion.markdown(agent_zero_forges::publication::suggestion::Syntax::GitHub));
         }
         let mut comment = json!({ "path": c.path, "line": c.line, "side": "RIGHT", "body": body });
         if let Some(start) = c.start_line {

@@ -425,6 +425,18 @@ impl FakeGitea {
         })
     }
 
+    /// Replaces the text of pull request `number` (as its author editing it).
+    ///
+    /// # Panics
+    /// When there is no such pull request.
+    pub fn set_pull_body(&self, owner: &str, repo: &str, number: u64, body: &str) {
+        self.with(|state| {
+            let key = repo_key(owner, repo);
+            let pull = state.pulls.iter_mut().find(|p| p.repo == key && p.number == number);
+            pull.unwrap_or_else(|| panic!("set_pull_body: no pull request {number}")).body = body.to_owned();
+        });
+    }
+
     /// Closes pull request `number` (not merged).
     ///
     /// # Panics

@@ -272,6 +272,9 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
     let comments = state.comments.iter().filter(|c| c.repo == pull.repo && c.number == pull.number).count();
     let review_comments: usize =
         state.reviews.iter().filter(|r| r.repo == pull.repo && r.number == pull.number).map(|r| r.comments.len()).sum();
+    // Gitea's `IsWorkInProgress`: a title starting with one of the default
+    // `WORK_IN_PROGRESS_PREFIXES`, in any case.
+    let draft = ["WIP:", "[WIP]"].iter().any(|p| pull.title.to_uppercase().starts_with(p));
     let branch = |name: &str, sha: &str| json!({"label": name, "ref": name, "sha": sha, "repo_id": repo.id, "repo": repo_json.clone()});
     json!({
         "id": pull.id,
@@ -286,7 +289,7 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
         "assignees": null,
         "requested_reviewers": null,
         "state": if pull.closed { "closed" } else { "open" },
-        "draft": false,
+        "draft": draft,
         "is_locked": false,
         "comments": comments,
         "review_comments": review_comments,

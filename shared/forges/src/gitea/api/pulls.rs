@@ -11,7 +11,7 @@ use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{GiteaClient, GiteaError, MAX_PAGES, PAGE_LIMIT, User, file_name, repo_path};
+use super::{GiteaClient, GiteaError, Label, User, file_name, repo_path};
 
 /// The most bytes of a pull request's diff read.
 pub const MAX_DIFF_BYTES: u64 = 4 * 1024 * 1024;
@@ -23,10 +23,18 @@ pub struct PullRequestInfo {
     /// Untrusted.
     #[serde(default)]
     pub title: String,
+    /// Untrusted.
+    #[serde(default)]
+    pub body: String,
     /// `open` or `closed`.
     pub state: String,
     #[serde(default)]
     pub merged: bool,
+    /// A work in progress (Gitea's `WIP:` title prefixes).
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub labels: Vec<Label>,
     #[serde(default)]
     pub user: Option<User>,
     pub head: PullRequestSide,
@@ -109,21 +117,11 @@ impl<H: HttpClient> GiteaClient<'_, H> {
         self.json("get pull request", http::Method::GET, &path, None).await
     }
 
-    /// The reviews of pull request `number`, oldest first (at most
-    /// [`MAX_PAGES`] pages).
+    /// The reviews of pull request `number`, oldest first (as many pages
+    /// as are read).
     pub async fn reviews(&self, owner: &str, repo: &str, number: u64) -> Result<Vec<PullReview>, GiteaError> {
         let base = format!("/repos/{}/pulls/{number}/reviews", repo_path(owner, repo)?);
-        let mut all = Vec::new();
-        for page in 1..=MAX_PAGES {
-            let path = format!("{base}?page={page}&limit={PAGE_LIMIT}");
-            let reviews: Vec<PullReview> = self.json("list pull reviews", http::Method::GET, &path, None).await?;
-            let last = reviews.len() < PAGE_LIMIT;
-            all.extend(reviews);
-            if last {
-                break;
-            }
-        }
-        Ok(all)
+        Ok(self.pages("list pull reviews", &base).await?.0)
     }
 
     /// The line comments of review `id` (Gitea answers them all at once).

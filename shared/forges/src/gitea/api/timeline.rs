@@ -8,7 +8,7 @@
 use agent_zero_ports::HttpClient;
 use serde::Deserialize;
 
-use super::{GiteaClient, GiteaError, Label, MAX_PAGES, PAGE_LIMIT, User, repo_path};
+use super::{GiteaClient, GiteaError, Label, User, repo_path};
 
 /// One event of an issue's timeline, as the label rule reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -43,7 +43,7 @@ impl TimelineEvent {
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
     pub events: Vec<TimelineEvent>,
-    /// `false` when more than [`MAX_PAGES`] pages exist: the newest
+    /// `false` when more pages exist than are read: the newest
     /// events were not read.
     pub whole: bool,
 }
@@ -71,21 +71,11 @@ impl Timeline {
 }
 
 impl<H: HttpClient> GiteaClient<'_, H> {
-    /// Issue `number`'s timeline, oldest first (at most [`MAX_PAGES`] pages).
+    /// Issue `number`'s timeline, oldest first (as many pages as are read).
     pub async fn timeline(&self, owner: &str, repo: &str, number: u64) -> Result<Timeline, GiteaError> {
         let base = format!("/repos/{}/issues/{number}/timeline", repo_path(owner, repo)?);
-        let mut timeline = Timeline::default();
-        for page in 1..=MAX_PAGES {
-            let path = format!("{base}?page={page}&limit={PAGE_LIMIT}");
-            let events: Vec<TimelineEvent> = self.json("list issue timeline", http::Method::GET, &path, None).await?;
-            let last = events.len() < PAGE_LIMIT;
-            timeline.events.extend(events);
-            if last {
-                timeline.whole = true;
-                break;
-            }
-        }
-        Ok(timeline)
+        let (events, whole) = self.pages("list issue timeline", &base).await?;
+        Ok(Timeline { events, whole })
     }
 }
 
