@@ -22,6 +22,7 @@ pub mod api;
 pub mod diff;
 pub mod publish;
 mod review;
+mod side_branch;
 mod thread;
 
 use hmac::{Hmac, Mac};

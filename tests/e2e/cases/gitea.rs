@@ -317,6 +317,9 @@ fn review_comment_is_answered_in_its_thread(runtime: Runtime) {
     // line comment at the reviewer's path and line.
     let report = published(&world.server, &task_id);
     assert!(report.contains("thread-answer: created"), "{report}");
+    // A rejected claim changes no file: no side branch is even attempted
+    // (a verified change's side branch: shared/forges/tests/gitea_side_branch.rs).
+    assert!(!report.contains("side-branch"), "{report}");
     let ours: Vec<Value> =
         world.gitea.reviews(owner, name, number).into_iter().filter(|r| r["user"]["login"] == BOT).collect();
     assert_eq!(ours.len(), 1, "{ours:#?}");

@@ -1,6 +1,6 @@
 //! FakeGitea over real HTTP: every served route is an operation of Gitea's
 //! swagger, auth refusals (401, 403 for a missing scope), reads, the
-//! `ChangeFiles` write read back, archives, statuses, comments, pull
+//! `ChangeFiles` write read back, `CreateBranch`, archives, statuses, comments, pull
 //! requests and reviews, and the conformance gate (404, 422, violations).
 
 mod support;
@@ -93,6 +93,7 @@ fn every_served_route_is_an_operation_of_the_swagger() {
     for (operation, method, sample) in served {
         let body = (method != "GET").then(|| match operation {
             "repoChangeFiles" => json!({"files": []}),
+            "repoCreateBranch" => json!({"new_branch_name": "x"}),
             "issueCreateComment" | "issueEditComment" => json!({"body": "x"}),
             _ => json!({}),
         });
@@ -259,6 +260,54 @@ fn change_files_commits_a_branch_that_reads_back() {
 
     gitea.add_user_token("reader", "gta_reader", &["write:repository"]);
     let reader = call(&gitea, Some("gta_reader"), "POST", "/repos/octo/demo/contents", Some(change(&current, "x")));
+    assert_eq!(reader.status, 403, "a token with the scope but no write access to the repository");
+    assert!(gitea.violations().is_empty(), "{:?}", gitea.violations());
+}
+
+/// `CreateBranch` as Gitea 1.22 answers it: 201 and the branch at
+/// `old_ref_name` (a commit), 409 when the name exists (never moved), 500
+/// for an unknown commit (`GetCommit`), 404 for an unknown
+/// `old_branch_name`, 422 for a name Gitea's binding refuses; and a
+/// `ChangeFiles` commit on that branch (`new_branch` equal to `branch`).
+#[test]
+fn create_branch_starts_at_a_commit_and_never_moves_an_existing_one() {
+    let (gitea, head) = seeded();
+    let tip = gitea.set_file("octo", "demo", "main", "src/lib/util.py", "X = 2\n");
+    let create = |body: Value| call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/branches", Some(body));
+    let made = create(json!({"new_branch_name": "agent-zero/pr-2-t1", "old_ref_name": head}));
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(
+        (made.json()["name"].as_str(), made.json()["commit"]["id"].as_str()),
+        (Some("agent-zero/pr-2-t1"), Some(head.as_str()))
+    );
+    assert_eq!(gitea.branch_sha("octo", "demo", "agent-zero/pr-2-t1").as_deref(), Some(head.as_str()));
+    let again = create(json!({"new_branch_name": "agent-zero/pr-2-t1", "old_ref_name": tip}));
+    assert_eq!((again.status, again.json()["message"].as_str()), (409, Some("The branch already exists.")));
+    assert_eq!(gitea.branch_sha("octo", "demo", "agent-zero/pr-2-t1").as_deref(), Some(head.as_str()), "not moved");
+    assert_eq!(create(json!({"new_branch_name": "x", "old_ref_name": "0".repeat(40)})).status, 500);
+    assert_eq!(create(json!({"new_branch_name": "x", "old_branch_name": "nope"})).status, 404);
+    assert_eq!(create(json!({"new_branch_name": "a..b"})).status, 422);
+    assert_eq!(create(json!({"new_branch_name": "x".repeat(101)})).status, 422);
+    assert_eq!(gitea.branch_sha("octo", "demo", "x"), None);
+    let from_default = create(json!({"new_branch_name": "y"}));
+    assert_eq!(from_default.json()["commit"]["id"].as_str(), Some(tip.as_str()));
+
+    // A commit on the branch itself: `new_branch` equal to `branch`.
+    let current = git_blob_sha(LONG);
+    let body = json!({
+        "branch": "agent-zero/pr-2-t1",
+        "new_branch": "agent-zero/pr-2-t1",
+        "message": "Fix",
+        "files": [{"operation": "update", "path": "src/app.py", "content": STANDARD.encode("print(1)\n"), "sha": current}],
+    });
+    let committed = call(&gitea, Some(TOKEN), "POST", "/repos/octo/demo/contents", Some(body));
+    assert_eq!(committed.status, 201, "{}", committed.body);
+    assert_eq!(committed.json()["commit"]["parents"][0]["sha"].as_str(), Some(head.as_str()));
+    assert_eq!(gitea.file("octo", "demo", "agent-zero/pr-2-t1", "src/app.py").as_deref(), Some("print(1)\n"));
+
+    gitea.add_user_token("reader", "gta_reader", &["write:repository"]);
+    let body = json!({"new_branch_name": "z", "old_ref_name": head});
+    let reader = call(&gitea, Some("gta_reader"), "POST", "/repos/octo/demo/branches", Some(body));
     assert_eq!(reader.status, 403, "a token with the scope but no write access to the repository");
     assert!(gitea.violations().is_empty(), "{:?}", gitea.violations());
 }

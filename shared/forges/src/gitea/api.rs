@@ -15,8 +15,10 @@ use serde_json::{Value, json};
 
 use crate::publication::{capped, is_safe_ref};
 
+mod branches;
 mod pulls;
 mod timeline;
+pub use branches::{CommitText, CommitWithMessage};
 pub use pulls::{MAX_DIFF_BYTES, NewLineComment, PullRequestInfo, PullRequestSide, PullReview, ReviewLineComment};
 pub use timeline::{Timeline, TimelineEvent};
 

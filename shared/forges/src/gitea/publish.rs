@@ -118,7 +118,9 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
             (Some(login), Some(head)) => {
                 let mut text = render_thread_answer(bundle, &request.render);
                 if !bundle.changed_files.is_empty() {
-                    text.push_str(NO_SUGGESTIONS);
+                    let side = super::side_branch::publish(client, request, head).await;
+                    settle(&mut out, PublishStep::SideBranch, side.outcome);
+                    text.push_str(&side.said);
                 }
                 super::thread::answer(client, owner, repo, pr.number, head, login, &asked, &text).await
             }
@@ -219,17 +221,8 @@ async fn publish_branch<H: HttpClient>(
     if branch == base {
         return Ok(StepOutcome::failed("refusing to write the default branch"));
     }
-    let tree = &request.bundle.tree;
-    if let Some(file) = request
-        .files
-        .iter()
-        .find(|f| tree.iter().find(|t| t.path == f.path).is_some_and(|t| t.mode != "100644") && f.content.is_some())
-    {
-        return Ok(StepOutcome::failed(format!(
-            "`{}` is not a regular file (mode other than 100644): Gitea's contents API sets no file mode, so this \
-             change is left to a person",
-            crate::publication::capped(file.path)
-        )));
+    if let Some(reason) = super::side_branch::not_a_regular_file(request) {
+        return Ok(StepOutcome::Failed { reason });
     }
     let base_head = client.branch_head(owner, repo, base).await?;
     if let Some(existing) = client.branch_head_if_any(owner, repo, branch).await? {
@@ -271,7 +264,7 @@ async fn publish_branch<H: HttpClient>(
 /// Whether `head` (the tip of `branch`) is the commit this publication
 /// makes: one parent, `base_head`; the run's files changed and no other;
 /// each holding the run's content (or gone, when the run deleted it).
-async fn is_this_publication<H: HttpClient>(
+pub(super) async fn is_this_publication<H: HttpClient>(
     client: &GiteaClient<'_, H>,
     request: &PublishRequest<'_>,
     base_head: &str,

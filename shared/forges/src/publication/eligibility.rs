@@ -40,10 +40,21 @@ pub fn comment_refusal(request: &PublishRequest<'_>) -> Option<&'static str> {
 
 /// Why the run gets no pull request, or `None` when it gets one.
 pub fn pull_request_refusal(request: &PublishRequest<'_>) -> Option<String> {
-    let (bundle, result) = (request.bundle, request.result);
     if request.issue.is_none() {
         return Some("the run has no issue to open a pull request for".into());
     }
+    change_refusal(request)
+}
+
+/// Why the run's change may not be committed anywhere, or `None` when it
+/// may: the mode writes, the run completed, its claim was accepted, it
+/// changed files and verified them, the task result agrees with the
+/// evidence, the change is not high-impact, and the files given are
+/// exactly the changed ones. A pull request for an issue needs this and
+/// the issue; a review-feedback run's side branch (Gitea) needs this and
+/// the pull request.
+pub fn change_refusal(request: &PublishRequest<'_>) -> Option<String> {
+    let (bundle, result) = (request.bundle, request.result);
     if !bundle.mode.may_write() {
         return Some(format!("mode {} does not write", bundle.mode));
     }

@@ -26,6 +26,10 @@ pub enum PublishStep {
     Branch,
     /// The pull request from that branch.
     PullRequest,
+    /// A review-feedback run's verified change as a commit on a side
+    /// branch from the pull request's head (Gitea, Forgejo: no suggestion
+    /// blocks).
+    SideBranch,
 }
 
 impl PublishStep {
@@ -40,6 +44,7 @@ impl PublishStep {
             Self::ThreadAnswer => "thread-answer",
             Self::Branch => "branch",
             Self::PullRequest => "pull-request",
+            Self::SideBranch => "side-branch",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Repository code routes: raw files, contents (read, and `ChangeFiles`
-//! writes), branches, archives and commit statuses.
+//! writes), branches (read, and `CreateBranch`), archives and commit
+//! statuses.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -19,6 +20,7 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, k
         "repoGetContentsList" => contents(state, request, key, ""),
         "repoChangeFiles" => change_files(state, request, key, access),
         "repoGetBranch" => branch(state, key, request.param("branch")),
+        "repoCreateBranch" => create_branch(state, request, key, access),
         "repoGetSingleCommit" => single_commit(state, request, key),
         "repoGetArchive" => archive(state, key, request.param("archive")),
         "repoCreateStatus" => create_status(state, request, key, access),
@@ -86,6 +88,77 @@ fn branch(state: &State, key: &str, name: &str) -> Reply {
             "effective_branch_protection_name": "",
         }),
     )
+}
+
+/// `POST /branches`: Gitea's `CreateBranch` (routers/api/v1/repo/branch.go,
+/// 1.22). The name is bound `Required;GitRefName;MaxSize(100)` (422); the
+/// branch starts at `old_ref_name` (any commit-ish: an unknown one is
+/// Gitea's 500 from `GetCommit`), else at `old_branch_name` (404 `The old
+/// branch does not exist`), else at the default branch; a branch of that
+/// name is 409 `The branch already exists.`. Answers the branch, 201.
+fn create_branch(state: &mut State, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    if request.login.is_none() {
+        return token_required(state);
+    }
+    if access < Access::Write {
+        return error(state, 403, "user should have a permission to write to a repo");
+    }
+    let body = request.json();
+    let name = body["new_branch_name"].as_str().unwrap_or_default().to_owned();
+    let refused = if name.is_empty() {
+        Some("Required")
+    } else if name.len() > 100 {
+        Some("MaxSize")
+    } else if !git_ref_name(&name) {
+        Some("GitRefName")
+    } else {
+        None
+    };
+    if let Some(rule) = refused {
+        return error(state, 422, &format!("[BranchName]: {rule}"));
+    }
+    let repo = &state.repos[key];
+    let text = |field: &str| body[field].as_str().filter(|v| !v.is_empty()).map(str::to_owned);
+    let start = match (text("old_ref_name"), text("old_branch_name")) {
+        (Some(reference), _) => match repo.git.resolve(&reference) {
+            Some(sha) => sha,
+            None => {
+                let message = format!("object does not exist [id: {reference}, rel_path: ]");
+                return error(state, 500, &message);
+            }
+        },
+        (None, Some(old)) => match repo.git.branch(&old) {
+            Some(sha) => sha,
+            None => return error(state, 404, "The old branch does not exist"),
+        },
+        (None, None) => match repo.git.branch(&repo.default_branch) {
+            Some(sha) => sha,
+            None => return error(state, 404, "Git Repository is empty."),
+        },
+    };
+    if repo.git.branch(&name).is_some() {
+        return error(state, 409, "The branch already exists.");
+    }
+    if let Err(e) = repo.git.set_branch(&name, &start) {
+        return error(state, 500, &e);
+    }
+    let mut reply = branch(state, key, &name);
+    reply.status = 201;
+    reply
+}
+
+/// Gitea's `GitRefName` binding, as far as a branch name goes: git's
+/// ref-format rules (no `..`, `@{`, `//`, control characters, spaces or
+/// `~^:?*[\`; no leading `-` or `/`, no trailing `/`, `.` or `.lock`).
+fn git_ref_name(name: &str) -> bool {
+    !(name.starts_with(['-', '/'])
+        || name.ends_with(['/', '.'])
+        || name.ends_with(".lock")
+        || name.contains("..")
+        || name.contains("@{")
+        || name.contains("//")
+        || name.split('/').any(|part| part.starts_with('.'))
+        || name.chars().any(|c| c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\')))
 }
 
 /// `GET /git/commits/{sha}` (a sha or any ref): Gitea's `ToCommit`, with
@@ -187,7 +260,9 @@ fn change_files(state: &mut State, request: &Request<'_>, key: &str, access: Acc
         return error(state, 404, &format!("branch does not exist [name: {branch}]"));
     };
     let new_branch = body["new_branch"].as_str().filter(|b| !b.is_empty()).map(str::to_owned);
-    if let Some(new) = &new_branch
+    // As Gitea's `ChangeRepoFiles`: a `new_branch` equal to `branch` is a
+    // commit on that branch, not a new one.
+    if let Some(new) = new_branch.as_ref().filter(|new| **new != branch)
         && repo.git.branch(new).is_some()
     {
         return error(state, 422, &format!("branch already exists [name: {new}]"));

@@ -73,6 +73,7 @@ pub(crate) const ROUTES: &[Route] = &[
     ),
     route("repoGetSingleCommit", "GET", "/api/v1/repos/octo/demo/git/commits/main", Category::Repository),
     route("repoGetBranch", "GET", "/api/v1/repos/octo/demo/branches/main", Category::Repository),
+    route("repoCreateBranch", "POST", "/api/v1/repos/octo/demo/branches", Category::Repository),
     route("repoGetArchive", "GET", "/api/v1/repos/octo/demo/archive/main.tar.gz", Category::Repository),
     route(
         "repoCreateStatus",
