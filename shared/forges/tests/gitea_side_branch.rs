@@ -199,12 +199,19 @@ fn a_branch_an_earlier_attempt_made_at_the_head_gets_the_commit() {
     assert!(first.retry.as_deref().is_some_and(|r| r.contains("503")), "{:?}", first.report);
     assert!(matches!(outcome(&first, PublishStep::SideBranch), StepOutcome::Failed { .. }), "{:?}", first.report);
     assert_eq!(gitea.branch_sha("acme", "widgets", SIDE).as_deref(), Some(world.head.as_str()));
+    // The answer, posted once and never edited, waits for the branch.
+    assert!(matches!(outcome(&first, PublishStep::ThreadAnswer), StepOutcome::Skipped { .. }), "{:?}", first.report);
+    let ours = |gitea: &FakeGitea| {
+        gitea.reviews("acme", "widgets", world.number).into_iter().filter(|r| r["user"]["login"] == BOT).count()
+    };
+    assert_eq!(ours(gitea), 0);
     let again = run(&world, &world.bundle);
     assert_eq!(again.retry, None, "{:?}", again.report);
     assert!(matches!(outcome(&again, PublishStep::SideBranch), StepOutcome::Created { .. }), "{:?}", again.report);
     assert_eq!(gitea.file("acme", "widgets", SIDE, "src/page.rs").as_deref(), Some(NEW_PAGE));
     let tip = gitea.branch_sha("acme", "widgets", SIDE).unwrap();
     assert_eq!(commit(&world, &tip).0, [world.head.as_str()], "one commit on the head");
+    assert!(answer(&world).contains(&format!("commit {tip} on branch `{SIDE}`")), "{}", answer(&world));
     assert_eq!(gitea.violations(), Vec::<String>::new());
 }
 

@@ -117,12 +117,20 @@ pub async fn publish<H: HttpClient>(client: &GiteaClient<'_, H>, request: &Publi
             (_, None) => Ok(StepOutcome::skipped("the run has no pull request head")),
             (Some(login), Some(head)) => {
                 let mut text = render_thread_answer(bundle, &request.render);
+                let mut retried = false;
                 if !bundle.changed_files.is_empty() {
                     let side = super::side_branch::publish(client, request, head).await;
+                    retried = side.outcome.as_ref().is_err_and(GiteaError::retryable);
                     settle(&mut out, PublishStep::SideBranch, side.outcome);
                     text.push_str(&side.said);
                 }
-                super::thread::answer(client, owner, repo, pr.number, head, login, &asked, &text).await
+                // An answer is posted once and never edited: while the side
+                // branch waits for a retry, so does the answer that names it.
+                if retried {
+                    Ok(StepOutcome::skipped("the side branch is tried again first, and the answer then names it"))
+                } else {
+                    super::thread::answer(client, owner, repo, pr.number, head, login, &asked, &text).await
+                }
             }
         };
         settle(&mut out, PublishStep::ThreadAnswer, answer);
