@@ -24,10 +24,10 @@ use agent_zero_evidence::{ReviewComment, ReviewOutput, render_review};
 use agent_zero_ports::HttpClient;
 
 use super::api::{GiteaClient, GiteaError, NewLineComment};
+use crate::publication::comment_marker as finding_marker;
 use crate::publication::{PublishRequest, StepOutcome, capped};
 
 const REVIEW_PREFIX: &str = "<!-- agent-zero:review pull-request=";
-const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
 const MARKER_END: &str = " -->";
 /// Room kept in the body for its marker and the unplaced comments' list.
 const SUMMARY_ROOM: usize = 4 * 1024;
@@ -39,15 +39,6 @@ const MAX_OWN_REVIEWS: usize = 20;
 pub(crate) fn review_marker(number: u64, head: &str) -> Option<String> {
     agent_zero_contracts::Sha::is_valid(head)
         .then(|| format!("{REVIEW_PREFIX}{number} head={}{MARKER_END}", head.to_ascii_lowercase()))
-}
-
-/// The first line of a line comment of ours: the quote's marker, or the
-/// line when there is none.
-pub(crate) fn finding_marker(comment: &ReviewComment) -> String {
-    match comment.quote.as_deref() {
-        Some(quote) => crate::publication::finding_marker(quote),
-        None => format!("{LINE_PREFIX}{}{MARKER_END}", comment.line),
-    }
 }
 
 /// The review step of a proactive run on pull request `number` at `head`.

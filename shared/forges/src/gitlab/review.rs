@@ -28,11 +28,11 @@ use agent_zero_ports::HttpClient;
 
 use super::api::{DiffRefs, Discussion, GitLabClient, GitLabError, LinePosition, MergeRequestDiff};
 use super::diff::place;
+pub use crate::publication::comment_marker as finding_marker;
 use crate::publication::comment_target::{carries, marked};
 use crate::publication::suggestion::{MAX_HEAD_FILE_BYTES, Suggestion, Syntax, verified_content};
 use crate::publication::{PublishReport, PublishRequest, PublishStep, StepOutcome, capped};
 
-const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
 const MARKER_END: &str = " -->";
 /// Most changed files read to place the comments (three pages).
 const MAX_DIFF_FILES: usize = 300;
@@ -43,16 +43,6 @@ const SUMMARY_ROOM: usize = 4 * 1024;
 /// parsed, nothing anyone else wrote.
 pub fn summary_marker(iid: u64) -> String {
     format!("<!-- agent-zero:review merge-request={iid}{MARKER_END}")
-}
-
-/// The first line of a line discussion of ours: the quote's marker (as on
-/// GitHub, [`crate::publication::finding_marker`]), or the line when there
-/// is none.
-pub fn finding_marker(comment: &ReviewComment) -> String {
-    match comment.quote.as_deref() {
-        Some(quote) => crate::publication::finding_marker(quote),
-        None => format!("{LINE_PREFIX}{}{MARKER_END}", comment.line),
-    }
 }
 
 /// What one review needs to know of the merge request.

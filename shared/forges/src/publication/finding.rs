@@ -5,6 +5,7 @@
 /// Most bytes of a quote a comment's marker keeps (whole characters).
 pub const MARKED_QUOTE_BYTES: usize = 200;
 const FINDING_PREFIX: &str = "<!-- agent-zero:finding quote=";
+const LINE_PREFIX: &str = "<!-- agent-zero:finding line=";
 const MARKER_END: &str = " -->";
 
 /// The marker of a line comment on `quote` (its first
@@ -15,6 +16,15 @@ pub fn finding_marker(quote: &str) -> String {
         end -= 1;
     }
     format!("{FINDING_PREFIX}{}{MARKER_END}", hex::encode(&quote.as_bytes()[..end]))
+}
+
+/// The first line of a line comment of ours on GitLab or Gitea: the
+/// quote's marker ([`finding_marker`]), or the line when there is none.
+pub fn comment_marker(comment: &agent_zero_evidence::ReviewComment) -> String {
+    match comment.quote.as_deref() {
+        Some(quote) => finding_marker(quote),
+        None => format!("{LINE_PREFIX}{}{MARKER_END}", comment.line),
+    }
 }
 
 /// The quote the marker on `body`'s first line holds, if it is one.

@@ -13,7 +13,7 @@ mod report;
 mod status;
 pub mod suggestion;
 
-pub use finding::{MARKED_QUOTE_BYTES, finding_marker, marked_quote};
+pub use finding::{MARKED_QUOTE_BYTES, comment_marker, finding_marker, marked_quote};
 pub use report::{PublishReport, PublishStep, PublishedPullRequest, RetryAfter, StepOutcome, StepReport};
 pub use status::{CHECK_RUN_NAME, CheckRunStatus, status_description, status_state};
 
