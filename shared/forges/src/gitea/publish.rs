@@ -241,19 +241,8 @@ async fn publish_branch<H: HttpClient>(
             "branch {branch} already exists with other content; it is never overwritten"
         )));
     }
-    let mut shas = Vec::with_capacity(request.files.len());
-    for file in request.files {
-        shas.push(client.file_sha(owner, repo, file.path, &base_head).await?);
-    }
-    let mut changes = Vec::with_capacity(request.files.len());
-    for (file, sha) in request.files.iter().zip(&shas) {
-        match (file.content, sha) {
-            (Some(content), None) => changes.push(FileChange::Create { path: file.path, content }),
-            (Some(content), Some(sha)) => changes.push(FileChange::Update { path: file.path, content, sha }),
-            (None, Some(sha)) => changes.push(FileChange::Delete { path: file.path, sha }),
-            (None, None) => {}
-        }
-    }
+    let shas = file_shas(client, request, &base_head).await?;
+    let changes = file_changes(request, &shas);
     if changes.is_empty() {
         return Ok(StepOutcome::skipped("no file differs from the base"));
     }
@@ -297,4 +286,33 @@ pub(super) async fn is_this_publication<H: HttpClient>(
         }
     }
     Ok(true)
+}
+
+/// The blob id of each of the run's files at `at` (`None`: not there),
+/// in the order of `request.files`.
+pub(super) async fn file_shas<H: HttpClient>(
+    client: &GiteaClient<'_, H>,
+    request: &PublishRequest<'_>,
+    at: &str,
+) -> Result<Vec<Option<String>>, GiteaError> {
+    let mut shas = Vec::with_capacity(request.files.len());
+    for file in request.files {
+        shas.push(client.file_sha(request.owner, request.repo, file.path, at).await?);
+    }
+    Ok(shas)
+}
+
+/// The contents API's operations that turn the files at `shas` into the
+/// run's: create, update (against the blob read) or delete.
+pub(super) fn file_changes<'a>(request: &PublishRequest<'a>, shas: &'a [Option<String>]) -> Vec<FileChange<'a>> {
+    let mut changes = Vec::with_capacity(request.files.len());
+    for (file, sha) in request.files.iter().zip(shas) {
+        match (file.content, sha) {
+            (Some(content), None) => changes.push(FileChange::Create { path: file.path, content }),
+            (Some(content), Some(sha)) => changes.push(FileChange::Update { path: file.path, content, sha }),
+            (None, Some(sha)) => changes.push(FileChange::Delete { path: file.path, sha }),
+            (None, None) => {}
+        }
+    }
+    changes
 }

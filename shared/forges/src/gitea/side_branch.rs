@@ -32,7 +32,7 @@
 use agent_zero_contracts::Trigger;
 use agent_zero_ports::HttpClient;
 
-use super::api::{FileChange, GiteaClient, GiteaError};
+use super::api::{GiteaClient, GiteaError};
 use super::publish::NO_SUGGESTIONS;
 use crate::publication::eligibility::change_refusal;
 use crate::publication::{PublishRequest, StepOutcome, branch_name, capped};
@@ -135,19 +135,8 @@ async fn commit<H: HttpClient>(
             Err(e) => return Err(e),
         },
     }
-    let mut shas = Vec::with_capacity(request.files.len());
-    for file in request.files {
-        shas.push(client.file_sha(owner, repo, file.path, head).await?);
-    }
-    let mut changes = Vec::with_capacity(request.files.len());
-    for (file, sha) in request.files.iter().zip(&shas) {
-        match (file.content, sha) {
-            (Some(content), None) => changes.push(FileChange::Create { path: file.path, content }),
-            (Some(content), Some(sha)) => changes.push(FileChange::Update { path: file.path, content, sha }),
-            (None, Some(sha)) => changes.push(FileChange::Delete { path: file.path, sha }),
-            (None, None) => {}
-        }
-    }
+    let shas = super::publish::file_shas(client, request, head).await?;
+    let changes = super::publish::file_changes(request, &shas);
     if changes.is_empty() {
         return Ok((StepOutcome::skipped("no file differs from the pull request's head"), None));
     }
