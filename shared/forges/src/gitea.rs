@@ -19,6 +19,7 @@
 //! (reviewed); an approval carries no claim and is ignored.
 
 pub mod api;
+mod commit;
 pub mod diff;
 pub mod publish;
 mod review;

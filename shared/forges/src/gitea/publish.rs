@@ -26,7 +26,7 @@ use agent_zero_contracts::Trigger;
 use agent_zero_evidence::{render_issue_comment, render_pull_request_body, render_thread_answer};
 use agent_zero_ports::HttpClient;
 
-use super::api::{CommitStatus, FileChange, GiteaClient, GiteaError};
+use super::api::{CommitStatus, GiteaClient, GiteaError};
 use crate::publication::comment_target::{CommentTarget, carries, marked};
 use crate::publication::eligibility::{comment_refusal, comment_target, pull_request_refusal};
 use crate::publication::{
@@ -37,11 +37,6 @@ use crate::publication::{
 /// Why the comment step writes nothing when our login is unknown.
 const LOGIN_UNKNOWN: &str =
     "the token's own Gitea login is not known, so no comment can be told apart as ours; nothing was written";
-
-/// Said under an answer whose run proposed a change: Gitea cannot show it
-/// as a suggestion to apply.
-pub(super) const NO_SUGGESTIONS: &str =
-    "\n\nGitea has no suggestion blocks: the proposed change is in the evidence, not here.";
 
 /// What one publication did, and whether a step failed in a way worth
 /// trying again (Gitea unreachable, 429, 5xx).
@@ -229,20 +224,20 @@ async fn publish_branch<H: HttpClient>(
     if branch == base {
         return Ok(StepOutcome::failed("refusing to write the default branch"));
     }
-    if let Some(reason) = super::side_branch::not_a_regular_file(request) {
+    if let Some(reason) = super::commit::not_a_regular_file(request) {
         return Ok(StepOutcome::Failed { reason });
     }
     let base_head = client.branch_head(owner, repo, base).await?;
     if let Some(existing) = client.branch_head_if_any(owner, repo, branch).await? {
-        if is_this_publication(client, request, &base_head, &existing, branch).await? {
+        if super::commit::is_this_publication(client, request, &base_head, &existing, branch).await? {
             return Ok(StepOutcome::Reused { url: None });
         }
         return Ok(StepOutcome::failed(format!(
             "branch {branch} already exists with other content; it is never overwritten"
         )));
     }
-    let shas = file_shas(client, request, &base_head).await?;
-    let changes = file_changes(request, &shas);
+    let shas = super::commit::file_shas(client, request, &base_head).await?;
+    let changes = super::commit::file_changes(request, &shas);
     if changes.is_empty() {
         return Ok(StepOutcome::skipped("no file differs from the base"));
     }
@@ -256,63 +251,4 @@ async fn publish_branch<H: HttpClient>(
         }
         Err(e) => Err(e),
     }
-}
-
-/// Whether `head` (the tip of `branch`) is the commit this publication
-/// makes: one parent, `base_head`; the run's files changed and no other;
-/// each holding the run's content (or gone, when the run deleted it).
-pub(super) async fn is_this_publication<H: HttpClient>(
-    client: &GiteaClient<'_, H>,
-    request: &PublishRequest<'_>,
-    base_head: &str,
-    head: &str,
-    branch: &str,
-) -> Result<bool, GiteaError> {
-    let (owner, repo) = (request.owner, request.repo);
-    let commit = client.commit(owner, repo, head).await?;
-    let one_parent = matches!(commit.parents.as_slice(), [parent] if parent.sha.eq_ignore_ascii_case(base_head));
-    let mut changed: Vec<&str> = commit.files.iter().map(|f| f.filename.as_str()).collect();
-    let mut ours: Vec<&str> = request.files.iter().map(|f| f.path).collect();
-    changed.sort_unstable();
-    ours.sort_unstable();
-    if !one_parent || changed != ours {
-        return Ok(false);
-    }
-    for file in request.files {
-        let limit = file.content.map_or(1, |c| c.len() as u64 + 1);
-        let there = client.raw_file(owner, repo, file.path, branch, limit).await?;
-        if there.as_deref() != file.content {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// The blob id of each of the run's files at `at` (`None`: not there),
-/// in the order of `request.files`.
-pub(super) async fn file_shas<H: HttpClient>(
-    client: &GiteaClient<'_, H>,
-    request: &PublishRequest<'_>,
-    at: &str,
-) -> Result<Vec<Option<String>>, GiteaError> {
-    let mut shas = Vec::with_capacity(request.files.len());
-    for file in request.files {
-        shas.push(client.file_sha(request.owner, request.repo, file.path, at).await?);
-    }
-    Ok(shas)
-}
-
-/// The contents API's operations that turn the files at `shas` into the
-/// run's: create, update (against the blob read) or delete.
-pub(super) fn file_changes<'a>(request: &PublishRequest<'a>, shas: &'a [Option<String>]) -> Vec<FileChange<'a>> {
-    let mut changes = Vec::with_capacity(request.files.len());
-    for (file, sha) in request.files.iter().zip(shas) {
-        match (file.content, sha) {
-            (Some(content), None) => changes.push(FileChange::Create { path: file.path, content }),
-            (Some(content), Some(sha)) => changes.push(FileChange::Update { path: file.path, content, sha }),
-            (None, Some(sha)) => changes.push(FileChange::Delete { path: file.path, sha }),
-            (None, None) => {}
-        }
-    }
-    changes
 }

@@ -99,7 +99,7 @@ pub(crate) async fn publish<H: HttpClient>(
             Ok(()) => {
                 let mut body = format!("{}\n{}", finding_marker(comment), comment.body);
                 if no_suggestion {
-                    body.push_str(super::publish::NO_SUGGESTIONS);
+                    body.push_str(super::commit::NO_SUGGESTIONS);
                 }
                 bodies.push((comment, body));
             }
@@ -146,7 +146,7 @@ fn summary_text(
             text.push_str(&format!("\n**`{path}` line {}** ({why}):\n\n{}\n", comment.line, comment.body));
         }
         if no_suggestion {
-            text.push_str(super::publish::NO_SUGGESTIONS);
+            text.push_str(super::commit::NO_SUGGESTIONS);
         }
     }
     text

@@ -33,9 +33,9 @@ use agent_zero_contracts::Trigger;
 use agent_zero_ports::HttpClient;
 
 use super::api::{GiteaClient, GiteaError};
-use super::publish::NO_SUGGESTIONS;
+use super::commit::NO_SUGGESTIONS;
 use crate::publication::eligibility::change_refusal;
-use crate::publication::{PublishRequest, StepOutcome, branch_name, capped};
+use crate::publication::{PublishRequest, StepOutcome, branch_name};
 
 /// Said under an answer whose change is on a side branch; the text after
 /// it is the commit, the branch and its page.
@@ -110,7 +110,7 @@ async fn commit<H: HttpClient>(
     number: u64,
 ) -> Result<(StepOutcome, Option<String>), GiteaError> {
     let (owner, repo) = (request.owner, request.repo);
-    if let Some(reason) = not_a_regular_file(request) {
+    if let Some(reason) = super::commit::not_a_regular_file(request) {
         return Ok((StepOutcome::Failed { reason }, None));
     }
     let url = Some(client.branch_url(owner, repo, branch)?);
@@ -119,7 +119,7 @@ async fn commit<H: HttpClient>(
         Some(tip) if tip.eq_ignore_ascii_case(head) => {}
         Some(tip) => {
             let ours = client.commit_with_message(owner, repo, &tip).await?.commit.message.contains(&trailer)
-                && super::publish::is_this_publication(client, request, head, &tip, branch).await?;
+                && super::commit::is_this_publication(client, request, head, &tip, branch).await?;
             if ours {
                 return Ok((StepOutcome::Reused { url }, Some(tip)));
             }
@@ -135,8 +135,8 @@ async fn commit<H: HttpClient>(
             Err(e) => return Err(e),
         },
     }
-    let shas = super::publish::file_shas(client, request, head).await?;
-    let changes = super::publish::file_changes(request, &shas);
+    let shas = super::commit::file_shas(client, request, head).await?;
+    let changes = super::commit::file_changes(request, &shas);
     if changes.is_empty() {
         return Ok((StepOutcome::skipped("no file differs from the pull request's head"), None));
     }
@@ -144,22 +144,6 @@ async fn commit<H: HttpClient>(
     // `new_branch` equal to `branch`: Gitea commits on that branch.
     let sha = client.change_files(owner, repo, branch, branch, &message, &changes).await?;
     Ok((StepOutcome::Created { url }, Some(sha)))
-}
-
-/// The first changed file whose mode the contents API cannot keep (an
-/// executable file, a link: anything but `100644` in the run's tree), as
-/// the step's reason: such a change is left to a person.
-pub(super) fn not_a_regular_file(request: &PublishRequest<'_>) -> Option<String> {
-    let tree = &request.bundle.tree;
-    let file = request
-        .files
-        .iter()
-        .find(|f| tree.iter().find(|t| t.path == f.path).is_some_and(|t| t.mode != "100644") && f.content.is_some())?;
-    Some(format!(
-        "`{}` is not a regular file (mode other than 100644): Gitea's contents API sets no file mode, so this change \
-         is left to a person",
-        capped(file.path)
-    ))
 }
 
 /// `reason` on one line, without the deployment's secrets, for the answer.
