@@ -59,12 +59,14 @@ unset AGENT_ZERO_PROVIDERS
 # reviews, the review-feedback side branch, the issue timeline read,
 # GitLab suggestion blocks and the forges' intake gate add about 18 KB to
 # the tick worker (699,023 -> 717,102 B) and 16 KB to the Spin tick
-# component (759,339 -> 775,439 B); the front ones within 2 KB. Budgets
-# unchanged; the tick artefacts use 91% of theirs.
+# component (759,339 -> 775,439 B); the front ones within 2 KB. The tick
+# artefacts then used 91% of their budgets after two days of forge work
+# (557 -> 717 KB and 613 -> 775 KB): both tick budgets raised to 1 MiB,
+# about a third of the free plan's 3 MB Worker limit (docs/size.md).
 WORKER_GZIP_BUDGET=$((768 * 1024))
-WORKER_TICKS_GZIP_BUDGET=$((768 * 1024))
+WORKER_TICKS_GZIP_BUDGET=$((1024 * 1024))
 SPIN_GZIP_BUDGET=$((768 * 1024))
-SPIN_TICKS_GZIP_BUDGET=$((832 * 1024))
+SPIN_TICKS_GZIP_BUDGET=$((1024 * 1024))
 
 bash tests/scripts/install-tools.sh all
 
