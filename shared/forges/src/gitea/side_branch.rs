@@ -16,7 +16,7 @@
 //!   branch: Gitea commits on it), its message ending
 //!   `Agent-Zero-Task: {id}`. The contents API sets no file mode, so a
 //!   change to an executable file or a link is left to a person, named
-//!   ([`not_a_regular_file`], the issue path's rule too).
+//!   (`commit::not_a_regular_file`, the issue path's rule too).
 //!
 //! Never forced. Found again on a retry: a branch whose tip is exactly
 //! this task's commit (the head as its one parent, the trailer, the run's
