@@ -293,6 +293,10 @@ fn review_bundle(number: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
 }
 
 fn run_review(gitea: &FakeGitea, bundle: &EvidenceBundle) -> GiteaReport {
+    run_review_with(gitea, bundle, &[])
+}
+
+fn run_review_with(gitea: &FakeGitea, bundle: &EvidenceBundle, files: &[PublishFile<'_>]) -> GiteaReport {
     let result = support::result_of(bundle);
     let token = Secret::new(TOKEN);
     let api = GiteaApi::new(&gitea.url(), 10_000);
@@ -309,7 +313,7 @@ fn run_review(gitea: &FakeGitea, bundle: &EvidenceBundle) -> GiteaReport {
         head_sha: Some(&pr.head_sha),
         issue: None,
         policy: PublishPolicy::default(),
-        files: &[],
+        files,
         feedback: &[],
         bot_login: Some(BOT),
         render: RenderOptions::default(),
@@ -376,14 +380,32 @@ fn a_review_is_one_gitea_review_with_line_comments_and_a_retry_posts_nothing_new
 
 #[test]
 fn a_suggest_run_says_gitea_has_no_suggestion_blocks_and_a_moved_head_goes_into_the_body() {
+    use sha2::Digest as _;
+    // A verified change of the commented file, which GitHub could have
+    // shown as a suggestion: the comment says Gitea cannot.
     let (gitea, number, head) = review_world();
+    let verified = "let start = cursor;\n";
     let mut bundle = review_bundle(number, &head, &[20]);
     bundle.mode = agent_zero_contracts::RunMode::Suggest;
-    let report = run_review(&gitea, &bundle);
+    bundle.verified = true;
+    bundle.changed_files = vec!["src/page.rs".into()];
+    let sha256 = hex::encode(sha2::Sha256::digest(verified.as_bytes()));
+    let tree = serde_json::json!([{ "path": "src/page.rs", "sha256": sha256, "bytes": verified.len() }]);
+    bundle.tree = serde_json::from_value(tree).unwrap();
+    let report = run_review_with(&gitea, &bundle, &[PublishFile::new("src/page.rs", verified.as_bytes())]);
     assert!(matches!(outcome(&report, PublishStep::Review), StepOutcome::Created { .. }), "{:?}", report.report);
     let [review] = ours(&gitea, number).try_into().unwrap_or_else(|r| panic!("{r:#?}"));
     let comment = review["comments"][0]["body"].as_str().unwrap();
     assert!(comment.contains("Gitea has no suggestion blocks"), "{comment}");
+    // An unverified one: why there is no suggestion, as GitHub's says.
+    let (gitea, number, head) = review_world();
+    let mut bundle = review_bundle(number, &head, &[20]);
+    bundle.mode = agent_zero_contracts::RunMode::Suggest;
+    run_review(&gitea, &bundle);
+    let [review] = ours(&gitea, number).try_into().unwrap_or_else(|r| panic!("{r:#?}"));
+    let comment = review["comments"][0]["body"].as_str().unwrap();
+    assert!(comment.contains("**No suggestion:** the change was not verified in the sandbox"), "{comment}");
+    assert!(!comment.contains("Gitea has no suggestion blocks"), "{comment}");
 
     // A push after the run read the pull request: a review of the old head
     // puts its comments in its body.

@@ -16,8 +16,10 @@
 //! A comment Gitea would not show on the diff (its line is not in the pull
 //! request's hunks, or the pull request moved on to another head since the
 //! run read it) goes into the review's body instead, with its file and
-//! line. Gitea has no suggestion blocks: where a GitHub run in `suggest`
-//! mode would have put one under a comment, the comment says so instead.
+//! line. Gitea has no suggestion blocks: in `suggest` mode a comment whose
+//! verified change GitHub could have shown as one says Gitea cannot, and
+//! any other says why there is no suggestion, as GitHub's would
+//! (`publication::suggestion`).
 
 use agent_zero_contracts::RunMode;
 use agent_zero_evidence::{ReviewComment, ReviewOutput, render_review};
@@ -25,6 +27,7 @@ use agent_zero_ports::HttpClient;
 
 use super::api::{GiteaClient, GiteaError, NewLineComment};
 use crate::publication::comment_marker as finding_marker;
+use crate::publication::suggestion::{Syntax, verified_content};
 use crate::publication::{PublishRequest, StepOutcome, capped};
 
 const REVIEW_PREFIX: &str = "<!-- agent-zero:review pull-request=";
@@ -98,8 +101,13 @@ pub(crate) async fn publish<H: HttpClient>(
         match placement(comment, files.as_deref()) {
             Ok(()) => {
                 let mut body = format!("{}\n{}", finding_marker(comment), comment.body);
-                if no_suggestion {
-                    body.push_str(super::commit::NO_SUGGESTIONS);
+                // In `suggest` mode, what GitHub's comment would say: why
+                // there is no suggestion, or, where a verified change
+                // could have been one, that Gitea cannot show it.
+                match verified_content(request.bundle, request.files, comment) {
+                    None => {}
+                    Some(Err(none)) => body.push_str(&none.markdown(Syntax::GitHub)),
+                    Some(Ok(_)) => body.push_str(super::commit::NO_SUGGESTIONS),
                 }
                 bodies.push((comment, body));
             }
