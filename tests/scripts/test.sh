@@ -58,8 +58,8 @@ unset AGENT_ZERO_PROVIDERS
 # 2026-12-07 (issue 45, the stop after 56): Gitea/Forgejo pull request
 # reviews, the review-feedback side branch, the issue timeline read,
 # GitLab suggestion blocks and the forges' intake gate add about 18 KB to
-# the tick worker (699,023 -> 717,102 B) and 16 KB to the Spin tick
-# component (759,339 -> 775,439 B); the front ones within 2 KB. The tick
+# the tick worker (699,023 -> 717,176 B) and 16 KB to the Spin tick
+# component (759,339 -> 775,482 B); the front ones within 2 KB. The tick
 # artefacts then used 91% of their budgets after two days of forge work
 # (557 -> 717 KB and 613 -> 775 KB): both tick budgets raised to 1 MiB,
 # about a third of the free plan's 3 MB Worker limit (docs/size.md).
