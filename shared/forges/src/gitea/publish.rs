@@ -15,12 +15,13 @@
 //!   a person (named in the step), never committed with the wrong mode.
 //!
 //! - a proactive run's review: one Gitea review, its body the summary and
-//!   its line comments the findings ([`super::review`]).
+//!   its line comments the findings ([`super::review`]);
+//! - review feedback's verified change: one commit on a side branch from
+//!   the pull request's head, named in the answer ([`super::side_branch`]).
 //!
 //! Gitea has no suggestion blocks (a comment says so where GitHub would
-//! carry one). [`publish`] never fails: each
-//! step's outcome is in the report; a retryable failure is marked so the
-//! caller tries again.
+//! carry one). [`publish`] never fails: each step's outcome is in the
+//! report; a retryable failure is marked so the caller tries again.
 
 use agent_zero_contracts::Trigger;
 use agent_zero_evidence::{render_issue_comment, render_pull_request_body, render_thread_answer};
