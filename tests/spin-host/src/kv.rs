@@ -471,23 +471,25 @@ mod tests {
         std::fs::remove_dir_all(root).unwrap();
     }
 
-    /// With a race window, creations by CAS from absent on several threads
-    /// all "win" under SQLite semantics, while creation tickets drawn with
-    /// `increment` give exactly one writer a 1.
+    /// Creations by CAS from absent on several threads, each reading before
+    /// any swaps, all "win" under SQLite semantics, while creation tickets
+    /// drawn with `increment` give exactly one writer a 1. The barrier between
+    /// read and swap holds every CAS open as `race_window` does for a
+    /// component, without depending on how the threads are scheduled.
     #[test]
     fn under_sqlite_semantics_only_increment_tickets_create_once() {
-        let options = Options { semantics: Semantics::Sqlite, race_window: Duration::from_millis(20) };
+        let options = Options { semantics: Semantics::Sqlite, race_window: Duration::ZERO };
         let (root, kv) = store_with("tickets", options);
         const THREADS: usize = 4;
-        let barrier = std::sync::Barrier::new(THREADS);
+        let read = std::sync::Barrier::new(THREADS);
         let (cas_wins, ticket_wins): (Vec<bool>, Vec<bool>) = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..THREADS)
                 .map(|i| {
-                    let (kv, barrier) = (kv.clone(), &barrier);
+                    let (kv, read) = (kv.clone(), &read);
                     scope.spawn(move || {
-                        barrier.wait();
                         let mut cas = kv.cas("by-cas").unwrap();
                         let absent = cas.current().unwrap().is_none();
+                        read.wait();
                         let cas_won = absent && cas.swap(format!("writer {i}").as_bytes()).unwrap().is_ok();
                         let ticket_won = kv.increment("by-ticket.created", 1).unwrap() == 1;
                         (cas_won, ticket_won)
