@@ -6,7 +6,9 @@
 //!   Bearer <token>` header is compared to every token in constant time.
 //!   None configured: every mutation answers 503 (fail closed).
 //! - `AGENT_ZERO_CONTROL_PLANE_REPOSITORIES`: `owner/name,...` that
-//!   `POST /api/v1/tasks` may target (ASCII case-insensitive). Empty: none.
+//!   `POST /api/v1/tasks` may target (ASCII case-insensitive); another
+//!   forge's with its name first (`gitlab:group/project`, `gitea:owner/name`,
+//!   `forgejo:owner/name`). Empty: none.
 //! - `AGENT_ZERO_CONTROL_PLANE_MODES`: `name:mode|mode,...`; a principal
 //!   without a grant may request only `observe` and `suggest`.
 //! - `AGENT_ZERO_CONTROL_PLANE_READS`: `open` or `token`: whether task reads
@@ -18,7 +20,7 @@
 //!
 //! A malformed variable answers 503 naming the variable, never its value.
 
-use agent_zero_contracts::RunMode;
+use agent_zero_contracts::{ForgeKind, RunMode};
 use http::{HeaderMap, header};
 use subtle::ConstantTimeEq;
 
@@ -142,9 +144,16 @@ impl Access {
         found.ok_or_else(|| unauthorized("the bearer token matches no principal"))
     }
 
-    /// Whether task creation may target `repository` (`owner/name`).
-    pub(crate) fn may_target(&self, repository: &str) -> bool {
-        let repository = repository.to_ascii_lowercase();
+    /// Whether task creation may target `repository` on `forge`: GitHub's
+    /// `owner/name` is granted as itself, another forge's path with the
+    /// forge's name before it (`gitlab:group/project`, `gitea:owner/name`,
+    /// `forgejo:owner/name`), so a grant never carries over to a namesake
+    /// on another forge.
+    pub(crate) fn may_target(&self, forge: ForgeKind, repository: &str) -> bool {
+        let repository = match forge {
+            ForgeKind::GitHub => repository.to_ascii_lowercase(),
+            other => format!("{}:{}", other.as_str(), repository.to_ascii_lowercase()),
+        };
         self.repositories.contains(&repository)
     }
 
@@ -234,7 +243,7 @@ mod tests {
         let config = Config::from_pairs([
             (TOKENS, "alice:tok-alice-123, bob:tok-bob-456"),
             (MODES, "alice:fix|observe"),
-            (REPOSITORIES, "Acme/Widgets, acme/tools"),
+            (REPOSITORIES, "Acme/Widgets, acme/tools, gitlab:Acme/Sub/Widgets, gitea:acme/gadgets"),
         ]);
         let access = Access::from_config(&config).unwrap().unwrap();
         let alice = access.authenticate(&headers(&[("authorization", "Bearer tok-alice-123")])).unwrap();
@@ -243,8 +252,19 @@ mod tests {
         let bob = access.authenticate(&headers(&[("authorization", "Bearer tok-bob-456")])).unwrap();
         assert_eq!(bob.modes, DEFAULT_MODES);
         assert!(
-            access.may_target("acme/widgets") && access.may_target("ACME/TOOLS") && !access.may_target("acme/other")
+            access.may_target(ForgeKind::GitHub, "acme/widgets")
+                && access.may_target(ForgeKind::GitHub, "ACME/TOOLS")
+                && !access.may_target(ForgeKind::GitHub, "acme/other")
         );
+        // Another forge's repository is granted with its forge's name, and
+        // a GitHub grant never carries over to a namesake elsewhere.
+        assert!(!access.may_target(ForgeKind::GitLab, "acme/widgets"));
+        assert!(access.may_target(ForgeKind::GitLab, "acme/sub/widgets"));
+        assert!(
+            access.may_target(ForgeKind::Gitea, "Acme/Gadgets")
+                && !access.may_target(ForgeKind::Forgejo, "acme/gadgets")
+        );
+        assert!(!access.may_target(ForgeKind::GitHub, "acme/gadgets"));
         for bad in
             ["", "Bearer ", "Bearer tok-alice-12", "Bearer tok-alice-1234", "Basic tok-alice-123", "tok-alice-123"]
         {

@@ -12,6 +12,9 @@ mod audit;
 mod dashboard;
 mod doctor;
 mod evidence;
+mod forge_tasks;
+#[cfg(test)]
+mod forge_tasks_tests;
 mod forge_webhooks;
 #[cfg(test)]
 mod gitea_run_tests;

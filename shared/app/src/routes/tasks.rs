@@ -15,8 +15,8 @@
 
 use agent_zero_agent::Policy;
 use agent_zero_contracts::{
-    FeedbackItem, FeedbackKind, IssueRef, PullRequestRef, RepoName, RunMode, Sha, TaskState, Trigger, UntrustedText,
-    is_repository_relative_path,
+    FeedbackItem, FeedbackKind, ForgeKind, IssueRef, PullRequestRef, RepoName, RunMode, Sha, TaskState, Trigger,
+    UntrustedText, is_repository_relative_path,
 };
 use agent_zero_engine::{Resident, Stimulus, TaskError, TaskInput};
 use agent_zero_github::{CredentialsError, GitHubClient, GitHubError, PullRequestInfo};
@@ -43,7 +43,7 @@ pub(crate) const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
 /// Most scoped files.
 pub(crate) const MAX_FILES: usize = 50;
 /// Most bytes of a short text field (author, title).
-const MAX_SHORT: usize = 256;
+pub(super) const MAX_SHORT: usize = 256;
 /// Most bytes of an issue task's body, as a webhook delivery's.
 const MAX_ISSUE_BODY_BYTES: usize = agent_zero_github::MAX_BODY_BYTES;
 
@@ -65,7 +65,13 @@ async fn list_page<H: Host>(
     let pairs = query(request, &["repository", "state", "limit", "cursor"])?;
     let limit = limit(&pairs, DEFAULT_PAGE, MAX_PAGE)?;
     let repository = param(&pairs, "repository")
-        .map(|r| if is_repository(r) { Ok(r.to_owned()) } else { Err(invalid("repository", "expected `owner/name`")) })
+        .map(|r| {
+            if is_repository(r) {
+                Ok(r.to_owned())
+            } else {
+                Err(invalid("repository", "expected `owner/name` (or GitLab's `namespace/project`)"))
+            }
+        })
         .transpose()?;
     let state = param(&pairs, "state")
         .map(|s| TaskState::parse(s).ok_or_else(|| invalid("state", &format!("unknown state `{s}`"))))
@@ -153,6 +159,7 @@ fn detail(resident: &Resident, now_ms: u64, tasks: &str) -> Value {
     body["result"] = json!(resident.conclusion.concluded.as_deref().map(|c| &c.0));
     body["attempts"] = json!(resident.attempts());
     if let Some(stimulus) = resident.stimulus.as_deref() {
+        body["forge"] = json!(stimulus.input.forge.as_str());
         if let Some(pr) = &stimulus.input.pull_request {
             body["pullRequest"] = json!(pr);
         }
@@ -201,6 +208,9 @@ fn detail(resident: &Resident, now_ms: u64, tasks: &str) -> Value {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateTask {
+    /// The forge the repository lives on (default GitHub).
+    #[serde(default)]
+    forge: ForgeKind,
     repository: String,
     #[serde(default)]
     mode: Option<RunMode>,
@@ -272,10 +282,11 @@ pub(super) async fn create<H: Host>(
     };
     let result = create_as(context, request, &principal, &mut audit).await;
     let response = match result {
-        Ok((summary, requested)) => {
+        Ok((summary, requested, forge)) => {
             audit.target = Some(summary.id.clone());
             let mut body = serde_json::to_value(&summary).unwrap_or_default();
             body["requestedMode"] = json!(requested);
+            body["forge"] = json!(forge.as_str());
             let mut response = crate::json_response(StatusCode::CREATED, &body);
             if let Ok(location) = http::HeaderValue::from_str(&context.link(&format!("/api/v1/tasks/{}", summary.id))) {
                 response.headers_mut().insert(http::header::LOCATION, location);
@@ -301,18 +312,26 @@ async fn create_as<H: Host>(
     request: &http::Request<Vec<u8>>,
     principal: &Principal,
     audit: &mut AuditEntry,
-) -> Result<(TaskSummary, RunMode), ApiError> {
+) -> Result<(TaskSummary, RunMode, ForgeKind), ApiError> {
     let access = auth::required(context.settings)?;
     let body: CreateTask = json_body(request, MAX_CREATE_BYTES)?;
     let requested = body.mode.unwrap_or(RunMode::Observe);
-    audit.target = Some(body.repository.clone());
+    let forge = body.forge;
+    audit.target = Some(match forge {
+        ForgeKind::GitHub => body.repository.clone(),
+        other => format!("{}:{}", other.as_str(), body.repository),
+    });
     audit.detail = Some(format!("mode {requested}, trigger {}", body.trigger));
     let secrets = auth::secrets(context.settings);
     let (mut input, wanted) = validate(&body, principal, secrets)?;
-    if !access.may_target(&body.repository) {
+    if !access.may_target(forge, &body.repository) {
+        let grant = match forge {
+            ForgeKind::GitHub => String::new(),
+            other => format!(" (as `{}:{}`)", other.as_str(), body.repository),
+        };
         return Err(ApiError::new(
             ErrorCode::Forbidden,
-            format!("repository `{}` is not in {}", body.repository, access::REPOSITORIES),
+            format!("repository `{}` is not in {}{grant}", body.repository, access::REPOSITORIES),
         )
         .with_field("repository"));
     }
@@ -325,48 +344,26 @@ async fn create_as<H: Host>(
     }
     // Over the queue's bound: refused before anything is read or stored.
     crate::run_bounds::check_queue(context.host.kv(), context.settings.run()?.max_queued).await?;
-    let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
-    // Nothing is read and nothing stored for a repository the App cannot act on.
-    input.installation_id = installation_for(context, owner, repo).await?;
-    let github = authenticated(context, input.installation_id).await?;
-    let policy = policy_for(context, github.as_ref(), owner, repo).await?;
-    if let Some(number) = wanted.issue {
-        let Some(client) = &github else {
-            return Err(invalid(
-                "trigger",
-                "an issue task needs the deployment's GitHub credentials to read the issue; none are configured",
-            ));
+    let policy = if forge == ForgeKind::GitHub {
+        read_github(context, &body, &mut input, wanted, secrets).await?
+    } else {
+        let ask = super::forge_tasks::Ask {
+            forge,
+            repository: &body.repository,
+            issue: wanted.issue,
+            change: body.pull_request.as_ref().map(|pr| (pr.number, pr.head_sha.clone(), pr.base_sha.clone())),
+            secrets,
         };
-        if !policy.issues.enabled {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "trigger: the policy of {owner}/{repo} does not act on issues (`issues.enabled` in .agent-zero.yml)"
-                ),
-            )
-            .with_field("trigger"));
+        let read = super::forge_tasks::read(context.settings, context.host.http(), &ask).await?;
+        if read.issue.is_some() && !read.policy.issues.enabled {
+            return Err(issues_disabled(&body.repository));
         }
-        let (issue, issue_body) = read_issue(client, owner, repo, number, secrets).await?;
-        (input.issue, input.issue_body) = (Some(issue), issue_body);
-    }
-    match (wanted.head, &github) {
-        (Some(number), Some(client)) => {
-            let base = body.pull_request.as_ref().and_then(|pr| pr.base_sha.as_deref());
-            input.pull_request = Some(current_head(client, owner, repo, number, base).await?);
+        if let Some((issue, issue_body)) = read.issue {
+            (input.issue, input.issue_body) = (Some(issue), issue_body);
         }
-        (Some(_), None) => {
-            return Err(invalid(
-                "pullRequest.headSha",
-                "required here: the deployment has no GitHub credentials to read the pull request's current head",
-            ));
-        }
-        (None, Some(client)) => {
-            if let Some(pr) = &input.pull_request {
-                check_head(client, pr).await?;
-            }
-        }
-        (None, None) => {}
-    }
+        input.pull_request = read.pull_request.or(input.pull_request);
+        read.policy
+    };
     // A task that could never run is not accepted as if it could.
     crate::settings::check_runnable(
         context.settings,
@@ -394,7 +391,64 @@ async fn create_as<H: Host>(
         let _ = task_index::forget(kv, &summary).await;
         return Err(tasks_error_on_create(e));
     }
-    Ok((summary, requested))
+    Ok((summary, requested, forge))
+}
+
+/// What the create reads from GitHub: the installation, the policy, an
+/// issue task's issue and a pull request's current head, each into `input`.
+async fn read_github<H: Host>(
+    context: &RouteContext<'_, H>,
+    body: &CreateTask,
+    input: &mut TaskInput,
+    wanted: Wanted,
+    secrets: &[String],
+) -> Result<Policy, ApiError> {
+    let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
+    // Nothing is read and nothing stored for a repository the App cannot act on.
+    input.installation_id = installation_for(context, owner, repo).await?;
+    let github = authenticated(context, input.installation_id).await?;
+    let policy = policy_for(context, github.as_ref(), owner, repo).await?;
+    if let Some(number) = wanted.issue {
+        let Some(client) = &github else {
+            return Err(invalid(
+                "trigger",
+                "an issue task needs the deployment's GitHub credentials to read the issue; none are configured",
+            ));
+        };
+        if !policy.issues.enabled {
+            return Err(issues_disabled(&body.repository));
+        }
+        let (issue, issue_body) = read_issue(client, owner, repo, number, secrets).await?;
+        (input.issue, input.issue_body) = (Some(issue), issue_body);
+    }
+    match (wanted.head, &github) {
+        (Some(number), Some(client)) => {
+            let base = body.pull_request.as_ref().and_then(|pr| pr.base_sha.as_deref());
+            input.pull_request = Some(current_head(client, owner, repo, number, base).await?);
+        }
+        (Some(_), None) => {
+            return Err(invalid(
+                "pullRequest.headSha",
+                "required here: the deployment has no GitHub credentials to read the pull request's current head",
+            ));
+        }
+        (None, Some(client)) => {
+            if let Some(pr) = &input.pull_request {
+                check_head(client, pr).await?;
+            }
+        }
+        (None, None) => {}
+    }
+    Ok(policy)
+}
+
+/// An issue task on a repository whose policy does not act on issues.
+fn issues_disabled(repository: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::Forbidden,
+        format!("trigger: the policy of {repository} does not act on issues (`issues.enabled` in .agent-zero.yml)"),
+    )
+    .with_field("trigger")
 }
 
 /// The installation of the deployment's GitHub App on `owner/repo`, looked
@@ -602,9 +656,12 @@ fn task_id(request_id: &str) -> String {
     format!("api-{clean}")
 }
 
-/// `owner/name` with GitHub's character rules ([`RepoName`]).
+/// A repository's path on one of the forges: GitHub's `owner/name`
+/// ([`RepoName`]), Gitea's and Forgejo's, or GitLab's `namespace/project`
+/// with a nested namespace. What a filter may name; creating a task checks
+/// its forge's own rule ([`super::forge_tasks::owner_repo`]).
 pub(crate) fn is_repository(text: &str) -> bool {
-    RepoName::is_valid(text)
+    RepoName::is_valid(text) || agent_zero_forges::gitlab::api::is_project_path(text)
 }
 
 fn is_sha(text: &str) -> bool {
@@ -624,10 +681,7 @@ struct Wanted {
 /// task's input with every free text redacted; and what the create then
 /// reads from GitHub.
 fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Result<(TaskInput, Wanted), ApiError> {
-    if !is_repository(&body.repository) {
-        return Err(invalid("repository", "expected `owner/name` (GitHub's letters, digits, `-`, `_`, `.`)"));
-    }
-    let (owner, repo) = body.repository.split_once('/').unwrap_or_default();
+    let (owner, repo) = super::forge_tasks::owner_repo(body.forge, &body.repository)?;
     match body.trigger {
         Trigger::Feedback if body.feedback.is_empty() => {
             return Err(invalid("feedback", "a feedback task needs at least one item"));
@@ -725,7 +779,7 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
                 return Err(invalid("issue.url", "an https URL of at most 2048 bytes"));
             }
             if body.trigger == Trigger::Issue {
-                // An issue task's title and body are GitHub's, read when it is created.
+                // An issue task's title and body are the forge's, read when it is created.
                 wanted.issue = Some(issue.number);
                 None
             } else {
@@ -758,8 +812,7 @@ fn validate(body: &CreateTask, principal: &Principal, secrets: &[String]) -> Res
         pull_request,
         files: body.files.iter().map(|f| redact(f, secrets)).collect(),
         installation_id: None,
-        // The task API creates GitHub tasks (docs/forges.md).
-        forge: agent_zero_contracts::ForgeKind::GitHub,
+        forge: body.forge,
     };
     Ok((input, wanted))
 }

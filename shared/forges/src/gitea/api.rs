@@ -579,15 +579,19 @@ fn decode<T: DeserializeOwned>(operation: &'static str, body: &[u8]) -> Result<T
     serde_json::from_slice(body).map_err(|e| GiteaError::Decode { operation, reason: e.to_string() })
 }
 
-/// `owner/repo`, each a plain name.
+/// Whether `name` is a plain Gitea owner or repository name: 1 to 100
+/// letters, digits, `-`, `_` or `.`, not `.` or `..`.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name != "."
+        && name != ".."
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `owner/repo`, each a plain name ([`is_plain_name`]).
 fn repo_path(owner: &str, repo: &str) -> Result<String, GiteaError> {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.len() <= 100
-            && s != "."
-            && s != ".."
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-    };
+    let plain = is_plain_name;
     if !plain(owner) {
         return Err(GiteaError::InvalidName { what: "owner", value: capped(owner) });
     }

@@ -643,10 +643,11 @@ fn decode<T: DeserializeOwned>(operation: &'static str, body: &[u8]) -> Result<T
     serde_json::from_slice(body).map_err(|e| GitLabError::Decode { operation, reason: e.to_string() })
 }
 
-/// `group/sub/project` as `:id`: each segment a GitLab path (letters,
-/// digits, `_`, `-`, `.`; not `.`/`..`), at least a namespace and a
-/// project, the whole one encoded segment.
-fn project_id(project: &str) -> Result<String, GitLabError> {
+/// Whether `project` is a GitLab project path this client names:
+/// `group/sub/project`, each segment a GitLab path (letters, digits, `_`,
+/// `-`, `.`; not `.`/`..`, not starting with `-`), at least a namespace
+/// and a project, 1,024 bytes at most.
+pub fn is_project_path(project: &str) -> bool {
     let segment_ok = |s: &str| {
         !s.is_empty()
             && s.len() <= 255
@@ -655,8 +656,13 @@ fn project_id(project: &str) -> Result<String, GitLabError> {
             && !s.starts_with('-')
             && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     };
-    let plain = project.len() <= 1024 && project.split('/').count() >= 2 && project.split('/').all(segment_ok);
-    if plain {
+    project.len() <= 1024 && project.split('/').count() >= 2 && project.split('/').all(segment_ok)
+}
+
+/// `group/sub/project` ([`is_project_path`]) as `:id`, the whole one
+/// encoded segment.
+fn project_id(project: &str) -> Result<String, GitLabError> {
+    if is_project_path(project) {
         Ok(encode_dots(&encode_component(project)))
     } else {
         Err(GitLabError::InvalidName { what: "project path", value: capped(project) })
