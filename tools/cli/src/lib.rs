@@ -107,7 +107,7 @@ enum CliCommand {
     /// Check an evidence receipt offline: its signature under the deployment's published keys and,
     /// given them, that the evidence and the log are the ones signed and the log folds to the evidence.
     Verify(VerifyArgs),
-    /// Review a pull request on the deployment and follow the run. Exit
+    /// Review a pull request (a GitLab merge request) on the deployment and follow the run. Exit
     /// status: 0 completed, 1 failed or refused, 2 needs a person.
     Review(StartArgs),
     /// Work on an issue on the deployment (mode `fix` unless --mode) and

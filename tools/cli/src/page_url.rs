@@ -148,8 +148,9 @@ pub(crate) fn parse(url: &str, kind: Kind, forge: Option<ForgeKind>) -> Result<T
         [segment, number, tail @ ..] => (*segment, *number, tail),
         _ => return Err(wrong(&format!("it names no {} and number", path_name(forge)))),
     };
-    repository_error(forge, project)
-        .map_or(Ok(()), |why| Err(wrong(&format!("`{}` is not a repository name: {why}", printable(&repository)))))?;
+    if let Some(why) = repository_error(forge, project) {
+        return Err(wrong(&format!("`{}` is not a repository name: {why}", printable(&repository))));
+    }
     let (expected, other) = (shape(forge, kind), shape(forge, kind.other()));
     if segment == other.segment {
         return Err(format!(
