@@ -35,9 +35,9 @@ mod deploy;
 mod doctor;
 mod env_edit;
 mod github_app;
-mod github_url;
 mod init;
 mod login;
+mod page_url;
 mod replay;
 mod start;
 mod tasks;
@@ -48,6 +48,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use agent_zero_contracts::ForgeKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 // One scheme for every command, the reference's (`zero`): 0 done, 1 failed
@@ -106,7 +107,7 @@ enum CliCommand {
     /// Check an evidence receipt offline: its signature under the deployment's published keys and,
     /// given them, that the evidence and the log are the ones signed and the log folds to the evidence.
     Verify(VerifyArgs),
-    /// Review a pull request on the deployment and follow the run. Exit
+    /// Review a pull request (a GitLab merge request) on the deployment and follow the run. Exit
     /// status: 0 completed, 1 failed or refused, 2 needs a person.
     Review(StartArgs),
     /// Work on an issue on the deployment (mode `fix` unless --mode) and
@@ -175,9 +176,14 @@ struct FollowArgs {
 /// `review` and `fix`.
 #[derive(Debug, Args)]
 struct StartArgs {
-    /// The pull request's (`review`) or issue's (`fix`) page:
-    /// https://github.com/OWNER/REPO/pull/N, https://github.com/OWNER/REPO/issues/N.
+    /// The pull request's (`review`) or issue's (`fix`) page: https://github.com/OWNER/REPO/pull/N
+    /// or .../issues/N; GitLab's https://HOST/NAMESPACE/PROJECT/-/merge_requests/N or .../-/issues/N;
+    /// Gitea's and Forgejo's https://HOST/OWNER/REPO/pulls/N or .../issues/N (with --forge).
     page: String,
+    /// The page's forge. Needed for a Gitea or Forgejo page (their pages look alike) and for GitHub
+    /// Enterprise Server's; without it github.com is GitHub and a path with `/-/` is GitLab.
+    #[arg(long, value_enum)]
+    forge: Option<Forge>,
     /// The mode to request (observe, suggest, fix, autonomous); it must be granted to the token,
     /// and the run takes the lower of it and the repository's policy. Default: observe for
     /// `review`, fix for `fix`.
@@ -364,9 +370,13 @@ enum TasksCommand {
 /// from flags or from a file.
 #[derive(Debug, Args)]
 struct CreateArgs {
-    /// `owner/name`.
+    /// The repository's path on its forge: `owner/name` on GitHub, Gitea and Forgejo,
+    /// `namespace/project` on GitLab (the namespace may be nested: `group/sub/project`).
     #[arg(long, required_unless_present = "body")]
     repository: Option<String>,
+    /// The forge the repository lives on (default github).
+    #[arg(long, value_enum, conflicts_with = "body")]
+    forge: Option<Forge>,
     /// `feedback`, `proactive` (a pull request's review) or `issue`.
     #[arg(long, required_unless_present = "body")]
     trigger: Option<String>,
@@ -396,6 +406,26 @@ struct CreateArgs {
     watch: bool,
     #[command(flatten)]
     follow: FollowArgs,
+}
+
+/// A forge, as `--forge` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Forge {
+    Github,
+    Gitlab,
+    Gitea,
+    Forgejo,
+}
+
+impl From<Forge> for ForgeKind {
+    fn from(forge: Forge) -> Self {
+        match forge {
+            Forge::Github => Self::GitHub,
+            Forge::Gitlab => Self::GitLab,
+            Forge::Gitea => Self::Gitea,
+            Forge::Forgejo => Self::Forgejo,
+        }
+    }
 }
 
 /// The evidence representations the API serves.

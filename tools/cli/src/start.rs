@@ -5,8 +5,9 @@
 //! ([`tasks::watch_status`]): 0 completed, 1 failed or refused, 2 needs a
 //! person. A create the API refuses is its error line and status 1.
 //!
-//! `review` asks for a proactive review of the pull request at its current
-//! head (the deployment reads it from GitHub), in mode `observe` unless
+//! `review` asks for a proactive review of the pull request (a GitLab merge
+//! request) at its current head (the deployment reads it from the forge,
+//! named in the body unless GitHub: [`page_url`]), in mode `observe` unless
 //! `--mode`; `fix` asks for an issue task in mode `fix` unless `--mode`
 //! (the deployment reads the issue, and the run takes the lower of the
 //! mode and the repository's policy).
@@ -15,10 +16,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use agent_zero_contracts::ForgeKind;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::github_url::{self, Kind};
+use crate::page_url::{self, Kind};
 use crate::tasks::{self, expect_success};
 use crate::text::printable;
 use crate::{CreateArgs, EXIT_OK, Env, FollowArgs, StartArgs, Target};
@@ -33,9 +35,9 @@ pub(crate) fn fix(args: &StartArgs, env: &Env, out: &mut dyn Write) -> Result<u8
     start(args, env, out, Kind::Issue, ("issue", "fix", "issue"))
 }
 
-/// Creates the task of the GitHub page `args.page` (a `kind` page): its
-/// trigger, the mode unless `--mode` says otherwise, and the field naming
-/// its number; then follows it.
+/// Creates the task of the page `args.page` (a `kind` page): its forge
+/// unless GitHub, its trigger, the mode unless `--mode` says otherwise, and
+/// the field naming its number; then follows it.
 fn start(
     args: &StartArgs,
     env: &Env,
@@ -43,13 +45,16 @@ fn start(
     kind: Kind,
     (trigger, mode, field): (&str, &str, &str),
 ) -> Result<u8, String> {
-    let page = github_url::parse(&args.page, kind)?;
-    let body = json!({
+    let page = page_url::parse(&args.page, kind, args.forge.map(ForgeKind::from))?;
+    let mut body = json!({
         "repository": page.repository,
         "trigger": trigger,
         "mode": args.mode.as_deref().unwrap_or(mode),
         field: { "number": page.number },
     });
+    if !page.forge.is_github() {
+        body["forge"] = json!(page.forge.as_str());
+    }
     create_and_follow(&args.target.resolve(env)?, &body, Some(args.follow), out)
 }
 
@@ -67,9 +72,13 @@ pub(crate) fn create(target: &Target, args: &CreateArgs, cwd: &Path, out: &mut d
     create_and_follow(target, &body, args.watch.then_some(args.follow), out)
 }
 
-/// The create body the flags describe; the API checks it.
+/// The create body the flags describe; the API checks it. GitHub, the
+/// API's default forge, is left out, so such a body is as it always was.
 pub(crate) fn body_of(args: &CreateArgs) -> Value {
     let mut body = json!({ "repository": args.repository, "trigger": args.trigger });
+    if let Some(forge) = args.forge.map(ForgeKind::from).filter(|forge| !forge.is_github()) {
+        body["forge"] = json!(forge.as_str());
+    }
     if let Some(mode) = &args.mode {
         body["mode"] = json!(mode);
     }

@@ -169,6 +169,93 @@ fn fix_asks_for_an_issue_task_in_mode_fix_and_a_refusal_exits_1_naming_it() {
 }
 
 #[test]
+fn other_forges_pages_start_runs_naming_their_forge() {
+    let config = tempfile::tempdir().unwrap();
+    let deployment = deployment("completed", None);
+    let start = |args: &[&str]| {
+        let args: Vec<&str> =
+            args.iter().copied().chain(["--url", &deployment.url, "--token", "t", "--interval-ms", "0"]).collect();
+        cli_in(config.path(), &args)
+    };
+    // The newest create's body.
+    let posted = || {
+        let seen = deployment.seen();
+        let create = seen.iter().rev().find(|s| s.method == "POST").unwrap();
+        serde_json::from_str::<Value>(&create.body).unwrap()
+    };
+
+    let (code, out, err) = start(&["review", "https://gitlab.example.org/group/sub/project/-/merge_requests/12/diffs"]);
+    assert_eq!(code, EXIT_OK, "{out}{err}");
+    assert_eq!(
+        posted(),
+        json!({ "forge": "gitlab", "repository": "group/sub/project", "trigger": "proactive", "mode": "observe",
+                "pullRequest": { "number": 12 } })
+    );
+    let (code, out, err) = start(&["fix", "https://codeberg.org/acme/widgets/issues/7", "--forge", "forgejo"]);
+    assert_eq!(code, EXIT_OK, "{out}{err}");
+    assert_eq!(
+        posted(),
+        json!({ "forge": "forgejo", "repository": "acme/widgets", "trigger": "issue", "mode": "fix",
+                "issue": { "number": 7 } })
+    );
+    let (code, out, err) = start(&["review", "https://git.example.org/acme/widgets/pulls/9", "--forge", "gitea"]);
+    assert_eq!(code, EXIT_OK, "{out}{err}");
+    assert_eq!((&posted()["forge"], &posted()["pullRequest"]), (&json!("gitea"), &json!({ "number": 9 })));
+
+    // Never guessed: a Gitea-shaped page without --forge, or --forge
+    // against the page's shape, sends nothing.
+    let sent = deployment.seen().len();
+    let (code, _, err) = start(&["review", "https://codeberg.org/acme/widgets/pulls/9"]);
+    assert_eq!(code, EXIT_FAILED);
+    assert!(err.contains("`--forge gitea` or `--forge forgejo`"), "{err}");
+    let (code, _, err) = start(&["fix", "https://gitlab.com/g/p/-/issues/3", "--forge", "gitea"]);
+    assert_eq!(code, EXIT_FAILED);
+    assert!(err.contains("`/-/` is not `/issues/`"), "{err}");
+    let (code, _, err) = start(&["review", PR, "--forge", "bitbucket"]);
+    assert_eq!(code, EXIT_FAILED);
+    assert!(err.contains("--forge") && err.contains("github, gitlab, gitea, forgejo"), "{err}");
+    assert_eq!(deployment.seen().len(), sent);
+}
+
+#[test]
+fn tasks_create_names_a_forge_other_than_github_and_refuses_an_unknown_one() {
+    let config = tempfile::tempdir().unwrap();
+    let deployment = deployment("completed", None);
+    let create = |forge: &[&str]| {
+        let args = ["tasks", "--url", &deployment.url, "--token", "t", "create", "--repository", "group/sub/project"];
+        let args: Vec<&str> =
+            args.into_iter().chain(["--trigger", "issue", "--issue", "3"]).chain(forge.iter().copied()).collect();
+        cli_in(config.path(), &args)
+    };
+    for (forge, expected) in [
+        (
+            &["--forge", "gitlab"][..],
+            json!({ "forge": "gitlab", "repository": "group/sub/project", "trigger": "issue", "issue": { "number": 3 } }),
+        ),
+        (
+            &["--forge", "forgejo"][..],
+            json!({ "forge": "forgejo", "repository": "group/sub/project", "trigger": "issue", "issue": { "number": 3 } }),
+        ),
+        // GitHub, the API's default, is left out: the body is as before.
+        (
+            &["--forge", "github"][..],
+            json!({ "repository": "group/sub/project", "trigger": "issue", "issue": { "number": 3 } }),
+        ),
+        (&[][..], json!({ "repository": "group/sub/project", "trigger": "issue", "issue": { "number": 3 } })),
+    ] {
+        let (code, out, err) = create(forge);
+        assert_eq!(code, EXIT_OK, "{forge:?}: {out}{err}");
+        let body: Value = serde_json::from_str(&deployment.seen().last().unwrap().body).unwrap();
+        assert_eq!(body, expected, "{forge:?}");
+    }
+    let sent = deployment.seen().len();
+    let (code, _, err) = create(&["--forge", "bitbucket"]);
+    assert_eq!(code, EXIT_FAILED);
+    assert!(err.contains("'bitbucket' for '--forge") && err.contains("github, gitlab, gitea, forgejo"), "{err}");
+    assert_eq!(deployment.seen().len(), sent, "nothing sent");
+}
+
+#[test]
 fn a_run_still_going_at_the_timeout_exits_1_naming_how_to_follow_it() {
     let config = tempfile::tempdir().unwrap();
     let deployment = Loopback::start(Box::new(|method: &str, _: &str, _: usize| match method {
