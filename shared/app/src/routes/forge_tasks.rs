@@ -88,15 +88,15 @@ pub(super) struct Ask<'a> {
 }
 
 /// The neutral facts of an issue, as a forge showed them.
-struct IssueFacts {
-    title: String,
-    body: String,
-    url: Option<String>,
-    open: bool,
-    /// A pull request (Gitea lists them as issues too).
-    is_change_request: bool,
+pub(super) struct IssueFacts {
+    pub(super) title: String,
+    pub(super) body: String,
+    pub(super) url: Option<String>,
+    pub(super) open: bool,
+    /// A pull request (GitHub and Gitea list them as issues too).
+    pub(super) is_change_request: bool,
     /// A GitLab issue only its members may read.
-    confidential: bool,
+    pub(super) confidential: bool,
 }
 
 /// The neutral facts of a change request.
@@ -116,7 +116,10 @@ pub(super) async fn read<H: HttpClient>(settings: &Settings, http: &H, ask: &Ask
     };
     let policy = policy_of(policy_bytes, &default_branch)?;
     let issue = match (ask.issue, issue) {
-        (Some(number), Some(facts)) => Some(issue_of(ask, owner, repo, number, facts)?),
+        (Some(number), Some(facts)) => {
+            let at = IssueAt { repository: ask.repository, owner, repo, number };
+            Some(issue_of(&at, facts, ask.secrets)?)
+        }
         _ => None,
     };
     let pull_request = match (&ask.change, change) {
@@ -160,16 +163,23 @@ fn policy_of(bytes: Option<Vec<u8>>, branch: &str) -> Result<Policy, ApiError> {
     Policy::parse(&text).map_err(|e| bad(format!("{POLICY_PATH} on {branch}: {e}")))
 }
 
-/// An issue as the task's reference and text, or why the task cannot
-/// work on it.
-fn issue_of(
-    ask: &Ask<'_>,
-    owner: &str,
-    repo: &str,
-    number: u64,
+/// Where an issue is: its repository's path, and the owner and name its
+/// reference carries.
+pub(super) struct IssueAt<'a> {
+    pub(super) repository: &'a str,
+    pub(super) owner: &'a str,
+    pub(super) repo: &'a str,
+    pub(super) number: u64,
+}
+
+/// An issue as the task's reference and text (redacted, capped), or why
+/// the task cannot work on it: the same rules on every forge.
+pub(super) fn issue_of(
+    at: &IssueAt<'_>,
     facts: IssueFacts,
+    secrets: &[String],
 ) -> Result<(IssueRef, Option<UntrustedText>), ApiError> {
-    let repository = ask.repository;
+    let IssueAt { repository, owner, repo, number } = *at;
     if facts.is_change_request {
         return Err(invalid(
             "issue.number",
@@ -189,19 +199,20 @@ fn issue_of(
         )
         .with_field("issue.number"));
     }
-    let title = redact(facts.title.trim(), ask.secrets);
+    let title = redact(facts.title.trim(), secrets);
     if title.is_empty() {
         return Err(invalid("issue.number", &format!("issue #{number} has an empty title")));
     }
     let body = Some(facts.body)
         .filter(|b| !b.is_empty())
-        .map(|b| UntrustedText::capped(&redact(&b, ask.secrets), agent_zero_github::MAX_BODY_BYTES));
+        // As a webhook delivery's.
+        .map(|b| UntrustedText::capped(&redact(&b, secrets), agent_zero_github::MAX_BODY_BYTES));
     let reference = IssueRef {
         owner: owner.to_owned(),
         repo: repo.to_owned(),
         number,
         title: UntrustedText::capped(&title, super::tasks::MAX_SHORT),
-        url: facts.url.filter(|u| u.starts_with("https://") && u.len() <= 2048).map(|u| redact(&u, ask.secrets)),
+        url: facts.url.filter(|u| u.starts_with("https://") && u.len() <= 2048).map(|u| redact(&u, secrets)),
     };
     Ok((reference, body))
 }

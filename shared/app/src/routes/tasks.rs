@@ -44,8 +44,6 @@ pub(crate) const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
 pub(crate) const MAX_FILES: usize = 50;
 /// Most bytes of a short text field (author, title).
 pub(super) const MAX_SHORT: usize = 256;
-/// Most bytes of an issue task's body, as a webhook delivery's.
-const MAX_ISSUE_BODY_BYTES: usize = agent_zero_github::MAX_BODY_BYTES;
 
 pub(super) async fn list<H: Host>(
     context: &RouteContext<'_, H>,
@@ -615,32 +613,20 @@ async fn read_issue<H: HttpClient>(
             ));
         }
     };
-    if issue.pull_request {
-        return Err(invalid(
-            "issue.number",
-            &format!("#{number} in {owner}/{repo} is a pull request: review it with `trigger: proactive`"),
-        ));
-    }
-    if !issue.open {
-        return Err(ApiError::new(
-            ErrorCode::Conflict,
-            format!("issue.number: issue #{number} in {owner}/{repo} is closed"),
-        )
-        .with_field("issue.number"));
-    }
-    let title = redact(issue.title.trim(), secrets);
-    if title.is_empty() {
-        return Err(invalid("issue.number", &format!("issue #{number} has an empty title")));
-    }
-    let body = issue.body.map(|b| UntrustedText::capped(&redact(&b, secrets), MAX_ISSUE_BODY_BYTES));
-    let reference = IssueRef {
-        owner: owner.to_owned(),
-        repo: repo.to_owned(),
-        number,
-        title: UntrustedText::capped(&title, MAX_SHORT),
-        url: issue.html_url.filter(|u| u.starts_with("https://") && u.len() <= 2048).map(|u| redact(&u, secrets)),
+    let repository = format!("{owner}/{repo}");
+    let facts = super::forge_tasks::IssueFacts {
+        title: issue.title,
+        body: issue.body.unwrap_or_default(),
+        url: issue.html_url,
+        open: issue.open,
+        is_change_request: issue.pull_request,
+        confidential: false,
     };
-    Ok((reference, body))
+    super::forge_tasks::issue_of(
+        &super::forge_tasks::IssueAt { repository: &repository, owner, repo, number },
+        facts,
+        secrets,
+    )
 }
 
 fn tasks_error_on_create(error: TaskError) -> ApiError {
