@@ -26,7 +26,7 @@ use agent_zero_forges::gitlab::api::{GitLabApi, GitLabClient, GitLabError};
 use agent_zero_github::{MAX_POLICY_BYTES, POLICY_PATH};
 use agent_zero_ports::HttpClient;
 
-use super::input::invalid;
+use super::input::{MAX_SHORT, invalid};
 use crate::Settings;
 use crate::auth::redact;
 use crate::error::{ApiError, ErrorCode};
@@ -211,7 +211,7 @@ pub(super) fn issue_of(
         owner: owner.to_owned(),
         repo: repo.to_owned(),
         number,
-        title: UntrustedText::capped(&title, super::tasks::MAX_SHORT),
+        title: UntrustedText::capped(&title, MAX_SHORT),
         url: facts.url.filter(|u| u.starts_with("https://") && u.len() <= 2048).map(|u| redact(&u, secrets)),
     };
     Ok((reference, body))

@@ -5,6 +5,9 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ErrorCode};
 
+/// Most bytes of a short text field of a request (an author, a title).
+pub(crate) const MAX_SHORT: usize = 256;
+
 /// The query parameters of `request`, percent-decoded, refusing names not
 /// in `known` and repeated names.
 pub(crate) fn query(request: &http::Request<Vec<u8>>, known: &[&str]) -> Result<Vec<(String, String)>, ApiError> {

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::RouteContext;
-use super::input::{invalid, json_body, limit, param, query};
+use super::input::{MAX_SHORT, invalid, json_body, limit, param, query};
 use crate::access::{self, Principal};
 use crate::audit_log::{AuditAction, AuditEntry};
 use crate::auth::{self, redact};
@@ -42,8 +42,6 @@ pub(crate) const MAX_FEEDBACK: usize = 20;
 pub(crate) const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
 /// Most scoped files.
 pub(crate) const MAX_FILES: usize = 50;
-/// Most bytes of a short text field (author, title).
-pub(super) const MAX_SHORT: usize = 256;
 
 pub(super) async fn list<H: Host>(
     context: &RouteContext<'_, H>,
