@@ -16,11 +16,12 @@ use agent_zero_forges::gitea::api::{GiteaApi, GiteaClient};
 use agent_zero_forges::gitea::publish::{GiteaReport, publish};
 use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
 use agent_zero_ports::{Secret, block_on};
+use review_support::{BOT, review_bundle};
 
+mod review_support;
 mod support;
 
 const TOKEN: &str = "gitea-publish-token-0a1b";
-const BOT: &str = "zero-bot";
 const OLD_PAGE: &str = "pub fn next_page() {}\n";
 const NEW_PAGE: &str = "pub fn next_page() { /* fixed */ }\n";
 const NEW_TEST: &str = "#[test]\nfn no_item_twice() {}\n";
@@ -268,30 +269,6 @@ fn review_world() -> (FakeGitea, u64, String) {
     (gitea, number, head)
 }
 
-/// The proactive review golden bundle, about pull request `number` at
-/// `head`, its finding anchored at each of `lines` of `src/page.rs` (the
-/// first quoting the changed line).
-fn review_bundle(number: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
-    let path = format!("{}/../evidence/tests/golden/review-since/bundle.json", env!("CARGO_MANIFEST_DIR"));
-    let mut bundle: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    bundle["pullRequest"]["number"] = number.into();
-    bundle["pullRequest"]["headSha"] = head.into();
-    bundle["pullRequest"]["owner"] = "acme".into();
-    bundle["pullRequest"]["repo"] = "pages".into();
-    bundle["review"]["headSha"] = head.into();
-    bundle["review"].as_object_mut().unwrap().remove("since");
-    let anchors: Vec<serde_json::Value> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let quote = if i == 0 { "let start = cursor + 1;".to_owned() } else { format!("line {line}") };
-            serde_json::json!({ "findingId": "finding-0001", "path": "src/page.rs", "line": line, "quote": quote })
-        })
-        .collect();
-    bundle["review"]["anchors"] = anchors.into();
-    serde_json::from_value(bundle).unwrap()
-}
-
 fn run_review(gitea: &FakeGitea, bundle: &EvidenceBundle) -> GiteaReport {
     run_review_with(gitea, bundle, &[])
 }
@@ -302,24 +279,7 @@ fn run_review_with(gitea: &FakeGitea, bundle: &EvidenceBundle, files: &[PublishF
     let api = GiteaApi::new(&gitea.url(), 10_000);
     let http = http();
     let client = GiteaClient::new(&http, &api, Some(&token));
-    let pr = bundle.pull_request.as_ref().unwrap();
-    let request = PublishRequest {
-        bundle,
-        result: &result,
-        task_id: &bundle.task_id,
-        owner: "acme",
-        repo: "pages",
-        default_branch: None,
-        head_sha: Some(&pr.head_sha),
-        issue: None,
-        policy: PublishPolicy::default(),
-        files,
-        feedback: &[],
-        bot_login: Some(BOT),
-        render: RenderOptions::default(),
-        now_ms: 1_700_000_000_000,
-    };
-    block_on(publish(&client, &request))
+    block_on(publish(&client, &review_support::review_request(bundle, &result, files)))
 }
 
 fn ours(gitea: &FakeGitea, number: u64) -> Vec<serde_json::Value> {

@@ -22,11 +22,12 @@ use agent_zero_forges::gitlab::api::{GitLabApi, GitLabClient};
 use agent_zero_forges::gitlab::publish::{GitLabReport, publish};
 use agent_zero_forges::publication::{PublishFile, PublishPolicy, PublishRequest, PublishStep, StepOutcome};
 use agent_zero_ports::{Secret, block_on};
+use review_support::{BOT, review_bundle};
 
+mod review_support;
 mod support;
 
 const TOKEN: &str = "glpat-publish-token-0a1b";
-const BOT: &str = "zero-bot";
 const PROJECT: &str = "acme/widgets";
 const API: &str = "/api/v4/projects/acme%2Fwidgets";
 const OLD_PAGE: &str = "pub fn next_page() {}\n";
@@ -304,30 +305,6 @@ fn review_world() -> (FakeGitLab, u64, String) {
     (gitlab, iid, head)
 }
 
-/// The proactive review golden bundle, about merge request `iid` at
-/// `head`, its finding anchored at each of `lines` of `src/page.rs` (the
-/// first quoting the added line).
-fn review_bundle(iid: u64, head: &str, lines: &[u32]) -> EvidenceBundle {
-    let path = format!("{}/../evidence/tests/golden/review-since/bundle.json", env!("CARGO_MANIFEST_DIR"));
-    let mut bundle: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    bundle["pullRequest"]["number"] = iid.into();
-    bundle["pullRequest"]["headSha"] = head.into();
-    bundle["pullRequest"]["owner"] = "acme".into();
-    bundle["pullRequest"]["repo"] = "pages".into();
-    bundle["review"]["headSha"] = head.into();
-    bundle["review"].as_object_mut().unwrap().remove("since");
-    let anchors: Vec<serde_json::Value> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let quote = if i == 0 { "let start = cursor + 1;".to_owned() } else { format!("line {line}") };
-            serde_json::json!({ "findingId": "finding-0001", "path": "src/page.rs", "line": line, "quote": quote })
-        })
-        .collect();
-    bundle["review"]["anchors"] = anchors.into();
-    serde_json::from_value(bundle).unwrap()
-}
-
 fn run_review(gitlab: &FakeGitLab, bundle: &EvidenceBundle) -> GitLabReport {
     run_review_with(gitlab, bundle, &[])
 }
@@ -338,24 +315,7 @@ fn run_review_with(gitlab: &FakeGitLab, bundle: &EvidenceBundle, files: &[Publis
     let api = GitLabApi::new(&gitlab.url(), 10_000);
     let http = http();
     let client = GitLabClient::new(&http, &api, Some(&token));
-    let pr = bundle.pull_request.as_ref().unwrap();
-    let request = PublishRequest {
-        bundle,
-        result: &result,
-        task_id: &bundle.task_id,
-        owner: "acme",
-        repo: "pages",
-        default_branch: None,
-        head_sha: Some(&pr.head_sha),
-        issue: None,
-        policy: PublishPolicy::default(),
-        files,
-        feedback: &[],
-        bot_login: Some(BOT),
-        render: RenderOptions::default(),
-        now_ms: 1_700_000_000_000,
-    };
-    block_on(publish(&client, &request))
+    block_on(publish(&client, &review_support::review_request(bundle, &result, files)))
 }
 
 #[test]
