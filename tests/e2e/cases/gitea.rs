@@ -16,6 +16,8 @@
 //!   request's diff and answered in its conversation: a review of ours at
 //!   the comment's path and line, the verdict on the pull request, a
 //!   status on its head; our markers planted in the comment are its text.
+//!   A confirmed claim's verified change goes on a side branch
+//!   (`gitea_side_branch.rs`).
 //! - A Gitea pull request (the captured `pull_request` `opened` delivery)
 //!   is reviewed proactively: the model reads its diff, the review is one
 //!   Gitea review by the token's account with a line comment on the added
@@ -43,29 +45,29 @@ pub(crate) const CASES: &[Case] = &[
 ];
 
 const SECRET: &str = "e2e-gitea-hook-secret";
-const TOKEN: &str = "e2e-gitea-token-0123456789abcdef";
+pub(super) const TOKEN: &str = "e2e-gitea-token-0123456789abcdef";
 const SANDBOX_TOKEN: &str = "e2e-gitea-sandbox-token";
 /// The account the token belongs to: the product's own login on Gitea.
-const BOT: &str = "agent-zero-bot";
-const MAINTAINER: &str = "maintainer";
+pub(super) const BOT: &str = "agent-zero-bot";
+pub(super) const MAINTAINER: &str = "maintainer";
 const READER: &str = "drive-by";
 const ISSUE: u64 = 7;
 
-struct World {
-    gitea: FakeGitea,
-    model: FakeModel,
-    fixture: FixtureRepo,
+pub(super) struct World {
+    pub(super) gitea: FakeGitea,
+    pub(super) model: FakeModel,
+    pub(super) fixture: FixtureRepo,
     sandbox: Sandbox,
     /// The sandbox server's `--repos`: empty, so the archive is the only way to the code.
     _repos: tempfile::TempDir,
-    server: Server,
+    pub(super) server: Server,
 }
 
 fn world(runtime: Runtime, forgejo: bool) -> World {
     world_with(runtime, forgejo, FixtureRepo::calc("acme", "calc").file(".agent-zero.yml", &policy("fix")))
 }
 
-fn world_with(runtime: Runtime, forgejo: bool, fixture: agent_zero_fakes::FixtureBuilder) -> World {
+pub(super) fn world_with(runtime: Runtime, forgejo: bool, fixture: agent_zero_fakes::FixtureBuilder) -> World {
     let fixture = fixture.build().expect("fixture");
     let gitea = if forgejo { FakeGitea::start_forgejo() } else { FakeGitea::start() };
     gitea.add_fixture(&fixture);
@@ -121,7 +123,7 @@ fn issue_delivery(world: &World, action: &str, sender: &str) -> Vec<u8> {
 }
 
 /// Delivers `body` signed as Gitea (or Forgejo) signs it.
-fn deliver(world: &World, forgejo: bool, event: &str, delivery: &str, body: &[u8]) -> Reply {
+pub(super) fn deliver(world: &World, forgejo: bool, event: &str, delivery: &str, body: &[u8]) -> Reply {
     let signature = gitea::sign(SECRET.as_bytes(), body);
     let prefix = if forgejo { "x-forgejo" } else { "x-gitea" };
     let (event_header, delivery_header, signature_header) =
@@ -241,7 +243,7 @@ fn reader_is_declined(runtime: Runtime) {
 /// The captured review delivery (woodpecker's Gitea fixture, which Forgejo
 /// sends alike), pointed at pull request `number` of the fixture
 /// repository, reviewed by `sender`.
-fn review_delivery(world: &World, number: u64, head: &str, sender: &str) -> Vec<u8> {
+pub(super) fn review_delivery(world: &World, number: u64, head: &str, sender: &str) -> Vec<u8> {
     let path = repo_root().join("tests/fixtures/gitea-webhooks/woodpecker.HookPullRequestReviewComment.json");
     let mut payload: Value = serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
     let (owner, name) = (world.fixture.owner(), world.fixture.name());
@@ -259,7 +261,7 @@ fn review_delivery(world: &World, number: u64, head: &str, sender: &str) -> Vec<
 }
 
 /// The publication report the task's log recorded, once it published.
-fn published(server: &Server, task_id: &str) -> String {
+pub(super) fn published(server: &Server, task_id: &str) -> String {
     let started = Instant::now();
     loop {
         let log = read(server, &format!("/api/v1/tasks/{task_id}/log")).json();
@@ -318,7 +320,7 @@ fn review_comment_is_answered_in_its_thread(runtime: Runtime) {
     let report = published(&world.server, &task_id);
     assert!(report.contains("thread-answer: created"), "{report}");
     // A rejected claim changes no file: no side branch is even attempted
-    // (a verified change's side branch: shared/forges/tests/gitea_side_branch.rs).
+    // (a verified change's side branch: gitea_side_branch.rs beside this).
     assert!(!report.contains("side-branch"), "{report}");
     let ours: Vec<Value> =
         world.gitea.reviews(owner, name, number).into_iter().filter(|r| r["user"]["login"] == BOT).collect();

@@ -13,6 +13,7 @@ mod entry;
 mod exactly_once;
 mod forges;
 mod gitea;
+mod gitea_side_branch;
 mod gitlab;
 mod health;
 mod identity;
@@ -41,6 +42,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Case> {
         webhooks::CASES,
         forges::CASES,
         gitea::CASES,
+        gitea_side_branch::CASES,
         gitlab::CASES,
         intake_paths::CASES,
         entry::CASES,
