@@ -81,8 +81,14 @@ fn a_forks_pull_request_names_the_fork_and_is_read_in_the_base_repository() {
     let head = &pull["head"];
     assert_eq!((head["label"].as_str(), head["ref"].as_str()), (Some("feature"), Some("feature")));
     assert_eq!((head["sha"].as_str(), &head["repo_id"]), (Some(fork_sha.as_str()), &fork_id));
-    assert_eq!((head["repo"]["full_name"].as_str(), head["repo"]["fork"].as_bool()), (Some("outsider/demo"), Some(true)));
-    assert_eq!((pull["base"]["repo"]["full_name"].as_str(), pull["base"]["ref"].as_str()), (Some("octo/demo"), Some("main")));
+    assert_eq!(
+        (head["repo"]["full_name"].as_str(), head["repo"]["fork"].as_bool()),
+        (Some("outsider/demo"), Some(true))
+    );
+    assert_eq!(
+        (pull["base"]["repo"]["full_name"].as_str(), pull["base"]["ref"].as_str()),
+        (Some("octo/demo"), Some("main"))
+    );
     assert_eq!(pull["user"]["login"], OUTSIDER);
     assert_eq!(call(&gitea, OUTSIDER_TOKEN, "POST", "/repos/octo/demo/pulls", Some(create)).status, 409);
     let nobody = json!({"head": "nobody:feature", "base": "main", "title": "x"});
@@ -96,7 +102,10 @@ fn a_forks_pull_request_names_the_fork_and_is_read_in_the_base_repository() {
     assert!(diff.body.contains("+print('fork')"), "{}", diff.body);
     let contents = get(&gitea, &format!("/repos/octo/demo/contents/src/app.py?ref={fork_sha}"));
     assert_eq!(contents.status, 200, "{}", contents.body);
-    assert_eq!(gitea.file("octo", "demo", &format!("refs/pull/{number}/head"), "src/app.py").as_deref(), Some("print('fork')\n"));
+    assert_eq!(
+        gitea.file("octo", "demo", &format!("refs/pull/{number}/head"), "src/app.py").as_deref(),
+        Some("print('fork')\n")
+    );
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let archive = format!("{}/api/v1/repos/octo/demo/archive/{fork_sha}.tar.gz", gitea.url());
     let mut tarball = agent.get(&archive).header("authorization", format!("token {TOKEN}")).call().unwrap();
@@ -136,7 +145,8 @@ fn labels_are_added_to_a_pull_request_as_to_an_issue() {
     // By name (a name the repository has no label of is left out).
     let added = call(&gitea, TOKEN, "POST", &path, Some(json!({"labels": ["review-me", "no-such-label"]})));
     assert_eq!(added.status, 200, "{}", added.body);
-    let names = |v: &Value| v.as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let names =
+        |v: &Value| v.as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     assert_eq!(names(&added.json()), ["review-me"]);
     // By id; both at once is refused.
     assert_eq!(names(&call(&gitea, TOKEN, "POST", &path, Some(json!({"labels": [bug]}))).json()), ["review-me", "bug"]);
@@ -145,7 +155,10 @@ fn labels_are_added_to_a_pull_request_as_to_an_issue() {
     // shows who added each.
     let pull = get(&gitea, &format!("/repos/octo/demo/pulls/{number}")).json();
     assert_eq!(names(&pull["labels"]), ["review-me", "bug"]);
-    assert_eq!(names(&get(&gitea, &format!("/repos/octo/demo/issues/{number}")).json()["labels"]), ["review-me", "bug"]);
+    assert_eq!(
+        names(&get(&gitea, &format!("/repos/octo/demo/issues/{number}")).json()["labels"]),
+        ["review-me", "bug"]
+    );
     let timeline = get(&gitea, &format!("/repos/octo/demo/issues/{number}/timeline")).json();
     let events: Vec<_> = timeline.as_array().unwrap().iter().filter(|e| e["type"] == "label").collect();
     assert_eq!(events.len(), 2, "{timeline}");

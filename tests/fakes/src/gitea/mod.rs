@@ -10,7 +10,9 @@
 //! swagger's shapes under `/api/v1`, with `html_url`s under the instance
 //! root. Repositories are real bare git repositories (`git.rs`): blob shas,
 //! commits made by `ChangeFiles`, diffs and `git archive` tarballs are
-//! git's own.
+//! git's own. A pull request's head may be a fork's branch; as Gitea, the
+//! base repository keeps the head as `refs/pull/{n}/head`, where its diff
+//! and archive are read.
 //!
 //! Access is Gitea's: tokens (`Authorization: token X` or `Bearer X`) have
 //! scopes (`read:repository`, `write:issue`, `read:user`, `all`, ...;
@@ -365,8 +367,7 @@ impl FakeGitea {
         self.with(|state| {
             state.ensure_user(login);
             let key = repo_key(owner, repo);
-            let labels =
-                state.labels_of(&key, number).unwrap_or_else(|| panic!("issue {key}#{number} was not seeded"));
+            let labels = state.labels_of(&key, number).unwrap_or_else(|| panic!("issue {key}#{number} was not seeded"));
             // As Gitea: a change that changes nothing is not recorded.
             if labels.iter().any(|l| l == label) == added {
                 return;
@@ -451,9 +452,10 @@ impl FakeGitea {
     ) -> u64 {
         let fork = self.with(|state| {
             let key = repo_key(owner, repo);
-            let fork = state.repos.iter().find(|(_, r)| {
-                r.owner.eq_ignore_ascii_case(fork_owner) && r.fork_of.as_deref() == Some(key.as_str())
-            });
+            let fork = state
+                .repos
+                .iter()
+                .find(|(_, r)| r.owner.eq_ignore_ascii_case(fork_owner) && r.fork_of.as_deref() == Some(key.as_str()));
             fork.map(|(k, _)| k.clone()).unwrap_or_else(|| panic!("add_fork_pull: {fork_owner} has no fork of {key}"))
         });
         self.open_pull(owner, repo, &fork, head, base, author, title)

@@ -68,7 +68,8 @@ fn head_repository(state: &State, key: &str, owner: &str) -> Option<String> {
     if state.repos[key].owner.eq_ignore_ascii_case(owner) {
         return Some(key.to_owned());
     }
-    let fork = state.repos.iter().find(|(_, r)| r.owner.eq_ignore_ascii_case(owner) && r.fork_of.as_deref() == Some(key));
+    let fork =
+        state.repos.iter().find(|(_, r)| r.owner.eq_ignore_ascii_case(owner) && r.fork_of.as_deref() == Some(key));
     fork.map(|(k, _)| k.clone())
 }
 

@@ -272,8 +272,8 @@ impl State {
     /// whose head it is are given its new tip (Gitea's
     /// `AddTestPullRequestTask`).
     pub(crate) fn pushed(&self, key: &str, branch: &str) -> Result<(), String> {
-        let heads = self.pulls.iter().filter(|p| !p.closed && p.head_repo == key && p.head == branch);
-        heads.map(|pull| self.sync_pull_head(pull)).collect()
+        let mut heads = self.pulls.iter().filter(|p| !p.closed && p.head_repo == key && p.head == branch);
+        heads.try_for_each(|pull| self.sync_pull_head(pull))
     }
 
     /// `(merge base, head)` of a pull request, read in its base repository

@@ -303,7 +303,8 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
     // `WORK_IN_PROGRESS_PREFIXES`, in any case.
     let draft = ["WIP:", "[WIP]"].iter().any(|p| pull.title.to_uppercase().starts_with(p));
     let base = json!({"label": pull.base, "ref": pull.base, "sha": base_sha, "repo_id": repo.id, "repo": repo_json});
-    let head = json!({"label": pull.head, "ref": head_ref, "sha": head_sha, "repo_id": head_repo.id, "repo": head_repo_json});
+    let head =
+        json!({"label": pull.head, "ref": head_ref, "sha": head_sha, "repo_id": head_repo.id, "repo": head_repo_json});
     json!({
         "id": pull.id,
         "url": format!("{html}/pulls/{}", pull.number),
