@@ -221,7 +221,25 @@ impl BareRepo {
         Ok(String::from_utf8_lossy(&sha).trim().to_owned())
     }
 
-    /// Fetches every branch of the (non-bare) repository at `source`.
+    /// Where the repository is on disk.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Points `name` (a full ref, `refs/pull/3/head`) at `sha`.
+    pub(crate) fn set_ref(&self, name: &str, sha: &str) -> GitResult<()> {
+        self.run(&["update-ref", name, sha], None, &[]).map(drop)
+    }
+
+    /// Fetches `refs/heads/{branch}` of the repository at `source` into the
+    /// ref `target` here (forced), objects and all.
+    pub(crate) fn fetch_branch(&self, source: &Path, branch: &str, target: &str) -> GitResult<()> {
+        let source = source.to_string_lossy();
+        let refspec = format!("+refs/heads/{branch}:{target}");
+        self.run(&["fetch", "--quiet", "--no-tags", &source, &refspec], None, &[]).map(drop)
+    }
+
+    /// Fetches every branch of the repository at `source`.
     pub(crate) fn fetch_branches(&self, source: &Path) -> GitResult<()> {
         let source = source.to_string_lossy();
         self.run(&["fetch", "--quiet", "--no-tags", &source, "+refs/heads/*:refs/heads/*"], None, &[]).map(drop)

@@ -1,6 +1,6 @@
 //! Issue routes (`issue` scope): an issue, its comments (list, create,
-//! edit) and, under `repository` scope, a user's permission on the
-//! repository.
+//! edit), labels added to an issue or a pull request, and, under
+//! `repository` scope, a user's permission on the repository.
 
 use serde_json::{Value, json};
 
@@ -16,6 +16,7 @@ pub(crate) fn route(state: &mut State, operation: &str, request: &Request<'_>, k
         "issueGetComments" => list_comments(state, request, key),
         "issueCreateComment" => create_comment(state, request, key),
         "issueEditComment" => edit_comment(state, request, key, access),
+        "issueAddLabel" => add_labels(state, request, key, access),
         "issueGetCommentsAndTimeline" => timeline(state, request, key),
         "repoGetRepoPermissions" => permission(state, request, key, access),
         _ => not_found(state),
@@ -134,6 +135,53 @@ fn create_comment(state: &mut State, request: &Request<'_>, key: &str) -> Reply 
     let comment = insert_comment(state, key, number, &login, &body);
     let json = wire::comment(state, &comment);
     Reply::json(201, &json)
+}
+
+/// Gitea's `AddIssueLabels`, for an issue or a pull request alike (Gitea's
+/// pull requests are issues): the repository's labels named in `labels`,
+/// by name (names it has no label of are left out) or by id, not both
+/// (400); the caller must be able to write (403); each label added is a
+/// label change by the caller on the timeline. Answers all the labels the
+/// issue now has.
+fn add_labels(state: &mut State, request: &Request<'_>, key: &str, access: Access) -> Reply {
+    let Some(login) = request.login.clone() else { return token_required(state) };
+    let number = index(request);
+    if !exists(state, key, number) {
+        return not_found(state);
+    }
+    if access < Access::Write {
+        return error(state, 403, "write permission is required");
+    }
+    let body = request.json();
+    let (mut by_id, mut by_name, mut names) = (false, false, Vec::new());
+    for wanted in body["labels"].as_array().into_iter().flatten() {
+        let found = match wanted {
+            Value::Number(id) => {
+                by_id = true;
+                state.labels.iter().find(|l| l.repo == key && Some(l.id) == id.as_u64())
+            }
+            Value::String(name) => {
+                by_name = true;
+                state.labels.iter().find(|l| l.repo == key && l.name == *name)
+            }
+            _ => return error(state, 400, "a label must be an integer or a string"),
+        };
+        names.extend(found.map(|l| l.name.clone()));
+    }
+    if by_id && by_name {
+        return error(state, 400, "labels should be an array of strings or integers");
+    }
+    state.ensure_user(&login);
+    for name in names {
+        let labels = state.labels_of(key, number).expect("checked above");
+        if labels.contains(&name) {
+            continue;
+        }
+        labels.push(name.clone());
+        state.record_label_event(key, number, &login, &name, true);
+    }
+    let names = state.labels_of(key, number).cloned().unwrap_or_default();
+    Reply::json(200, &Value::Array(wire::labels(state, key, &names)))
 }
 
 /// Gitea's `EditIssueComment`: a comment of another repository is a bare

@@ -10,7 +10,9 @@
 //! swagger's shapes under `/api/v1`, with `html_url`s under the instance
 //! root. Repositories are real bare git repositories (`git.rs`): blob shas,
 //! commits made by `ChangeFiles`, diffs and `git archive` tarballs are
-//! git's own.
+//! git's own. A pull request's head may be a fork's branch; as Gitea, the
+//! base repository keeps the head as `refs/pull/{n}/head`, where its diff
+//! and archive are read.
 //!
 //! Access is Gitea's: tokens (`Authorization: token X` or `Bearer X`) have
 //! scopes (`read:repository`, `write:issue`, `read:user`, `all`, ...;
@@ -148,7 +150,7 @@ impl FakeGitea {
             state.ensure_user(owner);
             let key = repo_key(owner, name);
             state.issues.retain(|i| i.repo != key);
-            state.pulls.retain(|p| p.repo != key);
+            state.pulls.retain(|p| p.repo != key && p.head_repo != key);
             state.comments.retain(|c| c.repo != key);
             let repo = Repo {
                 owner: owner.to_owned(),
@@ -160,6 +162,7 @@ impl FakeGitea {
                 collaborators: Default::default(),
                 next_index: 1,
                 created: now_rfc3339(),
+                fork_of: None,
             };
             state.repos.insert(key, repo);
         });
@@ -179,6 +182,7 @@ impl FakeGitea {
     /// # Panics
     /// When the repository was not seeded or `git` fails.
     pub fn set_file(&self, owner: &str, repo: &str, branch: &str, path: &str, content: &str) -> String {
+        let repo_name = repo;
         self.with(|state| {
             let repo = expect_repo(state, owner, repo);
             let parent = repo.git.branch(branch).or_else(|| repo.git.branch(&repo.default_branch));
@@ -189,8 +193,30 @@ impl FakeGitea {
                 .commit(parent.as_deref(), &change, &format!("Update {path}"), (&repo.owner, &email), &now_rfc3339())
                 .unwrap_or_else(|e| panic!("set_file: {e}"));
             repo.git.set_branch(branch, &sha).unwrap_or_else(|e| panic!("set_file: {e}"));
+            state.pushed(&repo_key(owner, repo_name), branch).unwrap_or_else(|e| panic!("set_file: {e}"));
             sha
         })
+    }
+
+    /// `login` forks `owner/repo` as Gitea's fork button does: a repository
+    /// `login/repo` with every branch of it, `fork` and its `parent` set,
+    /// private when the base is.
+    ///
+    /// # Panics
+    /// When the repository was not seeded or `git` fails.
+    pub fn add_fork(&self, owner: &str, repo: &str, login: &str) {
+        let (source, default_branch, private) = self.with(|state| {
+            let base = expect_repo(state, owner, repo);
+            (base.git.path().to_owned(), base.default_branch.clone(), base.private)
+        });
+        let bare = self.new_bare(login, repo, &default_branch);
+        bare.fetch_branches(&source).unwrap_or_else(|e| panic!("add_fork {login}/{repo}: {e}"));
+        self.insert(login, repo, &default_branch, bare);
+        self.with(|state| {
+            let fork = expect_repo(state, login, repo);
+            fork.fork_of = Some(repo_key(owner, repo));
+            fork.private = private;
+        });
     }
 
     /// The text of `path` at a ref (branch, tag or commit sha).
@@ -307,13 +333,14 @@ impl FakeGitea {
             // Gitea records the labels an issue is opened with as its
             // author's label changes.
             for label in labels {
-                record_label_event(state, &key, number, author, label, true);
+                state.record_label_event(&key, number, author, label, true);
             }
         });
     }
 
-    /// `login` adds `label` to issue `number` (a label change on its
-    /// timeline; the label is added to the repository when new).
+    /// `login` adds `label` to issue or pull request `number` (a label
+    /// change on its timeline; the label is added to the repository when
+    /// new).
     ///
     /// # Panics
     /// When the issue was not seeded.
@@ -328,7 +355,7 @@ impl FakeGitea {
         self.change_label(owner, repo, number, login, label, true);
     }
 
-    /// `login` removes `label` from issue `number`.
+    /// `login` removes `label` from issue or pull request `number`.
     ///
     /// # Panics
     /// When the issue was not seeded.
@@ -340,20 +367,16 @@ impl FakeGitea {
         self.with(|state| {
             state.ensure_user(login);
             let key = repo_key(owner, repo);
-            let issue = state
-                .issues
-                .iter_mut()
-                .find(|i| i.repo == key && i.number == number)
-                .unwrap_or_else(|| panic!("issue {key}#{number} was not seeded"));
+            let labels = state.labels_of(&key, number).unwrap_or_else(|| panic!("issue {key}#{number} was not seeded"));
             // As Gitea: a change that changes nothing is not recorded.
-            if issue.labels.iter().any(|l| l == label) == added {
+            if labels.iter().any(|l| l == label) == added {
                 return;
             }
-            issue.labels.retain(|l| l != label);
+            labels.retain(|l| l != label);
             if added {
-                issue.labels.push(label.to_owned());
+                labels.push(label.to_owned());
             }
-            record_label_event(state, &key, number, login, label, added);
+            state.record_label_event(&key, number, login, label, added);
         });
     }
 
@@ -403,10 +426,57 @@ impl FakeGitea {
     /// # Panics
     /// When the repository or a branch was not seeded.
     pub fn add_pull(&self, owner: &str, repo: &str, head: &str, base: &str, author: &str, title: &str) -> u64 {
+        self.open_pull(owner, repo, &repo_key(owner, repo), head, base, author, title)
+    }
+
+    /// Opens a pull request of branch `head` of `fork_owner`'s fork of the
+    /// repository (see [`FakeGitea::add_fork`]) into its `base` by
+    /// `author`, as Gitea would: `head.repo` is the fork, and the base
+    /// repository keeps the head's commit as `refs/pull/{n}/head` (updated
+    /// by each [`FakeGitea::set_file`] on the fork's branch), where its
+    /// files, diff and archive are read. Returns its number.
+    ///
+    /// # Panics
+    /// When either repository or a branch was not seeded, or the fork is
+    /// no fork of the repository.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_fork_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        fork_owner: &str,
+        head: &str,
+        base: &str,
+        author: &str,
+        title: &str,
+    ) -> u64 {
+        let fork = self.with(|state| {
+            let key = repo_key(owner, repo);
+            let fork = state
+                .repos
+                .iter()
+                .find(|(_, r)| r.owner.eq_ignore_ascii_case(fork_owner) && r.fork_of.as_deref() == Some(key.as_str()));
+            fork.map(|(k, _)| k.clone()).unwrap_or_else(|| panic!("add_fork_pull: {fork_owner} has no fork of {key}"))
+        });
+        self.open_pull(owner, repo, &fork, head, base, author, title)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        head_repo: &str,
+        head: &str,
+        base: &str,
+        author: &str,
+        title: &str,
+    ) -> u64 {
         self.with(|state| {
             let key = repo_key(owner, repo);
-            let git = &expect_repo(state, owner, repo).git;
-            assert!(git.branch(head).is_some() && git.branch(base).is_some(), "add_pull: {head} and {base} must exist");
+            let base_exists = expect_repo(state, owner, repo).git.branch(base).is_some();
+            let head_exists = state.repos.get(head_repo).is_some_and(|r| r.git.branch(head).is_some());
+            assert!(head_exists && base_exists, "add_pull: {head_repo}:{head} and {base} must exist");
             state.ensure_user(author);
             let pull = state::Pull {
                 id: state.fresh_id(),
@@ -415,11 +485,14 @@ impl FakeGitea {
                 title: title.to_owned(),
                 body: String::new(),
                 head: head.to_owned(),
+                head_repo: head_repo.to_owned(),
                 base: base.to_owned(),
+                labels: Vec::new(),
                 author: author.to_owned(),
                 created: now_rfc3339(),
                 closed: false,
             };
+            state.sync_pull_head(&pull).unwrap_or_else(|e| panic!("add_pull: {e}"));
             state.pulls.push(pull.clone());
             pull.number
         })
@@ -585,23 +658,17 @@ fn expect_repo<'a>(state: &'a mut State, owner: &str, repo: &str) -> &'a mut Rep
     state.repo_mut(owner, repo).unwrap_or_else(|| panic!("repository {owner}/{repo} was not seeded"))
 }
 
-/// One label change on issue `number`'s timeline.
-fn record_label_event(state: &mut State, key: &str, number: u64, login: &str, label: &str, added: bool) {
-    let id = state.fresh_id();
-    state.label_events.push(state::LabelEvent {
-        id,
-        repo: key.to_owned(),
-        number,
-        login: login.to_owned(),
-        label: label.to_owned(),
-        added,
-        created: now_rfc3339(),
-    });
-}
-
 impl State {
     /// The repository, if seeded.
     pub(crate) fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut Repo> {
         self.repos.get_mut(&repo_key(owner, name))
+    }
+
+    /// The label names of issue or pull request `number` of repository `key`.
+    pub(crate) fn labels_of(&mut self, key: &str, number: u64) -> Option<&mut Vec<String>> {
+        if let Some(issue) = self.issues.iter_mut().find(|i| i.repo == key && i.number == number) {
+            return Some(&mut issue.labels);
+        }
+        self.pulls.iter_mut().find(|p| p.repo == key && p.number == number).map(|p| &mut p.labels)
     }
 }

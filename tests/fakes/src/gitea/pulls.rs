@@ -1,6 +1,7 @@
 //! Pull request routes: list, create, get, changed files, the diff, and
-//! reviews with line comments. Pull requests are between two branches of
-//! one repository.
+//! reviews with line comments. A pull request's head is a branch of the
+//! repository or of a fork of it; either way its files and diff are read
+//! in the base repository (`refs/pull/{n}/head`), as Gitea reads them.
 
 use serde_json::{Value, json};
 
@@ -60,32 +61,59 @@ fn list(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
     paginate(state, request, items)
 }
 
-/// Gitea's `CreatePullRequest` within one repository: `head` may be
-/// `branch` or `owner:branch`; 404 when either branch is missing, 422 when
-/// head and base are the same or nothing differs, 409 when an open pull
-/// request has the same head and base.
+/// The repository `owner:` names in a pull request's `head`: the base
+/// repository itself, or `owner`'s fork of it (Gitea's `parseCompareInfo`,
+/// `GetForkedRepo`); `None` when `owner` has no fork of it.
+fn head_repository(state: &State, key: &str, owner: &str) -> Option<String> {
+    if state.repos[key].owner.eq_ignore_ascii_case(owner) {
+        return Some(key.to_owned());
+    }
+    let fork =
+        state.repos.iter().find(|(_, r)| r.owner.eq_ignore_ascii_case(owner) && r.fork_of.as_deref() == Some(key));
+    fork.map(|(k, _)| k.clone())
+}
+
+/// Gitea's `CreatePullRequest`: `head` is `branch` (of this repository) or
+/// `owner:branch` (of `owner`'s fork of it, which the caller must be able
+/// to read); 404 when either branch or the fork is missing, 422 when head
+/// and base are the same or nothing differs, 409 when an open pull request
+/// has the same head and base. The head's commit is kept in this
+/// repository as `refs/pull/{n}/head`.
 fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
     let Some(login) = request.login.clone() else { return token_required(state) };
     let body = request.json();
-    let repo = &state.repos[key];
     let head_spec = body["head"].as_str().unwrap_or_default();
-    let head = match head_spec.split_once(':') {
-        Some((owner, branch)) if owner.eq_ignore_ascii_case(&repo.owner) => branch.to_owned(),
-        Some(_) => return not_found(state),
-        None => head_spec.to_owned(),
+    let (head_repo, head) = match head_spec.split_once(':') {
+        Some((owner, branch)) => match head_repository(state, key, owner) {
+            Some(repo) => (repo, branch.to_owned()),
+            None => return not_found(state),
+        },
+        None => (key.to_owned(), head_spec.to_owned()),
     };
+    if State::access(&state.repos[&head_repo], Some(&login)) < Access::Read {
+        return not_found(state);
+    }
+    let repo = &state.repos[key];
     let base = body["base"].as_str().unwrap_or_default().to_owned();
-    let (Some(head_sha), Some(base_sha)) = (repo.git.branch(&head), repo.git.branch(&base)) else {
+    let head_git = &state.repos[&head_repo].git;
+    let (Some(head_sha), Some(base_sha)) = (head_git.branch(&head), repo.git.branch(&base)) else {
         return not_found(state);
     };
-    if head == base || repo.git.merge_base(&base_sha, &head_sha).as_deref() == Some(head_sha.as_str()) {
+    if let Err(e) = repo.git.fetch_branch(head_git.path(), &head, "refs/agent-zero-fake/compare") {
+        return error(state, 500, &e);
+    }
+    let same = head_repo == key && head == base;
+    if same || repo.git.merge_base(&base_sha, &head_sha).as_deref() == Some(head_sha.as_str()) {
         return error(state, 422, "Invalid PullRequest: There are no changes between the head and the base");
     }
-    if let Some(existing) = state.pulls.iter().find(|p| p.repo == key && !p.closed && p.head == head && p.base == base)
+    if let Some(existing) = state
+        .pulls
+        .iter()
+        .find(|p| p.repo == key && !p.closed && p.head_repo == head_repo && p.head == head && p.base == base)
     {
         let message = format!(
             "pull request already exists for these targets [id: {}, issue_id: {}, head_repo_id: {}, base_repo_id: {}, head_branch: {head}, base_branch: {base}]",
-            existing.id, existing.id, repo.id, repo.id
+            existing.id, existing.id, state.repos[&head_repo].id, repo.id
         );
         return error(state, 409, &message);
     }
@@ -97,27 +125,24 @@ fn create(state: &mut State, request: &Request<'_>, key: &str) -> Reply {
         title: body["title"].as_str().unwrap_or_default().to_owned(),
         body: body["body"].as_str().unwrap_or_default().to_owned(),
         head,
+        head_repo,
         base,
+        labels: Vec::new(),
         author: login,
         created: now_rfc3339(),
         closed: false,
     };
+    if let Err(e) = state.sync_pull_head(&pull) {
+        return error(state, 500, &e);
+    }
     state.pulls.push(pull.clone());
     let json = wire::pull(state, &pull);
     Reply::json(201, &json)
 }
 
-fn shas(state: &State, pull: &Pull) -> (String, String) {
-    let git = &state.repos[&pull.repo].git;
-    let head = git.branch(&pull.head).unwrap_or_default();
-    let base = git.branch(&pull.base).unwrap_or_default();
-    let merge_base = git.merge_base(&base, &head).unwrap_or(base);
-    (merge_base, head)
-}
-
 /// `ChangedFile`s from the merge base to the head.
 fn files(state: &State, request: &Request<'_>, pull: &Pull) -> Reply {
-    let (merge_base, head) = shas(state, pull);
+    let (merge_base, head) = state.pull_commits(pull);
     let repo = &state.repos[&pull.repo];
     let (html, api) = wire::repo_urls(state, repo);
     let items = repo
@@ -143,7 +168,7 @@ fn files(state: &State, request: &Request<'_>, pull: &Pull) -> Reply {
 }
 
 fn diff(state: &State, pull: &Pull) -> Reply {
-    let (merge_base, head) = shas(state, pull);
+    let (merge_base, head) = state.pull_commits(pull);
     match state.repos[&pull.repo].git.diff(&merge_base, &head) {
         Ok(bytes) => Reply {
             status: 200,
@@ -177,7 +202,7 @@ fn create_review(state: &mut State, request: &Request<'_>, pull: &Pull, access: 
     if access < Access::Read {
         return not_found(state);
     }
-    let (_, head) = shas(state, pull);
+    let (_, head) = state.pull_commits(pull);
     let commit_id = body["commit_id"].as_str().filter(|c| !c.is_empty()).map_or(head, str::to_owned);
     let comments: Vec<(String, String, u64, u64)> = body["comments"]
         .as_array()
@@ -228,7 +253,7 @@ pub(crate) fn insert_review(
 
 /// The head commit of a pull request (its head branch's tip).
 pub(crate) fn head_sha(state: &State, pull: &Pull) -> String {
-    shas(state, pull).1
+    state.pull_commits(pull).1
 }
 
 pub(crate) fn review_json(state: &mut State, pull: &Pull, review: &Review) -> Value {

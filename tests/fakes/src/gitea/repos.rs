@@ -319,7 +319,7 @@ fn change_files(state: &mut State, request: &Request<'_>, key: &str, access: Acc
         Err(e) => return error(state, 500, &e),
     };
     let target = new_branch.unwrap_or(branch);
-    if let Err(e) = repo.git.set_branch(&target, &sha) {
+    if let Err(e) = repo.git.set_branch(&target, &sha).and_then(|()| state.pushed(key, &target)) {
         return error(state, 500, &e);
     }
     let files: Vec<Value> = touched

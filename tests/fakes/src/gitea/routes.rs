@@ -104,6 +104,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route("issueGetIssue", "GET", "/api/v1/repos/octo/demo/issues/1", Category::Issue),
     route("issueGetComments", "GET", "/api/v1/repos/octo/demo/issues/1/comments", Category::Issue),
     route("issueCreateComment", "POST", "/api/v1/repos/octo/demo/issues/1/comments", Category::Issue),
+    route("issueAddLabel", "POST", "/api/v1/repos/octo/demo/issues/1/labels", Category::Issue),
     route("issueEditComment", "PATCH", "/api/v1/repos/octo/demo/issues/comments/5", Category::Issue),
     route("issueGetCommentsAndTimeline", "GET", "/api/v1/repos/octo/demo/issues/1/timeline", Category::Issue),
 ];
@@ -260,6 +261,7 @@ fn dispatch(state: &mut State, operation: &str, request: &Request<'_>) -> Reply 
                 | "issueGetComments"
                 | "issueCreateComment"
                 | "issueEditComment"
+                | "issueAddLabel"
                 | "issueGetCommentsAndTimeline"
                 | "repoGetRepoPermissions" => issues::route(state, operation, request, &key, access),
                 "repoListPullRequests"

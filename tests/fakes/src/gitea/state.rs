@@ -68,6 +68,8 @@ pub(crate) struct Repo {
     /// The next issue/pull request index.
     pub(crate) next_index: u64,
     pub(crate) created: String,
+    /// The repository this one is a fork of (its key), if any.
+    pub(crate) fork_of: Option<String>,
 }
 
 /// A label of a repository.
@@ -133,7 +135,10 @@ pub(crate) struct Status {
     pub(crate) created: String,
 }
 
-/// A pull request within one repository (head and base are its branches).
+/// A pull request of `head` (a branch of `head_repo`: this repository, or
+/// a fork of it) into `base` (a branch of `repo`). As Gitea, the base
+/// repository keeps the head's commit as `refs/pull/{number}/head`
+/// ([`State::sync_pull_head`]), so its diff and archive are read there.
 #[derive(Debug, Clone)]
 pub(crate) struct Pull {
     pub(crate) id: u64,
@@ -142,7 +147,11 @@ pub(crate) struct Pull {
     pub(crate) title: String,
     pub(crate) body: String,
     pub(crate) head: String,
+    /// The key of the repository `head` is a branch of.
+    pub(crate) head_repo: String,
     pub(crate) base: String,
+    /// Label names (a pull request is an issue to Gitea's labels).
+    pub(crate) labels: Vec<String>,
     pub(crate) author: String,
     pub(crate) created: String,
     /// Closed (not merged) by [`FakeGitea::close_pull`](super::FakeGitea::close_pull).
@@ -195,6 +204,11 @@ pub(crate) struct State {
     pub(crate) next_id: u64,
 }
 
+/// The ref the base repository keeps a pull request's head under.
+pub(crate) fn pull_ref(number: u64) -> String {
+    format!("refs/pull/{number}/head")
+}
+
 /// The map key of a repository (Gitea names are case-insensitive).
 pub(crate) fn repo_key(owner: &str, name: &str) -> String {
     format!("{}/{}", owner.to_ascii_lowercase(), name.to_ascii_lowercase())
@@ -234,6 +248,56 @@ impl State {
             return Access::Owner;
         }
         repo.collaborators.get(&login.to_ascii_lowercase()).copied().unwrap_or(Access::None).max(public)
+    }
+
+    /// Writes `refs/pull/{n}/head` in the base repository from the head
+    /// branch's tip (fetched from a fork), as Gitea does when a pull request
+    /// is opened and on each push to its head branch.
+    pub(crate) fn sync_pull_head(&self, pull: &Pull) -> Result<(), String> {
+        let (Some(base), Some(head)) = (self.repos.get(&pull.repo), self.repos.get(&pull.head_repo)) else {
+            return Ok(());
+        };
+        let target = pull_ref(pull.number);
+        if pull.repo == pull.head_repo {
+            let Some(sha) = base.git.branch(&pull.head) else { return Ok(()) };
+            return base.git.set_ref(&target, &sha);
+        }
+        if head.git.branch(&pull.head).is_none() {
+            return Ok(());
+        }
+        base.git.fetch_branch(head.git.path(), &pull.head, &target)
+    }
+
+    /// After a push to `branch` of repository `key`: the open pull requests
+    /// whose head it is are given its new tip (Gitea's
+    /// `AddTestPullRequestTask`).
+    pub(crate) fn pushed(&self, key: &str, branch: &str) -> Result<(), String> {
+        let mut heads = self.pulls.iter().filter(|p| !p.closed && p.head_repo == key && p.head == branch);
+        heads.try_for_each(|pull| self.sync_pull_head(pull))
+    }
+
+    /// `(merge base, head)` of a pull request, read in its base repository
+    /// as Gitea reads its files and diff: the head is `refs/pull/{n}/head`.
+    pub(crate) fn pull_commits(&self, pull: &Pull) -> (String, String) {
+        let git = &self.repos[&pull.repo].git;
+        let head = git.resolve(&pull_ref(pull.number)).unwrap_or_default();
+        let base = git.branch(&pull.base).unwrap_or_default();
+        let merge_base = git.merge_base(&base, &head).unwrap_or(base);
+        (merge_base, head)
+    }
+
+    /// One label change on issue `number`'s timeline.
+    pub(crate) fn record_label_event(&mut self, key: &str, number: u64, login: &str, label: &str, added: bool) {
+        let id = self.fresh_id();
+        self.label_events.push(LabelEvent {
+            id,
+            repo: key.to_owned(),
+            number,
+            login: login.to_owned(),
+            label: label.to_owned(),
+            added,
+            created: crate::time::now_rfc3339(),
+        });
     }
 
     /// Takes the first fault matching the request.

@@ -71,14 +71,27 @@ pub(crate) fn user_by_login(state: &mut State, login: &str) -> Value {
     user(state, &account)
 }
 
-/// A `Repository`, with `permissions` for `access`.
+/// A `Repository`, with `permissions` for `access`; a fork's `parent` is
+/// the repository it was forked from (whose own `parent` Gitea leaves out).
 pub(crate) fn repository(state: &mut State, key: &str, access: Access) -> Value {
+    let parent = state.repos[key].fork_of.clone().map_or(Value::Null, |parent| {
+        let mut json = repository_fields(state, &parent, access);
+        json["parent"] = Value::Null;
+        json
+    });
+    let mut json = repository_fields(state, key, access);
+    json["parent"] = parent;
+    json
+}
+
+fn repository_fields(state: &mut State, key: &str, access: Access) -> Value {
     let owner_login = state.repos[key].owner.clone();
     let owner = user_by_login(state, &owner_login);
     let repo = &state.repos[key];
     let (html, api) = repo_urls(state, repo);
     let open_issues = state.issues.iter().filter(|i| i.repo == key).count();
     let open_pulls = state.pulls.iter().filter(|p| p.repo == key).count();
+    let forks = state.repos.values().filter(|r| r.fork_of.as_deref() == Some(key)).count();
     json!({
         "id": repo.id,
         "owner": owner,
@@ -87,7 +100,7 @@ pub(crate) fn repository(state: &mut State, key: &str, access: Access) -> Value 
         "description": "",
         "empty": false,
         "private": repo.private,
-        "fork": false,
+        "fork": repo.fork_of.is_some(),
         "template": false,
         "parent": null,
         "mirror": false,
@@ -102,7 +115,7 @@ pub(crate) fn repository(state: &mut State, key: &str, access: Access) -> Value 
         "original_url": "",
         "website": "",
         "stars_count": 0,
-        "forks_count": 0,
+        "forks_count": forks,
         "watchers_count": 1,
         "open_issues_count": open_issues,
         "open_pr_counter": open_pulls,
@@ -154,17 +167,21 @@ pub(crate) fn label(state: &State, label: &Label) -> Value {
     })
 }
 
+/// The `Label`s of repository `key` named in `names`.
+pub(crate) fn labels(state: &State, key: &str, names: &[String]) -> Vec<Value> {
+    names
+        .iter()
+        .filter_map(|name| state.labels.iter().find(|l| l.repo == key && l.name == *name))
+        .map(|l| label(state, l))
+        .collect()
+}
+
 /// An `Issue` (`pull_request` null: pull requests are [`pull`]).
 pub(crate) fn issue(state: &mut State, issue: &Issue) -> Value {
     let author = user_by_login(state, &issue.author);
     let repo = &state.repos[&issue.repo];
     let (html, api) = repo_urls(state, repo);
-    let labels: Vec<Value> = issue
-        .labels
-        .iter()
-        .filter_map(|name| state.labels.iter().find(|l| l.repo == issue.repo && l.name == *name))
-        .map(|l| label(state, l))
-        .collect();
+    let labels = labels(state, &issue.repo, &issue.labels);
     let comments = state.comments.iter().filter(|c| c.repo == issue.repo && c.number == issue.number).count();
     json!({
         "id": issue.id,
@@ -224,12 +241,14 @@ pub(crate) fn label_event(state: &mut State, event: &super::state::LabelEvent) -
     let label = state.labels.iter().find(|l| l.repo == event.repo && l.name == event.label).cloned();
     let repo = &state.repos[&event.repo];
     let (html, _) = repo_urls(state, repo);
+    let is_pull = state.pulls.iter().any(|p| p.repo == event.repo && p.number == event.number);
+    let page = if is_pull { "pulls" } else { "issues" };
     let mut item = json!({
         "id": event.id,
         "type": "label",
-        "html_url": format!("{html}/issues/{}#issuecomment-{}", event.number, event.id),
-        "issue_url": format!("{html}/issues/{}", event.number),
-        "pull_request_url": "",
+        "html_url": format!("{html}/{page}/{}#issuecomment-{}", event.number, event.id),
+        "issue_url": if is_pull { String::new() } else { format!("{html}/issues/{}", event.number) },
+        "pull_request_url": if is_pull { format!("{html}/pulls/{}", event.number) } else { String::new() },
         "user": author,
         "body": if event.added { "1" } else { "" },
         "created_at": event.created,
@@ -259,23 +278,33 @@ pub(crate) fn status(state: &mut State, status: &Status) -> Value {
     })
 }
 
-/// A `PullRequest`.
+/// A `PullRequest`, as Gitea's `ToAPIPullRequest`: `base` is the base
+/// repository's branch; `head` the head repository's (this one or a
+/// fork: `repo_id` and `repo` are the fork's, `label` and `ref` the bare
+/// branch name), its `sha` the branch's tip, or `refs/pull/{n}/head` once
+/// the branch is gone.
 pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
     let author = user_by_login(state, &pull.author);
     let repo_json = repository(state, &pull.repo, Access::Read);
+    let head_repo_json = repository(state, &pull.head_repo, Access::Read);
     let repo = &state.repos[&pull.repo];
+    let head_repo = &state.repos[&pull.head_repo];
     let (html, _) = repo_urls(state, repo);
-    let head_sha = repo.git.branch(&pull.head).unwrap_or_default();
+    let (merge_base, pull_head) = state.pull_commits(pull);
+    let head_branch_sha = head_repo.git.branch(&pull.head);
+    let head_ref = if head_branch_sha.is_some() { pull.head.clone() } else { super::state::pull_ref(pull.number) };
+    let head_sha = head_branch_sha.unwrap_or(pull_head.clone());
     let base_sha = repo.git.branch(&pull.base).unwrap_or_default();
-    let merge_base = repo.git.merge_base(&base_sha, &head_sha).unwrap_or_else(|| base_sha.clone());
-    let changed = repo.git.changed(&merge_base, &head_sha);
+    let changed = repo.git.changed(&merge_base, &pull_head);
     let comments = state.comments.iter().filter(|c| c.repo == pull.repo && c.number == pull.number).count();
     let review_comments: usize =
         state.reviews.iter().filter(|r| r.repo == pull.repo && r.number == pull.number).map(|r| r.comments.len()).sum();
     // Gitea's `IsWorkInProgress`: a title starting with one of the default
     // `WORK_IN_PROGRESS_PREFIXES`, in any case.
     let draft = ["WIP:", "[WIP]"].iter().any(|p| pull.title.to_uppercase().starts_with(p));
-    let branch = |name: &str, sha: &str| json!({"label": name, "ref": name, "sha": sha, "repo_id": repo.id, "repo": repo_json.clone()});
+    let base = json!({"label": pull.base, "ref": pull.base, "sha": base_sha, "repo_id": repo.id, "repo": repo_json});
+    let head =
+        json!({"label": pull.head, "ref": head_ref, "sha": head_sha, "repo_id": head_repo.id, "repo": head_repo_json});
     json!({
         "id": pull.id,
         "url": format!("{html}/pulls/{}", pull.number),
@@ -283,7 +312,7 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
         "user": author,
         "title": pull.title,
         "body": pull.body,
-        "labels": [],
+        "labels": labels(state, &pull.repo, &pull.labels),
         "milestone": null,
         "assignee": null,
         "assignees": null,
@@ -305,8 +334,8 @@ pub(crate) fn pull(state: &mut State, pull: &Pull) -> Value {
         "merge_commit_sha": null,
         "merged_by": null,
         "allow_maintainer_edit": false,
-        "base": branch(&pull.base, &base_sha),
-        "head": branch(&pull.head, &head_sha),
+        "base": base,
+        "head": head,
         "merge_base": merge_base,
         "due_date": null,
         "created_at": pull.created,
