@@ -17,6 +17,8 @@ mod forge_tasks;
 mod forge_tasks_tests;
 mod forge_webhooks;
 #[cfg(test)]
+mod gitea_pull_run_tests;
+#[cfg(test)]
 mod gitea_run_tests;
 #[cfg(test)]
 mod gitlab_run_tests;
