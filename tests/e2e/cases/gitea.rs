@@ -260,6 +260,21 @@ pub(super) fn review_delivery(world: &World, number: u64, head: &str, sender: &s
     serde_json::to_vec(&payload).expect("json")
 }
 
+/// A maintainer's review comment on pull request `number` at `head`
+/// delivered as `delivery` (Forgejo's headers when `forgejo`): taken as a
+/// feedback task of that forge, which is waited for. Its id and its task.
+pub(super) fn review_task(world: &World, forgejo: bool, delivery: &str, number: u64, head: &str) -> (String, Value) {
+    let body = review_delivery(world, number, head, MAINTAINER);
+    let reply = deliver(world, forgejo, "pull_request_review_comment", delivery, &body);
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    let answer = reply.json();
+    let forge = if forgejo { "forgejo" } else { "gitea" };
+    assert_eq!((answer["trigger"].as_str(), answer["forge"].as_str()), (Some("feedback"), Some(forge)), "{answer}");
+    let task_id = answer["taskId"].as_str().expect("a task").to_owned();
+    let task = wait_task(&world.server, &task_id);
+    (task_id, task)
+}
+
 /// The publication report the task's log recorded, once it published.
 pub(super) fn published(server: &Server, task_id: &str) -> String {
     let started = Instant::now();
@@ -300,13 +315,7 @@ fn review_comment_is_answered_in_its_thread(runtime: Runtime) {
         "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "avoid dividing by zero" }]
     }));
 
-    let body = review_delivery(&world, number, &head, MAINTAINER);
-    let reply = deliver(&world, true, "pull_request_review_comment", "forgejo-review-1", &body);
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let answer = reply.json();
-    assert_eq!((answer["trigger"].as_str(), answer["forge"].as_str()), (Some("feedback"), Some("forgejo")), "{answer}");
-    let task_id = answer["taskId"].as_str().expect("a task").to_owned();
-    let task = wait_task(&world.server, &task_id);
+    let (task_id, task) = review_task(&world, true, "forgejo-review-1", number, &head);
     let text = task.to_string();
     assert_eq!(task["result"]["verdict"], "rejected", "{text}");
     assert!(text.contains("does not appear in the cited files"), "{text}");

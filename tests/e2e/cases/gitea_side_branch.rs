@@ -10,8 +10,8 @@ use agent_zero_e2e::{Runtime, request};
 use agent_zero_fakes::{FixtureRepo, calc};
 use serde_json::{Value, json};
 
-use super::gitea::{BOT, MAINTAINER, TOKEN, deliver, published, review_delivery, world_with};
-use super::lifecycle::{finding, policy, wait_task};
+use super::gitea::{BOT, MAINTAINER, TOKEN, published, review_task, world_with};
+use super::lifecycle::{finding, policy};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[Case {
@@ -48,13 +48,7 @@ fn review_comment_gets_a_side_branch(runtime: Runtime) {
         "changes": [{ "path": calc::BUG_PATH, "content": calc::CALC_PY_FIXED, "reason": "fix the denominator" }]
     }));
 
-    let body = review_delivery(&world, number, &head, MAINTAINER);
-    let reply = deliver(&world, false, "pull_request_review_comment", "gitea-side-1", &body);
-    assert_eq!(reply.status, 202, "{}", reply.text());
-    let answer = reply.json();
-    assert_eq!((answer["trigger"].as_str(), answer["forge"].as_str()), (Some("feedback"), Some("gitea")), "{answer}");
-    let task_id = answer["taskId"].as_str().expect("a task").to_owned();
-    let task = wait_task(&world.server, &task_id);
+    let (task_id, task) = review_task(&world, false, "gitea-side-1", number, &head);
     let text = task.to_string();
     assert_eq!(task["state"], "completed", "{text}");
     assert_eq!(task["result"]["verdict"], "accepted", "{text}");
