@@ -33,7 +33,7 @@
 //! they moved to the task's keys are read from `index/summary/{id}` until
 //! the task's next change.
 
-use agent_zero_contracts::{RunMode, TaskState, Trigger, Verdict, rfc3339};
+use agent_zero_contracts::{ForgeKind, RunMode, TaskState, Trigger, Verdict, rfc3339};
 use agent_zero_engine::{Origin, Resident, Stimulus};
 use agent_zero_evidence::TaskListItem;
 use agent_zero_ports::{KeyValue, KvError};
@@ -54,8 +54,12 @@ const MAX_TITLE_BYTES: usize = 256;
 #[serde(rename_all = "camelCase")]
 pub struct TaskSummary {
     pub id: String,
-    /// `owner/name`.
+    /// `owner/name` (GitLab: `namespace/project`).
     pub repository: String,
+    /// The forge the repository lives on; left out for GitHub (and absent
+    /// from rows written before 2026-12-07, which read as GitHub's).
+    #[serde(default, skip_serializing_if = "ForgeKind::is_github")]
+    pub forge: ForgeKind,
     pub state: TaskState,
     pub trigger: Trigger,
     pub mode: RunMode,
@@ -111,6 +115,7 @@ impl TaskSummary {
         Self {
             id: stimulus.task_id.clone(),
             repository: stimulus.repository.clone(),
+            forge: stimulus.input.forge,
             state: TaskState::Queued,
             trigger: stimulus.trigger,
             mode: stimulus.mode,
@@ -132,6 +137,7 @@ impl TaskSummary {
         Self {
             id: origin.task_id.to_owned(),
             repository: origin.repository.to_owned(),
+            forge: origin.forge,
             state: TaskState::Queued,
             trigger: origin.trigger,
             mode: origin.mode.unwrap_or(RunMode::Observe),

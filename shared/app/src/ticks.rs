@@ -117,7 +117,7 @@ async fn tick_on<H: Host>(
     let git_ref = pull_request.map_or_else(|| "HEAD".to_owned(), |pr| pr.head_sha.clone());
     let (installation, forge) = match &start {
         Start::Run(stimulus) => (stimulus.input.installation_id, stimulus.input.forge),
-        Start::Awaiting(received) => (None, crate::services::forge_of_delivery(&received.delivery)),
+        Start::Awaiting(received) => (None, received.forge()),
         _ => (None, agent_zero_contracts::ForgeKind::GitHub),
     };
     // The adapter of the forge the repository lives on.

@@ -92,6 +92,20 @@ pub struct Received {
     pub delivery: serde_json::Value,
 }
 
+impl Received {
+    /// The forge the delivery came from: GitLab's, Gitea's and Forgejo's
+    /// arrivals name theirs (`forge`); GitHub's parsed deliveries name none.
+    pub fn forge(&self) -> agent_zero_contracts::ForgeKind {
+        use agent_zero_contracts::ForgeKind;
+        match self.delivery.get("forge").and_then(serde_json::Value::as_str) {
+            Some("gitea") => ForgeKind::Gitea,
+            Some("forgejo") => ForgeKind::Forgejo,
+            Some("gitlab") => ForgeKind::GitLab,
+            _ => ForgeKind::GitHub,
+        }
+    }
+}
+
 /// A file of the change read back from the sandbox after the checks passed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -172,7 +172,7 @@ fn parse_grant(entry: &str, organisations: bool) -> Result<Grant, String> {
     };
     let login = login.to_ascii_lowercase();
     let scope = match scope {
-        None if organisations => vec![Pattern::Owner(login.clone())],
+        None if organisations => vec![Pattern::Owner(agent_zero_contracts::ForgeKind::GitHub, login.clone())],
         None => vec![Pattern::All],
         Some(scope) => {
             let mut patterns = Vec::new();
@@ -181,7 +181,7 @@ fn parse_grant(entry: &str, organisations: bool) -> Result<Grant, String> {
                     Some(pattern) => patterns.push(pattern),
                     None => {
                         return Err(format!(
-                            "`@{scope}` is not `owner/name`, `owner/*` or `*` separated by `|` (modes go before `@`)"
+                            "`@{scope}` is not `[forge:]owner/name`, `[forge:]owner/*` or `*` separated by `|` (forge: gitlab, gitea or forgejo; modes go before `@`)"
                         ));
                     }
                 }
@@ -231,7 +231,8 @@ mod tests {
     /// `repository`; `None` when no grant names it.
     fn modes_of(s: &DashboardSettings, login: &str, id: u64, orgs: &[&str], repository: &str) -> Option<Vec<RunMode>> {
         let orgs: Vec<String> = orgs.iter().map(|o| (*o).to_owned()).collect();
-        s.access_of(login, id, &orgs).map(|a| a.principal_for(repository).modes)
+        s.access_of(login, id, &orgs)
+            .map(|a| a.principal_for(agent_zero_contracts::ForgeKind::GitHub, repository).modes)
     }
 
     #[test]
@@ -289,7 +290,7 @@ mod tests {
         .unwrap();
         let covers = |login: &str, id: u64, orgs: &[&str], repository: &str| {
             let orgs: Vec<String> = orgs.iter().map(|o| (*o).to_owned()).collect();
-            s.access_of(login, id, &orgs).is_some_and(|a| a.covers(repository))
+            s.access_of(login, id, &orgs).is_some_and(|a| a.covers(agent_zero_contracts::ForgeKind::GitHub, repository))
         };
         assert!(covers("alice", 7, &[], "acme/widgets") && covers("alice", 7, &[], "ACME/Tools"));
         assert!(!covers("alice", 7, &[], "acme/secret") && !covers("alice", 7, &[], "beta/widgets"));

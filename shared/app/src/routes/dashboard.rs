@@ -27,7 +27,7 @@ mod gate;
 #[path = "dashboard_sessions.rs"]
 pub(super) mod sessions;
 
-use agent_zero_contracts::TaskState;
+use agent_zero_contracts::{ForgeKind, TaskState};
 use agent_zero_engine::ApprovalDecision;
 use agent_zero_ports::{KeyValue, KvError};
 use http::{HeaderValue, StatusCode, header};
@@ -211,7 +211,7 @@ pub(super) async fn tasks<H: Host>(
     let filter = Filter { repository: repository.or(only).map(str::to_owned), state };
     let listed = match filter.repository.as_deref() {
         // Listed as a repository without tasks: nothing says whether it has any.
-        Some(r) if !access.covers(r) => Ok(Page::default()),
+        Some(r) if !access.covers_path(r) => Ok(Page::default()),
         _ => list_covered(context.host.kv(), access, &filter, param("cursor")).await,
     };
     let listing = match listed {
@@ -231,7 +231,7 @@ pub(super) async fn tasks<H: Host>(
     // A session over several repositories sees none until it filters.
     let (kv, now_ms) = (context.host.kv(), context.invocation.now_ms);
     let counters = match filter.repository.as_deref() {
-        Some(r) if !access.covers(r) => Ok(Some(Counters::default())),
+        Some(r) if !access.covers_path(r) => Ok(Some(Counters::default())),
         Some(r) => task_counters::count(kv, Some(r), now_ms).await.map(Some),
         None if access.covers_all() => task_counters::count(kv, None, now_ms).await.map(Some),
         None => Ok(None),
@@ -277,7 +277,7 @@ async fn list_covered<K: KeyValue>(
     let mut page = Page { items: Vec::new(), next_cursor: cursor.map(str::to_owned) };
     for _ in 0..MAX_SCANS {
         let read = task_index::list(kv, filter, page.next_cursor.as_deref(), ROWS - page.items.len()).await?;
-        page.items.extend(read.items.into_iter().filter(|t| access.covers(&t.repository)));
+        page.items.extend(read.items.into_iter().filter(|t| access.covers(t.forge, &t.repository)));
         page.next_cursor = read.next_cursor;
         if page.next_cursor.is_none() || page.items.len() >= ROWS {
             break;
@@ -300,8 +300,10 @@ pub(super) async fn task<H: Host>(
         Some("decided=reject") => Some("Rejected: the task fails without writing."),
         _ => None,
     };
-    let may_approve =
-        resident.stimulus.as_deref().is_some_and(|s| gate.signed.access.principal_for(&s.repository).may_use(s.mode));
+    let may_approve = resident
+        .stimulus
+        .as_deref()
+        .is_some_and(|s| gate.signed.access.principal_for(s.input.forge, &s.repository).may_use(s.mode));
     let offer = Offer { viewer: gate.viewer(), may_approve, notice };
     let cost = metering::read(context.host.kv(), id).await.ok().flatten();
     page(StatusCode::OK, pages::task(&resident, cost.as_ref(), offer, context.invocation.now_ms, &gate.options()))
@@ -336,11 +338,11 @@ pub(super) async fn decide<H: Host>(
     // that failed) only a session covering every repository goes on, with
     // the modes of its `*` grants alone.
     let access = &gate.signed.access;
-    let mut principal = access.principal_for("");
+    let mut principal = access.principal_for(ForgeKind::GitHub, "");
     let body = match body {
         Ok(decision) => match task_index::read_summary(context.host.kv(), id).await {
-            Ok(Some(summary)) if access.covers(&summary.repository) => {
-                principal = access.principal_for(&summary.repository);
+            Ok(Some(summary)) if access.covers(summary.forge, &summary.repository) => {
+                principal = access.principal_for(summary.forge, &summary.repository);
                 Ok(decision)
             }
             Ok(None) if access.covers_all() => Ok(decision),
@@ -417,10 +419,19 @@ async fn covered_entries<K: KeyValue>(kv: &K, access: &Access<'_>, entries: Vec<
     let mut covered = Vec::with_capacity(entries.len());
     for entry in entries {
         let shown = match entry.target.as_deref() {
-            Some(repository) if repository.contains('/') => access.covers(repository),
+            // A refused creation's target: `owner/name`, another forge's with its name first.
+            Some(repository) if repository.contains('/') => {
+                let (forge, path) = match repository.split_once(':') {
+                    Some(("gitlab", path)) => (ForgeKind::GitLab, path),
+                    Some(("gitea", path)) => (ForgeKind::Gitea, path),
+                    Some(("forgejo", path)) => (ForgeKind::Forgejo, path),
+                    _ => (ForgeKind::GitHub, repository),
+                };
+                access.covers(forge, path)
+            }
             Some(id) => {
                 let summary = task_index::read_summary(kv, id).await.ok().flatten();
-                summary.is_some_and(|s| access.covers(&s.repository))
+                summary.is_some_and(|s| access.covers(s.forge, &s.repository))
             }
             None => false,
         };

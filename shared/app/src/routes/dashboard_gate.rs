@@ -55,7 +55,7 @@ impl Gate<'_> {
 
     /// Whether the session's grants cover the repository of `resident`.
     pub(super) fn covers(&self, resident: &Resident) -> bool {
-        resident.origin().is_some_and(|origin| self.signed.access.covers(origin.repository))
+        resident.origin().is_some_and(|origin| self.signed.access.covers(origin.forge, origin.repository))
     }
 }
 

@@ -270,6 +270,61 @@ fn every_page_is_limited_to_the_repositories_a_session_covers() {
     assert!(all.contains("t-widgets") && all.contains("t-secret") && all.contains("t-beta"), "{all}");
 }
 
+/// A scope names its forge: a GitHub organisation's grant (`acme`, that
+/// is `acme/*` on GitHub) neither lists, opens nor decides a Gitea or
+/// GitLab task whose path starts with `acme/`; a grant naming that forge
+/// does, and `*` covers every forge.
+#[test]
+fn a_scope_covers_its_own_forges_repositories_only() {
+    use agent_zero_contracts::ForgeKind;
+    let host = TestHost::new();
+    let settings = settings(&[
+        ("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, alice#7:fix@gitea:acme/*|gitlab:acme/*"),
+        ("AGENT_ZERO_DASHBOARD_ORGS", "acme"),
+    ]);
+    let on = |id: &str, repository: &str, forge: ForgeKind| {
+        let mut stimulus = stimulus(id, repository);
+        stimulus.input.forge = forge;
+        block_on(async {
+            agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
+            crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
+        });
+    };
+    on("t-github", "acme/widgets", ForgeKind::GitHub);
+    on("t-gitea", "acme/widgets", ForgeKind::Gitea);
+    on("t-gitlab", "acme/tools/widgets", ForgeKind::GitLab);
+    let (octocat, _) = signed("octocat", 1, &[], "session-octocat-01", START_MS);
+    let (alice, alice_csrf) = signed("alice", 7, &[], "session-alice-0001", START_MS);
+    let (member, member_csrf) = signed("mallory", 9, &["acme"], "session-member-001", START_MS);
+    for (cookie, shown, hidden) in [
+        (&octocat, &["t-github", "t-gitea", "t-gitlab"][..], &[][..]),
+        (&member, &["t-github"][..], &["t-gitea", "t-gitlab"][..]),
+        (&alice, &["t-gitea", "t-gitlab"][..], &["t-github"][..]),
+    ] {
+        let list = text(&get(&host, &settings, "/dashboard", Some(cookie)));
+        for id in shown {
+            assert!(list.contains(&format!("/dashboard/tasks/{id}\"")), "{id} not listed: {list}");
+            assert_eq!(get(&host, &settings, &format!("/dashboard/tasks/{id}"), Some(cookie)).status(), 200);
+        }
+        for id in hidden {
+            assert!(!list.contains(id), "{id} listed: {list}");
+            assert_eq!(get(&host, &settings, &format!("/dashboard/tasks/{id}"), Some(cookie)).status(), 404);
+        }
+    }
+    // Filtering by the shared path lists only the covered forge's task.
+    let filtered = text(&get(&host, &settings, "/dashboard?repository=acme%2Fwidgets", Some(&member)));
+    assert!(filtered.contains("t-github\"") && !filtered.contains("t-gitea"), "{filtered}");
+    // A decision: the 404 of no task for the organisation's member on the
+    // Gitea task, the rules' 409 (not waiting) for the grant that covers it.
+    let decide = |cookie: &str, csrf: &str, id: &str| {
+        let uri = format!("/dashboard/tasks/{id}/decision");
+        post_form(&host, &settings, &uri, cookie, &format!("csrf={}&decision=reject", csrf.replace('+', "%2B")))
+    };
+    assert_eq!(decide(&member, &member_csrf, "t-gitea").status(), 404);
+    assert_eq!(decide(&alice, &alice_csrf, "t-gitea").status(), 409);
+    assert_eq!(decide(&member, &member_csrf, "t-github").status(), 409);
+}
+
 /// A grant that does not parse answers 503 on the dashboard, naming the
 /// variable and the entry (and nothing of the other entries).
 #[test]

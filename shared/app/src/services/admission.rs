@@ -48,7 +48,7 @@ impl<H: Host, P: Forge> Forge for Gate<'_, H, P> {
     }
 
     async fn admit(&self, received: &Received) -> Result<Admission, AdmitError> {
-        let forge = super::forge_of::forge_of_delivery(&received.delivery);
+        let forge = received.forge();
         let forge_gate = if forge.speaks_gitea() {
             Some(super::gitea::gate(self.settings, self.host.http(), received).await?)
         } else if forge == agent_zero_contracts::ForgeKind::GitLab {

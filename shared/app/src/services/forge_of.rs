@@ -8,17 +8,6 @@ use serde_json::Value;
 
 use super::workspace::CheckoutPort;
 
-/// The forge a recorded delivery came from: GitLab's, Gitea's and
-/// Forgejo's arrivals name theirs; GitHub's parsed deliveries name none.
-pub(crate) fn forge_of_delivery(delivery: &Value) -> ForgeKind {
-    match delivery.get("forge").and_then(Value::as_str) {
-        Some("gitea") => ForgeKind::Gitea,
-        Some("forgejo") => ForgeKind::Forgejo,
-        Some("gitlab") => ForgeKind::GitLab,
-        _ => ForgeKind::GitHub,
-    }
-}
-
 /// GitHub's adapter, Gitea's (Forgejo's is Gitea's) or GitLab's.
 pub(crate) enum ForgeOf<G, T, L> {
     GitHub(G),

@@ -235,7 +235,7 @@ impl<H: HttpClient> Gate<'_, H> {
             author_association,
             vouched_by: vouched_by.as_deref(),
         };
-        admit_issue(self.received, &facts, policy, super::forge_of::forge_of_delivery(&self.received.delivery))
+        admit_issue(self.received, &facts, policy, self.received.forge())
     }
 
     /// A pull request opened or given new commits: a proactive review of
@@ -285,7 +285,7 @@ impl<H: HttpClient> Gate<'_, H> {
             author: &author,
             author_association,
         };
-        let forge = super::forge_of::forge_of_delivery(&self.received.delivery);
+        let forge = self.received.forge();
         admit_change_request(self.received, &facts, policy, forge)
     }
 
@@ -374,7 +374,7 @@ impl<H: HttpClient> Gate<'_, H> {
             "gate": { "gate": "feedback" },
             "author": { "login": sender, "association": association, "bot": false },
         });
-        let forge = super::forge_of::forge_of_delivery(&self.received.delivery);
+        let forge = self.received.forge();
         admit_read(self.received, &self.at(default_branch), "feedback", fields, policy, forge)
     }
 }

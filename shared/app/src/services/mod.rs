@@ -17,7 +17,7 @@ mod workspace;
 pub(crate) use admission::Gate;
 pub(crate) use decider::ModelDecider;
 pub(crate) use forge::GitHubForge;
-pub(crate) use forge_of::{ForgeOf, forge_of_delivery};
+pub(crate) use forge_of::ForgeOf;
 #[cfg(test)]
 pub(crate) use gitea::gate as admit_gitea;
 pub(crate) use gitea::{GiteaCheckout, GiteaForge};

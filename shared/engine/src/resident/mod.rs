@@ -141,6 +141,7 @@ impl Resident {
             return Some(Origin {
                 task_id: &s.task_id,
                 repository: &s.repository,
+                forge: s.input.forge,
                 trigger: s.trigger,
                 mode: Some(s.mode),
                 source: s.source.as_deref(),
@@ -150,6 +151,7 @@ impl Resident {
         self.intake.received.as_deref().map(|r| Origin {
             task_id: &r.task_id,
             repository: &r.repository,
+            forge: r.forge(),
             trigger: r.trigger,
             mode: None,
             source: r.source.as_deref(),
@@ -416,6 +418,8 @@ impl Resident {
 pub struct Origin<'a> {
     pub task_id: &'a str,
     pub repository: &'a str,
+    /// The forge the repository lives on.
+    pub forge: agent_zero_contracts::ForgeKind,
     pub trigger: agent_zero_contracts::Trigger,
     /// `None` until the policy gate decided it.
     pub mode: Option<agent_zero_contracts::RunMode>,
