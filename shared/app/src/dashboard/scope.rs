@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn patterns_parse_and_cover_case_insensitively() {
-        use ForgeKind::{GitHub, GitLab, Gitea};
+        use ForgeKind::{GitHub, GitLab};
         assert_eq!(Pattern::parse("*"), Some(Pattern::All));
         assert_eq!(Pattern::parse(" Acme/* "), Some(Pattern::Owner(GitHub, "acme".into())));
         assert_eq!(Pattern::parse("Acme/Widgets.rs"), Some(Pattern::Repository(GitHub, "acme/widgets.rs".into())));

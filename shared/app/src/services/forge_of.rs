@@ -1,10 +1,8 @@
 //! One tick's forge: the adapter of the forge the task's repository lives
 //! on (`TaskInput::forge`, or the recorded delivery's before admission).
 
-use agent_zero_contracts::ForgeKind;
 use agent_zero_engine::{Admission, AdmitError, ChangedFiles, Forge, ForgeError, Publication, Received, Stimulus};
 use agent_zero_runner::CheckoutSource;
-use serde_json::Value;
 
 use super::workspace::CheckoutPort;
 
