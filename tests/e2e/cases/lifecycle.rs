@@ -294,6 +294,25 @@ pub(super) fn wait_task(server: &Server, task_id: &str) -> Value {
     }
 }
 
+/// `POST /api/v1/approvals/{id}` with `body` (a decision naming no digest),
+/// as a client does it: the stop's publication may still commit after
+/// `needs-human` shows, and the API then answers 409 "changed while
+/// deciding; reload and retry", so the task is reloaded (still waiting for
+/// a person) and the decision sent again, a few times at most.
+pub(super) fn decide_reloading(server: &Server, task_id: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let path = format!("/api/v1/approvals/{task_id}");
+    let mut reply = server.send("POST", &path, headers, body);
+    for _ in 0..10 {
+        if reply.status != 409 || reply.json()["error"]["code"] != "conflict" {
+            break;
+        }
+        let reloaded = read(server, &format!("/api/v1/tasks/{task_id}")).json();
+        assert_eq!(reloaded["state"], "needs-human", "{reloaded}");
+        reply = server.send("POST", &path, headers, body);
+    }
+    reply
+}
+
 pub(super) fn finding(evidence: &str, confidence: f64) -> Value {
     json!({
         "title": "average() divides by one too many",
@@ -578,8 +597,12 @@ fn high_impact_waits_for_approval_then_completes(runtime: Runtime) {
     let anonymous = world.server.send("POST", &path, &[("content-type", "application/json")], body);
     assert_eq!(anonymous.status, 401, "{}", anonymous.text());
     let auth = format!("Bearer {OPERATOR}");
-    let approved =
-        world.server.send("POST", &path, &[("content-type", "application/json"), ("authorization", &auth)], body);
+    let approved = decide_reloading(
+        &world.server,
+        &task_id,
+        &[("content-type", "application/json"), ("authorization", &auth)],
+        body,
+    );
     assert!(approved.status == 200 || approved.status == 202, "{}", approved.text());
     // Deciding again: the task is no longer waiting.
     let task = wait_resumed(&world, &task_id);
@@ -702,18 +725,7 @@ fn used_up_repairs_wait_for_a_person_approved_then_rejected(runtime: Runtime) {
 
     let (rejected_id, _) = stop("lifecycle-exhausted-reject");
     let body = br#"{"decision":"reject","comment":"not this way"}"#;
-    // The stop's publication may still commit after `needs-human` shows:
-    // the API then answers 409 "changed while deciding; reload and retry",
-    // and a client does just that (a rejection names no digest to go stale).
-    let mut rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
-    for _ in 0..10 {
-        if rejected.status != 409 || rejected.json()["error"]["code"] != "conflict" {
-            break;
-        }
-        let reloaded = read(&world.server, &format!("/api/v1/tasks/{rejected_id}")).json();
-        assert_eq!(reloaded["state"], "needs-human", "{reloaded}");
-        rejected = world.server.send("POST", &format!("/api/v1/approvals/{rejected_id}"), &headers, body);
-    }
+    let rejected = decide_reloading(&world.server, &rejected_id, &headers, body);
     assert_eq!(rejected.status, 200, "{}", rejected.text());
     let task = wait_resumed(&world, &rejected_id);
     assert_eq!(task["state"], "failed", "{task}");
