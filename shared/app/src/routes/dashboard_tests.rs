@@ -165,7 +165,13 @@ fn signed(login: &str, user_id: u64, orgs: &[&str], id: &str, now_ms: u64) -> (S
 
 /// Creates task `id` of `repository`, indexed, as the API does.
 fn task(host: &TestHost, id: &str, repository: &str) {
-    let stimulus = stimulus(id, repository);
+    task_on(host, id, repository, agent_zero_contracts::ForgeKind::GitHub);
+}
+
+/// A task of `repository` on `forge`, created and indexed.
+fn task_on(host: &TestHost, id: &str, repository: &str, forge: agent_zero_contracts::ForgeKind) {
+    let mut stimulus = stimulus(id, repository);
+    stimulus.input.forge = forge;
     block_on(async {
         agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
         crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
@@ -282,17 +288,9 @@ fn a_scope_covers_its_own_forges_repositories_only() {
         ("AGENT_ZERO_DASHBOARD_USERS", "octocat:fix, alice#7:fix@gitea:acme/*|gitlab:acme/*"),
         ("AGENT_ZERO_DASHBOARD_ORGS", "acme"),
     ]);
-    let on = |id: &str, repository: &str, forge: ForgeKind| {
-        let mut stimulus = stimulus(id, repository);
-        stimulus.input.forge = forge;
-        block_on(async {
-            agent_zero_engine::create(&host.kv, &host.queue, stimulus.clone(), START_MS).await.unwrap();
-            crate::task_index::record_created(&host.kv, &stimulus, START_MS).await.unwrap();
-        });
-    };
-    on("t-github", "acme/widgets", ForgeKind::GitHub);
-    on("t-gitea", "acme/widgets", ForgeKind::Gitea);
-    on("t-gitlab", "acme/tools/widgets", ForgeKind::GitLab);
+    task_on(&host, "t-github", "acme/widgets", ForgeKind::GitHub);
+    task_on(&host, "t-gitea", "acme/widgets", ForgeKind::Gitea);
+    task_on(&host, "t-gitlab", "acme/tools/widgets", ForgeKind::GitLab);
     let (octocat, _) = signed("octocat", 1, &[], "session-octocat-01", START_MS);
     let (alice, alice_csrf) = signed("alice", 7, &[], "session-alice-0001", START_MS);
     let (member, member_csrf) = signed("mallory", 9, &["acme"], "session-member-001", START_MS);
