@@ -62,6 +62,11 @@ impl ForgeKind {
         }
     }
 
+    /// The forge [`Self::as_str`] spells `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::GitHub, Self::GitLab, Self::Gitea, Self::Forgejo].into_iter().find(|f| f.as_str() == name)
+    }
+
     /// Whether this is GitHub (the default, left out of records).
     #[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
     pub fn is_github(&self) -> bool {

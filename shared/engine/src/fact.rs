@@ -96,13 +96,11 @@ impl Received {
     /// The forge the delivery came from: GitLab's, Gitea's and Forgejo's
     /// arrivals name theirs (`forge`); GitHub's parsed deliveries name none.
     pub fn forge(&self) -> agent_zero_contracts::ForgeKind {
-        use agent_zero_contracts::ForgeKind;
-        match self.delivery.get("forge").and_then(serde_json::Value::as_str) {
-            Some("gitea") => ForgeKind::Gitea,
-            Some("forgejo") => ForgeKind::Forgejo,
-            Some("gitlab") => ForgeKind::GitLab,
-            _ => ForgeKind::GitHub,
-        }
+        self.delivery
+            .get("forge")
+            .and_then(serde_json::Value::as_str)
+            .and_then(agent_zero_contracts::ForgeKind::parse)
+            .unwrap_or_default()
     }
 }
 

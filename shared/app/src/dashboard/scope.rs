@@ -35,10 +35,8 @@ impl Pattern {
             return Some(Self::All);
         }
         let (forge, path) = match text.split_once(':') {
-            Some(("gitlab", path)) => (ForgeKind::GitLab, path),
-            Some(("gitea", path)) => (ForgeKind::Gitea, path),
-            Some(("forgejo", path)) => (ForgeKind::Forgejo, path),
-            Some(_) => return None,
+            // `github:` is not a prefix: GitHub's patterns have none.
+            Some((name, path)) => (ForgeKind::parse(name).filter(|f| !f.is_github())?, path),
             None => (ForgeKind::GitHub, text),
         };
         let (owner, name) = path.rsplit_once('/')?;

@@ -421,12 +421,10 @@ async fn covered_entries<K: KeyValue>(kv: &K, access: &Access<'_>, entries: Vec<
         let shown = match entry.target.as_deref() {
             // A refused creation's target: `owner/name`, another forge's with its name first.
             Some(repository) if repository.contains('/') => {
-                let (forge, path) = match repository.split_once(':') {
-                    Some(("gitlab", path)) => (ForgeKind::GitLab, path),
-                    Some(("gitea", path)) => (ForgeKind::Gitea, path),
-                    Some(("forgejo", path)) => (ForgeKind::Forgejo, path),
-                    _ => (ForgeKind::GitHub, repository),
-                };
+                let (forge, path) = repository
+                    .split_once(':')
+                    .and_then(|(name, path)| Some((ForgeKind::parse(name)?, path)))
+                    .unwrap_or((ForgeKind::GitHub, repository));
                 access.covers(forge, path)
             }
             Some(id) => {
