@@ -27,6 +27,8 @@ mod front;
 mod http_client;
 mod kv;
 mod ports;
+mod sql;
+mod store;
 #[cfg(feature = "ticks")]
 mod ticks;
 
@@ -40,11 +42,11 @@ use futures::StreamExt;
 pub const TICKS_URL: &str = "http://agent-zero-ticks.spin.internal/ticks";
 
 struct SpinHost {
-    kv: kv::SpinKv,
+    kv: store::SpinStore,
     http: http_client::SpinHttp,
     clock: ports::SystemClock,
     queue: agent_zero_app::hosting::InvocationQueue<ports::SystemClock>,
-    leases: KvCoordinator<kv::SpinKv>,
+    leases: KvCoordinator<store::SpinStore>,
     signer: agent_zero_github::RsaSigner,
 }
 
@@ -54,22 +56,22 @@ impl SpinHost {
     fn new(settings: &Settings) -> Self {
         let budget = agent_zero_app::hosting::drive_budget(settings, "spin");
         Self {
-            kv: kv::SpinKv::open_default(),
+            kv: store::SpinStore::chosen(),
             http: http_client::SpinHttp,
             clock: ports::SystemClock,
             queue: agent_zero_app::hosting::InvocationQueue::within(ports::SystemClock, budget),
-            leases: KvCoordinator::new(kv::SpinKv::open_default()),
+            leases: KvCoordinator::new(store::SpinStore::chosen()),
             signer: agent_zero_github::RsaSigner,
         }
     }
 }
 
 impl Host for SpinHost {
-    type Kv = kv::SpinKv;
+    type Kv = store::SpinStore;
     type Http = http_client::SpinHttp;
     type Clock = ports::SystemClock;
     type Queue = agent_zero_app::hosting::InvocationQueue<ports::SystemClock>;
-    type Leases = KvCoordinator<kv::SpinKv>;
+    type Leases = KvCoordinator<store::SpinStore>;
     type Signer = agent_zero_github::RsaSigner;
 
     fn name(&self) -> &'static str {

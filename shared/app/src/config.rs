@@ -36,6 +36,8 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "AGENT_ZERO_MAX_RUNNING_PER_REPOSITORY",
     "AGENT_ZERO_MAX_QUEUED",
     "AGENT_ZERO_PLATFORM",
+    // Spin only: the store (functions/spin/src/store.rs).
+    "AGENT_ZERO_STORE",
     "AGENT_ZERO_RETENTION_DAYS",
     "AGENT_ZERO_DELIVERY_RETENTION_DAYS",
     "AGENT_ZERO_CONTROL_PLANE_TOKENS",
