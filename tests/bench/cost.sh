@@ -212,6 +212,10 @@ if has_step tick; then
   spin_artefacts
   cost_tools
   start_stub
+  # tick-log writes the log as the host's key-value directory, so these
+  # ticks run on Spin's key-value store (`agent_zero_store = key-value`),
+  # whose cold tick reads more than the SQLite store's (docs/cost.md).
+  export SPIN_VARIABLE_AGENT_ZERO_STORE=key-value
   github="http://127.0.0.1:$stub_port"
   : >"$work/ticks.tsv"
   for n in "${lengths[@]}"; do
@@ -280,6 +284,7 @@ if has_step tick; then
   done
   python3 "$bench/cost-tools/report.py" tick "$work/ticks.tsv" "$work/fold.jsonl" "$work/ops.json" | emit
   cp "$work/ticks.tsv" "${out%.md}-ticks.tsv" && cp "$work/fold.jsonl" "${out%.md}-fold.jsonl"
+  unset SPIN_VARIABLE_AGENT_ZERO_STORE
 fi
 
 # --- 3. one tick on workerd ------------------------------------------------------

@@ -131,8 +131,10 @@ impl<K: Clock> InvocationQueue<K> {
     }
 
     /// Takes every waiting tick, as the body of a hand-off to another
-    /// invocation (JSON: `[{"taskId", "expectedSeq", "delayMs"}]`, each delay
-    /// counted from now), or `None` when none waits. A hand-off that fails
+    /// invocation (JSON: `[{"taskId", "expectedSeq", "delayMs", "claimMs"}]`,
+    /// each delay counted from now; `claimMs`, the tick's hint for taking
+    /// its claim in its first request, when it has one), or `None` when
+    /// none waits. A hand-off that fails
     /// loses nothing: each tick's due time is already in its task's
     /// checkpoint, which the sweep re-drives.
     pub fn hand_off(&self) -> Option<Vec<u8>> {
@@ -147,6 +149,7 @@ impl<K: Clock> InvocationQueue<K> {
                 task_id: tick.task_id,
                 expected_seq: tick.expected_seq,
                 delay_ms: due.saturating_sub(now),
+                claim_ms: tick.claim_ms,
             })
             .collect();
         serde_json::to_vec(&handed).ok()
@@ -162,7 +165,7 @@ impl<K: Clock> InvocationQueue<K> {
         let handed: Vec<HandedTick> =
             agent_zero_codecs::json::from_slice(body).map_err(|e| format!("a hand-off is not its JSON: {e}"))?;
         for one in &handed {
-            let tick = Tick::new(one.task_id.clone(), one.expected_seq);
+            let tick = Tick { claim_ms: one.claim_ms, ..Tick::new(one.task_id.clone(), one.expected_seq) };
             // This queue's `enqueue` cannot fail.
             let _ = self.enqueue(&tick, one.delay_ms).await;
         }
@@ -181,6 +184,10 @@ struct HandedTick {
     task_id: String,
     expected_seq: u64,
     delay_ms: u64,
+    /// The tick's claim hint ([`Tick::claim_ms`]): without it the tick
+    /// reads, then claims, in two requests instead of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    claim_ms: Option<u64>,
 }
 
 impl<K: Clock> Queue for InvocationQueue<K> {
@@ -342,21 +349,22 @@ mod tests {
         let front = InvocationQueue::new(&clock);
         assert_eq!(front.hand_off(), None, "nothing waits: nothing to hand off");
         block_on(front.enqueue(&Tick::new("t1", 4), 0)).unwrap();
-        block_on(front.enqueue(&Tick::new("t2", 9), 3_000)).unwrap();
+        let hinted = Tick { claim_ms: Some(90_000), ..Tick::new("t2", 9) };
+        block_on(front.enqueue(&hinted, 3_000)).unwrap();
         block_on(front.enqueue(&tick("later"), INLINE_DELAY_MS + 1)).unwrap();
         clock.advance(1_000);
         let body = front.hand_off().expect("two ticks wait");
         assert_eq!(
             String::from_utf8(body.clone()).unwrap(),
-            r#"[{"taskId":"t1","expectedSeq":4,"delayMs":0},{"taskId":"t2","expectedSeq":9,"delayMs":2000}]"#,
-            "a delay counts from the hand-off; the long one stays with the sweep"
+            r#"[{"taskId":"t1","expectedSeq":4,"delayMs":0},{"taskId":"t2","expectedSeq":9,"delayMs":2000,"claimMs":90000}]"#,
+            "a delay counts from the hand-off; the long one stays with the sweep; a claim hint goes along"
         );
         assert_eq!(front.hand_off(), None, "handed off once");
 
         let ticks = InvocationQueue::new(&clock);
         assert_eq!(block_on(ticks.take_hand_off(&body)), Ok(2));
         assert_eq!(ticks.pop(), Some((51_000, Tick::new("t1", 4))));
-        assert_eq!(ticks.pop(), Some((53_000, Tick::new("t2", 9))));
+        assert_eq!(ticks.pop(), Some((53_000, hinted)), "with its claim hint");
         assert_eq!(ticks.pop(), None);
     }
 

@@ -1,7 +1,9 @@
 //! The commit point on each runtime: writers racing for one task (an
 //! approve and a reject; copies of one delivery) are decided by the host's
-//! atomic insert (a `TaskStore` Durable Object per task on workerd, atomic
-//! key-value on Spin), so exactly one wins and the rest are told so.
+//! atomic insert (a `TaskStore` Durable Object per task on workerd; on
+//! Spin one SQL statement, or with `agent_zero_store = key-value` an
+//! `increment` ticket: docs/spin-stores.md), so exactly one wins and the
+//! rest are told so.
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -10,7 +12,9 @@ use agent_zero_e2e::{Reply, Runtime};
 use agent_zero_fakes::calc;
 use serde_json::{Value, json};
 
-use super::lifecycle::{World, deliver, file_issue, finding, labeled_issue, policy, read, wait_terminal, world};
+use super::lifecycle::{
+    World, deliver, file_issue, finding, labeled_issue, policy, read, wait_terminal, world, world_with_vars,
+};
 use crate::Case;
 
 pub(crate) const CASES: &[Case] = &[
@@ -18,6 +22,10 @@ pub(crate) const CASES: &[Case] = &[
     Case {
         name: "simultaneous_copies_of_a_delivery_create_one_task",
         run: simultaneous_copies_of_a_delivery_create_one_task,
+    },
+    Case {
+        name: "on_spin_s_key_value_store_copies_and_racing_decisions_act_once",
+        run: on_spin_s_key_value_store_copies_and_racing_decisions_act_once,
     },
 ];
 
@@ -81,15 +89,20 @@ fn wait_decided(world: &World, task_id: &str) -> Value {
 }
 
 fn racing_approve_and_reject_one_wins_each_round(runtime: Runtime) {
-    let world = world(runtime, &policy("fix"));
+    racing_decisions(&world(runtime, &policy("fix")), ROUNDS);
+}
+
+/// `rounds` tasks, each stopped for a person and decided by an approve and
+/// a reject sent at once: one wins, and the task ends as it decided.
+fn racing_decisions(world: &World, rounds: usize) {
     let mut decided = Vec::new();
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         world.model.push_decision(high_impact());
-        let task_id = file_issue(&world, &format!("commit-race-{round}"));
-        let task = wait_terminal(&world, &task_id);
+        let task_id = file_issue(world, &format!("commit-race-{round}"));
+        let task = wait_terminal(world, &task_id);
         assert_eq!(task["state"], "needs-human", "round {round}: {task}");
 
-        let replies = at_once(2, |i| decide(&world, &task_id, ["approve", "reject"][i]));
+        let replies = at_once(2, |i| decide(world, &task_id, ["approve", "reject"][i]));
         let answers: Vec<(u16, String)> = replies.iter().map(|r| (r.status, r.text())).collect();
         let winners: Vec<usize> = (0..2).filter(|&i| replies[i].status == 200).collect();
         let losers: Vec<usize> = (0..2).filter(|&i| replies[i].status == 409).collect();
@@ -103,7 +116,7 @@ fn racing_approve_and_reject_one_wins_each_round(runtime: Runtime) {
     // Every task ends as its winner decided: approved ones run to a
     // verified completion, rejected ones fail.
     for (round, (task_id, winner)) in decided.iter().enumerate() {
-        let task = wait_decided(&world, task_id);
+        let task = wait_decided(world, task_id);
         let text = task.to_string();
         match *winner {
             "approve" => {
@@ -115,14 +128,28 @@ fn racing_approve_and_reject_one_wins_each_round(runtime: Runtime) {
         }
     }
     let approved = decided.iter().filter(|(_, w)| *w == "approve").count();
-    println!("  {}: {approved} of {ROUNDS} rounds won by approve", runtime.name());
+    println!("  {approved} of {rounds} rounds won by approve");
 }
 
 fn simultaneous_copies_of_a_delivery_create_one_task(runtime: Runtime) {
-    let world = world(runtime, &policy("fix"));
+    copies_of_a_delivery(&world(runtime, &policy("fix")));
+}
+
+/// On Spin's key-value store (for a platform without SQLite), where a
+/// creation is an `increment` ticket and a tick's claim and commit are
+/// single-key writes: the same two races, fewer rounds. Not on workerd,
+/// whose store is not a choice (main.rs, `UNSUPPORTED`).
+fn on_spin_s_key_value_store_copies_and_racing_decisions_act_once(runtime: Runtime) {
+    let world = world_with_vars(runtime, &policy("fix"), &[("AGENT_ZERO_STORE", "key-value")]);
+    copies_of_a_delivery(&world);
+    racing_decisions(&world, 6);
+}
+
+/// Eight copies of one delivery sent at once: one task, created once.
+fn copies_of_a_delivery(world: &World) {
     world.model.push_decision(high_impact());
-    let body = labeled_issue(&world);
-    let replies = at_once(8, |_| deliver(&world, "commit-copies-1", "issues", &body));
+    let body = labeled_issue(world);
+    let replies = at_once(8, |_| deliver(world, "commit-copies-1", "issues", &body));
     let answers: Vec<(u16, String)> = replies.iter().map(|r| (r.status, r.text())).collect();
     let bodies: Vec<Value> = replies.iter().map(Reply::json).collect();
     let created = (0..8)
@@ -134,7 +161,7 @@ fn simultaneous_copies_of_a_delivery_create_one_task(runtime: Runtime) {
     assert!(bodies.iter().all(|b| b["taskId"] == task_id.as_str()), "every copy names one task: {answers:?}");
 
     // One task exists and runs; the listing holds it once.
-    let task = wait_terminal(&world, &task_id);
+    let task = wait_terminal(world, &task_id);
     assert_eq!(task["state"], "needs-human", "{task}");
     let listed = read(&world.server, "/api/v1/tasks");
     assert_eq!(listed.status, 200, "{}", listed.text());

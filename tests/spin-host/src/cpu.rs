@@ -6,6 +6,9 @@
 //! Of that, the store's own work (what `kv` does holding its lock: the
 //! files of each key) is counted apart, so the guest's share can be told
 //! from this host's store, which a platform replaces with its own.
+//! SQLite statements run on tokio's blocking pool (`sqlite`): their thread's
+//! CPU time is counted too, as store work, in the poll that takes their
+//! answer ([`store_work_elsewhere`]).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 thread_local! {
     /// Store work done on this thread so far (ns) and how many operations.
     static STORE: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// CPU time spent on other threads for what ran on this one (ns).
+    static ELSEWHERE: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Counts one store operation that started at `started` (thread CPU ns).
@@ -22,6 +27,16 @@ pub(crate) fn store_work(started: u64) {
         let (ns, ops) = s.get();
         s.set((ns + spent, ops + 1));
     });
+}
+
+/// Counts one store operation run on another thread, which spent `spent`
+/// ns of its CPU time on it, as if this thread had.
+pub(crate) fn store_work_elsewhere(spent: u64) {
+    STORE.with(|s| {
+        let (ns, ops) = s.get();
+        s.set((ns + spent, ops + 1));
+    });
+    ELSEWHERE.with(|e| e.set(e.get() + spent));
 }
 
 /// CPU time counted so far (ns): all of it, and the store's work in it
@@ -63,9 +78,11 @@ pub(crate) async fn timed<F: Future>(spent: &Spent, fut: F) -> F::Output {
     let mut fut = std::pin::pin!(fut);
     std::future::poll_fn(|cx| {
         let (store_ns, store_ops) = STORE.with(Cell::get);
+        let elsewhere = ELSEWHERE.with(Cell::get);
         let started = thread_cpu_ns();
         let polled = fut.as_mut().poll(cx);
-        spent.all.fetch_add(thread_cpu_ns().saturating_sub(started), Ordering::Relaxed);
+        let here = thread_cpu_ns().saturating_sub(started);
+        spent.all.fetch_add(here + (ELSEWHERE.with(Cell::get) - elsewhere), Ordering::Relaxed);
         let (ns, ops) = STORE.with(Cell::get);
         spent.store.fetch_add(ns - store_ns, Ordering::Relaxed);
         spent.store_ops.fetch_add(ops - store_ops, Ordering::Relaxed);

@@ -44,7 +44,7 @@ static LOCK: Mutex<()> = Mutex::new(());
 pub(crate) type Found = Vec<(String, Option<Vec<u8>>)>;
 
 /// The most a host call may answer in Spin (`spin_world::MAX_HOST_BUFFERED_BYTES`).
-const MAX_HOST_BUFFERED_BYTES: usize = 128 << 20;
+pub(crate) const MAX_HOST_BUFFERED_BYTES: usize = 128 << 20;
 
 /// The held [`LOCK`]; the CPU time it was held for counts as store work
 /// (`--report-cpu`, see `cpu`).

@@ -8,7 +8,9 @@
 //! `key_value_stores` enforced), `wasi:keyvalue/store` and
 //! `wasi:keyvalue/atomics@0.2.0-draft2` and `batch` over the same stores (with the
 //! semantics of Spin's default SQLite store unless `--kv-semantics strict`,
-//! see `kv`), and `fermyon:spin/variables@2.0.0`
+//! see `kv`), Spin's SQLite, `spin:sqlite/sqlite@3.0.0` (the `default`
+//! database, one file in `--kv-dir` that every component shares,
+//! `sqlite_databases` enforced, see `sqlite`), and `fermyon:spin/variables@2.0.0`
 //! (`SPIN_VARIABLE_*` environment, then manifest defaults), and enforces
 //! `allowed_outbound_hosts` on outbound HTTP.
 //!
@@ -41,6 +43,7 @@ mod cpu;
 pub mod kv;
 mod manifest;
 mod outbound;
+pub mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -65,6 +68,14 @@ mod bindings {
             "fermyon:spin/key-value.store": crate::kv::KvStore,
             "wasi:keyvalue/store.bucket": crate::kv::KvStore,
             "wasi:keyvalue/atomics.cas": crate::kv::Cas,
+            "spin:sqlite/sqlite.connection": crate::sqlite::Connection,
+        },
+        imports: {
+            // A statement runs on the blocking pool (see `sqlite`).
+            "spin:sqlite/sqlite.[method]connection.execute": async,
+            // Cannot answer an error: a failure traps, as in Spin.
+            "spin:sqlite/sqlite.[method]connection.changes": trappable,
+            "spin:sqlite/sqlite.[method]connection.last-insert-rowid": trappable,
         },
     });
 }
@@ -81,6 +92,8 @@ struct App {
     pre: ProxyPre<RequestState>,
     allowed: outbound::AllowedHosts,
     kv_dir: PathBuf,
+    /// What it may open of `spin:sqlite`.
+    sqlite: sqlite::Databases,
     limits: Limits,
     /// This component's outbound requests in the last hour.
     outbound: outbound::Meter,
@@ -104,6 +117,7 @@ struct RequestState {
     http: WasiHttpCtx,
     table: ResourceTable,
     hooks: OutboundHooks,
+    sqlite: sqlite::Instance,
     app: Arc<App>,
 }
 
@@ -433,6 +447,9 @@ fn args() -> anyhow::Result<Args> {
                 );
                 println!("  [--report-cpu]: one line per compiled component and per invocation with its CPU time");
                 println!(
+                    "  key-value and spin:sqlite data live in --kv-dir (SQLite: DIR/sqlite_db.db, the `default` database)"
+                );
+                println!(
                     "  --kv-semantics sqlite (default): a swap from absent is an upsert, as in Spin's default store"
                 );
                 println!(
@@ -450,6 +467,7 @@ fn args() -> anyhow::Result<Args> {
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
     let manifest = manifest::load(&args.manifest, &|name| std::env::var(name).ok())?;
+    sqlite::check_labels(&manifest.components)?;
 
     let engine = Engine::new(&Config::new())?;
 
@@ -475,7 +493,9 @@ async fn main() -> anyhow::Result<()> {
         })?)?;
         let allowed = outbound::AllowedHosts::parse(&component.allowed_outbound_hosts)?
             .expand_service_chaining(&manifest.component_ids);
+        let sqlite = sqlite::Databases::new(&args.kv_dir, &component.sqlite_databases);
         apps.push(Arc::new(App {
+            sqlite,
             component,
             pre,
             allowed,
@@ -570,6 +590,7 @@ where
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             hooks: OutboundHooks { allowed: app.allowed.clone(), apps: apps.clone(), app: app.clone() },
+            sqlite: sqlite::Instance::new(app.sqlite.clone()),
             app: app.clone(),
         },
     );

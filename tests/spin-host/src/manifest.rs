@@ -1,7 +1,7 @@
 //! The subset of Spin's manifest (v2) this host serves: the application's
 //! variables, HTTP triggers (public routes and `{ private = true }` ones),
-//! and each component's source, key-value stores, allowed outbound hosts
-//! and variables.
+//! and each component's source, key-value stores, SQLite databases, allowed
+//! outbound hosts and variables.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +49,8 @@ struct RawComponent {
     source: String,
     #[serde(default)]
     key_value_stores: Vec<String>,
+    #[serde(default)]
+    sqlite_databases: Vec<String>,
     #[serde(default)]
     allowed_outbound_hosts: Vec<String>,
     #[serde(default)]
@@ -105,6 +107,8 @@ pub(crate) struct Component {
     pub(crate) route: Route,
     pub(crate) source: PathBuf,
     pub(crate) key_value_stores: Vec<String>,
+    /// The SQLite databases it may open (`sqlite_databases`).
+    pub(crate) sqlite_databases: Vec<String>,
     pub(crate) allowed_outbound_hosts: Vec<String>,
     /// Component variable name → resolved value.
     pub(crate) variables: BTreeMap<String, String>,
@@ -177,6 +181,7 @@ fn parse(text: &str, base: &Path, env: &dyn Fn(&str) -> Option<String>) -> anyho
             route,
             source: base.join(&raw_component.source),
             key_value_stores: raw_component.key_value_stores.clone(),
+            sqlite_databases: raw_component.sqlite_databases.clone(),
             allowed_outbound_hosts,
             variables,
         });
@@ -239,6 +244,7 @@ allowed_outbound_hosts = ["http://ticks.spin.internal"]
 [component.ticks]
 source = "ticks.wasm"
 key_value_stores = ["default"]
+sqlite_databases = ["default", "audit"]
 allowed_outbound_hosts = ["https://api.github.com"]
 [component.ticks.variables]
 token = "{{ token }}"
@@ -265,6 +271,7 @@ source = "other.wasm"
         // The private component keeps its own configuration.
         assert_eq!(ticks.source, Path::new("/app/ticks.wasm"));
         assert_eq!(ticks.key_value_stores, ["default"]);
+        assert_eq!(ticks.sqlite_databases, ["default", "audit"]);
         assert_eq!(ticks.allowed_outbound_hosts, ["https://api.github.com"]);
         assert_eq!(ticks.variables.get("token").map(String::as_str), Some("t0"));
         // No external path reaches it, not even the ones `/...` matches.
@@ -304,6 +311,20 @@ source = "other.wasm"
         assert!(!allowed.allows(&"http://127.0.0.1:4101/v1/responses".parse().unwrap()));
         let e = crate::outbound::AllowedHosts::parse(&with_origin("http://127.0.0.1:4100/v1")).unwrap_err();
         assert!(e.to_string().contains("has a path"), "{e}");
+    }
+
+    /// `sqlite_databases` is per component, in manifest order, and absent
+    /// means none (Spin's `databases` metadata defaults to empty).
+    #[test]
+    fn sqlite_databases_are_read_per_component() {
+        let manifest = parse_app(APP).unwrap();
+        let [public, ticks] = &manifest.components[..] else { panic!("two triggers: {manifest:?}") };
+        assert!(public.sqlite_databases.is_empty(), "{public:?}");
+        assert_eq!(ticks.sqlite_databases, ["default", "audit"]);
+        let e =
+            parse_app(&APP.replace("sqlite_databases = [\"default\", \"audit\"]", "sqlite_databases = \"default\""))
+                .unwrap_err();
+        assert!(format!("{e:#}").contains("sqlite_databases"), "{e:#}");
     }
 
     #[test]
