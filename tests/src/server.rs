@@ -33,7 +33,8 @@ impl Runtime {
 pub struct ServerOptions {
     /// Operator variables (upper-case names, as in wrangler vars).
     pub vars: Vec<(String, String)>,
-    /// Start without the KV binding / key-value store (a broken deployment).
+    /// Start without the KV binding / the Spin store (its SQLite database and
+    /// key-value store): a broken deployment.
     pub without_kv: bool,
     /// Reuse this state directory (KV persists across restarts).
     pub state_dir: Option<PathBuf>,
@@ -345,11 +346,42 @@ impl Server {
                 }
                 values
             }
-            Runtime::Spin => vec![self.state_dir.join("default")],
+            // The SQLite database the components keep their state in (read
+            // only once immutable: SQLite then opens it read-only), its
+            // directory (no journal can be created), and the key-value
+            // store's directory.
+            Runtime::Spin => [self.spin_database(), self.state_dir.join("default"), self.state_dir.clone()]
+                .into_iter()
+                .filter(|path| path.exists())
+                .collect(),
         };
         let status = Command::new("chattr").arg("+i").args(&values).status().expect("chattr (e2fsprogs)");
         assert!(status.success(), "chattr +i {values:?} failed: the state must be on ext4/xfs/btrfs");
         StorageFault { values, repaired: false }
+    }
+
+    /// The Spin host's `default` SQLite database, where the Spin
+    /// components keep their state (`agent_zero_store`, docs/spin-stores.md).
+    pub fn spin_database(&self) -> PathBuf {
+        self.state_dir.join("sqlite_db.db")
+    }
+
+    /// Every key and value the Spin components stored in their SQLite
+    /// database (empty before the first write).
+    pub fn spin_values(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
+        let path = self.spin_database();
+        if !path.exists() {
+            return std::collections::BTreeMap::new();
+        }
+        let db = rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+        let mut statement = match db.prepare("SELECT key, value FROM agent_zero_kv WHERE value IS NOT NULL") {
+            Ok(statement) => statement,
+            Err(e) if e.to_string().contains("no such table") => return std::collections::BTreeMap::new(),
+            Err(e) => panic!("reading {}: {e}", path.display()),
+        };
+        let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?)));
+        rows.and_then(Iterator::collect).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
     }
 
     /// The URL of `path` on this server.
@@ -643,7 +675,9 @@ fn spin_command(root: &Path, temp: &Path, state: &Path, port: u16, options: &Ser
             replace_line(&manifest, "spin.toml", &line, &format!("source = \"{}\"", root.join(source).display()))?;
     }
     if options.without_kv {
-        manifest = manifest.replace("key_value_stores = [\"default\"]", "key_value_stores = []");
+        manifest = manifest
+            .replace("key_value_stores = [\"default\"]", "key_value_stores = []")
+            .replace("sqlite_databases = [\"default\"]", "sqlite_databases = []");
     }
     let manifest_path = temp.join("spin.toml");
     std::fs::write(&manifest_path, manifest).map_err(|e| e.to_string())?;

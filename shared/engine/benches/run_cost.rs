@@ -153,7 +153,7 @@ fn main() {
         });
     }
     println!(
-        "\nSpin (reads in one `get-many`, conditional writes key by key: no multi-key transaction; the checkpoint written after the entry):\n"
+        "\nSpin's SQLite store (the default) runs the Durable Object's protocol above: a read with its claim, and a commit, one statement each. Spin's key-value store (`agent_zero_store = key-value`: reads in one `get-many`, conditional writes key by key, no multi-key transaction; the checkpoint written after the entry):\n"
     );
     println!(
         "| run (engine port) | ends | ticks | entries | claims | get/get_many/put/delete/list/insert/cas | storage ops (intake + ticks) | subrequests | ops per entry | × floor |"

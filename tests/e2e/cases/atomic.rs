@@ -16,16 +16,16 @@ pub(crate) const CASES: &[Case] = &[Case {
 
 const TASKS: usize = 8;
 
-/// The lease ledger as stored: on Spin the `default` store's `leases/held`
-/// file (tests/spin-host: one file per key, named by the key in hex); on
-/// Cloudflare it lives in the Durable Object, which this suite cannot read.
+/// The lease ledger as stored: on Spin the `leases/held` row of the
+/// components' SQLite database; on Cloudflare it lives in the Durable
+/// Object, which this suite cannot read.
 fn ledger(world: &World) -> Option<serde_json::Value> {
     if world.server.runtime != Runtime::Spin {
         return None;
     }
-    let name: String = b"leases/held".iter().map(|b| format!("{b:02x}")).collect();
-    let bytes = std::fs::read(world.server.state_dir.join("default").join(name)).expect("leases/held was written");
-    Some(serde_json::from_slice(&bytes).expect("leases/held is JSON"))
+    let values = world.server.spin_values();
+    let bytes = values.get("leases/held").expect("leases/held was written");
+    Some(serde_json::from_slice(bytes).expect("leases/held is JSON"))
 }
 
 /// Eight deliveries of one repository at once (maxActivePerRepository is 1):

@@ -67,7 +67,8 @@ fn health_reports_a_broken_kv_binding(runtime: Runtime) {
     let message = body["storage"]["message"].as_str().unwrap_or_default().to_owned();
     let expected = match runtime {
         Runtime::Workerd => "binding `KV`",
-        Runtime::Spin => "store `default`",
+        // Its SQLite database, where the app keeps its state by default.
+        Runtime::Spin => "database `default`",
     };
     assert!(message.contains("unavailable") && message.contains(expected), "{message}");
 }

@@ -200,11 +200,11 @@ fn wait_concluded(server: &Server, id: &str) {
     }
 }
 
-/// The key-value store's values, by file: workerd keeps each KV value in a
-/// blob file of its own under `v3/kv/<namespace>/blobs/` (a put adds one, a
+/// The key-value store's values: workerd keeps each KV value in a blob
+/// file of its own under `v3/kv/<namespace>/blobs/` (a put adds one, a
 /// delete removes one; its SQLite index is left out, since checkpoints
-/// rewrite it without any write), and the Spin host one file per key under
-/// `default/`, named by the key in hex (decoded here).
+/// rewrite it without any write); the Spin components keep theirs in the
+/// host's SQLite database, a row each ([`Server::spin_values`]).
 pub(super) fn store_values(server: &Server) -> BTreeMap<String, Vec<u8>> {
     let dirs: Vec<PathBuf> = match server.runtime {
         Runtime::Workerd => std::fs::read_dir(server.state_dir.join("v3/kv"))
@@ -213,26 +213,16 @@ pub(super) fn store_values(server: &Server) -> BTreeMap<String, Vec<u8>> {
             .flatten()
             .map(|namespace| namespace.path().join("blobs"))
             .collect(),
-        Runtime::Spin => vec![server.state_dir.join("default")],
+        Runtime::Spin => return server.spin_values(),
     };
     let mut values = BTreeMap::new();
     for dir in dirs {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let key = match server.runtime {
-                Runtime::Workerd => format!("{}/{name}", dir.display()),
-                Runtime::Spin => unhex(&name).unwrap_or(name),
-            };
-            values.insert(key, std::fs::read(entry.path()).unwrap_or_default());
+            values.insert(format!("{}/{name}", dir.display()), std::fs::read(entry.path()).unwrap_or_default());
         }
     }
     values
-}
-
-fn unhex(name: &str) -> Option<String> {
-    let bytes: Option<Vec<u8>> =
-        (0..name.len()).step_by(2).map(|i| name.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect();
-    String::from_utf8(bytes?).ok()
 }
 
 /// The keys (or value files) that differ between `before` and `after`,

@@ -133,26 +133,36 @@ fn a_model_timeout_past_the_wall_clock_is_refused_by_name(runtime: Runtime) {
 }
 
 /// `agent-zero doctor`'s `store-atomic` check observes the store: on the
-/// Spin host, which serves Spin's default SQLite semantics, a swap from
-/// absent is an upsert and creations go through increment tickets; on
-/// workerd, each task's records live in its own Durable Object.
+/// Spin host, its SQLite database (one atomic statement per conditional
+/// write) and, with `agent_zero_store = key-value`, its key-value store
+/// with Spin's default semantics (a swap from absent is an upsert, so
+/// creations go through increment tickets); on workerd, each task's
+/// records live in its own Durable Object.
 fn the_doctor_says_what_the_store_guarantees(runtime: Runtime) {
-    let vars = vec![("AGENT_ZERO_CONTROL_PLANE_TOKENS".to_owned(), format!("operator:{OPERATOR}"))];
-    let server =
-        Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() }).unwrap_or_else(|e| panic!("{e}"));
-    let auth = format!("Bearer {OPERATOR}");
-    let reply = server.send("GET", "/api/v1/doctor", &[("authorization", auth.as_str())], b"");
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    let body = reply.json();
-    let check = body["checks"].as_array().unwrap().iter().find(|c| c["name"] == "store-atomic").cloned();
-    let check = check.unwrap_or_else(|| panic!("no store-atomic check: {body}"));
-    assert_eq!(check["status"], "pass", "{check}");
-    let detail = check["detail"].as_str().unwrap_or_default();
-    match runtime {
-        Runtime::Spin => {
-            assert!(detail.contains("upsert") && detail.contains("increment tickets"), "{check}");
+    let stores: &[Option<&str>] = match runtime {
+        Runtime::Spin => &[None, Some("key-value")],
+        Runtime::Workerd => &[None],
+    };
+    for store in stores {
+        let mut vars = vec![("AGENT_ZERO_CONTROL_PLANE_TOKENS".to_owned(), format!("operator:{OPERATOR}"))];
+        vars.extend(store.map(|store| ("AGENT_ZERO_STORE".to_owned(), store.to_owned())));
+        let server = Server::start(runtime, &ServerOptions { vars, ..ServerOptions::default() })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let auth = format!("Bearer {OPERATOR}");
+        let reply = server.send("GET", "/api/v1/doctor", &[("authorization", auth.as_str())], b"");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let body = reply.json();
+        let check = body["checks"].as_array().unwrap().iter().find(|c| c["name"] == "store-atomic").cloned();
+        let check = check.unwrap_or_else(|| panic!("no store-atomic check ({store:?}): {body}"));
+        assert_eq!(check["status"], "pass", "{check}");
+        let detail = check["detail"].as_str().unwrap_or_default();
+        match (runtime, store) {
+            (Runtime::Spin, None) => assert!(detail.contains("SQLite") && detail.contains("atomic"), "{check}"),
+            (Runtime::Spin, Some(_)) => {
+                assert!(detail.contains("upsert") && detail.contains("increment tickets"), "{check}");
+            }
+            (Runtime::Workerd, _) => assert!(detail.contains("Durable Object"), "{check}"),
         }
-        Runtime::Workerd => assert!(detail.contains("Durable Object"), "{check}"),
     }
 }
 
